@@ -1,0 +1,58 @@
+/// Why bytes did not decode as a message. Thrown instead of crashing, whatever the input.
+public struct ProtoDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Reason: Hashable, Sendable {
+        /// The input ends inside a tag, a varint or a fixed-size value.
+        case truncated
+        /// A length-delimited field claims more bytes than the input has left.
+        case lengthPastEnd(declared: UInt64, available: Int)
+        /// A tag carries a wire type that does not exist (6, 7) or that protobuf-c rejects (groups).
+        case invalidWireType(UInt8)
+        /// A known field arrived with a wire type its declared type cannot have.
+        case wrongWireType(expected: UInt8, found: UInt8)
+        /// Field number 0 or above 2^29 - 1.
+        case invalidFieldNumber(UInt64)
+        /// A varint longer than 10 bytes.
+        case varintTooLong
+        /// A string field holds bytes that are not UTF-8.
+        case invalidUTF8
+        /// A string field holds a NUL byte, which protobuf-c's C strings cannot carry.
+        case stringContainsNUL
+        /// protobuf-c's unpack refused the input (it gives no reason).
+        case unpackFailed
+        /// The generated or dynamic code read a field with a type other than its schema's.
+        case schemaMismatch(String)
+    }
+
+    /// The full name of the message type being decoded.
+    public let messageType: String
+    /// Where in the message: a dotted path of field names (`designer.shop.name`), if known.
+    public let fieldPath: String?
+    public let reason: Reason
+
+    public init(messageType: String, fieldPath: String? = nil, reason: Reason) {
+        self.messageType = messageType
+        self.fieldPath = fieldPath
+        self.reason = reason
+    }
+
+    public var description: String {
+        let location = fieldPath.map { " at field '\($0)'" } ?? ""
+        return "cannot decode \(messageType)\(location): \(reasonText)"
+    }
+
+    private var reasonText: String {
+        switch reason {
+        case .truncated: "the input is truncated"
+        case .lengthPastEnd(let declared, let available):
+            "a length of \(declared) bytes runs past the end of the input (\(available) left)"
+        case .invalidWireType(let type): "invalid wire type \(type)"
+        case .wrongWireType(let expected, let found): "wire type \(found) where the schema expects \(expected)"
+        case .invalidFieldNumber(let number): "invalid field number \(number)"
+        case .varintTooLong: "a varint is longer than 10 bytes"
+        case .invalidUTF8: "a string is not valid UTF-8"
+        case .stringContainsNUL: "a string contains a NUL byte"
+        case .unpackFailed: "protobuf-c could not unpack the input"
+        case .schemaMismatch(let detail): "schema mismatch: \(detail)"
+        }
+    }
+}
