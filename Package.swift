@@ -7,13 +7,18 @@ import PackageDescription
 let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
 let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
 let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
+let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
 
 let package = Package(
     name: "Yedi",
     platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "codec-bench", targets: ["CodecBench"])
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         // MARK: C at the edge: one thin target per C library.
@@ -48,6 +53,15 @@ let package = Package(
         .target(
             name: "RPCCore",
             dependencies: ["COpenSSL", "ProtoBridge", nioCore, nioPosix, logging]
+        ),
+
+        // MARK: Benchmarks (release builds; they print figures, tests never time anything)
+
+        /// Replaces malloc & co. in a benchmark executable to count allocations.
+        .target(name: "CAllocationCounter"),
+        .executableTarget(
+            name: "CodecBench",
+            dependencies: ["ProtoBridge", "YediProto", "CAllocationCounter", argumentParser]
         ),
 
         // MARK: Tests

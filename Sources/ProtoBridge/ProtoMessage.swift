@@ -14,7 +14,7 @@ public protocol ProtoMessage: Sendable, Hashable {
     func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError)
 
     /// Reads every field (generated).
-    init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError)
+    init(from decoder: MessageDecoder) throws(ProtoDecodingError)
 }
 
 extension ProtoMessage {

@@ -1,2 +1,3 @@
 import XCTest
+
 @testable import RPCCore

@@ -352,7 +352,7 @@ class SwiftFile:
         self.emit(f"{i2}}}\n")
 
         # Decode.
-        self.emit(f"\n{i2}public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {{\n")
+        self.emit(f"\n{i2}public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {{\n")
         done = set()
         for field in message.field:
             if field.HasField("oneof_index"):

@@ -4,15 +4,11 @@ import CProtobufC
 ///
 /// Generated `init(from:)` initialisers call `read(at:)` once per field. The struct and everything it
 /// points to belong to the decode's arena, so values are copied into Swift before the decode returns.
-/// Strings were checked (UTF-8, no NUL) by `WireValidator` before unpacking.
-public struct MessageDecoder: ~Copyable {
+/// Strings were checked (UTF-8, no NUL) by `WireValidator` before unpacking. A decoder is valid only
+/// during the `init(from:)` it is passed to: it points into memory released right after.
+public struct MessageDecoder {
     let schema: MessageSchema
     let base: UnsafeRawPointer
-
-    init(schema: MessageSchema, base: UnsafeRawPointer) {
-        self.schema = schema
-        self.base = base
-    }
 
     // MARK: Singular fields
 

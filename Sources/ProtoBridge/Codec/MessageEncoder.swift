@@ -9,17 +9,12 @@ import CProtobufC
 /// Writes a message's fields into the protoc-c struct that `protobuf_c_message_pack` will serialize.
 ///
 /// Generated `encode(to:)` methods call `write(_:at:)` once per field; everything they write lives in
-/// the encode's arena. Unset proto3 fields are left as protoc-c's `message_init` set them.
-public struct MessageEncoder: ~Copyable {
+/// the encode's arena. Unset proto3 fields are left as protoc-c's `message_init` set them. An encoder
+/// is valid only during the `encode(to:)` it is passed to.
+public struct MessageEncoder {
     let schema: MessageSchema
     let base: UnsafeMutableRawPointer
     unowned(unsafe) let arena: Arena
-
-    init(schema: MessageSchema, base: UnsafeMutableRawPointer, arena: Arena) {
-        self.schema = schema
-        self.base = base
-        self.arena = arena
-    }
 
     /// A new protoc-c struct for `schema`, initialised with its defaults, owned by `arena`.
     static func newMessage(_ schema: MessageSchema, in arena: Arena) -> UnsafeMutableRawPointer {
@@ -123,7 +118,7 @@ public struct MessageEncoder: ~Copyable {
         let field = try slot(number, .string, repeated: true)
         guard !values.isEmpty else { return }
         let array = arena.allocateArray(of: UnsafeMutablePointer<CChar>?.self, count: values.count)
-        for (index, value) in values.enumerated() { array[index] = try cString(value, field: field) }
+        for index in values.indices { array[index] = try cString(values[index], field: field) }
         setArray(array, count: values.count, field: field)
     }
 
@@ -131,7 +126,7 @@ public struct MessageEncoder: ~Copyable {
         let field = try slot(number, .bytes, repeated: true)
         guard !values.isEmpty else { return }
         let array = arena.allocateArray(of: ProtobufCBinaryData.self, count: values.count)
-        for (index, value) in values.enumerated() { array[index] = binaryData(value) }
+        for index in values.indices { array[index] = binaryData(values[index]) }
         setArray(array, count: values.count, field: field)
     }
 
@@ -139,7 +134,7 @@ public struct MessageEncoder: ~Copyable {
         let field = try slot(number, .message, repeated: true)
         guard !values.isEmpty else { return }
         let array = arena.allocateArray(of: UnsafeMutableRawPointer?.self, count: values.count)
-        for (index, value) in values.enumerated() { array[index] = try encodeNested(value, field: field) }
+        for index in values.indices { array[index] = try encodeNested(values[index], field: field) }
         setArray(array, count: values.count, field: field)
     }
 

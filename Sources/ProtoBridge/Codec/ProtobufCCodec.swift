@@ -32,7 +32,7 @@ enum ProtobufCCodec {
     static func unpack<R>(
         schema: MessageSchema,
         bytes: UnsafeRawBufferPointer,
-        _ body: (borrowing MessageDecoder) throws(ProtoDecodingError) -> R
+        _ body: (MessageDecoder) throws(ProtoDecodingError) -> R
     ) throws(ProtoDecodingError) -> R {
         try WireValidator.validate(bytes, as: schema)
         // Unpacking copies strings and bytes, and adds the struct and per-field arrays.

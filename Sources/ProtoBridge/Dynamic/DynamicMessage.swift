@@ -57,7 +57,7 @@ public struct DynamicMessage: Sendable, Hashable {
         }
     }
 
-    init(decoding decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+    init(decoding decoder: MessageDecoder) throws(ProtoDecodingError) {
         self.init(schema: decoder.schema)
         for field in decoder.schema.codecFields {
             if let value = try decoder.dynamicValue(of: field) { values[Int(field.number)] = value }

@@ -19,7 +19,7 @@ extension YediHealth {
             try encoder.write(self.service, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.service = try decoder.read(at: 1)
         }
     }
@@ -73,7 +73,7 @@ extension YediHealth {
             try encoder.write(self.status, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.status = try decoder.read(at: 1)
         }
     }

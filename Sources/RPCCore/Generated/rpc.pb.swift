@@ -86,7 +86,7 @@ extension YediRPC {
             try encoder.write(self.value, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.key = try decoder.read(at: 1)
             self.value = try decoder.read(at: 2)
         }
@@ -114,7 +114,7 @@ extension YediRPC {
             try encoder.write(self.message, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.code = try decoder.read(at: 1)
             self.message = try decoder.read(at: 2)
         }
@@ -177,7 +177,7 @@ extension YediRPC {
             try encoder.write(self.lastCallID, at: 9)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.callID = try decoder.read(at: 1)
             self.kind = try decoder.read(at: 2)
             self.method = try decoder.read(at: 3)

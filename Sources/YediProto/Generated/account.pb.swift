@@ -164,7 +164,7 @@ extension YediAccount {
             try encoder.write(self.createdAtMs, at: 10)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.id = try decoder.read(at: 1)
             self.role = try decoder.read(at: 2)
             self.name = try decoder.read(at: 3)
@@ -203,7 +203,7 @@ extension YediAccount {
             try encoder.write(self.detail, at: 3)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.city = try decoder.read(at: 1)
             self.district = try decoder.read(at: 2)
             self.detail = try decoder.read(at: 3)
@@ -230,7 +230,7 @@ extension YediAccount {
             try encoder.write(self.url, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.kind = try decoder.read(at: 1)
             self.url = try decoder.read(at: 2)
         }
@@ -285,7 +285,7 @@ extension YediAccount {
             try encoder.write(self.timeZone, at: 9)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.name = try decoder.read(at: 1)
             self.phone = try decoder.read(at: 2)
             self.address = try decoder.read(at: 3)
@@ -342,7 +342,7 @@ extension YediAccount {
             try encoder.write(self.shop, at: 8)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.user = try decoder.read(at: 1)
             self.description = try decoder.read(at: 2)
             self.skills = try decoder.read(at: 3)
@@ -381,7 +381,7 @@ extension YediAccount {
             try encoder.write(self.refreshExpiresAtMs, at: 4)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.accessToken = try decoder.read(at: 1)
             self.refreshToken = try decoder.read(at: 2)
             self.accessExpiresAtMs = try decoder.read(at: 3)
@@ -417,7 +417,7 @@ extension YediAccount {
             try encoder.write(self.shop, at: 4)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.description = try decoder.read(at: 1)
             self.skills = try decoder.read(at: 2)
             self.rank = try decoder.read(at: 3)
@@ -469,7 +469,7 @@ extension YediAccount {
             try encoder.write(self.designer, at: 8)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.email = try decoder.read(at: 1)
             self.password = try decoder.read(at: 2)
             self.name = try decoder.read(at: 3)
@@ -500,7 +500,7 @@ extension YediAccount {
             try encoder.write(self.session, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.user = try decoder.read(at: 1)
             self.session = try decoder.read(at: 2)
         }
@@ -525,7 +525,7 @@ extension YediAccount {
             try encoder.write(self.password, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.email = try decoder.read(at: 1)
             self.password = try decoder.read(at: 2)
         }
@@ -550,7 +550,7 @@ extension YediAccount {
             try encoder.write(self.session, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.user = try decoder.read(at: 1)
             self.session = try decoder.read(at: 2)
         }
@@ -571,7 +571,7 @@ extension YediAccount {
             try encoder.write(self.refreshToken, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.refreshToken = try decoder.read(at: 1)
         }
     }
@@ -591,7 +591,7 @@ extension YediAccount {
             try encoder.write(self.refreshToken, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.refreshToken = try decoder.read(at: 1)
         }
     }
@@ -606,7 +606,7 @@ extension YediAccount {
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
         }
     }
 }
@@ -625,7 +625,7 @@ extension YediAccount {
             try encoder.write(self.userID, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.userID = try decoder.read(at: 1)
         }
     }
@@ -645,7 +645,7 @@ extension YediAccount {
             try encoder.write(self.designerID, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.designerID = try decoder.read(at: 1)
         }
     }
@@ -682,7 +682,7 @@ extension YediAccount {
             try encoder.write(self.designer, at: 5)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.name = try decoder.read(at: 1)
             self.phone = try decoder.read(at: 2)
             self.profileImageID = try decoder.read(at: 3)
@@ -711,7 +711,7 @@ extension YediAccount {
             try encoder.write(self.page, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.query = try decoder.read(at: 1)
             self.page = try decoder.read(at: 2)
         }
@@ -736,7 +736,7 @@ extension YediAccount {
             try encoder.write(self.page, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.designers = try decoder.read(at: 1)
             self.page = try decoder.read(at: 2)
         }
@@ -771,7 +771,7 @@ extension YediAccount {
             try encoder.write(self.searchedAtMs, at: 3)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             switch decoder.oneofCase(at: 1) {
             case 1: self.entry = .query(try decoder.read(at: 1))
             case 2: self.entry = .designerID(try decoder.read(at: 2))
@@ -791,7 +791,7 @@ extension YediAccount {
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
         }
     }
 }
@@ -810,7 +810,7 @@ extension YediAccount {
             try encoder.write(self.searches, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.searches = try decoder.read(at: 1)
         }
     }
@@ -830,7 +830,7 @@ extension YediAccount {
             try encoder.write(self.search, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.search = try decoder.read(at: 1)
         }
     }
@@ -850,7 +850,7 @@ extension YediAccount {
             try encoder.write(self.designerID, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.designerID = try decoder.read(at: 1)
         }
     }
@@ -874,7 +874,7 @@ extension YediAccount {
             try encoder.write(self.followerCount, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.following = try decoder.read(at: 1)
             self.followerCount = try decoder.read(at: 2)
         }
@@ -895,7 +895,7 @@ extension YediAccount {
             try encoder.write(self.page, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.page = try decoder.read(at: 1)
         }
     }
@@ -919,7 +919,7 @@ extension YediAccount {
             try encoder.write(self.page, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.designers = try decoder.read(at: 1)
             self.page = try decoder.read(at: 2)
         }
@@ -941,7 +941,7 @@ extension YediAccount {
             try encoder.write(self.password, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.password = try decoder.read(at: 1)
         }
     }
@@ -956,7 +956,7 @@ extension YediAccount {
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
         }
     }
 }
@@ -976,7 +976,7 @@ extension YediAccount {
             try encoder.write(self.accessToken, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.accessToken = try decoder.read(at: 1)
         }
     }
@@ -1004,7 +1004,7 @@ extension YediAccount {
             try encoder.write(self.expiresAtMs, at: 3)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.userID = try decoder.read(at: 1)
             self.role = try decoder.read(at: 2)
             self.expiresAtMs = try decoder.read(at: 3)

@@ -137,7 +137,7 @@ extension YediBooking {
             try encoder.write(self.priceKRW, at: 4)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.id = try decoder.read(at: 1)
             self.name = try decoder.read(at: 2)
             self.category = try decoder.read(at: 3)
@@ -188,7 +188,7 @@ extension YediBooking {
             try encoder.write(self.styles, at: 7)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.designerID = try decoder.read(at: 1)
             self.openingHour = try decoder.read(at: 2)
             self.closingHour = try decoder.read(at: 3)
@@ -214,7 +214,7 @@ extension YediBooking {
             try encoder.write(self.designerID, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.designerID = try decoder.read(at: 1)
         }
     }
@@ -235,7 +235,7 @@ extension YediBooking {
             try encoder.write(self.schedule, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.schedule = try decoder.read(at: 1)
         }
     }
@@ -264,7 +264,7 @@ extension YediBooking {
             try encoder.write(self.state, at: 3)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.startAtMs = try decoder.read(at: 1)
             self.hour = try decoder.read(at: 2)
             self.state = try decoder.read(at: 3)
@@ -290,7 +290,7 @@ extension YediBooking {
             try encoder.write(self.date, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.designerID = try decoder.read(at: 1)
             self.date = try decoder.read(at: 2)
         }
@@ -311,7 +311,7 @@ extension YediBooking {
             try encoder.write(self.slots, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.slots = try decoder.read(at: 1)
         }
     }
@@ -365,7 +365,7 @@ extension YediBooking {
             try encoder.write(self.daysLeft, at: 9)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.id = try decoder.read(at: 1)
             self.customerID = try decoder.read(at: 2)
             self.designerID = try decoder.read(at: 3)
@@ -406,7 +406,7 @@ extension YediBooking {
             try encoder.write(self.idempotencyKey, at: 4)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.designerID = try decoder.read(at: 1)
             self.startAtMs = try decoder.read(at: 2)
             self.styleIDs = try decoder.read(at: 3)
@@ -429,7 +429,7 @@ extension YediBooking {
             try encoder.write(self.reservationID, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.reservationID = try decoder.read(at: 1)
         }
     }
@@ -453,7 +453,7 @@ extension YediBooking {
             try encoder.write(self.page, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.filter = try decoder.read(at: 1)
             self.page = try decoder.read(at: 2)
         }
@@ -478,7 +478,7 @@ extension YediBooking {
             try encoder.write(self.page, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.reservations = try decoder.read(at: 1)
             self.page = try decoder.read(at: 2)
         }
@@ -500,7 +500,7 @@ extension YediBooking {
             try encoder.write(self.date, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.date = try decoder.read(at: 1)
         }
     }
@@ -524,7 +524,7 @@ extension YediBooking {
             try encoder.write(self.reservations, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.slots = try decoder.read(at: 1)
             self.reservations = try decoder.read(at: 2)
         }
@@ -546,7 +546,7 @@ extension YediBooking {
             try encoder.write(self.reservationID, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.reservationID = try decoder.read(at: 1)
         }
     }

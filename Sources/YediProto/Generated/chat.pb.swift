@@ -19,7 +19,7 @@ extension YediChat {
             try encoder.write(self.text, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.text = try decoder.read(at: 1)
         }
     }
@@ -39,7 +39,7 @@ extension YediChat {
             try encoder.write(self.image, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.image = try decoder.read(at: 1)
         }
     }
@@ -72,7 +72,7 @@ extension YediChat {
             try encoder.write(self.text, at: 4)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.postID = try decoder.read(at: 1)
             self.postTitle = try decoder.read(at: 2)
             self.firstPhoto = try decoder.read(at: 3)
@@ -100,7 +100,7 @@ extension YediChat {
             try encoder.write(self.startAtMs, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.reservationID = try decoder.read(at: 1)
             self.startAtMs = try decoder.read(at: 2)
         }
@@ -155,7 +155,7 @@ extension YediChat {
             try encoder.write(self.readAtMs, at: 9)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.id = try decoder.read(at: 1)
             self.roomID = try decoder.read(at: 2)
             self.senderID = try decoder.read(at: 3)
@@ -195,7 +195,7 @@ extension YediChat {
             try encoder.write(self.profileImageID, at: 3)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.userID = try decoder.read(at: 1)
             self.name = try decoder.read(at: 2)
             self.profileImageID = try decoder.read(at: 3)
@@ -243,7 +243,7 @@ extension YediChat {
             try encoder.write(self.updatedAtMs, at: 7)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.id = try decoder.read(at: 1)
             self.customerID = try decoder.read(at: 2)
             self.designerID = try decoder.read(at: 3)
@@ -275,7 +275,7 @@ extension YediChat {
             try encoder.write(self.postID, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.designerID = try decoder.read(at: 1)
             self.postID = try decoder.read(at: 2)
         }
@@ -318,7 +318,7 @@ extension YediChat {
             try encoder.write(self.clientMessageID, at: 6)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.roomID = try decoder.read(at: 1)
             switch decoder.oneofCase(at: 2) {
             case 2: self.body = .text(try decoder.oneofMessage(at: 2))
@@ -352,7 +352,7 @@ extension YediChat {
             try encoder.write(self.page, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.roomID = try decoder.read(at: 1)
             self.page = try decoder.read(at: 2)
         }
@@ -377,7 +377,7 @@ extension YediChat {
             try encoder.write(self.page, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.messages = try decoder.read(at: 1)
             self.page = try decoder.read(at: 2)
         }
@@ -398,7 +398,7 @@ extension YediChat {
             try encoder.write(self.roomID, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.roomID = try decoder.read(at: 1)
         }
     }
@@ -418,7 +418,7 @@ extension YediChat {
             try encoder.write(self.marked, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.marked = try decoder.read(at: 1)
         }
     }
@@ -438,7 +438,7 @@ extension YediChat {
             try encoder.write(self.page, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.page = try decoder.read(at: 1)
         }
     }
@@ -468,7 +468,7 @@ extension YediChat {
             try encoder.write(self.totalUnread, at: 3)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.rooms = try decoder.read(at: 1)
             self.page = try decoder.read(at: 2)
             self.totalUnread = try decoder.read(at: 3)
@@ -491,7 +491,7 @@ extension YediChat {
             try encoder.write(self.roomID, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.roomID = try decoder.read(at: 1)
         }
     }
@@ -524,7 +524,7 @@ extension YediChat {
             try encoder.write(self.readAtMs, at: 4)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.roomID = try decoder.read(at: 1)
             self.readerID = try decoder.read(at: 2)
             self.upToSentAtMs = try decoder.read(at: 3)
@@ -558,7 +558,7 @@ extension YediChat {
             }
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             switch decoder.oneofCase(at: 1) {
             case 1: self.event = .newMessage(try decoder.oneofMessage(at: 1))
             case 2: self.event = .messagesRead(try decoder.oneofMessage(at: 2))

@@ -73,7 +73,7 @@ extension YediCommon {
             try encoder.write(self.day, at: 3)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.year = try decoder.read(at: 1)
             self.month = try decoder.read(at: 2)
             self.day = try decoder.read(at: 3)
@@ -101,7 +101,7 @@ extension YediCommon {
             try encoder.write(self.limit, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.cursor = try decoder.read(at: 1)
             self.limit = try decoder.read(at: 2)
         }
@@ -123,7 +123,7 @@ extension YediCommon {
             try encoder.write(self.nextCursor, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.nextCursor = try decoder.read(at: 1)
         }
     }
@@ -156,7 +156,7 @@ extension YediCommon {
             try encoder.write(self.height, at: 4)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.id = try decoder.read(at: 1)
             self.url = try decoder.read(at: 2)
             self.width = try decoder.read(at: 3)

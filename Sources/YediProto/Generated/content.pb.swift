@@ -189,7 +189,7 @@ extension YediContent {
             try encoder.write(self.updatedAtMs, at: 12)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.id = try decoder.read(at: 1)
             self.designerID = try decoder.read(at: 2)
             self.title = try decoder.read(at: 3)
@@ -237,7 +237,7 @@ extension YediContent {
             try encoder.write(self.photoIDs, at: 5)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.title = try decoder.read(at: 1)
             self.description = try decoder.read(at: 2)
             self.priceKRW = try decoder.read(at: 3)
@@ -281,7 +281,7 @@ extension YediContent {
             try encoder.write(self.photoIDs, at: 6)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.postID = try decoder.read(at: 1)
             self.title = try decoder.read(at: 2)
             self.description = try decoder.read(at: 3)
@@ -306,7 +306,7 @@ extension YediContent {
             try encoder.write(self.postID, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.postID = try decoder.read(at: 1)
         }
     }
@@ -321,7 +321,7 @@ extension YediContent {
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
         }
     }
 }
@@ -340,7 +340,7 @@ extension YediContent {
             try encoder.write(self.postID, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.postID = try decoder.read(at: 1)
         }
     }
@@ -369,7 +369,7 @@ extension YediContent {
             try encoder.write(self.page, at: 3)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.scope = try decoder.read(at: 1)
             self.category = try decoder.read(at: 2)
             self.page = try decoder.read(at: 3)
@@ -396,7 +396,7 @@ extension YediContent {
             try encoder.write(self.page, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.posts = try decoder.read(at: 1)
             self.page = try decoder.read(at: 2)
         }
@@ -421,7 +421,7 @@ extension YediContent {
             try encoder.write(self.page, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.designerID = try decoder.read(at: 1)
             self.page = try decoder.read(at: 2)
         }
@@ -442,7 +442,7 @@ extension YediContent {
             try encoder.write(self.postID, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.postID = try decoder.read(at: 1)
         }
     }
@@ -466,7 +466,7 @@ extension YediContent {
             try encoder.write(self.likeCount, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.liked = try decoder.read(at: 1)
             self.likeCount = try decoder.read(at: 2)
         }
@@ -487,7 +487,7 @@ extension YediContent {
             try encoder.write(self.page, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.page = try decoder.read(at: 1)
         }
     }
@@ -512,7 +512,7 @@ extension YediContent {
             try encoder.write(self.contentType, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.data = try decoder.read(at: 1)
             self.contentType = try decoder.read(at: 2)
         }
@@ -533,7 +533,7 @@ extension YediContent {
             try encoder.write(self.imageID, at: 1)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.imageID = try decoder.read(at: 1)
         }
     }
@@ -561,7 +561,7 @@ extension YediContent {
             try encoder.write(self.contentType, at: 3)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.image = try decoder.read(at: 1)
             self.data = try decoder.read(at: 2)
             self.contentType = try decoder.read(at: 3)
@@ -617,7 +617,7 @@ extension YediContent {
             try encoder.write(self.createdAtMs, at: 9)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.id = try decoder.read(at: 1)
             self.reservationID = try decoder.read(at: 2)
             self.designerID = try decoder.read(at: 3)
@@ -662,7 +662,7 @@ extension YediContent {
             try encoder.write(self.keywords, at: 5)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.reservationID = try decoder.read(at: 1)
             self.score = try decoder.read(at: 2)
             self.text = try decoder.read(at: 3)
@@ -690,7 +690,7 @@ extension YediContent {
             try encoder.write(self.page, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.designerID = try decoder.read(at: 1)
             self.page = try decoder.read(at: 2)
         }
@@ -715,7 +715,7 @@ extension YediContent {
             try encoder.write(self.count, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.keyword = try decoder.read(at: 1)
             self.count = try decoder.read(at: 2)
         }
@@ -753,7 +753,7 @@ extension YediContent {
             try encoder.write(self.keywordCounts, at: 5)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.reviews = try decoder.read(at: 1)
             self.page = try decoder.read(at: 2)
             self.averageScore = try decoder.read(at: 3)
@@ -793,7 +793,7 @@ extension YediContent {
             try encoder.write(self.createdAtMs, at: 5)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.id = try decoder.read(at: 1)
             self.postID = try decoder.read(at: 2)
             self.authorID = try decoder.read(at: 3)
@@ -821,7 +821,7 @@ extension YediContent {
             try encoder.write(self.text, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.postID = try decoder.read(at: 1)
             self.text = try decoder.read(at: 2)
         }
@@ -846,7 +846,7 @@ extension YediContent {
             try encoder.write(self.page, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.postID = try decoder.read(at: 1)
             self.page = try decoder.read(at: 2)
         }
@@ -871,7 +871,7 @@ extension YediContent {
             try encoder.write(self.page, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.comments = try decoder.read(at: 1)
             self.page = try decoder.read(at: 2)
         }
@@ -901,7 +901,7 @@ extension YediContent {
             try encoder.write(self.page, at: 3)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.query = try decoder.read(at: 1)
             self.category = try decoder.read(at: 2)
             self.page = try decoder.read(at: 3)

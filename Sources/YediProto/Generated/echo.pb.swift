@@ -23,7 +23,7 @@ extension YediEcho {
             try encoder.write(self.text, at: 2)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.payload = try decoder.read(at: 1)
             self.text = try decoder.read(at: 2)
         }
@@ -53,7 +53,7 @@ extension YediEcho {
             try encoder.write(self.sequence, at: 3)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.payload = try decoder.read(at: 1)
             self.text = try decoder.read(at: 2)
             self.sequence = try decoder.read(at: 3)
@@ -85,7 +85,7 @@ extension YediEcho {
             try encoder.write(self.text, at: 3)
         }
 
-        public init(from decoder: borrowing MessageDecoder) throws(ProtoDecodingError) {
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.count = try decoder.read(at: 1)
             self.payloadSize = try decoder.read(at: 2)
             self.text = try decoder.read(at: 3)
