@@ -77,11 +77,14 @@ public final class TLSContext: @unchecked Sendable {
         _ = yedi_SSL_CTX_set_session_cache_mode(context, CLong(SSL_SESS_CACHE_OFF))
 
         // Our BIO never blocks, but a write may still be retried after WANT_READ with the rest of a
-        // buffer that has moved: allow both. Read-ahead lets OpenSSL pull a whole read's worth of
-        // ciphertext per BIO call instead of header-then-body per record.
+        // buffer that has moved: allow both. NO_AUTO_CHAIN: send exactly the chain file, never a chain
+        // OpenSSL completes from the trust store (the root is useless to the peer and costs bytes).
+        // Read-ahead lets OpenSSL pull a whole read's worth of ciphertext per BIO call instead of
+        // header-then-body per record.
         _ = yedi_SSL_CTX_set_mode(
             context,
             CLong(SSL_MODE_ENABLE_PARTIAL_WRITE) | CLong(SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER)
+                | CLong(SSL_MODE_NO_AUTO_CHAIN)
         )
         yedi_SSL_CTX_set_read_ahead(context, 1)
     }
