@@ -78,7 +78,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RPCCoreTests",
-            dependencies: ["RPCCore", nioCore, nioPosix]
+            dependencies: ["RPCCore", nioCore, nioPosix, .product(name: "NIOEmbedded", package: "swift-nio")]
         ),
     ]
 )

@@ -1,0 +1,47 @@
+import NIOCore
+import RPCCore
+
+extension TestPKI {
+    /// A server presenting `service`'s certificate, verifying client certificates against the dev CA.
+    func serverConfiguration(
+        _ service: String = "account",
+        clientCertificates: TLSConfiguration.ClientCertificateVerification = .none
+    ) -> TLSConfiguration {
+        .server(
+            certificateChainFile: self.certificate(service),
+            privateKeyFile: self.key(service),
+            trustRootsFile: self.caFile,
+            clientCertificateVerification: clientCertificates
+        )
+    }
+
+    /// A client trusting `trustRoots` (the dev CA by default), presenting `identity`'s certificate if given.
+    func clientConfiguration(trustRoots: String? = nil, identity: String? = nil) -> TLSConfiguration {
+        .client(
+            trustRootsFile: trustRoots ?? self.caFile,
+            certificateChainFile: identity.map(self.certificate),
+            privateKeyFile: identity.map(self.key)
+        )
+    }
+}
+
+extension ByteBuffer {
+    /// Deterministic non-repeating-looking bytes, so misordered or duplicated data can't compare equal.
+    static func pattern(count: Int, seed: UInt32 = 1) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { bytes in
+            var state = seed
+            let words = count / 4
+            let output = bytes.bindMemory(to: UInt32.self)
+            for index in 0..<words {
+                state = state &* 1_664_525 &+ 1_013_904_223  // LCG
+                output[index] = state
+            }
+            for index in (words * 4)..<count {
+                bytes[index] = UInt8(truncatingIfNeeded: index)
+            }
+            return count
+        }
+        return buffer
+    }
+}
