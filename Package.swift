@@ -7,6 +7,7 @@ import PackageDescription
 let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
 let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
 let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
+let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
 
 let package = Package(
@@ -19,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // MARK: C at the edge: one thin target per C library.
@@ -52,7 +55,10 @@ let package = Package(
 
         .target(
             name: "RPCCore",
-            dependencies: ["COpenSSL", "ProtoBridge", nioCore, nioPosix, logging]
+            dependencies: [
+                "COpenSSL", "ProtoBridge", nioCore, nioPosix, logging, serviceLifecycle,
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
         ),
 
         // MARK: Benchmarks (release builds; they print figures, tests never time anything)
@@ -78,7 +84,10 @@ let package = Package(
         ),
         .testTarget(
             name: "RPCCoreTests",
-            dependencies: ["RPCCore", nioCore, nioPosix, .product(name: "NIOEmbedded", package: "swift-nio")]
+            dependencies: [
+                "RPCCore", "YediProto", nioCore, nioPosix, logging,
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
         ),
     ]
 )

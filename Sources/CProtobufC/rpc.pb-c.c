@@ -244,7 +244,7 @@ const ProtobufCMessageDescriptor yedi__rpc__status__descriptor =
   (ProtobufCMessageInit) yedi__rpc__status__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__rpc__frame__field_descriptors[9] =
+static const ProtobufCFieldDescriptor yedi__rpc__frame__field_descriptors[11] =
 {
   {
     "call_id",
@@ -354,11 +354,37 @@ static const ProtobufCFieldDescriptor yedi__rpc__frame__field_descriptors[9] =
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "max_concurrent_calls",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Rpc__Frame, max_concurrent_calls),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "max_frame_bytes",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Rpc__Frame, max_frame_bytes),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__rpc__frame__field_indices_by_name[] = {
   0,   /* field[0] = call_id */
   1,   /* field[1] = kind */
   8,   /* field[8] = last_call_id */
+  9,   /* field[9] = max_concurrent_calls */
+  10,   /* field[10] = max_frame_bytes */
   3,   /* field[3] = metadata */
   2,   /* field[2] = method */
   5,   /* field[5] = payload */
@@ -369,7 +395,7 @@ static const unsigned yedi__rpc__frame__field_indices_by_name[] = {
 static const ProtobufCIntRange yedi__rpc__frame__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 9 }
+  { 0, 11 }
 };
 const ProtobufCMessageDescriptor yedi__rpc__frame__descriptor =
 {
@@ -379,14 +405,14 @@ const ProtobufCMessageDescriptor yedi__rpc__frame__descriptor =
   "Yedi__Rpc__Frame",
   "yedi.rpc",
   sizeof(Yedi__Rpc__Frame),
-  9,
+  11,
   yedi__rpc__frame__field_descriptors,
   yedi__rpc__frame__field_indices_by_name,
   1,  yedi__rpc__frame__number_ranges,
   (ProtobufCMessageInit) yedi__rpc__frame__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCEnumValue yedi__rpc__frame_kind__enum_values_by_number[9] =
+static const ProtobufCEnumValue yedi__rpc__frame_kind__enum_values_by_number[10] =
 {
   { "FRAME_KIND_UNSPECIFIED", "YEDI__RPC__FRAME_KIND__FRAME_KIND_UNSPECIFIED", 0 },
   { "FRAME_KIND_REQUEST", "YEDI__RPC__FRAME_KIND__FRAME_KIND_REQUEST", 1 },
@@ -397,11 +423,12 @@ static const ProtobufCEnumValue yedi__rpc__frame_kind__enum_values_by_number[9] 
   { "FRAME_KIND_PONG", "YEDI__RPC__FRAME_KIND__FRAME_KIND_PONG", 6 },
   { "FRAME_KIND_GOAWAY", "YEDI__RPC__FRAME_KIND__FRAME_KIND_GOAWAY", 7 },
   { "FRAME_KIND_WINDOW_UPDATE", "YEDI__RPC__FRAME_KIND__FRAME_KIND_WINDOW_UPDATE", 8 },
+  { "FRAME_KIND_SETTINGS", "YEDI__RPC__FRAME_KIND__FRAME_KIND_SETTINGS", 9 },
 };
 static const ProtobufCIntRange yedi__rpc__frame_kind__value_ranges[] = {
-{0, 0},{0, 9}
+{0, 0},{0, 10}
 };
-static const ProtobufCEnumValueIndex yedi__rpc__frame_kind__enum_values_by_name[9] =
+static const ProtobufCEnumValueIndex yedi__rpc__frame_kind__enum_values_by_name[10] =
 {
   { "FRAME_KIND_CANCEL", 4 },
   { "FRAME_KIND_END", 3 },
@@ -410,6 +437,7 @@ static const ProtobufCEnumValueIndex yedi__rpc__frame_kind__enum_values_by_name[
   { "FRAME_KIND_PING", 5 },
   { "FRAME_KIND_PONG", 6 },
   { "FRAME_KIND_REQUEST", 1 },
+  { "FRAME_KIND_SETTINGS", 9 },
   { "FRAME_KIND_UNSPECIFIED", 0 },
   { "FRAME_KIND_WINDOW_UPDATE", 8 },
 };
@@ -420,9 +448,9 @@ const ProtobufCEnumDescriptor yedi__rpc__frame_kind__descriptor =
   "FrameKind",
   "Yedi__Rpc__FrameKind",
   "yedi.rpc",
-  9,
+  10,
   yedi__rpc__frame_kind__enum_values_by_number,
-  9,
+  10,
   yedi__rpc__frame_kind__enum_values_by_name,
   1,
   yedi__rpc__frame_kind__value_ranges,

@@ -199,6 +199,7 @@ class SwiftFile:
             self.emit(f"\nextension {self.namespace} {{\n")
             self.service(service, [6, index], "    ")
             self.emit("}\n")
+            self.emit(self.service_registration(service))
         return "".join(self.out)
 
     # MARK: enums
@@ -377,33 +378,84 @@ class SwiftFile:
     def service(self, service, path, indent):
         i2 = indent + "    "
         i3 = i2 + "    "
+        i4 = i3 + "    "
         full = f"{self.file.package}.{service.name}"
         swift = f"{self.namespace}.{service.name}"
         self.services.append(swift)
-        self.emit(self.comments.doc(path, indent))
-        self.emit(f"{indent}public enum {service.name} {{\n")
-        method_names = []
-        self.emit(f"{i2}/// The methods of `{full}`.\n")
-        self.emit(f"{i2}public enum Method {{\n")
+        methods = []  # (swift name, proto method, request, response, doc path)
         for index, method in enumerate(service.method):
             if method.client_streaming:
                 fail(f"{full}.{method.name}: client streaming is not supported by RPCCore")
+            methods.append((escaped(lower_camel(method.name)), method, self.model.swift_name[method.input_type],
+                            self.model.swift_name[method.output_type], path + [2, index]))
+
+        self.emit(self.comments.doc(path, indent))
+        self.emit(f"{indent}public enum {service.name} {{\n")
+        self.emit(f"{i2}/// The methods of `{full}`.\n")
+        self.emit(f"{i2}public enum Method {{\n")
+        for name, method, request, response, doc_path in methods:
             kind = ".serverStreaming" if method.server_streaming else ".unary"
-            request = self.model.swift_name[method.input_type]
-            response = self.model.swift_name[method.output_type]
             idempotency = METHOD_IDEMPOTENCY[method.options.idempotency_level]
-            swift_name = escaped(lower_camel(method.name))
-            method_names.append(swift_name)
-            self.emit(self.comments.doc(path + [2, index], i3))
-            self.emit(f"{i3}public static let {swift_name} = RPCMethod<{request}, {response}>(\n")
+            self.emit(self.comments.doc(doc_path, i3))
+            self.emit(f"{i3}public static let {name} = RPCMethod<{request}, {response}>(\n")
             self.emit(f'{i3}    service: "{full}", method: "{method.name}", kind: {kind}, idempotency: {idempotency})\n')
         self.emit(f"{i2}}}\n\n")
         self.emit(f"{i2}/// `{full}` as RPCCore routes it and the probe lists it.\n")
         self.emit(f"{i2}public static let descriptor = ServiceDescriptor(\n")
         self.emit(f'{i3}fullName: "{full}",\n')
-        self.emit(f"{i3}methods: [{', '.join('Method.' + m + '.descriptor' for m in method_names)}]\n")
-        self.emit(f"{i2})\n")
+        self.emit(f"{i3}methods: [{', '.join('Method.' + m[0] + '.descriptor' for m in methods)}]\n")
+        self.emit(f"{i2})\n\n")
+
+        # Server side.
+        self.emit(f"{i2}/// Serve `{full}` by implementing these methods and passing the value to an `RPCServer`.\n")
+        self.emit(f"{i2}public protocol ServiceProtocol: RPCService {{\n")
+        for name, method, request, response, doc_path in methods:
+            self.emit(self.comments.doc(doc_path, i3))
+            if method.server_streaming:
+                self.emit(f"{i3}func {name}(_ request: {request}, writer: RPCWriter<{response}>, context: ServerContext) async throws\n")
+            else:
+                self.emit(f"{i3}func {name}(_ request: {request}, context: ServerContext) async throws -> {response}\n")
+        self.emit(f"{i2}}}\n\n")
+
+        # Client side.
+        self.emit(f"{i2}/// Typed calls to `{full}` through an `RPCClient`.\n")
+        self.emit(f"{i2}public struct Client: Sendable {{\n")
+        self.emit(f"{i3}public let rpcClient: RPCClient\n\n")
+        self.emit(f"{i3}public init(_ rpcClient: RPCClient) {{\n{i4}self.rpcClient = rpcClient\n{i3}}}\n")
+        for name, method, request, response, doc_path in methods:
+            self.emit("\n" + self.comments.doc(doc_path, i3))
+            if method.server_streaming:
+                self.emit(f"{i3}/// The stream is open while `onResponse` runs; returning early cancels the call.\n")
+                self.emit(f"{i3}public func {name}<Result: Sendable>(\n")
+                self.emit(f"{i4}_ request: {request},\n{i4}options: CallOptions = .defaults,\n")
+                self.emit(f"{i4}onResponse: (RPCResponseStream<{response}>) async throws -> Result\n")
+                self.emit(f"{i3}) async throws -> Result {{\n")
+                self.emit(f"{i4}try await rpcClient.serverStreaming(Method.{name}, request, options: options, onResponse: onResponse)\n")
+            else:
+                self.emit(f"{i3}public func {name}(_ request: {request}, options: CallOptions = .defaults) async throws -> {response} {{\n")
+                self.emit(f"{i4}try await rpcClient.unary(Method.{name}, request, options: options)\n")
+            self.emit(f"{i3}}}\n")
+        self.emit(f"{i2}}}\n")
         self.emit(f"{indent}}}\n")
+
+    def service_registration(self, service):
+        """The extension that registers a ServiceProtocol's methods (outside the namespace extension)."""
+        full = f"{self.file.package}.{service.name}"
+        swift = f"{self.namespace}.{service.name}"
+        out = [f"\nextension {swift}.ServiceProtocol {{\n"]
+        out.append(f"    public var serviceDescriptor: ServiceDescriptor {{ {swift}.descriptor }}\n\n")
+        out.append("    public func registerMethods(with router: inout RPCRouter) {\n")
+        for method in service.method:
+            name = escaped(lower_camel(method.name))
+            call_name = lower_camel(method.name)
+            if method.server_streaming:
+                out.append(f"        router.register({swift}.Method.{call_name}, serverStreaming: {{ request, writer, context in\n")
+                out.append(f"            try await self.{call_name}(request, writer: writer, context: context)\n        }})\n")
+            else:
+                out.append(f"        router.register({swift}.Method.{call_name}, unary: {{ request, context in\n")
+                out.append(f"            try await self.{call_name}(request, context: context)\n        }})\n")
+        out.append("    }\n}\n")
+        return "".join(out)
 
 
 def write_if_changed(path, text):

@@ -59,7 +59,12 @@ typedef enum _Yedi__Rpc__FrameKind {
    * Client → server: the client consumed window_bytes more bytes of streamed messages of call
    * `call_id`, so the server may send that many more (per-call flow control).
    */
-  YEDI__RPC__FRAME_KIND__FRAME_KIND_WINDOW_UPDATE = 8
+  YEDI__RPC__FRAME_KIND__FRAME_KIND_WINDOW_UPDATE = 8,
+  /*
+   * Server → client, call_id 0, first frame of every connection: the server's limits. Uses
+   * max_concurrent_calls and max_frame_bytes; a client keeps within them.
+   */
+  YEDI__RPC__FRAME_KIND__FRAME_KIND_SETTINGS = 9
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__RPC__FRAME_KIND)
 } Yedi__Rpc__FrameKind;
 
@@ -125,7 +130,8 @@ struct  Yedi__Rpc__Frame
    */
   uint64_t timeout_micros;
   /*
-   * REQUEST: the request message. MESSAGE: a response message. PING/PONG: opaque data.
+   * REQUEST: the request message. MESSAGE: a response message. END of a successful unary call: the
+   * response message (one frame instead of MESSAGE + END). PING/PONG: opaque data.
    */
   ProtobufCBinaryData payload;
   /*
@@ -141,10 +147,18 @@ struct  Yedi__Rpc__Frame
    * GOAWAY: the highest call id the server accepted.
    */
   uint64_t last_call_id;
+  /*
+   * SETTINGS: calls the server runs at once on this connection; more are refused.
+   */
+  uint32_t max_concurrent_calls;
+  /*
+   * SETTINGS: the largest frame (the N of the length prefix) the server accepts.
+   */
+  uint32_t max_frame_bytes;
 };
 #define YEDI__RPC__FRAME__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__rpc__frame__descriptor) \
-    , 0, YEDI__RPC__FRAME_KIND__FRAME_KIND_UNSPECIFIED, (char *)protobuf_c_empty_string, 0,NULL, 0, {0,NULL}, NULL, 0, 0 }
+    , 0, YEDI__RPC__FRAME_KIND__FRAME_KIND_UNSPECIFIED, (char *)protobuf_c_empty_string, 0,NULL, 0, {0,NULL}, NULL, 0, 0, 0, 0 }
 
 
 /* Yedi__Rpc__MetadataEntry methods */

@@ -96,5 +96,50 @@ extension YediHealth {
             fullName: "yedi.health.Health",
             methods: [Method.check.descriptor, Method.watch.descriptor]
         )
+
+        /// Serve `yedi.health.Health` by implementing these methods and passing the value to an `RPCServer`.
+        public protocol ServiceProtocol: RPCService {
+            /// The current status of a service; NOT_FOUND when the server does not know it.
+            func check(_ request: YediHealth.HealthCheckRequest, context: ServerContext) async throws -> YediHealth.HealthCheckResponse
+            /// The current status, then every change, until the caller cancels.
+            func watch(_ request: YediHealth.HealthCheckRequest, writer: RPCWriter<YediHealth.HealthCheckResponse>, context: ServerContext) async throws
+        }
+
+        /// Typed calls to `yedi.health.Health` through an `RPCClient`.
+        public struct Client: Sendable {
+            public let rpcClient: RPCClient
+
+            public init(_ rpcClient: RPCClient) {
+                self.rpcClient = rpcClient
+            }
+
+            /// The current status of a service; NOT_FOUND when the server does not know it.
+            public func check(_ request: YediHealth.HealthCheckRequest, options: CallOptions = .defaults) async throws -> YediHealth.HealthCheckResponse {
+                try await rpcClient.unary(Method.check, request, options: options)
+            }
+
+            /// The current status, then every change, until the caller cancels.
+            /// The stream is open while `onResponse` runs; returning early cancels the call.
+            public func watch<Result: Sendable>(
+                _ request: YediHealth.HealthCheckRequest,
+                options: CallOptions = .defaults,
+                onResponse: (RPCResponseStream<YediHealth.HealthCheckResponse>) async throws -> Result
+            ) async throws -> Result {
+                try await rpcClient.serverStreaming(Method.watch, request, options: options, onResponse: onResponse)
+            }
+        }
+    }
+}
+
+extension YediHealth.Health.ServiceProtocol {
+    public var serviceDescriptor: ServiceDescriptor { YediHealth.Health.descriptor }
+
+    public func registerMethods(with router: inout RPCRouter) {
+        router.register(YediHealth.Health.Method.check, unary: { request, context in
+            try await self.check(request, context: context)
+        })
+        router.register(YediHealth.Health.Method.watch, serverStreaming: { request, writer, context in
+            try await self.watch(request, writer: writer, context: context)
+        })
     }
 }

@@ -27,12 +27,15 @@ extension YediRPC {
         /// Client → server: the client consumed window_bytes more bytes of streamed messages of call
         /// `call_id`, so the server may send that many more (per-call flow control).
         case windowUpdate
+        /// Server → client, call_id 0, first frame of every connection: the server's limits. Uses
+        /// max_concurrent_calls and max_frame_bytes; a client keeps within them.
+        case settings
         /// A value this build does not know, kept as is so that it survives a round trip.
         case unrecognized(Int32)
 
         public static let schema = EnumSchema.named("yedi.rpc.FrameKind")
 
-        public static let knownCases: [FrameKind] = [.unspecified, .request, .message, .end, .cancel, .ping, .pong, .goaway, .windowUpdate]
+        public static let knownCases: [FrameKind] = [.unspecified, .request, .message, .end, .cancel, .ping, .pong, .goaway, .windowUpdate, .settings]
 
         public init(rawValue: Int32) {
             switch rawValue {
@@ -45,6 +48,7 @@ extension YediRPC {
             case 6: self = .pong
             case 7: self = .goaway
             case 8: self = .windowUpdate
+            case 9: self = .settings
             default: self = .unrecognized(rawValue)
             }
         }
@@ -60,6 +64,7 @@ extension YediRPC {
             case .pong: 6
             case .goaway: 7
             case .windowUpdate: 8
+            case .settings: 9
             case .unrecognized(let value): value
             }
         }
@@ -140,7 +145,8 @@ extension YediRPC {
         /// REQUEST: the time the caller will wait, relative to receipt, in microseconds; 0 = no deadline.
         public var timeoutMicros: UInt64
 
-        /// REQUEST: the request message. MESSAGE: a response message. PING/PONG: opaque data.
+        /// REQUEST: the request message. MESSAGE: a response message. END of a successful unary call: the
+        /// response message (one frame instead of MESSAGE + END). PING/PONG: opaque data.
         public var payload: [UInt8]
 
         /// END and GOAWAY.
@@ -153,7 +159,13 @@ extension YediRPC {
         /// GOAWAY: the highest call id the server accepted.
         public var lastCallID: UInt64
 
-        public init(callID: UInt64 = 0, kind: YediRPC.FrameKind = .unspecified, method: String = "", metadata: [YediRPC.MetadataEntry] = [], timeoutMicros: UInt64 = 0, payload: [UInt8] = [], status: YediRPC.Status? = nil, windowBytes: UInt32 = 0, lastCallID: UInt64 = 0) {
+        /// SETTINGS: calls the server runs at once on this connection; more are refused.
+        public var maxConcurrentCalls: UInt32
+
+        /// SETTINGS: the largest frame (the N of the length prefix) the server accepts.
+        public var maxFrameBytes: UInt32
+
+        public init(callID: UInt64 = 0, kind: YediRPC.FrameKind = .unspecified, method: String = "", metadata: [YediRPC.MetadataEntry] = [], timeoutMicros: UInt64 = 0, payload: [UInt8] = [], status: YediRPC.Status? = nil, windowBytes: UInt32 = 0, lastCallID: UInt64 = 0, maxConcurrentCalls: UInt32 = 0, maxFrameBytes: UInt32 = 0) {
             self.callID = callID
             self.kind = kind
             self.method = method
@@ -163,6 +175,8 @@ extension YediRPC {
             self.status = status
             self.windowBytes = windowBytes
             self.lastCallID = lastCallID
+            self.maxConcurrentCalls = maxConcurrentCalls
+            self.maxFrameBytes = maxFrameBytes
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -175,6 +189,8 @@ extension YediRPC {
             try encoder.write(self.status, at: 7)
             try encoder.write(self.windowBytes, at: 8)
             try encoder.write(self.lastCallID, at: 9)
+            try encoder.write(self.maxConcurrentCalls, at: 10)
+            try encoder.write(self.maxFrameBytes, at: 11)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -187,6 +203,8 @@ extension YediRPC {
             self.status = try decoder.read(at: 7)
             self.windowBytes = try decoder.read(at: 8)
             self.lastCallID = try decoder.read(at: 9)
+            self.maxConcurrentCalls = try decoder.read(at: 10)
+            self.maxFrameBytes = try decoder.read(at: 11)
         }
     }
 }

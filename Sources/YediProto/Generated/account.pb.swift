@@ -1054,5 +1054,147 @@ extension YediAccount {
             fullName: "yedi.account.AccountService",
             methods: [Method.signUp.descriptor, Method.signIn.descriptor, Method.refreshSession.descriptor, Method.signOut.descriptor, Method.getUser.descriptor, Method.getDesigner.descriptor, Method.updateProfile.descriptor, Method.searchDesigners.descriptor, Method.listRecentSearches.descriptor, Method.recordRecentSearch.descriptor, Method.follow.descriptor, Method.unfollow.descriptor, Method.listFollowing.descriptor, Method.deleteAccount.descriptor, Method.verifyToken.descriptor]
         )
+
+        /// Serve `yedi.account.AccountService` by implementing these methods and passing the value to an `RPCServer`.
+        public protocol ServiceProtocol: RPCService {
+            func signUp(_ request: YediAccount.SignUpRequest, context: ServerContext) async throws -> YediAccount.SignUpResponse
+            func signIn(_ request: YediAccount.SignInRequest, context: ServerContext) async throws -> YediAccount.SignInResponse
+            func refreshSession(_ request: YediAccount.RefreshSessionRequest, context: ServerContext) async throws -> YediAccount.SignInResponse
+            func signOut(_ request: YediAccount.SignOutRequest, context: ServerContext) async throws -> YediAccount.SignOutResponse
+            func getUser(_ request: YediAccount.GetUserRequest, context: ServerContext) async throws -> YediAccount.User
+            func getDesigner(_ request: YediAccount.GetDesignerRequest, context: ServerContext) async throws -> YediAccount.Designer
+            func updateProfile(_ request: YediAccount.UpdateProfileRequest, context: ServerContext) async throws -> YediAccount.User
+            func searchDesigners(_ request: YediAccount.SearchDesignersRequest, context: ServerContext) async throws -> YediAccount.SearchDesignersResponse
+            func listRecentSearches(_ request: YediAccount.ListRecentSearchesRequest, context: ServerContext) async throws -> YediAccount.ListRecentSearchesResponse
+            func recordRecentSearch(_ request: YediAccount.RecordRecentSearchRequest, context: ServerContext) async throws -> YediAccount.ListRecentSearchesResponse
+            func follow(_ request: YediAccount.FollowRequest, context: ServerContext) async throws -> YediAccount.FollowResponse
+            func unfollow(_ request: YediAccount.FollowRequest, context: ServerContext) async throws -> YediAccount.FollowResponse
+            func listFollowing(_ request: YediAccount.ListFollowingRequest, context: ServerContext) async throws -> YediAccount.ListFollowingResponse
+            func deleteAccount(_ request: YediAccount.DeleteAccountRequest, context: ServerContext) async throws -> YediAccount.DeleteAccountResponse
+            /// Internal: requires a service certificate.
+            func verifyToken(_ request: YediAccount.VerifyTokenRequest, context: ServerContext) async throws -> YediAccount.VerifyTokenResponse
+        }
+
+        /// Typed calls to `yedi.account.AccountService` through an `RPCClient`.
+        public struct Client: Sendable {
+            public let rpcClient: RPCClient
+
+            public init(_ rpcClient: RPCClient) {
+                self.rpcClient = rpcClient
+            }
+
+            public func signUp(_ request: YediAccount.SignUpRequest, options: CallOptions = .defaults) async throws -> YediAccount.SignUpResponse {
+                try await rpcClient.unary(Method.signUp, request, options: options)
+            }
+
+            public func signIn(_ request: YediAccount.SignInRequest, options: CallOptions = .defaults) async throws -> YediAccount.SignInResponse {
+                try await rpcClient.unary(Method.signIn, request, options: options)
+            }
+
+            public func refreshSession(_ request: YediAccount.RefreshSessionRequest, options: CallOptions = .defaults) async throws -> YediAccount.SignInResponse {
+                try await rpcClient.unary(Method.refreshSession, request, options: options)
+            }
+
+            public func signOut(_ request: YediAccount.SignOutRequest, options: CallOptions = .defaults) async throws -> YediAccount.SignOutResponse {
+                try await rpcClient.unary(Method.signOut, request, options: options)
+            }
+
+            public func getUser(_ request: YediAccount.GetUserRequest, options: CallOptions = .defaults) async throws -> YediAccount.User {
+                try await rpcClient.unary(Method.getUser, request, options: options)
+            }
+
+            public func getDesigner(_ request: YediAccount.GetDesignerRequest, options: CallOptions = .defaults) async throws -> YediAccount.Designer {
+                try await rpcClient.unary(Method.getDesigner, request, options: options)
+            }
+
+            public func updateProfile(_ request: YediAccount.UpdateProfileRequest, options: CallOptions = .defaults) async throws -> YediAccount.User {
+                try await rpcClient.unary(Method.updateProfile, request, options: options)
+            }
+
+            public func searchDesigners(_ request: YediAccount.SearchDesignersRequest, options: CallOptions = .defaults) async throws -> YediAccount.SearchDesignersResponse {
+                try await rpcClient.unary(Method.searchDesigners, request, options: options)
+            }
+
+            public func listRecentSearches(_ request: YediAccount.ListRecentSearchesRequest, options: CallOptions = .defaults) async throws -> YediAccount.ListRecentSearchesResponse {
+                try await rpcClient.unary(Method.listRecentSearches, request, options: options)
+            }
+
+            public func recordRecentSearch(_ request: YediAccount.RecordRecentSearchRequest, options: CallOptions = .defaults) async throws -> YediAccount.ListRecentSearchesResponse {
+                try await rpcClient.unary(Method.recordRecentSearch, request, options: options)
+            }
+
+            public func follow(_ request: YediAccount.FollowRequest, options: CallOptions = .defaults) async throws -> YediAccount.FollowResponse {
+                try await rpcClient.unary(Method.follow, request, options: options)
+            }
+
+            public func unfollow(_ request: YediAccount.FollowRequest, options: CallOptions = .defaults) async throws -> YediAccount.FollowResponse {
+                try await rpcClient.unary(Method.unfollow, request, options: options)
+            }
+
+            public func listFollowing(_ request: YediAccount.ListFollowingRequest, options: CallOptions = .defaults) async throws -> YediAccount.ListFollowingResponse {
+                try await rpcClient.unary(Method.listFollowing, request, options: options)
+            }
+
+            public func deleteAccount(_ request: YediAccount.DeleteAccountRequest, options: CallOptions = .defaults) async throws -> YediAccount.DeleteAccountResponse {
+                try await rpcClient.unary(Method.deleteAccount, request, options: options)
+            }
+
+            /// Internal: requires a service certificate.
+            public func verifyToken(_ request: YediAccount.VerifyTokenRequest, options: CallOptions = .defaults) async throws -> YediAccount.VerifyTokenResponse {
+                try await rpcClient.unary(Method.verifyToken, request, options: options)
+            }
+        }
+    }
+}
+
+extension YediAccount.AccountService.ServiceProtocol {
+    public var serviceDescriptor: ServiceDescriptor { YediAccount.AccountService.descriptor }
+
+    public func registerMethods(with router: inout RPCRouter) {
+        router.register(YediAccount.AccountService.Method.signUp, unary: { request, context in
+            try await self.signUp(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.signIn, unary: { request, context in
+            try await self.signIn(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.refreshSession, unary: { request, context in
+            try await self.refreshSession(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.signOut, unary: { request, context in
+            try await self.signOut(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.getUser, unary: { request, context in
+            try await self.getUser(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.getDesigner, unary: { request, context in
+            try await self.getDesigner(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.updateProfile, unary: { request, context in
+            try await self.updateProfile(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.searchDesigners, unary: { request, context in
+            try await self.searchDesigners(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.listRecentSearches, unary: { request, context in
+            try await self.listRecentSearches(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.recordRecentSearch, unary: { request, context in
+            try await self.recordRecentSearch(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.follow, unary: { request, context in
+            try await self.follow(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.unfollow, unary: { request, context in
+            try await self.unfollow(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.listFollowing, unary: { request, context in
+            try await self.listFollowing(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.deleteAccount, unary: { request, context in
+            try await self.deleteAccount(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.verifyToken, unary: { request, context in
+            try await self.verifyToken(request, context: context)
+        })
     }
 }

@@ -580,5 +580,91 @@ extension YediBooking {
             fullName: "yedi.booking.BookingService",
             methods: [Method.getSchedule.descriptor, Method.updateSchedule.descriptor, Method.listSlots.descriptor, Method.createReservation.descriptor, Method.cancelReservation.descriptor, Method.listReservations.descriptor, Method.getDayTimeline.descriptor, Method.getReservation.descriptor]
         )
+
+        /// Serve `yedi.booking.BookingService` by implementing these methods and passing the value to an `RPCServer`.
+        public protocol ServiceProtocol: RPCService {
+            func getSchedule(_ request: YediBooking.GetScheduleRequest, context: ServerContext) async throws -> YediBooking.Schedule
+            func updateSchedule(_ request: YediBooking.UpdateScheduleRequest, context: ServerContext) async throws -> YediBooking.Schedule
+            func listSlots(_ request: YediBooking.ListSlotsRequest, context: ServerContext) async throws -> YediBooking.ListSlotsResponse
+            func createReservation(_ request: YediBooking.CreateReservationRequest, context: ServerContext) async throws -> YediBooking.Reservation
+            func cancelReservation(_ request: YediBooking.CancelReservationRequest, context: ServerContext) async throws -> YediBooking.Reservation
+            func listReservations(_ request: YediBooking.ListReservationsRequest, context: ServerContext) async throws -> YediBooking.ListReservationsResponse
+            func getDayTimeline(_ request: YediBooking.GetDayTimelineRequest, context: ServerContext) async throws -> YediBooking.GetDayTimelineResponse
+            /// Internal: requires a service certificate.
+            func getReservation(_ request: YediBooking.GetReservationRequest, context: ServerContext) async throws -> YediBooking.Reservation
+        }
+
+        /// Typed calls to `yedi.booking.BookingService` through an `RPCClient`.
+        public struct Client: Sendable {
+            public let rpcClient: RPCClient
+
+            public init(_ rpcClient: RPCClient) {
+                self.rpcClient = rpcClient
+            }
+
+            public func getSchedule(_ request: YediBooking.GetScheduleRequest, options: CallOptions = .defaults) async throws -> YediBooking.Schedule {
+                try await rpcClient.unary(Method.getSchedule, request, options: options)
+            }
+
+            public func updateSchedule(_ request: YediBooking.UpdateScheduleRequest, options: CallOptions = .defaults) async throws -> YediBooking.Schedule {
+                try await rpcClient.unary(Method.updateSchedule, request, options: options)
+            }
+
+            public func listSlots(_ request: YediBooking.ListSlotsRequest, options: CallOptions = .defaults) async throws -> YediBooking.ListSlotsResponse {
+                try await rpcClient.unary(Method.listSlots, request, options: options)
+            }
+
+            public func createReservation(_ request: YediBooking.CreateReservationRequest, options: CallOptions = .defaults) async throws -> YediBooking.Reservation {
+                try await rpcClient.unary(Method.createReservation, request, options: options)
+            }
+
+            public func cancelReservation(_ request: YediBooking.CancelReservationRequest, options: CallOptions = .defaults) async throws -> YediBooking.Reservation {
+                try await rpcClient.unary(Method.cancelReservation, request, options: options)
+            }
+
+            public func listReservations(_ request: YediBooking.ListReservationsRequest, options: CallOptions = .defaults) async throws -> YediBooking.ListReservationsResponse {
+                try await rpcClient.unary(Method.listReservations, request, options: options)
+            }
+
+            public func getDayTimeline(_ request: YediBooking.GetDayTimelineRequest, options: CallOptions = .defaults) async throws -> YediBooking.GetDayTimelineResponse {
+                try await rpcClient.unary(Method.getDayTimeline, request, options: options)
+            }
+
+            /// Internal: requires a service certificate.
+            public func getReservation(_ request: YediBooking.GetReservationRequest, options: CallOptions = .defaults) async throws -> YediBooking.Reservation {
+                try await rpcClient.unary(Method.getReservation, request, options: options)
+            }
+        }
+    }
+}
+
+extension YediBooking.BookingService.ServiceProtocol {
+    public var serviceDescriptor: ServiceDescriptor { YediBooking.BookingService.descriptor }
+
+    public func registerMethods(with router: inout RPCRouter) {
+        router.register(YediBooking.BookingService.Method.getSchedule, unary: { request, context in
+            try await self.getSchedule(request, context: context)
+        })
+        router.register(YediBooking.BookingService.Method.updateSchedule, unary: { request, context in
+            try await self.updateSchedule(request, context: context)
+        })
+        router.register(YediBooking.BookingService.Method.listSlots, unary: { request, context in
+            try await self.listSlots(request, context: context)
+        })
+        router.register(YediBooking.BookingService.Method.createReservation, unary: { request, context in
+            try await self.createReservation(request, context: context)
+        })
+        router.register(YediBooking.BookingService.Method.cancelReservation, unary: { request, context in
+            try await self.cancelReservation(request, context: context)
+        })
+        router.register(YediBooking.BookingService.Method.listReservations, unary: { request, context in
+            try await self.listReservations(request, context: context)
+        })
+        router.register(YediBooking.BookingService.Method.getDayTimeline, unary: { request, context in
+            try await self.getDayTimeline(request, context: context)
+        })
+        router.register(YediBooking.BookingService.Method.getReservation, unary: { request, context in
+            try await self.getReservation(request, context: context)
+        })
     }
 }

@@ -591,5 +591,78 @@ extension YediChat {
             fullName: "yedi.chat.ChatService",
             methods: [Method.openRoom.descriptor, Method.sendMessage.descriptor, Method.listMessages.descriptor, Method.markRead.descriptor, Method.listRooms.descriptor, Method.subscribe.descriptor]
         )
+
+        /// Serve `yedi.chat.ChatService` by implementing these methods and passing the value to an `RPCServer`.
+        public protocol ServiceProtocol: RPCService {
+            func openRoom(_ request: YediChat.OpenRoomRequest, context: ServerContext) async throws -> YediChat.Room
+            func sendMessage(_ request: YediChat.SendMessageRequest, context: ServerContext) async throws -> YediChat.ChatMessage
+            func listMessages(_ request: YediChat.ListMessagesRequest, context: ServerContext) async throws -> YediChat.ListMessagesResponse
+            func markRead(_ request: YediChat.MarkReadRequest, context: ServerContext) async throws -> YediChat.MarkReadResponse
+            func listRooms(_ request: YediChat.ListRoomsRequest, context: ServerContext) async throws -> YediChat.ListRoomsResponse
+            func subscribe(_ request: YediChat.SubscribeRequest, writer: RPCWriter<YediChat.RoomEvent>, context: ServerContext) async throws
+        }
+
+        /// Typed calls to `yedi.chat.ChatService` through an `RPCClient`.
+        public struct Client: Sendable {
+            public let rpcClient: RPCClient
+
+            public init(_ rpcClient: RPCClient) {
+                self.rpcClient = rpcClient
+            }
+
+            public func openRoom(_ request: YediChat.OpenRoomRequest, options: CallOptions = .defaults) async throws -> YediChat.Room {
+                try await rpcClient.unary(Method.openRoom, request, options: options)
+            }
+
+            public func sendMessage(_ request: YediChat.SendMessageRequest, options: CallOptions = .defaults) async throws -> YediChat.ChatMessage {
+                try await rpcClient.unary(Method.sendMessage, request, options: options)
+            }
+
+            public func listMessages(_ request: YediChat.ListMessagesRequest, options: CallOptions = .defaults) async throws -> YediChat.ListMessagesResponse {
+                try await rpcClient.unary(Method.listMessages, request, options: options)
+            }
+
+            public func markRead(_ request: YediChat.MarkReadRequest, options: CallOptions = .defaults) async throws -> YediChat.MarkReadResponse {
+                try await rpcClient.unary(Method.markRead, request, options: options)
+            }
+
+            public func listRooms(_ request: YediChat.ListRoomsRequest, options: CallOptions = .defaults) async throws -> YediChat.ListRoomsResponse {
+                try await rpcClient.unary(Method.listRooms, request, options: options)
+            }
+
+            /// The stream is open while `onResponse` runs; returning early cancels the call.
+            public func subscribe<Result: Sendable>(
+                _ request: YediChat.SubscribeRequest,
+                options: CallOptions = .defaults,
+                onResponse: (RPCResponseStream<YediChat.RoomEvent>) async throws -> Result
+            ) async throws -> Result {
+                try await rpcClient.serverStreaming(Method.subscribe, request, options: options, onResponse: onResponse)
+            }
+        }
+    }
+}
+
+extension YediChat.ChatService.ServiceProtocol {
+    public var serviceDescriptor: ServiceDescriptor { YediChat.ChatService.descriptor }
+
+    public func registerMethods(with router: inout RPCRouter) {
+        router.register(YediChat.ChatService.Method.openRoom, unary: { request, context in
+            try await self.openRoom(request, context: context)
+        })
+        router.register(YediChat.ChatService.Method.sendMessage, unary: { request, context in
+            try await self.sendMessage(request, context: context)
+        })
+        router.register(YediChat.ChatService.Method.listMessages, unary: { request, context in
+            try await self.listMessages(request, context: context)
+        })
+        router.register(YediChat.ChatService.Method.markRead, unary: { request, context in
+            try await self.markRead(request, context: context)
+        })
+        router.register(YediChat.ChatService.Method.listRooms, unary: { request, context in
+            try await self.listRooms(request, context: context)
+        })
+        router.register(YediChat.ChatService.Method.subscribe, serverStreaming: { request, writer, context in
+            try await self.subscribe(request, writer: writer, context: context)
+        })
     }
 }

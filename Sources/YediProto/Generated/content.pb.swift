@@ -950,5 +950,145 @@ extension YediContent {
             fullName: "yedi.content.ContentService",
             methods: [Method.createPost.descriptor, Method.updatePost.descriptor, Method.deletePost.descriptor, Method.getPost.descriptor, Method.getFeed.descriptor, Method.listDesignerPosts.descriptor, Method.toggleLike.descriptor, Method.listLikedPosts.descriptor, Method.uploadImage.descriptor, Method.getImage.descriptor, Method.createReview.descriptor, Method.listDesignerReviews.descriptor, Method.createComment.descriptor, Method.listComments.descriptor, Method.searchPosts.descriptor]
         )
+
+        /// Serve `yedi.content.ContentService` by implementing these methods and passing the value to an `RPCServer`.
+        public protocol ServiceProtocol: RPCService {
+            func createPost(_ request: YediContent.CreatePostRequest, context: ServerContext) async throws -> YediContent.Post
+            func updatePost(_ request: YediContent.UpdatePostRequest, context: ServerContext) async throws -> YediContent.Post
+            func deletePost(_ request: YediContent.DeletePostRequest, context: ServerContext) async throws -> YediContent.DeletePostResponse
+            func getPost(_ request: YediContent.GetPostRequest, context: ServerContext) async throws -> YediContent.Post
+            func getFeed(_ request: YediContent.GetFeedRequest, context: ServerContext) async throws -> YediContent.FeedPage
+            func listDesignerPosts(_ request: YediContent.ListDesignerPostsRequest, context: ServerContext) async throws -> YediContent.FeedPage
+            func toggleLike(_ request: YediContent.ToggleLikeRequest, context: ServerContext) async throws -> YediContent.ToggleLikeResponse
+            func listLikedPosts(_ request: YediContent.ListLikedPostsRequest, context: ServerContext) async throws -> YediContent.FeedPage
+            func uploadImage(_ request: YediContent.UploadImageRequest, context: ServerContext) async throws -> YediCommon.ImageRef
+            func getImage(_ request: YediContent.GetImageRequest, context: ServerContext) async throws -> YediContent.ImageData
+            func createReview(_ request: YediContent.CreateReviewRequest, context: ServerContext) async throws -> YediContent.Review
+            func listDesignerReviews(_ request: YediContent.ListDesignerReviewsRequest, context: ServerContext) async throws -> YediContent.ListDesignerReviewsResponse
+            func createComment(_ request: YediContent.CreateCommentRequest, context: ServerContext) async throws -> YediContent.Comment
+            func listComments(_ request: YediContent.ListCommentsRequest, context: ServerContext) async throws -> YediContent.ListCommentsResponse
+            func searchPosts(_ request: YediContent.SearchPostsRequest, context: ServerContext) async throws -> YediContent.FeedPage
+        }
+
+        /// Typed calls to `yedi.content.ContentService` through an `RPCClient`.
+        public struct Client: Sendable {
+            public let rpcClient: RPCClient
+
+            public init(_ rpcClient: RPCClient) {
+                self.rpcClient = rpcClient
+            }
+
+            public func createPost(_ request: YediContent.CreatePostRequest, options: CallOptions = .defaults) async throws -> YediContent.Post {
+                try await rpcClient.unary(Method.createPost, request, options: options)
+            }
+
+            public func updatePost(_ request: YediContent.UpdatePostRequest, options: CallOptions = .defaults) async throws -> YediContent.Post {
+                try await rpcClient.unary(Method.updatePost, request, options: options)
+            }
+
+            public func deletePost(_ request: YediContent.DeletePostRequest, options: CallOptions = .defaults) async throws -> YediContent.DeletePostResponse {
+                try await rpcClient.unary(Method.deletePost, request, options: options)
+            }
+
+            public func getPost(_ request: YediContent.GetPostRequest, options: CallOptions = .defaults) async throws -> YediContent.Post {
+                try await rpcClient.unary(Method.getPost, request, options: options)
+            }
+
+            public func getFeed(_ request: YediContent.GetFeedRequest, options: CallOptions = .defaults) async throws -> YediContent.FeedPage {
+                try await rpcClient.unary(Method.getFeed, request, options: options)
+            }
+
+            public func listDesignerPosts(_ request: YediContent.ListDesignerPostsRequest, options: CallOptions = .defaults) async throws -> YediContent.FeedPage {
+                try await rpcClient.unary(Method.listDesignerPosts, request, options: options)
+            }
+
+            public func toggleLike(_ request: YediContent.ToggleLikeRequest, options: CallOptions = .defaults) async throws -> YediContent.ToggleLikeResponse {
+                try await rpcClient.unary(Method.toggleLike, request, options: options)
+            }
+
+            public func listLikedPosts(_ request: YediContent.ListLikedPostsRequest, options: CallOptions = .defaults) async throws -> YediContent.FeedPage {
+                try await rpcClient.unary(Method.listLikedPosts, request, options: options)
+            }
+
+            public func uploadImage(_ request: YediContent.UploadImageRequest, options: CallOptions = .defaults) async throws -> YediCommon.ImageRef {
+                try await rpcClient.unary(Method.uploadImage, request, options: options)
+            }
+
+            public func getImage(_ request: YediContent.GetImageRequest, options: CallOptions = .defaults) async throws -> YediContent.ImageData {
+                try await rpcClient.unary(Method.getImage, request, options: options)
+            }
+
+            public func createReview(_ request: YediContent.CreateReviewRequest, options: CallOptions = .defaults) async throws -> YediContent.Review {
+                try await rpcClient.unary(Method.createReview, request, options: options)
+            }
+
+            public func listDesignerReviews(_ request: YediContent.ListDesignerReviewsRequest, options: CallOptions = .defaults) async throws -> YediContent.ListDesignerReviewsResponse {
+                try await rpcClient.unary(Method.listDesignerReviews, request, options: options)
+            }
+
+            public func createComment(_ request: YediContent.CreateCommentRequest, options: CallOptions = .defaults) async throws -> YediContent.Comment {
+                try await rpcClient.unary(Method.createComment, request, options: options)
+            }
+
+            public func listComments(_ request: YediContent.ListCommentsRequest, options: CallOptions = .defaults) async throws -> YediContent.ListCommentsResponse {
+                try await rpcClient.unary(Method.listComments, request, options: options)
+            }
+
+            public func searchPosts(_ request: YediContent.SearchPostsRequest, options: CallOptions = .defaults) async throws -> YediContent.FeedPage {
+                try await rpcClient.unary(Method.searchPosts, request, options: options)
+            }
+        }
+    }
+}
+
+extension YediContent.ContentService.ServiceProtocol {
+    public var serviceDescriptor: ServiceDescriptor { YediContent.ContentService.descriptor }
+
+    public func registerMethods(with router: inout RPCRouter) {
+        router.register(YediContent.ContentService.Method.createPost, unary: { request, context in
+            try await self.createPost(request, context: context)
+        })
+        router.register(YediContent.ContentService.Method.updatePost, unary: { request, context in
+            try await self.updatePost(request, context: context)
+        })
+        router.register(YediContent.ContentService.Method.deletePost, unary: { request, context in
+            try await self.deletePost(request, context: context)
+        })
+        router.register(YediContent.ContentService.Method.getPost, unary: { request, context in
+            try await self.getPost(request, context: context)
+        })
+        router.register(YediContent.ContentService.Method.getFeed, unary: { request, context in
+            try await self.getFeed(request, context: context)
+        })
+        router.register(YediContent.ContentService.Method.listDesignerPosts, unary: { request, context in
+            try await self.listDesignerPosts(request, context: context)
+        })
+        router.register(YediContent.ContentService.Method.toggleLike, unary: { request, context in
+            try await self.toggleLike(request, context: context)
+        })
+        router.register(YediContent.ContentService.Method.listLikedPosts, unary: { request, context in
+            try await self.listLikedPosts(request, context: context)
+        })
+        router.register(YediContent.ContentService.Method.uploadImage, unary: { request, context in
+            try await self.uploadImage(request, context: context)
+        })
+        router.register(YediContent.ContentService.Method.getImage, unary: { request, context in
+            try await self.getImage(request, context: context)
+        })
+        router.register(YediContent.ContentService.Method.createReview, unary: { request, context in
+            try await self.createReview(request, context: context)
+        })
+        router.register(YediContent.ContentService.Method.listDesignerReviews, unary: { request, context in
+            try await self.listDesignerReviews(request, context: context)
+        })
+        router.register(YediContent.ContentService.Method.createComment, unary: { request, context in
+            try await self.createComment(request, context: context)
+        })
+        router.register(YediContent.ContentService.Method.listComments, unary: { request, context in
+            try await self.listComments(request, context: context)
+        })
+        router.register(YediContent.ContentService.Method.searchPosts, unary: { request, context in
+            try await self.searchPosts(request, context: context)
+        })
     }
 }

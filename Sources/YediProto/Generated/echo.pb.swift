@@ -110,5 +110,50 @@ extension YediEcho {
             fullName: "yedi.echo.Echo",
             methods: [Method.echo.descriptor, Method.expand.descriptor]
         )
+
+        /// Serve `yedi.echo.Echo` by implementing these methods and passing the value to an `RPCServer`.
+        public protocol ServiceProtocol: RPCService {
+            /// Answers with the request's payload and text.
+            func echo(_ request: YediEcho.EchoRequest, context: ServerContext) async throws -> YediEcho.EchoResponse
+            /// Streams `count` replies.
+            func expand(_ request: YediEcho.ExpandRequest, writer: RPCWriter<YediEcho.EchoResponse>, context: ServerContext) async throws
+        }
+
+        /// Typed calls to `yedi.echo.Echo` through an `RPCClient`.
+        public struct Client: Sendable {
+            public let rpcClient: RPCClient
+
+            public init(_ rpcClient: RPCClient) {
+                self.rpcClient = rpcClient
+            }
+
+            /// Answers with the request's payload and text.
+            public func echo(_ request: YediEcho.EchoRequest, options: CallOptions = .defaults) async throws -> YediEcho.EchoResponse {
+                try await rpcClient.unary(Method.echo, request, options: options)
+            }
+
+            /// Streams `count` replies.
+            /// The stream is open while `onResponse` runs; returning early cancels the call.
+            public func expand<Result: Sendable>(
+                _ request: YediEcho.ExpandRequest,
+                options: CallOptions = .defaults,
+                onResponse: (RPCResponseStream<YediEcho.EchoResponse>) async throws -> Result
+            ) async throws -> Result {
+                try await rpcClient.serverStreaming(Method.expand, request, options: options, onResponse: onResponse)
+            }
+        }
+    }
+}
+
+extension YediEcho.Echo.ServiceProtocol {
+    public var serviceDescriptor: ServiceDescriptor { YediEcho.Echo.descriptor }
+
+    public func registerMethods(with router: inout RPCRouter) {
+        router.register(YediEcho.Echo.Method.echo, unary: { request, context in
+            try await self.echo(request, context: context)
+        })
+        router.register(YediEcho.Echo.Method.expand, serverStreaming: { request, writer, context in
+            try await self.expand(request, writer: writer, context: context)
+        })
     }
 }

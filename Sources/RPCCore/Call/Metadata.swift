@@ -1,0 +1,70 @@
+/// Key–value pairs sent with a request (`authorization`, `traceparent`, `request-id`, …) and with the
+/// end of a call. Keys are lowercase ASCII; a key may repeat; order is kept.
+public struct Metadata: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
+    public struct Entry: Sendable, Hashable {
+        public let key: String
+        public var value: String
+    }
+
+    private var entries: [Entry] = []
+
+    public init() {}
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        for (key, value) in elements { add(key, value) }
+    }
+
+    /// The first value for `key`; setting replaces every value for it (nil removes them).
+    public subscript(key: String) -> String? {
+        get {
+            let key = key.lowercased()
+            return entries.first { $0.key == key }?.value
+        }
+        set {
+            remove(key)
+            if let newValue { add(key, newValue) }
+        }
+    }
+
+    public func values(for key: String) -> [String] {
+        let key = key.lowercased()
+        return entries.filter { $0.key == key }.map(\.value)
+    }
+
+    public mutating func add(_ key: String, _ value: String) {
+        entries.append(Entry(key: key.lowercased(), value: value))
+    }
+
+    public mutating func remove(_ key: String) {
+        let key = key.lowercased()
+        entries.removeAll { $0.key == key }
+    }
+
+    public var count: Int { entries.count }
+    public var isEmpty: Bool { entries.isEmpty }
+
+    /// Bytes of keys and values, checked against the server's metadata limit.
+    public var byteCount: Int { entries.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count } }
+
+    public func makeIterator() -> IndexingIterator<[Entry]> { entries.makeIterator() }
+
+    /// Values of keys that carry secrets are hidden, so metadata can be logged.
+    public var description: String {
+        let shown = entries.map { entry in
+            Metadata.secretKeys.contains(entry.key) ? "\(entry.key): <redacted>" : "\(entry.key): \(entry.value)"
+        }
+        return "[\(shown.joined(separator: ", "))]"
+    }
+
+    static let secretKeys: Set<String> = ["authorization", "cookie", "x-api-key"]
+}
+
+extension Metadata {
+    init(_ wire: [YediRPC.MetadataEntry]) {
+        entries = wire.map { Entry(key: $0.key.lowercased(), value: $0.value) }
+    }
+
+    var wire: [YediRPC.MetadataEntry] {
+        entries.map { YediRPC.MetadataEntry(key: $0.key, value: $0.value) }
+    }
+}

@@ -1,0 +1,238 @@
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// One connection slot of a client: connects to its target, reconnects with jittered exponential
+/// backoff when the connection fails or closes, and carries calls while it is ready.
+final class ClientConnection: Sendable {
+    enum State {
+        case idle
+        case connecting
+        case ready(handler: NIOLoopBound<ClientConnectionHandler>, channel: any Channel)
+        /// The last attempt failed; the next one starts after a backoff delay.
+        case transientFailure(RPCError)
+        case shutdown
+    }
+
+    let target: ClientConfiguration.Target
+    private let configuration: ClientConfiguration
+    private let tlsContext: TLSContext
+    private let group: any EventLoopGroup
+    private let state = Mutex(State.idle)
+    /// Set by GOAWAY: the connection still finishes its calls but takes no new ones.
+    private let goingAway = Atomic<Bool>(false)
+    private let shutdownRequested = Atomic<Bool>(false)
+    /// The connection loop while it waits to reconnect.
+    private let sleeper = Mutex<CheckedContinuation<Void, Never>?>(nil)
+    /// Tells the pool that this slot's state changed, so waiting calls look again.
+    private let onStateChange: @Sendable () -> Void
+    private let logger: Logger
+
+    init(
+        target: ClientConfiguration.Target,
+        configuration: ClientConfiguration,
+        tlsContext: TLSContext,
+        group: any EventLoopGroup,
+        onStateChange: @escaping @Sendable () -> Void
+    ) {
+        self.target = target
+        self.configuration = configuration
+        self.tlsContext = tlsContext
+        self.group = group
+        self.onStateChange = onStateChange
+        var logger = configuration.logger
+        logger[metadataKey: "rpc.target"] = "\(target)"
+        self.logger = logger
+    }
+
+    /// The handler to start a call on, when the connection is ready and not going away.
+    var readyHandler: NIOLoopBound<ClientConnectionHandler>? {
+        guard !goingAway.load(ordering: .relaxed) else { return nil }
+        return state.withLock { state in
+            if case .ready(let handler, _) = state { return handler }
+            return nil
+        }
+    }
+
+    var currentState: State { state.withLock { $0 } }
+
+    // MARK: Connection loop
+
+    /// Connects, and reconnects after failures and closes, until `shutdown()`.
+    func run() async {
+        var failures = 0
+        while !shutdownRequested.load(ordering: .relaxed), !Task.isCancelled {
+            setState(.connecting)
+            do {
+                let (channel, handler) = try await connect()
+                goingAway.store(false, ordering: .relaxed)
+                setState(.ready(handler: handler, channel: channel))
+                let connectedAt = ContinuousClock.now
+                if shutdownRequested.load(ordering: .relaxed) { closeWhenIdle(handler) }
+                try? await channel.closeFuture.get()
+                // A connection that dies at once counts as a failure, so a server that accepts and
+                // drops connections is not hammered.
+                failures = ContinuousClock.now - connectedAt < .seconds(1) ? failures + 1 : 0
+                setState(.idle)
+            } catch {
+                failures += 1
+                let failure = RPCError(
+                    code: .unavailable, message: "cannot connect to \(target): \(Self.describe(error))")
+                logger.debug("connection attempt failed", metadata: ["error": "\(failure.message)"])
+                setState(.transientFailure(failure))
+            }
+            guard failures > 0, !shutdownRequested.load(ordering: .relaxed) else { continue }
+            let delay = configuration.reconnectBackoff.delay(attempt: failures, random: Double.random(in: 0..<1))
+            await pause(for: delay)
+        }
+        setState(.shutdown)
+    }
+
+    /// Sleeps between reconnection attempts; `shutdown()` ends the sleep at once.
+    private func pause(for delay: Duration) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let sleepNow = sleeper.withLock { sleeper -> Bool in
+                guard !shutdownRequested.load(ordering: .relaxed) else { return false }
+                sleeper = continuation
+                return true
+            }
+            guard sleepNow else { return continuation.resume() }
+            group.any().scheduleTask(in: .nanoseconds(delay.nanoseconds)) { self.wake() }
+        }
+    }
+
+    private func wake() {
+        sleeper.withLock { sleeper in
+            defer { sleeper = nil }
+            return sleeper
+        }?.resume()
+    }
+
+    /// Stops reconnecting and closes the connection once its calls are done.
+    func shutdown() {
+        shutdownRequested.store(true, ordering: .relaxed)
+        wake()
+        let ready = state.withLock { state -> NIOLoopBound<ClientConnectionHandler>? in
+            if case .ready(let handler, _) = state { return handler }
+            return nil
+        }
+        if let ready { closeWhenIdle(ready) }
+    }
+
+    func markGoingAway() {
+        goingAway.store(true, ordering: .relaxed)
+        onStateChange()
+    }
+
+    private func closeWhenIdle(_ handler: NIOLoopBound<ClientConnectionHandler>) {
+        handler.eventLoop.execute { handler.value.closeWhenIdle() }
+    }
+
+    private func setState(_ new: State) {
+        state.withLock { $0 = new }
+        onStateChange()
+    }
+
+    private func connect() async throws -> (any Channel, NIOLoopBound<ClientConnectionHandler>) {
+        let handlerConfiguration = ClientConnectionHandler.Configuration(
+            maxConcurrentCalls: configuration.limits.maxConcurrentCalls,
+            maxFrameBytes: configuration.limits.maxFrameBytes,
+            keepaliveInterval: .nanoseconds(configuration.keepaliveInterval.nanoseconds),
+            keepaliveTimeout: .nanoseconds(configuration.keepaliveTimeout.nanoseconds),
+            logger: logger
+        )
+        let serverName = configuration.serverName ?? target.host
+        let tlsContext = tlsContext
+        let maxFrameBytes = configuration.limits.maxFrameBytes
+        let (channel, handler) = try await ClientBootstrap(group: group)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.socketOption(.so_keepalive), value: 1)
+            .connectTimeout(.nanoseconds(configuration.connectTimeout.nanoseconds))
+            .connect(host: target.host, port: target.port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let handler = ClientConnectionHandler(
+                        configuration: handlerConfiguration,
+                        eventLoop: channel.eventLoop,
+                        onGoaway: { [weak self] in self?.markGoingAway() }
+                    )
+                    try channel.pipeline.syncOperations.addHandlers(
+                        try TLSHandler(clientContext: tlsContext, serverName: serverName),
+                        ByteToMessageHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)),
+                        handler
+                    )
+                    return (channel, NIOLoopBound(handler, eventLoop: channel.eventLoop))
+                }
+            }
+        do {
+            // Ready once TLS is up and the server's SETTINGS arrived.
+            try await handler.eventLoop.flatSubmit { handler.value.ready.futureResult }.get()
+        } catch {
+            channel.close(promise: nil)
+            throw error
+        }
+        return (channel, handler)
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case let error as RPCError: error.message
+        case let error as TLSError: "TLS: \(error)"
+        default: "\(error)"
+        }
+    }
+
+    // MARK: Calls
+
+    /// Runs a unary call on this connection; returns the response payload.
+    func unary(_ frame: YediRPC.Frame, deadline: NIODeadline?, on handler: NIOLoopBound<ClientConnectionHandler>)
+        async throws -> [UInt8]
+    {
+        let call = OutgoingCall(frame: frame, deadline: deadline)
+        return try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<[UInt8], any Error>) in
+                start(call, responder: .unary(continuation), on: handler)
+            }
+        } onCancel: {
+            cancel(call, on: handler, error: RPCError(code: .cancelled, message: "the call was cancelled"))
+        }
+    }
+
+    /// Starts a server-streaming call on this connection.
+    func startStream(
+        _ frame: YediRPC.Frame,
+        deadline: NIODeadline?,
+        windowBytes: Int,
+        on handler: NIOLoopBound<ClientConnectionHandler>
+    ) -> (OutgoingCall, ResponseStreamState) {
+        var frame = frame
+        frame.windowBytes = UInt32(clamping: windowBytes)
+        let call = OutgoingCall(frame: frame, deadline: deadline)
+        let stream = ResponseStreamState(windowBytes: windowBytes) { bytes in
+            handler.eventLoop.execute { handler.value.grantWindow(call, bytes: bytes) }
+        }
+        start(call, responder: .stream(stream), on: handler)
+        return (call, stream)
+    }
+
+    func cancel(_ call: OutgoingCall, on handler: NIOLoopBound<ClientConnectionHandler>, error: RPCError) {
+        handler.eventLoop.execute { handler.value.cancelCall(call, error: error) }
+    }
+
+    /// The responder is attached on the loop, where every other access to the call happens.
+    private func start(
+        _ call: OutgoingCall,
+        responder: ClientConnectionHandler.Responder,
+        on handler: NIOLoopBound<ClientConnectionHandler>
+    ) {
+        if handler.eventLoop.inEventLoop {
+            call.responder = responder
+            handler.value.startCall(call)
+        } else {
+            handler.eventLoop.execute {
+                call.responder = responder
+                handler.value.startCall(call)
+            }
+        }
+    }
+}

@@ -1,0 +1,379 @@
+import DequeModule
+import Logging
+import NIOCore
+import ProtoBridge
+
+/// The client end of one connection: numbers calls, writes REQUEST frames, matches MESSAGE and END
+/// frames to their calls, and keeps the connection honest (server limits, GOAWAY, keepalive).
+///
+/// All state is confined to the channel's event loop; `ClientConnection` reaches it with `onLoop`.
+/// Requests started in the same event-loop tick leave in one flush.
+final class ClientConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = YediRPC.Frame
+    typealias OutboundOut = ByteBuffer
+
+    struct Configuration: Sendable {
+        var maxConcurrentCalls: Int
+        var maxFrameBytes: Int
+        var keepaliveInterval: TimeAmount
+        var keepaliveTimeout: TimeAmount
+        var logger: Logger
+    }
+
+    /// How a call learns its outcome.
+    enum Responder: Sendable {
+        /// The unary response payload, or the call's error.
+        case unary(UnsafeContinuation<[UInt8], any Error>)
+        case stream(ResponseStreamState)
+    }
+
+    private var configuration: Configuration
+    private var context: ChannelHandlerContext?
+    /// Calls sent and not yet ended, by wire id.
+    private var calls: [UInt64: OutgoingCall] = [:]
+    /// Calls waiting for a free slot under the server's concurrency limit, oldest first.
+    private var pending: Deque<OutgoingCall> = []
+    /// Wire ids are given out here, on the loop, so the server sees them strictly increasing.
+    private var lastCallID: UInt64 = 0
+    private var flushScheduled = false
+    private var goingAway = false
+    private var closedError: RPCError?
+    private var keepaliveTimer: Scheduled<Void>?
+    private var keepaliveDeadline: Scheduled<Void>?
+    private var receivedSinceLastPing = false
+
+    /// Fulfilled by the server's SETTINGS frame (the connection is ready), failed if it never comes.
+    let ready: EventLoopPromise<Void>
+    /// Called once when the server says GOAWAY, so the pool stops choosing this connection.
+    private let onGoaway: @Sendable () -> Void
+
+    init(configuration: Configuration, eventLoop: any EventLoop, onGoaway: @escaping @Sendable () -> Void) {
+        self.configuration = configuration
+        self.ready = eventLoop.makePromise()
+        self.onGoaway = onGoaway
+    }
+
+    // MARK: Channel events
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        failEverything(RPCError(code: .unavailable, message: "the connection was closed"))
+        self.context = nil
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        failEverything(closedError ?? RPCError(code: .unavailable, message: "the connection was lost"))
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        let message: String
+        switch error {
+        case let error as TLSError: message = "TLS: \(error)"
+        default: message = "\(error)"
+        }
+        closedError = closedError ?? RPCError(code: .unavailable, message: "connection failed: \(message)")
+        ready.fail(closedError!)
+        context.close(promise: nil)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        receivedSinceLastPing = true
+        switch frame.kind {
+        case .message: deliverMessage(frame)
+        case .end: endCall(frame)
+        case .settings: applySettings(frame)
+        case .goaway: goaway(frame)
+        case .ping: write(YediRPC.Frame(kind: .pong, payload: frame.payload))
+        case .pong:
+            keepaliveDeadline?.cancel()
+            keepaliveDeadline = nil
+        case .request, .cancel, .windowUpdate:
+            closedError = RPCError(code: .internalError, message: "the server sent a \(frame.kind) frame")
+            context.close(promise: nil)
+        case .unspecified, .unrecognized:
+            break  // from a newer protocol revision
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        flushNow()
+        context.fireChannelReadComplete()
+    }
+
+    // MARK: Starting and cancelling calls
+
+    /// Sends a request, or queues it while the server's concurrency limit is reached.
+    func startCall(_ call: OutgoingCall) {
+        guard call.state == .new else {
+            call.resolveEarlyError()  // cancelled before it got here
+            return
+        }
+        if let closedError {
+            call.resolve(error: UnsentCallError(error: closedError))
+        } else if goingAway {
+            call.resolve(
+                error: UnsentCallError(error: RPCError(code: .unavailable, message: "the connection is going away")))
+        } else if calls.count >= configuration.maxConcurrentCalls {
+            call.state = .pending
+            pending.append(call)
+        } else {
+            send(call)
+        }
+    }
+
+    private func send(_ call: OutgoingCall) {
+        var frame = call.frame
+        if let deadline = call.deadline {
+            let remaining = deadline - .now()
+            guard remaining > .zero else {
+                call.resolve(
+                    error: RPCError(code: .deadlineExceeded, message: "the deadline passed before the call was sent"))
+                return
+            }
+            frame.timeoutMicros = UInt64(remaining.nanoseconds / 1_000)
+            call.deadlineTimer = context?.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
+                self.cancelCall(call, error: RPCError(code: .deadlineExceeded, message: "the deadline passed"))
+            }
+        }
+        lastCallID += 1
+        call.id = lastCallID
+        call.state = .sent
+        frame.callID = call.id
+        calls[call.id] = call
+        write(frame)
+    }
+
+    /// The caller gave up (task cancelled, deadline, stream abandoned): tell the server, fail the call.
+    func cancelCall(_ call: OutgoingCall, error: RPCError) {
+        switch call.state {
+        case .done:
+            return
+        case .new, .pending:
+            call.resolve(error: error)  // a pending entry is skipped when its turn comes
+        case .sent:
+            calls.removeValue(forKey: call.id)
+            write(YediRPC.Frame(callID: call.id, kind: .cancel))
+            call.resolve(error: error)
+            startPending()
+        }
+    }
+
+    /// Lets the server send `bytes` more of a stream's messages.
+    func grantWindow(_ call: OutgoingCall, bytes: Int) {
+        guard call.state == .sent, bytes > 0 else { return }
+        write(YediRPC.Frame(callID: call.id, kind: .windowUpdate, windowBytes: UInt32(clamping: bytes)))
+    }
+
+    var activeCalls: Int { calls.count + pending.count }
+
+    /// Closes the connection once no call is in flight (client shutdown).
+    func closeWhenIdle() {
+        goingAway = true
+        if activeCalls == 0 { context?.close(promise: nil) }
+    }
+
+    // MARK: Responses
+
+    private func deliverMessage(_ frame: YediRPC.Frame) {
+        calls[frame.callID]?.deliver(frame.payload)  // absent: cancelled meanwhile
+    }
+
+    private func endCall(_ frame: YediRPC.Frame) {
+        guard let call = calls.removeValue(forKey: frame.callID) else { return }
+        let code = StatusCode(wireValue: frame.status?.code ?? 0)
+        let trailers = Metadata(frame.metadata)
+        let error = code == .ok ? nil : RPCError(code: code, message: frame.status?.message ?? "", metadata: trailers)
+        call.resolve(error: error, payload: frame.payload, trailers: trailers)
+        startPending()
+        if goingAway, activeCalls == 0 { context?.close(promise: nil) }
+    }
+
+    private func startPending() {
+        while calls.count < configuration.maxConcurrentCalls, let next = pending.popFirst() {
+            if next.state == .pending { send(next) }
+        }
+    }
+
+    // MARK: Connection frames
+
+    private func applySettings(_ frame: YediRPC.Frame) {
+        if frame.maxConcurrentCalls > 0 {
+            configuration.maxConcurrentCalls = min(configuration.maxConcurrentCalls, Int(frame.maxConcurrentCalls))
+        }
+        if frame.maxFrameBytes > 0 {
+            configuration.maxFrameBytes = min(configuration.maxFrameBytes, Int(frame.maxFrameBytes))
+        }
+        startKeepalive()
+        ready.succeed()
+        startPending()
+    }
+
+    /// Calls above `last_call_id` were not processed: they fail as unsent, so they can be retried
+    /// elsewhere; calls at or below it still complete.
+    private func goaway(_ frame: YediRPC.Frame) {
+        guard !goingAway else { return }
+        goingAway = true
+        onGoaway()
+        let reason = frame.status?.message ?? "the server is going away"
+        let unsent = UnsentCallError(error: RPCError(code: .unavailable, message: reason))
+        for id in calls.keys where id > frame.lastCallID {
+            calls.removeValue(forKey: id)!.resolve(error: unsent)
+        }
+        for waiting in pending where waiting.state == .pending {
+            waiting.resolve(error: unsent)
+        }
+        pending.removeAll()
+        if calls.isEmpty { context?.close(promise: nil) }
+    }
+
+    /// Pings when nothing arrived for an interval; no PONG within the timeout means the peer is gone.
+    private func startKeepalive() {
+        guard keepaliveTimer == nil, configuration.keepaliveInterval > .zero else { return }
+        scheduleKeepaliveTick()
+    }
+
+    private func scheduleKeepaliveTick() {
+        guard let context else { return }
+        keepaliveTimer = context.eventLoop.assumeIsolated().scheduleTask(in: configuration.keepaliveInterval) {
+            self.keepaliveTick()
+        }
+    }
+
+    private func keepaliveTick() {
+        defer { scheduleKeepaliveTick() }
+        guard !receivedSinceLastPing else {
+            receivedSinceLastPing = false
+            return
+        }
+        guard keepaliveDeadline == nil, let context else { return }
+        write(YediRPC.Frame(kind: .ping, payload: [0x79, 0x65, 0x64, 0x69, 0, 0, 0, 1]))
+        keepaliveDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: configuration.keepaliveTimeout) {
+            self.configuration.logger.notice("keepalive: no answer from the server; closing the connection")
+            self.closedError = RPCError(code: .unavailable, message: "keepalive timeout: the server stopped answering")
+            context.close(promise: nil)
+        }
+    }
+
+    private func failEverything(_ error: RPCError) {
+        keepaliveTimer?.cancel()
+        keepaliveTimer = nil
+        keepaliveDeadline?.cancel()
+        keepaliveDeadline = nil
+        closedError = closedError ?? error
+        ready.fail(closedError!)
+        let failed = calls
+        calls.removeAll()
+        for call in failed.values {
+            call.resolve(error: closedError!)
+        }
+        for waiting in pending where waiting.state == .pending {
+            waiting.resolve(error: UnsentCallError(error: closedError!))
+        }
+        pending.removeAll()
+    }
+
+    // MARK: Writing
+
+    private func write(_ frame: YediRPC.Frame) {
+        guard let context else { return }
+        var buffer = context.channel.allocator.buffer(capacity: 64 + frame.payload.count + frame.method.utf8.count)
+        do {
+            try buffer.writeFrame(frame)
+        } catch {
+            configuration.logger.error("could not encode a frame: \(error)")
+            return
+        }
+        context.write(wrapOutboundOut(buffer), promise: nil)
+        scheduleFlush()
+    }
+
+    private func scheduleFlush() {
+        guard !flushScheduled, let context else { return }
+        flushScheduled = true
+        context.eventLoop.assumeIsolated().execute {
+            self.flushNow()
+        }
+    }
+
+    private func flushNow() {
+        guard flushScheduled else { return }
+        flushScheduled = false
+        context?.flush()
+    }
+}
+
+/// A call that failed before it reached the server (the connection was closing, or the server's
+/// GOAWAY says it did not process it): retrying it is always safe, whatever the method.
+struct UnsentCallError: Error {
+    let error: RPCError
+}
+
+/// One call through a `ClientConnectionHandler`. The caller creates it; from then on only the
+/// connection's event loop touches it, which is what makes the unchecked `Sendable` sound.
+final class OutgoingCall: @unchecked Sendable {
+    enum State { case new, pending, sent, done }
+
+    /// The REQUEST frame; its call id is filled in when sent.
+    let frame: YediRPC.Frame
+    let deadline: NIODeadline?
+    /// Set by the caller before the call reaches the loop; resumed exactly once.
+    var responder: ClientConnectionHandler.Responder?
+
+    var state = State.new
+    var id: UInt64 = 0
+    var deadlineTimer: Scheduled<Void>?
+    /// A unary response that came as MESSAGE before its END.
+    var unaryPayload: [UInt8]?
+    /// Why the call ended before its responder was attached (cancelled before it was started).
+    private var earlyError: (any Error)?
+
+    init(frame: YediRPC.Frame, deadline: NIODeadline?, responder: ClientConnectionHandler.Responder? = nil) {
+        self.frame = frame
+        self.deadline = deadline
+        self.responder = responder
+    }
+
+    /// Delivers a message of a streaming call.
+    func deliver(_ payload: [UInt8]) {
+        switch responder {
+        case .unary?: unaryPayload = payload
+        case .stream(let stream)?: stream.deliver(payload)
+        case nil: break
+        }
+    }
+
+    /// Ends the call: `error` is an `RPCError`, an `UnsentCallError`, or nil for success.
+    func resolve(error: (any Error)?, payload: [UInt8] = [], trailers: Metadata = [:]) {
+        state = .done
+        deadlineTimer?.cancel()
+        deadlineTimer = nil
+        guard let responder else {
+            earlyError = error ?? earlyError
+            return
+        }
+        self.responder = nil
+        switch responder {
+        case .unary(let continuation):
+            if let error {
+                continuation.resume(throwing: error)
+            } else {
+                continuation.resume(returning: payload.isEmpty ? (unaryPayload ?? []) : payload)
+            }
+        case .stream(let stream):
+            let rpcError = error.map {
+                ($0 as? UnsentCallError)?.error ?? ($0 as? RPCError) ?? RPCError(code: .unknown, message: "\($0)")
+            }
+            stream.finish(rpcError, trailers: trailers)
+        }
+    }
+
+    /// A call cancelled before it reached the loop fails as soon as its responder is known.
+    func resolveEarlyError() {
+        if let earlyError, responder != nil { resolve(error: earlyError) }
+    }
+}

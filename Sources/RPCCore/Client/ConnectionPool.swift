@@ -1,0 +1,117 @@
+import NIOCore
+import Synchronization
+
+/// The connections of a client, over all its targets: picks a ready one round robin, and lets calls
+/// wait while connections are being (re)established.
+final class ConnectionPool: Sendable {
+    private struct Waiters {
+        /// Bumped on every connection state change, so a waiter never misses one.
+        var generation: UInt64 = 0
+        var continuations: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextID: UInt64 = 0
+        var shutDown = false
+    }
+
+    let connections: [ClientConnection]
+    private let cursor = Atomic<Int>(0)
+    private let waiters = Mutex(Waiters())
+
+    init(makeConnections: (_ onStateChange: @escaping @Sendable () -> Void) -> [ClientConnection]) {
+        let signal = ChangeSignal()
+        connections = makeConnections { signal.fire() }
+        signal.pool = self
+    }
+
+    /// A ready connection. Waits while connections are connecting; fails fast with `UNAVAILABLE` when
+    /// every connection's last attempt failed (as gRPC does), and at the deadline.
+    func readyConnection(deadline: ContinuousClock.Instant?) async throws
+        -> (ClientConnection, NIOLoopBound<ClientConnectionHandler>)
+    {
+        while true {
+            let generation = waiters.withLock { $0.generation }
+            if let ready = pickReady() { return ready }
+            if waiters.withLock({ $0.shutDown }) {
+                throw UnsentCallError(error: RPCError(code: .unavailable, message: "the client is shut down"))
+            }
+            var failures: [RPCError] = []
+            for connection in connections {
+                if case .transientFailure(let error) = connection.currentState { failures.append(error) }
+            }
+            if failures.count == connections.count, let last = failures.last {
+                throw UnsentCallError(error: last)
+            }
+            try await waitForChange(since: generation, deadline: deadline)
+        }
+    }
+
+    private func pickReady() -> (ClientConnection, NIOLoopBound<ClientConnectionHandler>)? {
+        let start = cursor.add(1, ordering: .relaxed).newValue
+        for offset in 0..<connections.count {
+            let connection = connections[(start &+ offset) % connections.count]
+            if let handler = connection.readyHandler { return (connection, handler) }
+        }
+        return nil
+    }
+
+    func shutdown() {
+        let pending = waiters.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.shutDown = true
+            defer { state.continuations.removeAll() }
+            return Array(state.continuations.values)
+        }
+        for continuation in pending { continuation.resume() }
+        for connection in connections { connection.shutdown() }
+    }
+
+    fileprivate func stateChanged() {
+        let woken = waiters.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.generation &+= 1
+            defer { state.continuations.removeAll() }
+            return Array(state.continuations.values)
+        }
+        for continuation in woken { continuation.resume() }
+    }
+
+    private func waitForChange(since generation: UInt64, deadline: ContinuousClock.Instant?) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await self.nextChange(since: generation) }
+            if let deadline {
+                group.addTask {
+                    try await Task.sleep(until: deadline, clock: .continuous)
+                    throw RPCError(
+                        code: .deadlineExceeded, message: "the deadline passed while waiting for a connection")
+                }
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func nextChange(since generation: UInt64) async {
+        let id = waiters.withLock { state -> UInt64 in
+            state.nextID += 1
+            return state.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let resumeNow = waiters.withLock { state -> Bool in
+                    if state.generation != generation || state.shutDown { return true }
+                    state.continuations[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let continuation = waiters.withLock { $0.continuations.removeValue(forKey: id) }
+            continuation?.resume()
+        }
+    }
+}
+
+/// Forwards connection state changes to the pool, which exists only after its connections.
+private final class ChangeSignal: @unchecked Sendable {
+    // Written once in the pool's initialiser, before any connection runs.
+    weak var pool: ConnectionPool?
+
+    func fire() { pool?.stateChanged() }
+}

@@ -1,0 +1,244 @@
+import Logging
+import NIOCore
+import NIOPosix
+import ProtoBridge
+import ServiceLifecycle
+
+/// Calls the methods of one service (all its addresses) over pooled TLS connections.
+///
+/// Its connections live while `run()` runs; `withRPCClient` does that for a scope:
+///
+/// ```swift
+/// try await withRPCClient(configuration: configuration) { client in
+///     let echo = YediEcho.Echo.Client(client)
+///     let reply = try await echo.echo(.init(text: "안녕"), options: .init(timeout: .seconds(1)))
+/// }
+/// ```
+///
+/// Calls pick a ready connection round robin, wait while connections are being established, and fail
+/// fast with `UNAVAILABLE` while every connection is failing. Calls to idempotent methods that fail
+/// with `UNAVAILABLE` are retried (with backoff, within the deadline and the retry budget); calls that
+/// never reached a server are retried on another connection whatever the method.
+public final class RPCClient: Service, Sendable {
+    public let configuration: ClientConfiguration
+    private let pool: ConnectionPool
+
+    public init(
+        configuration: ClientConfiguration,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) throws(TLSError) {
+        self.configuration = configuration
+        let tlsContext = try TLSContext(configuration: configuration.tls)
+        pool = ConnectionPool { onStateChange in
+            configuration.targets.flatMap { target in
+                (0..<configuration.connectionsPerTarget).map { _ in
+                    ClientConnection(
+                        target: target,
+                        configuration: configuration,
+                        tlsContext: tlsContext,
+                        group: eventLoopGroup,
+                        onStateChange: onStateChange
+                    )
+                }
+            }
+        }
+    }
+
+    /// Keeps the connections up until `beginGracefulShutdown()`, graceful shutdown of the service
+    /// group, or cancellation; then lets calls in flight finish and closes.
+    public func run() async {
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
+                for connection in pool.connections {
+                    group.addTask { await connection.run() }
+                }
+                await withTaskCancellationHandler {
+                    await group.waitForAll()
+                } onCancel: {
+                    self.beginGracefulShutdown()
+                }
+            }
+        } onGracefulShutdown: {
+            self.beginGracefulShutdown()
+        }
+    }
+
+    /// New calls fail with `UNAVAILABLE`; connections close once their calls are done.
+    public func beginGracefulShutdown() {
+        pool.shutdown()
+    }
+
+    // MARK: Calls
+
+    /// Sends `request` and returns the response, or throws the call's `RPCError`.
+    public func unary<Request, Response>(
+        _ method: RPCMethod<Request, Response>,
+        _ request: Request,
+        options: CallOptions = .defaults
+    ) async throws -> Response {
+        let call = makeCall(method.descriptor, options)
+        let payload = try encodeRequest(request)
+        do {
+            return try await configuration.interceptors.run(call) { call in
+                let bytes = try await self.withAttempts(call, payload: payload) {
+                    connection, handler, frame, deadline in
+                    try await connection.unary(frame, deadline: deadline, on: handler)
+                }
+                do {
+                    return try Response(serializedBytes: bytes)
+                } catch {
+                    throw RPCError(code: .internalError, message: "the response could not be decoded: \(error)")
+                }
+            }
+        } catch {
+            throw Self.callerFacing(error)
+        }
+    }
+
+    /// Sends `request` and lets `onResponse` read the response stream; the call is cancelled if
+    /// `onResponse` returns or throws before the stream ends.
+    public func serverStreaming<Request, Response, Result: Sendable>(
+        _ method: RPCMethod<Request, Response>,
+        _ request: Request,
+        options: CallOptions = .defaults,
+        onResponse: (RPCResponseStream<Response>) async throws -> Result
+    ) async throws -> Result {
+        let call = makeCall(method.descriptor, options)
+        let payload = try encodeRequest(request)
+        let window = options.streamWindowBytes ?? configuration.streamWindowBytes
+        do {
+            return try await configuration.interceptors.run(call) { call in
+                let (connection, handler, outgoing, stream) = try await self.withAttempts(call, payload: payload) {
+                    connection, handler, frame, deadline in
+                    let (outgoing, stream) = connection.startStream(
+                        frame,
+                        deadline: deadline,
+                        windowBytes: window,
+                        on: handler
+                    )
+                    return (connection, handler, outgoing, stream)
+                }
+                let cancelled = RPCError(code: .cancelled, message: "the call was cancelled")
+                do {
+                    let result = try await withTaskCancellationHandler {
+                        try await onResponse(RPCResponseStream(state: stream))
+                    } onCancel: {
+                        connection.cancel(outgoing, on: handler, error: cancelled)
+                    }
+                    if !stream.isFinished { connection.cancel(outgoing, on: handler, error: cancelled) }
+                    return result
+                } catch {
+                    if !stream.isFinished { connection.cancel(outgoing, on: handler, error: cancelled) }
+                    throw error
+                }
+            }
+        } catch {
+            throw Self.callerFacing(error)
+        }
+    }
+
+    // MARK: Attempts and retries
+
+    private func makeCall(_ method: MethodDescriptor, _ options: CallOptions) -> ClientCall {
+        var deadline = (options.timeout ?? configuration.defaultTimeout).map { ContinuousClock.now + $0 }
+        // A handler calling another service passes on what is left of its own deadline.
+        if let inherited = ServerContext.current?.deadline, deadline.map({ inherited < $0 }) ?? true {
+            deadline = inherited
+        }
+        return ClientCall(method: method, options: options, deadline: deadline)
+    }
+
+    private func encodeRequest(_ request: some ProtoMessage) throws(RPCError) -> [UInt8] {
+        let payload: [UInt8]
+        do {
+            payload = try request.serializedBytes()
+        } catch {
+            throw RPCError(code: .invalidArgument, message: "the request cannot be encoded: \(error)")
+        }
+        let limit = configuration.limits.maxFrameBytes - WireLimits.envelopeOverhead
+        guard payload.count <= limit else {
+            throw RPCError(
+                code: .resourceExhausted,
+                message: "the request (\(payload.count) bytes) exceeds the frame limit of \(limit) bytes"
+            )
+        }
+        return payload
+    }
+
+    /// Runs `attempt` on a ready connection, again on another one when the call never reached a
+    /// server, and again after a backoff when an idempotent call failed with `UNAVAILABLE`.
+    private func withAttempts<T>(
+        _ call: ClientCall,
+        payload: [UInt8],
+        _ attempt: (ClientConnection, NIOLoopBound<ClientConnectionHandler>, YediRPC.Frame, NIODeadline?) async throws
+            -> T
+    ) async throws -> T {
+        let frame = YediRPC.Frame(
+            kind: .request,
+            method: call.method.path,
+            metadata: call.options.metadata.wire,
+            payload: payload
+        )
+        let nioDeadline = call.deadline.map { NIODeadline.now() + .nanoseconds(($0 - .now).nanoseconds) }
+        let retryable = call.options.retry ?? call.method.idempotency.allowsRetry
+        let throttle = configuration.retryThrottle
+        var attempts = 0
+        var unsentRetries = 0
+        while true {
+            try Task.checkCancellation()
+            attempts += 1
+            do {
+                let (connection, handler) = try await pool.readyConnection(deadline: call.deadline)
+                let result = try await attempt(connection, handler, frame, nioDeadline)
+                if retryable { throttle.recordSuccess() }
+                return result
+            } catch let unsent as UnsentCallError {
+                // Never reached a server: safe to send again, and not a server failure.
+                attempts -= 1
+                unsentRetries += 1
+                guard unsentRetries <= pool.connections.count + 1 else { throw unsent.error }
+            } catch let error as RPCError where error.code == .unavailable && retryable {
+                guard attempts < configuration.maxAttempts, throttle.recordFailure() else { throw error }
+                let delay = configuration.retryBackoff.delay(attempt: attempts, random: Double.random(in: 0..<1))
+                if let deadline = call.deadline, ContinuousClock.now + delay >= deadline { throw error }
+                configuration.logger.debug(
+                    "retrying after UNAVAILABLE",
+                    metadata: ["rpc.method": "\(call.method.path)", "attempt": "\(attempts + 1)"]
+                )
+                try await Task.sleep(for: delay)
+            }
+        }
+    }
+
+    /// What callers see: always an `RPCError`.
+    private static func callerFacing(_ error: any Error) -> any Error {
+        switch error {
+        case let error as RPCError: error
+        case let error as UnsentCallError: error.error
+        case is CancellationError: RPCError(code: .cancelled, message: "the call was cancelled")
+        default: error
+        }
+    }
+}
+
+/// Runs a client for the duration of `body`, then shuts it down gracefully.
+public func withRPCClient<Result: Sendable>(
+    configuration: ClientConfiguration,
+    eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+    _ body: (RPCClient) async throws -> Result
+) async throws -> Result {
+    let client = try RPCClient(configuration: configuration, eventLoopGroup: eventLoopGroup)
+    return try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { await client.run() }
+        do {
+            let result = try await body(client)
+            client.beginGracefulShutdown()
+            try await group.waitForAll()
+            return result
+        } catch {
+            client.beginGracefulShutdown()
+            try? await group.waitForAll()
+            throw error
+        }
+    }
+}

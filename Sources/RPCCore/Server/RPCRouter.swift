@@ -1,0 +1,60 @@
+import ProtoBridge
+
+/// Method paths (`/yedi.echo.Echo/Echo`) to the handlers that serve them.
+public struct RPCRouter: Sendable {
+    private(set) var routes: [String: RPCRoute] = [:]
+
+    public init() {}
+
+    /// Every registered method.
+    public var methods: [MethodDescriptor] { routes.values.map(\.method).sorted { $0.path < $1.path } }
+
+    public mutating func register(_ service: some RPCService) {
+        service.registerMethods(with: &self)
+    }
+
+    /// Registers a unary handler; a later registration of the same method replaces it.
+    public mutating func register<Request, Response>(
+        _ method: RPCMethod<Request, Response>,
+        unary handler: @escaping @Sendable (Request, ServerContext) async throws -> Response
+    ) {
+        precondition(method.descriptor.kind == .unary, "\(method.descriptor) is not unary")
+        routes[method.descriptor.path] = RPCRoute(method: method.descriptor) { payload, call, context in
+            let request = try Request.decodeRequest(payload)
+            let response = try await handler(request, context)
+            call.finishUnary(with: try call.encode(response))
+        }
+    }
+
+    /// Registers a server-streaming handler: it writes any number of messages, then returns.
+    public mutating func register<Request, Response>(
+        _ method: RPCMethod<Request, Response>,
+        serverStreaming handler: @escaping @Sendable (Request, RPCWriter<Response>, ServerContext) async throws -> Void
+    ) {
+        precondition(method.descriptor.kind == .serverStreaming, "\(method.descriptor) is not server-streaming")
+        routes[method.descriptor.path] = RPCRoute(method: method.descriptor) { payload, call, context in
+            let request = try Request.decodeRequest(payload)
+            try await handler(request, RPCWriter(call: call), context)
+        }
+    }
+
+    func route(for path: String) -> RPCRoute? { routes[path] }
+}
+
+/// One registered method, with its request and response types erased.
+struct RPCRoute: Sendable {
+    let method: MethodDescriptor
+    /// Decodes the request and runs the handler; a unary route finishes the call with its response.
+    let run: @Sendable (_ payload: [UInt8], _ call: ServerCallHandle, _ context: ServerContext) async throws -> Void
+}
+
+extension ProtoMessage {
+    /// An undecodable request is the caller's fault: `INVALID_ARGUMENT`, naming the message type.
+    static func decodeRequest(_ payload: [UInt8]) throws(RPCError) -> Self {
+        do {
+            return try Self(serializedBytes: payload)
+        } catch {
+            throw RPCError(code: .invalidArgument, message: error.description)
+        }
+    }
+}

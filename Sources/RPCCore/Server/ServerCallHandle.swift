@@ -1,0 +1,68 @@
+import NIOCore
+import ProtoBridge
+
+/// A running call as its handler task sees it: the way back to the connection that carries it.
+///
+/// Everything that touches the connection hops to its event loop (usually the task already runs
+/// there: handler tasks prefer the connection's loop as their executor).
+final class ServerCallHandle: Sendable {
+    let id: UInt64
+    let method: MethodDescriptor
+    private let connection: NIOLoopBound<ServerConnectionHandler>
+    private let maxPayloadBytes: Int
+
+    init(id: UInt64, method: MethodDescriptor, connection: NIOLoopBound<ServerConnectionHandler>, maxPayloadBytes: Int)
+    {
+        self.id = id
+        self.method = method
+        self.connection = connection
+        self.maxPayloadBytes = maxPayloadBytes
+    }
+
+    /// Encodes a response; a message the client could not receive is the server's fault.
+    func encode(_ message: some ProtoMessage) throws(RPCError) -> [UInt8] {
+        let bytes: [UInt8]
+        do {
+            bytes = try message.serializedBytes()
+        } catch {
+            throw RPCError(code: .internalError, message: "the response could not be encoded")
+        }
+        guard bytes.count <= maxPayloadBytes else {
+            throw RPCError(
+                code: .resourceExhausted,
+                message: "the response (\(bytes.count) bytes) exceeds the frame limit of \(maxPayloadBytes) bytes"
+            )
+        }
+        return bytes
+    }
+
+    /// Ends a unary call with its response (a no-op if the call already ended).
+    func finishUnary(with payload: [UInt8]) {
+        onLoop { $0.finishCall(self.id, error: nil, payload: payload) }
+    }
+
+    /// Ends the call with `error`'s status, or OK (a no-op if the call already ended).
+    func finish(_ error: RPCError?) {
+        onLoop { $0.finishCall(self.id, error: error, payload: nil) }
+    }
+
+    /// Sends one message of a streaming call, waiting for flow-control credit and writability.
+    func send(_ payload: [UInt8]) async throws {
+        try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
+                onLoop { $0.sendStreamMessage(self.id, payload: payload, continuation: continuation) }
+            }
+        } onCancel: {
+            onLoop { $0.abandonStreamWrite(self.id) }
+        }
+    }
+
+    private func onLoop(_ body: @escaping (ServerConnectionHandler) -> Void) {
+        let loop = connection.eventLoop
+        if loop.inEventLoop {
+            body(connection.value)
+        } else {
+            loop.execute { body(self.connection.value) }
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import NIOCore
+
+/// Where and how an `RPCServer` listens.
+public struct ServerConfiguration: Sendable {
+    public var host: String
+    /// 0 picks a free port (see `RPCServer.listeningAddress`).
+    public var port: Int
+    /// Server TLS: certificate chain, key, and (for mutual TLS) the client CA and policy. Required:
+    /// every Yedi connection is TLS.
+    public var tls: TLSConfiguration
+    public var limits: WireLimits
+    /// A connection without calls for this long is closed (with GOAWAY); zero keeps it forever.
+    public var idleTimeout: Duration
+    /// On shutdown, calls in flight get this long to finish before they are cancelled.
+    public var shutdownGracePeriod: Duration
+    /// Flow-control window of server-streaming calls whose client did not choose one.
+    public var defaultStreamWindowBytes: Int
+
+    public init(
+        host: String = "127.0.0.1",
+        port: Int,
+        tls: TLSConfiguration,
+        limits: WireLimits = .default,
+        idleTimeout: Duration = .seconds(300),
+        shutdownGracePeriod: Duration = .seconds(10),
+        defaultStreamWindowBytes: Int = 256 << 10
+    ) {
+        self.host = host
+        self.port = port
+        self.tls = tls
+        self.limits = limits
+        self.idleTimeout = idleTimeout
+        self.shutdownGracePeriod = shutdownGracePeriod
+        self.defaultStreamWindowBytes = defaultStreamWindowBytes
+    }
+}

@@ -1,0 +1,432 @@
+import Logging
+import NIOCore
+import ProtoBridge
+
+/// Serves the calls of one client connection: starts a handler task per REQUEST frame, answers with
+/// MESSAGE and END frames, and enforces limits, deadlines, cancellation, flow control and shutdown.
+///
+/// Sits after the TLS handler and the frame decoder. All state is confined to the channel's event
+/// loop; handler tasks reach it through `ServerCallHandle`. Replies are written as calls finish and
+/// flushed once per event-loop tick, so calls that finish together leave in one TLS record.
+final class ServerConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = YediRPC.Frame
+    typealias OutboundOut = ByteBuffer
+
+    struct Configuration: Sendable {
+        var limits: WireLimits
+        var idleTimeout: TimeAmount
+        var defaultStreamWindowBytes: Int
+        var router: RPCRouter
+        var interceptors: [any ServerInterceptor]
+        var executor: EventLoopExecutor
+        var logger: Logger
+    }
+
+    /// A call in flight, as the connection tracks it.
+    private final class Call {
+        let handle: ServerCallHandle
+        var task: Task<Void, Never>?
+        var deadlineTimer: Scheduled<Void>?
+        /// Streaming: bytes the client still lets us send.
+        var window: Int
+        /// Streaming: the handler waiting to send more.
+        var writer: UnsafeContinuation<Void, any Error>?
+
+        init(handle: ServerCallHandle, window: Int) {
+            self.handle = handle
+            self.window = window
+        }
+    }
+
+    private let configuration: Configuration
+    private let registry: ConnectionRegistry
+    private var logger: Logger
+    private var context: ChannelHandlerContext?
+    private var peer = PeerInfo(address: "unknown")
+    private var calls: [UInt64: Call] = [:]
+    private var highestCallID: UInt64 = 0
+    private var draining = false
+    private var flushScheduled = false
+    private var idleTimer: Scheduled<Void>?
+    private var graceTimer: Scheduled<Void>?
+
+    init(configuration: Configuration, registry: ConnectionRegistry) {
+        self.configuration = configuration
+        self.registry = registry
+        self.logger = configuration.logger
+    }
+
+    // MARK: Channel events
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        peer.address = context.channel.remoteAddress.map { "\($0)" } ?? "unknown"
+        logger[metadataKey: "peer"] = "\(peer.address)"
+        registry.add(NIOLoopBound(self, eventLoop: context.eventLoop), id: ObjectIdentifier(self))
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        tearDown()
+        self.context = nil
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        tearDown()
+        context.fireChannelInactive()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .handshakeCompleted(let info)? = event as? TLSEvent {
+            peer.identity = info.peerIdentity
+            if let identity = info.peerIdentity { logger[metadataKey: "peer-identity"] = "\(identity)" }
+            write(
+                YediRPC.Frame(
+                    kind: .settings,
+                    maxConcurrentCalls: UInt32(clamping: configuration.limits.maxConcurrentCalls),
+                    maxFrameBytes: UInt32(clamping: configuration.limits.maxFrameBytes)
+                )
+            )
+            armIdleTimer()
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch frame.kind {
+        case .request: startCall(frame)
+        case .cancel: cancelCall(frame.callID)
+        case .windowUpdate: grantWindow(frame.callID, bytes: Int(frame.windowBytes))
+        case .ping: write(YediRPC.Frame(kind: .pong, payload: frame.payload))
+        case .pong: break
+        case .message, .end, .goaway, .settings:
+            closeWithGoaway(WireError.unexpectedFrame("\(frame.kind) frames are sent by servers, not clients"))
+        case .unspecified, .unrecognized:
+            // A kind from a newer protocol revision: ignoring it keeps old servers compatible.
+            logger.debug("ignoring a frame of unknown kind", metadata: ["kind": "\(frame.kind.rawValue)"])
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        flushNow()
+        context.fireChannelReadComplete()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            for call in calls.values where call.window > 0 { resumeWriter(of: call) }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        switch error {
+        case WireError.truncatedFrame:
+            logger.debug("connection ended inside a frame")
+        case let error as WireError:
+            logger.notice("closing the connection: \(error)")
+            closeWithGoaway(error)
+        case let error as TLSError:
+            logger.debug("TLS: \(error)")
+            context.close(promise: nil)
+        default:
+            logger.debug("closing the connection after an error: \(error)")
+            context.close(promise: nil)
+        }
+    }
+
+    // MARK: Calls
+
+    private func startCall(_ frame: YediRPC.Frame) {
+        let id = frame.callID
+        guard id > highestCallID else {
+            closeWithGoaway(WireError.unexpectedFrame("call id \(id) is not above the previous one (\(highestCallID))"))
+            return
+        }
+        highestCallID = id
+        guard !draining else {
+            return refuse(id, RPCError(code: .unavailable, message: "the server is shutting down"))
+        }
+        guard calls.count < configuration.limits.maxConcurrentCalls else {
+            return refuse(
+                id,
+                RPCError(
+                    code: .resourceExhausted,
+                    message: "more than \(configuration.limits.maxConcurrentCalls) concurrent calls on one connection"
+                )
+            )
+        }
+        let metadata = Metadata(frame.metadata)
+        guard metadata.byteCount <= configuration.limits.maxMetadataBytes else {
+            return refuse(
+                id,
+                RPCError(
+                    code: .resourceExhausted,
+                    message: "request metadata exceeds \(configuration.limits.maxMetadataBytes) bytes"
+                )
+            )
+        }
+        guard let route = configuration.router.route(for: frame.method) else {
+            return refuse(id, RPCError(code: .unimplemented, message: unknownMethodMessage(frame.method)))
+        }
+        guard let context else { return }
+
+        idleTimer?.cancel()
+        idleTimer = nil
+        let handle = ServerCallHandle(
+            id: id,
+            method: route.method,
+            connection: NIOLoopBound(self, eventLoop: context.eventLoop),
+            maxPayloadBytes: configuration.limits.maxFrameBytes - WireLimits.envelopeOverhead
+        )
+        let window = frame.windowBytes > 0 ? Int(frame.windowBytes) : configuration.defaultStreamWindowBytes
+        let call = Call(handle: handle, window: window)
+        calls[id] = call
+
+        var deadline: ContinuousClock.Instant?
+        if frame.timeoutMicros > 0 {
+            let micros = Int64(clamping: min(frame.timeoutMicros, UInt64(Int64.max / 1_000)))
+            deadline = .now + .microseconds(micros)
+            call.deadlineTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .microseconds(micros)) {
+                self.expireCall(id)
+            }
+        }
+
+        var callLogger = logger
+        callLogger[metadataKey: "rpc.method"] = "\(route.method.path)"
+        if let requestID = metadata["request-id"] { callLogger[metadataKey: "request-id"] = "\(requestID)" }
+        let serverContext = ServerContext(
+            method: route.method,
+            metadata: metadata,
+            deadline: deadline,
+            peer: peer,
+            logger: callLogger
+        )
+        let interceptors = configuration.interceptors
+        let payload = frame.payload
+        call.task = Task(executorPreference: configuration.executor) {
+            do {
+                try await interceptors.run(context: serverContext) { context in
+                    try await ServerContext.$current.withValue(context) {
+                        try await route.run(payload, handle, context)
+                    }
+                }
+                handle.finish(nil)
+            } catch let error as RPCError {
+                handle.finish(error)
+            } catch is CancellationError {
+                handle.finish(RPCError(code: .cancelled, message: "the call was cancelled"))
+            } catch {
+                // Unexpected: log it here, tell the caller nothing about our internals.
+                callLogger.error("handler failed: \(error)")
+                handle.finish(RPCError(code: .internalError, message: "internal error"))
+            }
+        }
+    }
+
+    /// Called by the handler task (through its handle) when the call is over; a no-op when the call
+    /// already ended (deadline, cancellation, lost connection).
+    func finishCall(_ id: UInt64, error: RPCError?, payload: [UInt8]?) {
+        guard let call = calls.removeValue(forKey: id) else { return }
+        call.deadlineTimer?.cancel()
+        call.writer?.resume(throwing: CancellationError())
+        call.writer = nil
+        write(Self.endFrame(id, error: error, payload: payload))
+        callEnded()
+    }
+
+    private func expireCall(_ id: UInt64) {
+        guard let call = calls.removeValue(forKey: id) else { return }
+        call.task?.cancel()
+        call.writer?.resume(throwing: CancellationError())
+        call.writer = nil
+        write(
+            Self.endFrame(
+                id,
+                error: RPCError(code: .deadlineExceeded, message: "the deadline passed before the call completed"),
+                payload: nil
+            )
+        )
+        callEnded()
+    }
+
+    private func cancelCall(_ id: UInt64) {
+        guard let call = calls.removeValue(forKey: id) else { return }
+        call.deadlineTimer?.cancel()
+        call.task?.cancel()
+        call.writer?.resume(throwing: CancellationError())
+        call.writer = nil
+        callEnded()
+    }
+
+    private func refuse(_ id: UInt64, _ error: RPCError) {
+        write(Self.endFrame(id, error: error, payload: nil))
+    }
+
+    private func callEnded() {
+        if calls.isEmpty {
+            if draining {
+                closeAfterFlush()
+            } else {
+                armIdleTimer()
+            }
+        }
+    }
+
+    private func unknownMethodMessage(_ path: String) -> String {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].isEmpty else { return "malformed method path \"\(path)\"" }
+        let service = parts[1]
+        if configuration.router.methods.contains(where: { $0.service == service }) {
+            return "unknown method \(parts[2]) of service \(service)"
+        }
+        return "unknown service \(service)"
+    }
+
+    private static func endFrame(_ id: UInt64, error: RPCError?, payload: [UInt8]?) -> YediRPC.Frame {
+        YediRPC.Frame(
+            callID: id,
+            kind: .end,
+            metadata: error?.metadata.wire ?? [],
+            payload: payload ?? [],
+            status: error.map { YediRPC.Frame.status($0.code, $0.message) }
+        )
+    }
+
+    // MARK: Streaming flow control
+
+    func sendStreamMessage(_ id: UInt64, payload: [UInt8], continuation: UnsafeContinuation<Void, any Error>) {
+        guard let call = calls[id], let context else {
+            continuation.resume(throwing: CancellationError())
+            return
+        }
+        write(YediRPC.Frame(callID: id, kind: .message, payload: payload))
+        call.window -= payload.count
+        if call.window > 0, context.channel.isWritable {
+            continuation.resume()
+        } else {
+            call.writer = continuation
+        }
+    }
+
+    func abandonStreamWrite(_ id: UInt64) {
+        guard let call = calls[id], let writer = call.writer else { return }
+        call.writer = nil
+        writer.resume(throwing: CancellationError())
+    }
+
+    private func grantWindow(_ id: UInt64, bytes: Int) {
+        guard let call = calls[id] else { return }
+        call.window = call.window.addingReportingOverflow(bytes).overflow ? .max : call.window + bytes
+        if call.window > 0, context?.channel.isWritable == true { resumeWriter(of: call) }
+    }
+
+    private func resumeWriter(of call: Call) {
+        guard let writer = call.writer else { return }
+        call.writer = nil
+        writer.resume()
+    }
+
+    // MARK: Connection lifecycle
+
+    /// Graceful shutdown: GOAWAY now, refuse new calls, close when the calls in flight are done or
+    /// when `gracePeriod` has passed (then they are cancelled).
+    func beginDraining(gracePeriod: TimeAmount) {
+        guard !draining, let context else { return }
+        draining = true
+        write(
+            YediRPC.Frame(
+                kind: .goaway,
+                status: YediRPC.Frame.status(.unavailable, "the server is shutting down"),
+                lastCallID: highestCallID
+            )
+        )
+        flushNow()
+        if calls.isEmpty {
+            closeAfterFlush()
+            return
+        }
+        graceTimer = context.eventLoop.assumeIsolated().scheduleTask(in: gracePeriod) {
+            for id in Array(self.calls.keys) {
+                self.calls[id]?.task?.cancel()
+                self.finishCall(id, error: RPCError(code: .unavailable, message: "the server stopped"), payload: nil)
+            }
+        }
+    }
+
+    private func armIdleTimer() {
+        guard let context, idleTimer == nil, configuration.idleTimeout > .zero else { return }
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: configuration.idleTimeout) {
+            self.idleTimer = nil
+            guard self.calls.isEmpty, !self.draining else { return }
+            self.logger.debug("closing an idle connection")
+            self.draining = true
+            self.write(
+                YediRPC.Frame(
+                    kind: .goaway,
+                    status: YediRPC.Frame.status(.unavailable, "idle connection closed"),
+                    lastCallID: self.highestCallID
+                )
+            )
+            self.closeAfterFlush()
+        }
+    }
+
+    private func closeWithGoaway(_ error: WireError) {
+        guard let context else { return }
+        draining = true
+        write(YediRPC.Frame(kind: .goaway, status: error.status, lastCallID: highestCallID))
+        flushNow()
+        context.close(promise: nil)
+    }
+
+    private func closeAfterFlush() {
+        flushNow()
+        context?.close(promise: nil)
+    }
+
+    private func tearDown() {
+        idleTimer?.cancel()
+        idleTimer = nil
+        graceTimer?.cancel()
+        graceTimer = nil
+        for call in calls.values {
+            call.deadlineTimer?.cancel()
+            call.task?.cancel()
+            call.writer?.resume(throwing: CancellationError())
+            call.writer = nil
+        }
+        calls.removeAll()
+        registry.remove(id: ObjectIdentifier(self))
+    }
+
+    // MARK: Writing
+
+    private func write(_ frame: YediRPC.Frame) {
+        guard let context else { return }
+        var buffer = context.channel.allocator.buffer(capacity: 64 + frame.payload.count)
+        do {
+            try buffer.writeFrame(frame)
+        } catch {
+            logger.error("could not encode a frame: \(error)")
+            return
+        }
+        context.write(wrapOutboundOut(buffer), promise: nil)
+        scheduleFlush()
+    }
+
+    /// One flush per event-loop tick, however many calls finished in it.
+    private func scheduleFlush() {
+        guard !flushScheduled, let context else { return }
+        flushScheduled = true
+        context.eventLoop.assumeIsolated().execute {
+            self.flushNow()
+        }
+    }
+
+    private func flushNow() {
+        guard flushScheduled else { return }
+        flushScheduled = false
+        context?.flush()
+    }
+}

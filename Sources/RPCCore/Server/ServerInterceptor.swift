@@ -1,0 +1,24 @@
+/// Middleware around every call a server runs: sees (and may change) the context before the handler,
+/// the outcome after it, and may refuse the call by throwing an `RPCError`.
+///
+/// Interceptors run in the order the server lists them; the first is the outermost.
+public protocol ServerInterceptor: Sendable {
+    func intercept(
+        context: ServerContext,
+        next: @Sendable (ServerContext) async throws -> Void
+    ) async throws
+}
+
+extension Array where Element == any ServerInterceptor {
+    /// Runs `handler` inside the interceptors, outermost first.
+    func run(
+        context: ServerContext,
+        from index: Int = 0,
+        handler: @escaping @Sendable (ServerContext) async throws -> Void
+    ) async throws {
+        guard index < count else { return try await handler(context) }
+        try await self[index].intercept(context: context) { context in
+            try await self.run(context: context, from: index + 1, handler: handler)
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import NIOCore
+import ProtoBridge
+
+/// Splits the byte stream into frames: a 4-byte big-endian length N, then N bytes of a `yedi.rpc.Frame`.
+///
+/// The length is checked against the limit before anything is buffered for the frame, so a peer cannot
+/// make us allocate more than `maxFrameBytes`. Several frames arriving in one read are all decoded
+/// before the next handler sees the read complete, which lets it answer them in one flush.
+struct FrameDecoder: ByteToMessageDecoder {
+    typealias InboundOut = YediRPC.Frame
+
+    let maxFrameBytes: Int
+
+    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) else { return .needMoreData }
+        guard Int(length) <= maxFrameBytes else {
+            throw WireError.frameTooLarge(length: Int(length), limit: maxFrameBytes)
+        }
+        guard buffer.readableBytes >= 4 + Int(length) else { return .needMoreData }
+        buffer.moveReaderIndex(forwardBy: 4)
+        let body = buffer.readSlice(length: Int(length))!
+        do {
+            context.fireChannelRead(wrapInboundOut(try YediRPC.Frame(buffer: body)))
+        } catch {
+            throw WireError.malformedFrame(error)
+        }
+        return .continue
+    }
+
+    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws
+        -> DecodingState
+    {
+        while try decode(context: context, buffer: &buffer) == .continue {}
+        if buffer.readableBytes > 0 {
+            let buffered = buffer.readableBytes
+            buffer.moveReaderIndex(forwardBy: buffered)
+            throw WireError.truncatedFrame(bufferedBytes: buffered)
+        }
+        return .needMoreData
+    }
+}
