@@ -1,0 +1,100 @@
+import Foundation
+import RPCCore
+import Synchronization
+import YediProto
+
+/// What the test echo service saw, for assertions about the server side of a call.
+final class ServiceProbe: Sendable {
+    private struct State {
+        var started: [String] = []
+        var finished: [String] = []
+        var cancelled: [String] = []
+        var streamedMessages = 0
+        var peers: [PeerInfo] = []
+        var contexts: [String: ServerContext] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    func started(_ text: String, _ context: ServerContext) {
+        state.withLock {
+            $0.started.append(text)
+            $0.peers.append(context.peer)
+            $0.contexts[text] = context
+        }
+    }
+    func finished(_ text: String) { state.withLock { $0.finished.append(text) } }
+    func cancelled(_ text: String) { state.withLock { $0.cancelled.append(text) } }
+    func streamed() { state.withLock { $0.streamedMessages += 1 } }
+
+    var startedCalls: [String] { state.withLock { $0.started } }
+    var finishedCalls: [String] { state.withLock { $0.finished } }
+    var cancelledCalls: [String] { state.withLock { $0.cancelled } }
+    var streamedMessages: Int { state.withLock { $0.streamedMessages } }
+    var peers: [PeerInfo] { state.withLock { $0.peers } }
+    func context(of text: String) -> ServerContext? { state.withLock { $0.contexts[text] } }
+}
+
+struct SecretInternalFailure: Error, CustomStringConvertible {
+    var description: String { "database password=hunter2 rejected" }
+}
+
+/// `yedi.echo.Echo` with behaviours chosen by the request text:
+/// `hang` waits until cancelled; `sleep:<ms>`; `fail:<code>:<message>`; `crash` throws an unexpected error.
+final class EchoTestService: YediEcho.Echo.ServiceProtocol {
+    let probe = ServiceProbe()
+
+    func echo(_ request: YediEcho.EchoRequest, context: ServerContext) async throws -> YediEcho.EchoResponse {
+        probe.started(request.text, context)
+        do {
+            let parts = request.text.split(separator: ":", maxSplits: 2).map(String.init)
+            switch parts.first {
+            case "hang":
+                try await Task.sleep(for: .seconds(3600))
+            case "sleep":
+                try await Task.sleep(for: .milliseconds(Int(parts[1])!))
+            case "fail":
+                throw RPCError(code: StatusCode(rawValue: UInt8(parts[1])!)!, message: parts.count > 2 ? parts[2] : "")
+            case "crash":
+                throw SecretInternalFailure()
+            default:
+                break
+            }
+        } catch is CancellationError {
+            probe.cancelled(request.text)
+            throw CancellationError()
+        }
+        probe.finished(request.text)
+        return YediEcho.EchoResponse(payload: request.payload, text: request.text)
+    }
+
+    func expand(
+        _ request: YediEcho.ExpandRequest,
+        writer: RPCWriter<YediEcho.EchoResponse>,
+        context: ServerContext
+    ) async throws {
+        probe.started(request.text, context)
+        let payload = [UInt8](repeating: 0x5A, count: Int(request.payloadSize))
+        do {
+            for sequence in 0..<request.count {
+                try await writer.write(YediEcho.EchoResponse(payload: payload, text: request.text, sequence: sequence))
+                probe.streamed()
+            }
+            if request.text == "hang-after" { try await Task.sleep(for: .seconds(3600)) }
+        } catch {
+            probe.cancelled(request.text)
+            throw error
+        }
+        probe.finished(request.text)
+    }
+}
+
+/// Waits until `condition` holds, polling; fails the test (by returning false) after `timeout`.
+func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return condition()
+}
