@@ -47,6 +47,11 @@ let package = Package(
             name: "YediProto",
             dependencies: ["ProtoBridge", "RPCCore"]
         ),
+        /// proto3's canonical JSON mapping over `DynamicMessage`, for the CLI probe.
+        .target(
+            name: "ProtoJSON",
+            dependencies: ["ProtoBridge"]
+        ),
 
         // MARK: The RPC core shared by every service.
 
