@@ -85,5 +85,9 @@ let package = Package(
             name: "RPCCoreTests",
             dependencies: ["RPCCore", nioCore, nioPosix]
         ),
+        .testTarget(
+            name: "ProtoJSONTests",
+            dependencies: ["ProtoJSON", "ProtoBridge", "ProtoTestSupport", "YediProto", "RPCCore"]
+        ),
     ]
 )
