@@ -50,6 +50,11 @@ let package = Package(
             name: "YediProto",
             dependencies: ["ProtoBridge", "RPCCore"]
         ),
+        /// proto3's canonical JSON mapping over `DynamicMessage`, for the CLI probe.
+        .target(
+            name: "ProtoJSON",
+            dependencies: ["ProtoBridge"]
+        ),
 
         // MARK: The RPC core shared by every service.
 
@@ -88,6 +93,10 @@ let package = Package(
                 "RPCCore", "YediProto", nioCore, nioPosix, logging,
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
+        ),
+        .testTarget(
+            name: "ProtoJSONTests",
+            dependencies: ["ProtoJSON", "ProtoBridge", "ProtoTestSupport", "YediProto", "RPCCore"]
         ),
     ]
 )
