@@ -68,6 +68,11 @@ public final class RPCClient: Service, Sendable {
         pool.shutdown()
     }
 
+    /// Connections ready for calls.
+    public var readyConnectionCount: Int { pool.connections.filter { $0.readyHandler != nil }.count }
+
+    var connectionStates: [ClientConnection.State] { pool.connections.map(\.currentState) }
+
     // MARK: Calls
 
     /// Sends `request` and returns the response, or throws the call's `RPCError`.
@@ -198,7 +203,9 @@ public final class RPCClient: Service, Sendable {
                 unsentRetries += 1
                 guard unsentRetries <= pool.connections.count + 1 else { throw unsent.error }
             } catch let error as RPCError where error.code == .unavailable && retryable {
-                guard attempts < configuration.maxAttempts, throttle.recordFailure() else { throw error }
+                // Every failed attempt counts against the budget, the last one included.
+                let budgetAllows = throttle.recordFailure()
+                guard budgetAllows, attempts < configuration.maxAttempts else { throw error }
                 let delay = configuration.retryBackoff.delay(attempt: attempts, random: Double.random(in: 0..<1))
                 if let deadline = call.deadline, ContinuousClock.now + delay >= deadline { throw error }
                 configuration.logger.debug(

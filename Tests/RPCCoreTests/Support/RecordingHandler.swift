@@ -33,6 +33,9 @@ final class RecordingHandler: ChannelInboundHandler {
     private var observers: Observers
     private var outcome = ConnectionOutcome(received: ByteBuffer())
 
+    /// Everything received until now (read on the channel's event loop).
+    var receivedSoFar: ByteBuffer { self.outcome.received }
+
     init(echo: Bool, observers: Observers) {
         self.echo = echo
         self.observers = observers

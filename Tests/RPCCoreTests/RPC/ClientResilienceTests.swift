@@ -1,0 +1,222 @@
+import Logging
+import NIOCore
+import NIOPosix
+import XCTest
+import YediProto
+
+@testable import RPCCore
+
+/// The client's pool, retries, retry budget, reconnection and keepalive.
+final class ClientResilienceTests: XCTestCase {
+    var pki: TestPKI!
+
+    override func setUp() async throws {
+        pki = try TestPKI.get()
+    }
+
+    /// A server that keeps failing with UNAVAILABLE: the retry budget stops retries once half the
+    /// tokens are gone, so 30 failing calls make 33 attempts instead of 90.
+    func testRetryBudgetStopsARetryStorm() async throws {
+        let service = EchoTestService()
+        let server = try await RunningServer.start(pki: pki, services: [service])
+        let configuration = pki.rpcClientConfiguration(ports: [server.port]) { configuration in
+            configuration.maxAttempts = 3
+            configuration.retryBackoff = Backoff(initial: .milliseconds(1), maximum: .milliseconds(2))
+            configuration.retryThrottle = RetryThrottle(maxTokens: 10, tokenRatio: 0.1)
+        }
+        try await withRPCClient(configuration: configuration) { client in
+            let echo = YediEcho.Echo.Client(client)
+            for _ in 0..<30 {
+                do {
+                    _ = try await echo.echo(.init(text: "fail:14:overloaded"))
+                    XCTFail("expected UNAVAILABLE")
+                } catch let error as RPCError {
+                    XCTAssertEqual(error.code, .unavailable)
+                    XCTAssertEqual(error.message, "overloaded")
+                }
+            }
+        }
+        // Call 1: 3 attempts (10 → 7 tokens); call 2: 2 attempts (→ 5, no more retries); then 1 each.
+        XCTAssertEqual(service.probe.startedCalls.count, 33)
+        await server.stop()
+    }
+
+    func testWithoutTheBudgetEveryIdempotentCallIsRetried() async throws {
+        let service = EchoTestService()
+        let server = try await RunningServer.start(pki: pki, services: [service])
+        let configuration = pki.rpcClientConfiguration(ports: [server.port]) { configuration in
+            configuration.maxAttempts = 3
+            configuration.retryBackoff = Backoff(initial: .milliseconds(1), maximum: .milliseconds(2))
+            configuration.retryThrottle = RetryThrottle(maxTokens: 1_000, tokenRatio: 1)
+        }
+        try await withRPCClient(configuration: configuration) { client in
+            let echo = YediEcho.Echo.Client(client)
+            for _ in 0..<10 {
+                _ = try? await echo.echo(.init(text: "fail:14:overloaded"))
+            }
+            // Non-idempotent by option: never retried.
+            _ = try? await echo.echo(.init(text: "fail:14:once"), options: .init(retry: false))
+            // Other codes are not retried.
+            _ = try? await echo.echo(.init(text: "fail:13:internal"))
+        }
+        XCTAssertEqual(service.probe.startedCalls.filter { $0 == "fail:14:overloaded" }.count, 30)
+        XCTAssertEqual(service.probe.startedCalls.filter { $0 == "fail:14:once" }.count, 1)
+        XCTAssertEqual(service.probe.startedCalls.filter { $0 == "fail:13:internal" }.count, 1)
+        await server.stop()
+    }
+
+    /// Calls are spread round robin over the connections to every target.
+    func testRoundRobinOverSeveralAddresses() async throws {
+        let first = EchoTestService()
+        let second = EchoTestService()
+        let server1 = try await RunningServer.start(pki: pki, services: [first])
+        let server2 = try await RunningServer.start(pki: pki, services: [second])
+        let configuration = pki.rpcClientConfiguration(ports: [server1.port, server2.port])
+        try await withRPCClient(configuration: configuration) { client in
+            let echo = YediEcho.Echo.Client(client)
+            // Let both connections come up before counting.
+            let ready = await eventually { client.readyConnectionCount == 2 }
+            XCTAssertTrue(ready)
+            for index in 0..<20 { _ = try await echo.echo(.init(text: "\(index)")) }
+        }
+        XCTAssertEqual(first.probe.startedCalls.count + second.probe.startedCalls.count, 20)
+        XCTAssertEqual(first.probe.startedCalls.count, 10)
+        XCTAssertEqual(second.probe.startedCalls.count, 10)
+        await server1.stop()
+        await server2.stop()
+    }
+
+    /// The server goes away and comes back on the same port: calls fail fast with UNAVAILABLE while
+    /// it is gone, and succeed again once the client has reconnected.
+    func testReconnectsAfterTheServerRestarts() async throws {
+        let service = EchoTestService()
+        var server = try await RunningServer.start(pki: pki, services: [service])
+        let port = server.port
+        let configuration = pki.rpcClientConfiguration(ports: [port]) { configuration in
+            configuration.reconnectBackoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(100))
+        }
+        try await withRPCClient(configuration: configuration) { client in
+            let echo = YediEcho.Echo.Client(client)
+            let before = try await echo.echo(.init(text: "before"))
+            XCTAssertEqual(before.text, "before")
+            await server.stop()
+            let failedFast = await eventually {
+                client.connectionStates.allSatisfy { if case .transientFailure = $0 { true } else { false } }
+            }
+            XCTAssertTrue(failedFast)
+            do {
+                _ = try await echo.echo(.init(text: "while down"), options: .init(timeout: .seconds(5)))
+                XCTFail("expected UNAVAILABLE while the server is down")
+            } catch let error as RPCError {
+                XCTAssertEqual(error.code, .unavailable)
+                XCTAssertTrue(error.message.contains("cannot connect"), error.message)
+            }
+            server = try await RunningServer.start(pki: pki, services: [service], port: port)
+            let reconnected = await eventually { client.readyConnectionCount == 1 }
+            XCTAssertTrue(reconnected)
+            let after = try await echo.echo(.init(text: "after"))
+            XCTAssertEqual(after.text, "after")
+        }
+        await server.stop()
+    }
+
+    /// A server that completes the handshake and then never answers: keepalive pings go unanswered,
+    /// so the client closes the connection and the call fails instead of hanging forever.
+    func testKeepaliveDetectsADeadPeer() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let silent = try SilentServer.start(pki: pki, group: group)
+        let configuration = pki.rpcClientConfiguration(ports: [silent.port]) { configuration in
+            configuration.keepaliveInterval = .milliseconds(100)
+            configuration.keepaliveTimeout = .milliseconds(200)
+        }
+        let started = ContinuousClock.now
+        try await withRPCClient(configuration: configuration) { client in
+            do {
+                _ = try await YediEcho.Echo.Client(client).echo(.init(text: "anyone?"), options: .init(retry: false))
+                XCTFail("expected UNAVAILABLE")
+            } catch let error as RPCError {
+                XCTAssertEqual(error.code, .unavailable)
+                XCTAssertTrue(error.message.contains("keepalive"), error.message)
+            }
+        }
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(5))
+        XCTAssertGreaterThanOrEqual(silent.pingsReceived, 1)
+        try await silent.channel.close()
+        try await group.shutdownGracefully()
+    }
+
+    /// The client's graceful shutdown lets a call in flight finish.
+    func testClientShutdownLetsInFlightCallsFinish() async throws {
+        let service = EchoTestService()
+        let server = try await RunningServer.start(pki: pki, services: [service])
+        let client = try RPCClient(configuration: pki.rpcClientConfiguration(ports: [server.port]))
+        let running = Task { await client.run() }
+        let call = Task { try await YediEcho.Echo.Client(client).echo(.init(text: "sleep:300")) }
+        let started = await eventually { service.probe.startedCalls == ["sleep:300"] }
+        XCTAssertTrue(started)
+        client.beginGracefulShutdown()
+        let reply = try await call.value
+        XCTAssertEqual(reply.text, "sleep:300")
+        do {
+            _ = try await YediEcho.Echo.Client(client).echo(.init(text: "late"))
+            XCTFail("expected UNAVAILABLE after shutdown")
+        } catch let error as RPCError {
+            XCTAssertEqual(error.code, .unavailable)
+        }
+        await running.value
+        await server.stop()
+    }
+}
+
+/// Completes TLS, sends SETTINGS, then ignores everything (counting pings): a peer that hung.
+final class SilentServer: Sendable {
+    let channel: any Channel
+    private let pings: LockedValue<Int>
+
+    var port: Int { channel.localAddress!.port! }
+    var pingsReceived: Int { pings.value }
+
+    private init(channel: any Channel, pings: LockedValue<Int>) {
+        self.channel = channel
+        self.pings = pings
+    }
+
+    static func start(pki: TestPKI, group: any EventLoopGroup) throws -> SilentServer {
+        let context = try TLSContext(configuration: pki.serverConfiguration())
+        let pings = LockedValue(0)
+        let channel = try ServerBootstrap(group: group)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandlers(
+                        try TLSHandler(serverContext: context),
+                        ByteToMessageHandler(FrameDecoder(maxFrameBytes: 1 << 20)),
+                        SilentHandler(pings: pings)
+                    )
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0)
+            .wait(timeout: .seconds(10))
+        return SilentServer(channel: channel, pings: pings)
+    }
+}
+
+private final class SilentHandler: ChannelInboundHandler {
+    typealias InboundIn = YediRPC.Frame
+    typealias OutboundOut = ByteBuffer
+
+    let pings: LockedValue<Int>
+
+    init(pings: LockedValue<Int>) { self.pings = pings }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .handshakeCompleted? = event as? TLSEvent {
+            var buffer = ByteBuffer()
+            try? buffer.writeFrame(YediRPC.Frame(kind: .settings, maxConcurrentCalls: 10, maxFrameBytes: 1 << 20))
+            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if unwrapInboundIn(data).kind == .ping { pings.withLock { $0 += 1 } }
+    }
+}
