@@ -18,22 +18,17 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     /// Parses a `traceparent` header value; nil for anything malformed (the header is then ignored).
     public init?(traceparent: String) {
         let parts = traceparent.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count >= 4, parts[0].count == 2, parts[0] != "ff", TraceContext.isHex(String(parts[0]), length: 2),
-            parts[0] != "00" || parts.count == 4,
+        // Version 00 has exactly four parts; later versions may add more; ff is forbidden.
+        guard parts.count >= 4, let version = UInt8(parts[0], radix: 16), parts[0].count == 2,
+            parts[0] == parts[0].lowercased(), version != 0xFF, version != 0 || parts.count == 4,
             parts[3].count == 2, let flags = UInt8(parts[3], radix: 16)
         else { return nil }
         self.init(traceID: String(parts[1]), spanID: String(parts[2]), flags: flags)
     }
 
-    /// A new trace, as started by the first service a request reaches.
-    public static func newTrace(using generator: inout some RandomNumberGenerator) -> TraceContext {
-        TraceContext(
-            traceID: randomHex(bytes: 16, using: &generator), spanID: randomHex(bytes: 8, using: &generator), flags: 1)!
-    }
-
     /// A child span in the same trace.
-    public func child(using generator: inout some RandomNumberGenerator) -> TraceContext {
-        TraceContext(traceID: traceID, spanID: TraceContext.randomHex(bytes: 8, using: &generator), flags: flags)!
+    public func child(spanID: String) -> TraceContext? {
+        TraceContext(traceID: traceID, spanID: spanID, flags: flags)
     }
 
     /// The header value with this span as the parent.
@@ -48,17 +43,5 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
         text.utf8.count == length
             && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
             && text.utf8.contains { $0 != 0x30 }
-    }
-
-    private static func randomHex(bytes: Int, using generator: inout some RandomNumberGenerator) -> String {
-        var text = ""
-        repeat {
-            text = ""
-            for _ in 0..<bytes {
-                let byte = UInt8.random(in: 0...255, using: &generator)
-                text += byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
-            }
-        } while !text.utf8.contains { $0 != 0x30 }
-        return text
     }
 }

@@ -15,6 +15,7 @@ struct RunningServer {
         interceptors: [any ServerInterceptor] = [],
         clientCertificates: TLSConfiguration.ClientCertificateVerification = .optional,
         port: Int = 0,
+        logger: Logger = Logger(label: "test.server"),
         configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> RunningServer {
         var configuration = ServerConfiguration(
@@ -27,7 +28,7 @@ struct RunningServer {
             configuration: configuration,
             services: services,
             interceptors: interceptors,
-            logger: Logger(label: "test.server")
+            logger: logger
         )
         let task = Task { try await server.run() }
         let address = try await server.listeningAddress()
