@@ -14,7 +14,8 @@ let package = Package(
     name: "Yedi",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "codec-bench", targets: ["CodecBench"])
+        .executable(name: "codec-bench", targets: ["CodecBench"]),
+        .executable(name: "echo-bench", targets: ["EchoBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -22,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         // MARK: C at the edge: one thin target per C library.
@@ -72,7 +74,15 @@ let package = Package(
         .target(name: "CAllocationCounter"),
         .executableTarget(
             name: "CodecBench",
-            dependencies: ["ProtoBridge", "YediProto", "CAllocationCounter", argumentParser]
+            dependencies: ["ProtoBridge", "RPCCore", "YediProto", "CAllocationCounter", argumentParser]
+        ),
+
+        .executableTarget(
+            name: "EchoBench",
+            dependencies: [
+                "RPCCore", "YediProto", argumentParser, nioCore, nioPosix, logging,
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
         ),
 
         // MARK: Tests

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CAllocationCounter
 import ProtoBridge
+import RPCCore
 import YediProto
 
 /// Encode/decode cost of a feed page (20 posts, 3 photo URLs each, Korean text) through protobuf-c.
@@ -19,7 +20,15 @@ struct CodecBench: ParsableCommand {
     @Option(help: "Measured rounds; the median is reported.")
     var rounds = 5
 
+    @Option(help: "feed-page, echo-frame or all.")
+    var workload = "all"
+
     func run() throws {
+        if workload == "all" || workload == "feed-page" { try feedPage() }
+        if workload == "all" || workload == "echo-frame" { try echoFrame() }
+    }
+
+    func feedPage() throws {
         let page = Self.feedPage()
         let bytes = try page.serializedBytes()
         let decoded = try YediContent.FeedPage(serializedBytes: bytes)
@@ -32,6 +41,22 @@ struct CodecBench: ParsableCommand {
                 #"{"bench":"feed-page-\#(name)","ns_per_op":\#(result.nanoseconds),"#
                     + #""allocs_per_op":\#(result.allocations),"bytes":\#(bytes.count),"#
                     + #""posts":20,"photos_per_post":3,"iterations":\#(iterations),"rounds":\#(rounds)}"#
+            )
+        }
+
+    }
+
+    /// The RPC envelope of a 64-byte echo, as every call sends and receives it.
+    func echoFrame() throws {
+        let echo = try YediEcho.EchoRequest(payload: [UInt8](repeating: 0x61, count: 64)).serializedBytes()
+        let frame = YediRPC.Frame(callID: 12_345, kind: .request, method: "/yedi.echo.Echo/Echo", payload: echo)
+        let frameBytes = try frame.serializedBytes()
+        let frameEncode = try measure { _ = try frame.serializedBytes() }
+        let frameDecode = try measure { _ = try YediRPC.Frame(serializedBytes: frameBytes) }
+        for (name, result) in [("encode", frameEncode), ("decode", frameDecode)] {
+            print(
+                #"{"bench":"echo-frame-\#(name)","ns_per_op":\#(result.nanoseconds),"#
+                    + #""allocs_per_op":\#(result.allocations),"bytes":\#(frameBytes.count)}"#
             )
         }
     }

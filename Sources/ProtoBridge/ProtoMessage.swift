@@ -17,52 +17,50 @@ public protocol ProtoMessage: Sendable, Hashable {
     init(from decoder: MessageDecoder) throws(ProtoDecodingError)
 }
 
+// Inlinable so that they specialise for each message type in the caller's module: the RPC path runs
+// them for every call.
 extension ProtoMessage {
     /// The protobuf wire form of the message.
+    @inlinable
     public func serializedBytes() throws(ProtoEncodingError) -> [UInt8] {
-        try ProtobufCCodec.withPackedMessage(schema: Self.schema, fill: encode(to:)) { message, size in
-            [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
-                ProtobufCCodec.pack(message, into: UnsafeMutableRawBufferPointer(buffer))
-                initialized = size
-            }
-        }
+        var builder = MessageBuilder(schema: Self.schema)
+        defer { builder.release() }
+        try encode(to: &builder.encoder)
+        return builder.bytes()
     }
 
     /// Appends the wire form to `buffer` and returns the number of bytes written.
+    @inlinable
     @discardableResult
     public func serialize(into buffer: inout ByteBuffer) throws(ProtoEncodingError) -> Int {
-        try ProtobufCCodec.withPackedMessage(schema: Self.schema, fill: encode(to:)) { message, size in
-            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { output in
-                ProtobufCCodec.pack(message, into: UnsafeMutableRawBufferPointer(rebasing: output[..<size]))
-                return size
-            }
-        }
+        var builder = MessageBuilder(schema: Self.schema)
+        defer { builder.release() }
+        try encode(to: &builder.encoder)
+        return builder.write(into: &buffer)
     }
 
     /// The size of the wire form.
+    @inlinable
     public func serializedSize() throws(ProtoEncodingError) -> Int {
-        try ProtobufCCodec.withPackedMessage(schema: Self.schema, fill: encode(to:)) { _, size in size }
+        var builder = MessageBuilder(schema: Self.schema)
+        defer { builder.release() }
+        try encode(to: &builder.encoder)
+        return builder.packedSize
     }
 
     /// Decodes the wire form; throws for anything malformed, never crashes.
+    @inlinable
     public init(serializedBytes bytes: [UInt8]) throws(ProtoDecodingError) {
-        let result: Result<Self, ProtoDecodingError> = bytes.withUnsafeBytes { raw in
-            Result { () throws(ProtoDecodingError) in try Self(unsafeBytes: raw) }
-        }
-        self = try result.get()
+        let unpacked = try UnpackedMessage(schema: Self.schema, bytes: bytes)
+        defer { unpacked.release() }
+        try self.init(from: unpacked.decoder)
     }
 
     /// Decodes the readable bytes of `buffer` (the reader index does not move).
+    @inlinable
     public init(buffer: ByteBuffer) throws(ProtoDecodingError) {
-        let result: Result<Self, ProtoDecodingError> = buffer.withUnsafeReadableBytes { raw in
-            Result { () throws(ProtoDecodingError) in try Self(unsafeBytes: raw) }
-        }
-        self = try result.get()
-    }
-
-    init(unsafeBytes raw: UnsafeRawBufferPointer) throws(ProtoDecodingError) {
-        self = try ProtobufCCodec.unpack(schema: Self.schema, bytes: raw) { decoder throws(ProtoDecodingError) in
-            try Self(from: decoder)
-        }
+        let unpacked = try UnpackedMessage(schema: Self.schema, buffer: buffer)
+        defer { unpacked.release() }
+        try self.init(from: unpacked.decoder)
     }
 }

@@ -7,8 +7,16 @@ import CProtobufC
 /// Strings were checked (UTF-8, no NUL) by `WireValidator` before unpacking. A decoder is valid only
 /// during the `init(from:)` it is passed to: it points into memory released right after.
 public struct MessageDecoder {
-    let schema: MessageSchema
-    let base: UnsafeRawPointer
+    @usableFromInline let schema: MessageSchema
+    @usableFromInline let table: CodecTable
+    @usableFromInline let base: UnsafeRawPointer
+
+    @usableFromInline
+    init(schema: MessageSchema, base: UnsafeRawPointer) {
+        self.schema = schema
+        self.table = schema.table
+        self.base = base
+    }
 
     // MARK: Singular fields
 
@@ -28,8 +36,14 @@ public struct MessageDecoder {
         try load(number, .bool) as Int32 != 0
     }
 
+    @inlinable
     public func read<E: ProtoEnum>(at number: Int) throws(ProtoDecodingError) -> E {
-        E(rawValue: try load(number, .enum))
+        E(rawValue: try readEnum(at: number))
+    }
+
+    @usableFromInline
+    func readEnum(at number: Int) throws(ProtoDecodingError) -> Int32 {
+        try load(number, .enum)
     }
 
     public func read(at number: Int) throws(ProtoDecodingError) -> String {
@@ -42,22 +56,46 @@ public struct MessageDecoder {
         return Self.bytes(base.load(fromByteOffset: field.offset, as: ProtobufCBinaryData.self))
     }
 
+    @inlinable
     public func read<M: ProtoMessage>(at number: Int) throws(ProtoDecodingError) -> M? {
+        guard let nested = try nestedDecoder(at: number, schema: M.schema) else { return nil }
+        do throws(ProtoDecodingError) {
+            return try M(from: nested)
+        } catch {
+            throw nestedError(error, at: number)
+        }
+    }
+
+    /// The decoder of the message in field `number`, nil when unset.
+    @usableFromInline
+    func nestedDecoder(at number: Int, schema nestedSchema: MessageSchema) throws(ProtoDecodingError) -> MessageDecoder?
+    {
         let field = try slot(number, .message, repeated: false)
-        guard let nested = base.load(fromByteOffset: field.offset, as: UnsafeRawPointer?.self) else { return nil }
-        return try decodeNested(M.self, nested, field: field)
+        guard UnsafeRawPointer(nestedSchema.descriptor) == field.nested else {
+            throw mismatch(number, "read as a \(nestedSchema.fullName) message")
+        }
+        return base.load(fromByteOffset: field.offset, as: UnsafeRawPointer?.self).map {
+            MessageDecoder(schema: nestedSchema, base: $0)
+        }
+    }
+
+    /// The same error, reported from this message.
+    @usableFromInline
+    func nestedError(_ error: ProtoDecodingError, at number: Int) -> ProtoDecodingError {
+        error.nested(in: schema, field: name(of: number))
     }
 
     /// The member number set in the oneof that contains field `number`, or 0 when none is.
     public func oneofCase(at number: Int) -> Int {
-        guard let index = schema.codecIndex(number), schema.codecFields[index].isOneof else { return 0 }
-        return Int(base.load(fromByteOffset: schema.codecFields[index].quantifierOffset, as: UInt32.self))
+        guard let field = table.field(number), field.isOneof else { return 0 }
+        return Int(base.load(fromByteOffset: field.quantifierOffset, as: UInt32.self))
     }
 
     /// A message-typed oneof member that `oneofCase(at:)` reported as set.
+    @inlinable
     public func oneofMessage<M: ProtoMessage>(at number: Int) throws(ProtoDecodingError) -> M {
         guard let message: M = try read(at: number) else {
-            throw mismatch(number, "the oneof member is set but holds no message")
+            throw oneofWithoutMessage(at: number)
         }
         return message
     }
@@ -80,8 +118,14 @@ public struct MessageDecoder {
         (try loadArray(number, .bool) as [Int32]).map { $0 != 0 }
     }
 
+    @inlinable
     public func read<E: ProtoEnum>(at number: Int) throws(ProtoDecodingError) -> [E] {
-        (try loadArray(number, .enum) as [Int32]).map(E.init(rawValue:))
+        try readEnums(at: number).map(E.init(rawValue:))
+    }
+
+    @usableFromInline
+    func readEnums(at number: Int) throws(ProtoDecodingError) -> [Int32] {
+        try loadArray(number, .enum)
     }
 
     public func read(at number: Int) throws(ProtoDecodingError) -> [String] {
@@ -94,19 +138,36 @@ public struct MessageDecoder {
         return (0..<count).map { Self.bytes(pointer[$0]) }
     }
 
+    @inlinable
     public func read<M: ProtoMessage>(at number: Int) throws(ProtoDecodingError) -> [M] {
-        let field = try slot(number, .message, repeated: true)
-        let count = base.load(fromByteOffset: field.quantifierOffset, as: Int.self)
-        guard count > 0,
-            let pointer = base.load(fromByteOffset: field.offset, as: UnsafePointer<UnsafeRawPointer?>?.self)
-        else { return [] }
+        let list = try nestedList(at: number, schema: M.schema)
+        guard list.count > 0 else { return [] }
         var result: [M] = []
-        result.reserveCapacity(count)
-        for index in 0..<count {
-            guard let nested = pointer[index] else { throw mismatch(number, "a NULL list item") }
-            result.append(try decodeNested(M.self, nested, field: field))
+        result.reserveCapacity(list.count)
+        for index in 0..<list.count {
+            do throws(ProtoDecodingError) {
+                result.append(try M(from: try list.element(index)))
+            } catch {
+                throw nestedError(error, at: number)
+            }
         }
         return result
+    }
+
+    /// The messages of repeated field `number`.
+    @usableFromInline
+    func nestedList(at number: Int, schema nestedSchema: MessageSchema) throws(ProtoDecodingError) -> NestedMessages {
+        guard let field = table.field(number) else { throw mismatch(number, "no such field") }
+        guard UnsafeRawPointer(nestedSchema.descriptor) == field.nested else {
+            throw mismatch(number, "read as a \(nestedSchema.fullName) message")
+        }
+        let (pointer, count) = try array(number, .message, of: UnsafeRawPointer?.self)
+        return NestedMessages(schema: nestedSchema, pointer: pointer, count: count)
+    }
+
+    @usableFromInline
+    func oneofWithoutMessage(at number: Int) -> ProtoDecodingError {
+        mismatch(number, "the oneof member is set but holds no message")
     }
 
     // MARK: Dynamic values
@@ -162,8 +223,7 @@ public struct MessageDecoder {
 
     @inline(__always)
     private func slot(_ number: Int, _ storage: FieldStorage, repeated: Bool) throws(ProtoDecodingError) -> CodecField {
-        guard let index = schema.codecIndex(number) else { throw mismatch(number, "no such field") }
-        let field = schema.codecFields[index]
+        guard let field = table.field(number) else { throw mismatch(number, "no such field") }
         guard field.storage == storage, field.isRepeated == repeated else {
             throw mismatch(number, "read as \(repeated ? "repeated " : "")\(storage)")
         }
@@ -191,20 +251,6 @@ public struct MessageDecoder {
     {
         let (pointer, count) = try array(number, storage, of: T.self)
         return Array(UnsafeBufferPointer(start: pointer, count: count))
-    }
-
-    private func decodeNested<M: ProtoMessage>(_: M.Type, _ nested: UnsafeRawPointer, field: CodecField)
-        throws(ProtoDecodingError) -> M
-    {
-        let nestedSchema = M.schema
-        guard UnsafeRawPointer(nestedSchema.descriptor) == field.nested else {
-            throw mismatch(Int(field.number), "read as a \(nestedSchema.fullName) message")
-        }
-        do throws(ProtoDecodingError) {
-            return try M(from: MessageDecoder(schema: nestedSchema, base: nested))
-        } catch {
-            throw error.nested(in: schema, field: name(of: Int(field.number)))
-        }
     }
 
     private func decodeNested(dynamic nested: UnsafeRawPointer, field: CodecField) throws(ProtoDecodingError)
@@ -247,5 +293,21 @@ extension ProtoDecodingError {
             fieldPath: fieldPath.map { "\(field).\($0)" } ?? field,
             reason: reason
         )
+    }
+}
+
+/// The elements of a repeated message field being decoded.
+@usableFromInline
+struct NestedMessages {
+    let schema: MessageSchema
+    let pointer: UnsafePointer<UnsafeRawPointer?>
+    @usableFromInline let count: Int
+
+    @usableFromInline
+    func element(_ index: Int) throws(ProtoDecodingError) -> MessageDecoder {
+        guard let nested = pointer[index] else {
+            throw ProtoDecodingError(messageType: schema.fullName, reason: .schemaMismatch("a NULL list item"))
+        }
+        return MessageDecoder(schema: schema, base: nested)
     }
 }

@@ -12,9 +12,18 @@ import CProtobufC
 /// the encode's arena. Unset proto3 fields are left as protoc-c's `message_init` set them. An encoder
 /// is valid only during the `encode(to:)` it is passed to.
 public struct MessageEncoder {
-    let schema: MessageSchema
-    let base: UnsafeMutableRawPointer
-    unowned(unsafe) let arena: Arena
+    @usableFromInline let schema: MessageSchema
+    @usableFromInline let table: CodecTable
+    @usableFromInline let base: UnsafeMutableRawPointer
+    @usableFromInline unowned(unsafe) let arena: Arena
+
+    @usableFromInline
+    init(schema: MessageSchema, base: UnsafeMutableRawPointer, arena: Arena) {
+        self.schema = schema
+        self.table = schema.table
+        self.base = base
+        self.arena = arena
+    }
 
     /// A new protoc-c struct for `schema`, initialised with its defaults, owned by `arena`.
     static func newMessage(_ schema: MessageSchema, in arena: Arena) -> UnsafeMutableRawPointer {
@@ -53,8 +62,14 @@ public struct MessageEncoder {
         try store(Int32(value ? 1 : 0), at: number, as: .bool)
     }
 
+    @inlinable
     public mutating func write<E: ProtoEnum>(_ value: E, at number: Int) throws(ProtoEncodingError) {
-        try store(value.rawValue, at: number, as: .enum)
+        try writeEnum(value.rawValue, at: number)
+    }
+
+    @usableFromInline
+    mutating func writeEnum(_ value: Int32, at number: Int) throws(ProtoEncodingError) {
+        try store(value, at: number, as: .enum)
     }
 
     public mutating func write(_ value: String, at number: Int) throws(ProtoEncodingError) {
@@ -72,12 +87,34 @@ public struct MessageEncoder {
         markPresent(field)
     }
 
+    @inlinable
     public mutating func write<M: ProtoMessage>(_ value: M?, at number: Int) throws(ProtoEncodingError) {
         guard let value else { return }
+        var nested = try beginNested(at: number, schema: M.schema)
+        do throws(ProtoEncodingError) {
+            try value.encode(to: &nested)
+        } catch {
+            throw nestedError(error, at: number)
+        }
+    }
+
+    /// A new nested message in field `number`, for the caller to fill.
+    @usableFromInline
+    func beginNested(at number: Int, schema nestedSchema: MessageSchema) throws(ProtoEncodingError) -> MessageEncoder {
         let field = try slot(number, .message, repeated: false)
-        let nested = try encodeNested(value, field: field)
+        guard UnsafeRawPointer(nestedSchema.descriptor) == field.nested else {
+            throw mismatch(number, "a \(nestedSchema.fullName) message")
+        }
+        let nested = Self.newMessage(nestedSchema, in: arena)
         (base + field.offset).storeBytes(of: nested, as: UnsafeMutableRawPointer.self)
         markPresent(field)
+        return MessageEncoder(schema: nestedSchema, base: nested, arena: arena)
+    }
+
+    /// The same error, reported from this message (`shop.name` in `Designer`).
+    @usableFromInline
+    func nestedError(_ error: ProtoEncodingError, at number: Int) -> ProtoEncodingError {
+        error.nested(in: schema, field: name(of: number))
     }
 
     // MARK: Repeated fields
@@ -110,8 +147,14 @@ public struct MessageEncoder {
         try storeArray(values.map { Int32($0 ? 1 : 0) }, at: number, as: .bool)
     }
 
+    @inlinable
     public mutating func write<E: ProtoEnum>(_ values: [E], at number: Int) throws(ProtoEncodingError) {
-        try storeArray(values.map(\.rawValue), at: number, as: .enum)
+        try writeEnums(values.map(\.rawValue), at: number)
+    }
+
+    @usableFromInline
+    mutating func writeEnums(_ values: [Int32], at number: Int) throws(ProtoEncodingError) {
+        try storeArray(values, at: number, as: .enum)
     }
 
     public mutating func write(_ values: [String], at number: Int) throws(ProtoEncodingError) {
@@ -130,20 +173,39 @@ public struct MessageEncoder {
         setArray(array, count: values.count, field: field)
     }
 
+    @inlinable
     public mutating func write<M: ProtoMessage>(_ values: [M], at number: Int) throws(ProtoEncodingError) {
+        let list = try beginNestedList(at: number, count: values.count, schema: M.schema)
+        for index in values.indices {
+            var nested = list.element(index)
+            do throws(ProtoEncodingError) {
+                try values[index].encode(to: &nested)
+            } catch {
+                throw nestedError(error, at: number)
+            }
+        }
+    }
+
+    /// Room for `count` nested messages in repeated field `number`.
+    @usableFromInline
+    func beginNestedList(at number: Int, count: Int, schema nestedSchema: MessageSchema) throws(ProtoEncodingError)
+        -> NestedMessageList
+    {
         let field = try slot(number, .message, repeated: true)
-        guard !values.isEmpty else { return }
-        let array = arena.allocateArray(of: UnsafeMutableRawPointer?.self, count: values.count)
-        for index in values.indices { array[index] = try encodeNested(values[index], field: field) }
-        setArray(array, count: values.count, field: field)
+        guard UnsafeRawPointer(nestedSchema.descriptor) == field.nested else {
+            throw mismatch(number, "a \(nestedSchema.fullName) message")
+        }
+        guard count > 0 else { return NestedMessageList(schema: nestedSchema, array: nil, arena: arena) }
+        let array = arena.allocateArray(of: UnsafeMutableRawPointer?.self, count: count)
+        setArray(array, count: count, field: field)
+        return NestedMessageList(schema: nestedSchema, array: array, arena: arena)
     }
 
     // MARK: Dynamic values
 
     /// Writes a descriptor-driven value (the probe's JSON, tests); checks it against the field's type.
     mutating func write(_ value: DynamicValue, field number: Int) throws(ProtoEncodingError) {
-        guard let index = schema.codecIndex(number) else { throw mismatch(number, "no such field") }
-        let field = schema.codecFields[index]
+        guard let field = table.field(number) else { throw mismatch(number, "no such field") }
         if field.isRepeated {
             guard case .list(let items) = value else { throw mismatch(number, "a repeated field needs a list") }
             try writeDynamicList(items, field: field)
@@ -163,7 +225,7 @@ public struct MessageEncoder {
         case (.message, .message(let v)):
             guard v.schema.descriptor == field.nested?.assumingMemoryBound(to: ProtobufCMessageDescriptor.self)
             else { throw mismatch(number, "a \(v.schema.fullName) message") }
-            let nested = try encodeNested(dynamic: v)
+            let nested = try encodeNested(dynamic: v, field: number)
             (base + field.offset).storeBytes(of: nested, as: UnsafeMutableRawPointer.self)
             markPresent(field)
         default: throw mismatch(number, "a value of another type")
@@ -201,7 +263,7 @@ public struct MessageEncoder {
                 guard
                     message.schema.descriptor == field.nested?.assumingMemoryBound(to: ProtobufCMessageDescriptor.self)
                 else { throw mismatch(number, "a \(message.schema.fullName) message") }
-                array[index] = try encodeNested(dynamic: message)
+                array[index] = try encodeNested(dynamic: message, field: number)
             }
             setArray(array, count: messages.count, field: field)
         }
@@ -211,8 +273,7 @@ public struct MessageEncoder {
 
     @inline(__always)
     private func slot(_ number: Int, _ storage: FieldStorage, repeated: Bool) throws(ProtoEncodingError) -> CodecField {
-        guard let index = schema.codecIndex(number) else { throw mismatch(number, "no such field") }
-        let field = schema.codecFields[index]
+        guard let field = table.field(number) else { throw mismatch(number, "no such field") }
         guard field.storage == storage, field.isRepeated == repeated else {
             throw mismatch(number, "written as \(repeated ? "repeated " : "")\(storage)")
         }
@@ -280,27 +341,16 @@ public struct MessageEncoder {
         return ProtobufCBinaryData(len: value.count, data: copy.assumingMemoryBound(to: UInt8.self))
     }
 
-    private func encodeNested<M: ProtoMessage>(_ value: M, field: CodecField) throws(ProtoEncodingError)
+    private func encodeNested(dynamic value: DynamicMessage, field number: Int) throws(ProtoEncodingError)
         -> UnsafeMutableRawPointer
     {
-        let nestedSchema = M.schema
-        guard UnsafeRawPointer(nestedSchema.descriptor) == field.nested else {
-            throw mismatch(Int(field.number), "a \(nestedSchema.fullName) message")
-        }
-        let nested = Self.newMessage(nestedSchema, in: arena)
-        var encoder = MessageEncoder(schema: nestedSchema, base: nested, arena: arena)
-        do throws(ProtoEncodingError) {
-            try value.encode(to: &encoder)
-        } catch {
-            throw error.nested(in: schema, field: name(of: Int(field.number)))
-        }
-        return nested
-    }
-
-    private func encodeNested(dynamic value: DynamicMessage) throws(ProtoEncodingError) -> UnsafeMutableRawPointer {
         let nested = Self.newMessage(value.schema, in: arena)
         var encoder = MessageEncoder(schema: value.schema, base: nested, arena: arena)
-        try value.encodeFields(to: &encoder)
+        do throws(ProtoEncodingError) {
+            try value.encodeFields(to: &encoder)
+        } catch {
+            throw nestedError(error, at: number)
+        }
         return nested
     }
 
@@ -321,5 +371,21 @@ extension ProtoEncodingError {
             fieldPath: fieldPath.map { "\(field).\($0)" } ?? field,
             reason: reason
         )
+    }
+}
+
+/// The elements of a repeated message field being encoded: each is a new struct in the arena.
+@usableFromInline
+struct NestedMessageList {
+    let schema: MessageSchema
+    /// nil when the list is empty.
+    let array: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+    unowned(unsafe) let arena: Arena
+
+    @usableFromInline
+    func element(_ index: Int) -> MessageEncoder {
+        let nested = MessageEncoder.newMessage(schema, in: arena)
+        array![index] = nested
+        return MessageEncoder(schema: schema, base: nested, arena: arena)
     }
 }

@@ -34,8 +34,8 @@ enum WireValidator {
                 wireType != .startGroup, wireType != .endGroup
             else { throw Failure(reason: .invalidWireType(UInt8(tag & 7))) }
 
-            let index = schema.codecIndex(Int(number))
-            let field = index.map { schema.codecFields[$0] }
+            let index = schema.table.index(of: Int(number))
+            let field = index.map { schema.table.field(at: $0) }
             do throws(Failure) {
                 if let field {
                     let expected = field.type.wireType

@@ -32,23 +32,16 @@ public struct DynamicMessage: Sendable, Hashable {
     }
 
     public func serializedBytes() throws(ProtoEncodingError) -> [UInt8] {
-        try ProtobufCCodec.withPackedMessage(schema: schema, fill: encodeFields(to:)) { message, size in
-            [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
-                ProtobufCCodec.pack(message, into: UnsafeMutableRawBufferPointer(buffer))
-                initialized = size
-            }
-        }
+        var builder = MessageBuilder(schema: schema)
+        defer { builder.release() }
+        try encodeFields(to: &builder.encoder)
+        return builder.bytes()
     }
 
     public init(schema: MessageSchema, serializedBytes bytes: [UInt8]) throws(ProtoDecodingError) {
-        let result: Result<DynamicMessage, ProtoDecodingError> = bytes.withUnsafeBytes { raw in
-            Result { () throws(ProtoDecodingError) in
-                try ProtobufCCodec.unpack(schema: schema, bytes: raw) { decoder throws(ProtoDecodingError) in
-                    try DynamicMessage(decoding: decoder)
-                }
-            }
-        }
-        self = try result.get()
+        let unpacked = try UnpackedMessage(schema: schema, bytes: bytes)
+        defer { unpacked.release() }
+        try self.init(decoding: unpacked.decoder)
     }
 
     func encodeFields(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {

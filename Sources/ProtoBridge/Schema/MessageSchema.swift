@@ -14,8 +14,9 @@ public final class MessageSchema: Sendable, Hashable, CustomStringConvertible {
     public let fields: [FieldSchema]
 
     let codecFields: [CodecField]
-    /// Field number → index in `codecFields`, or -1.
-    private let indexByNumber: [Int16]
+    /// The fields by number, in memory that is never freed (schemas live as long as the process), so
+    /// the encoder and decoder look fields up without reference counting.
+    @usableFromInline let table: CodecTable
     let sizeofMessage: Int
     nonisolated(unsafe) let descriptor: UnsafePointer<ProtobufCMessageDescriptor>
 
@@ -51,11 +52,7 @@ public final class MessageSchema: Sendable, Hashable, CustomStringConvertible {
             )
         }
 
-        let highest = Int(codec.last?.number ?? 0)
-        precondition(highest < Int(Int16.max), "\(fullName): field numbers this high are not supported")
-        var index = [Int16](repeating: -1, count: highest + 1)
-        for (position, field) in codec.enumerated() { index[Int(field.number)] = Int16(position) }
-        indexByNumber = index
+        table = CodecTable(fields: codec, messageName: fullName)
     }
 
     /// The schema generated code names; a missing one means the bindings and the C code are out of step.
@@ -90,11 +87,8 @@ public final class MessageSchema: Sendable, Hashable, CustomStringConvertible {
         return fields.filter { $0.oneofID == id }
     }
 
-    @inline(__always)
     func codecIndex(_ number: Int) -> Int? {
-        guard number >= 0, number < indexByNumber.count else { return nil }
-        let position = indexByNumber[number]
-        return position < 0 ? nil : Int(position)
+        table.index(of: number)
     }
 
     public var description: String { fullName }
@@ -102,4 +96,39 @@ public final class MessageSchema: Sendable, Hashable, CustomStringConvertible {
     public static func == (lhs: MessageSchema, rhs: MessageSchema) -> Bool { lhs === rhs }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+/// A message's fields for the codec: plain values behind raw pointers, looked up by field number in
+/// constant time. Allocated once per schema and never freed.
+@usableFromInline
+struct CodecTable: @unchecked Sendable {
+    private let fields: UnsafeMutablePointer<CodecField>
+    private let indexByNumber: UnsafeMutablePointer<Int16>
+    private let numberLimit: Int
+
+    init(fields codec: [CodecField], messageName: String) {
+        let highest = Int(codec.last?.number ?? 0)
+        precondition(highest < Int(Int16.max), "\(messageName): field numbers this high are not supported")
+        fields = .allocate(capacity: max(codec.count, 1))
+        fields.initialize(from: codec, count: codec.count)
+        numberLimit = highest + 1
+        indexByNumber = .allocate(capacity: numberLimit)
+        indexByNumber.initialize(repeating: -1, count: numberLimit)
+        for (position, field) in codec.enumerated() { indexByNumber[Int(field.number)] = Int16(position) }
+    }
+
+    @inline(__always)
+    func index(of number: Int) -> Int? {
+        guard number >= 0, number < numberLimit else { return nil }
+        let position = indexByNumber[number]
+        return position < 0 ? nil : Int(position)
+    }
+
+    @inline(__always)
+    func field(_ number: Int) -> CodecField? {
+        index(of: number).map { fields[$0] }
+    }
+
+    @inline(__always)
+    func field(at index: Int) -> CodecField { fields[index] }
 }

@@ -26,7 +26,10 @@ public enum Idempotency: Sendable, Hashable {
 }
 
 /// One method of a service: what the router dispatches on and what a client names.
-public struct MethodDescriptor: Sendable, Hashable, CustomStringConvertible {
+///
+/// A class: every call's context carries one, and sharing it costs one reference count instead of six
+/// string copies.
+public final class MethodDescriptor: Sendable, Hashable, CustomStringConvertible {
     /// `yedi.account.AccountService`
     public let service: String
     /// `SignIn`
@@ -60,4 +63,12 @@ public struct MethodDescriptor: Sendable, Hashable, CustomStringConvertible {
     public var fullName: String { "\(service)/\(method)" }
 
     public var description: String { path }
+
+    public static func == (lhs: MethodDescriptor, rhs: MethodDescriptor) -> Bool {
+        lhs === rhs || (lhs.path == rhs.path && lhs.kind == rhs.kind && lhs.idempotency == rhs.idempotency)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(path)
+    }
 }

@@ -16,8 +16,22 @@ public struct ServerContext: Sendable {
     public var caller: Caller
     /// The trace this call belongs to; set by `TracingInterceptor`.
     public var trace: TraceContext?
-    /// Carries method, request id and trace id; never tokens.
-    public var logger: Logger
+    /// The connection's logger; `logger` adds this call's details to it.
+    private var baseLogger: Logger
+
+    /// Carries the method, request id, trace id and caller; never tokens. Built when asked for, so
+    /// calls whose handlers do not log pay nothing for it.
+    public var logger: Logger {
+        get {
+            var logger = baseLogger
+            logger[metadataKey: "rpc.method"] = "\(method.path)"
+            if let requestID = metadata["request-id"] { logger[metadataKey: "request-id"] = "\(requestID)" }
+            if let trace { logger[metadataKey: "trace-id"] = "\(trace.traceID)" }
+            if caller != .anonymous { logger[metadataKey: "rpc.caller"] = "\(caller)" }
+            return logger
+        }
+        set { baseLogger = newValue }
+    }
 
     public init(
         method: MethodDescriptor,
@@ -34,7 +48,7 @@ public struct ServerContext: Sendable {
         self.peer = peer
         self.caller = caller
         self.trace = trace
-        self.logger = logger
+        self.baseLogger = logger
     }
 
     /// The context of the call the current task serves, so that outgoing calls made while serving it

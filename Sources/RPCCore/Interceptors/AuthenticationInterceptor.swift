@@ -55,7 +55,6 @@ public struct AuthenticationInterceptor: ServerInterceptor {
                 message: "\(context.method.path) is internal: it requires a Yedi service certificate"
             )
         }
-        context.logger[metadataKey: "rpc.caller"] = "\(context.caller)"
         try await next(context)
     }
 

@@ -22,7 +22,6 @@ public struct ServerLoggingInterceptor: ServerInterceptor {
         if context.metadata["request-id"] == nil {
             let id = requestIDs()
             context.metadata["request-id"] = id
-            context.logger[metadataKey: "request-id"] = "\(id)"
         }
         let start = ContinuousClock.now
         do {

@@ -19,7 +19,6 @@ public struct ServerTracingInterceptor: ServerInterceptor {
             incoming?.child(spanID: ids.spanID())
             ?? TraceContext(traceID: ids.traceID(), spanID: ids.spanID(), flags: 1)!
         context.trace = trace
-        context.logger[metadataKey: "trace-id"] = "\(trace.traceID)"
         try await next(context)
     }
 }

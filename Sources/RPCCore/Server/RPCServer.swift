@@ -132,8 +132,9 @@ public final class RPCServer: Service, Sendable {
     }
 
     private func bind() async throws -> any Channel {
-        var executors: [ObjectIdentifier: EventLoopExecutor] = [:]
-        for loop in group.makeIterator() { executors[ObjectIdentifier(loop)] = EventLoopExecutor(loop) }
+        let executors = Dictionary(
+            uniqueKeysWithValues: group.makeIterator().map { (ObjectIdentifier($0), EventLoopExecutor($0)) }
+        )
         let handlerConfiguration = ServerConnectionHandler.Configuration(
             limits: configuration.limits,
             idleTimeout: .nanoseconds(configuration.idleTimeout.nanoseconds),

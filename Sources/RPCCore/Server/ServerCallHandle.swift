@@ -57,7 +57,7 @@ final class ServerCallHandle: Sendable {
         }
     }
 
-    private func onLoop(_ body: @escaping (ServerConnectionHandler) -> Void) {
+    private func onLoop(_ body: @escaping @Sendable (ServerConnectionHandler) -> Void) {
         let loop = connection.eventLoop
         if loop.inEventLoop {
             body(connection.value)

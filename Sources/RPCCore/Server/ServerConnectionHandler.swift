@@ -60,7 +60,7 @@ final class ServerConnectionHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        peer.address = context.channel.remoteAddress.map { "\($0)" } ?? "unknown"
+        peer = PeerInfo(address: context.channel.remoteAddress.map { "\($0)" } ?? "unknown")
         logger[metadataKey: "peer"] = "\(peer.address)"
         registry.add(NIOLoopBound(self, eventLoop: context.eventLoop), id: ObjectIdentifier(self))
     }
@@ -77,7 +77,7 @@ final class ServerConnectionHandler: ChannelInboundHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case .handshakeCompleted(let info)? = event as? TLSEvent {
-            peer.identity = info.peerIdentity
+            peer = PeerInfo(address: peer.address, identity: info.peerIdentity)
             if let identity = info.peerIdentity { logger[metadataKey: "peer-identity"] = "\(identity)" }
             write(
                 YediRPC.Frame(
@@ -192,24 +192,28 @@ final class ServerConnectionHandler: ChannelInboundHandler {
             }
         }
 
-        var callLogger = logger
-        callLogger[metadataKey: "rpc.method"] = "\(route.method.path)"
-        if let requestID = metadata["request-id"] { callLogger[metadataKey: "request-id"] = "\(requestID)" }
         let serverContext = ServerContext(
             method: route.method,
             metadata: metadata,
             deadline: deadline,
             peer: peer,
-            logger: callLogger
+            logger: logger
         )
         let interceptors = configuration.interceptors
         let payload = frame.payload
-        call.task = Task(executorPreference: configuration.executor) {
+        let run: @Sendable (ServerContext) async throws -> Void = { context in
+            try await ServerContext.$current.withValue(context) {
+                try await route.run(payload, handle, context)
+            }
+        }
+        // Runs on this thread until the handler first suspends: a handler that needs no I/O answers
+        // within this read, and its reply leaves with the others at read-complete.
+        call.task = Task.immediate(executorPreference: configuration.executor) {
             do {
-                try await interceptors.run(context: serverContext) { context in
-                    try await ServerContext.$current.withValue(context) {
-                        try await route.run(payload, handle, context)
-                    }
+                if interceptors.isEmpty {
+                    try await run(serverContext)
+                } else {
+                    try await interceptors.run(context: serverContext, handler: run)
                 }
                 handle.finish(nil)
             } catch let error as RPCError {
@@ -218,7 +222,7 @@ final class ServerConnectionHandler: ChannelInboundHandler {
                 handle.finish(RPCError(code: .cancelled, message: "the call was cancelled"))
             } catch {
                 // Unexpected: log it here, tell the caller nothing about our internals.
-                callLogger.error("handler failed: \(error)")
+                serverContext.logger.error("handler failed: \(error)")
                 handle.finish(RPCError(code: .internalError, message: "internal error"))
             }
         }

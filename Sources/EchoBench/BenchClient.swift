@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+import Histogram
+import Logging
+import NIOCore
+import NIOPosix
+import RPCCore
+import YediProto
+
+/// C calls in flight over K connections, closed loop; 2 s warm-up, then a measured window; prints one
+/// JSON line, as the anchors' clients do.
+struct BenchClient: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "client", abstract: "Load an echo server.")
+
+    @Option var host = "127.0.0.1"
+    @Option var port = 50053
+    @Option(help: "Trust roots (PEM).") var ca = "certs/cert.pem"
+    @Option(name: .customLong("server-name"), help: "Name the server certificate must carry.")
+    var serverName = "localhost"
+    @Option(help: "Connections (K).") var conns = 4
+    @Option(help: "Calls in flight (C).") var inflight = 64
+    @Option(help: "Measured seconds.") var duration = 10.0
+    @Option(help: "Warm-up seconds.") var warmup = 2.0
+    @Option(help: "Payload bytes.") var payload = 64
+    @Option(help: "Event-loop threads; each worker runs on its connection's loop.") var threads = 1
+
+    func run() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
+        var logger = Logger(label: "echo-bench.client")
+        logger.logLevel = .warning
+        let configuration = ClientConfiguration(
+            targets: [.init(host: host, port: port)],
+            tls: .client(trustRootsFile: ca),
+            serverName: serverName,
+            connectionsPerTarget: conns,
+            logger: logger
+        )
+        let request = YediEcho.EchoRequest(payload: [UInt8](repeating: 0x61, count: payload))
+        let warmupNanos = UInt64(warmup * 1e9)
+        let durationNanos = UInt64(duration * 1e9)
+        let histogram = try await withRPCClient(configuration: configuration, eventLoopGroup: group) { client in
+            let echo = YediEcho.Echo.Client(client)
+            // Every connection up (TLS handshake included) before the clock starts.
+            while client.readyConnectionCount < conns { _ = try await echo.echo(request) }
+            let warmEnd = Self.now() + warmupNanos
+            let end = warmEnd + durationNanos
+            let executors = group.makeIterator().map { EventLoopExecutor($0) }
+            return try await withThrowingTaskGroup(of: Histogram<UInt64>.self) { workers in
+                for worker in 0..<inflight {
+                    // Workers share the client's event loops, so a reply resumes its caller
+                    // without a thread hop.
+                    workers.addTask(executorPreference: executors[worker % executors.count]) {
+                        var histogram = Self.newHistogram()
+                        while true {
+                            let start = Self.now()
+                            if start >= end { break }
+                            let reply = try await echo.echo(request)
+                            let finish = Self.now()
+                            precondition(reply.payload == request.payload, "bad echo")
+                            if finish >= warmEnd && finish < end { histogram.record(finish - start) }
+                        }
+                        return histogram
+                    }
+                }
+                var merged = Self.newHistogram()
+                for try await histogram in workers { merged.add(histogram) }
+                return merged
+            }
+        }
+        try await group.shutdownGracefully()
+        let rps = Double(histogram.totalCount) / (Double(durationNanos) / 1e9)
+        print(
+            "{\"impl\":\"yedi-rpccore\",\"rps\":\(Int(rps.rounded())),"
+                + "\"p50_us\":\(Self.micros(histogram.valueAtPercentile(50))),"
+                + "\"p99_us\":\(Self.micros(histogram.valueAtPercentile(99))),"
+                + "\"p999_us\":\(Self.micros(histogram.valueAtPercentile(99.9))),"
+                + "\"conns\":\(conns),\"inflight\":\(inflight),\"payload\":\(payload)}"
+        )
+    }
+
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    static func newHistogram() -> Histogram<UInt64> {
+        Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+    }
+
+    static func micros(_ nanoseconds: UInt64) -> String { String((Double(nanoseconds) / 100).rounded() / 10) }
+}

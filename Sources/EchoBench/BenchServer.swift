@@ -1,0 +1,52 @@
+import ArgumentParser
+import Logging
+import NIOPosix
+import RPCCore
+import YediProto
+
+/// An RPC server hosting only the echo service, as the anchors' echo servers do.
+struct BenchServer: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "server", abstract: "Serve yedi.echo.Echo.")
+
+    @Option var host = "127.0.0.1"
+    @Option var port = 50053
+    @Option(help: "Certificate chain (PEM).") var cert = "certs/cert.pem"
+    @Option(help: "Private key (PEM).") var key = "certs/key.pem"
+    @Option(help: "Event-loop threads; handlers run on their connection's loop.") var threads = 1
+
+    func run() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
+        var logger = Logger(label: "echo-bench.server")
+        logger.logLevel = .warning
+        let server = try RPCServer(
+            configuration: ServerConfiguration(
+                host: host,
+                port: port,
+                tls: .server(certificateChainFile: cert, privateKeyFile: key),
+                idleTimeout: .zero
+            ),
+            services: [EchoService()],
+            eventLoopGroup: group,
+            logger: logger
+        )
+        try await server.run()
+    }
+}
+
+/// Answers with the request's payload.
+struct EchoService: YediEcho.Echo.ServiceProtocol {
+    func echo(_ request: YediEcho.EchoRequest, context: ServerContext) async throws -> YediEcho.EchoResponse {
+        YediEcho.EchoResponse(payload: request.payload)
+    }
+
+    func expand(
+        _ request: YediEcho.ExpandRequest,
+        writer: RPCWriter<YediEcho.EchoResponse>,
+        context: ServerContext
+    ) async throws {
+        let payload = [UInt8](repeating: 0x61, count: Int(request.payloadSize))
+        for sequence in 0..<request.count {
+            try await writer.write(.init(payload: payload, sequence: sequence))
+        }
+    }
+}

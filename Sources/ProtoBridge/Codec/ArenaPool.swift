@@ -1,0 +1,46 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Arenas kept per thread, so encoding and decoding reuse memory instead of calling malloc.
+///
+/// Per thread, not shared: taking and returning an arena needs no lock. An encode that nests a decode
+/// (or the reverse) takes a second arena; a thread keeps at most `maxPerThread`.
+enum ArenaPool {
+    static let maxPerThread = 8
+
+    private final class ThreadArenas {
+        // Touched only by its own thread.
+        @exclusivity(unchecked) var free: [Arena] = []
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key) { storage in
+            if let storage { Unmanaged<AnyObject>.fromOpaque(storage).release() }
+        }
+        precondition(status == 0, "pthread_key_create failed: \(status)")
+        return key
+    }()
+
+    private static var local: ThreadArenas {
+        if let storage = pthread_getspecific(key) {
+            return Unmanaged<ThreadArenas>.fromOpaque(storage).takeUnretainedValue()
+        }
+        let arenas = ThreadArenas()
+        pthread_setspecific(key, Unmanaged.passRetained(arenas).toOpaque())
+        return arenas
+    }
+
+    static func acquire() -> Arena {
+        local.free.popLast() ?? Arena()
+    }
+
+    static func release(_ arena: Arena) {
+        arena.reset()
+        let arenas = local
+        if arenas.free.count < maxPerThread { arenas.free.append(arena) }
+    }
+}
