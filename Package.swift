@@ -8,6 +8,11 @@ let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
 let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
 let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
+let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
+let metrics: Target.Dependency = .product(name: "Metrics", package: "swift-metrics")
+let metricsTestKit: Target.Dependency = .product(name: "MetricsTestKit", package: "swift-metrics")
+let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift-prometheus")
+let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 
 let package = Package(
     name: "Yedi",
@@ -19,6 +24,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // MARK: C at the edge: one thin target per C library.
@@ -52,7 +60,9 @@ let package = Package(
 
         .target(
             name: "RPCCore",
-            dependencies: ["COpenSSL", "ProtoBridge", nioCore, nioPosix, logging]
+            dependencies: [
+                "COpenSSL", "ProtoBridge", nioCore, nioPosix, nioHTTP1, logging, metrics, prometheus, serviceLifecycle,
+            ]
         ),
 
         // MARK: Benchmarks (release builds; they print figures, tests never time anything)
@@ -78,7 +88,9 @@ let package = Package(
         ),
         .testTarget(
             name: "RPCCoreTests",
-            dependencies: ["RPCCore", nioCore, nioPosix]
+            dependencies: [
+                "RPCCore", nioCore, nioPosix, nioHTTP1, metrics, metricsTestKit, prometheus, serviceLifecycle,
+            ]
         ),
     ]
 )
