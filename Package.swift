@@ -13,6 +13,10 @@ let metrics: Target.Dependency = .product(name: "Metrics", package: "swift-metri
 let metricsTestKit: Target.Dependency = .product(name: "MetricsTestKit", package: "swift-metrics")
 let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift-prometheus")
 let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let serviceLifecycleTestKit: Target.Dependency = .product(
+    name: "ServiceLifecycleTestKit",
+    package: "swift-service-lifecycle"
+)
 
 let package = Package(
     name: "Yedi",
@@ -90,6 +94,7 @@ let package = Package(
             name: "RPCCoreTests",
             dependencies: [
                 "RPCCore", nioCore, nioPosix, nioHTTP1, metrics, metricsTestKit, prometheus, serviceLifecycle,
+                serviceLifecycleTestKit,
             ]
         ),
     ]
