@@ -1,5 +1,4 @@
 import Metrics
-import Synchronization
 
 /// A thread-safe least-recently-used cache holding at most `capacity` entries.
 ///
@@ -7,9 +6,10 @@ import Synchronization
 /// for a byte budget to be predictable per entry; size the capacity for the largest values you expect.
 ///
 /// `get`, `put` and `remove` are O(1): a hash map finds a slot in an array-backed recency list (see
-/// `LRUStorage`), and no operation allocates a node. One mutex guards the state; it is held only for the map and
-/// list updates, while counters are bumped and displaced values released after it is let go. Only the
-/// `yedi_cache_items` gauge is set under the lock, so that its last value is always the true count.
+/// `LRUStorage`), and no operation allocates a node. One `Synchronization.Mutex` (in `TSanVisibleMutex`) guards the
+/// state; it is held only for the map and list updates, while counters are bumped and displaced values released
+/// after it is let go. Only the `yedi_cache_items` gauge is set under the lock, so that its last value is always
+/// the true count.
 ///
 /// Hits, misses and evictions are both in ``statistics`` and reported to swift-metrics as
 /// `yedi_cache_hits_total`, `yedi_cache_misses_total` and `yedi_cache_evictions_total` with the dimension
@@ -24,7 +24,7 @@ public final class LRUCache<Key: Hashable & Sendable, Value: Sendable>: Sendable
     public let name: String
     /// The most entries the cache holds.
     public let capacity: Int
-    private let state: Mutex<State>
+    private let state: TSanVisibleMutex<State>
     private let metrics: LRUCacheMetrics
 
     /// - Parameters:
@@ -37,7 +37,7 @@ public final class LRUCache<Key: Hashable & Sendable, Value: Sendable>: Sendable
         precondition(capacity >= 1, "LRUCache '\(name)': capacity must be at least 1, got \(capacity)")
         self.name = name
         self.capacity = capacity
-        self.state = Mutex(State(storage: LRUStorage(capacity: capacity)))
+        self.state = TSanVisibleMutex(State(storage: LRUStorage(capacity: capacity)))
         self.metrics = LRUCacheMetrics(cacheName: name, factory: metricsFactory)
         metrics.items.record(0)
     }

@@ -1,5 +1,4 @@
 import NIOCore
-import Synchronization
 
 /// Hands the listener's address from `run()`, which binds it, to callers who may ask before the bind has
 /// happened (a test that bound port 0, say): they wait until it is known, or until the bind failed.
@@ -12,7 +11,7 @@ final class ListeningAddressLatch: Sendable {
         var nextWaiterID = 0
     }
 
-    private let state = Mutex(State())
+    private let state = TSanVisibleMutex(State())
 
     /// Settles the latch once and for all and wakes every waiter.
     func resolve(_ result: Result<SocketAddress, any Error>) {

@@ -1,5 +1,4 @@
 import NIOCore
-import Synchronization
 
 /// The server's open connections, so that shutdown can let them finish or cut them off. Once shutdown has
 /// begun it admits no new connection.
@@ -9,7 +8,7 @@ final class ObservabilityConnections: Sendable {
         var isShuttingDown = false
     }
 
-    private let state = Mutex(State())
+    private let state = TSanVisibleMutex(State())
 
     /// Keeps `channel` until it closes. Returns false once shutdown has begun: the caller drops the connection.
     func admit(_ channel: any Channel) -> Bool {
