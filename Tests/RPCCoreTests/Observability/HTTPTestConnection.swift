@@ -78,12 +78,8 @@ final class HTTPTestConnection {
         try await requests.write(.head(head))
     }
 
-    func sendBody(_ text: String) async throws {
+    private func sendBody(_ text: String) async throws {
         try await requests.write(.body(.byteBuffer(ByteBuffer(string: text))))
-    }
-
-    func sendEnd() async throws {
-        try await requests.write(.end(nil))
     }
 
     func readResponse() async throws -> HTTPTestResponse {
