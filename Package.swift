@@ -9,6 +9,14 @@ let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio
 let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
+let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
+let metrics: Target.Dependency = .product(name: "Metrics", package: "swift-metrics")
+let metricsTestKit: Target.Dependency = .product(name: "MetricsTestKit", package: "swift-metrics")
+let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift-prometheus")
+let serviceLifecycleTestKit: Target.Dependency = .product(
+    name: "ServiceLifecycleTestKit",
+    package: "swift-service-lifecycle"
+)
 
 let package = Package(
     name: "Yedi",
@@ -22,8 +30,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // MARK: C at the edge: one thin target per C library.
@@ -63,7 +73,7 @@ let package = Package(
         .target(
             name: "RPCCore",
             dependencies: [
-                "COpenSSL", "ProtoBridge", nioCore, nioPosix, logging, serviceLifecycle,
+                "COpenSSL", "ProtoBridge", nioCore, nioPosix, nioHTTP1, logging, metrics, prometheus, serviceLifecycle,
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
@@ -100,8 +110,8 @@ let package = Package(
         .testTarget(
             name: "RPCCoreTests",
             dependencies: [
-                "RPCCore", "YediProto", nioCore, nioPosix, logging,
-                .product(name: "NIOEmbedded", package: "swift-nio"),
+                "RPCCore", "YediProto", nioCore, nioPosix, nioHTTP1, logging, metrics, metricsTestKit, prometheus,
+                serviceLifecycle, serviceLifecycleTestKit, .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
         .testTarget(
