@@ -19,12 +19,12 @@ final class ClientConnection: Sendable {
     private let configuration: ClientConfiguration
     private let tlsContext: TLSContext
     private let group: any EventLoopGroup
-    private let state = Mutex(State.idle)
+    private let state = TSanVisibleMutex(State.idle)
     /// Set by GOAWAY: the connection still finishes its calls but takes no new ones.
     private let goingAway = Atomic<Bool>(false)
     private let shutdownRequested = Atomic<Bool>(false)
     /// The connection loop while it waits to reconnect.
-    private let sleeper = Mutex<CheckedContinuation<Void, Never>?>(nil)
+    private let sleeper = TSanVisibleMutex<CheckedContinuation<Void, Never>?>(nil)
     /// Tells the pool that this slot's state changed, so waiting calls look again.
     private let onStateChange: @Sendable () -> Void
     private let logger: Logger

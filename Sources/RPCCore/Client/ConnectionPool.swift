@@ -14,7 +14,7 @@ final class ConnectionPool: Sendable {
 
     let connections: [ClientConnection]
     private let cursor = Atomic<Int>(0)
-    private let waiters = Mutex(Waiters())
+    private let waiters = TSanVisibleMutex(Waiters())
 
     init(makeConnections: (_ onStateChange: @escaping @Sendable () -> Void) -> [ClientConnection]) {
         let signal = ChangeSignal()

@@ -16,7 +16,7 @@ final class ResponseStreamState: Sendable {
         var consumedSinceGrant = 0
     }
 
-    private let state = Mutex(State())
+    private let state = TSanVisibleMutex(State())
     private let windowBytes: Int
     /// Asks the connection to grant the server more window.
     private let grant: @Sendable (Int) -> Void

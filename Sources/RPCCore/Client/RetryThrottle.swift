@@ -8,13 +8,13 @@ import Synchronization
 public final class RetryThrottle: Sendable {
     public let maxTokens: Double
     public let tokenRatio: Double
-    private let tokens: Mutex<Double>
+    private let tokens: TSanVisibleMutex<Double>
 
     public init(maxTokens: Double = 10, tokenRatio: Double = 0.1) {
         precondition(maxTokens > 0 && tokenRatio > 0, "retry throttling needs positive tokens and ratio")
         self.maxTokens = maxTokens
         self.tokenRatio = tokenRatio
-        tokens = Mutex(maxTokens)
+        tokens = TSanVisibleMutex(maxTokens)
     }
 
     public var availableTokens: Double { tokens.withLock { $0 } }

@@ -7,7 +7,7 @@ final class OneShotSignal: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = TSanVisibleMutex(State())
 
     var hasFired: Bool { state.withLock { $0.fired } }
 

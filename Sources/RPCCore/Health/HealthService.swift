@@ -13,7 +13,7 @@ public final class HealthService: YediHealth.Health.ServiceProtocol {
         var nextWatcher = 0
     }
 
-    private let state = Mutex(State())
+    private let state = TSanVisibleMutex(State())
 
     public init() {}
 

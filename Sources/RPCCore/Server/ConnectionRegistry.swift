@@ -8,7 +8,7 @@ final class ConnectionRegistry: Sendable {
         var emptyWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = TSanVisibleMutex(State())
 
     var count: Int { state.withLock { $0.connections.count } }
 

@@ -23,7 +23,7 @@ public final class RPCServer: Service, Sendable {
     private let logger: Logger
     private let connections = ConnectionRegistry()
     private let shutdownRequested = OneShotSignal()
-    private let bound = Mutex<BindState>(.notYet([]))
+    private let bound = TSanVisibleMutex<BindState>(.notYet([]))
 
     private enum BindState {
         case notYet([CheckedContinuation<SocketAddress, any Error>])

@@ -1,7 +1,8 @@
-import RPCCore
 import Synchronization
 import XCTest
 import YediProto
+
+@testable import RPCCore
 
 /// Many calls at once over one connection.
 final class ConcurrencyTests: XCTestCase {
@@ -71,9 +72,9 @@ final class ConcurrencyTests: XCTestCase {
 
 /// A value shared between test tasks.
 final class LockedValue<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
+    private let mutex: TSanVisibleMutex<Value>
 
-    init(_ value: Value) { mutex = Mutex(value) }
+    init(_ value: Value) { mutex = TSanVisibleMutex(value) }
 
     var value: Value { mutex.withLock { $0 } }
 

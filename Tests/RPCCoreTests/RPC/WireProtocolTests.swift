@@ -171,9 +171,10 @@ final class WireProtocolTests: XCTestCase {
     /// Polls what the connection received so far (without closing it).
     private func waitFor(_ connection: RawRPCConnection, _ condition: ([YediRPC.Frame]) -> Bool) -> Bool {
         let deadline = NIODeadline.now() + .seconds(10)
+        let channel = connection.client.channel
         while NIODeadline.now() < deadline {
-            let received = try? connection.client.channel.eventLoop.submit {
-                try connection.client.channel.pipeline.syncOperations.handler(type: RecordingHandler.self).receivedSoFar
+            let received = try? channel.eventLoop.submit {
+                try channel.pipeline.syncOperations.handler(type: RecordingHandler.self).receivedSoFar
             }.wait()
             if let received, let frames = try? RawRPCConnection.parse(received), condition(frames) { return true }
             usleep(5_000)

@@ -1,6 +1,8 @@
 import Logging
 import Synchronization
 
+@testable import RPCCore
+
 /// Keeps every log record, so tests can assert on what was (and was not) logged.
 final class LogCapture: Sendable {
     struct Record: Sendable {
@@ -12,7 +14,7 @@ final class LogCapture: Sendable {
         var line: String { "\(message) \(metadata.sorted { $0.key < $1.key })" }
     }
 
-    private let records = Mutex<[Record]>([])
+    private let records = TSanVisibleMutex<[Record]>([])
 
     var all: [Record] { records.withLock { $0 } }
 

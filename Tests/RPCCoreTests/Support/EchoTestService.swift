@@ -1,7 +1,8 @@
 import Foundation
-import RPCCore
 import Synchronization
 import YediProto
+
+@testable import RPCCore
 
 /// What the test echo service saw, for assertions about the server side of a call.
 final class ServiceProbe: Sendable {
@@ -14,7 +15,7 @@ final class ServiceProbe: Sendable {
         var contexts: [String: ServerContext] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = TSanVisibleMutex(State())
 
     func started(_ text: String, _ context: ServerContext) {
         state.withLock {

@@ -1,6 +1,8 @@
 import Foundation
 import Synchronization
 
+@testable import RPCCore
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -114,8 +116,8 @@ final class RunningProcess: @unchecked Sendable {
 
 /// Drains one pipe on a background thread into a string.
 private final class OutputCollector: Sendable {
-    private let data = Mutex(Data())
-    private let ended = Mutex(false)
+    private let data = TSanVisibleMutex(Data())
+    private let ended = TSanVisibleMutex(false)
 
     var text: String { self.data.withLock { String(decoding: $0, as: UTF8.self) } }
 

@@ -1,6 +1,8 @@
 import Foundation
 import Synchronization
 
+@testable import RPCCore
+
 /// The certificates the TLS tests use, generated once per test process into a temporary directory:
 /// the dev PKI from `deploy/dev-pki.sh`, a second unrelated PKI (for "wrong CA"), and an expired
 /// server certificate signed by the dev CA. No private key is ever committed.
@@ -80,7 +82,7 @@ final class TestPKI: Sendable {
 
     // MARK: Cleanup at process exit
 
-    private static let cleanupPath = Mutex<String?>(nil)
+    private static let cleanupPath = TSanVisibleMutex<String?>(nil)
 
     private static func registerCleanup(of directory: URL) {
         Self.cleanupPath.withLock { $0 = directory.path }
