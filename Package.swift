@@ -103,6 +103,15 @@ let package = Package(
             dependencies: ["ProtoBridge"],
             path: "Tests/ProtoTestSupport"
         ),
+        /// Test helpers for RPC tests: a throwaway PKI, a test echo service, a server runner, processes.
+        .target(
+            name: "RPCTestSupport",
+            dependencies: [
+                "RPCCore", "YediProto", nioCore, nioPosix, logging,
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "Tests/RPCTestSupport"
+        ),
         .testTarget(
             name: "ProtoBridgeTests",
             dependencies: ["ProtoBridge", "ProtoTestSupport", "YediProto", "RPCCore", nioCore]
@@ -110,7 +119,8 @@ let package = Package(
         .testTarget(
             name: "RPCCoreTests",
             dependencies: [
-                "RPCCore", "YediProto", nioCore, nioPosix, nioHTTP1, logging, metrics, metricsTestKit, prometheus,
+                "RPCCore", "RPCTestSupport", "YediProto", nioCore, nioPosix, nioHTTP1, logging, metrics, metricsTestKit,
+                prometheus,
                 serviceLifecycle, serviceLifecycleTestKit, .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),

@@ -10,8 +10,9 @@ final class ClientConnection: Sendable {
         case idle
         case connecting
         case ready(handler: NIOLoopBound<ClientConnectionHandler>, channel: any Channel)
-        /// The last attempt failed; the next one starts after a backoff delay.
-        case transientFailure(RPCError)
+        /// The last attempt failed (`cause` is what failed: a TLS error, a refused connection, …);
+        /// the next one starts after a backoff delay.
+        case transientFailure(RPCError, cause: any Error)
         case shutdown
     }
 
@@ -80,7 +81,7 @@ final class ClientConnection: Sendable {
                 let failure = RPCError(
                     code: .unavailable, message: "cannot connect to \(target): \(Self.describe(error))")
                 logger.debug("connection attempt failed", metadata: ["error": "\(failure.message)"])
-                setState(.transientFailure(failure))
+                setState(.transientFailure(failure, cause: error))
             }
             guard failures > 0, !shutdownRequested.load(ordering: .relaxed) else { continue }
             let delay = configuration.reconnectBackoff.delay(attempt: failures, random: Double.random(in: 0..<1))
@@ -186,11 +187,11 @@ final class ClientConnection: Sendable {
 
     /// Runs a unary call on this connection; returns the response payload.
     func unary(_ frame: YediRPC.Frame, deadline: NIODeadline?, on handler: NIOLoopBound<ClientConnectionHandler>)
-        async throws -> [UInt8]
+        async throws -> UnaryReply
     {
         let call = OutgoingCall(frame: frame, deadline: deadline)
         return try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<[UInt8], any Error>) in
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<UnaryReply, any Error>) in
                 start(call, responder: .unary(continuation), on: handler)
             }
         } onCancel: {

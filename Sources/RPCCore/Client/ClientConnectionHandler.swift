@@ -23,7 +23,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     /// How a call learns its outcome.
     enum Responder: Sendable {
         /// The unary response payload, or the call's error.
-        case unary(UnsafeContinuation<[UInt8], any Error>)
+        case unary(UnsafeContinuation<UnaryReply, any Error>)
         case stream(ResponseStreamState)
     }
 
@@ -76,7 +76,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         default: message = "\(error)"
         }
         closedError = closedError ?? RPCError(code: .unavailable, message: "connection failed: \(message)")
-        ready.fail(closedError!)
+        // The connection attempt learns the real cause (a TLS failure, say), not just UNAVAILABLE.
+        ready.fail(error)
         context.close(promise: nil)
     }
 
@@ -362,7 +363,9 @@ final class OutgoingCall: @unchecked Sendable {
             if let error {
                 continuation.resume(throwing: error)
             } else {
-                continuation.resume(returning: payload.isEmpty ? (unaryPayload ?? []) : payload)
+                continuation.resume(
+                    returning: UnaryReply(payload: payload.isEmpty ? (unaryPayload ?? []) : payload, trailers: trailers)
+                )
             }
         case .stream(let stream):
             let rpcError = error.map {
@@ -376,4 +379,10 @@ final class OutgoingCall: @unchecked Sendable {
     func resolveEarlyError() {
         if let earlyError, responder != nil { resolve(error: earlyError) }
     }
+}
+
+/// The outcome of a successful unary call.
+struct UnaryReply: Sendable {
+    var payload: [UInt8]
+    var trailers: Metadata
 }

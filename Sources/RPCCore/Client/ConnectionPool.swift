@@ -35,7 +35,7 @@ final class ConnectionPool: Sendable {
             }
             var failures: [RPCError] = []
             for connection in connections {
-                if case .transientFailure(let error) = connection.currentState { failures.append(error) }
+                if case .transientFailure(let error, _) = connection.currentState { failures.append(error) }
             }
             if failures.count == connections.count, let last = failures.last {
                 throw UnsentCallError(error: last)

@@ -81,19 +81,30 @@ public final class RPCClient: Service, Sendable {
         _ request: Request,
         options: CallOptions = .defaults
     ) async throws -> Response {
-        let call = makeCall(method.descriptor, options)
-        let payload = try encodeRequest(request)
+        let reply = try await unary(method.descriptor, payload: try encodeRequest(request), options: options)
+        do {
+            return try Response(serializedBytes: reply.payload)
+        } catch {
+            throw RPCError(code: .internalError, message: "the response could not be decoded: \(error)")
+        }
+    }
+
+    /// A unary call with the request and response as serialized bytes, for callers that know the
+    /// types only at run time (the CLI probe).
+    public func unary(
+        _ method: MethodDescriptor,
+        payload: [UInt8],
+        options: CallOptions = .defaults
+    ) async throws -> RPCRawReply {
+        let call = makeCall(method, options)
+        try checkSize(payload)
         do {
             return try await configuration.interceptors.run(call) { call in
-                let bytes = try await self.withAttempts(call, payload: payload) {
+                let reply = try await self.withAttempts(call, payload: payload) {
                     connection, handler, frame, deadline in
                     try await connection.unary(frame, deadline: deadline, on: handler)
                 }
-                do {
-                    return try Response(serializedBytes: bytes)
-                } catch {
-                    throw RPCError(code: .internalError, message: "the response could not be decoded: \(error)")
-                }
+                return RPCRawReply(payload: reply.payload, trailers: reply.trailers)
             }
         } catch {
             throw Self.callerFacing(error)
@@ -108,8 +119,20 @@ public final class RPCClient: Service, Sendable {
         options: CallOptions = .defaults,
         onResponse: (RPCResponseStream<Response>) async throws -> Result
     ) async throws -> Result {
-        let call = makeCall(method.descriptor, options)
-        let payload = try encodeRequest(request)
+        try await serverStreaming(method.descriptor, payload: try encodeRequest(request), options: options) { raw in
+            try await onResponse(RPCResponseStream(state: raw.state))
+        }
+    }
+
+    /// A server-streaming call with the request and the responses as serialized bytes.
+    public func serverStreaming<Result: Sendable>(
+        _ method: MethodDescriptor,
+        payload: [UInt8],
+        options: CallOptions = .defaults,
+        onResponse: (RPCRawResponseStream) async throws -> Result
+    ) async throws -> Result {
+        let call = makeCall(method, options)
+        try checkSize(payload)
         let window = options.streamWindowBytes ?? configuration.streamWindowBytes
         do {
             return try await configuration.interceptors.run(call) { call in
@@ -126,7 +149,7 @@ public final class RPCClient: Service, Sendable {
                 let cancelled = RPCError(code: .cancelled, message: "the call was cancelled")
                 do {
                     let result = try await withTaskCancellationHandler {
-                        try await onResponse(RPCResponseStream(state: stream))
+                        try await onResponse(RPCRawResponseStream(state: stream))
                     } onCancel: {
                         connection.cancel(outgoing, on: handler, error: cancelled)
                     }
@@ -142,6 +165,23 @@ public final class RPCClient: Service, Sendable {
         }
     }
 
+    /// Waits until a connection is ready; throws `RPCConnectionError` saying why none could be made
+    /// (TLS, refused, unreachable, timed out). Calls do this implicitly; tools use it to report
+    /// connection problems apart from call errors.
+    public func waitUntilReady(timeout: Duration) async throws(RPCConnectionError) {
+        let deadline = ContinuousClock.now + timeout
+        do {
+            _ = try await pool.readyConnection(deadline: deadline)
+        } catch {
+            let causes = pool.connections.compactMap { connection -> (any Error)? in
+                if case .transientFailure(_, let cause) = connection.currentState { return cause }
+                return nil
+            }
+            let target = configuration.targets.map(\.description).joined(separator: ", ")
+            throw RPCConnectionError(target: target, cause: causes.last, timedOut: ContinuousClock.now >= deadline)
+        }
+    }
+
     // MARK: Attempts and retries
 
     private func makeCall(_ method: MethodDescriptor, _ options: CallOptions) -> ClientCall {
@@ -154,12 +194,14 @@ public final class RPCClient: Service, Sendable {
     }
 
     private func encodeRequest(_ request: some ProtoMessage) throws(RPCError) -> [UInt8] {
-        let payload: [UInt8]
         do {
-            payload = try request.serializedBytes()
+            return try request.serializedBytes()
         } catch {
             throw RPCError(code: .invalidArgument, message: "the request cannot be encoded: \(error)")
         }
+    }
+
+    private func checkSize(_ payload: [UInt8]) throws(RPCError) {
         let limit = configuration.limits.maxFrameBytes - WireLimits.envelopeOverhead
         guard payload.count <= limit else {
             throw RPCError(
@@ -167,7 +209,6 @@ public final class RPCClient: Service, Sendable {
                 message: "the request (\(payload.count) bytes) exceeds the frame limit of \(limit) bytes"
             )
         }
-        return payload
     }
 
     /// Runs `attempt` on a ready connection, again on another one when the call never reached a

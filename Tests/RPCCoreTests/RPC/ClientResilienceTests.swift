@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import NIOPosix
+import RPCTestSupport
 import XCTest
 import YediProto
 

@@ -1,3 +1,4 @@
+import RPCTestSupport
 import Synchronization
 import XCTest
 import YediProto
@@ -68,15 +69,4 @@ final class ConcurrencyTests: XCTestCase {
         XCTAssertEqual(order.first, 7, "the shortest call should finish first: \(order)")
         XCTAssertEqual(order.last, 0, "the longest call should finish last: \(order)")
     }
-}
-
-/// A value shared between test tasks.
-final class LockedValue<Value: Sendable>: Sendable {
-    private let mutex: TSanVisibleMutex<Value>
-
-    init(_ value: Value) { mutex = TSanVisibleMutex(value) }
-
-    var value: Value { mutex.withLock { $0 } }
-
-    func withLock<T>(_ body: (inout Value) -> T) -> T { mutex.withLock { body(&$0) } }
 }

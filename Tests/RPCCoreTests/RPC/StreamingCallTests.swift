@@ -1,4 +1,5 @@
 import RPCCore
+import RPCTestSupport
 import XCTest
 import YediProto
 

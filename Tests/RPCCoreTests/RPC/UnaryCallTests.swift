@@ -1,5 +1,6 @@
 import NIOCore
 import RPCCore
+import RPCTestSupport
 import XCTest
 import YediProto
 

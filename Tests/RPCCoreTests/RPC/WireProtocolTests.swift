@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import RPCTestSupport
 import XCTest
 import YediProto
 

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOPosix
 import ProtoBridge
+import RPCTestSupport
 import XCTest
 import YediProto
 

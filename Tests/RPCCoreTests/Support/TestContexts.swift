@@ -1,29 +1,6 @@
 import NIOCore
 import RPCCore
-
-extension TestPKI {
-    /// A server presenting `service`'s certificate, verifying client certificates against the dev CA.
-    func serverConfiguration(
-        _ service: String = "account",
-        clientCertificates: TLSConfiguration.ClientCertificateVerification = .none
-    ) -> TLSConfiguration {
-        .server(
-            certificateChainFile: self.certificate(service),
-            privateKeyFile: self.key(service),
-            trustRootsFile: self.caFile,
-            clientCertificateVerification: clientCertificates
-        )
-    }
-
-    /// A client trusting `trustRoots` (the dev CA by default), presenting `identity`'s certificate if given.
-    func clientConfiguration(trustRoots: String? = nil, identity: String? = nil) -> TLSConfiguration {
-        .client(
-            trustRootsFile: trustRoots ?? self.caFile,
-            certificateChainFile: identity.map(self.certificate),
-            privateKeyFile: identity.map(self.key)
-        )
-    }
-}
+import RPCTestSupport
 
 extension ByteBuffer {
     /// Deterministic non-repeating-looking bytes, so misordered or duplicated data can't compare equal.

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOPosix
 import RPCCore
+import RPCTestSupport
 import XCTest
 
 /// Connections over real loopback sockets: bulk data, garbage, silence.

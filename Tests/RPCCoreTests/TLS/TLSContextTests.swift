@@ -1,5 +1,6 @@
 import Foundation
 import RPCCore
+import RPCTestSupport
 import XCTest
 
 /// Building a TLSContext: bad deployments must fail at start-up with an error naming the file.

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOPosix
 import RPCCore
+import RPCTestSupport
 import XCTest
 
 /// Handshakes over real loopback sockets, and what they tell each side.

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOPosix
 import RPCCore
+import RPCTestSupport
 import XCTest
 
 /// Certificates that must be refused, and the errors each side reports.

@@ -4,12 +4,12 @@ import RPCCore
 import YediProto
 
 /// An `RPCServer` on a free loopback port, running in a task until `stop()`.
-struct RunningServer {
-    let server: RPCServer
-    let task: Task<Void, any Error>
-    let port: Int
+public struct RunningServer {
+    public let server: RPCServer
+    public let task: Task<Void, any Error>
+    public let port: Int
 
-    static func start(
+    public static func start(
         pki: TestPKI,
         services: [any RPCService],
         interceptors: [any ServerInterceptor] = [],
@@ -36,7 +36,7 @@ struct RunningServer {
     }
 
     /// Graceful shutdown, then waits for `run()` to return.
-    func stop() async {
+    public func stop() async {
         server.beginGracefulShutdown()
         _ = await task.result
     }
@@ -44,7 +44,7 @@ struct RunningServer {
 
 extension TestPKI {
     /// A client of loopback `ports`, trusting the dev CA, with the probe's certificate unless told otherwise.
-    func rpcClientConfiguration(
+    public func rpcClientConfiguration(
         ports: [Int],
         identity: String? = "yedi-probe",
         configure: (inout ClientConfiguration) -> Void = { _ in }

@@ -1,11 +1,12 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
+import RPCCore
 import YediProto
 
-@testable import RPCCore
-
 /// What the test echo service saw, for assertions about the server side of a call.
-final class ServiceProbe: Sendable {
+public final class ServiceProbe: Sendable {
+    public init() {}
+
     private struct State {
         var started: [String] = []
         var finished: [String] = []
@@ -15,37 +16,41 @@ final class ServiceProbe: Sendable {
         var contexts: [String: ServerContext] = [:]
     }
 
-    private let state = TSanVisibleMutex(State())
+    private let state = NIOLockedValueBox(State())
 
-    func started(_ text: String, _ context: ServerContext) {
-        state.withLock {
+    public func started(_ text: String, _ context: ServerContext) {
+        state.withLockedValue {
             $0.started.append(text)
             $0.peers.append(context.peer)
             $0.contexts[text] = context
         }
     }
-    func finished(_ text: String) { state.withLock { $0.finished.append(text) } }
-    func cancelled(_ text: String) { state.withLock { $0.cancelled.append(text) } }
-    func streamed() { state.withLock { $0.streamedMessages += 1 } }
+    public func finished(_ text: String) { state.withLockedValue { $0.finished.append(text) } }
+    public func cancelled(_ text: String) { state.withLockedValue { $0.cancelled.append(text) } }
+    public func streamed() { state.withLockedValue { $0.streamedMessages += 1 } }
 
-    var startedCalls: [String] { state.withLock { $0.started } }
-    var finishedCalls: [String] { state.withLock { $0.finished } }
-    var cancelledCalls: [String] { state.withLock { $0.cancelled } }
-    var streamedMessages: Int { state.withLock { $0.streamedMessages } }
-    var peers: [PeerInfo] { state.withLock { $0.peers } }
-    func context(of text: String) -> ServerContext? { state.withLock { $0.contexts[text] } }
+    public var startedCalls: [String] { state.withLockedValue { $0.started } }
+    public var finishedCalls: [String] { state.withLockedValue { $0.finished } }
+    public var cancelledCalls: [String] { state.withLockedValue { $0.cancelled } }
+    public var streamedMessages: Int { state.withLockedValue { $0.streamedMessages } }
+    public var peers: [PeerInfo] { state.withLockedValue { $0.peers } }
+    public func context(of text: String) -> ServerContext? { state.withLockedValue { $0.contexts[text] } }
 }
 
-struct SecretInternalFailure: Error, CustomStringConvertible {
-    var description: String { "database password=hunter2 rejected" }
+public struct SecretInternalFailure: Error, CustomStringConvertible {
+    public init() {}
+
+    public var description: String { "database password=hunter2 rejected" }
 }
 
 /// `yedi.echo.Echo` with behaviours chosen by the request text:
 /// `hang` waits until cancelled; `sleep:<ms>`; `fail:<code>:<message>`; `crash` throws an unexpected error.
-final class EchoTestService: YediEcho.Echo.ServiceProtocol {
-    let probe = ServiceProbe()
+public final class EchoTestService: YediEcho.Echo.ServiceProtocol {
+    public let probe = ServiceProbe()
 
-    func echo(_ request: YediEcho.EchoRequest, context: ServerContext) async throws -> YediEcho.EchoResponse {
+    public init() {}
+
+    public func echo(_ request: YediEcho.EchoRequest, context: ServerContext) async throws -> YediEcho.EchoResponse {
         probe.started(request.text, context)
         do {
             let parts = request.text.split(separator: ":", maxSplits: 2).map(String.init)
@@ -69,7 +74,7 @@ final class EchoTestService: YediEcho.Echo.ServiceProtocol {
         return YediEcho.EchoResponse(payload: request.payload, text: request.text)
     }
 
-    func expand(
+    public func expand(
         _ request: YediEcho.ExpandRequest,
         writer: RPCWriter<YediEcho.EchoResponse>,
         context: ServerContext
@@ -91,7 +96,7 @@ final class EchoTestService: YediEcho.Echo.ServiceProtocol {
 }
 
 /// Waits until `condition` holds, polling; fails the test (by returning false) after `timeout`.
-func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+public func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if condition() { return true }

@@ -1,22 +1,21 @@
 import Foundation
-import Synchronization
-
-@testable import RPCCore
+import NIOConcurrencyHelpers
+import RPCCore
 
 /// The certificates the TLS tests use, generated once per test process into a temporary directory:
 /// the dev PKI from `deploy/dev-pki.sh`, a second unrelated PKI (for "wrong CA"), and an expired
 /// server certificate signed by the dev CA. No private key is ever committed.
-final class TestPKI: Sendable {
+public final class TestPKI: Sendable {
     /// Lazily made on first use, shared by every test (generation costs a second or two).
-    static let shared: Result<TestPKI, any Error> = Result { try TestPKI() }
+    public static let shared: Result<TestPKI, any Error> = Result { try TestPKI() }
 
-    static func get() throws -> TestPKI { try self.shared.get() }
+    public static func get() throws -> TestPKI { try self.shared.get() }
 
-    let root: URL
+    public let root: URL
     /// `deploy/dev-pki.sh` output: ca.pem, <service>.pem/.key, yedi-probe.pem/.key.
-    let devPKI: URL
+    public let devPKI: URL
     /// Another run of the same script: a CA our services don't know.
-    let otherPKI: URL
+    public let otherPKI: URL
 
     private init() throws {
         self.root = FileManager.default.temporaryDirectory
@@ -36,16 +35,16 @@ final class TestPKI: Sendable {
         ).requireSuccess()
     }
 
-    var caFile: String { self.devPKI.appendingPathComponent("ca.pem").path }
-    var otherCAFile: String { self.otherPKI.appendingPathComponent("ca.pem").path }
+    public var caFile: String { self.devPKI.appendingPathComponent("ca.pem").path }
+    public var otherCAFile: String { self.otherPKI.appendingPathComponent("ca.pem").path }
 
     /// `name` is a service (account, content, booking, chat) or `yedi-probe`.
-    func certificate(_ name: String) -> String { self.devPKI.appendingPathComponent("\(name).pem").path }
-    func key(_ name: String) -> String { self.devPKI.appendingPathComponent("\(name).key").path }
+    public func certificate(_ name: String) -> String { self.devPKI.appendingPathComponent("\(name).pem").path }
+    public func key(_ name: String) -> String { self.devPKI.appendingPathComponent("\(name).key").path }
 
     /// Signed by the dev CA, SAN localhost/127.0.0.1, valid only during 1-2 January 2020.
-    var expiredCertificate: String { self.root.appendingPathComponent("expired/expired.pem").path }
-    var expiredKey: String { self.root.appendingPathComponent("expired/expired.key").path }
+    public var expiredCertificate: String { self.root.appendingPathComponent("expired/expired.pem").path }
+    public var expiredKey: String { self.root.appendingPathComponent("expired/expired.key").path }
 
     /// OpenSSL 3.0's `x509`/`req` cannot backdate, so the expired certificate comes from `openssl ca`
     /// with explicit start and end dates and a throwaway CA database. $1 = dev PKI dir, $2 = output root.
@@ -82,12 +81,12 @@ final class TestPKI: Sendable {
 
     // MARK: Cleanup at process exit
 
-    private static let cleanupPath = TSanVisibleMutex<String?>(nil)
+    private static let cleanupPath = NIOLockedValueBox<String?>(nil)
 
     private static func registerCleanup(of directory: URL) {
-        Self.cleanupPath.withLock { $0 = directory.path }
+        Self.cleanupPath.withLockedValue { $0 = directory.path }
         atexit {
-            if let path = TestPKI.cleanupPath.withLock({ $0 }) {
+            if let path = TestPKI.cleanupPath.withLockedValue({ $0 }) {
                 try? FileManager.default.removeItem(atPath: path)
             }
         }
@@ -95,9 +94,32 @@ final class TestPKI: Sendable {
 }
 
 /// Paths inside this repository, found from this source file's location.
-enum RepositoryPaths {
-    /// Tests/RPCCoreTests/Support/<file> → three levels up.
-    static let root = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
+public enum RepositoryPaths {
+    /// Tests/RPCTestSupport/<file> → two levels up.
+    public static let root = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+}
+
+extension TestPKI {
+    /// A server presenting `service`'s certificate, verifying client certificates against the dev CA.
+    public func serverConfiguration(
+        _ service: String = "account",
+        clientCertificates: TLSConfiguration.ClientCertificateVerification = .none
+    ) -> TLSConfiguration {
+        .server(
+            certificateChainFile: self.certificate(service),
+            privateKeyFile: self.key(service),
+            trustRootsFile: self.caFile,
+            clientCertificateVerification: clientCertificates
+        )
+    }
+
+    /// A client trusting `trustRoots` (the dev CA by default), presenting `identity`'s certificate if given.
+    public func clientConfiguration(trustRoots: String? = nil, identity: String? = nil) -> TLSConfiguration {
+        .client(
+            trustRootsFile: trustRoots ?? self.caFile,
+            certificateChainFile: identity.map(self.certificate),
+            privateKeyFile: identity.map(self.key)
+        )
+    }
 }

@@ -1,23 +1,22 @@
 import Foundation
-import Synchronization
-
-@testable import RPCCore
+import NIOConcurrencyHelpers
+import RPCCore
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
 /// What a finished child process did.
-struct ProcessResult: Sendable {
-    var exitCode: Int32
-    var output: String
-    var errorOutput: String
-    var timedOut: Bool
+public struct ProcessResult: Sendable {
+    public var exitCode: Int32
+    public var output: String
+    public var errorOutput: String
+    public var timedOut: Bool
 
     /// stdout and stderr together, for assertions that don't care which stream a tool used.
-    var combinedOutput: String { self.output + "\n" + self.errorOutput }
+    public var combinedOutput: String { self.output + "\n" + self.errorOutput }
 
-    func requireSuccess() throws {
+    public func requireSuccess() throws {
         guard self.exitCode == 0, !self.timedOut else {
             throw ProcessFailure(
                 description: "exit \(self.exitCode), timedOut \(self.timedOut):\n\(self.combinedOutput)")
@@ -25,13 +24,13 @@ struct ProcessResult: Sendable {
     }
 }
 
-struct ProcessFailure: Error, CustomStringConvertible {
-    var description: String
+public struct ProcessFailure: Error, CustomStringConvertible {
+    public var description: String
 }
 
 /// A child process (the `openssl` CLI, scripts) that tests can feed and watch, and that can never hang
 /// the suite: every wait has a deadline, after which the child is killed.
-final class RunningProcess: @unchecked Sendable {
+public final class RunningProcess: @unchecked Sendable {
     // @unchecked: `process` and `input` are used only from the test's own thread; the collected
     // output is behind Mutexes because reader threads append to it.
 
@@ -40,7 +39,7 @@ final class RunningProcess: @unchecked Sendable {
     private let stdout = OutputCollector()
     private let stderr = OutputCollector()
 
-    init(_ executable: String, _ arguments: [String]) throws {
+    public init(_ executable: String, _ arguments: [String]) throws {
         _ = Self.ignoreSIGPIPE
         let outputPipe = Pipe()
         let errorPipe = Pipe()
@@ -63,19 +62,19 @@ final class RunningProcess: @unchecked Sendable {
         signal(SIGPIPE, SIG_IGN)
     }()
 
-    var output: String { self.stdout.text }
-    var errorOutput: String { self.stderr.text }
+    public var output: String { self.stdout.text }
+    public var errorOutput: String { self.stderr.text }
 
-    func write(_ text: String) {
+    public func write(_ text: String) {
         try? self.input.fileHandleForWriting.write(contentsOf: Data(text.utf8))
     }
 
-    func closeInput() {
+    public func closeInput() {
         try? self.input.fileHandleForWriting.close()
     }
 
     /// Polls stdout+stderr until `predicate` holds; false if `timeout` passed or the process exited first.
-    func waitForOutput(timeout: TimeInterval, _ predicate: (String) -> Bool) -> Bool {
+    public func waitForOutput(timeout: TimeInterval, _ predicate: (String) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if predicate(self.output + "\n" + self.errorOutput) { return true }
@@ -89,7 +88,7 @@ final class RunningProcess: @unchecked Sendable {
     }
 
     /// Waits for exit up to `timeout`, then kills; returns what happened.
-    func finish(timeout: TimeInterval) -> ProcessResult {
+    public func finish(timeout: TimeInterval) -> ProcessResult {
         let deadline = Date().addingTimeInterval(timeout)
         while self.process.isRunning && Date() < deadline {
             Thread.sleep(forTimeInterval: 0.02)
@@ -107,7 +106,7 @@ final class RunningProcess: @unchecked Sendable {
         )
     }
 
-    func kill() {
+    public func kill() {
         if self.process.isRunning {
             Glibc.kill(self.process.processIdentifier, SIGKILL)
         }
@@ -116,34 +115,35 @@ final class RunningProcess: @unchecked Sendable {
 
 /// Drains one pipe on a background thread into a string.
 private final class OutputCollector: Sendable {
-    private let data = TSanVisibleMutex(Data())
-    private let ended = TSanVisibleMutex(false)
+    private let data = NIOLockedValueBox(Data())
+    private let ended = NIOLockedValueBox(false)
 
-    var text: String { self.data.withLock { String(decoding: $0, as: UTF8.self) } }
+    public var text: String { self.data.withLockedValue { String(decoding: $0, as: UTF8.self) } }
 
-    func startReading(_ handle: FileHandle) {
+    public func startReading(_ handle: FileHandle) {
         let thread = Thread { [self] in
             while true {
                 let chunk = handle.availableData
                 if chunk.isEmpty { break }
-                self.data.withLock { $0.append(chunk) }
+                self.data.withLockedValue { $0.append(chunk) }
             }
-            self.ended.withLock { $0 = true }
+            self.ended.withLockedValue { $0 = true }
         }
         thread.start()
     }
 
-    func waitForEnd(timeout: TimeInterval) {
+    public func waitForEnd(timeout: TimeInterval) {
         let deadline = Date().addingTimeInterval(timeout)
-        while !self.ended.withLock({ $0 }) && Date() < deadline {
+        while !self.ended.withLockedValue({ $0 }) && Date() < deadline {
             Thread.sleep(forTimeInterval: 0.01)
         }
     }
 }
 
-enum ProcessRunner {
+public enum ProcessRunner {
     /// Runs a command to completion with `stdin` closed (or fed `input`), killing it after `timeout` seconds.
-    static func run(_ executable: String, _ arguments: [String], input: String? = nil, timeout: TimeInterval) throws
+    public static func run(_ executable: String, _ arguments: [String], input: String? = nil, timeout: TimeInterval)
+        throws
         -> ProcessResult
     {
         let running = try RunningProcess(executable, arguments)
@@ -153,5 +153,5 @@ enum ProcessRunner {
     }
 
     /// The `openssl` CLI this machine has.
-    static let openssl = "/usr/bin/openssl"
+    public static let openssl = "/usr/bin/openssl"
 }
