@@ -78,6 +78,22 @@ let package = Package(
             ]
         ),
 
+        // MARK: The four services, each its own process
+
+        /// What every service process shares: options, TLS from the PKI folder, interceptors, /metrics.
+        .target(
+            name: "ServiceRuntime",
+            dependencies: ["RPCCore", argumentParser, logging, nioCore, nioPosix, serviceLifecycle]
+        ),
+        .executableTarget(
+            name: "AccountService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", argumentParser]),
+        .executableTarget(
+            name: "ContentService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", argumentParser]),
+        .executableTarget(
+            name: "BookingService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", argumentParser]),
+        .executableTarget(
+            name: "ChatService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", argumentParser]),
+
         // MARK: Benchmarks (release builds; they print figures, tests never time anything)
 
         /// Replaces malloc & co. in a benchmark executable to count allocations.

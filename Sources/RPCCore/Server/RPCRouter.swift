@@ -38,6 +38,16 @@ public struct RPCRouter: Sendable {
         }
     }
 
+    /// Routes every method of `service` to `UNIMPLEMENTED`, saying so: for a service whose API is
+    /// published before its handlers are written. Registering a handler later replaces the placeholder.
+    public mutating func registerPlaceholder(for service: ServiceDescriptor) {
+        for method in service.methods where routes[method.path] == nil {
+            routes[method.path] = RPCRoute(method: method) { _, _, _ in
+                throw RPCError(code: .unimplemented, message: "\(method.path) is not implemented yet")
+            }
+        }
+    }
+
     func route(for path: String) -> RPCRoute? { routes[path] }
 }
 

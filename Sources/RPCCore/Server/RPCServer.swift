@@ -33,10 +33,12 @@ public final class RPCServer: Service, Sendable {
 
     /// - Parameters:
     ///   - services: The services to host, besides health.
+    ///   - placeholders: Services whose methods answer `UNIMPLEMENTED` until handlers exist.
     ///   - interceptors: Run around every call, the first outermost.
     public init(
         configuration: ServerConfiguration,
         services: [any RPCService],
+        placeholders: [ServiceDescriptor] = [],
         interceptors: [any ServerInterceptor] = [],
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "yedi.rpc.server")
@@ -51,6 +53,7 @@ public final class RPCServer: Service, Sendable {
         var router = RPCRouter()
         router.register(health)
         for service in services { router.register(service) }
+        for service in placeholders { router.registerPlaceholder(for: service) }
         self.router = router
     }
 

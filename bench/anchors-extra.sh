@@ -1,0 +1,15 @@
+# Plugs Yedi's echo-bench (RPCCore on the anchors' workload) into ../shared/anchors/run-anchors.sh.
+# Sourced by run-anchors.sh with anchors/ as the working directory; defines what its header asks for:
+# a port, a build step, and a server and a client command taking the anchors' flags.
+#
+#   ANCHORS_EXTRA=$PWD/bench/anchors-extra.sh IMPLS="openssl grpc ours" ../shared/anchors/run-anchors.sh
+YEDI_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PORT[ours]=50053
+
+build_ours() {
+  (cd "$YEDI_ROOT" && swift build -c release --product echo-bench)
+  YEDI_BIN=$(cd "$YEDI_ROOT" && swift build -c release --show-bin-path)
+}
+
+server_ours() { exec "$YEDI_BIN/echo-bench" server --port "$1" --cert certs/cert.pem --key certs/key.pem; }
+client_ours() { "$YEDI_BIN/echo-bench" client --port "$1" --ca certs/cert.pem "${@:2}"; }
