@@ -186,10 +186,13 @@ final class ClientConnection: Sendable {
     // MARK: Calls
 
     /// Runs a unary call on this connection; returns the response payload.
-    func unary(_ frame: YediRPC.Frame, deadline: NIODeadline?, on handler: NIOLoopBound<ClientConnectionHandler>)
-        async throws -> UnaryReply
-    {
-        let call = OutgoingCall(frame: frame, deadline: deadline)
+    func unary(
+        _ frame: YediRPC.Frame,
+        payload: ByteBuffer,
+        deadline: NIODeadline?,
+        on handler: NIOLoopBound<ClientConnectionHandler>
+    ) async throws -> UnaryReply {
+        let call = OutgoingCall(frame: frame, payload: payload, deadline: deadline)
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<UnaryReply, any Error>) in
                 start(call, responder: .unary(continuation), on: handler)
@@ -202,13 +205,14 @@ final class ClientConnection: Sendable {
     /// Starts a server-streaming call on this connection.
     func startStream(
         _ frame: YediRPC.Frame,
+        payload: ByteBuffer,
         deadline: NIODeadline?,
         windowBytes: Int,
         on handler: NIOLoopBound<ClientConnectionHandler>
     ) -> (OutgoingCall, ResponseStreamState) {
         var frame = frame
         frame.windowBytes = UInt32(clamping: windowBytes)
-        let call = OutgoingCall(frame: frame, deadline: deadline)
+        let call = OutgoingCall(frame: frame, payload: payload, deadline: deadline)
         let stream = ResponseStreamState(windowBytes: windowBytes) { bytes in
             handler.eventLoop.execute { handler.value.grantWindow(call, bytes: bytes) }
         }

@@ -9,7 +9,7 @@ import ProtoBridge
 /// All state is confined to the channel's event loop; `ClientConnection` reaches it with `onLoop`.
 /// Requests started in the same event-loop tick leave in one flush.
 final class ClientConnectionHandler: ChannelInboundHandler {
-    typealias InboundIn = YediRPC.Frame
+    typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     struct Configuration: Sendable {
@@ -82,7 +82,14 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
+        let frame: YediRPC.Frame
+        do {
+            frame = try YediRPC.Frame.decoding(unwrapInboundIn(data))
+        } catch {
+            closedError = RPCError(code: .unavailable, message: "the server sent a \(error)")
+            context.close(promise: nil)
+            return
+        }
         receivedSinceLastPing = true
         switch frame.kind {
         case .message: deliverMessage(frame)
@@ -146,7 +153,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         call.state = .sent
         frame.callID = call.id
         calls[call.id] = call
-        write(frame)
+        write(frame, payload: call.payload)
     }
 
     /// The caller gave up (task cancelled, deadline, stream abandoned): tell the server, fail the call.
@@ -280,11 +287,17 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     // MARK: Writing
 
-    private func write(_ frame: YediRPC.Frame) {
+    private func write(_ frame: YediRPC.Frame, payload: ByteBuffer? = nil) {
         guard let context else { return }
-        var buffer = context.channel.allocator.buffer(capacity: 64 + frame.payload.count + frame.method.utf8.count)
+        var buffer = context.channel.allocator.buffer(
+            capacity: 64 + frame.payload.count + frame.method.utf8.count + (payload?.readableBytes ?? 0)
+        )
         do {
-            try buffer.writeFrame(frame)
+            if let payload {
+                try buffer.writeFrame(frame, payload: payload)
+            } else {
+                try buffer.writeFrame(frame)
+            }
         } catch {
             configuration.logger.error("could not encode a frame: \(error)")
             return
@@ -319,8 +332,10 @@ struct UnsentCallError: Error {
 final class OutgoingCall: @unchecked Sendable {
     enum State { case new, pending, sent, done }
 
-    /// The REQUEST frame; its call id is filled in when sent.
+    /// The REQUEST frame without its payload; its call id is filled in when sent.
     let frame: YediRPC.Frame
+    /// The serialized request.
+    let payload: ByteBuffer
     let deadline: NIODeadline?
     /// Set by the caller before the call reaches the loop; resumed exactly once.
     var responder: ClientConnectionHandler.Responder?
@@ -333,8 +348,14 @@ final class OutgoingCall: @unchecked Sendable {
     /// Why the call ended before its responder was attached (cancelled before it was started).
     private var earlyError: (any Error)?
 
-    init(frame: YediRPC.Frame, deadline: NIODeadline?, responder: ClientConnectionHandler.Responder? = nil) {
+    init(
+        frame: YediRPC.Frame,
+        payload: ByteBuffer,
+        deadline: NIODeadline?,
+        responder: ClientConnectionHandler.Responder? = nil
+    ) {
         self.frame = frame
+        self.payload = payload
         self.deadline = deadline
         self.responder = responder
     }

@@ -81,7 +81,7 @@ public final class RPCClient: Service, Sendable {
         _ request: Request,
         options: CallOptions = .defaults
     ) async throws -> Response {
-        let reply = try await unary(method.descriptor, payload: try encodeRequest(request), options: options)
+        let reply = try await unary(method.descriptor, payloadBuffer: try encodeRequest(request), options: options)
         do {
             return try Response(serializedBytes: reply.payload)
         } catch {
@@ -96,13 +96,20 @@ public final class RPCClient: Service, Sendable {
         payload: [UInt8],
         options: CallOptions = .defaults
     ) async throws -> RPCRawReply {
+        try await unary(method, payloadBuffer: ByteBuffer(bytes: payload), options: options)
+    }
+
+    private func unary(
+        _ method: MethodDescriptor,
+        payloadBuffer payload: ByteBuffer,
+        options: CallOptions
+    ) async throws -> RPCRawReply {
         let call = makeCall(method, options)
         try checkSize(payload)
         do {
             return try await configuration.interceptors.run(call) { call in
-                let reply = try await self.withAttempts(call, payload: payload) {
-                    connection, handler, frame, deadline in
-                    try await connection.unary(frame, deadline: deadline, on: handler)
+                let reply = try await self.withAttempts(call) { connection, handler, frame, deadline in
+                    try await connection.unary(frame, payload: payload, deadline: deadline, on: handler)
                 }
                 return RPCRawReply(payload: reply.payload, trailers: reply.trailers)
             }
@@ -119,7 +126,8 @@ public final class RPCClient: Service, Sendable {
         options: CallOptions = .defaults,
         onResponse: (RPCResponseStream<Response>) async throws -> Result
     ) async throws -> Result {
-        try await serverStreaming(method.descriptor, payload: try encodeRequest(request), options: options) { raw in
+        try await serverStreaming(method.descriptor, payloadBuffer: try encodeRequest(request), options: options) {
+            raw in
             try await onResponse(RPCResponseStream(state: raw.state))
         }
     }
@@ -131,15 +139,26 @@ public final class RPCClient: Service, Sendable {
         options: CallOptions = .defaults,
         onResponse: (RPCRawResponseStream) async throws -> Result
     ) async throws -> Result {
+        try await serverStreaming(
+            method, payloadBuffer: ByteBuffer(bytes: payload), options: options, onResponse: onResponse)
+    }
+
+    private func serverStreaming<Result: Sendable>(
+        _ method: MethodDescriptor,
+        payloadBuffer payload: ByteBuffer,
+        options: CallOptions,
+        onResponse: (RPCRawResponseStream) async throws -> Result
+    ) async throws -> Result {
         let call = makeCall(method, options)
         try checkSize(payload)
         let window = options.streamWindowBytes ?? configuration.streamWindowBytes
         do {
             return try await configuration.interceptors.run(call) { call in
-                let (connection, handler, outgoing, stream) = try await self.withAttempts(call, payload: payload) {
+                let (connection, handler, outgoing, stream) = try await self.withAttempts(call) {
                     connection, handler, frame, deadline in
                     let (outgoing, stream) = connection.startStream(
                         frame,
+                        payload: payload,
                         deadline: deadline,
                         windowBytes: window,
                         on: handler
@@ -193,20 +212,22 @@ public final class RPCClient: Service, Sendable {
         return ClientCall(method: method, options: options, deadline: deadline)
     }
 
-    private func encodeRequest(_ request: some ProtoMessage) throws(RPCError) -> [UInt8] {
+    private func encodeRequest(_ request: some ProtoMessage) throws(RPCError) -> ByteBuffer {
+        var buffer = ByteBuffer()
         do {
-            return try request.serializedBytes()
+            try request.serialize(into: &buffer)
         } catch {
             throw RPCError(code: .invalidArgument, message: "the request cannot be encoded: \(error)")
         }
+        return buffer
     }
 
-    private func checkSize(_ payload: [UInt8]) throws(RPCError) {
+    private func checkSize(_ payload: ByteBuffer) throws(RPCError) {
         let limit = configuration.limits.maxFrameBytes - WireLimits.envelopeOverhead
-        guard payload.count <= limit else {
+        guard payload.readableBytes <= limit else {
             throw RPCError(
                 code: .resourceExhausted,
-                message: "the request (\(payload.count) bytes) exceeds the frame limit of \(limit) bytes"
+                message: "the request (\(payload.readableBytes) bytes) exceeds the frame limit of \(limit) bytes"
             )
         }
     }
@@ -215,16 +236,10 @@ public final class RPCClient: Service, Sendable {
     /// server, and again after a backoff when an idempotent call failed with `UNAVAILABLE`.
     private func withAttempts<T>(
         _ call: ClientCall,
-        payload: [UInt8],
         _ attempt: (ClientConnection, NIOLoopBound<ClientConnectionHandler>, YediRPC.Frame, NIODeadline?) async throws
             -> T
     ) async throws -> T {
-        let frame = YediRPC.Frame(
-            kind: .request,
-            method: call.method.path,
-            metadata: call.options.metadata.wire,
-            payload: payload
-        )
+        let frame = YediRPC.Frame(kind: .request, method: call.method.path, metadata: call.options.metadata.wire)
         let nioDeadline = call.deadline.map { NIODeadline.now() + .nanoseconds(($0 - .now).nanoseconds) }
         let retryable = call.options.retry ?? call.method.idempotency.allowsRetry
         let throttle = configuration.retryThrottle

@@ -20,24 +20,25 @@ final class ServerCallHandle: Sendable {
     }
 
     /// Encodes a response; a message the client could not receive is the server's fault.
-    func encode(_ message: some ProtoMessage) throws(RPCError) -> [UInt8] {
-        let bytes: [UInt8]
+    func encode(_ message: some ProtoMessage) throws(RPCError) -> ByteBuffer {
+        var buffer = ByteBuffer()
         do {
-            bytes = try message.serializedBytes()
+            try message.serialize(into: &buffer)
         } catch {
             throw RPCError(code: .internalError, message: "the response could not be encoded")
         }
-        guard bytes.count <= maxPayloadBytes else {
+        guard buffer.readableBytes <= maxPayloadBytes else {
             throw RPCError(
                 code: .resourceExhausted,
-                message: "the response (\(bytes.count) bytes) exceeds the frame limit of \(maxPayloadBytes) bytes"
+                message:
+                    "the response (\(buffer.readableBytes) bytes) exceeds the frame limit of \(maxPayloadBytes) bytes"
             )
         }
-        return bytes
+        return buffer
     }
 
     /// Ends a unary call with its response (a no-op if the call already ended).
-    func finishUnary(with payload: [UInt8]) {
+    func finishUnary(with payload: ByteBuffer) {
         onLoop { $0.finishCall(self.id, error: nil, payload: payload) }
     }
 
@@ -47,7 +48,7 @@ final class ServerCallHandle: Sendable {
     }
 
     /// Sends one message of a streaming call, waiting for flow-control credit and writability.
-    func send(_ payload: [UInt8]) async throws {
+    func send(_ payload: ByteBuffer) async throws {
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
                 onLoop { $0.sendStreamMessage(self.id, payload: payload, continuation: continuation) }

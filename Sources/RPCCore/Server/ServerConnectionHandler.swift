@@ -9,7 +9,7 @@ import ProtoBridge
 /// loop; handler tasks reach it through `ServerCallHandle`. Replies are written as calls finish and
 /// flushed once per event-loop tick, so calls that finish together leave in one TLS record.
 final class ServerConnectionHandler: ChannelInboundHandler {
-    typealias InboundIn = YediRPC.Frame
+    typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     struct Configuration: Sendable {
@@ -92,7 +92,14 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
+        let frame: YediRPC.Frame
+        do {
+            frame = try YediRPC.Frame.decoding(unwrapInboundIn(data))
+        } catch {
+            logger.notice("closing the connection: \(error)")
+            closeWithGoaway(error)
+            return
+        }
         switch frame.kind {
         case .request: startCall(frame)
         case .cancel: cancelCall(frame.callID)
@@ -230,12 +237,12 @@ final class ServerConnectionHandler: ChannelInboundHandler {
 
     /// Called by the handler task (through its handle) when the call is over; a no-op when the call
     /// already ended (deadline, cancellation, lost connection).
-    func finishCall(_ id: UInt64, error: RPCError?, payload: [UInt8]?) {
+    func finishCall(_ id: UInt64, error: RPCError?, payload: ByteBuffer?) {
         guard let call = calls.removeValue(forKey: id) else { return }
         call.deadlineTimer?.cancel()
         call.writer?.resume(throwing: CancellationError())
         call.writer = nil
-        write(Self.endFrame(id, error: error, payload: payload))
+        write(Self.endFrame(id, error: error), payload: payload)
         callEnded()
     }
 
@@ -246,11 +253,7 @@ final class ServerConnectionHandler: ChannelInboundHandler {
         call.writer = nil
         write(
             Self.endFrame(
-                id,
-                error: RPCError(code: .deadlineExceeded, message: "the deadline passed before the call completed"),
-                payload: nil
-            )
-        )
+                id, error: RPCError(code: .deadlineExceeded, message: "the deadline passed before the call completed")))
         callEnded()
     }
 
@@ -264,7 +267,7 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     }
 
     private func refuse(_ id: UInt64, _ error: RPCError) {
-        write(Self.endFrame(id, error: error, payload: nil))
+        write(Self.endFrame(id, error: error))
     }
 
     private func callEnded() {
@@ -287,25 +290,24 @@ final class ServerConnectionHandler: ChannelInboundHandler {
         return "unknown service \(service)"
     }
 
-    private static func endFrame(_ id: UInt64, error: RPCError?, payload: [UInt8]?) -> YediRPC.Frame {
+    private static func endFrame(_ id: UInt64, error: RPCError?) -> YediRPC.Frame {
         YediRPC.Frame(
             callID: id,
             kind: .end,
             metadata: error?.metadata.wire ?? [],
-            payload: payload ?? [],
             status: error.map { YediRPC.Frame.status($0.code, $0.message) }
         )
     }
 
     // MARK: Streaming flow control
 
-    func sendStreamMessage(_ id: UInt64, payload: [UInt8], continuation: UnsafeContinuation<Void, any Error>) {
+    func sendStreamMessage(_ id: UInt64, payload: ByteBuffer, continuation: UnsafeContinuation<Void, any Error>) {
         guard let call = calls[id], let context else {
             continuation.resume(throwing: CancellationError())
             return
         }
-        write(YediRPC.Frame(callID: id, kind: .message, payload: payload))
-        call.window -= payload.count
+        write(YediRPC.Frame(callID: id, kind: .message), payload: payload)
+        call.window -= payload.readableBytes
         if call.window > 0, context.channel.isWritable {
             continuation.resume()
         } else {
@@ -406,11 +408,16 @@ final class ServerConnectionHandler: ChannelInboundHandler {
 
     // MARK: Writing
 
-    private func write(_ frame: YediRPC.Frame) {
+    private func write(_ frame: YediRPC.Frame, payload: ByteBuffer? = nil) {
         guard let context else { return }
-        var buffer = context.channel.allocator.buffer(capacity: 64 + frame.payload.count)
+        var buffer = context.channel.allocator.buffer(
+            capacity: 64 + frame.payload.count + (payload?.readableBytes ?? 0))
         do {
-            try buffer.writeFrame(frame)
+            if let payload {
+                try buffer.writeFrame(frame, payload: payload)
+            } else {
+                try buffer.writeFrame(frame)
+            }
         } catch {
             logger.error("could not encode a frame: \(error)")
             return

@@ -4,10 +4,11 @@ import ProtoBridge
 /// Splits the byte stream into frames: a 4-byte big-endian length N, then N bytes of a `yedi.rpc.Frame`.
 ///
 /// The length is checked against the limit before anything is buffered for the frame, so a peer cannot
-/// make us allocate more than `maxFrameBytes`. Several frames arriving in one read are all decoded
-/// before the next handler sees the read complete, which lets it answer them in one flush.
+/// make us allocate more than `maxFrameBytes`. It passes each frame on as a slice of the bytes received
+/// (no copy); the connection handler decodes it (`YediRPC.Frame.decoding(_:)`). All frames that arrived
+/// in one read are passed on before the read completes, so the handler can answer them in one flush.
 struct FrameDecoder: ByteToMessageDecoder {
-    typealias InboundOut = YediRPC.Frame
+    typealias InboundOut = ByteBuffer
 
     let maxFrameBytes: Int
 
@@ -18,12 +19,7 @@ struct FrameDecoder: ByteToMessageDecoder {
         }
         guard buffer.readableBytes >= 4 + Int(length) else { return .needMoreData }
         buffer.moveReaderIndex(forwardBy: 4)
-        let body = buffer.readSlice(length: Int(length))!
-        do {
-            context.fireChannelRead(wrapInboundOut(try YediRPC.Frame(buffer: body)))
-        } catch {
-            throw WireError.malformedFrame(error)
-        }
+        context.fireChannelRead(wrapInboundOut(buffer.readSlice(length: Int(length))!))
         return .continue
     }
 
@@ -37,5 +33,16 @@ struct FrameDecoder: ByteToMessageDecoder {
             throw WireError.truncatedFrame(bufferedBytes: buffered)
         }
         return .needMoreData
+    }
+}
+
+extension YediRPC.Frame {
+    /// Decodes one frame's bytes; a frame that does not parse means the connection cannot be trusted.
+    static func decoding(_ body: ByteBuffer) throws(WireError) -> YediRPC.Frame {
+        do {
+            return try YediRPC.Frame(buffer: body)
+        } catch {
+            throw .malformedFrame(error)
+        }
     }
 }

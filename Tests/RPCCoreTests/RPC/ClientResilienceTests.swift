@@ -202,7 +202,7 @@ final class SilentServer: Sendable {
 }
 
 private final class SilentHandler: ChannelInboundHandler {
-    typealias InboundIn = YediRPC.Frame
+    typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     let pings: LockedValue<Int>
@@ -218,6 +218,6 @@ private final class SilentHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if unwrapInboundIn(data).kind == .ping { pings.withLock { $0 += 1 } }
+        if (try? YediRPC.Frame(buffer: unwrapInboundIn(data)))?.kind == .ping { pings.withLock { $0 += 1 } }
     }
 }
