@@ -24,6 +24,7 @@ let package = Package(
     products: [
         .executable(name: "codec-bench", targets: ["CodecBench"]),
         .executable(name: "echo-bench", targets: ["EchoBench"]),
+        .executable(name: "yedi-probe", targets: ["YediProbe"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -76,6 +77,14 @@ let package = Package(
                 "COpenSSL", "ProtoBridge", nioCore, nioPosix, nioHTTP1, logging, metrics, prometheus, serviceLifecycle,
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
+        ),
+
+        // MARK: Tools
+
+        /// `yedi-probe`: calls any RPC from the command line with JSON, from the compiled descriptors.
+        .executableTarget(
+            name: "YediProbe",
+            dependencies: ["ProtoBridge", "ProtoJSON", "RPCCore", "YediProto", argumentParser, logging]
         ),
 
         // MARK: Benchmarks (release builds; they print figures, tests never time anything)
