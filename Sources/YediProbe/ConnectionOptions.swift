@@ -146,7 +146,7 @@ struct ConnectionOptions: ParsableArguments {
             guard let file else { continue }
             guard files.isReadableFile(atPath: file) else {
                 let reason = files.fileExists(atPath: file) ? "not readable" : "no such file"
-                throw ProbeError("cannot read the \(option) file \(file): \(reason)", exitCode: ExitStatus.tls)
+                throw ProbeError("cannot read the \(option) file \(oneLine(file)): \(reason)", exitCode: ExitStatus.tls)
             }
         }
         return (ca, certificate, key)
@@ -167,10 +167,6 @@ struct ConnectionOptions: ParsableArguments {
     }
 
     // MARK: --verbose
-
-    func narrate(_ line: @autoclosure () -> String) {
-        if verbose { Output.errorLine(line()) }
-    }
 
     /// Metadata lines for --verbose; secrets are hidden, as the server's logs hide them.
     static func describe(_ metadata: Metadata, direction: String) -> [String] {

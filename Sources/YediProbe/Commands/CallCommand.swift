@@ -65,9 +65,9 @@ struct ReplyPrinter: Sendable {
     func render(_ reply: DynamicMessage) throws(ProbeError) -> String {
         switch format {
         case .json:
+            let encoder = ProtoJSONEncoder(style: oneLine ? .compact : .pretty, emitDefaults: emitDefaults)
             do {
-                return try ProtoJSONEncoder(style: oneLine ? .compact : .pretty, emitDefaults: emitDefaults).encode(
-                    reply)
+                return try encoder.encode(reply)
             } catch {
                 // The reply was decoded with this schema, so this means a bug, not bad input.
                 throw .rpc(.init(code: .internalError, message: "the reply cannot be written as JSON: \(error)"))

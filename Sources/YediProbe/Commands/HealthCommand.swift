@@ -19,10 +19,7 @@ struct HealthCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The server, HOST:PORT.", valueName: "host:port"))
     var address: Address
 
-    @Argument(
-        help: ArgumentHelp(
-            "A service's full name, e.g. yedi.echo.Echo (default: the whole server).", valueName: "service")
-    )
+    @Argument(help: ArgumentHelp("A service's full name (default: the whole server).", valueName: "service"))
     var service: String = ""
 
     @Option(help: "Output format: text (the status) or json (the reply).")
@@ -51,8 +48,10 @@ struct HealthCommand: AsyncParsableCommand {
             status.set(number)
             switch format {
             case .text:
+                // SERVING_STATUS_NOT_SERVING → NOT_SERVING, as grpc_health_probe prints it.
                 let name = statuses.value(number: number)?.name ?? String(number)
-                Output.line(name.hasPrefix("SERVING_STATUS_") ? String(name.dropFirst("SERVING_STATUS_".count)) : name)
+                let prefix = "SERVING_STATUS_"
+                Output.line(name.hasPrefix(prefix) ? String(name.dropFirst(prefix.count)) : name)
             case .json:
                 Output.line(try ReplyPrinter(format: .json, emitDefaults: true, oneLine: false).render(reply))
             }
