@@ -137,5 +137,10 @@ let package = Package(
             name: "ProtoJSONTests",
             dependencies: ["ProtoJSON", "ProtoBridge", "ProtoTestSupport", "YediProto", "RPCCore"]
         ),
+        /// Runs the built `yedi-probe` against an in-process TLS server.
+        .testTarget(
+            name: "ProbeTests",
+            dependencies: ["RPCTestSupport", "RPCCore", "YediProto", "ProtoJSON", "ProtoBridge"]
+        ),
     ]
 )
