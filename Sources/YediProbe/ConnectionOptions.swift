@@ -60,7 +60,7 @@ struct ConnectionOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Seconds to wait for the connection and the reply (default: 10; server-streaming calls run until "
+            "Deadline in seconds for connecting and the reply (default: 10; server-streaming calls run until "
                 + "the stream ends unless given).",
             valueName: "seconds"
         )

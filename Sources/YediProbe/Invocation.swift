@@ -59,12 +59,16 @@ struct Invocation {
                             exitCode: error.kind == .tls ? ExitStatus.tls : ExitStatus.cannotConnect
                         )
                     }
-                    if verbose { Output.errorLine("* connected in \(Self.milliseconds(timer.restart()))") }
+                    let connecting = timer.restart()
+                    if verbose { Output.errorLine("* connected in \(Self.milliseconds(connecting))") }
+                    // --timeout is a deadline for the whole invocation: connecting spent part of it.
+                    var callOptions = options
+                    callOptions.timeout = options.timeout.map { max($0 - connecting, .zero) }
                     let trailers = try await Self.call(
                         client,
                         descriptor,
                         payload: payload,
-                        options: options,
+                        options: callOptions,
                         output: output,
                         onReply: onReply
                     )

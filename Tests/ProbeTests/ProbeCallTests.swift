@@ -181,6 +181,37 @@ final class ProbeCallTests: XCTestCase {
         XCTAssertTrue(cancelled, "the server handler did not observe the cancellation")
     }
 
+    /// Ctrl-C while a unary call waits for its reply cancels it on the server too.
+    func testInterruptCancelsAUnaryCall() async throws {
+        let running = try RunningProcess(
+            try ProbeExecutable.require(),
+            ["call", address, "yedi.echo.Echo/Echo", #"{"text": "hang"}"#, "--ca", pki.caFile, "--timeout", "60"]
+        )
+        defer { running.kill() }
+        let started = await eventually(timeout: .seconds(30)) { self.service.probe.startedCalls.contains("hang") }
+        XCTAssertTrue(started, running.errorOutput)
+        running.send(SIGINT)
+        let result = running.finish(timeout: 30)
+        XCTAssertEqual(result.exitCode, 130, result.errorOutput)
+        XCTAssertEqual(result.errorOutput, "yedi-probe: cancelled\n")
+        let cancelled = await eventually(timeout: .seconds(20)) { self.service.probe.cancelledCalls.contains("hang") }
+        XCTAssertTrue(cancelled, "the server handler did not observe the cancellation")
+    }
+
+    /// `yedi-probe call … | head -n 3`: when the reader goes away the probe ends (as Unix filters do, by
+    /// SIGPIPE) instead of streaming into a closed pipe forever, and the server stops too.
+    func testStreamIntoAClosedPipeEnds() async throws {
+        let probePath = try ProbeExecutable.require()
+        let command =
+            "'\(probePath)' call \(address) yedi.echo.Echo/Expand '{\"count\": \"1000000000\", \"text\": \"pipe\"}' "
+            + "--ca '\(pki.caFile)' | head -n 3"
+        let result = try ProcessRunner.run("/bin/sh", ["-c", command], timeout: 60)
+        XCTAssertFalse(result.timedOut, "the pipeline did not end")
+        XCTAssertEqual(result.output.split(separator: "\n").count, 3, result.output)
+        let cancelled = await eventually(timeout: .seconds(20)) { self.service.probe.cancelledCalls.contains("pipe") }
+        XCTAssertTrue(cancelled, "the server kept streaming")
+    }
+
     // MARK: health
 
     func testHealth() throws {
@@ -222,7 +253,7 @@ final class ProbeCallTests: XCTestCase {
     }
 
     func testDeadlineExceeded() throws {
-        let result = try call("yedi.echo.Echo/Echo", #"{"text": "hang"}"#, ["--timeout", "0.5"])
+        let result = try call("yedi.echo.Echo/Echo", #"{"text": "hang"}"#, ["--timeout", "1.5"])
         assertExit(result, 14)
         XCTAssertTrue(result.errorOutput.hasPrefix("ERROR: DEADLINE_EXCEEDED"), result.errorOutput)
     }
