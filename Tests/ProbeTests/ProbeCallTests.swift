@@ -19,6 +19,11 @@ final class ProbeCallTests: XCTestCase {
         pki = try TestPKI.get()
         service = EchoTestService()
         server = try await RunningServer.start(pki: pki, services: [service])
+        // The server marks its services SERVING just after it reports its address: wait, so that health
+        // tests (which change a status) cannot race it.
+        let health = server.server.health
+        let serving = await eventually { health.status(of: "yedi.echo.Echo") == .serving }
+        XCTAssertTrue(serving, "the server did not mark yedi.echo.Echo SERVING")
     }
 
     override func tearDown() async throws {
