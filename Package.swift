@@ -24,6 +24,7 @@ let package = Package(
     products: [
         .executable(name: "codec-bench", targets: ["CodecBench"]),
         .executable(name: "echo-bench", targets: ["EchoBench"]),
+        .executable(name: "yedi-probe", targets: ["YediProbe"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -94,6 +95,14 @@ let package = Package(
         .executableTarget(
             name: "ChatService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", argumentParser]),
 
+        // MARK: Tools
+
+        /// `yedi-probe`: calls any RPC from the command line with JSON, from the compiled descriptors.
+        .executableTarget(
+            name: "YediProbe",
+            dependencies: ["ProtoBridge", "ProtoJSON", "RPCCore", "YediProto", argumentParser, logging]
+        ),
+
         // MARK: Benchmarks (release builds; they print figures, tests never time anything)
 
         /// Replaces malloc & co. in a benchmark executable to count allocations.
@@ -143,6 +152,11 @@ let package = Package(
         .testTarget(
             name: "ProtoJSONTests",
             dependencies: ["ProtoJSON", "ProtoBridge", "ProtoTestSupport", "YediProto", "RPCCore"]
+        ),
+        /// Runs the built `yedi-probe` against an in-process TLS server.
+        .testTarget(
+            name: "ProbeTests",
+            dependencies: ["RPCTestSupport", "RPCCore", "YediProto", "ProtoJSON", "ProtoBridge"]
         ),
     ]
 )

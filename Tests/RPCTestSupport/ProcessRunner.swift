@@ -106,6 +106,13 @@ public final class RunningProcess: @unchecked Sendable {
         )
     }
 
+    /// Sends `signal` (SIGINT, SIGTERM, …) to the child, if it still runs: how tests press Ctrl-C.
+    public func send(_ signal: Int32) {
+        if self.process.isRunning {
+            Glibc.kill(self.process.processIdentifier, signal)
+        }
+    }
+
     public func kill() {
         if self.process.isRunning {
             Glibc.kill(self.process.processIdentifier, SIGKILL)

@@ -152,16 +152,24 @@ final class ClientConnection: Sendable {
             .connectTimeout(.nanoseconds(configuration.connectTimeout.nanoseconds))
             .connect(host: target.host, port: target.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    // Before the connection handler: a server name OpenSSL refuses ("", too long) throws
+                    // here, and a handler dropped with its `ready` promise unfulfilled traps in debug builds.
+                    let tls = try TLSHandler(clientContext: tlsContext, serverName: serverName)
                     let handler = ClientConnectionHandler(
                         configuration: handlerConfiguration,
                         eventLoop: channel.eventLoop,
                         onGoaway: { [weak self] in self?.markGoingAway() }
                     )
-                    try channel.pipeline.syncOperations.addHandlers(
-                        try TLSHandler(clientContext: tlsContext, serverName: serverName),
-                        ByteToMessageHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)),
-                        handler
-                    )
+                    do {
+                        try channel.pipeline.syncOperations.addHandlers(
+                            tls,
+                            ByteToMessageHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)),
+                            handler
+                        )
+                    } catch {
+                        handler.ready.fail(error)
+                        throw error
+                    }
                     return (channel, NIOLoopBound(handler, eventLoop: channel.eventLoop))
                 }
             }

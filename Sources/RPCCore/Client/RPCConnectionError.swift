@@ -27,24 +27,34 @@ public struct RPCConnectionError: Error, Sendable, CustomStringConvertible {
 
     init(target: String, cause: (any Error)?, timedOut: Bool) {
         self.target = target
-        switch cause {
-        case let error as TLSError:
+        switch (cause, cause.flatMap(Self.tlsError(in:))) {
+        case (_, let error?):
             kind = .tls
             tlsError = error
             message = "TLS handshake with \(target) failed: \(error.reason)"
-        case let error? where Self.isRefused(error):
+        case (let error?, nil) where Self.isRefused(error):
             kind = .refused
             tlsError = nil
             message = "connection refused by \(target)"
-        case let error?:
+        case (let error?, nil):
             kind = timedOut ? .timedOut : .unreachable
             tlsError = nil
             message = "cannot connect to \(target): \(error)"
-        case nil:
+        case (nil, _):
             kind = .timedOut
             tlsError = nil
             message = "no connection to \(target) within the timeout"
         }
+    }
+
+    /// The TLS error itself, or one NIO's connect wrapped (TLS set-up that failed in the channel
+    /// initializer, such as a server name OpenSSL refuses).
+    private static func tlsError(in error: any Error) -> TLSError? {
+        if let error = error as? TLSError { return error }
+        if let error = error as? NIOConnectionError {
+            return error.connectionErrors.lazy.compactMap { $0.error as? TLSError }.first
+        }
+        return nil
     }
 
     private static func isRefused(_ error: any Error) -> Bool {

@@ -42,6 +42,22 @@ final class ClientResilienceTests: XCTestCase {
         await server.stop()
     }
 
+    /// A server name OpenSSL refuses fails the connection with a TLS error instead of trapping on the
+    /// connection handler's unfulfilled promise.
+    func testInvalidServerNameFailsTheConnection() async throws {
+        let server = try await RunningServer.start(pki: pki, services: [EchoTestService()])
+        let configuration = pki.rpcClientConfiguration(ports: [server.port]) { $0.serverName = "" }
+        try await withRPCClient(configuration: configuration) { client in
+            do {
+                try await client.waitUntilReady(timeout: .seconds(10))
+                XCTFail("expected the connection to fail")
+            } catch let error as RPCConnectionError {
+                XCTAssertEqual(error.kind, .tls, error.message)
+            }
+        }
+        await server.stop()
+    }
+
     func testWithoutTheBudgetEveryIdempotentCallIsRetried() async throws {
         let service = EchoTestService()
         let server = try await RunningServer.start(pki: pki, services: [service])

@@ -1,0 +1,54 @@
+import ArgumentParser
+
+/// `yedi-probe`: grpcurl for Yedi. It knows every service, method and message from the protobuf-c
+/// descriptors compiled into it, so it needs no reflection service on the server.
+@main
+struct YediProbe: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "yedi-probe",
+        abstract: "Calls any Yedi RPC from the command line with JSON (no reflection service needed).",
+        discussion: """
+            Examples:
+              yedi-probe list
+              yedi-probe describe yedi.echo.Echo/Expand
+              yedi-probe call localhost:4433 yedi.echo.Echo/Echo '{"text": "안녕"}'
+              yedi-probe call localhost:4433 yedi.echo.Echo/Expand '{"count": 3}'
+              yedi-probe health localhost:4433 yedi.echo.Echo
+
+            TLS: --ca defaults to deploy/pki/ca.pem and --cert/--key to deploy/pki/yedi-probe.pem/.key when \
+            those exist (deploy/dev-pki.sh makes them).
+
+            \(ExitStatus.table)
+            """,
+        subcommands: [ListCommand.self, DescribeCommand.self, CallCommand.self, HealthCommand.self]
+    )
+
+    /// ArgumentParser's own `main` prints errors its way and exits 1 or 64; the probe's exit statuses are
+    /// a documented interface, so every outcome is mapped here.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as ProbeError {
+            Output.errorLine(error.line)
+            terminate(error.exitCode)
+        } catch let error as ExitCode {
+            terminate(error.rawValue)
+        } catch {
+            guard exitCode(for: error) != .success else {
+                // --help, --version: ArgumentParser prints them.
+                exit(withError: error)
+            }
+            Output.errorLine("yedi-probe: \(oneLine(message(for: error)))")
+            // The usage lines and the pointer to --help that ArgumentParser adds after its message.
+            let full = fullMessage(for: error)
+            if let usage = full.range(of: "Usage:") { Output.errorLine(String(full[usage.lowerBound...])) }
+            terminate(ExitStatus.usage)
+        }
+        terminate(ExitStatus.success)
+    }
+}
