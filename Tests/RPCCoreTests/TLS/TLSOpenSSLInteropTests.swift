@@ -78,13 +78,13 @@ final class TLSOpenSSLInteropTests: XCTestCase {
             context: TLSContext(configuration: self.pki.serverConfiguration(clientCertificates: .required))
         )
         defer { server.close() }
-        let result = try ProcessRunner.run(
-            ProcessRunner.openssl,
-            self.sClientArguments(port: server.port),
-            input: "hello\n",
-            timeout: 10
-        )
-        XCTAssertTrue(result.combinedOutput.contains("alert certificate required"), result.combinedOutput)
+        // TLS 1.3: s_client finishes its side first and only then reads the refusal, so keep its stdin
+        // open (EOF would make it hang up first) until the alert shows.
+        let sClient = try RunningProcess(ProcessRunner.openssl, self.sClientArguments(port: server.port))
+        let refused = sClient.waitForOutput(timeout: 10) { $0.contains("alert certificate required") }
+        sClient.closeInput()
+        let result = sClient.finish(timeout: 10)
+        XCTAssertTrue(refused, result.combinedOutput)
         let outcome = try server.connections.outcome(0).wait(timeout: .seconds(10), "server outcome")
         XCTAssertEqual(outcome.tlsErrors.first?.reason, "peer did not return a certificate")
     }
