@@ -11,9 +11,13 @@ let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let package = Package(
     name: "Yedi",
     platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "tls-soak", targets: ["TLSSoak"])
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         // MARK: C at the edge: one thin target per C library.
@@ -30,6 +34,16 @@ let package = Package(
         .target(
             name: "RPCCore",
             dependencies: ["COpenSSL", nioCore, nioPosix, logging]
+        ),
+
+        // MARK: Tools
+
+        /// Leak soak: thousands of TLS connect-handshake-close cycles against an in-process server.
+        .executableTarget(
+            name: "TLSSoak",
+            dependencies: [
+                "RPCCore", nioCore, nioPosix, .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
 
         // MARK: Tests
