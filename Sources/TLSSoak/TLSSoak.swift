@@ -78,12 +78,10 @@ struct TLSSoak: ParsableCommand {
         print("")
         print("VmRSS before:           \(before.residentKiB) KiB")
         print("VmRSS after warm-up:    \(baseline.residentKiB) KiB  (at cycle \(self.warmup))")
-        print(
-            "VmRSS after:            \(after.residentKiB) KiB  (at cycle \(self.cycles), \(Self.signed(rssGrowth)) KiB since warm-up)"
-        )
-        print(
-            "OpenSSL live blocks:    \(baseline.openSSLLiveBlocks) after warm-up, \(after.openSSLLiveBlocks) after (\(Self.signed(blockGrowth)))"
-        )
+        let sinceWarmup = "\(Self.signed(rssGrowth)) KiB since warm-up"
+        print("VmRSS after:            \(after.residentKiB) KiB  (at cycle \(self.cycles), \(sinceWarmup))")
+        let blocks = "\(baseline.openSSLLiveBlocks) after warm-up, \(after.openSSLLiveBlocks) after"
+        print("OpenSSL live blocks:    \(blocks) (\(Self.signed(blockGrowth)))")
         print("server TLS failures:    \(server.failureCount)")
         let flat = blockGrowth == 0 && rssGrowth < 1024 && server.failureCount == 0
         print(flat ? "verdict: FLAT (no leak)" : "verdict: GROWING or FAILING")
