@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -34,7 +33,7 @@ struct ProcessFailure: Error, CustomStringConvertible {
 /// side table that LeakSanitizer (rightly) reports in the ASan run.
 final class RunningProcess: @unchecked Sendable {
     // @unchecked: `pid`, `exitStatus` and `input` are used only from the test's own thread; the
-    // collected output is behind Mutexes because reader threads append to it.
+    // collected output is behind locks because reader threads append to it.
 
     private let pid: pid_t
     private var exitStatus: Int32?
@@ -180,8 +179,8 @@ final class RunningProcess: @unchecked Sendable {
 
 /// Drains one pipe on a background thread into a string.
 private final class OutputCollector: Sendable {
-    private let data = Mutex([UInt8]())
-    private let ended = Mutex(false)
+    private let data = LockedBox([UInt8]())
+    private let ended = LockedBox(false)
 
     var text: String { self.data.withLock { String(decoding: $0, as: UTF8.self) } }
 

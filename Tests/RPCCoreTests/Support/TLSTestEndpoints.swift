@@ -1,12 +1,11 @@
 import NIOCore
 import NIOPosix
 import RPCCore
-import Synchronization
 
 /// The outcomes of a test server's accepted connections, by accept order.
 final class ConnectionLog: Sendable {
     private let eventLoop: any EventLoop
-    private let state = Mutex<(accepted: Int, promises: [EventLoopPromise<ConnectionOutcome>])>((0, []))
+    private let state = LockedBox<(accepted: Int, promises: [EventLoopPromise<ConnectionOutcome>])>((0, []))
 
     init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop

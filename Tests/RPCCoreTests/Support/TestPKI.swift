@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The certificates the TLS tests use, generated once per test process into a temporary directory:
 /// the dev PKI from `deploy/dev-pki.sh`, a second unrelated PKI (for "wrong CA"), and an expired
@@ -80,7 +79,7 @@ final class TestPKI: Sendable {
 
     // MARK: Cleanup at process exit
 
-    private static let cleanupPath = Mutex<String?>(nil)
+    private static let cleanupPath = LockedBox<String?>(nil)
 
     private static func registerCleanup(of directory: URL) {
         Self.cleanupPath.withLock { $0 = directory.path }
