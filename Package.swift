@@ -25,6 +25,7 @@ let package = Package(
         .executable(name: "codec-bench", targets: ["CodecBench"]),
         .executable(name: "echo-bench", targets: ["EchoBench"]),
         .executable(name: "yedi-probe", targets: ["YediProbe"]),
+        .executable(name: "tls-soak", targets: ["TLSSoak"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -104,6 +105,12 @@ let package = Package(
         ),
 
         // MARK: Benchmarks (release builds; they print figures, tests never time anything)
+
+        /// Leak soak: thousands of TLS connect-handshake-close cycles against an in-process server.
+        .executableTarget(
+            name: "TLSSoak",
+            dependencies: ["RPCCore", nioCore, nioPosix, argumentParser]
+        ),
 
         /// Replaces malloc & co. in a benchmark executable to count allocations.
         .target(name: "CAllocationCounter"),

@@ -37,7 +37,7 @@ struct ConnectionOptions: ParsableArguments {
         name: .customLong("cert"),
         help: ArgumentHelp(
             "PEM client certificate for mutual TLS, with --key (default: \(defaultCertificateFile) and "
-                + "\(defaultKeyFile) if both exist and neither option is given).",
+                + "\(defaultKeyFile) when --ca is the default too, both exist and neither option is given).",
             valueName: "file"
         )
     )
@@ -124,10 +124,12 @@ struct ConnectionOptions: ParsableArguments {
     func tlsFiles() throws(ProbeError) -> (ca: String, certificate: String?, key: String?) {
         let files = FileManager.default
         let ca: String
+        var usingDevPKI = false
         if let caFile {
             ca = caFile
         } else if files.fileExists(atPath: Self.defaultCAFile) {
             ca = Self.defaultCAFile
+            usingDevPKI = true
         } else {
             throw .usage(
                 "no CA to verify the server with: pass --ca FILE (the CA that signed the server's certificate), "
@@ -136,7 +138,9 @@ struct ConnectionOptions: ParsableArguments {
         }
         var certificate = certificateFile
         var key = keyFile
-        if certificate == nil, key == nil, files.fileExists(atPath: Self.defaultCertificateFile),
+        // The dev PKI's client certificate goes with the dev PKI's CA only: with another --ca, the server
+        // most likely belongs to another PKI, which would refuse it.
+        if usingDevPKI, certificate == nil, key == nil, files.fileExists(atPath: Self.defaultCertificateFile),
             files.fileExists(atPath: Self.defaultKeyFile)
         {
             certificate = Self.defaultCertificateFile

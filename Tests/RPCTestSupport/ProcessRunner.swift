@@ -1,6 +1,4 @@
 import Foundation
-import NIOConcurrencyHelpers
-import RPCCore
 
 #if canImport(Glibc)
     import Glibc
@@ -30,31 +28,56 @@ public struct ProcessFailure: Error, CustomStringConvertible {
 
 /// A child process (the `openssl` CLI, scripts) that tests can feed and watch, and that can never hang
 /// the suite: every wait has a deadline, after which the child is killed.
+///
+/// Spawned with `posix_spawn` rather than Foundation's `Process`, whose `run()` leaks a weak-reference
+/// side table that LeakSanitizer (rightly) reports in the ASan run.
 public final class RunningProcess: @unchecked Sendable {
-    // @unchecked: `process` and `input` are used only from the test's own thread; the collected
-    // output is behind Mutexes because reader threads append to it.
+    // @unchecked: `pid`, `exitStatus` and `input` are used only from the test's own thread; the
+    // collected output is behind locks because reader threads append to it.
 
-    private let process = Process()
-    private let input = Pipe()
+    private let pid: pid_t
+    private var exitStatus: Int32?
+    private var input: Int32
     private let stdout = OutputCollector()
     private let stderr = OutputCollector()
 
     public init(_ executable: String, _ arguments: [String]) throws {
         _ = Self.ignoreSIGPIPE
-        let outputPipe = Pipe()
-        let errorPipe = Pipe()
-        self.process.executableURL = URL(fileURLWithPath: executable)
-        self.process.arguments = arguments
-        self.process.standardInput = self.input
-        self.process.standardOutput = outputPipe
-        self.process.standardError = errorPipe
-        try self.process.run()
-        self.stdout.startReading(outputPipe.fileHandleForReading)
-        self.stderr.startReading(errorPipe.fileHandleForReading)
+        let stdinPipe = try Self.makePipe()
+        let stdoutPipe = try Self.makePipe()
+        let stderrPipe = try Self.makePipe()
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        // dup2 clears close-on-exec on the child's 0/1/2; every pipe end is close-on-exec otherwise.
+        posix_spawn_file_actions_adddup2(&actions, stdinPipe.read, 0)
+        posix_spawn_file_actions_adddup2(&actions, stdoutPipe.write, 1)
+        posix_spawn_file_actions_adddup2(&actions, stderrPipe.write, 2)
+
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid = pid_t()
+        let rc = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        close(stdinPipe.read)
+        close(stdoutPipe.write)
+        close(stderrPipe.write)
+        guard rc == 0 else {
+            [stdinPipe.write, stdoutPipe.read, stderrPipe.read].forEach { _ = close($0) }
+            throw ProcessFailure(description: "posix_spawn \(executable): \(String(cString: strerror(rc)))")
+        }
+        self.pid = pid
+        self.input = stdinPipe.write
+        self.stdout.startReading(stdoutPipe.read)
+        self.stderr.startReading(stderrPipe.read)
     }
 
     deinit {
-        self.kill()
+        self.closeInput()
+        if self.exitStatus == nil {
+            Glibc.kill(self.pid, SIGKILL)
+            _ = self.reap(blocking: true)
+        }
     }
 
     /// Writing to a child that already exited must fail with EPIPE, not kill the test process.
@@ -62,15 +85,51 @@ public final class RunningProcess: @unchecked Sendable {
         signal(SIGPIPE, SIG_IGN)
     }()
 
+    private static func makePipe() throws -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else {
+            throw ProcessFailure(description: "pipe: \(String(cString: strerror(errno)))")
+        }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)  // only the dup2'd copies reach the child
+        }
+        return (fds[0], fds[1])
+    }
+
     public var output: String { self.stdout.text }
     public var errorOutput: String { self.stderr.text }
 
     public func write(_ text: String) {
-        try? self.input.fileHandleForWriting.write(contentsOf: Data(text.utf8))
+        guard self.input >= 0 else { return }
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(self.input, $0.baseAddress, $0.count) }
+            guard written > 0 else { return }  // EPIPE: the child is gone
+            bytes = bytes.dropFirst(written)
+        }
     }
 
     public func closeInput() {
-        try? self.input.fileHandleForWriting.close()
+        if self.input >= 0 {
+            close(self.input)
+            self.input = -1
+        }
+    }
+
+    /// True once the child has exited (and was reaped).
+    private var hasExited: Bool {
+        self.exitStatus != nil || self.reap(blocking: false)
+    }
+
+    /// waitpid; records the status. Returns whether the child has exited.
+    @discardableResult
+    private func reap(blocking: Bool) -> Bool {
+        guard self.exitStatus == nil else { return true }
+        var status: Int32 = 0
+        let result = waitpid(self.pid, &status, blocking ? 0 : WNOHANG)
+        guard result == self.pid else { return false }
+        self.exitStatus = status
+        return true
     }
 
     /// Polls stdout+stderr until `predicate` holds; false if `timeout` passed or the process exited first.
@@ -78,8 +137,9 @@ public final class RunningProcess: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if predicate(self.output + "\n" + self.errorOutput) { return true }
-            if !self.process.isRunning {
-                Thread.sleep(forTimeInterval: 0.05)  // let the readers catch the last bytes
+            if self.hasExited {
+                self.stdout.waitForEnd(timeout: 2)
+                self.stderr.waitForEnd(timeout: 2)
                 return predicate(self.output + "\n" + self.errorOutput)
             }
             Thread.sleep(forTimeInterval: 0.02)
@@ -90,58 +150,66 @@ public final class RunningProcess: @unchecked Sendable {
     /// Waits for exit up to `timeout`, then kills; returns what happened.
     public func finish(timeout: TimeInterval) -> ProcessResult {
         let deadline = Date().addingTimeInterval(timeout)
-        while self.process.isRunning && Date() < deadline {
+        while !self.hasExited && Date() < deadline {
             Thread.sleep(forTimeInterval: 0.02)
         }
-        let timedOut = self.process.isRunning
+        let timedOut = !self.hasExited
         self.kill()
-        self.process.waitUntilExit()
+        self.reap(blocking: true)
+        self.closeInput()
         self.stdout.waitForEnd(timeout: 2)
         self.stderr.waitForEnd(timeout: 2)
+        let status = self.exitStatus ?? 0
+        // WIFEXITED / WEXITSTATUS / WTERMSIG are macros: decode by hand (signals as 128 + n, like a shell).
+        let exitCode = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
         return ProcessResult(
-            exitCode: self.process.terminationStatus,
+            exitCode: exitCode,
             output: self.output,
             errorOutput: self.errorOutput,
             timedOut: timedOut
         )
     }
 
-    /// Sends `signal` (SIGINT, SIGTERM, …) to the child, if it still runs: how tests press Ctrl-C.
+    /// Sends `signal` (SIGINT, say) to the child if it is still running.
     public func send(_ signal: Int32) {
-        if self.process.isRunning {
-            Glibc.kill(self.process.processIdentifier, signal)
+        if !self.hasExited {
+            Glibc.kill(self.pid, signal)
         }
     }
 
     public func kill() {
-        if self.process.isRunning {
-            Glibc.kill(self.process.processIdentifier, SIGKILL)
+        if !self.hasExited {
+            Glibc.kill(self.pid, SIGKILL)
         }
     }
 }
 
 /// Drains one pipe on a background thread into a string.
 private final class OutputCollector: Sendable {
-    private let data = NIOLockedValueBox(Data())
-    private let ended = NIOLockedValueBox(false)
+    private let data = LockedValue([UInt8]())
+    private let ended = LockedValue(false)
 
-    public var text: String { self.data.withLockedValue { String(decoding: $0, as: UTF8.self) } }
+    var text: String { self.data.withLock { String(decoding: $0, as: UTF8.self) } }
 
-    public func startReading(_ handle: FileHandle) {
+    /// Reads `descriptor` until EOF, then closes it.
+    func startReading(_ descriptor: Int32) {
         let thread = Thread { [self] in
+            var chunk = [UInt8](repeating: 0, count: 4096)
             while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                self.data.withLockedValue { $0.append(chunk) }
+                let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                self.data.withLock { $0.append(contentsOf: chunk[0..<count]) }
             }
-            self.ended.withLockedValue { $0 = true }
+            close(descriptor)
+            self.ended.withLock { $0 = true }
         }
         thread.start()
     }
 
-    public func waitForEnd(timeout: TimeInterval) {
+    func waitForEnd(timeout: TimeInterval) {
         let deadline = Date().addingTimeInterval(timeout)
-        while !self.ended.withLockedValue({ $0 }) && Date() < deadline {
+        while !self.ended.withLock({ $0 }) && Date() < deadline {
             Thread.sleep(forTimeInterval: 0.01)
         }
     }

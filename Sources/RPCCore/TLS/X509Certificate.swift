@@ -42,18 +42,33 @@ final class X509Certificate {
     /// Calls `body` with each IA5String-valued SAN entry (DNS, URI, e-mail) and its `GEN_*` type.
     private func forEachSubjectAlternativeName(_ body: (CInt, String) -> Void) {
         guard let raw = X509_get_ext_d2i(self.pointer, NID_subject_alt_name, nil, nil) else { return }
-        let names = OpaquePointer(raw)
-        defer { GENERAL_NAMES_free(names) }
-        for index in 0..<yedi_sk_GENERAL_NAME_num(names) {
-            var type: CInt = 0
-            guard let name = yedi_sk_GENERAL_NAME_value(names, index),
-                let value = GENERAL_NAME_get0_value(name, &type)
-            else { continue }
-            guard type == GEN_DNS || type == GEN_URI || type == GEN_EMAIL else { continue }
-            let string = value.assumingMemoryBound(to: ASN1_STRING.self)  // an ASN1_IA5STRING *
-            guard let bytes = ASN1_STRING_get0_data(string) else { continue }
-            let length = Int(ASN1_STRING_length(string))
-            body(type, String(decoding: UnsafeBufferPointer(start: bytes, count: length), as: UTF8.self))
+        let names = GeneralNames(takingOwnershipOf: OpaquePointer(raw))
+        // The entries point into `names`: keep it alive until the last one is read.
+        withExtendedLifetime(names) {
+            for index in 0..<yedi_sk_GENERAL_NAME_num(names.pointer) {
+                var type: CInt = 0
+                guard let name = yedi_sk_GENERAL_NAME_value(names.pointer, index),
+                    let value = GENERAL_NAME_get0_value(name, &type)
+                else { continue }
+                guard type == GEN_DNS || type == GEN_URI || type == GEN_EMAIL else { continue }
+                let string = value.assumingMemoryBound(to: ASN1_STRING.self)  // an ASN1_IA5STRING *
+                guard let bytes = ASN1_STRING_get0_data(string) else { continue }
+                let length = Int(ASN1_STRING_length(string))
+                body(type, String(decoding: UnsafeBufferPointer(start: bytes, count: length), as: UTF8.self))
+            }
         }
+    }
+}
+
+/// An owned `GENERAL_NAMES *` (the decoded subjectAltName extension).
+private final class GeneralNames {
+    let pointer: OpaquePointer
+
+    init(takingOwnershipOf pointer: OpaquePointer) {
+        self.pointer = pointer
+    }
+
+    deinit {
+        GENERAL_NAMES_free(self.pointer)
     }
 }

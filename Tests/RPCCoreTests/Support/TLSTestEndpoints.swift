@@ -1,13 +1,12 @@
 import NIOCore
 import NIOPosix
-import Synchronization
-
-@testable import RPCCore
+import RPCCore
+import RPCTestSupport
 
 /// The outcomes of a test server's accepted connections, by accept order.
 final class ConnectionLog: Sendable {
     private let eventLoop: any EventLoop
-    private let state = TSanVisibleMutex<(accepted: Int, promises: [EventLoopPromise<ConnectionOutcome>])>((0, []))
+    private let state = LockedValue<(accepted: Int, promises: [EventLoopPromise<ConnectionOutcome>])>((0, []))
 
     init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
