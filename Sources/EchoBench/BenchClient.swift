@@ -28,27 +28,36 @@ struct BenchClient: AsyncParsableCommand {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         var logger = Logger(label: "echo-bench.client")
         logger.logLevel = .warning
+        // As the anchors' clients: K clients of one connection each, worker i uses client i mod K, so the
+        // replies of one read and the requests they trigger share a connection (and a flush).
         let configuration = ClientConfiguration(
             targets: [.init(host: host, port: port)],
             tls: .client(trustRootsFile: ca),
             serverName: serverName,
-            connectionsPerTarget: conns,
+            connectionsPerTarget: 1,
             logger: logger
         )
+        let clients = try (0..<conns).map { _ in try RPCClient(configuration: configuration, eventLoopGroup: group) }
         let request = YediEcho.EchoRequest(payload: [UInt8](repeating: 0x61, count: payload))
         let warmupNanos = UInt64(warmup * 1e9)
         let durationNanos = UInt64(duration * 1e9)
-        let histogram = try await withRPCClient(configuration: configuration, eventLoopGroup: group) { client in
-            let echo = YediEcho.Echo.Client(client)
+        let executors = group.makeIterator().map { EventLoopExecutor($0) }
+        let histogram = try await withThrowingTaskGroup(of: Histogram<UInt64>?.self) { group in
+            for client in clients {
+                group.addTask {
+                    await client.run()
+                    return nil
+                }
+            }
             // Every connection up (TLS handshake included) before the clock starts.
-            while client.readyConnectionCount < conns { _ = try await echo.echo(request) }
+            for client in clients { _ = try await YediEcho.Echo.Client(client).echo(request) }
             let warmEnd = Self.now() + warmupNanos
             let end = warmEnd + durationNanos
-            let executors = group.makeIterator().map { EventLoopExecutor($0) }
-            return try await withThrowingTaskGroup(of: Histogram<UInt64>.self) { workers in
+            let merged = try await withThrowingTaskGroup(of: Histogram<UInt64>.self) { workers in
                 for worker in 0..<inflight {
-                    // Workers share the client's event loops, so a reply resumes its caller
-                    // without a thread hop.
+                    let echo = YediEcho.Echo.Client(clients[worker % conns])
+                    // Workers run on the clients' event loop, so a reply resumes its caller without a
+                    // thread hop.
                     workers.addTask(executorPreference: executors[worker % executors.count]) {
                         var histogram = Self.newHistogram()
                         while true {
@@ -66,6 +75,9 @@ struct BenchClient: AsyncParsableCommand {
                 for try await histogram in workers { merged.add(histogram) }
                 return merged
             }
+            for client in clients { client.beginGracefulShutdown() }
+            try await group.waitForAll()
+            return merged
         }
         try await group.shutdownGracefully()
         let rps = Double(histogram.totalCount) / (Double(durationNanos) / 1e9)
