@@ -20,12 +20,18 @@ public struct ServiceOptions: ParsableArguments {
     public var dataDirectory: String
 
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
-    public var logLevel: Logger.Level = .info
+    public var logLevelName = "info"
 
     @Option(name: .customLong("shutdown-grace"), help: "Seconds calls in flight get to finish on SIGTERM/SIGINT.")
     public var shutdownGraceSeconds = 10.0
 
     public init() {}
-}
 
-extension Logger.Level: @retroactive ExpressibleByArgument {}
+    public var logLevel: Logger.Level { Logger.Level(rawValue: logLevelName) ?? .info }
+
+    public func validate() throws {
+        guard Logger.Level(rawValue: logLevelName) != nil else {
+            throw ValidationError("unknown log level \"\(logLevelName)\"")
+        }
+    }
+}

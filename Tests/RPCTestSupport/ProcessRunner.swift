@@ -56,14 +56,16 @@ public final class RunningProcess: @unchecked Sendable {
         posix_spawn_file_actions_adddup2(&actions, stderrPipe.write, 2)
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer {
+            for argument in argv { free(argument) }
+        }
         var pid = pid_t()
         let rc = posix_spawn(&pid, executable, &actions, nil, argv, environ)
         close(stdinPipe.read)
         close(stdoutPipe.write)
         close(stderrPipe.write)
         guard rc == 0 else {
-            [stdinPipe.write, stdoutPipe.read, stderrPipe.read].forEach { _ = close($0) }
+            for descriptor in [stdinPipe.write, stdoutPipe.read, stderrPipe.read] { _ = close(descriptor) }
             throw ProcessFailure(description: "posix_spawn \(executable): \(String(cString: strerror(rc)))")
         }
         self.pid = pid
