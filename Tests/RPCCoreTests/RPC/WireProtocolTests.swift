@@ -163,6 +163,22 @@ final class WireProtocolTests: XCTestCase {
         server = nil
     }
 
+    func testIdleConnectionsAreClosedWithGoaway() async throws {
+        let idleServer = try await RunningServer.start(pki: pki, services: [service]) { configuration in
+            configuration.idleTimeout = .milliseconds(300)
+        }
+        let connection = try RawRPCConnection(pki: pki, group: group, port: idleServer.port)
+        // A call keeps the connection busy; the idle clock starts when it ends.
+        try connection.send([try RawRPCConnection.request(1, text: "sleep:400")])
+        let (frames, _) = try connection.framesUntilClosed(timeout: .seconds(10))
+        XCTAssertEqual(frames.filter { $0.kind == .end }.map(\.callID), [1], "the call in flight must finish first")
+        let goaway = try XCTUnwrap(frames.last)
+        XCTAssertEqual(goaway.kind, .goaway)
+        XCTAssertEqual(goaway.lastCallID, 1)
+        XCTAssertTrue(goaway.status?.message.contains("idle") ?? false)
+        await idleServer.stop()
+    }
+
     // MARK: Helpers
 
     private func waitForEnds(_ connection: RawRPCConnection, count: Int) -> Bool {
