@@ -35,7 +35,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     private var pending: Deque<OutgoingCall> = []
     /// Wire ids are given out here, on the loop, so the server sees them strictly increasing.
     private var lastCallID: UInt64 = 0
-    private var flushScheduled = false
+    private var output: FrameOutput?
     private var goingAway = false
     private var closedError: RPCError?
     private var keepaliveTimer: Scheduled<Void>?
@@ -57,11 +57,13 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        output = FrameOutput(context: context, logger: configuration.logger)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         failEverything(RPCError(code: .unavailable, message: "the connection was closed"))
         self.context = nil
+        output = nil
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -288,36 +290,11 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     // MARK: Writing
 
     private func write(_ frame: YediRPC.Frame, payload: ByteBuffer? = nil) {
-        guard let context else { return }
-        var buffer = context.channel.allocator.buffer(
-            capacity: 64 + frame.payload.count + frame.method.utf8.count + (payload?.readableBytes ?? 0)
-        )
-        do {
-            if let payload {
-                try buffer.writeFrame(frame, payload: payload)
-            } else {
-                try buffer.writeFrame(frame)
-            }
-        } catch {
-            configuration.logger.error("could not encode a frame: \(error)")
-            return
-        }
-        context.write(wrapOutboundOut(buffer), promise: nil)
-        scheduleFlush()
-    }
-
-    private func scheduleFlush() {
-        guard !flushScheduled, let context else { return }
-        flushScheduled = true
-        context.eventLoop.assumeIsolated().execute {
-            self.flushNow()
-        }
+        output?.write(frame, payload: payload)
     }
 
     private func flushNow() {
-        guard flushScheduled else { return }
-        flushScheduled = false
-        context?.flush()
+        output?.flushNow()
     }
 }
 

@@ -46,7 +46,7 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     private var calls: [UInt64: Call] = [:]
     private var highestCallID: UInt64 = 0
     private var draining = false
-    private var flushScheduled = false
+    private var output: FrameOutput?
     private var idleTimer: Scheduled<Void>?
     private var graceTimer: Scheduled<Void>?
 
@@ -60,6 +60,7 @@ final class ServerConnectionHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        output = FrameOutput(context: context, logger: logger)
         peer = PeerInfo(address: context.channel.remoteAddress.map { "\($0)" } ?? "unknown")
         logger[metadataKey: "peer"] = "\(peer.address)"
         registry.add(NIOLoopBound(self, eventLoop: context.eventLoop), id: ObjectIdentifier(self))
@@ -68,6 +69,7 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         tearDown()
         self.context = nil
+        output = nil
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -409,35 +411,10 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     // MARK: Writing
 
     private func write(_ frame: YediRPC.Frame, payload: ByteBuffer? = nil) {
-        guard let context else { return }
-        var buffer = context.channel.allocator.buffer(
-            capacity: 64 + frame.payload.count + (payload?.readableBytes ?? 0))
-        do {
-            if let payload {
-                try buffer.writeFrame(frame, payload: payload)
-            } else {
-                try buffer.writeFrame(frame)
-            }
-        } catch {
-            logger.error("could not encode a frame: \(error)")
-            return
-        }
-        context.write(wrapOutboundOut(buffer), promise: nil)
-        scheduleFlush()
-    }
-
-    /// One flush per event-loop tick, however many calls finished in it.
-    private func scheduleFlush() {
-        guard !flushScheduled, let context else { return }
-        flushScheduled = true
-        context.eventLoop.assumeIsolated().execute {
-            self.flushNow()
-        }
+        output?.write(frame, payload: payload)
     }
 
     private func flushNow() {
-        guard flushScheduled else { return }
-        flushScheduled = false
-        context?.flush()
+        output?.flushNow()
     }
 }

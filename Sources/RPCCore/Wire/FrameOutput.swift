@@ -1,0 +1,47 @@
+import Logging
+import NIOCore
+
+/// Writes frames to a connection and flushes once per event-loop tick, however many were written in
+/// it: the replies (or requests) of one tick leave in one TLS record and one `write(2)`.
+///
+/// Shared by the server's and the client's connection handlers; confined to the channel's event loop.
+final class FrameOutput {
+    private let context: ChannelHandlerContext
+    private let logger: Logger
+    private var flushScheduled = false
+
+    init(context: ChannelHandlerContext, logger: Logger) {
+        self.context = context
+        self.logger = logger
+    }
+
+    /// Writes `frame` (with `payload` as its payload field, if given) and schedules a flush.
+    func write(_ frame: YediRPC.Frame, payload: ByteBuffer? = nil) {
+        var buffer = context.channel.allocator.buffer(
+            capacity: 64 + frame.method.utf8.count + frame.payload.count + (payload?.readableBytes ?? 0)
+        )
+        do {
+            if let payload {
+                try buffer.writeFrame(frame, payload: payload)
+            } else {
+                try buffer.writeFrame(frame)
+            }
+        } catch {
+            logger.error("could not encode a frame: \(error)")
+            return
+        }
+        context.write(NIOAny(buffer), promise: nil)
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        context.eventLoop.assumeIsolated().execute {
+            self.flushNow()
+        }
+    }
+
+    /// Flushes now what was written since the last flush (at read-complete, before closing).
+    func flushNow() {
+        guard flushScheduled else { return }
+        flushScheduled = false
+        context.flush()
+    }
+}
