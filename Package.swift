@@ -151,7 +151,8 @@ let package = Package(
         .testTarget(
             name: "RPCCoreTests",
             dependencies: [
-                "RPCCore", "RPCTestSupport", "YediProto", nioCore, nioPosix, nioHTTP1, logging, metrics, metricsTestKit,
+                "RPCCore", "RPCTestSupport", "ProtoTestSupport", "YediProto", nioCore, nioPosix, nioHTTP1, logging,
+                metrics, metricsTestKit,
                 prometheus,
                 serviceLifecycle, serviceLifecycleTestKit, .product(name: "NIOEmbedded", package: "swift-nio"),
             ]

@@ -1,4 +1,5 @@
 import MetricsTestKit
+import ProtoTestSupport
 import XCTest
 
 @testable import RPCCore

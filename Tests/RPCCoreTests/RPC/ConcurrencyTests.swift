@@ -6,21 +6,7 @@ import YediProto
 @testable import RPCCore
 
 /// Many calls at once over one connection.
-final class ConcurrencyTests: XCTestCase {
-    var pki: TestPKI!
-    var service: EchoTestService!
-    var server: RunningServer!
-
-    override func setUp() async throws {
-        pki = try TestPKI.get()
-        service = EchoTestService()
-        server = try await RunningServer.start(pki: pki, services: [service])
-    }
-
-    override func tearDown() async throws {
-        await server?.stop()
-    }
-
+final class ConcurrencyTests: EchoServerTestCase {
     /// 10,000 calls in flight from one client over one connection (the server runs 256 at a time;
     /// the client queues the rest): every caller gets its own answer.
     func testTenThousandConcurrentUnaryCallsOverOneConnection() async throws {

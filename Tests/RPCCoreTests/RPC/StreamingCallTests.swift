@@ -4,27 +4,7 @@ import XCTest
 import YediProto
 
 /// Server-streaming calls: delivery, flow control against a slow reader, cancellation.
-final class StreamingCallTests: XCTestCase {
-    var pki: TestPKI!
-    var service: EchoTestService!
-    var server: RunningServer!
-
-    override func setUp() async throws {
-        pki = try TestPKI.get()
-        service = EchoTestService()
-        server = try await RunningServer.start(pki: pki, services: [service])
-    }
-
-    override func tearDown() async throws {
-        await server?.stop()
-    }
-
-    private func withEcho<T: Sendable>(_ body: (YediEcho.Echo.Client) async throws -> T) async throws -> T {
-        try await withRPCClient(configuration: pki.rpcClientConfiguration(ports: [server.port])) {
-            try await body(YediEcho.Echo.Client($0))
-        }
-    }
-
+final class StreamingCallTests: EchoServerTestCase {
     func testStreamDeliversEveryMessageInOrder() async throws {
         let sequences = try await withEcho { echo in
             try await echo.expand(.init(count: 500, payloadSize: 10, text: "s")) { stream in

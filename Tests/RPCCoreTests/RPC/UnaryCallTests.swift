@@ -5,30 +5,7 @@ import XCTest
 import YediProto
 
 /// Unary calls over real TLS sockets: results, statuses, deadlines, cancellation.
-final class UnaryCallTests: XCTestCase {
-    var pki: TestPKI!
-    var service: EchoTestService!
-    var server: RunningServer!
-
-    override func setUp() async throws {
-        pki = try TestPKI.get()
-        service = EchoTestService()
-        server = try await RunningServer.start(pki: pki, services: [service])
-    }
-
-    override func tearDown() async throws {
-        await server?.stop()
-    }
-
-    private func withEcho<T: Sendable>(
-        configure: (inout ClientConfiguration) -> Void = { _ in },
-        _ body: (YediEcho.Echo.Client) async throws -> T
-    ) async throws -> T {
-        try await withRPCClient(configuration: pki.rpcClientConfiguration(ports: [server.port], configure: configure)) {
-            try await body(YediEcho.Echo.Client($0))
-        }
-    }
-
+final class UnaryCallTests: EchoServerTestCase {
     private func assertRPCError(
         _ code: StatusCode,
         containing text: String? = nil,
