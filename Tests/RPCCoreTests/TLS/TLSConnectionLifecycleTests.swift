@@ -5,19 +5,7 @@ import RPCTestSupport
 import XCTest
 
 /// Connections over real loopback sockets: bulk data, garbage, silence.
-final class TLSConnectionLifecycleTests: XCTestCase {
-    private var group: MultiThreadedEventLoopGroup!
-    private var pki: TestPKI!
-
-    override func setUpWithError() throws {
-        self.pki = try TestPKI.get()
-        self.group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
-    }
-
-    override func tearDownWithError() throws {
-        try self.group.syncShutdownGracefully()
-    }
-
+final class TLSConnectionLifecycleTests: TLSLoopbackTestCase {
     func testSixteenMebibytesInManyWritesComeBackIdentical() throws {
         let server = try TLSTestServer.start(
             group: self.group,

@@ -5,19 +5,7 @@ import RPCTestSupport
 import XCTest
 
 /// Handshakes over real loopback sockets, and what they tell each side.
-final class TLSHandshakeTests: XCTestCase {
-    private var group: MultiThreadedEventLoopGroup!
-    private var pki: TestPKI!
-
-    override func setUpWithError() throws {
-        self.pki = try TestPKI.get()
-        self.group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
-    }
-
-    override func tearDownWithError() throws {
-        try self.group.syncShutdownGracefully()
-    }
-
+final class TLSHandshakeTests: TLSLoopbackTestCase {
     func testHandshakeAndEchoRoundTrip() throws {
         let server = try TLSTestServer.start(
             group: self.group,

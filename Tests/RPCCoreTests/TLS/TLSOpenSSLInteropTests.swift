@@ -7,19 +7,7 @@ import XCTest
 
 /// Our handler against Debian's `openssl` CLI, in both directions. Every child process is fed through
 /// pipes, waited for with a deadline and killed if it overstays, so no test can hang the suite.
-final class TLSOpenSSLInteropTests: XCTestCase {
-    private var group: MultiThreadedEventLoopGroup!
-    private var pki: TestPKI!
-
-    override func setUpWithError() throws {
-        self.pki = try TestPKI.get()
-        self.group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
-    }
-
-    override func tearDownWithError() throws {
-        try self.group.syncShutdownGracefully()
-    }
-
+final class TLSOpenSSLInteropTests: TLSLoopbackTestCase {
     private func sClientArguments(port: Int, _ extra: [String] = []) -> [String] {
         [
             "s_client", "-connect", "127.0.0.1:\(port)", "-CAfile", self.pki.caFile, "-servername", "localhost",

@@ -5,19 +5,7 @@ import RPCTestSupport
 import XCTest
 
 /// Certificates that must be refused, and the errors each side reports.
-final class TLSVerificationTests: XCTestCase {
-    private var group: MultiThreadedEventLoopGroup!
-    private var pki: TestPKI!
-
-    override func setUpWithError() throws {
-        self.pki = try TestPKI.get()
-        self.group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
-    }
-
-    override func tearDownWithError() throws {
-        try self.group.syncShutdownGracefully()
-    }
-
+final class TLSVerificationTests: TLSLoopbackTestCase {
     /// Connects with `client` to a server built from `server` and returns both sides' outcomes.
     private func attempt(
         server serverConfiguration: TLSConfiguration,
