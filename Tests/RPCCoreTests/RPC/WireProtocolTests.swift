@@ -163,6 +163,28 @@ final class WireProtocolTests: XCTestCase {
         server = nil
     }
 
+    /// Extreme field values from a peer are data, not crashes: a timeout of 2^64-1 microseconds, an
+    /// unknown method path, huge window updates for unknown calls, unknown frame kinds.
+    func testExtremeFrameValuesAreHandled() throws {
+        let connection = try connect()
+        var request = try RawRPCConnection.request(1, text: "big timeout")
+        request.timeoutMicros = .max
+        try connection.send([
+            request,
+            YediRPC.Frame(callID: 99, kind: .windowUpdate, windowBytes: .max),
+            YediRPC.Frame(callID: 98, kind: .cancel),
+            YediRPC.Frame(callID: 0, kind: .init(rawValue: 4_242)),
+            try RawRPCConnection.request(2, text: "x", method: "not a path"),
+            try RawRPCConnection.request(3, text: "x", method: ""),
+        ])
+        XCTAssertTrue(waitForEnds(connection, count: 3))
+        let ends = replies(try connection.closeAndCollect())
+        XCTAssertEqual(try YediEcho.EchoResponse(serializedBytes: XCTUnwrap(ends[1]).payload).text, "big timeout")
+        XCTAssertEqual(ends[2]?.status?.code, UInt32(StatusCode.unimplemented.rawValue))
+        XCTAssertTrue(ends[2]?.status?.message.contains("malformed method path") ?? false)
+        XCTAssertEqual(ends[3]?.status?.code, UInt32(StatusCode.unimplemented.rawValue))
+    }
+
     func testIdleConnectionsAreClosedWithGoaway() async throws {
         let idleServer = try await RunningServer.start(pki: pki, services: [service]) { configuration in
             configuration.idleTimeout = .milliseconds(300)
