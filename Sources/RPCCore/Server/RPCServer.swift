@@ -93,10 +93,12 @@ public final class RPCServer: Service, Sendable {
         for service in services { health.setStatus(.serving, for: service) }
         health.setStatus(.serving, for: "")
 
+        let cancelled = Atomic<Bool>(false)
         await withGracefulShutdownHandler {
             await withTaskCancellationHandler {
                 await shutdownRequested.wait()
             } onCancel: {
+                cancelled.store(true, ordering: .relaxed)
                 self.shutdownRequested.fire()
             }
         } onGracefulShutdown: {
@@ -107,7 +109,8 @@ public final class RPCServer: Service, Sendable {
         for service in services { health.setStatus(.notServing, for: service) }
         health.setStatus(.notServing, for: "")
         try? await channel.close()
-        let grace = configuration.shutdownGracePeriod
+        // Cancellation (a service group's shutdown timeout ran out) leaves no time for calls in flight.
+        let grace = cancelled.load(ordering: .relaxed) ? .zero : configuration.shutdownGracePeriod
         logger.info("shutting down", metadata: ["connections": "\(connections.count)", "grace": "\(grace)"])
         connections.drainAll(gracePeriod: .nanoseconds(grace.nanoseconds))
         await connections.waitUntilEmpty()

@@ -163,6 +163,23 @@ final class WireProtocolTests: XCTestCase {
         server = nil
     }
 
+    /// Cancelling `run()` (a service group giving up on graceful shutdown) ends calls in flight at once.
+    func testCancellingTheServerSkipsTheGracePeriod() async throws {
+        let connection = try connect()
+        try connection.send([try RawRPCConnection.request(1, text: "hang")])
+        let started = await eventually { self.service.probe.startedCalls == ["hang"] }
+        XCTAssertTrue(started)
+        let begin = ContinuousClock.now
+        server.task.cancel()
+        _ = await server.task.result
+        XCTAssertLessThan(ContinuousClock.now - begin, .seconds(5), "the 10 s grace period should not apply")
+        let (frames, _) = try connection.framesUntilClosed()
+        XCTAssertEqual(replies(frames)[1]?.status?.code, UInt32(StatusCode.unavailable.rawValue))
+        let cancelled = await eventually { self.service.probe.cancelledCalls == ["hang"] }
+        XCTAssertTrue(cancelled)
+        server = nil
+    }
+
     /// Extreme field values from a peer are data, not crashes: a timeout of 2^64-1 microseconds, an
     /// unknown method path, huge window updates for unknown calls, unknown frame kinds.
     func testExtremeFrameValuesAreHandled() throws {
