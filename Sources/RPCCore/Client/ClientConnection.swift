@@ -21,8 +21,9 @@ final class ClientConnection: Sendable {
     private let tlsContext: TLSContext
     private let group: any EventLoopGroup
     private let state = TSanVisibleMutex(State.idle)
-    /// Set by GOAWAY: the connection still finishes its calls but takes no new ones.
-    private let goingAway = Atomic<Bool>(false)
+    /// Set by GOAWAY: the connection still finishes its calls but takes no new ones. Its own object, so
+    /// the channel handler can set it without holding the connection.
+    private let goingAway = Flag()
     private let shutdownRequested = Atomic<Bool>(false)
     /// The connection loop while it waits to reconnect.
     private let sleeper = TSanVisibleMutex<CheckedContinuation<Void, Never>?>(nil)
@@ -49,7 +50,7 @@ final class ClientConnection: Sendable {
 
     /// The handler to start a call on, when the connection is ready and not going away.
     var readyHandler: NIOLoopBound<ClientConnectionHandler>? {
-        guard !goingAway.load(ordering: .relaxed) else { return nil }
+        guard !goingAway.value.load(ordering: .relaxed) else { return nil }
         return state.withLock { state in
             if case .ready(let handler, _) = state { return handler }
             return nil
@@ -67,7 +68,7 @@ final class ClientConnection: Sendable {
             setState(.connecting)
             do {
                 let (channel, handler) = try await connect()
-                goingAway.store(false, ordering: .relaxed)
+                goingAway.value.store(false, ordering: .relaxed)
                 setState(.ready(handler: handler, channel: channel))
                 let connectedAt = ContinuousClock.now
                 if shutdownRequested.load(ordering: .relaxed) { closeWhenIdle(handler) }
@@ -121,11 +122,6 @@ final class ClientConnection: Sendable {
         if let ready { closeWhenIdle(ready) }
     }
 
-    func markGoingAway() {
-        goingAway.store(true, ordering: .relaxed)
-        onStateChange()
-    }
-
     private func closeWhenIdle(_ handler: NIOLoopBound<ClientConnectionHandler>) {
         handler.eventLoop.execute { handler.value.closeWhenIdle() }
     }
@@ -145,6 +141,8 @@ final class ClientConnection: Sendable {
         )
         let serverName = configuration.serverName ?? target.host
         let tlsContext = tlsContext
+        let goingAway = goingAway
+        let onStateChange = onStateChange
         let maxFrameBytes = configuration.limits.maxFrameBytes
         let (channel, handler) = try await ClientBootstrap(group: group)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -158,7 +156,10 @@ final class ClientConnection: Sendable {
                     let handler = ClientConnectionHandler(
                         configuration: handlerConfiguration,
                         eventLoop: channel.eventLoop,
-                        onGoaway: { [weak self] in self?.markGoingAway() }
+                        onGoaway: {
+                            goingAway.value.store(true, ordering: .relaxed)
+                            onStateChange()
+                        }
                     )
                     do {
                         try channel.pipeline.syncOperations.addHandlers(
@@ -248,4 +249,9 @@ final class ClientConnection: Sendable {
             }
         }
     }
+}
+
+/// A flag shared between threads.
+private final class Flag: Sendable {
+    let value = Atomic<Bool>(false)
 }

@@ -4,22 +4,14 @@ import Synchronization
 /// The connections of a client, over all its targets: picks a ready one round robin, and lets calls
 /// wait while connections are being (re)established.
 final class ConnectionPool: Sendable {
-    private struct Waiters {
-        /// Bumped on every connection state change, so a waiter never misses one.
-        var generation: UInt64 = 0
-        var continuations: [UInt64: CheckedContinuation<Void, Never>] = [:]
-        var nextID: UInt64 = 0
-        var shutDown = false
-    }
-
     let connections: [ClientConnection]
     private let cursor = Atomic<Int>(0)
-    private let waiters = TSanVisibleMutex(Waiters())
+    /// Held by the connections too (they fire it), so it must not hold them: no reference cycle.
+    private let waiters = PoolWaiters()
 
     init(makeConnections: (_ onStateChange: @escaping @Sendable () -> Void) -> [ClientConnection]) {
-        let signal = ChangeSignal()
-        connections = makeConnections { signal.fire() }
-        signal.pool = self
+        let waiters = waiters
+        connections = makeConnections { waiters.stateChanged() }
     }
 
     /// A ready connection. Waits while connections are connecting; fails fast with `UNAVAILABLE` when
@@ -28,9 +20,9 @@ final class ConnectionPool: Sendable {
         -> (ClientConnection, NIOLoopBound<ClientConnectionHandler>)
     {
         while true {
-            let generation = waiters.withLock { $0.generation }
+            let generation = waiters.generation
             if let ready = pickReady() { return ready }
-            if waiters.withLock({ $0.shutDown }) {
+            if waiters.isShutDown {
                 throw UnsentCallError(error: RPCError(code: .unavailable, message: "the client is shut down"))
             }
             var failures: [RPCError] = []
@@ -40,7 +32,7 @@ final class ConnectionPool: Sendable {
             if failures.count == connections.count, let last = failures.last {
                 throw UnsentCallError(error: last)
             }
-            try await waitForChange(since: generation, deadline: deadline)
+            try await waiters.waitForChange(since: generation, deadline: deadline)
         }
     }
 
@@ -54,16 +46,36 @@ final class ConnectionPool: Sendable {
     }
 
     func shutdown() {
+        waiters.shutdown()
+        for connection in connections { connection.shutdown() }
+    }
+}
+
+/// Calls waiting for a connection state change.
+private final class PoolWaiters: Sendable {
+    private struct State {
+        /// Bumped on every connection state change, so a waiter never misses one.
+        var generation: UInt64 = 0
+        var continuations: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextID: UInt64 = 0
+        var shutDown = false
+    }
+
+    private let waiters = TSanVisibleMutex(State())
+
+    var generation: UInt64 { waiters.withLock { $0.generation } }
+    var isShutDown: Bool { waiters.withLock { $0.shutDown } }
+
+    func shutdown() {
         let pending = waiters.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.shutDown = true
             defer { state.continuations.removeAll() }
             return Array(state.continuations.values)
         }
         for continuation in pending { continuation.resume() }
-        for connection in connections { connection.shutdown() }
     }
 
-    fileprivate func stateChanged() {
+    func stateChanged() {
         let woken = waiters.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.generation &+= 1
             defer { state.continuations.removeAll() }
@@ -72,7 +84,7 @@ final class ConnectionPool: Sendable {
         for continuation in woken { continuation.resume() }
     }
 
-    private func waitForChange(since generation: UInt64, deadline: ContinuousClock.Instant?) async throws {
+    func waitForChange(since generation: UInt64, deadline: ContinuousClock.Instant?) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await self.nextChange(since: generation) }
             if let deadline {
@@ -106,12 +118,4 @@ final class ConnectionPool: Sendable {
             continuation?.resume()
         }
     }
-}
-
-/// Forwards connection state changes to the pool, which exists only after its connections.
-private final class ChangeSignal: @unchecked Sendable {
-    // Written once in the pool's initialiser, before any connection runs.
-    weak var pool: ConnectionPool?
-
-    func fire() { pool?.stateChanged() }
 }
