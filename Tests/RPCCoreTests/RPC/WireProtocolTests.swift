@@ -45,6 +45,7 @@ final class WireProtocolTests: XCTestCase {
     func testServerAnnouncesItsLimitsFirst() throws {
         let connection = try connect()
         try connection.send([try RawRPCConnection.request(1, text: "x")])
+        XCTAssertTrue(waitForEnds(connection, count: 1))
         let settings = try XCTUnwrap(try connection.closeAndCollect().first)
         XCTAssertEqual(settings.kind, .settings)
         XCTAssertEqual(settings.maxConcurrentCalls, 4)
