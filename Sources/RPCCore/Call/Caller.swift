@@ -3,15 +3,59 @@ public enum Caller: Sendable, Hashable, CustomStringConvertible {
     /// Nobody has been authenticated (public methods only).
     case anonymous
     /// An end user, from a verified access token.
-    case user(id: String, role: String)
+    case user(AuthenticatedUser)
     /// Another Yedi service, from its verified service certificate (mutual TLS).
     case service(name: String)
+
+    /// The user's id when the caller is a user.
+    public var userID: String? {
+        if case .user(let user) = self { return user.id }
+        return nil
+    }
 
     public var description: String {
         switch self {
         case .anonymous: "anonymous"
-        case .user(let id, let role): "user \(id) (\(role))"
+        case .user(let user): "\(user)"
         case .service(let name): "service \(name)"
         }
     }
+}
+
+/// An end user proven by a verified access token: the token's claims a handler may rely on.
+public struct AuthenticatedUser: Sendable, Hashable, CustomStringConvertible {
+    public let id: String
+    public let role: UserRole
+    /// The sign-in session the token was issued for (sign-out and refresh act on it).
+    public let sessionID: String?
+    /// The app the token was issued for; nil for Yedi itself (sibling apps will share accounts).
+    public let app: String?
+
+    public init(id: String, role: UserRole, sessionID: String? = nil, app: String? = nil) {
+        self.id = id
+        self.role = role
+        self.sessionID = sessionID
+        self.app = app
+    }
+
+    public var description: String { "user \(id) (\(role))" }
+}
+
+/// An end user's role: what kind of account they have.
+///
+/// A string-backed struct rather than an enum: sibling apps will add roles, and a service built before
+/// them must still read (and refuse, where it should) a token with a role it does not know.
+public struct UserRole: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: String
+
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    /// Books designers, likes and reviews posts.
+    public static let customer = UserRole(rawValue: "customer")
+    /// Runs a shop: posts, schedule, reservations.
+    public static let designer = UserRole(rawValue: "designer")
+
+    public var description: String { rawValue }
 }

@@ -135,7 +135,7 @@ final class InterceptorTests: XCTestCase {
         XCTAssertEqual(malformed, .unauthenticated)
         let user = await call(identity: nil, token: "Bearer good")
         XCTAssertEqual(user, .ok)
-        XCTAssertEqual(service.probe.context(of: "auth")?.caller, .user(id: "u-1", role: "customer"))
+        XCTAssertEqual(service.probe.context(of: "auth")?.caller, .user(AuthenticatedUser(id: "u-1", role: .customer)))
         // Internal method: a user token is not enough; only the allowed service's certificate is.
         let userOnInternal = await call(identity: nil, token: "Bearer good", streaming: true)
         XCTAssertEqual(userOnInternal, .permissionDenied)
@@ -152,7 +152,7 @@ final class InterceptorTests: XCTestCase {
 private struct FakeVerifier: AccessTokenVerifier {
     func verify(accessToken: String) async throws -> Caller {
         guard accessToken == "good" else { throw RPCError(code: .unauthenticated, message: "invalid token") }
-        return .user(id: "u-1", role: "customer")
+        return .user(AuthenticatedUser(id: "u-1", role: .customer))
     }
 }
 
