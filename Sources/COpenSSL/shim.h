@@ -8,6 +8,9 @@
 #include <openssl/x509v3.h>
 #include <openssl/bio.h>
 #include <openssl/pem.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <openssl/crypto.h>
 
 // MARK: SSL_CTX settings that are macros over SSL_CTX_ctrl.
 
