@@ -1,0 +1,102 @@
+import Foundation
+import RPCCore
+import YediCrypto
+
+/// Verifies access tokens offline against the token keys; every service uses it.
+///
+/// The order matters: size, shape, header (`alg` must be exactly `EdDSA`, so no algorithm confusion
+/// with `none` or HMAC-with-the-public-key), `kid` lookup, the signature, and only then the claims.
+/// Every failure is `UNAUTHENTICATED` with a short reason that never repeats the token.
+public struct JWTVerifier: AccessTokenVerifier {
+    /// Larger tokens are refused before any parsing; ours are a few hundred bytes.
+    public static let maximumTokenSize = 4096
+
+    private let keys: [String: TokenVerificationKey]
+    private let allowedClockSkew: TimeInterval
+    private let now: @Sendable () -> Date
+
+    /// - Parameter keys: every key whose tokens are accepted (several during a rotation).
+    public init(
+        keys: [TokenVerificationKey],
+        allowedClockSkew: Duration = .seconds(30),
+        now: @escaping @Sendable () -> Date = Date.init
+    ) {
+        self.keys = Dictionary(keys.map { ($0.keyID, $0) }, uniquingKeysWith: { first, _ in first })
+        let (seconds, attoseconds) = allowedClockSkew.components
+        self.allowedClockSkew = max(0, Double(seconds) + Double(attoseconds) / 1e18)
+        self.now = now
+    }
+
+    public func verify(accessToken: String) async throws -> Caller {
+        .user(try claims(of: accessToken).authenticatedUser)
+    }
+
+    /// The token's claims, once its signature and validity period have been checked.
+    public func claims(of token: String) throws(RPCError) -> AccessTokenClaims {
+        guard token.utf8.count <= Self.maximumTokenSize else { throw Self.failure("access token too large") }
+        let parts = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty, !parts[2].isEmpty else {
+            throw Self.failure("access token malformed: expected three dot-separated parts")
+        }
+        guard let headerBytes = Base64URL.decode(String(decoding: parts[0], as: UTF8.self)),
+            let payloadBytes = Base64URL.decode(String(decoding: parts[1], as: UTF8.self)),
+            let signature = Base64URL.decode(String(decoding: parts[2], as: UTF8.self))
+        else { throw Self.failure("access token malformed: a part is not base64url") }
+
+        guard let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes)) else {
+            throw Self.failure("access token malformed: the header is not a JSON object with string fields")
+        }
+        guard header.alg == "EdDSA" else { throw Self.failure("access token algorithm not accepted (EdDSA only)") }
+        guard header.crit == nil else { throw Self.failure("access token uses unsupported critical extensions") }
+        guard let keyID = header.kid else { throw Self.failure("access token malformed: no key id (kid)") }
+        guard let key = keys[keyID] else { throw Self.failure("unknown signing key") }
+
+        let signingInput = Array(token.utf8.prefix(parts[0].count + 1 + parts[1].count))
+        guard key.publicKey.isValidSignature(signature, for: signingInput) else {
+            throw Self.failure("access token signature invalid")
+        }
+
+        // Signed by a key we trust: now the claims may be read.
+        guard let payload = try? JSONDecoder().decode(Payload.self, from: Data(payloadBytes)) else {
+            throw Self.failure("access token claims invalid: sub, role, iat and exp are required and well typed")
+        }
+        guard payload.iss == AccessTokenClaims.issuer else { throw Self.failure("access token issuer not accepted") }
+        guard !payload.sub.isEmpty, !payload.role.isEmpty, payload.iat.isFinite, payload.exp.isFinite else {
+            throw Self.failure("access token claims invalid: empty sub or role, or a non-finite time")
+        }
+        let now = now().timeIntervalSince1970
+        guard now <= payload.exp + allowedClockSkew else { throw Self.failure("access token expired") }
+        guard payload.iat <= now + allowedClockSkew else { throw Self.failure("access token not yet valid") }
+        guard payload.iat <= payload.exp else { throw Self.failure("access token claims invalid: exp before iat") }
+        return AccessTokenClaims(
+            userID: payload.sub,
+            role: UserRole(rawValue: payload.role),
+            sessionID: payload.sid,
+            app: payload.app,
+            issuedAt: Date(timeIntervalSince1970: payload.iat),
+            expiresAt: Date(timeIntervalSince1970: payload.exp)
+        )
+    }
+
+    private static func failure(_ message: String) -> RPCError {
+        RPCError(code: .unauthenticated, message: message)
+    }
+
+    /// The JOSE header fields this verifier reads; others are ignored (RFC 7515 allows that, `crit` aside).
+    private struct Header: Decodable {
+        var alg: String?
+        var kid: String?
+        var crit: [String]?
+    }
+
+    /// The claims this verifier needs; unknown claims are ignored so the set can grow.
+    private struct Payload: Decodable {
+        var iss: String?
+        var sub: String
+        var role: String
+        var sid: String?
+        var app: String?
+        var iat: Double
+        var exp: Double
+    }
+}
