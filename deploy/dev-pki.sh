@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes the Yedi development PKI with the openssl CLI: a CA, one certificate per service (usable as
 # both TLS server and TLS client, since services call each other) and one client certificate for
-# the CLI probe. All keys are ECDSA P-256, all signatures SHA-256.
+# the CLI probe. All keys are ECDSA P-256, all signatures SHA-256. Also the access token signing key
+# (Ed25519): token-signing.key (PKCS#8) and token-signing.pub.pem, which services verify tokens with.
 #
 # Usage: deploy/dev-pki.sh [DIR]     (DIR defaults to deploy/pki, which git ignores)
 #
@@ -89,6 +90,24 @@ EOF
     made+=("$cert")
 }
 
+# make_token_key: the Ed25519 key access tokens are signed with (token-signing.key, 0600) and its
+# public half (token-signing.pub.pem), each made only if missing. A public file that is not the
+# key's own (the key was replaced) is remade from the key.
+make_token_key() {
+    local key="$pki_dir/token-signing.key" pub="$pki_dir/token-signing.pub.pem"
+    if [[ ! -s "$key" ]]; then
+        (umask 077 && quiet openssl genpkey -algorithm ED25519 -out "$key")
+        chmod 0600 "$key"
+        made+=("$key")
+    fi
+    quiet openssl pkey -in "$key" -pubout -out "$work_dir/token-signing.pub.pem"
+    if ! cmp -s "$work_dir/token-signing.pub.pem" "$pub"; then
+        cp "$work_dir/token-signing.pub.pem" "$pub"
+        chmod 0644 "$pub"
+        made+=("$pub")
+    fi
+}
+
 make_ca
 for service in "${SERVICES[@]}"; do
     make_leaf "$service" "$service-service" \
@@ -96,6 +115,7 @@ for service in "${SERVICES[@]}"; do
         "serverAuth, clientAuth"
 done
 make_leaf "$PROBE" "$PROBE" "URI:spiffe://yedi/client/$PROBE" "clientAuth"
+make_token_key
 
 if ((${#made[@]} == 0)); then
     echo "dev-pki: $pki_dir is complete; nothing to do"
