@@ -21,6 +21,9 @@ public final class PeerInfo: Sendable, Hashable, CustomStringConvertible {
 
     static let serviceURIPrefix = "spiffe://yedi/service/"
 
+    /// The URI SAN of service `name`'s certificate: `spiffe://yedi/service/<name>`.
+    public static func serviceIdentity(of name: String) -> String { serviceURIPrefix + name }
+
     public var description: String {
         identity.map { "\(address) (\($0))" } ?? address
     }

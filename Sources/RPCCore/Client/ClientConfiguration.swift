@@ -39,6 +39,9 @@ public struct ClientConfiguration: Sendable {
     public var tls: TLSConfiguration
     /// The name the server certificate must carry; nil checks each target's host (name or IP).
     public var serverName: String?
+    /// A URI SAN the server's certificate must carry, e.g. `spiffe://yedi/service/booking`: a peer client
+    /// sets it so that another service's certificate (from the same CA) cannot answer in its place.
+    public var expectedServerIdentity: String?
     /// Connections opened to each target.
     public var connectionsPerTarget: Int
     /// Timeout of calls whose options give none; nil means none.
@@ -80,8 +83,10 @@ public struct ClientConfiguration: Sendable {
         limits: WireLimits = .default,
         streamWindowBytes: Int = 256 << 10,
         interceptors: [any ClientInterceptor] = [],
+        expectedServerIdentity: String? = nil,
         logger: Logger = Logger(label: "yedi.rpc.client")
     ) {
+        self.expectedServerIdentity = expectedServerIdentity
         precondition(!targets.isEmpty, "a client needs at least one target")
         precondition(connectionsPerTarget >= 1, "a client needs at least one connection per target")
         self.targets = targets

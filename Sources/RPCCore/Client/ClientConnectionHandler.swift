@@ -17,6 +17,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         var maxFrameBytes: Int
         var keepaliveInterval: TimeAmount
         var keepaliveTimeout: TimeAmount
+        /// A URI the server's certificate must carry (`spiffe://yedi/service/booking`), if any.
+        var expectedServerIdentity: String?
         var logger: Logger
     }
 
@@ -81,6 +83,24 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         // The connection attempt learns the real cause (a TLS failure, say), not just UNAVAILABLE.
         ready.fail(error)
         context.close(promise: nil)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // Any certificate from our CA verifies; only the identity in it says which service answered.
+        if case .handshakeCompleted(let info) = event as? TLSEvent, let expected = configuration.expectedServerIdentity,
+            !(info.peerIdentity?.uris.contains(expected) ?? false)
+        {
+            let names = info.peerIdentity?.uris ?? []
+            let error = RPCError(
+                code: .unavailable,
+                message: "the server is not \(expected): its certificate names \(names.isEmpty ? "no service" : "\(names)")"
+            )
+            closedError = error
+            ready.fail(error)
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
