@@ -5,6 +5,11 @@
 #   proto/generate.sh           # regenerate
 #   proto/generate.sh --check   # regenerate into a temporary copy and fail if the committed files differ
 #
+# Access rules (proto/access.proto) are custom method options. protoc reads the real files (the Swift
+# generator needs the options); protoc-c gets copies without them: protoc-c 1.4.1 would #include a
+# descriptor.pb-c.h that does not exist for a file importing descriptor.proto, and protobuf-c keeps no
+# method options anyway, so its output is the same without them. access.proto itself has no C code.
+#
 # Needs protoc-c 1.4.1 (protobuf-c-compiler), protoc (protobuf-compiler, libprotobuf-dev) and Debian's
 # python3-protobuf; scripts/install-deps.sh installs them.
 set -euo pipefail
@@ -16,8 +21,25 @@ cd "$root"
 # RPCCore itself; everything else goes to YediProto, which imports RPCCore for the service stubs.
 modules=(
   "RPCCore=rpc.proto,health.proto"
-  "YediProto=common.proto,echo.proto,account.proto,content.proto,booking.proto,chat.proto"
+  "YediProto=common.proto,echo.proto,account.proto,content.proto,booking.proto,chat.proto,runtime.proto"
 )
+
+# Copies `proto/<file>` for protoc-c into <dir> without the access rules: the `import "access.proto";`
+# line and every `option (yedi.rpc.…) = …;` line. Fails if an access option is left (one not alone on
+# its line), so protoc-c never sees a half-stripped file.
+strip_access_rules() { # dir files...
+  local dir=$1
+  shift
+  for file in "$@"; do
+    sed -E -e '/^[[:space:]]*import "access\.proto";[[:space:]]*$/d' \
+      -e '/^[[:space:]]*option \(yedi\.rpc\.[a-z_]+\) = [^;]*;[[:space:]]*(\/\/.*)?$/d' \
+      "proto/$file" >"$dir/$file"
+    if grep -nE 'access\.proto|\(yedi\.rpc\.' "$dir/$file" >&2; then
+      echo "proto/$file: put each access option alone on its own line" >&2
+      return 1
+    fi
+  done
+}
 
 generate_into() { # output root
   local out=$1 protos=()
@@ -30,8 +52,9 @@ generate_into() { # output root
   work=$(mktemp -d)
   trap 'rm -rf "$work"' RETURN
 
-  mkdir -p "$work/c"
-  (cd proto && protoc-c --c_out="$work/c" "${protos[@]}")
+  mkdir -p "$work/c" "$work/c-input"
+  strip_access_rules "$work/c-input" "${protos[@]}"
+  (cd "$work/c-input" && protoc-c --c_out="$work/c" "${protos[@]}")
   (cd proto && protoc --include_imports --include_source_info --descriptor_set_out="$work/descriptors.pb" "${protos[@]}")
 
   local c_target="$out/Sources/CProtobufC"

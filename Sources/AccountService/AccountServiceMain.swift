@@ -19,7 +19,6 @@ struct AccountServiceMain: AsyncParsableCommand {
         try await ServiceRunner(name: "account", options: options).run(
             services: [],
             placeholders: [YediAccount.AccountService.descriptor],
-            policy: { _ in .authenticated },
             verifier: nil
         )
     }

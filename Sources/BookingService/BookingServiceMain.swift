@@ -19,7 +19,6 @@ struct BookingServiceMain: AsyncParsableCommand {
         try await ServiceRunner(name: "booking", options: options).run(
             services: [],
             placeholders: [YediBooking.BookingService.descriptor],
-            policy: { _ in .authenticated },
             verifier: nil
         )
     }

@@ -1312,96 +1312,6 @@ void   yedi__account__delete_account_response__free_unpacked
   assert(message->base.descriptor == &yedi__account__delete_account_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   yedi__account__verify_token_request__init
-                     (Yedi__Account__VerifyTokenRequest         *message)
-{
-  static const Yedi__Account__VerifyTokenRequest init_value = YEDI__ACCOUNT__VERIFY_TOKEN_REQUEST__INIT;
-  *message = init_value;
-}
-size_t yedi__account__verify_token_request__get_packed_size
-                     (const Yedi__Account__VerifyTokenRequest *message)
-{
-  assert(message->base.descriptor == &yedi__account__verify_token_request__descriptor);
-  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
-}
-size_t yedi__account__verify_token_request__pack
-                     (const Yedi__Account__VerifyTokenRequest *message,
-                      uint8_t       *out)
-{
-  assert(message->base.descriptor == &yedi__account__verify_token_request__descriptor);
-  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
-}
-size_t yedi__account__verify_token_request__pack_to_buffer
-                     (const Yedi__Account__VerifyTokenRequest *message,
-                      ProtobufCBuffer *buffer)
-{
-  assert(message->base.descriptor == &yedi__account__verify_token_request__descriptor);
-  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
-}
-Yedi__Account__VerifyTokenRequest *
-       yedi__account__verify_token_request__unpack
-                     (ProtobufCAllocator  *allocator,
-                      size_t               len,
-                      const uint8_t       *data)
-{
-  return (Yedi__Account__VerifyTokenRequest *)
-     protobuf_c_message_unpack (&yedi__account__verify_token_request__descriptor,
-                                allocator, len, data);
-}
-void   yedi__account__verify_token_request__free_unpacked
-                     (Yedi__Account__VerifyTokenRequest *message,
-                      ProtobufCAllocator *allocator)
-{
-  if(!message)
-    return;
-  assert(message->base.descriptor == &yedi__account__verify_token_request__descriptor);
-  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
-}
-void   yedi__account__verify_token_response__init
-                     (Yedi__Account__VerifyTokenResponse         *message)
-{
-  static const Yedi__Account__VerifyTokenResponse init_value = YEDI__ACCOUNT__VERIFY_TOKEN_RESPONSE__INIT;
-  *message = init_value;
-}
-size_t yedi__account__verify_token_response__get_packed_size
-                     (const Yedi__Account__VerifyTokenResponse *message)
-{
-  assert(message->base.descriptor == &yedi__account__verify_token_response__descriptor);
-  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
-}
-size_t yedi__account__verify_token_response__pack
-                     (const Yedi__Account__VerifyTokenResponse *message,
-                      uint8_t       *out)
-{
-  assert(message->base.descriptor == &yedi__account__verify_token_response__descriptor);
-  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
-}
-size_t yedi__account__verify_token_response__pack_to_buffer
-                     (const Yedi__Account__VerifyTokenResponse *message,
-                      ProtobufCBuffer *buffer)
-{
-  assert(message->base.descriptor == &yedi__account__verify_token_response__descriptor);
-  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
-}
-Yedi__Account__VerifyTokenResponse *
-       yedi__account__verify_token_response__unpack
-                     (ProtobufCAllocator  *allocator,
-                      size_t               len,
-                      const uint8_t       *data)
-{
-  return (Yedi__Account__VerifyTokenResponse *)
-     protobuf_c_message_unpack (&yedi__account__verify_token_response__descriptor,
-                                allocator, len, data);
-}
-void   yedi__account__verify_token_response__free_unpacked
-                     (Yedi__Account__VerifyTokenResponse *message,
-                      ProtobufCAllocator *allocator)
-{
-  if(!message)
-    return;
-  assert(message->base.descriptor == &yedi__account__verify_token_response__descriptor);
-  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
-}
 static const ProtobufCFieldDescriptor yedi__account__user__field_descriptors[10] =
 {
   {
@@ -3133,108 +3043,6 @@ const ProtobufCMessageDescriptor yedi__account__delete_account_response__descrip
   (ProtobufCMessageInit) yedi__account__delete_account_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__account__verify_token_request__field_descriptors[1] =
-{
-  {
-    "access_token",
-    1,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_STRING,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Account__VerifyTokenRequest, access_token),
-    NULL,
-    &protobuf_c_empty_string,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-};
-static const unsigned yedi__account__verify_token_request__field_indices_by_name[] = {
-  0,   /* field[0] = access_token */
-};
-static const ProtobufCIntRange yedi__account__verify_token_request__number_ranges[1 + 1] =
-{
-  { 1, 0 },
-  { 0, 1 }
-};
-const ProtobufCMessageDescriptor yedi__account__verify_token_request__descriptor =
-{
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "yedi.account.VerifyTokenRequest",
-  "VerifyTokenRequest",
-  "Yedi__Account__VerifyTokenRequest",
-  "yedi.account",
-  sizeof(Yedi__Account__VerifyTokenRequest),
-  1,
-  yedi__account__verify_token_request__field_descriptors,
-  yedi__account__verify_token_request__field_indices_by_name,
-  1,  yedi__account__verify_token_request__number_ranges,
-  (ProtobufCMessageInit) yedi__account__verify_token_request__init,
-  NULL,NULL,NULL    /* reserved[123] */
-};
-static const ProtobufCFieldDescriptor yedi__account__verify_token_response__field_descriptors[3] =
-{
-  {
-    "user_id",
-    1,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_STRING,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Account__VerifyTokenResponse, user_id),
-    NULL,
-    &protobuf_c_empty_string,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "role",
-    2,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_ENUM,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Account__VerifyTokenResponse, role),
-    &yedi__account__role__descriptor,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "expires_at_ms",
-    3,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_INT64,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Account__VerifyTokenResponse, expires_at_ms),
-    NULL,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-};
-static const unsigned yedi__account__verify_token_response__field_indices_by_name[] = {
-  2,   /* field[2] = expires_at_ms */
-  1,   /* field[1] = role */
-  0,   /* field[0] = user_id */
-};
-static const ProtobufCIntRange yedi__account__verify_token_response__number_ranges[1 + 1] =
-{
-  { 1, 0 },
-  { 0, 3 }
-};
-const ProtobufCMessageDescriptor yedi__account__verify_token_response__descriptor =
-{
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "yedi.account.VerifyTokenResponse",
-  "VerifyTokenResponse",
-  "Yedi__Account__VerifyTokenResponse",
-  "yedi.account",
-  sizeof(Yedi__Account__VerifyTokenResponse),
-  3,
-  yedi__account__verify_token_response__field_descriptors,
-  yedi__account__verify_token_response__field_indices_by_name,
-  1,  yedi__account__verify_token_response__number_ranges,
-  (ProtobufCMessageInit) yedi__account__verify_token_response__init,
-  NULL,NULL,NULL    /* reserved[123] */
-};
 static const ProtobufCEnumValue yedi__account__role__enum_values_by_number[3] =
 {
   { "ROLE_UNSPECIFIED", "YEDI__ACCOUNT__ROLE__ROLE_UNSPECIFIED", 0 },
@@ -3329,7 +3137,7 @@ const ProtobufCEnumDescriptor yedi__account__designer_rank__descriptor =
   yedi__account__designer_rank__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor yedi__account__account_service__method_descriptors[15] =
+static const ProtobufCMethodDescriptor yedi__account__account_service__method_descriptors[14] =
 {
   { "SignUp", &yedi__account__sign_up_request__descriptor, &yedi__account__sign_up_response__descriptor },
   { "SignIn", &yedi__account__sign_in_request__descriptor, &yedi__account__sign_in_response__descriptor },
@@ -3345,7 +3153,6 @@ static const ProtobufCMethodDescriptor yedi__account__account_service__method_de
   { "Unfollow", &yedi__account__follow_request__descriptor, &yedi__account__follow_response__descriptor },
   { "ListFollowing", &yedi__account__list_following_request__descriptor, &yedi__account__list_following_response__descriptor },
   { "DeleteAccount", &yedi__account__delete_account_request__descriptor, &yedi__account__delete_account_response__descriptor },
-  { "VerifyToken", &yedi__account__verify_token_request__descriptor, &yedi__account__verify_token_response__descriptor },
 };
 const unsigned yedi__account__account_service__method_indices_by_name[] = {
   13,        /* DeleteAccount */
@@ -3361,8 +3168,7 @@ const unsigned yedi__account__account_service__method_indices_by_name[] = {
   3,        /* SignOut */
   0,        /* SignUp */
   11,        /* Unfollow */
-  6,        /* UpdateProfile */
-  14         /* VerifyToken */
+  6         /* UpdateProfile */
 };
 const ProtobufCServiceDescriptor yedi__account__account_service__descriptor =
 {
@@ -3371,7 +3177,7 @@ const ProtobufCServiceDescriptor yedi__account__account_service__descriptor =
   "AccountService",
   "Yedi__Account__AccountService",
   "yedi.account",
-  15,
+  14,
   yedi__account__account_service__method_descriptors,
   yedi__account__account_service__method_indices_by_name
 };
@@ -3486,14 +3292,6 @@ void yedi__account__account_service__delete_account(ProtobufCService *service,
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
   service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
-}
-void yedi__account__account_service__verify_token(ProtobufCService *service,
-                                                  const Yedi__Account__VerifyTokenRequest *input,
-                                                  Yedi__Account__VerifyTokenResponse_Closure closure,
-                                                  void *closure_data)
-{
-  assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__init (Yedi__Account__AccountService_Service *service,
                                            Yedi__Account__AccountService_ServiceDestroy destroy)

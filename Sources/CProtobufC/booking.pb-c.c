@@ -1686,7 +1686,7 @@ const ProtobufCEnumDescriptor yedi__booking__reservation_filter__descriptor =
   yedi__booking__reservation_filter__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor yedi__booking__booking_service__method_descriptors[8] =
+static const ProtobufCMethodDescriptor yedi__booking__booking_service__method_descriptors[9] =
 {
   { "GetSchedule", &yedi__booking__get_schedule_request__descriptor, &yedi__booking__schedule__descriptor },
   { "UpdateSchedule", &yedi__booking__update_schedule_request__descriptor, &yedi__booking__schedule__descriptor },
@@ -1696,6 +1696,7 @@ static const ProtobufCMethodDescriptor yedi__booking__booking_service__method_de
   { "ListReservations", &yedi__booking__list_reservations_request__descriptor, &yedi__booking__list_reservations_response__descriptor },
   { "GetDayTimeline", &yedi__booking__get_day_timeline_request__descriptor, &yedi__booking__get_day_timeline_response__descriptor },
   { "GetReservation", &yedi__booking__get_reservation_request__descriptor, &yedi__booking__reservation__descriptor },
+  { "PurgeUser", &yedi__common__purge_user_request__descriptor, &yedi__common__purge_user_response__descriptor },
 };
 const unsigned yedi__booking__booking_service__method_indices_by_name[] = {
   4,        /* CancelReservation */
@@ -1705,6 +1706,7 @@ const unsigned yedi__booking__booking_service__method_indices_by_name[] = {
   0,        /* GetSchedule */
   5,        /* ListReservations */
   2,        /* ListSlots */
+  8,        /* PurgeUser */
   1         /* UpdateSchedule */
 };
 const ProtobufCServiceDescriptor yedi__booking__booking_service__descriptor =
@@ -1714,7 +1716,7 @@ const ProtobufCServiceDescriptor yedi__booking__booking_service__descriptor =
   "BookingService",
   "Yedi__Booking__BookingService",
   "yedi.booking",
-  8,
+  9,
   yedi__booking__booking_service__method_descriptors,
   yedi__booking__booking_service__method_indices_by_name
 };
@@ -1781,6 +1783,14 @@ void yedi__booking__booking_service__get_reservation(ProtobufCService *service,
 {
   assert(service->descriptor == &yedi__booking__booking_service__descriptor);
   service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__booking__booking_service__purge_user(ProtobufCService *service,
+                                                const Yedi__Common__PurgeUserRequest *input,
+                                                Yedi__Common__PurgeUserResponse_Closure closure,
+                                                void *closure_data)
+{
+  assert(service->descriptor == &yedi__booking__booking_service__descriptor);
+  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__booking__booking_service__init (Yedi__Booking__BookingService_Service *service,
                                            Yedi__Booking__BookingService_ServiceDestroy destroy)

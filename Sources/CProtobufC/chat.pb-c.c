@@ -1943,7 +1943,7 @@ const ProtobufCMessageDescriptor yedi__chat__room_event__descriptor =
   (ProtobufCMessageInit) yedi__chat__room_event__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCMethodDescriptor yedi__chat__chat_service__method_descriptors[6] =
+static const ProtobufCMethodDescriptor yedi__chat__chat_service__method_descriptors[7] =
 {
   { "OpenRoom", &yedi__chat__open_room_request__descriptor, &yedi__chat__room__descriptor },
   { "SendMessage", &yedi__chat__send_message_request__descriptor, &yedi__chat__chat_message__descriptor },
@@ -1951,12 +1951,14 @@ static const ProtobufCMethodDescriptor yedi__chat__chat_service__method_descript
   { "MarkRead", &yedi__chat__mark_read_request__descriptor, &yedi__chat__mark_read_response__descriptor },
   { "ListRooms", &yedi__chat__list_rooms_request__descriptor, &yedi__chat__list_rooms_response__descriptor },
   { "Subscribe", &yedi__chat__subscribe_request__descriptor, &yedi__chat__room_event__descriptor },
+  { "PurgeUser", &yedi__common__purge_user_request__descriptor, &yedi__common__purge_user_response__descriptor },
 };
 const unsigned yedi__chat__chat_service__method_indices_by_name[] = {
   2,        /* ListMessages */
   4,        /* ListRooms */
   3,        /* MarkRead */
   0,        /* OpenRoom */
+  6,        /* PurgeUser */
   1,        /* SendMessage */
   5         /* Subscribe */
 };
@@ -1967,7 +1969,7 @@ const ProtobufCServiceDescriptor yedi__chat__chat_service__descriptor =
   "ChatService",
   "Yedi__Chat__ChatService",
   "yedi.chat",
-  6,
+  7,
   yedi__chat__chat_service__method_descriptors,
   yedi__chat__chat_service__method_indices_by_name
 };
@@ -2018,6 +2020,14 @@ void yedi__chat__chat_service__subscribe(ProtobufCService *service,
 {
   assert(service->descriptor == &yedi__chat__chat_service__descriptor);
   service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__chat__chat_service__purge_user(ProtobufCService *service,
+                                          const Yedi__Common__PurgeUserRequest *input,
+                                          Yedi__Common__PurgeUserResponse_Closure closure,
+                                          void *closure_data)
+{
+  assert(service->descriptor == &yedi__chat__chat_service__descriptor);
+  service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__chat__chat_service__init (Yedi__Chat__ChatService_Service *service,
                                      Yedi__Chat__ChatService_ServiceDestroy destroy)

@@ -187,6 +187,96 @@ void   yedi__common__image_ref__free_unpacked
   assert(message->base.descriptor == &yedi__common__image_ref__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__common__purge_user_request__init
+                     (Yedi__Common__PurgeUserRequest         *message)
+{
+  static const Yedi__Common__PurgeUserRequest init_value = YEDI__COMMON__PURGE_USER_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__common__purge_user_request__get_packed_size
+                     (const Yedi__Common__PurgeUserRequest *message)
+{
+  assert(message->base.descriptor == &yedi__common__purge_user_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__common__purge_user_request__pack
+                     (const Yedi__Common__PurgeUserRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__common__purge_user_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__common__purge_user_request__pack_to_buffer
+                     (const Yedi__Common__PurgeUserRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__common__purge_user_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Common__PurgeUserRequest *
+       yedi__common__purge_user_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Common__PurgeUserRequest *)
+     protobuf_c_message_unpack (&yedi__common__purge_user_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__common__purge_user_request__free_unpacked
+                     (Yedi__Common__PurgeUserRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__common__purge_user_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__common__purge_user_response__init
+                     (Yedi__Common__PurgeUserResponse         *message)
+{
+  static const Yedi__Common__PurgeUserResponse init_value = YEDI__COMMON__PURGE_USER_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__common__purge_user_response__get_packed_size
+                     (const Yedi__Common__PurgeUserResponse *message)
+{
+  assert(message->base.descriptor == &yedi__common__purge_user_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__common__purge_user_response__pack
+                     (const Yedi__Common__PurgeUserResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__common__purge_user_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__common__purge_user_response__pack_to_buffer
+                     (const Yedi__Common__PurgeUserResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__common__purge_user_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Common__PurgeUserResponse *
+       yedi__common__purge_user_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Common__PurgeUserResponse *)
+     protobuf_c_message_unpack (&yedi__common__purge_user_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__common__purge_user_response__free_unpacked
+                     (Yedi__Common__PurgeUserResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__common__purge_user_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor yedi__common__local_date__field_descriptors[3] =
 {
   {
@@ -415,6 +505,62 @@ const ProtobufCMessageDescriptor yedi__common__image_ref__descriptor =
   yedi__common__image_ref__field_indices_by_name,
   1,  yedi__common__image_ref__number_ranges,
   (ProtobufCMessageInit) yedi__common__image_ref__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__common__purge_user_request__field_descriptors[1] =
+{
+  {
+    "user_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Common__PurgeUserRequest, user_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__common__purge_user_request__field_indices_by_name[] = {
+  0,   /* field[0] = user_id */
+};
+static const ProtobufCIntRange yedi__common__purge_user_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__common__purge_user_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.common.PurgeUserRequest",
+  "PurgeUserRequest",
+  "Yedi__Common__PurgeUserRequest",
+  "yedi.common",
+  sizeof(Yedi__Common__PurgeUserRequest),
+  1,
+  yedi__common__purge_user_request__field_descriptors,
+  yedi__common__purge_user_request__field_indices_by_name,
+  1,  yedi__common__purge_user_request__number_ranges,
+  (ProtobufCMessageInit) yedi__common__purge_user_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define yedi__common__purge_user_response__field_descriptors NULL
+#define yedi__common__purge_user_response__field_indices_by_name NULL
+#define yedi__common__purge_user_response__number_ranges NULL
+const ProtobufCMessageDescriptor yedi__common__purge_user_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.common.PurgeUserResponse",
+  "PurgeUserResponse",
+  "Yedi__Common__PurgeUserResponse",
+  "yedi.common",
+  sizeof(Yedi__Common__PurgeUserResponse),
+  0,
+  yedi__common__purge_user_response__field_descriptors,
+  yedi__common__purge_user_response__field_indices_by_name,
+  0,  yedi__common__purge_user_response__number_ranges,
+  (ProtobufCMessageInit) yedi__common__purge_user_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCEnumValue yedi__common__hair_category__enum_values_by_number[5] =

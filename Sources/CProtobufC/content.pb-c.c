@@ -2863,7 +2863,7 @@ const ProtobufCEnumDescriptor yedi__content__review_keyword__descriptor =
   yedi__content__review_keyword__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor yedi__content__content_service__method_descriptors[15] =
+static const ProtobufCMethodDescriptor yedi__content__content_service__method_descriptors[16] =
 {
   { "CreatePost", &yedi__content__create_post_request__descriptor, &yedi__content__post__descriptor },
   { "UpdatePost", &yedi__content__update_post_request__descriptor, &yedi__content__post__descriptor },
@@ -2880,6 +2880,7 @@ static const ProtobufCMethodDescriptor yedi__content__content_service__method_de
   { "CreateComment", &yedi__content__create_comment_request__descriptor, &yedi__content__comment__descriptor },
   { "ListComments", &yedi__content__list_comments_request__descriptor, &yedi__content__list_comments_response__descriptor },
   { "SearchPosts", &yedi__content__search_posts_request__descriptor, &yedi__content__feed_page__descriptor },
+  { "PurgeUser", &yedi__common__purge_user_request__descriptor, &yedi__common__purge_user_response__descriptor },
 };
 const unsigned yedi__content__content_service__method_indices_by_name[] = {
   12,        /* CreateComment */
@@ -2893,6 +2894,7 @@ const unsigned yedi__content__content_service__method_indices_by_name[] = {
   5,        /* ListDesignerPosts */
   11,        /* ListDesignerReviews */
   7,        /* ListLikedPosts */
+  15,        /* PurgeUser */
   14,        /* SearchPosts */
   6,        /* ToggleLike */
   1,        /* UpdatePost */
@@ -2905,7 +2907,7 @@ const ProtobufCServiceDescriptor yedi__content__content_service__descriptor =
   "ContentService",
   "Yedi__Content__ContentService",
   "yedi.content",
-  15,
+  16,
   yedi__content__content_service__method_descriptors,
   yedi__content__content_service__method_indices_by_name
 };
@@ -3028,6 +3030,14 @@ void yedi__content__content_service__search_posts(ProtobufCService *service,
 {
   assert(service->descriptor == &yedi__content__content_service__descriptor);
   service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__content__content_service__purge_user(ProtobufCService *service,
+                                                const Yedi__Common__PurgeUserRequest *input,
+                                                Yedi__Common__PurgeUserResponse_Closure closure,
+                                                void *closure_data)
+{
+  assert(service->descriptor == &yedi__content__content_service__descriptor);
+  service->invoke(service, 15, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__content__content_service__init (Yedi__Content__ContentService_Service *service,
                                            Yedi__Content__ContentService_ServiceDestroy destroy)

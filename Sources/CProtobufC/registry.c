@@ -31,8 +31,6 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__account__list_following_response__descriptor,
     &yedi__account__delete_account_request__descriptor,
     &yedi__account__delete_account_response__descriptor,
-    &yedi__account__verify_token_request__descriptor,
-    &yedi__account__verify_token_response__descriptor,
     &yedi__booking__style__descriptor,
     &yedi__booking__schedule__descriptor,
     &yedi__booking__get_schedule_request__descriptor,
@@ -70,6 +68,8 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__common__page_request__descriptor,
     &yedi__common__page_info__descriptor,
     &yedi__common__image_ref__descriptor,
+    &yedi__common__purge_user_request__descriptor,
+    &yedi__common__purge_user_response__descriptor,
     &yedi__content__post__descriptor,
     &yedi__content__create_post_request__descriptor,
     &yedi__content__update_post_request__descriptor,
@@ -103,12 +103,14 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__rpc__metadata_entry__descriptor,
     &yedi__rpc__status__descriptor,
     &yedi__rpc__frame__descriptor,
+    &yedi__runtime__advance_clock_request__descriptor,
+    &yedi__runtime__advance_clock_response__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 101; }
+size_t yedi_message_descriptor_count(void) { return 103; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 101 ? message_descriptors[index] : NULL;
+    return index < 103 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
@@ -138,10 +140,11 @@ static const ProtobufCServiceDescriptor *const service_descriptors[] = {
     &yedi__content__content_service__descriptor,
     &yedi__echo__echo__descriptor,
     &yedi__health__health__descriptor,
+    &yedi__runtime__dev_clock__descriptor,
 };
 
-size_t yedi_service_descriptor_count(void) { return 6; }
+size_t yedi_service_descriptor_count(void) { return 7; }
 
 const ProtobufCServiceDescriptor *yedi_service_descriptor_at(size_t index) {
-    return index < 6 ? service_descriptors[index] : NULL;
+    return index < 7 ? service_descriptors[index] : NULL;
 }

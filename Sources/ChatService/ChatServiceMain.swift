@@ -19,7 +19,6 @@ struct ChatServiceMain: AsyncParsableCommand {
         try await ServiceRunner(name: "chat", options: options).run(
             services: [],
             placeholders: [YediChat.ChatService.descriptor],
-            policy: { _ in .authenticated },
             verifier: nil
         )
     }

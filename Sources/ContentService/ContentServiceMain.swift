@@ -19,7 +19,6 @@ struct ContentServiceMain: AsyncParsableCommand {
         try await ServiceRunner(name: "content", options: options).run(
             services: [],
             placeholders: [YediContent.ContentService.descriptor],
-            policy: { _ in .authenticated },
             verifier: nil
         )
     }

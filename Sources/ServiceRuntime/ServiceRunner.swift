@@ -22,12 +22,10 @@ public struct ServiceRunner {
     /// - Parameters:
     ///   - services: Implemented services.
     ///   - placeholders: Services whose handlers do not exist yet (their methods answer UNIMPLEMENTED).
-    ///   - policy: Who may call each method; methods it does not name need an authenticated caller.
     ///   - verifier: Checks access tokens; nil until AccountService issues them.
     public func run(
         services: [any RPCService],
         placeholders: [ServiceDescriptor],
-        policy: @escaping @Sendable (MethodDescriptor) -> AccessPolicy,
         verifier: (any AccessTokenVerifier)?
     ) async throws {
         let level = options.logLevel
@@ -62,7 +60,7 @@ public struct ServiceRunner {
                 ServerTracingInterceptor(),
                 ServerLoggingInterceptor(requestIDs: { UUID().uuidString.lowercased() }),
                 ServerMetricsInterceptor(),
-                AuthenticationInterceptor(verifier: verifier, policy: policy),
+                AuthenticationInterceptor(verifier: verifier),
             ],
             logger: logger
         )

@@ -10,6 +10,12 @@ Run through proto/generate.sh, never by hand. Input: the FileDescriptorSet of pr
   enum, and a service description per service; encode/decode go through ProtoBridge (protobuf-c).
 - Sources/<Module>/Generated/<Module>Catalog.swift: every message type, enum type and service of the
   module, so tests and tools can iterate over all of them and none is forgotten.
+
+Access rules: every method must declare `option (yedi.rpc.access) = ...` (proto/access.proto); the
+generator fails, naming the method, when one declares none (or ACCESS_UNSPECIFIED), or when
+`service_callers` is given to a method that is not SERVICE. The rule becomes the method descriptor's
+`access: AccessRule`. The options are read from the method's serialized options (the Python pool does
+not know the extension, so they are unknown fields there), with a small wire reader.
 """
 
 import argparse
@@ -49,10 +55,76 @@ SCALAR_SWIFT = {
 
 METHOD_IDEMPOTENCY = {0: ".unknown", 1: ".noSideEffects", 2: ".idempotent"}
 
+# proto/access.proto: the extension field numbers on MethodOptions and the `Access` values.
+ACCESS_FIELD = 50001
+SERVICE_CALLERS_FIELD = 50002
+ACCESS_NAMES = {1: "PUBLIC", 2: "USER", 3: "CUSTOMER", 4: "DESIGNER", 5: "SERVICE"}
+ACCESS_SERVICE = 5
+ACCESS_SWIFT = {1: ".anyone", 2: ".user", 3: ".customer", 4: ".designer"}
+
+# Files that only declare options: read for the rules, given no bindings and not held to our rules.
+OPTION_ONLY_FILES = {"access.proto"}
+
 
 def fail(message):
     print(f"swiftgen: {message}", file=sys.stderr)
     sys.exit(1)
+
+
+def read_varint(data, position):
+    value, shift = 0, 0
+    while True:
+        if position >= len(data):
+            raise ValueError("truncated varint")
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, position
+        shift += 7
+
+
+def method_access(method, where):
+    """The (access value, service callers) a method declares, from its serialized options."""
+    data = method.options.SerializeToString()
+    access, callers, position = 0, [], 0
+    while position < len(data):
+        key, position = read_varint(data, position)
+        number, wire_type = key >> 3, key & 7
+        if wire_type == 0:
+            value, position = read_varint(data, position)
+            if number == ACCESS_FIELD:
+                access = value
+        elif wire_type == 2:
+            length, position = read_varint(data, position)
+            value = data[position:position + length]
+            position += length
+            if number == SERVICE_CALLERS_FIELD:
+                callers.append(value.decode("utf-8"))
+        elif wire_type == 1:
+            position += 8
+        elif wire_type == 5:
+            position += 4
+        else:
+            fail(f"{where}: cannot read the method options (wire type {wire_type})")
+    if access not in ACCESS_NAMES:
+        fail(f"{where} declares no access rule: add option (yedi.rpc.access) = "
+             f"PUBLIC, USER, CUSTOMER, DESIGNER or SERVICE")
+    if callers and access != ACCESS_SERVICE:
+        fail(f"{where}: service_callers is for SERVICE methods only, not {ACCESS_NAMES[access]}")
+    return access, callers
+
+
+def access_rule_swift(access, callers):
+    if access == ACCESS_SERVICE:
+        return f".service(callers: [{', '.join(swift_string(c) for c in sorted(set(callers)))}])"
+    return ACCESS_SWIFT[access]
+
+
+def swift_string(text):
+    if not re.fullmatch(r"[A-Za-z0-9._-]+", text):
+        fail(f"service caller {text!r}: use a plain service name")
+    return f'"{text}"'
 
 
 def words(snake):
@@ -386,6 +458,7 @@ class SwiftFile:
         for index, method in enumerate(service.method):
             if method.client_streaming:
                 fail(f"{full}.{method.name}: client streaming is not supported by RPCCore")
+            method_access(method, f"proto/{self.file.name}: {full}/{method.name}")
             methods.append((escaped(lower_camel(method.name)), method, self.model.swift_name[method.input_type],
                             self.model.swift_name[method.output_type], path + [2, index]))
 
@@ -396,9 +469,11 @@ class SwiftFile:
         for name, method, request, response, doc_path in methods:
             kind = ".serverStreaming" if method.server_streaming else ".unary"
             idempotency = METHOD_IDEMPOTENCY[method.options.idempotency_level]
+            access = access_rule_swift(*method_access(method, f"proto/{self.file.name}: {full}/{method.name}"))
             self.emit(self.comments.doc(doc_path, i3))
             self.emit(f"{i3}public static let {name} = RPCMethod<{request}, {response}>(\n")
-            self.emit(f'{i3}    service: "{full}", method: "{method.name}", kind: {kind}, idempotency: {idempotency})\n')
+            self.emit(f'{i3}    service: "{full}", method: "{method.name}", kind: {kind}, idempotency: {idempotency},\n')
+            self.emit(f"{i3}    access: {access})\n")
         self.emit(f"{i2}}}\n\n")
         self.emit(f"{i2}/// `{full}` as RPCCore routes it and the probe lists it.\n")
         self.emit(f"{i2}public static let descriptor = ServiceDescriptor(\n")
@@ -539,6 +614,10 @@ def main():
     file_set = descriptor_pb2.FileDescriptorSet()
     with open(args.descriptors, "rb") as handle:
         file_set.ParseFromString(handle.read())
+    # descriptor.proto (imported by access.proto) is protobuf's own: proto2, recursive, never bound.
+    own_files = [f for f in file_set.file if not f.name.startswith("google/protobuf/")]
+    del file_set.file[:]
+    file_set.file.extend(own_files)
     model = Model(file_set)
     model.check_not_recursive()
     for file_proto in file_set.file:
@@ -556,6 +635,8 @@ def main():
                 os.remove(os.path.join(generated, stale))
         files = []
         for name in names.split(","):
+            if name in OPTION_ONLY_FILES:
+                fail(f"{name} declares options only: do not list it in a module")
             swift_file = SwiftFile(model, model.files[name], module)
             namespace = swift_file.namespace
             text = swift_file.render(declare_namespace=namespace not in declared_namespaces)

@@ -14,6 +14,7 @@
 #include "echo.pb-c.h"
 #include "health.pb-c.h"
 #include "rpc.pb-c.h"
+#include "runtime.pb-c.h"
 
 /* Every descriptor of the build, by index (0 <= index < count). */
 size_t yedi_message_descriptor_count(void);

@@ -45,8 +45,6 @@ typedef struct Yedi__Account__ListFollowingRequest Yedi__Account__ListFollowingR
 typedef struct Yedi__Account__ListFollowingResponse Yedi__Account__ListFollowingResponse;
 typedef struct Yedi__Account__DeleteAccountRequest Yedi__Account__DeleteAccountRequest;
 typedef struct Yedi__Account__DeleteAccountResponse Yedi__Account__DeleteAccountResponse;
-typedef struct Yedi__Account__VerifyTokenRequest Yedi__Account__VerifyTokenRequest;
-typedef struct Yedi__Account__VerifyTokenResponse Yedi__Account__VerifyTokenResponse;
 
 
 /* --- enums --- */
@@ -485,31 +483,6 @@ struct  Yedi__Account__DeleteAccountResponse
 #define YEDI__ACCOUNT__DELETE_ACCOUNT_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__account__delete_account_response__descriptor) \
      }
-
-
-/*
- * Internal (service certificate required): who an access token belongs to.
- */
-struct  Yedi__Account__VerifyTokenRequest
-{
-  ProtobufCMessage base;
-  char *access_token;
-};
-#define YEDI__ACCOUNT__VERIFY_TOKEN_REQUEST__INIT \
- { PROTOBUF_C_MESSAGE_INIT (&yedi__account__verify_token_request__descriptor) \
-    , (char *)protobuf_c_empty_string }
-
-
-struct  Yedi__Account__VerifyTokenResponse
-{
-  ProtobufCMessage base;
-  char *user_id;
-  Yedi__Account__Role role;
-  int64_t expires_at_ms;
-};
-#define YEDI__ACCOUNT__VERIFY_TOKEN_RESPONSE__INIT \
- { PROTOBUF_C_MESSAGE_INIT (&yedi__account__verify_token_response__descriptor) \
-    , (char *)protobuf_c_empty_string, YEDI__ACCOUNT__ROLE__ROLE_UNSPECIFIED, 0 }
 
 
 /* Yedi__Account__User methods */
@@ -1063,44 +1036,6 @@ Yedi__Account__DeleteAccountResponse *
 void   yedi__account__delete_account_response__free_unpacked
                      (Yedi__Account__DeleteAccountResponse *message,
                       ProtobufCAllocator *allocator);
-/* Yedi__Account__VerifyTokenRequest methods */
-void   yedi__account__verify_token_request__init
-                     (Yedi__Account__VerifyTokenRequest         *message);
-size_t yedi__account__verify_token_request__get_packed_size
-                     (const Yedi__Account__VerifyTokenRequest   *message);
-size_t yedi__account__verify_token_request__pack
-                     (const Yedi__Account__VerifyTokenRequest   *message,
-                      uint8_t             *out);
-size_t yedi__account__verify_token_request__pack_to_buffer
-                     (const Yedi__Account__VerifyTokenRequest   *message,
-                      ProtobufCBuffer     *buffer);
-Yedi__Account__VerifyTokenRequest *
-       yedi__account__verify_token_request__unpack
-                     (ProtobufCAllocator  *allocator,
-                      size_t               len,
-                      const uint8_t       *data);
-void   yedi__account__verify_token_request__free_unpacked
-                     (Yedi__Account__VerifyTokenRequest *message,
-                      ProtobufCAllocator *allocator);
-/* Yedi__Account__VerifyTokenResponse methods */
-void   yedi__account__verify_token_response__init
-                     (Yedi__Account__VerifyTokenResponse         *message);
-size_t yedi__account__verify_token_response__get_packed_size
-                     (const Yedi__Account__VerifyTokenResponse   *message);
-size_t yedi__account__verify_token_response__pack
-                     (const Yedi__Account__VerifyTokenResponse   *message,
-                      uint8_t             *out);
-size_t yedi__account__verify_token_response__pack_to_buffer
-                     (const Yedi__Account__VerifyTokenResponse   *message,
-                      ProtobufCBuffer     *buffer);
-Yedi__Account__VerifyTokenResponse *
-       yedi__account__verify_token_response__unpack
-                     (ProtobufCAllocator  *allocator,
-                      size_t               len,
-                      const uint8_t       *data);
-void   yedi__account__verify_token_response__free_unpacked
-                     (Yedi__Account__VerifyTokenResponse *message,
-                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Yedi__Account__User_Closure)
@@ -1190,12 +1125,6 @@ typedef void (*Yedi__Account__DeleteAccountRequest_Closure)
 typedef void (*Yedi__Account__DeleteAccountResponse_Closure)
                  (const Yedi__Account__DeleteAccountResponse *message,
                   void *closure_data);
-typedef void (*Yedi__Account__VerifyTokenRequest_Closure)
-                 (const Yedi__Account__VerifyTokenRequest *message,
-                  void *closure_data);
-typedef void (*Yedi__Account__VerifyTokenResponse_Closure)
-                 (const Yedi__Account__VerifyTokenResponse *message,
-                  void *closure_data);
 
 /* --- services --- */
 
@@ -1259,10 +1188,6 @@ struct Yedi__Account__AccountService_Service
                          const Yedi__Account__DeleteAccountRequest *input,
                          Yedi__Account__DeleteAccountResponse_Closure closure,
                          void *closure_data);
-  void (*verify_token)(Yedi__Account__AccountService_Service *service,
-                       const Yedi__Account__VerifyTokenRequest *input,
-                       Yedi__Account__VerifyTokenResponse_Closure closure,
-                       void *closure_data);
 };
 typedef void (*Yedi__Account__AccountService_ServiceDestroy)(Yedi__Account__AccountService_Service *);
 void yedi__account__account_service__init (Yedi__Account__AccountService_Service *service,
@@ -1284,8 +1209,7 @@ void yedi__account__account_service__init (Yedi__Account__AccountService_Service
       function_prefix__ ## follow,\
       function_prefix__ ## unfollow,\
       function_prefix__ ## list_following,\
-      function_prefix__ ## delete_account,\
-      function_prefix__ ## verify_token  }
+      function_prefix__ ## delete_account  }
 void yedi__account__account_service__sign_up(ProtobufCService *service,
                                              const Yedi__Account__SignUpRequest *input,
                                              Yedi__Account__SignUpResponse_Closure closure,
@@ -1342,10 +1266,6 @@ void yedi__account__account_service__delete_account(ProtobufCService *service,
                                                     const Yedi__Account__DeleteAccountRequest *input,
                                                     Yedi__Account__DeleteAccountResponse_Closure closure,
                                                     void *closure_data);
-void yedi__account__account_service__verify_token(ProtobufCService *service,
-                                                  const Yedi__Account__VerifyTokenRequest *input,
-                                                  Yedi__Account__VerifyTokenResponse_Closure closure,
-                                                  void *closure_data);
 
 /* --- descriptors --- */
 
@@ -1381,8 +1301,6 @@ extern const ProtobufCMessageDescriptor yedi__account__list_following_request__d
 extern const ProtobufCMessageDescriptor yedi__account__list_following_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__delete_account_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__delete_account_response__descriptor;
-extern const ProtobufCMessageDescriptor yedi__account__verify_token_request__descriptor;
-extern const ProtobufCMessageDescriptor yedi__account__verify_token_response__descriptor;
 extern const ProtobufCServiceDescriptor yedi__account__account_service__descriptor;
 
 PROTOBUF_C__END_DECLS

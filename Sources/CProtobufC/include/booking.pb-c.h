@@ -651,6 +651,10 @@ struct Yedi__Booking__BookingService_Service
                           const Yedi__Booking__GetReservationRequest *input,
                           Yedi__Booking__Reservation_Closure closure,
                           void *closure_data);
+  void (*purge_user)(Yedi__Booking__BookingService_Service *service,
+                     const Yedi__Common__PurgeUserRequest *input,
+                     Yedi__Common__PurgeUserResponse_Closure closure,
+                     void *closure_data);
 };
 typedef void (*Yedi__Booking__BookingService_ServiceDestroy)(Yedi__Booking__BookingService_Service *);
 void yedi__booking__booking_service__init (Yedi__Booking__BookingService_Service *service,
@@ -666,7 +670,8 @@ void yedi__booking__booking_service__init (Yedi__Booking__BookingService_Service
       function_prefix__ ## cancel_reservation,\
       function_prefix__ ## list_reservations,\
       function_prefix__ ## get_day_timeline,\
-      function_prefix__ ## get_reservation  }
+      function_prefix__ ## get_reservation,\
+      function_prefix__ ## purge_user  }
 void yedi__booking__booking_service__get_schedule(ProtobufCService *service,
                                                   const Yedi__Booking__GetScheduleRequest *input,
                                                   Yedi__Booking__Schedule_Closure closure,
@@ -699,6 +704,10 @@ void yedi__booking__booking_service__get_reservation(ProtobufCService *service,
                                                      const Yedi__Booking__GetReservationRequest *input,
                                                      Yedi__Booking__Reservation_Closure closure,
                                                      void *closure_data);
+void yedi__booking__booking_service__purge_user(ProtobufCService *service,
+                                                const Yedi__Common__PurgeUserRequest *input,
+                                                Yedi__Common__PurgeUserResponse_Closure closure,
+                                                void *closure_data);
 
 /* --- descriptors --- */
 

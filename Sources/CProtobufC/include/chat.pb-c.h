@@ -769,6 +769,10 @@ struct Yedi__Chat__ChatService_Service
                     const Yedi__Chat__SubscribeRequest *input,
                     Yedi__Chat__RoomEvent_Closure closure,
                     void *closure_data);
+  void (*purge_user)(Yedi__Chat__ChatService_Service *service,
+                     const Yedi__Common__PurgeUserRequest *input,
+                     Yedi__Common__PurgeUserResponse_Closure closure,
+                     void *closure_data);
 };
 typedef void (*Yedi__Chat__ChatService_ServiceDestroy)(Yedi__Chat__ChatService_Service *);
 void yedi__chat__chat_service__init (Yedi__Chat__ChatService_Service *service,
@@ -782,7 +786,8 @@ void yedi__chat__chat_service__init (Yedi__Chat__ChatService_Service *service,
       function_prefix__ ## list_messages,\
       function_prefix__ ## mark_read,\
       function_prefix__ ## list_rooms,\
-      function_prefix__ ## subscribe  }
+      function_prefix__ ## subscribe,\
+      function_prefix__ ## purge_user  }
 void yedi__chat__chat_service__open_room(ProtobufCService *service,
                                          const Yedi__Chat__OpenRoomRequest *input,
                                          Yedi__Chat__Room_Closure closure,
@@ -807,6 +812,10 @@ void yedi__chat__chat_service__subscribe(ProtobufCService *service,
                                          const Yedi__Chat__SubscribeRequest *input,
                                          Yedi__Chat__RoomEvent_Closure closure,
                                          void *closure_data);
+void yedi__chat__chat_service__purge_user(ProtobufCService *service,
+                                          const Yedi__Common__PurgeUserRequest *input,
+                                          Yedi__Common__PurgeUserResponse_Closure closure,
+                                          void *closure_data);
 
 /* --- descriptors --- */
 

@@ -19,6 +19,8 @@ typedef struct Yedi__Common__LocalDate Yedi__Common__LocalDate;
 typedef struct Yedi__Common__PageRequest Yedi__Common__PageRequest;
 typedef struct Yedi__Common__PageInfo Yedi__Common__PageInfo;
 typedef struct Yedi__Common__ImageRef Yedi__Common__ImageRef;
+typedef struct Yedi__Common__PurgeUserRequest Yedi__Common__PurgeUserRequest;
+typedef struct Yedi__Common__PurgeUserResponse Yedi__Common__PurgeUserResponse;
 
 
 /* --- enums --- */
@@ -116,6 +118,29 @@ struct  Yedi__Common__ImageRef
     , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0 }
 
 
+/*
+ * Internal, from AccountService when an account is deleted: every service deletes what it holds of
+ * the user (posts, likes, reviews, reservations, rooms...). Idempotent: a retry finds nothing left.
+ */
+struct  Yedi__Common__PurgeUserRequest
+{
+  ProtobufCMessage base;
+  char *user_id;
+};
+#define YEDI__COMMON__PURGE_USER_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__common__purge_user_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Common__PurgeUserResponse
+{
+  ProtobufCMessage base;
+};
+#define YEDI__COMMON__PURGE_USER_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__common__purge_user_response__descriptor) \
+     }
+
+
 /* Yedi__Common__LocalDate methods */
 void   yedi__common__local_date__init
                      (Yedi__Common__LocalDate         *message);
@@ -192,6 +217,44 @@ Yedi__Common__ImageRef *
 void   yedi__common__image_ref__free_unpacked
                      (Yedi__Common__ImageRef *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Common__PurgeUserRequest methods */
+void   yedi__common__purge_user_request__init
+                     (Yedi__Common__PurgeUserRequest         *message);
+size_t yedi__common__purge_user_request__get_packed_size
+                     (const Yedi__Common__PurgeUserRequest   *message);
+size_t yedi__common__purge_user_request__pack
+                     (const Yedi__Common__PurgeUserRequest   *message,
+                      uint8_t             *out);
+size_t yedi__common__purge_user_request__pack_to_buffer
+                     (const Yedi__Common__PurgeUserRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Common__PurgeUserRequest *
+       yedi__common__purge_user_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__common__purge_user_request__free_unpacked
+                     (Yedi__Common__PurgeUserRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Common__PurgeUserResponse methods */
+void   yedi__common__purge_user_response__init
+                     (Yedi__Common__PurgeUserResponse         *message);
+size_t yedi__common__purge_user_response__get_packed_size
+                     (const Yedi__Common__PurgeUserResponse   *message);
+size_t yedi__common__purge_user_response__pack
+                     (const Yedi__Common__PurgeUserResponse   *message,
+                      uint8_t             *out);
+size_t yedi__common__purge_user_response__pack_to_buffer
+                     (const Yedi__Common__PurgeUserResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Common__PurgeUserResponse *
+       yedi__common__purge_user_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__common__purge_user_response__free_unpacked
+                     (Yedi__Common__PurgeUserResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Yedi__Common__LocalDate_Closure)
@@ -206,6 +269,12 @@ typedef void (*Yedi__Common__PageInfo_Closure)
 typedef void (*Yedi__Common__ImageRef_Closure)
                  (const Yedi__Common__ImageRef *message,
                   void *closure_data);
+typedef void (*Yedi__Common__PurgeUserRequest_Closure)
+                 (const Yedi__Common__PurgeUserRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Common__PurgeUserResponse_Closure)
+                 (const Yedi__Common__PurgeUserResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -217,6 +286,8 @@ extern const ProtobufCMessageDescriptor yedi__common__local_date__descriptor;
 extern const ProtobufCMessageDescriptor yedi__common__page_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__common__page_info__descriptor;
 extern const ProtobufCMessageDescriptor yedi__common__image_ref__descriptor;
+extern const ProtobufCMessageDescriptor yedi__common__purge_user_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__common__purge_user_response__descriptor;
 
 PROTOBUF_C__END_DECLS
 

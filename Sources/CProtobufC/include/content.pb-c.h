@@ -1112,6 +1112,10 @@ struct Yedi__Content__ContentService_Service
                        const Yedi__Content__SearchPostsRequest *input,
                        Yedi__Content__FeedPage_Closure closure,
                        void *closure_data);
+  void (*purge_user)(Yedi__Content__ContentService_Service *service,
+                     const Yedi__Common__PurgeUserRequest *input,
+                     Yedi__Common__PurgeUserResponse_Closure closure,
+                     void *closure_data);
 };
 typedef void (*Yedi__Content__ContentService_ServiceDestroy)(Yedi__Content__ContentService_Service *);
 void yedi__content__content_service__init (Yedi__Content__ContentService_Service *service,
@@ -1134,7 +1138,8 @@ void yedi__content__content_service__init (Yedi__Content__ContentService_Service
       function_prefix__ ## list_designer_reviews,\
       function_prefix__ ## create_comment,\
       function_prefix__ ## list_comments,\
-      function_prefix__ ## search_posts  }
+      function_prefix__ ## search_posts,\
+      function_prefix__ ## purge_user  }
 void yedi__content__content_service__create_post(ProtobufCService *service,
                                                  const Yedi__Content__CreatePostRequest *input,
                                                  Yedi__Content__Post_Closure closure,
@@ -1195,6 +1200,10 @@ void yedi__content__content_service__search_posts(ProtobufCService *service,
                                                   const Yedi__Content__SearchPostsRequest *input,
                                                   Yedi__Content__FeedPage_Closure closure,
                                                   void *closure_data);
+void yedi__content__content_service__purge_user(ProtobufCService *service,
+                                                const Yedi__Common__PurgeUserRequest *input,
+                                                Yedi__Common__PurgeUserResponse_Closure closure,
+                                                void *closure_data);
 
 /* --- descriptors --- */
 

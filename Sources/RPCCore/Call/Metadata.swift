@@ -56,7 +56,7 @@ public struct Metadata: Sendable, Hashable, Sequence, ExpressibleByDictionaryLit
         return "[\(shown.joined(separator: ", "))]"
     }
 
-    static let secretKeys: Set<String> = ["authorization", "cookie", "x-api-key"]
+    static let secretKeys: Set<String> = ["authorization", "yedi-on-behalf-of", "cookie", "x-api-key"]
 }
 
 extension Metadata {

@@ -36,6 +36,8 @@ public final class MethodDescriptor: Sendable, Hashable, CustomStringConvertible
     public let method: String
     public let kind: RPCKind
     public let idempotency: Idempotency
+    /// Who may call it, from the method's `(yedi.rpc.access)` option.
+    public let access: AccessRule
     /// The full protobuf names of the request and response types.
     public let requestType: String
     public let responseType: String
@@ -47,6 +49,7 @@ public final class MethodDescriptor: Sendable, Hashable, CustomStringConvertible
         method: String,
         kind: RPCKind,
         idempotency: Idempotency,
+        access: AccessRule,
         requestType: String,
         responseType: String
     ) {
@@ -54,6 +57,7 @@ public final class MethodDescriptor: Sendable, Hashable, CustomStringConvertible
         self.method = method
         self.kind = kind
         self.idempotency = idempotency
+        self.access = access
         self.requestType = requestType
         self.responseType = responseType
         self.path = "/\(service)/\(method)"
@@ -65,7 +69,9 @@ public final class MethodDescriptor: Sendable, Hashable, CustomStringConvertible
     public var description: String { path }
 
     public static func == (lhs: MethodDescriptor, rhs: MethodDescriptor) -> Bool {
-        lhs === rhs || (lhs.path == rhs.path && lhs.kind == rhs.kind && lhs.idempotency == rhs.idempotency)
+        lhs === rhs
+            || (lhs.path == rhs.path && lhs.kind == rhs.kind && lhs.idempotency == rhs.idempotency
+                && lhs.access == rhs.access)
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -4,12 +4,13 @@ import ProtoBridge
 public struct RPCMethod<Request: ProtoMessage, Response: ProtoMessage>: Sendable, Hashable {
     public let descriptor: MethodDescriptor
 
-    public init(service: String, method: String, kind: RPCKind, idempotency: Idempotency) {
+    public init(service: String, method: String, kind: RPCKind, idempotency: Idempotency, access: AccessRule) {
         descriptor = MethodDescriptor(
             service: service,
             method: method,
             kind: kind,
             idempotency: idempotency,
+            access: access,
             requestType: Request.schema.fullName,
             responseType: Response.schema.fullName
         )

@@ -14,6 +14,9 @@ public struct ServerContext: Sendable {
     public let peer: PeerInfo
     /// Who the call acts for; set by `AuthenticationInterceptor`.
     public var caller: Caller
+    /// The end user a service caller acts for (`yedi-on-behalf-of`, verified like any access token);
+    /// set by `AuthenticationInterceptor`, nil when the caller is not a service or named nobody.
+    public var onBehalfOf: AuthenticatedUser?
     /// The trace this call belongs to; set by `TracingInterceptor`.
     public var trace: TraceContext?
     /// The connection's logger; `logger` adds this call's details to it.
@@ -39,6 +42,7 @@ public struct ServerContext: Sendable {
         deadline: ContinuousClock.Instant?,
         peer: PeerInfo,
         caller: Caller = .anonymous,
+        onBehalfOf: AuthenticatedUser? = nil,
         trace: TraceContext? = nil,
         logger: Logger
     ) {
@@ -47,6 +51,7 @@ public struct ServerContext: Sendable {
         self.deadline = deadline
         self.peer = peer
         self.caller = caller
+        self.onBehalfOf = onBehalfOf
         self.trace = trace
         self.baseLogger = logger
     }

@@ -1,35 +1,28 @@
-/// Who may call a method.
-public enum AccessPolicy: Sendable, Hashable {
-    /// Anyone, signed in or not (sign-up, health).
-    case anyone
-    /// A signed-in user (a valid access token), or another Yedi service.
-    case authenticated
-    /// Internal methods: only Yedi services, proven by their service certificate (mutual TLS);
-    /// `nil` allows every service, otherwise only those named.
-    case servicesOnly(Set<String>?)
-}
-
 /// Checks an access token and says whose it is; throws `RPCError` `UNAUTHENTICATED` for a bad one.
 /// AccountService provides the real one; tests provide fakes.
 public protocol AccessTokenVerifier: Sendable {
     func verify(accessToken: String) async throws -> Caller
 }
 
-/// Establishes who the call acts for and enforces each method's `AccessPolicy`.
+/// Establishes who the call acts for and enforces the method's `AccessRule` before the handler runs.
 ///
 /// A client certificate naming a Yedi service (`spiffe://yedi/service/<name>`, verified by TLS against
-/// the CA) makes the caller that service; otherwise `authorization: Bearer <token>` is verified.
-/// Methods the policy does not mention need an authenticated caller: secure by default.
+/// the CA) makes the caller that service; otherwise `authorization: Bearer <token>` is verified. A bad
+/// token fails the call (`UNAUTHENTICATED`) whatever the method, so a client learns early that its
+/// session is gone. Health is always open (load balancers, operators).
+///
+/// A service acting for an end user names them with `yedi-on-behalf-of: <access token>`, verified like
+/// any token, into `ServerContext.onBehalfOf`. The header from anyone else is refused
+/// (`PERMISSION_DENIED`) rather than ignored, so that a client cannot believe it works.
 public struct AuthenticationInterceptor: ServerInterceptor {
-    private let policy: @Sendable (MethodDescriptor) -> AccessPolicy
+    /// The request metadata key a service puts an end user's access token in when it calls for them.
+    public static let onBehalfOfMetadataKey = "yedi-on-behalf-of"
+
     private let verifier: (any AccessTokenVerifier)?
 
-    public init(
-        verifier: (any AccessTokenVerifier)?,
-        policy: @escaping @Sendable (MethodDescriptor) -> AccessPolicy
-    ) {
+    /// - Parameter verifier: Checks access tokens; without one every token is refused.
+    public init(verifier: (any AccessTokenVerifier)?) {
         self.verifier = verifier
-        self.policy = policy
     }
 
     public func intercept(
@@ -37,26 +30,26 @@ public struct AuthenticationInterceptor: ServerInterceptor {
         next: @Sendable (ServerContext) async throws -> Void
     ) async throws {
         var context = context
-        // Health is for load balancers and operators: always open.
-        let policy = context.method.service == "yedi.health.Health" ? .anyone : self.policy(context.method)
         context.caller = try await caller(of: context)
-        switch (policy, context.caller) {
-        case (.anyone, _), (.authenticated, .user), (.authenticated, .service):
-            break
-        case (.authenticated, .anonymous):
-            throw RPCError(code: .unauthenticated, message: "sign-in required: send an access token")
-        case (.servicesOnly(let allowed), .service(let name)):
-            guard allowed?.contains(name) ?? true else {
-                throw RPCError(code: .permissionDenied, message: "service \(name) may not call \(context.method.path)")
+        if let token = context.metadata[Self.onBehalfOfMetadataKey] {
+            guard case .service = context.caller else {
+                throw RPCError(
+                    code: .permissionDenied,
+                    message: "\(Self.onBehalfOfMetadataKey) is for Yedi services only"
+                )
             }
-        case (.servicesOnly, _):
-            throw RPCError(
-                code: .permissionDenied,
-                message: "\(context.method.path) is internal: it requires a Yedi service certificate"
-            )
+            guard case .user(let user) = try await verify(token) else {
+                throw RPCError(code: .unauthenticated, message: "\(Self.onBehalfOfMetadataKey) must name a user")
+            }
+            context.onBehalfOf = user
+        }
+        if context.method.service != Self.healthService {
+            try Self.authorize(context.caller, for: context.method)
         }
         try await next(context)
     }
+
+    private static let healthService = "yedi.health.Health"
 
     private func caller(of context: ServerContext) async throws -> Caller {
         if let service = context.peer.serviceName { return .service(name: service) }
@@ -64,9 +57,49 @@ public struct AuthenticationInterceptor: ServerInterceptor {
         guard authorization.hasPrefix("Bearer "), authorization.count > 7 else {
             throw RPCError(code: .unauthenticated, message: "the authorization metadata must be \"Bearer <token>\"")
         }
+        return try await verify(String(authorization.dropFirst(7)))
+    }
+
+    private func verify(_ token: String) async throws -> Caller {
         guard let verifier else {
             throw RPCError(code: .unauthenticated, message: "this server does not accept access tokens")
         }
-        return try await verifier.verify(accessToken: String(authorization.dropFirst(7)))
+        return try await verifier.verify(accessToken: token)
+    }
+
+    /// Whether `caller` may call `method`: `UNAUTHENTICATED` when signing in (or a certificate) would
+    /// help, `PERMISSION_DENIED` when the caller is known and not allowed.
+    private static func authorize(_ caller: Caller, for method: MethodDescriptor) throws(RPCError) {
+        switch (method.access, caller) {
+        case (.anyone, .anonymous), (.anyone, .user), (.user, .user):
+            return
+        case (.customer, .user(let user)), (.designer, .user(let user)):
+            let needed: UserRole = method.access == .customer ? .customer : .designer
+            guard user.role == needed else {
+                throw RPCError(code: .permissionDenied, message: "\(method.path) requires the \(needed) role")
+            }
+        case (.user, .anonymous), (.customer, .anonymous), (.designer, .anonymous):
+            throw RPCError(code: .unauthenticated, message: "sign-in required: send an access token")
+        case (.anyone, .service(let name)), (.user, .service(let name)), (.customer, .service(let name)),
+            (.designer, .service(let name)):
+            throw RPCError(
+                code: .permissionDenied,
+                message: "service \(name) may call internal methods only, not \(method.path)"
+            )
+        case (.service(let callers), .service(let name)):
+            guard callers.isEmpty || callers.contains(name) else {
+                throw RPCError(code: .permissionDenied, message: "service \(name) may not call \(method.path)")
+            }
+        case (.service, .user):
+            throw RPCError(
+                code: .permissionDenied,
+                message: "\(method.path) is internal: requires a Yedi service certificate"
+            )
+        case (.service, .anonymous):
+            throw RPCError(
+                code: .unauthenticated,
+                message: "\(method.path) is internal: requires a Yedi service certificate"
+            )
+        }
     }
 }

@@ -1,3 +1,4 @@
+import NIOCore
 import ProtoBridge
 
 /// Method paths (`/yedi.echo.Echo/Echo`) to the handlers that serve them.
@@ -35,6 +36,19 @@ public struct RPCRouter: Sendable {
         routes[method.descriptor.path] = RPCRoute(method: method.descriptor) { payload, call, context in
             let request = try Request.decodeRequest(payload)
             try await handler(request, RPCWriter(call: call), context)
+        }
+    }
+
+    /// Serves `method` without its types: the handler gets the request's bytes and returns a unary call's
+    /// response bytes (a streaming call ends, OK and empty, when it returns). Internal: for tests that host
+    /// every method of the catalog with one handler.
+    mutating func registerRaw(
+        _ method: MethodDescriptor,
+        handler: @escaping @Sendable (_ payload: [UInt8], _ context: ServerContext) async throws -> [UInt8]
+    ) {
+        routes[method.path] = RPCRoute(method: method) { payload, call, context in
+            let response = try await handler(payload, context)
+            if method.kind == .unary { call.finishUnary(with: ByteBuffer(bytes: response)) }
         }
     }
 

@@ -962,97 +962,57 @@ extension YediAccount {
 }
 
 extension YediAccount {
-    /// Internal (service certificate required): who an access token belongs to.
-    public struct VerifyTokenRequest: ProtoMessage {
-        public static let schema = MessageSchema.named("yedi.account.VerifyTokenRequest")
-
-        public var accessToken: String
-
-        public init(accessToken: String = "") {
-            self.accessToken = accessToken
-        }
-
-        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
-            try encoder.write(self.accessToken, at: 1)
-        }
-
-        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
-            self.accessToken = try decoder.read(at: 1)
-        }
-    }
-}
-
-extension YediAccount {
-    public struct VerifyTokenResponse: ProtoMessage {
-        public static let schema = MessageSchema.named("yedi.account.VerifyTokenResponse")
-
-        public var userID: String
-
-        public var role: YediAccount.Role
-
-        public var expiresAtMs: Int64
-
-        public init(userID: String = "", role: YediAccount.Role = .unspecified, expiresAtMs: Int64 = 0) {
-            self.userID = userID
-            self.role = role
-            self.expiresAtMs = expiresAtMs
-        }
-
-        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
-            try encoder.write(self.userID, at: 1)
-            try encoder.write(self.role, at: 2)
-            try encoder.write(self.expiresAtMs, at: 3)
-        }
-
-        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
-            self.userID = try decoder.read(at: 1)
-            self.role = try decoder.read(at: 2)
-            self.expiresAtMs = try decoder.read(at: 3)
-        }
-    }
-}
-
-extension YediAccount {
     public enum AccountService {
         /// The methods of `yedi.account.AccountService`.
         public enum Method {
             public static let signUp = RPCMethod<YediAccount.SignUpRequest, YediAccount.SignUpResponse>(
-                service: "yedi.account.AccountService", method: "SignUp", kind: .unary, idempotency: .unknown)
+                service: "yedi.account.AccountService", method: "SignUp", kind: .unary, idempotency: .unknown,
+                access: .anyone)
             public static let signIn = RPCMethod<YediAccount.SignInRequest, YediAccount.SignInResponse>(
-                service: "yedi.account.AccountService", method: "SignIn", kind: .unary, idempotency: .unknown)
+                service: "yedi.account.AccountService", method: "SignIn", kind: .unary, idempotency: .unknown,
+                access: .anyone)
             public static let refreshSession = RPCMethod<YediAccount.RefreshSessionRequest, YediAccount.SignInResponse>(
-                service: "yedi.account.AccountService", method: "RefreshSession", kind: .unary, idempotency: .unknown)
+                service: "yedi.account.AccountService", method: "RefreshSession", kind: .unary, idempotency: .unknown,
+                access: .anyone)
             public static let signOut = RPCMethod<YediAccount.SignOutRequest, YediAccount.SignOutResponse>(
-                service: "yedi.account.AccountService", method: "SignOut", kind: .unary, idempotency: .idempotent)
+                service: "yedi.account.AccountService", method: "SignOut", kind: .unary, idempotency: .idempotent,
+                access: .anyone)
             public static let getUser = RPCMethod<YediAccount.GetUserRequest, YediAccount.User>(
-                service: "yedi.account.AccountService", method: "GetUser", kind: .unary, idempotency: .noSideEffects)
+                service: "yedi.account.AccountService", method: "GetUser", kind: .unary, idempotency: .noSideEffects,
+                access: .user)
             public static let getDesigner = RPCMethod<YediAccount.GetDesignerRequest, YediAccount.Designer>(
-                service: "yedi.account.AccountService", method: "GetDesigner", kind: .unary, idempotency: .noSideEffects)
+                service: "yedi.account.AccountService", method: "GetDesigner", kind: .unary, idempotency: .noSideEffects,
+                access: .anyone)
             public static let updateProfile = RPCMethod<YediAccount.UpdateProfileRequest, YediAccount.User>(
-                service: "yedi.account.AccountService", method: "UpdateProfile", kind: .unary, idempotency: .idempotent)
+                service: "yedi.account.AccountService", method: "UpdateProfile", kind: .unary, idempotency: .idempotent,
+                access: .user)
             public static let searchDesigners = RPCMethod<YediAccount.SearchDesignersRequest, YediAccount.SearchDesignersResponse>(
-                service: "yedi.account.AccountService", method: "SearchDesigners", kind: .unary, idempotency: .noSideEffects)
+                service: "yedi.account.AccountService", method: "SearchDesigners", kind: .unary, idempotency: .noSideEffects,
+                access: .anyone)
             public static let listRecentSearches = RPCMethod<YediAccount.ListRecentSearchesRequest, YediAccount.ListRecentSearchesResponse>(
-                service: "yedi.account.AccountService", method: "ListRecentSearches", kind: .unary, idempotency: .noSideEffects)
+                service: "yedi.account.AccountService", method: "ListRecentSearches", kind: .unary, idempotency: .noSideEffects,
+                access: .user)
             public static let recordRecentSearch = RPCMethod<YediAccount.RecordRecentSearchRequest, YediAccount.ListRecentSearchesResponse>(
-                service: "yedi.account.AccountService", method: "RecordRecentSearch", kind: .unary, idempotency: .unknown)
+                service: "yedi.account.AccountService", method: "RecordRecentSearch", kind: .unary, idempotency: .unknown,
+                access: .user)
             public static let follow = RPCMethod<YediAccount.FollowRequest, YediAccount.FollowResponse>(
-                service: "yedi.account.AccountService", method: "Follow", kind: .unary, idempotency: .idempotent)
+                service: "yedi.account.AccountService", method: "Follow", kind: .unary, idempotency: .idempotent,
+                access: .customer)
             public static let unfollow = RPCMethod<YediAccount.FollowRequest, YediAccount.FollowResponse>(
-                service: "yedi.account.AccountService", method: "Unfollow", kind: .unary, idempotency: .idempotent)
+                service: "yedi.account.AccountService", method: "Unfollow", kind: .unary, idempotency: .idempotent,
+                access: .customer)
             public static let listFollowing = RPCMethod<YediAccount.ListFollowingRequest, YediAccount.ListFollowingResponse>(
-                service: "yedi.account.AccountService", method: "ListFollowing", kind: .unary, idempotency: .noSideEffects)
+                service: "yedi.account.AccountService", method: "ListFollowing", kind: .unary, idempotency: .noSideEffects,
+                access: .user)
             public static let deleteAccount = RPCMethod<YediAccount.DeleteAccountRequest, YediAccount.DeleteAccountResponse>(
-                service: "yedi.account.AccountService", method: "DeleteAccount", kind: .unary, idempotency: .idempotent)
-            /// Internal: requires a service certificate.
-            public static let verifyToken = RPCMethod<YediAccount.VerifyTokenRequest, YediAccount.VerifyTokenResponse>(
-                service: "yedi.account.AccountService", method: "VerifyToken", kind: .unary, idempotency: .noSideEffects)
+                service: "yedi.account.AccountService", method: "DeleteAccount", kind: .unary, idempotency: .idempotent,
+                access: .user)
         }
 
         /// `yedi.account.AccountService` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.account.AccountService",
-            methods: [Method.signUp.descriptor, Method.signIn.descriptor, Method.refreshSession.descriptor, Method.signOut.descriptor, Method.getUser.descriptor, Method.getDesigner.descriptor, Method.updateProfile.descriptor, Method.searchDesigners.descriptor, Method.listRecentSearches.descriptor, Method.recordRecentSearch.descriptor, Method.follow.descriptor, Method.unfollow.descriptor, Method.listFollowing.descriptor, Method.deleteAccount.descriptor, Method.verifyToken.descriptor]
+            methods: [Method.signUp.descriptor, Method.signIn.descriptor, Method.refreshSession.descriptor, Method.signOut.descriptor, Method.getUser.descriptor, Method.getDesigner.descriptor, Method.updateProfile.descriptor, Method.searchDesigners.descriptor, Method.listRecentSearches.descriptor, Method.recordRecentSearch.descriptor, Method.follow.descriptor, Method.unfollow.descriptor, Method.listFollowing.descriptor, Method.deleteAccount.descriptor]
         )
 
         /// Serve `yedi.account.AccountService` by implementing these methods and passing the value to an `RPCServer`.
@@ -1071,8 +1031,6 @@ extension YediAccount {
             func unfollow(_ request: YediAccount.FollowRequest, context: ServerContext) async throws -> YediAccount.FollowResponse
             func listFollowing(_ request: YediAccount.ListFollowingRequest, context: ServerContext) async throws -> YediAccount.ListFollowingResponse
             func deleteAccount(_ request: YediAccount.DeleteAccountRequest, context: ServerContext) async throws -> YediAccount.DeleteAccountResponse
-            /// Internal: requires a service certificate.
-            func verifyToken(_ request: YediAccount.VerifyTokenRequest, context: ServerContext) async throws -> YediAccount.VerifyTokenResponse
         }
 
         /// Typed calls to `yedi.account.AccountService` through an `RPCClient`.
@@ -1138,11 +1096,6 @@ extension YediAccount {
             public func deleteAccount(_ request: YediAccount.DeleteAccountRequest, options: CallOptions = .defaults) async throws -> YediAccount.DeleteAccountResponse {
                 try await rpcClient.unary(Method.deleteAccount, request, options: options)
             }
-
-            /// Internal: requires a service certificate.
-            public func verifyToken(_ request: YediAccount.VerifyTokenRequest, options: CallOptions = .defaults) async throws -> YediAccount.VerifyTokenResponse {
-                try await rpcClient.unary(Method.verifyToken, request, options: options)
-            }
         }
     }
 }
@@ -1192,9 +1145,6 @@ extension YediAccount.AccountService.ServiceProtocol {
         })
         router.register(YediAccount.AccountService.Method.deleteAccount, unary: { request, context in
             try await self.deleteAccount(request, context: context)
-        })
-        router.register(YediAccount.AccountService.Method.verifyToken, unary: { request, context in
-            try await self.verifyToken(request, context: context)
         })
     }
 }

@@ -557,28 +557,40 @@ extension YediBooking {
         /// The methods of `yedi.booking.BookingService`.
         public enum Method {
             public static let getSchedule = RPCMethod<YediBooking.GetScheduleRequest, YediBooking.Schedule>(
-                service: "yedi.booking.BookingService", method: "GetSchedule", kind: .unary, idempotency: .noSideEffects)
+                service: "yedi.booking.BookingService", method: "GetSchedule", kind: .unary, idempotency: .noSideEffects,
+                access: .anyone)
             public static let updateSchedule = RPCMethod<YediBooking.UpdateScheduleRequest, YediBooking.Schedule>(
-                service: "yedi.booking.BookingService", method: "UpdateSchedule", kind: .unary, idempotency: .idempotent)
+                service: "yedi.booking.BookingService", method: "UpdateSchedule", kind: .unary, idempotency: .idempotent,
+                access: .designer)
             public static let listSlots = RPCMethod<YediBooking.ListSlotsRequest, YediBooking.ListSlotsResponse>(
-                service: "yedi.booking.BookingService", method: "ListSlots", kind: .unary, idempotency: .noSideEffects)
+                service: "yedi.booking.BookingService", method: "ListSlots", kind: .unary, idempotency: .noSideEffects,
+                access: .anyone)
             public static let createReservation = RPCMethod<YediBooking.CreateReservationRequest, YediBooking.Reservation>(
-                service: "yedi.booking.BookingService", method: "CreateReservation", kind: .unary, idempotency: .idempotent)
+                service: "yedi.booking.BookingService", method: "CreateReservation", kind: .unary, idempotency: .idempotent,
+                access: .customer)
             public static let cancelReservation = RPCMethod<YediBooking.CancelReservationRequest, YediBooking.Reservation>(
-                service: "yedi.booking.BookingService", method: "CancelReservation", kind: .unary, idempotency: .idempotent)
+                service: "yedi.booking.BookingService", method: "CancelReservation", kind: .unary, idempotency: .idempotent,
+                access: .user)
             public static let listReservations = RPCMethod<YediBooking.ListReservationsRequest, YediBooking.ListReservationsResponse>(
-                service: "yedi.booking.BookingService", method: "ListReservations", kind: .unary, idempotency: .noSideEffects)
+                service: "yedi.booking.BookingService", method: "ListReservations", kind: .unary, idempotency: .noSideEffects,
+                access: .user)
             public static let getDayTimeline = RPCMethod<YediBooking.GetDayTimelineRequest, YediBooking.GetDayTimelineResponse>(
-                service: "yedi.booking.BookingService", method: "GetDayTimeline", kind: .unary, idempotency: .noSideEffects)
-            /// Internal: requires a service certificate.
+                service: "yedi.booking.BookingService", method: "GetDayTimeline", kind: .unary, idempotency: .noSideEffects,
+                access: .designer)
+            /// Internal: ContentService checks review eligibility.
             public static let getReservation = RPCMethod<YediBooking.GetReservationRequest, YediBooking.Reservation>(
-                service: "yedi.booking.BookingService", method: "GetReservation", kind: .unary, idempotency: .noSideEffects)
+                service: "yedi.booking.BookingService", method: "GetReservation", kind: .unary, idempotency: .noSideEffects,
+                access: .service(callers: ["content"]))
+            /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
+            public static let purgeUser = RPCMethod<YediCommon.PurgeUserRequest, YediCommon.PurgeUserResponse>(
+                service: "yedi.booking.BookingService", method: "PurgeUser", kind: .unary, idempotency: .idempotent,
+                access: .service(callers: ["account"]))
         }
 
         /// `yedi.booking.BookingService` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.booking.BookingService",
-            methods: [Method.getSchedule.descriptor, Method.updateSchedule.descriptor, Method.listSlots.descriptor, Method.createReservation.descriptor, Method.cancelReservation.descriptor, Method.listReservations.descriptor, Method.getDayTimeline.descriptor, Method.getReservation.descriptor]
+            methods: [Method.getSchedule.descriptor, Method.updateSchedule.descriptor, Method.listSlots.descriptor, Method.createReservation.descriptor, Method.cancelReservation.descriptor, Method.listReservations.descriptor, Method.getDayTimeline.descriptor, Method.getReservation.descriptor, Method.purgeUser.descriptor]
         )
 
         /// Serve `yedi.booking.BookingService` by implementing these methods and passing the value to an `RPCServer`.
@@ -590,8 +602,10 @@ extension YediBooking {
             func cancelReservation(_ request: YediBooking.CancelReservationRequest, context: ServerContext) async throws -> YediBooking.Reservation
             func listReservations(_ request: YediBooking.ListReservationsRequest, context: ServerContext) async throws -> YediBooking.ListReservationsResponse
             func getDayTimeline(_ request: YediBooking.GetDayTimelineRequest, context: ServerContext) async throws -> YediBooking.GetDayTimelineResponse
-            /// Internal: requires a service certificate.
+            /// Internal: ContentService checks review eligibility.
             func getReservation(_ request: YediBooking.GetReservationRequest, context: ServerContext) async throws -> YediBooking.Reservation
+            /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
+            func purgeUser(_ request: YediCommon.PurgeUserRequest, context: ServerContext) async throws -> YediCommon.PurgeUserResponse
         }
 
         /// Typed calls to `yedi.booking.BookingService` through an `RPCClient`.
@@ -630,9 +644,14 @@ extension YediBooking {
                 try await rpcClient.unary(Method.getDayTimeline, request, options: options)
             }
 
-            /// Internal: requires a service certificate.
+            /// Internal: ContentService checks review eligibility.
             public func getReservation(_ request: YediBooking.GetReservationRequest, options: CallOptions = .defaults) async throws -> YediBooking.Reservation {
                 try await rpcClient.unary(Method.getReservation, request, options: options)
+            }
+
+            /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
+            public func purgeUser(_ request: YediCommon.PurgeUserRequest, options: CallOptions = .defaults) async throws -> YediCommon.PurgeUserResponse {
+                try await rpcClient.unary(Method.purgeUser, request, options: options)
             }
         }
     }
@@ -665,6 +684,9 @@ extension YediBooking.BookingService.ServiceProtocol {
         })
         router.register(YediBooking.BookingService.Method.getReservation, unary: { request, context in
             try await self.getReservation(request, context: context)
+        })
+        router.register(YediBooking.BookingService.Method.purgeUser, unary: { request, context in
+            try await self.purgeUser(request, context: context)
         })
     }
 }

@@ -573,23 +573,33 @@ extension YediChat {
         /// The methods of `yedi.chat.ChatService`.
         public enum Method {
             public static let openRoom = RPCMethod<YediChat.OpenRoomRequest, YediChat.Room>(
-                service: "yedi.chat.ChatService", method: "OpenRoom", kind: .unary, idempotency: .idempotent)
+                service: "yedi.chat.ChatService", method: "OpenRoom", kind: .unary, idempotency: .idempotent,
+                access: .user)
             public static let sendMessage = RPCMethod<YediChat.SendMessageRequest, YediChat.ChatMessage>(
-                service: "yedi.chat.ChatService", method: "SendMessage", kind: .unary, idempotency: .idempotent)
+                service: "yedi.chat.ChatService", method: "SendMessage", kind: .unary, idempotency: .idempotent,
+                access: .user)
             public static let listMessages = RPCMethod<YediChat.ListMessagesRequest, YediChat.ListMessagesResponse>(
-                service: "yedi.chat.ChatService", method: "ListMessages", kind: .unary, idempotency: .noSideEffects)
+                service: "yedi.chat.ChatService", method: "ListMessages", kind: .unary, idempotency: .noSideEffects,
+                access: .user)
             public static let markRead = RPCMethod<YediChat.MarkReadRequest, YediChat.MarkReadResponse>(
-                service: "yedi.chat.ChatService", method: "MarkRead", kind: .unary, idempotency: .idempotent)
+                service: "yedi.chat.ChatService", method: "MarkRead", kind: .unary, idempotency: .idempotent,
+                access: .user)
             public static let listRooms = RPCMethod<YediChat.ListRoomsRequest, YediChat.ListRoomsResponse>(
-                service: "yedi.chat.ChatService", method: "ListRooms", kind: .unary, idempotency: .noSideEffects)
+                service: "yedi.chat.ChatService", method: "ListRooms", kind: .unary, idempotency: .noSideEffects,
+                access: .user)
             public static let subscribe = RPCMethod<YediChat.SubscribeRequest, YediChat.RoomEvent>(
-                service: "yedi.chat.ChatService", method: "Subscribe", kind: .serverStreaming, idempotency: .noSideEffects)
+                service: "yedi.chat.ChatService", method: "Subscribe", kind: .serverStreaming, idempotency: .noSideEffects,
+                access: .user)
+            /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
+            public static let purgeUser = RPCMethod<YediCommon.PurgeUserRequest, YediCommon.PurgeUserResponse>(
+                service: "yedi.chat.ChatService", method: "PurgeUser", kind: .unary, idempotency: .idempotent,
+                access: .service(callers: ["account"]))
         }
 
         /// `yedi.chat.ChatService` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.chat.ChatService",
-            methods: [Method.openRoom.descriptor, Method.sendMessage.descriptor, Method.listMessages.descriptor, Method.markRead.descriptor, Method.listRooms.descriptor, Method.subscribe.descriptor]
+            methods: [Method.openRoom.descriptor, Method.sendMessage.descriptor, Method.listMessages.descriptor, Method.markRead.descriptor, Method.listRooms.descriptor, Method.subscribe.descriptor, Method.purgeUser.descriptor]
         )
 
         /// Serve `yedi.chat.ChatService` by implementing these methods and passing the value to an `RPCServer`.
@@ -600,6 +610,8 @@ extension YediChat {
             func markRead(_ request: YediChat.MarkReadRequest, context: ServerContext) async throws -> YediChat.MarkReadResponse
             func listRooms(_ request: YediChat.ListRoomsRequest, context: ServerContext) async throws -> YediChat.ListRoomsResponse
             func subscribe(_ request: YediChat.SubscribeRequest, writer: RPCWriter<YediChat.RoomEvent>, context: ServerContext) async throws
+            /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
+            func purgeUser(_ request: YediCommon.PurgeUserRequest, context: ServerContext) async throws -> YediCommon.PurgeUserResponse
         }
 
         /// Typed calls to `yedi.chat.ChatService` through an `RPCClient`.
@@ -638,6 +650,11 @@ extension YediChat {
             ) async throws -> Result {
                 try await rpcClient.serverStreaming(Method.subscribe, request, options: options, onResponse: onResponse)
             }
+
+            /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
+            public func purgeUser(_ request: YediCommon.PurgeUserRequest, options: CallOptions = .defaults) async throws -> YediCommon.PurgeUserResponse {
+                try await rpcClient.unary(Method.purgeUser, request, options: options)
+            }
         }
     }
 }
@@ -663,6 +680,9 @@ extension YediChat.ChatService.ServiceProtocol {
         })
         router.register(YediChat.ChatService.Method.subscribe, serverStreaming: { request, writer, context in
             try await self.subscribe(request, writer: writer, context: context)
+        })
+        router.register(YediChat.ChatService.Method.purgeUser, unary: { request, context in
+            try await self.purgeUser(request, context: context)
         })
     }
 }

@@ -164,3 +164,39 @@ extension YediCommon {
         }
     }
 }
+
+extension YediCommon {
+    /// Internal, from AccountService when an account is deleted: every service deletes what it holds of
+    /// the user (posts, likes, reviews, reservations, rooms...). Idempotent: a retry finds nothing left.
+    public struct PurgeUserRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.common.PurgeUserRequest")
+
+        public var userID: String
+
+        public init(userID: String = "") {
+            self.userID = userID
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.userID, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.userID = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediCommon {
+    public struct PurgeUserResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.common.PurgeUserResponse")
+
+        public init() {}
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+        }
+    }
+}

@@ -914,41 +914,60 @@ extension YediContent {
         /// The methods of `yedi.content.ContentService`.
         public enum Method {
             public static let createPost = RPCMethod<YediContent.CreatePostRequest, YediContent.Post>(
-                service: "yedi.content.ContentService", method: "CreatePost", kind: .unary, idempotency: .unknown)
+                service: "yedi.content.ContentService", method: "CreatePost", kind: .unary, idempotency: .unknown,
+                access: .designer)
             public static let updatePost = RPCMethod<YediContent.UpdatePostRequest, YediContent.Post>(
-                service: "yedi.content.ContentService", method: "UpdatePost", kind: .unary, idempotency: .idempotent)
+                service: "yedi.content.ContentService", method: "UpdatePost", kind: .unary, idempotency: .idempotent,
+                access: .designer)
             public static let deletePost = RPCMethod<YediContent.DeletePostRequest, YediContent.DeletePostResponse>(
-                service: "yedi.content.ContentService", method: "DeletePost", kind: .unary, idempotency: .idempotent)
+                service: "yedi.content.ContentService", method: "DeletePost", kind: .unary, idempotency: .idempotent,
+                access: .designer)
             public static let getPost = RPCMethod<YediContent.GetPostRequest, YediContent.Post>(
-                service: "yedi.content.ContentService", method: "GetPost", kind: .unary, idempotency: .noSideEffects)
+                service: "yedi.content.ContentService", method: "GetPost", kind: .unary, idempotency: .noSideEffects,
+                access: .anyone)
             public static let getFeed = RPCMethod<YediContent.GetFeedRequest, YediContent.FeedPage>(
-                service: "yedi.content.ContentService", method: "GetFeed", kind: .unary, idempotency: .noSideEffects)
+                service: "yedi.content.ContentService", method: "GetFeed", kind: .unary, idempotency: .noSideEffects,
+                access: .anyone)
             public static let listDesignerPosts = RPCMethod<YediContent.ListDesignerPostsRequest, YediContent.FeedPage>(
-                service: "yedi.content.ContentService", method: "ListDesignerPosts", kind: .unary, idempotency: .noSideEffects)
+                service: "yedi.content.ContentService", method: "ListDesignerPosts", kind: .unary, idempotency: .noSideEffects,
+                access: .anyone)
             public static let toggleLike = RPCMethod<YediContent.ToggleLikeRequest, YediContent.ToggleLikeResponse>(
-                service: "yedi.content.ContentService", method: "ToggleLike", kind: .unary, idempotency: .unknown)
+                service: "yedi.content.ContentService", method: "ToggleLike", kind: .unary, idempotency: .unknown,
+                access: .customer)
             public static let listLikedPosts = RPCMethod<YediContent.ListLikedPostsRequest, YediContent.FeedPage>(
-                service: "yedi.content.ContentService", method: "ListLikedPosts", kind: .unary, idempotency: .noSideEffects)
+                service: "yedi.content.ContentService", method: "ListLikedPosts", kind: .unary, idempotency: .noSideEffects,
+                access: .customer)
             public static let uploadImage = RPCMethod<YediContent.UploadImageRequest, YediCommon.ImageRef>(
-                service: "yedi.content.ContentService", method: "UploadImage", kind: .unary, idempotency: .unknown)
+                service: "yedi.content.ContentService", method: "UploadImage", kind: .unary, idempotency: .unknown,
+                access: .user)
             public static let getImage = RPCMethod<YediContent.GetImageRequest, YediContent.ImageData>(
-                service: "yedi.content.ContentService", method: "GetImage", kind: .unary, idempotency: .noSideEffects)
+                service: "yedi.content.ContentService", method: "GetImage", kind: .unary, idempotency: .noSideEffects,
+                access: .anyone)
             public static let createReview = RPCMethod<YediContent.CreateReviewRequest, YediContent.Review>(
-                service: "yedi.content.ContentService", method: "CreateReview", kind: .unary, idempotency: .unknown)
+                service: "yedi.content.ContentService", method: "CreateReview", kind: .unary, idempotency: .unknown,
+                access: .customer)
             public static let listDesignerReviews = RPCMethod<YediContent.ListDesignerReviewsRequest, YediContent.ListDesignerReviewsResponse>(
-                service: "yedi.content.ContentService", method: "ListDesignerReviews", kind: .unary, idempotency: .noSideEffects)
+                service: "yedi.content.ContentService", method: "ListDesignerReviews", kind: .unary, idempotency: .noSideEffects,
+                access: .anyone)
             public static let createComment = RPCMethod<YediContent.CreateCommentRequest, YediContent.Comment>(
-                service: "yedi.content.ContentService", method: "CreateComment", kind: .unary, idempotency: .unknown)
+                service: "yedi.content.ContentService", method: "CreateComment", kind: .unary, idempotency: .unknown,
+                access: .user)
             public static let listComments = RPCMethod<YediContent.ListCommentsRequest, YediContent.ListCommentsResponse>(
-                service: "yedi.content.ContentService", method: "ListComments", kind: .unary, idempotency: .noSideEffects)
+                service: "yedi.content.ContentService", method: "ListComments", kind: .unary, idempotency: .noSideEffects,
+                access: .anyone)
             public static let searchPosts = RPCMethod<YediContent.SearchPostsRequest, YediContent.FeedPage>(
-                service: "yedi.content.ContentService", method: "SearchPosts", kind: .unary, idempotency: .noSideEffects)
+                service: "yedi.content.ContentService", method: "SearchPosts", kind: .unary, idempotency: .noSideEffects,
+                access: .anyone)
+            /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
+            public static let purgeUser = RPCMethod<YediCommon.PurgeUserRequest, YediCommon.PurgeUserResponse>(
+                service: "yedi.content.ContentService", method: "PurgeUser", kind: .unary, idempotency: .idempotent,
+                access: .service(callers: ["account"]))
         }
 
         /// `yedi.content.ContentService` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.content.ContentService",
-            methods: [Method.createPost.descriptor, Method.updatePost.descriptor, Method.deletePost.descriptor, Method.getPost.descriptor, Method.getFeed.descriptor, Method.listDesignerPosts.descriptor, Method.toggleLike.descriptor, Method.listLikedPosts.descriptor, Method.uploadImage.descriptor, Method.getImage.descriptor, Method.createReview.descriptor, Method.listDesignerReviews.descriptor, Method.createComment.descriptor, Method.listComments.descriptor, Method.searchPosts.descriptor]
+            methods: [Method.createPost.descriptor, Method.updatePost.descriptor, Method.deletePost.descriptor, Method.getPost.descriptor, Method.getFeed.descriptor, Method.listDesignerPosts.descriptor, Method.toggleLike.descriptor, Method.listLikedPosts.descriptor, Method.uploadImage.descriptor, Method.getImage.descriptor, Method.createReview.descriptor, Method.listDesignerReviews.descriptor, Method.createComment.descriptor, Method.listComments.descriptor, Method.searchPosts.descriptor, Method.purgeUser.descriptor]
         )
 
         /// Serve `yedi.content.ContentService` by implementing these methods and passing the value to an `RPCServer`.
@@ -968,6 +987,8 @@ extension YediContent {
             func createComment(_ request: YediContent.CreateCommentRequest, context: ServerContext) async throws -> YediContent.Comment
             func listComments(_ request: YediContent.ListCommentsRequest, context: ServerContext) async throws -> YediContent.ListCommentsResponse
             func searchPosts(_ request: YediContent.SearchPostsRequest, context: ServerContext) async throws -> YediContent.FeedPage
+            /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
+            func purgeUser(_ request: YediCommon.PurgeUserRequest, context: ServerContext) async throws -> YediCommon.PurgeUserResponse
         }
 
         /// Typed calls to `yedi.content.ContentService` through an `RPCClient`.
@@ -1037,6 +1058,11 @@ extension YediContent {
             public func searchPosts(_ request: YediContent.SearchPostsRequest, options: CallOptions = .defaults) async throws -> YediContent.FeedPage {
                 try await rpcClient.unary(Method.searchPosts, request, options: options)
             }
+
+            /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
+            public func purgeUser(_ request: YediCommon.PurgeUserRequest, options: CallOptions = .defaults) async throws -> YediCommon.PurgeUserResponse {
+                try await rpcClient.unary(Method.purgeUser, request, options: options)
+            }
         }
     }
 }
@@ -1089,6 +1115,9 @@ extension YediContent.ContentService.ServiceProtocol {
         })
         router.register(YediContent.ContentService.Method.searchPosts, unary: { request, context in
             try await self.searchPosts(request, context: context)
+        })
+        router.register(YediContent.ContentService.Method.purgeUser, unary: { request, context in
+            try await self.purgeUser(request, context: context)
         })
     }
 }

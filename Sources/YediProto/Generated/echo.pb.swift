@@ -99,10 +99,12 @@ extension YediEcho {
         public enum Method {
             /// Answers with the request's payload and text.
             public static let echo = RPCMethod<YediEcho.EchoRequest, YediEcho.EchoResponse>(
-                service: "yedi.echo.Echo", method: "Echo", kind: .unary, idempotency: .idempotent)
+                service: "yedi.echo.Echo", method: "Echo", kind: .unary, idempotency: .idempotent,
+                access: .user)
             /// Streams `count` replies.
             public static let expand = RPCMethod<YediEcho.ExpandRequest, YediEcho.EchoResponse>(
-                service: "yedi.echo.Echo", method: "Expand", kind: .serverStreaming, idempotency: .noSideEffects)
+                service: "yedi.echo.Echo", method: "Expand", kind: .serverStreaming, idempotency: .noSideEffects,
+                access: .service(callers: ["content"]))
         }
 
         /// `yedi.echo.Echo` as RPCCore routes it and the probe lists it.

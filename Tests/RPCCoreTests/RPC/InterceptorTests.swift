@@ -97,62 +97,126 @@ final class InterceptorTests: XCTestCase {
         XCTAssertEqual(valid?.traceparent, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
     }
 
-    func testAuthenticationPolicies() async throws {
+    /// Echo is USER and Expand is SERVICE for "content" (proto/echo.proto); AccessRuleTests covers every
+    /// rule and caller, this the details: messages, the caller seen by the handler, on-behalf-of, health.
+    func testAuthenticationEnforcesEachMethodsAccessRule() async throws {
         let service = EchoTestService()
-        let auth = AuthenticationInterceptor(verifier: FakeVerifier()) { method in
-            switch method.method {
-            case "Expand": .servicesOnly(["content"])
-            default: .authenticated
-            }
-        }
-        let server = try await RunningServer.start(pki: pki, services: [service], interceptors: [auth])
-        func call(identity: String?, token: String?, streaming: Bool = false) async -> StatusCode {
+        let server = try await RunningServer.start(
+            pki: pki, services: [service],
+            interceptors: [AuthenticationInterceptor(verifier: FakeAccessTokenVerifier())])
+        func call(
+            identity: String?,
+            token: String?,
+            onBehalfOf: String? = nil,
+            streaming: Bool = false,
+            text: String = "auth"
+        ) async -> RPCError? {
             do {
                 var metadata: Metadata = [:]
                 if let token { metadata["authorization"] = token }
+                if let onBehalfOf { metadata[AuthenticationInterceptor.onBehalfOfMetadataKey] = onBehalfOf }
                 try await withRPCClient(
                     configuration: pki.rpcClientConfiguration(ports: [server.port], identity: identity)
                 ) { client in
                     let echo = YediEcho.Echo.Client(client)
                     if streaming {
-                        try await echo.expand(.init(count: 1), options: .init(metadata: metadata)) { stream in
+                        try await echo.expand(.init(count: 1, text: text), options: .init(metadata: metadata)) {
+                            stream in
                             for try await _ in stream {}
                         }
                     } else {
-                        _ = try await echo.echo(.init(text: "auth"), options: .init(metadata: metadata))
+                        _ = try await echo.echo(.init(text: text), options: .init(metadata: metadata))
                     }
                 }
-                return .ok
+                return nil
             } catch {
-                return (error as? RPCError)?.code ?? .unknown
+                return (error as? RPCError) ?? RPCError(code: .unknown, message: "\(error)")
             }
         }
+        let customer = FakeAccessToken.customer
         let anonymous = await call(identity: nil, token: nil)
-        XCTAssertEqual(anonymous, .unauthenticated)
+        XCTAssertEqual(anonymous?.code, .unauthenticated)
+        XCTAssertEqual(anonymous?.message, "sign-in required: send an access token")
         let badToken = await call(identity: nil, token: "Bearer wrong")
-        XCTAssertEqual(badToken, .unauthenticated)
+        XCTAssertEqual(badToken?.code, .unauthenticated)
         let malformed = await call(identity: nil, token: "Basic abc")
-        XCTAssertEqual(malformed, .unauthenticated)
-        let user = await call(identity: nil, token: "Bearer good")
-        XCTAssertEqual(user, .ok)
-        XCTAssertEqual(service.probe.context(of: "auth")?.caller, .user(AuthenticatedUser(id: "u-1", role: .customer)))
+        XCTAssertEqual(malformed?.code, .unauthenticated)
+        let user = await call(identity: nil, token: customer.authorization)
+        XCTAssertNil(user)
+        XCTAssertEqual(service.probe.context(of: "auth")?.caller, .user(try XCTUnwrap(customer.user)))
+        // The probe's client certificate is not a service certificate: without a token it is anonymous.
+        let probe = await call(identity: "yedi-probe", token: nil)
+        XCTAssertEqual(probe?.code, .unauthenticated)
+        // A service may call internal methods only.
+        let serviceOnUserMethod = await call(identity: "content", token: nil)
+        XCTAssertEqual(serviceOnUserMethod?.code, .permissionDenied)
+
         // Internal method: a user token is not enough; only the allowed service's certificate is.
-        let userOnInternal = await call(identity: nil, token: "Bearer good", streaming: true)
-        XCTAssertEqual(userOnInternal, .permissionDenied)
+        let userOnInternal = await call(identity: nil, token: customer.authorization, streaming: true)
+        XCTAssertEqual(userOnInternal?.code, .permissionDenied)
+        XCTAssertEqual(
+            userOnInternal?.message, "/yedi.echo.Echo/Expand is internal: requires a Yedi service certificate")
         let probeOnInternal = await call(identity: "yedi-probe", token: nil, streaming: true)
-        XCTAssertEqual(probeOnInternal, .permissionDenied)
+        XCTAssertEqual(probeOnInternal?.code, .unauthenticated)
         let otherService = await call(identity: "chat", token: nil, streaming: true)
-        XCTAssertEqual(otherService, .permissionDenied)
-        let allowedService = await call(identity: "content", token: nil, streaming: true)
-        XCTAssertEqual(allowedService, .ok)
+        XCTAssertEqual(otherService?.code, .permissionDenied)
+        XCTAssertEqual(otherService?.message, "service chat may not call /yedi.echo.Echo/Expand")
+        let allowedService = await call(identity: "content", token: nil, streaming: true, text: "as-service")
+        XCTAssertNil(allowedService)
+        XCTAssertEqual(service.probe.context(of: "as-service")?.caller, .service(name: "content"))
+        XCTAssertNil(service.probe.context(of: "as-service")?.onBehalfOf)
+
+        // On behalf of a user: verified like any token, for services only.
+        let forUser = await call(
+            identity: "content", token: nil, onBehalfOf: customer.rawValue, streaming: true, text: "for-user")
+        XCTAssertNil(forUser)
+        XCTAssertEqual(service.probe.context(of: "for-user")?.onBehalfOf, customer.user)
+        XCTAssertEqual(service.probe.context(of: "for-user")?.caller, .service(name: "content"))
+        let forExpired = await call(
+            identity: "content", token: nil, onBehalfOf: FakeAccessToken.expired.rawValue, streaming: true)
+        XCTAssertEqual(forExpired?.code, .unauthenticated)
+        let userClaimingAnother = await call(
+            identity: nil, token: customer.authorization, onBehalfOf: FakeAccessToken.designer.rawValue)
+        XCTAssertEqual(userClaimingAnother?.code, .permissionDenied)
+        let anonymousClaimingAUser = await call(
+            identity: nil, token: nil, onBehalfOf: FakeAccessToken.designer.rawValue)
+        XCTAssertEqual(anonymousClaimingAUser?.code, .permissionDenied)
+
+        // Health stays open to everyone, services included; a bad token (without a service certificate,
+        // which would make the token irrelevant) still fails.
+        for identity in [nil, "chat"] {
+            try await withRPCClient(
+                configuration: pki.rpcClientConfiguration(ports: [server.port], identity: identity)
+            ) { client in
+                let health = try await YediHealth.Health.Client(client).check(.init())
+                XCTAssertEqual(health.status, .serving)
+                guard identity == nil else { return }
+                await assertThrowsRPCError(.unauthenticated) {
+                    _ = try await YediHealth.Health.Client(client).check(
+                        .init(), options: .init(metadata: ["authorization": "Bearer wrong"]))
+                }
+            }
+        }
         await server.stop()
+    }
+
+    func testOnBehalfOfTokensAreRedactedLikeAuthorization() {
+        let metadata: Metadata = [AuthenticationInterceptor.onBehalfOfMetadataKey: "user-token", "request-id": "r-1"]
+        XCTAssertEqual(metadata.description, "[yedi-on-behalf-of: <redacted>, request-id: r-1]")
     }
 }
 
-private struct FakeVerifier: AccessTokenVerifier {
-    func verify(accessToken: String) async throws -> Caller {
-        guard accessToken == "good" else { throw RPCError(code: .unauthenticated, message: "invalid token") }
-        return .user(AuthenticatedUser(id: "u-1", role: .customer))
+private func assertThrowsRPCError(
+    _ code: StatusCode,
+    file: StaticString = #filePath,
+    line: UInt = #line,
+    _ body: () async throws -> Void
+) async {
+    do {
+        try await body()
+        XCTFail("expected \(code)", file: file, line: line)
+    } catch {
+        XCTAssertEqual((error as? RPCError)?.code, code, "\(error)", file: file, line: line)
     }
 }
 
