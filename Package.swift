@@ -80,6 +80,19 @@ let package = Package(
             ]
         ),
 
+        // MARK: Crypto and access tokens (crypto-tokens branch)
+
+        /// Hashing, passwords (scrypt), Ed25519 and randomness over libcrypto; the only OpenSSL user outside TLS.
+        .target(
+            name: "YediCrypto",
+            dependencies: ["COpenSSL"]
+        ),
+        /// Access tokens (EdDSA JWTs): the issuer for AccountService, the verifier every service shares.
+        .target(
+            name: "AccessTokens",
+            dependencies: ["YediCrypto", "RPCCore"]
+        ),
+
         // MARK: The four services, each its own process
 
         /// What every service process shares: options, TLS from the PKI folder, interceptors, /metrics.
@@ -101,7 +114,11 @@ let package = Package(
         /// `yedi-probe`: calls any RPC from the command line with JSON, from the compiled descriptors.
         .executableTarget(
             name: "YediProbe",
-            dependencies: ["ProtoBridge", "ProtoJSON", "RPCCore", "YediProto", argumentParser, logging]
+            dependencies: [
+                "ProtoBridge", "ProtoJSON", "RPCCore", "YediProto", argumentParser, logging,
+                // crypto-tokens: the `token` command.
+                "AccessTokens", "YediCrypto",
+            ]
         ),
 
         // MARK: Benchmarks (release builds; they print figures, tests never time anything)
@@ -164,7 +181,22 @@ let package = Package(
         /// Runs the built `yedi-probe` against an in-process TLS server.
         .testTarget(
             name: "ProbeTests",
-            dependencies: ["RPCTestSupport", "RPCCore", "YediProto", "ProtoJSON", "ProtoBridge"]
+            dependencies: [
+                "RPCTestSupport", "RPCCore", "YediProto", "ProtoJSON", "ProtoBridge",
+                // crypto-tokens: checks the `token` command's output.
+                "AccessTokens", "YediCrypto",
+            ]
+        ),
+
+        // MARK: Crypto and access token tests (crypto-tokens branch)
+
+        .testTarget(
+            name: "YediCryptoTests",
+            dependencies: ["YediCrypto", "RPCTestSupport"]
+        ),
+        .testTarget(
+            name: "AccessTokenTests",
+            dependencies: ["AccessTokens", "YediCrypto", "RPCCore", "RPCTestSupport", "YediProto", nioCore, nioPosix]
         ),
     ]
 )

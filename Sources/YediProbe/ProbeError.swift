@@ -12,6 +12,7 @@ enum ExitStatus {
     static let unknownName: Int32 = 5
     static let jsonSyntax: Int32 = 6
     static let jsonDoesNotFit: Int32 = 7
+    /// Also `token`'s signing key file.
     static let cannotReadInput: Int32 = 8
     /// RPC errors exit with this plus the gRPC status code (NOT_FOUND → 15).
     static let rpcErrorBase: Int32 = 10
@@ -30,7 +31,8 @@ enum ExitStatus {
           5        unknown service, method, message or enum
           6        the request is not valid JSON
           7        the request does not fit the message (unknown field, wrong type)
-          8        cannot read the request (@file or stdin)
+          8        cannot read the request (@file or stdin), or token: the
+                   signing key file
           10+CODE  the call failed with gRPC status CODE (NOT_FOUND exits 15)
           130      interrupted (Ctrl-C); the call is cancelled on the server too
         """

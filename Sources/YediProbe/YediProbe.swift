@@ -14,13 +14,16 @@ struct YediProbe: AsyncParsableCommand {
               yedi-probe call localhost:4433 yedi.echo.Echo/Echo '{"text": "안녕"}'
               yedi-probe call localhost:4433 yedi.echo.Echo/Expand '{"count": 3}'
               yedi-probe health localhost:4433 yedi.echo.Echo
+              yedi-probe token --user u-1 --role customer
 
             TLS: --ca defaults to deploy/pki/ca.pem and --cert/--key to deploy/pki/yedi-probe.pem/.key when \
             those exist (deploy/dev-pki.sh makes them).
 
             \(ExitStatus.table)
             """,
-        subcommands: [ListCommand.self, DescribeCommand.self, CallCommand.self, HealthCommand.self]
+        subcommands: [
+            ListCommand.self, DescribeCommand.self, CallCommand.self, HealthCommand.self, TokenCommand.self,
+        ]
     )
 
     /// ArgumentParser's own `main` prints errors its way and exits 1 or 64; the probe's exit statuses are
