@@ -28,7 +28,7 @@ struct  Yedi__Runtime__AdvanceClockRequest
 {
   ProtobufCMessage base;
   /*
-   * How far to move the process's clock forward (negative moves it back).
+   * How far to move the process's clock forward, in seconds (1 to ten years; it never moves back).
    */
   int64_t seconds;
 };
@@ -45,7 +45,7 @@ struct  Yedi__Runtime__AdvanceClockResponse
    */
   int64_t now_ms;
   /*
-   * The total offset from the real clock.
+   * The total offset from the real clock, in seconds.
    */
   int64_t offset_seconds;
 };

@@ -9,7 +9,7 @@ extension YediRuntime {
     public struct AdvanceClockRequest: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.runtime.AdvanceClockRequest")
 
-        /// How far to move the process's clock forward (negative moves it back).
+        /// How far to move the process's clock forward, in seconds (1 to ten years; it never moves back).
         public var seconds: Int64
 
         public init(seconds: Int64 = 0) {
@@ -33,7 +33,7 @@ extension YediRuntime {
         /// The process's clock after the move, in milliseconds since the Unix epoch.
         public var nowMs: Int64
 
-        /// The total offset from the real clock.
+        /// The total offset from the real clock, in seconds.
         public var offsetSeconds: Int64
 
         public init(nowMs: Int64 = 0, offsetSeconds: Int64 = 0) {
@@ -54,8 +54,9 @@ extension YediRuntime {
 }
 
 extension YediRuntime {
-    /// Dev only: moves the process's clock so that tests and demos reach "tomorrow" or "past reservations"
-    /// without waiting. Production processes do not register it.
+    /// Development only: moves the process's clock forward so that tests and demos reach "tomorrow" or "past
+    /// reservations" without waiting. Every service process hosts it, and refuses it (FAILED_PRECONDITION)
+    /// unless the process was started with --dev-clock (YEDI_DEV_CLOCK=1), which it says in its log.
     public enum DevClock {
         /// The methods of `yedi.runtime.DevClock`.
         public enum Method {
