@@ -8,9 +8,9 @@ import YediProto
 /// A service over real TLS accepts a token the issuer minted, through RPCCore's authentication
 /// interceptor with `JWTVerifier`, using the token key `deploy/dev-pki.sh` made.
 final class AuthenticatedCallTests: XCTestCase {
-    /// The interceptor under test; kept in one place because its access-rule parameter is changing.
+    /// The interceptor under test (Echo's access rule is USER: any signed-in user).
     private func authentication(_ verifier: JWTVerifier) -> AuthenticationInterceptor {
-        AuthenticationInterceptor(verifier: verifier) { _ in .authenticated }
+        AuthenticationInterceptor(verifier: verifier)
     }
 
     func testServiceAcceptsIssuedTokenOverTLS() async throws {

@@ -1,44 +1,66 @@
+import AccessTokens
+import Foundation
 import RPCCore
+import YediCrypto
 
-/// The access tokens tests send, and the verifier that reads them: the one place to swap for the real
-/// token issuer and verifier (signed JWTs) when they land.
-///
-/// A token is the name of its case; anything else is refused like a forged token.
-public enum FakeAccessToken: String, CaseIterable, Sendable {
+/// The access tokens tests send: real EdDSA JWTs signed with the test PKI's token key (made by
+/// `deploy/dev-pki.sh`), verified by the real `JWTVerifier` (`TestPKI.tokenVerifier()`).
+public enum TestAccessToken: String, CaseIterable, Sendable {
     /// A signed-in customer (`u-customer`).
     case customer
     /// A signed-in designer (`u-designer`).
     case designer
-    /// Well-formed but past its expiry.
+    /// A customer's token, well-formed and signed, but expired an hour ago.
     case expired
-    /// Its signature does not match its claims.
+    /// A customer's token whose claims were changed after signing (the role raised to designer).
     case tampered
 
+    /// The compact JWT.
+    public var value: String { Self.tokens[self]! }
+
     /// What a client sends: `authorization: Bearer <token>`.
-    public var authorization: String { "Bearer \(rawValue)" }
+    public var authorization: String { "Bearer \(value)" }
 
     /// The user a valid token proves.
     public var user: AuthenticatedUser? {
         switch self {
-        case .customer: AuthenticatedUser(id: "u-customer", role: .customer)
-        case .designer: AuthenticatedUser(id: "u-designer", role: .designer)
+        case .customer: AuthenticatedUser(id: "u-customer", role: .customer, sessionID: "s-customer")
+        case .designer: AuthenticatedUser(id: "u-designer", role: .designer, sessionID: "s-designer")
         case .expired, .tampered: nil
         }
     }
+
+    private static let tokens: [TestAccessToken: String] = {
+        let key = try! TestPKI.get().tokenSigningKey()
+        func issue(_ id: String, _ role: UserRole, at now: Date) -> String {
+            let issuer = AccessTokenIssuer(signingKey: key, now: { now })
+            return try! issuer.issue(userID: id, role: role, sessionID: "s-\(role)").token
+        }
+        let customer = issue("u-customer", .customer, at: Date())
+        // Same header and signature, claims edited: {"role":"customer"} → {"role":"designer"}.
+        let parts = customer.split(separator: ".").map(String.init)
+        let claims = String(decoding: Base64URL.decode(parts[1]) ?? [], as: UTF8.self)
+            .replacingOccurrences(of: "\"customer\"", with: "\"designer\"")
+        let tampered = [parts[0], Base64URL.encode(Array(claims.utf8)), parts[2]].joined(separator: ".")
+        return [
+            .customer: customer,
+            .designer: issue("u-designer", .designer, at: Date()),
+            .expired: issue("u-customer", .customer, at: Date() - 3_600),
+            .tampered: tampered,
+        ]
+    }()
 }
 
-/// Verifies `FakeAccessToken`s as the real verifier would: `UNAUTHENTICATED` for anything not valid.
-public struct FakeAccessTokenVerifier: AccessTokenVerifier {
-    public init() {}
+extension TestPKI {
+    /// The token signing key `deploy/dev-pki.sh` made in the test PKI.
+    public func tokenSigningKey() throws -> TokenSigningKey {
+        try TokenSigningKey.load(pemFile: devPKI.appendingPathComponent("token-signing.key").path)
+    }
 
-    public func verify(accessToken: String) async throws -> Caller {
-        switch FakeAccessToken(rawValue: accessToken) {
-        case .expired: throw RPCError(code: .unauthenticated, message: "access token expired")
-        case let token?:
-            guard let user = token.user else { break }
-            return .user(user)
-        case nil: break
-        }
-        throw RPCError(code: .unauthenticated, message: "invalid access token")
+    /// A verifier of the test PKI's tokens, as every service builds it from `token-signing.pub.pem`.
+    public func tokenVerifier() throws -> JWTVerifier {
+        JWTVerifier(keys: [
+            try TokenVerificationKey.load(pemFile: devPKI.appendingPathComponent("token-signing.pub.pem").path)
+        ])
     }
 }

@@ -11,7 +11,7 @@ import YediProto
 /// says. Handlers accept everything, so a refusal can only come from the rule. A new RPC joins the
 /// table by being generated.
 final class AccessRuleTests: XCTestCase {
-    /// Who calls: tokens come from `FakeAccessToken`, identities from TestPKI's certificates.
+    /// Who calls: tokens come from `TestAccessToken`, identities from TestPKI's certificates.
     enum CallerKind: String, CaseIterable {
         case anonymous, customer, designer, expiredToken, tamperedToken, otherService, allowedService
     }
@@ -35,7 +35,7 @@ final class AccessRuleTests: XCTestCase {
     static let services = ["account", "content", "booking", "chat"]
 
     /// The client certificate and token a caller kind uses for a method.
-    static func credentials(_ caller: CallerKind, for rule: AccessRule) -> (identity: String, token: FakeAccessToken?) {
+    static func credentials(_ caller: CallerKind, for rule: AccessRule) -> (identity: String, token: TestAccessToken?) {
         let allowed: String
         if case .service(let callers) = rule, let first = callers.sorted().first {
             allowed = first
@@ -62,7 +62,7 @@ final class AccessRuleTests: XCTestCase {
         let server = try await RunningServer.start(
             pki: pki,
             services: YediProtoCatalog.services.map(AcceptAllService.init),
-            interceptors: [AuthenticationInterceptor(verifier: FakeAccessTokenVerifier())]
+            interceptors: [AuthenticationInterceptor(verifier: try pki.tokenVerifier())]
         )
         let identities = Set(Self.services + ["yedi-probe"])
         var clients: [String: RPCClient] = [:]
@@ -101,7 +101,7 @@ final class AccessRuleTests: XCTestCase {
     }
 
     /// The status of one call with an empty request (the accept-all handlers ignore it).
-    static func call(_ method: MethodDescriptor, client: RPCClient, token: FakeAccessToken?) async -> StatusCode {
+    static func call(_ method: MethodDescriptor, client: RPCClient, token: TestAccessToken?) async -> StatusCode {
         var options = CallOptions.defaults
         if let token { options.metadata["authorization"] = token.authorization }
         do {

@@ -103,7 +103,7 @@ final class InterceptorTests: XCTestCase {
         let service = EchoTestService()
         let server = try await RunningServer.start(
             pki: pki, services: [service],
-            interceptors: [AuthenticationInterceptor(verifier: FakeAccessTokenVerifier())])
+            interceptors: [AuthenticationInterceptor(verifier: try pki.tokenVerifier())])
         func call(
             identity: String?,
             token: String?,
@@ -133,7 +133,7 @@ final class InterceptorTests: XCTestCase {
                 return (error as? RPCError) ?? RPCError(code: .unknown, message: "\(error)")
             }
         }
-        let customer = FakeAccessToken.customer
+        let customer = TestAccessToken.customer
         let anonymous = await call(identity: nil, token: nil)
         XCTAssertEqual(anonymous?.code, .unauthenticated)
         XCTAssertEqual(anonymous?.message, "sign-in required: send an access token")
@@ -168,18 +168,18 @@ final class InterceptorTests: XCTestCase {
 
         // On behalf of a user: verified like any token, for services only.
         let forUser = await call(
-            identity: "content", token: nil, onBehalfOf: customer.rawValue, streaming: true, text: "for-user")
+            identity: "content", token: nil, onBehalfOf: customer.value, streaming: true, text: "for-user")
         XCTAssertNil(forUser)
         XCTAssertEqual(service.probe.context(of: "for-user")?.onBehalfOf, customer.user)
         XCTAssertEqual(service.probe.context(of: "for-user")?.caller, .service(name: "content"))
         let forExpired = await call(
-            identity: "content", token: nil, onBehalfOf: FakeAccessToken.expired.rawValue, streaming: true)
+            identity: "content", token: nil, onBehalfOf: TestAccessToken.expired.value, streaming: true)
         XCTAssertEqual(forExpired?.code, .unauthenticated)
         let userClaimingAnother = await call(
-            identity: nil, token: customer.authorization, onBehalfOf: FakeAccessToken.designer.rawValue)
+            identity: nil, token: customer.authorization, onBehalfOf: TestAccessToken.designer.value)
         XCTAssertEqual(userClaimingAnother?.code, .permissionDenied)
         let anonymousClaimingAUser = await call(
-            identity: nil, token: nil, onBehalfOf: FakeAccessToken.designer.rawValue)
+            identity: nil, token: nil, onBehalfOf: TestAccessToken.designer.value)
         XCTAssertEqual(anonymousClaimingAUser?.code, .permissionDenied)
 
         // Health stays open to everyone, services included; a bad token (without a service certificate,
