@@ -13,6 +13,7 @@ let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio
 let metrics: Target.Dependency = .product(name: "Metrics", package: "swift-metrics")
 let metricsTestKit: Target.Dependency = .product(name: "MetricsTestKit", package: "swift-metrics")
 let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift-prometheus")
+let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")
 let serviceLifecycleTestKit: Target.Dependency = .product(
     name: "ServiceLifecycleTestKit",
     package: "swift-service-lifecycle"
@@ -26,6 +27,7 @@ let package = Package(
         .executable(name: "echo-bench", targets: ["EchoBench"]),
         .executable(name: "yedi-probe", targets: ["YediProbe"]),
         .executable(name: "tls-soak", targets: ["TLSSoak"]),
+        .executable(name: "foundation-bench", targets: ["FoundationBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -36,6 +38,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         // MARK: C at the edge: one thin target per C library.
@@ -95,19 +98,21 @@ let package = Package(
 
         // MARK: The four services, each its own process
 
-        /// What every service process shares: options, TLS from the PKI folder, interceptors, /metrics.
+        /// The service foundation: configuration, the environment handlers are built from (database, peers,
+        /// tokens, clock, IDs, outbox), and the process runner.
         .target(
             name: "ServiceRuntime",
-            dependencies: ["RPCCore", argumentParser, logging, nioCore, nioPosix, serviceLifecycle]
+            dependencies: [
+                "RPCCore", "ProtoBridge", "YediProto", "AccessTokens", "YediCrypto", argumentParser, logging, metrics,
+                nioCore,
+                nioPosix, serviceLifecycle, grdb, .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
-        .executableTarget(
-            name: "AccountService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", argumentParser]),
-        .executableTarget(
-            name: "ContentService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", argumentParser]),
-        .executableTarget(
-            name: "BookingService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", argumentParser]),
-        .executableTarget(
-            name: "ChatService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", argumentParser]),
+        /// Each service is its handlers, its store and its schema; tests start them in-process too.
+        .executableTarget(name: "AccountService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", grdb]),
+        .executableTarget(name: "ContentService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", grdb]),
+        .executableTarget(name: "BookingService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", grdb]),
+        .executableTarget(name: "ChatService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", grdb]),
 
         // MARK: Tools
 
@@ -127,6 +132,12 @@ let package = Package(
         .executableTarget(
             name: "TLSSoak",
             dependencies: ["RPCCore", nioCore, nioPosix, argumentParser]
+        ),
+
+        /// Token verification, password hashing and database round trips of the service foundation.
+        .executableTarget(
+            name: "FoundationBench",
+            dependencies: ["ServiceRuntime", "AccessTokens", "YediCrypto", "RPCCore", argumentParser, grdb, logging]
         ),
 
         /// Replaces malloc & co. in a benchmark executable to count allocations.
@@ -156,10 +167,30 @@ let package = Package(
         .target(
             name: "RPCTestSupport",
             dependencies: [
-                "RPCCore", "YediProto", nioCore, nioPosix, logging,
+                "RPCCore", "YediProto", "AccessTokens", "YediCrypto", nioCore, nioPosix, logging,
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Tests/RPCTestSupport"
+        ),
+        /// Test helpers for services: start any service in-process (temporary data, throwaway PKI), tokens.
+        .target(
+            name: "ServiceTestSupport",
+            dependencies: ["ServiceRuntime", "RPCTestSupport", "RPCCore", "AccessTokens", nioCore, nioPosix, logging],
+            path: "Tests/ServiceTestSupport"
+        ),
+        /// A service process for the runtime's process-level tests (SIGKILL, outbox redelivery).
+        .executableTarget(
+            name: "RuntimeTestbed",
+            dependencies: ["ServiceRuntime", "RPCCore", "YediProto", grdb, serviceLifecycle],
+            path: "Tests/RuntimeTestbed"
+        ),
+        .testTarget(
+            name: "ServiceRuntimeTests",
+            dependencies: [
+                "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore", "YediProto", "AccessTokens",
+                "AccountService", "ContentService", "BookingService", "ChatService", grdb, logging,
+                serviceLifecycle,
+            ]
         ),
         .testTarget(
             name: "ProtoBridgeTests",

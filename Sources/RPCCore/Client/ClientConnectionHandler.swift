@@ -93,7 +93,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             let names = info.peerIdentity?.uris ?? []
             let error = RPCError(
                 code: .unavailable,
-                message: "the server is not \(expected): its certificate names \(names.isEmpty ? "no service" : "\(names)")"
+                message:
+                    "the server is not \(expected): its certificate names \(names.isEmpty ? "no service" : "\(names)")"
             )
             closedError = error
             ready.fail(error)

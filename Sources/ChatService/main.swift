@@ -1,0 +1,3 @@
+import ServiceRuntime
+
+await ServiceRunner.main(ChatServiceDefinition.self)

@@ -1,0 +1,127 @@
+import AccessTokens
+import ArgumentParser
+import Foundation
+import GRDB
+import Logging
+import RPCCore
+import ServiceRuntime
+import YediCrypto
+
+/// What every service pays for the foundation: verifying an access token, hashing a password at the
+/// production cost, and a small write and read through a service's database (WAL, synchronous=FULL).
+///
+///     swift run -c release foundation-bench
+@main
+struct FoundationBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "foundation-bench",
+        abstract: "Token verifications/s (one core), password hash time, database writes and reads/s."
+    )
+
+    @Option(help: "Token verifications per round.")
+    var verifications = 50_000
+
+    @Option(help: "Password hashes measured.")
+    var hashes = 5
+
+    @Option(help: "Database write transactions (one row each).")
+    var writes = 2_000
+
+    @Option(help: "Database reads (one row by primary key each).")
+    var reads = 20_000
+
+    @Option(help: "Measured rounds; the median is reported.")
+    var rounds = 3
+
+    func run() async throws {
+        try tokens()
+        try await passwords()
+        try await database()
+    }
+
+    /// One core: the verifier is called in a loop on this thread.
+    func tokens() throws {
+        let key = TokenSigningKey(privateKey: Ed25519PrivateKey.generate())
+        let issuer = AccessTokenIssuer(signingKey: key)
+        let token = try issuer.issue(userID: "01jbench0000000000000000", role: .customer, sessionID: "s-1").token
+        let verifier = JWTVerifier(keys: [key.verificationKey])
+        let perSecond = median(
+            (0..<rounds).map { _ in
+                let start = ContinuousClock.now
+                for _ in 0..<verifications { _ = try? verifier.claims(of: token) }
+                return Double(verifications) / seconds(since: start)
+            })
+        print(
+            #"{"bench":"token-verify","per_second":\#(Int(perSecond)),"token_bytes":\#(token.utf8.count),"threads":1}"#)
+    }
+
+    func passwords() async throws {
+        let hasher = PasswordHasher()
+        var times: [Double] = []
+        var encoded = ""
+        for _ in 0..<hashes {
+            let start = ContinuousClock.now
+            encoded = try await hasher.hash("correct horse battery staple 1")
+            times.append(seconds(since: start) * 1_000)
+        }
+        let verifyStart = ContinuousClock.now
+        let verified = try await hasher.verify("correct horse battery staple 1", against: encoded)
+        precondition(verified, "the hash does not verify")
+        let verifyMilliseconds = seconds(since: verifyStart) * 1_000
+        let parameters = encoded.split(separator: "$").dropFirst().first.map(String.init) ?? "?"
+        let settings = encoded.split(separator: "$").dropFirst(2).first.map(String.init) ?? "?"
+        print(
+            #"{"bench":"password-hash","kdf":"\#(parameters)","parameters":"\#(settings)","#
+                + #""median_ms":\#(String(format: "%.1f", median(times))),"verify_ms":\#(String(format: "%.1f", verifyMilliseconds))}"#
+        )
+    }
+
+    func database() async throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("yedi-foundation-bench-\(ProcessInfo.processInfo.processIdentifier)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = try ServiceDatabase.open(
+            directory: directory.path,
+            name: "bench",
+            migrations: { migrator in
+                migrator.registerMigration("bench-1") { db in
+                    try db.create(table: "item") { table in
+                        table.primaryKey("id", .integer)
+                        table.column("name", .text).notNull()
+                    }
+                }
+            },
+            logger: Logger(label: "bench")
+        )
+        let writeStart = ContinuousClock.now
+        for index in 0..<writes {
+            try await database.write { db in
+                try db.execute(sql: "INSERT INTO item (id, name) VALUES (?, ?)", arguments: [index, "item \(index)"])
+            }
+        }
+        let writesPerSecond = Double(writes) / seconds(since: writeStart)
+        let readStart = ContinuousClock.now
+        for index in 0..<reads {
+            let id = index % writes
+            _ = try await database.read { db in
+                try String.fetchOne(db, sql: "SELECT name FROM item WHERE id = ?", arguments: [id])
+            }
+        }
+        let readsPerSecond = Double(reads) / seconds(since: readStart)
+        try database.close()
+        print(
+            #"{"bench":"database","writes_per_second":\#(Int(writesPerSecond)),"reads_per_second":\#(Int(readsPerSecond)),"#
+                + #""write_transactions":\#(writes),"reads":\#(reads),"journal":"wal","synchronous":"full"}"#
+        )
+    }
+
+    private func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    private func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted[sorted.count / 2]
+    }
+}

@@ -1,0 +1,211 @@
+import Foundation
+import Logging
+import RPCCore
+
+/// A service process's settings, checked: what `ServiceOptions` and the environment said, over the
+/// service's defaults.
+public struct ServiceConfiguration: Sendable {
+    public var name: String
+    public var host: String
+    /// 0 lets the system choose (tests).
+    public var port: Int
+    public var metricsPort: Int
+    public var dataDirectory: String
+    public var certificateFile: String
+    public var privateKeyFile: String
+    public var caFile: String
+    public var tokenPublicKeyFiles: [String]
+    /// Only the token issuer (AccountService) loads it.
+    public var tokenSigningKeyFile: String
+    /// Peer service name → its addresses.
+    public var peers: [String: [ClientConfiguration.Target]]
+    public var imageCacheItems: Int
+    public var textCacheItems: Int
+    public var maxFrameBytes: Int
+    public var logLevel: Logger.Level
+    public var shutdownGrace: Duration
+    public var devClock: Bool
+
+    /// Reads `options` over `environment` (`YEDI_…` variables) over `defaults`; throws a
+    /// `ConfigurationError` naming the first bad option.
+    public static func resolve(
+        options: ServiceOptions,
+        environment: [String: String],
+        defaults: ServiceDefaults
+    ) throws(ConfigurationError) -> ServiceConfiguration {
+        let reader = OptionReader(environment: environment)
+        let pki = reader.text(options.pki, flag: "pki", default: "deploy/pki")
+        func inPKI(_ file: String) -> String { URL(fileURLWithPath: pki).appendingPathComponent(file).path }
+
+        let host = reader.text(options.host, flag: "host", default: "127.0.0.1")
+        guard !host.isEmpty else { throw reader.error("host", "must not be empty") }
+        var peers: [String: [ClientConfiguration.Target]] = [:]
+        for name in defaults.peers {
+            guard let port = ServiceDefaults.developmentPorts[name] else { continue }
+            peers[name] = [ClientConfiguration.Target(host: "127.0.0.1", port: port)]
+        }
+        let peerEntries =
+            options.peers.isEmpty
+            ? (environment["YEDI_PEERS"] ?? "").split(whereSeparator: { $0 == " " || $0 == ";" }).map(String.init)
+            : options.peers
+        for entry in peerEntries {
+            let (name, targets) = try parsePeer(entry, reader: reader)
+            peers[name] = targets
+        }
+
+        let tokenKeys = reader.text(
+            options.tokenPublicKeys, flag: "token-public-keys", default: inPKI("token-signing.pub.pem"))
+        let tokenKeyFiles = tokenKeys.split(separator: ",", omittingEmptySubsequences: false).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        guard !tokenKeyFiles.isEmpty, !tokenKeyFiles.contains("") else {
+            throw reader.error("token-public-keys", "give one or more key files, separated by commas")
+        }
+
+        let levelName = reader.text(options.logLevel, flag: "log-level", default: "info")
+        guard let level = Logger.Level(rawValue: levelName) else {
+            throw reader.error(
+                "log-level", "\"\(levelName)\" is not one of trace, debug, info, notice, warning, error, critical")
+        }
+        let grace = try reader.number(
+            options.shutdownGrace, flag: "shutdown-grace", default: 10, range: 0...3_600, as: Double.self)
+
+        let devClockFromEnvironment = try reader.boolean(environment["YEDI_DEV_CLOCK"], flag: "dev-clock")
+        let devClock = options.devClock || devClockFromEnvironment
+
+        return ServiceConfiguration(
+            name: defaults.name,
+            host: host,
+            port: try reader.integer(options.port, flag: "port", default: defaults.port, range: 0...65_535),
+            metricsPort: try reader.integer(
+                options.metricsPort, flag: "metrics-port", default: defaults.metricsPort, range: 0...65_535),
+            dataDirectory: try reader.nonEmpty(options.data, flag: "data", default: "data/\(defaults.name)"),
+            certificateFile: reader.text(options.cert, flag: "cert", default: inPKI("\(defaults.name).pem")),
+            privateKeyFile: reader.text(options.key, flag: "key", default: inPKI("\(defaults.name).key")),
+            caFile: reader.text(options.ca, flag: "ca", default: inPKI("ca.pem")),
+            tokenPublicKeyFiles: tokenKeyFiles,
+            tokenSigningKeyFile: reader.text(
+                options.tokenSigningKey, flag: "token-signing-key", default: inPKI("token-signing.key")),
+            peers: peers,
+            imageCacheItems: try reader.integer(
+                options.imageCacheItems, flag: "image-cache-items", default: 50, range: 1...1_000_000),
+            textCacheItems: try reader.integer(
+                options.textCacheItems, flag: "text-cache-items", default: 1_000, range: 1...10_000_000),
+            maxFrameBytes: try reader.integer(
+                options.maxFrameBytes, flag: "max-frame-bytes", default: defaults.maxFrameBytes,
+                range: 1_024...(64 << 20)),
+            logLevel: level,
+            shutdownGrace: .milliseconds(Int64(grace * 1_000)),
+            devClock: devClock
+        )
+    }
+
+    /// `account=10.0.0.5:7001,10.0.0.6:7001`
+    private static func parsePeer(
+        _ entry: String,
+        reader: OptionReader
+    ) throws(ConfigurationError) -> (String, [ClientConfiguration.Target]) {
+        let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2, ServiceDefaults.developmentPorts[parts[0]] != nil else {
+            throw reader.error(
+                "peer",
+                "\"\(entry)\" is not NAME=HOST:PORT[,HOST:PORT…] with NAME one of account, content, booking, chat")
+        }
+        var targets: [ClientConfiguration.Target] = []
+        for address in parts[1].split(separator: ",") {
+            guard let target = ClientConfiguration.Target(String(address)) else {
+                throw reader.error("peer", "\"\(address)\" (peer \(parts[0])) is not HOST:PORT")
+            }
+            targets.append(target)
+        }
+        guard !targets.isEmpty else { throw reader.error("peer", "peer \(parts[0]) has no address") }
+        return (parts[0], targets)
+    }
+}
+
+/// What a service is when nobody says otherwise.
+public struct ServiceDefaults: Sendable {
+    /// `account`: names the certificate, the data folder, the database file and the logs.
+    public var name: String
+    public var port: Int
+    public var metricsPort: Int
+    public var maxFrameBytes: Int
+    /// The services this one calls.
+    public var peers: [String]
+
+    public init(name: String, port: Int, metricsPort: Int, maxFrameBytes: Int = 4 << 20, peers: [String] = []) {
+        self.name = name
+        self.port = port
+        self.metricsPort = metricsPort
+        self.maxFrameBytes = maxFrameBytes
+        self.peers = peers
+    }
+
+    /// Where `deploy/start.sh` runs each service, so a development peer needs no configuration.
+    public static let developmentPorts = ["account": 7001, "content": 7002, "booking": 7003, "chat": 7004]
+}
+
+/// Reads one option from its flag, else its `YEDI_…` variable, else a default.
+private struct OptionReader {
+    let environment: [String: String]
+
+    /// `metrics-port` → `YEDI_METRICS_PORT`
+    static func variable(_ flag: String) -> String {
+        "YEDI_" + flag.uppercased().replacingOccurrences(of: "-", with: "_")
+    }
+
+    func error(_ flag: String, _ problem: String) -> ConfigurationError {
+        // `--peer` repeats; its variable holds the whole list.
+        let variable = flag == "peer" ? "YEDI_PEERS" : Self.variable(flag)
+        return ConfigurationError(option: "--\(flag) (\(variable))", problem: problem)
+    }
+
+    func raw(_ value: String?, flag: String) -> String? {
+        value ?? environment[Self.variable(flag)]
+    }
+
+    func text(_ value: String?, flag: String, default fallback: String) -> String {
+        raw(value, flag: flag) ?? fallback
+    }
+
+    func nonEmpty(_ value: String?, flag: String, default fallback: String) throws(ConfigurationError) -> String {
+        let text = text(value, flag: flag, default: fallback)
+        guard !text.isEmpty else { throw error(flag, "must not be empty") }
+        return text
+    }
+
+    func integer(
+        _ value: String?,
+        flag: String,
+        default fallback: Int,
+        range: ClosedRange<Int>
+    ) throws(ConfigurationError) -> Int {
+        guard let text = raw(value, flag: flag) else { return fallback }
+        guard let number = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(number) else {
+            throw error(flag, "\"\(text)\" is not a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
+    }
+
+    func number(
+        _ value: String?,
+        flag: String,
+        default fallback: Double,
+        range: ClosedRange<Double>,
+        as: Double.Type
+    ) throws(ConfigurationError) -> Double {
+        guard let text = raw(value, flag: flag) else { return fallback }
+        guard let number = Double(text.trimmingCharacters(in: .whitespaces)), range.contains(number) else {
+            throw error(flag, "\"\(text)\" is not a number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
+    }
+
+    func boolean(_ value: String?, flag: String) throws(ConfigurationError) -> Bool {
+        switch value?.lowercased() {
+        case nil, "", "0", "false", "no", "off": return false
+        case "1", "true", "yes", "on": return true
+        default: throw error(flag, "\"\(value ?? "")\" is not 1/true/yes/on or 0/false/no/off")
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import ArgumentParser
+
+/// The command-line flags every Yedi service process takes; each has a `YEDI_…` environment variable too.
+///
+/// Every value is read as text here and checked in one place (`ServiceConfiguration.resolve`), so a bad
+/// value gets the same message naming the option whether it came from a flag or from the environment.
+/// A flag wins over the environment; the environment wins over the service's default.
+public struct ServiceOptions: ParsableArguments {
+    @Option(help: "Address to listen on for RPC. (YEDI_HOST; default 127.0.0.1)")
+    public var host: String?
+
+    @Option(help: "RPC port (TLS). (YEDI_PORT; default: the service's own)")
+    public var port: String?
+
+    @Option(help: "Plain-HTTP port for /metrics and /healthz, on loopback. (YEDI_METRICS_PORT)")
+    public var metricsPort: String?
+
+    @Option(help: "Folder for this service's database and blobs. (YEDI_DATA; default data/<service>)")
+    public var data: String?
+
+    @Option(help: "PKI folder: ca.pem, <service>.pem/.key, token keys. (YEDI_PKI; default deploy/pki)")
+    public var pki: String?
+
+    @Option(help: "This service's certificate chain. (YEDI_CERT; default <pki>/<service>.pem)")
+    public var cert: String?
+
+    @Option(help: "This service's private key. (YEDI_KEY; default <pki>/<service>.key)")
+    public var key: String?
+
+    @Option(help: "CA certificates trusted for peers and clients. (YEDI_CA; default <pki>/ca.pem)")
+    public var ca: String?
+
+    @Option(
+        help: """
+            Public keys access tokens are verified with, comma-separated (several during a key rotation). \
+            (YEDI_TOKEN_PUBLIC_KEYS; default <pki>/token-signing.pub.pem)
+            """)
+    public var tokenPublicKeys: String?
+
+    @Option(
+        help: """
+            Private key access tokens are signed with (AccountService only). \
+            (YEDI_TOKEN_SIGNING_KEY; default <pki>/token-signing.key)
+            """)
+    public var tokenSigningKey: String?
+
+    @Option(
+        name: .customLong("peer"),
+        help: """
+            A peer service and its addresses, NAME=HOST:PORT[,HOST:PORT…] (replicas); repeat per peer. \
+            (YEDI_PEERS, entries separated by spaces or ';'; default: the local development ports)
+            """)
+    public var peers: [String] = []
+
+    @Option(help: "Images the in-memory cache keeps. (YEDI_IMAGE_CACHE_ITEMS; default 50)")
+    public var imageCacheItems: String?
+
+    @Option(help: "Text items (profiles, previews) the in-memory cache keeps. (YEDI_TEXT_CACHE_ITEMS; default 1000)")
+    public var textCacheItems: String?
+
+    @Option(help: "Largest frame accepted, in bytes. (YEDI_MAX_FRAME_BYTES; default: the service's own)")
+    public var maxFrameBytes: String?
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical. (YEDI_LOG_LEVEL; default info)")
+    public var logLevel: String?
+
+    @Option(help: "Seconds calls in flight get to finish on SIGTERM/SIGINT. (YEDI_SHUTDOWN_GRACE; default 10)")
+    public var shutdownGrace: String?
+
+    @Flag(
+        help: """
+            DEVELOPMENT ONLY: let yedi.runtime.DevClock/AdvanceClock move this process's clock forward. \
+            (YEDI_DEV_CLOCK=1)
+            """)
+    public var devClock = false
+
+    public init() {}
+}

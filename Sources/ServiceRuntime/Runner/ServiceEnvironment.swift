@@ -1,0 +1,70 @@
+import AccessTokens
+import Foundation
+import Logging
+import Metrics
+import NIOConcurrencyHelpers
+import RPCCore
+import ServiceLifecycle
+
+/// Everything a service's handlers are built from. Made by `ServiceRunner` (or a test) once the database
+/// is open and migrated; nothing in it needs to be set up again by a service.
+public final class ServiceEnvironment: Sendable {
+    public let configuration: ServiceConfiguration
+    /// Labelled `yedi.<service>`; handlers log through their call's `context.logger`.
+    public let logger: Logger
+    /// `<data>`: the database lives here, and a service's blobs go in folders below it.
+    public let dataDirectory: URL
+    public let database: ServiceDatabase
+    public let peers: ServicePeers
+    /// Checks access tokens locally with the public key(s); what the authentication interceptor uses.
+    public let tokenVerifier: JWTVerifier
+    /// Signs access tokens; only for a service whose definition `issuesTokens` (AccountService).
+    public let tokenSigningKey: TokenSigningKey?
+    public let clock: any WallClock
+    public let ids: any IDGenerator
+    /// Durable calls to peers, written in the same transaction as the change that needs them.
+    public let outbox: Outbox
+    /// Where metrics go (Prometheus in a process, already bootstrapped before this exists).
+    public let metrics: any MetricsFactory
+    private let background = NIOLockedValueBox<[any Service]>([])
+
+    init(
+        configuration: ServiceConfiguration,
+        logger: Logger,
+        database: ServiceDatabase,
+        peers: ServicePeers,
+        tokenVerifier: JWTVerifier,
+        tokenSigningKey: TokenSigningKey?,
+        clock: any WallClock,
+        ids: any IDGenerator,
+        outbox: Outbox,
+        metrics: any MetricsFactory
+    ) {
+        self.configuration = configuration
+        self.logger = logger
+        self.dataDirectory = URL(fileURLWithPath: configuration.dataDirectory)
+        self.database = database
+        self.peers = peers
+        self.tokenVerifier = tokenVerifier
+        self.tokenSigningKey = tokenSigningKey
+        self.clock = clock
+        self.ids = ids
+        self.outbox = outbox
+        self.metrics = metrics
+    }
+
+    /// A folder below the data folder (created if missing), for a service's blobs.
+    public func dataFolder(_ name: String) throws -> URL {
+        let url = dataDirectory.appendingPathComponent(name, isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// Runs `service` (a background worker) in the process's service group: started after the database
+    /// opened, stopped gracefully (in reverse order) before it closes.
+    public func addBackgroundService(_ service: any Service) {
+        background.withLockedValue { $0.append(service) }
+    }
+
+    var backgroundServices: [any Service] { background.withLockedValue { $0 } }
+}

@@ -1,0 +1,92 @@
+import AccessTokens
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import RPCCore
+import RPCTestSupport
+import ServiceRuntime
+
+/// Starts services in this test process the way their executables run them (real TLS, real database,
+/// the runner's interceptors and access rules), each with a temporary data folder, on the throwaway
+/// `TestPKI` (its dev-PKI script also makes the token signing key).
+public struct ServiceHarness: Sendable {
+    public let pki: TestPKI
+    /// Removed with the test process's temporary files.
+    public let dataRoot: URL
+
+    public init() throws {
+        pki = try TestPKI.get()
+        dataRoot = pki.root.appendingPathComponent("data-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: dataRoot, withIntermediateDirectories: true)
+    }
+
+    /// The signing key `deploy/dev-pki.sh` made for the test PKI.
+    public var tokenSigningKeyFile: String { pki.devPKI.appendingPathComponent("token-signing.key").path }
+
+    /// A configuration for `defaults`' service on free ports, its data under `dataRoot/<name>`, peers on
+    /// loopback at `peers` (name → port).
+    public func configuration(
+        _ defaults: ServiceDefaults,
+        port: Int = 0,
+        peers: [String: Int] = [:],
+        dataDirectory: String? = nil,
+        configure: (inout ServiceOptions) -> Void = { _ in }
+    ) throws -> ServiceConfiguration {
+        var options = try ServiceOptions.parse([])
+        options.port = "\(port)"
+        options.metricsPort = "0"
+        options.pki = pki.devPKI.path
+        options.data = dataDirectory ?? dataRoot.appendingPathComponent(defaults.name).path
+        options.logLevel = "warning"
+        options.shutdownGrace = "1"
+        options.peers = peers.sorted { $0.key < $1.key }.map { "\($0.key)=127.0.0.1:\($0.value)" }
+        configure(&options)
+        return try ServiceConfiguration.resolve(options: options, environment: [:], defaults: defaults)
+    }
+
+    /// Starts `definition` with `configuration`.
+    public func start<Definition: ServiceDefinition>(
+        _ definition: Definition.Type,
+        configuration: ServiceConfiguration,
+        clock: any WallClock = SystemClock(),
+        ids: (any IDGenerator)? = nil
+    ) async throws -> RunningService {
+        var logger = Logger(label: "test.\(configuration.name)")
+        logger.logLevel = .warning
+        return try await ServiceRunner.start(
+            definition, configuration: configuration, clock: clock, ids: ids, logger: logger)
+    }
+
+    /// An access token for `user`, signed with the test PKI's key, valid from `now` for `lifetime`.
+    public func token(
+        user: String,
+        role: UserRole,
+        now: Date = Date(),
+        lifetime: Duration = .seconds(900)
+    ) throws -> String {
+        let issuer = AccessTokenIssuer(
+            signingKey: try TokenSigningKey.load(pemFile: tokenSigningKeyFile), lifetime: lifetime, now: { now })
+        return try issuer.issue(userID: user, role: role, sessionID: "s-\(user)").token
+    }
+
+    /// A client of loopback `port`, trusting the test CA, presenting `identity`'s certificate if given
+    /// (a service name, or "yedi-probe").
+    public func clientConfiguration(port: Int, identity: String? = nil) -> ClientConfiguration {
+        pki.rpcClientConfiguration(ports: [port], identity: identity) { $0.maxAttempts = 1 }
+    }
+
+    /// `authorization: Bearer <token>` call options.
+    public static func bearer(_ token: String, timeout: Duration = .seconds(10)) -> CallOptions {
+        CallOptions(timeout: timeout, metadata: ["authorization": "Bearer \(token)"])
+    }
+
+    /// A loopback port nothing listens on (bound, then released).
+    public static func unusedPort() throws -> Int {
+        let channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(host: "127.0.0.1", port: 0).wait()
+        let port = channel.localAddress!.port!
+        try channel.close().wait()
+        return port
+    }
+}
