@@ -188,7 +188,7 @@ let package = Package(
             name: "ServiceRuntimeTests",
             dependencies: [
                 "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore", "YediProto", "AccessTokens",
-                "AccountService", "ContentService", "BookingService", "ChatService", grdb, logging,
+                "AccountService", "ContentService", "BookingService", "ChatService", "RuntimeTestbed", grdb, logging,
                 serviceLifecycle,
             ]
         ),

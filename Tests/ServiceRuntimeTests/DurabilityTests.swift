@@ -6,6 +6,8 @@ import ServiceRuntime
 import ServiceTestSupport
 import XCTest
 
+@testable import RuntimeTestbed
+
 /// A service process writing through its environment's database is killed with SIGKILL mid-burst:
 /// every write it acknowledged is there after a restart, and SQLite finds the file intact.
 final class DurabilityTests: XCTestCase {
@@ -30,7 +32,8 @@ final class DurabilityTests: XCTestCase {
 
         // Restart: open the database through the runtime again (as the service would after a crash).
         let database = try ServiceDatabase.open(
-            directory: dataDirectory, name: "account", migrations: TestbedSchema.migrate, logger: Logger(label: "test"))
+            directory: dataDirectory, name: "account", migrations: TestbedDefinition.migrate,
+            logger: Logger(label: "test"))
         let (count, maximum) = try await database.read { db in
             (
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM testbed_row") ?? 0,
@@ -55,17 +58,5 @@ final class DurabilityTests: XCTestCase {
         output.split(separator: "\n").compactMap { line in
             line.hasPrefix("ack ") ? Int(line.dropFirst(4)) : nil
         }.max() ?? 0
-    }
-}
-
-/// The testbed's table, for reopening its database here (the same migration identifiers).
-enum TestbedSchema {
-    static func migrate(_ migrator: inout DatabaseMigrator) {
-        migrator.registerMigration("testbed-1") { db in
-            try db.create(table: "testbed_row") { table in
-                table.primaryKey("id", .integer)
-                table.column("payload", .text).notNull()
-            }
-        }
     }
 }
