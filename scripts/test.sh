@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: the debug build's tests, then AddressSanitizer (with leak detection) over
-# the codec and TLS tests, then ThreadSanitizer over RPCCore. Installs what it needs first.
+# the codec, crypto, token and TLS tests, then ThreadSanitizer over RPCCore and the service runtime.
+# Installs what it needs first.
 #
 #   scripts/test.sh           # everything (what CI runs)
 #   scripts/test.sh --quick   # the plain test run only
@@ -20,9 +21,10 @@ swift test --skip-build --parallel --num-workers 2
 export LSAN_OPTIONS="suppressions=$PWD/Tests/lsan-suppressions.txt:print_suppressions=0"
 export ASAN_OPTIONS="detect_leaks=1"
 
-step "AddressSanitizer + LeakSanitizer: codec and TLS tests"
+step "AddressSanitizer + LeakSanitizer: codec, crypto, token and TLS tests"
 swift build --build-tests --sanitize=address --scratch-path .build-asan
-swift test --skip-build --sanitize=address --scratch-path .build-asan --filter 'ProtoBridgeTests|RPCCoreTests\.TLS'
+swift test --skip-build --sanitize=address --scratch-path .build-asan \
+  --filter 'ProtoBridgeTests|YediCryptoTests|AccessTokenTests|RPCCoreTests\.TLS'
 
 step "LeakSanitizer still reports a leak of ours (a planted 10-byte leak)"
 if output=$(YEDI_PLANT_LEAK=1 swift test --skip-build --sanitize=address --scratch-path .build-asan \
@@ -38,6 +40,6 @@ if ! grep -q "Direct leak of 10 byte" <<<"$output"; then
 fi
 echo "planted leak reported: $(grep -m1 'Direct leak of 10 byte' <<<"$output")" >&2
 
-step "ThreadSanitizer: RPCCore tests"
+step "ThreadSanitizer: RPCCore and service runtime tests"
 swift build --build-tests --sanitize=thread --scratch-path .build-tsan
-swift test --skip-build --sanitize=thread --scratch-path .build-tsan --filter RPCCoreTests
+swift test --skip-build --sanitize=thread --scratch-path .build-tsan --filter 'RPCCoreTests|ServiceRuntimeTests'
