@@ -68,10 +68,12 @@ struct FoundationBench: AsyncParsableCommand {
         let verified = try await hasher.verify("correct horse battery staple 1", against: encoded)
         precondition(verified, "the hash does not verify")
         let verifyMilliseconds = seconds(since: verifyStart) * 1_000
-        let parameters = encoded.split(separator: "$").dropFirst().first.map(String.init) ?? "?"
-        let settings = encoded.split(separator: "$").dropFirst(2).first.map(String.init) ?? "?"
+        // `$scrypt$ln=15,r=8,p=1$<salt>$<hash>`
+        let fields = encoded.split(separator: "$").map(String.init)
+        let kdf = fields.first ?? "?"
+        let parameters = fields.count > 1 ? fields[1] : "?"
         print(
-            #"{"bench":"password-hash","kdf":"\#(parameters)","parameters":"\#(settings)","#
+            #"{"bench":"password-hash","kdf":"\#(kdf)","parameters":"\#(parameters)","#
                 + #""median_ms":\#(String(format: "%.1f", median(times))),"verify_ms":\#(String(format: "%.1f", verifyMilliseconds))}"#
         )
     }
