@@ -109,7 +109,10 @@ let package = Package(
             ]
         ),
         /// Each service is its handlers, its store and its schema; tests start them in-process too.
-        .executableTarget(name: "AccountService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", grdb]),
+        .executableTarget(
+            name: "AccountService",
+            dependencies: ["ServiceRuntime", "RPCCore", "YediProto", "AccessTokens", "YediCrypto", grdb, logging]
+        ),
         .executableTarget(name: "ContentService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", grdb]),
         .executableTarget(name: "BookingService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", grdb]),
         .executableTarget(name: "ChatService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", grdb]),

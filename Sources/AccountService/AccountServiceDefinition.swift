@@ -1,19 +1,52 @@
+import AccessTokens
 import GRDB
 import RPCCore
 import ServiceRuntime
+import YediCrypto
 import YediProto
 
-/// AccountService: users, designers and their shops, sessions (it issues the access tokens), follows.
-///
-/// Its handlers come with the AccountService issue; until then its methods answer UNIMPLEMENTED.
+/// AccountService: users, designers and their shops, sessions (it issues the access tokens), follows,
+/// designer search and recent searches, and account deletion across every service.
 enum AccountServiceDefinition: ServiceDefinition {
     static let defaults = ServiceDefaults(
         name: "account", port: 7001, metricsPort: 9101, peers: ["content", "booking", "chat"])
-    static let summary = "Yedi AccountService: users, designers, sessions and follows, over TLS."
+    static let summary = "Yedi AccountService: users, designers, sessions, follows and search, over TLS."
     static let issuesTokens = true
-    static let placeholders = [YediAccount.AccountService.descriptor]
 
-    static func migrate(_ migrator: inout DatabaseMigrator) {}
+    static func migrate(_ migrator: inout DatabaseMigrator) {
+        AccountSchema.migrate(&migrator)
+    }
 
-    static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] { [] }
+    static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
+        [try await handlers(env, passwords: PasswordHasher())]
+    }
+
+    /// The handlers on `env`; tests pass a cheaper password hasher.
+    static func handlers(_ env: ServiceEnvironment, passwords: PasswordHasher) async throws -> AccountHandlers {
+        guard let signingKey = env.tokenSigningKey else {
+            throw ConfigurationError(option: "--token-signing-key (YEDI_TOKEN_SIGNING_KEY)", problem: "required")
+        }
+        let clock = env.clock
+        let peers = env.peers
+        return AccountHandlers(
+            store: SQLiteAccountStore(database: env.database, outbox: env.outbox),
+            passwords: passwords,
+            sessions: SessionIssuer(
+                tokens: AccessTokenIssuer(signingKey: signingKey, now: { clock.now }), clock: clock, ids: env.ids),
+            throttle: SignInThrottle(),
+            clock: clock,
+            ids: env.ids,
+            reviews: { designerIDs in
+                let content = YediContent.ContentService.Client(try peers.client(for: "content"))
+                let answer = try await content.getReviewSummaries(
+                    .init(designerIDs: designerIDs), options: CallOptions(timeout: .seconds(2)))
+                return Dictionary(
+                    answer.summaries.map {
+                        ($0.designerID, YediAccount.ReviewSummary(rating: $0.rating, reviewCount: $0.reviewCount))
+                    },
+                    uniquingKeysWith: { first, _ in first })
+            },
+            decoyHash: try await passwords.hash(Base64URL.encode(SecureRandom.bytes(16)))
+        )
+    }
 }

@@ -52,6 +52,51 @@ void   yedi__account__user__free_unpacked
   assert(message->base.descriptor == &yedi__account__user__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__account__public_user__init
+                     (Yedi__Account__PublicUser         *message)
+{
+  static const Yedi__Account__PublicUser init_value = YEDI__ACCOUNT__PUBLIC_USER__INIT;
+  *message = init_value;
+}
+size_t yedi__account__public_user__get_packed_size
+                     (const Yedi__Account__PublicUser *message)
+{
+  assert(message->base.descriptor == &yedi__account__public_user__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__public_user__pack
+                     (const Yedi__Account__PublicUser *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__public_user__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__public_user__pack_to_buffer
+                     (const Yedi__Account__PublicUser *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__public_user__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__PublicUser *
+       yedi__account__public_user__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__PublicUser *)
+     protobuf_c_message_unpack (&yedi__account__public_user__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__public_user__free_unpacked
+                     (Yedi__Account__PublicUser *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__public_user__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__account__address__init
                      (Yedi__Account__Address         *message)
 {
@@ -187,6 +232,51 @@ void   yedi__account__shop__free_unpacked
   assert(message->base.descriptor == &yedi__account__shop__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__account__review_summary__init
+                     (Yedi__Account__ReviewSummary         *message)
+{
+  static const Yedi__Account__ReviewSummary init_value = YEDI__ACCOUNT__REVIEW_SUMMARY__INIT;
+  *message = init_value;
+}
+size_t yedi__account__review_summary__get_packed_size
+                     (const Yedi__Account__ReviewSummary *message)
+{
+  assert(message->base.descriptor == &yedi__account__review_summary__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__review_summary__pack
+                     (const Yedi__Account__ReviewSummary *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__review_summary__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__review_summary__pack_to_buffer
+                     (const Yedi__Account__ReviewSummary *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__review_summary__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__ReviewSummary *
+       yedi__account__review_summary__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__ReviewSummary *)
+     protobuf_c_message_unpack (&yedi__account__review_summary__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__review_summary__free_unpacked
+                     (Yedi__Account__ReviewSummary *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__review_summary__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__account__designer__init
                      (Yedi__Account__Designer         *message)
 {
@@ -230,6 +320,51 @@ void   yedi__account__designer__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &yedi__account__designer__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__designer_summary__init
+                     (Yedi__Account__DesignerSummary         *message)
+{
+  static const Yedi__Account__DesignerSummary init_value = YEDI__ACCOUNT__DESIGNER_SUMMARY__INIT;
+  *message = init_value;
+}
+size_t yedi__account__designer_summary__get_packed_size
+                     (const Yedi__Account__DesignerSummary *message)
+{
+  assert(message->base.descriptor == &yedi__account__designer_summary__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__designer_summary__pack
+                     (const Yedi__Account__DesignerSummary *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__designer_summary__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__designer_summary__pack_to_buffer
+                     (const Yedi__Account__DesignerSummary *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__designer_summary__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__DesignerSummary *
+       yedi__account__designer_summary__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__DesignerSummary *)
+     protobuf_c_message_unpack (&yedi__account__designer_summary__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__designer_summary__free_unpacked
+                     (Yedi__Account__DesignerSummary *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__designer_summary__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   yedi__account__session__init
@@ -547,6 +682,51 @@ void   yedi__account__refresh_session_request__free_unpacked
   assert(message->base.descriptor == &yedi__account__refresh_session_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__account__refresh_session_response__init
+                     (Yedi__Account__RefreshSessionResponse         *message)
+{
+  static const Yedi__Account__RefreshSessionResponse init_value = YEDI__ACCOUNT__REFRESH_SESSION_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__account__refresh_session_response__get_packed_size
+                     (const Yedi__Account__RefreshSessionResponse *message)
+{
+  assert(message->base.descriptor == &yedi__account__refresh_session_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__refresh_session_response__pack
+                     (const Yedi__Account__RefreshSessionResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__refresh_session_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__refresh_session_response__pack_to_buffer
+                     (const Yedi__Account__RefreshSessionResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__refresh_session_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__RefreshSessionResponse *
+       yedi__account__refresh_session_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__RefreshSessionResponse *)
+     protobuf_c_message_unpack (&yedi__account__refresh_session_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__refresh_session_response__free_unpacked
+                     (Yedi__Account__RefreshSessionResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__refresh_session_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__account__sign_out_request__init
                      (Yedi__Account__SignOutRequest         *message)
 {
@@ -637,6 +817,51 @@ void   yedi__account__sign_out_response__free_unpacked
   assert(message->base.descriptor == &yedi__account__sign_out_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__account__get_me_request__init
+                     (Yedi__Account__GetMeRequest         *message)
+{
+  static const Yedi__Account__GetMeRequest init_value = YEDI__ACCOUNT__GET_ME_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__account__get_me_request__get_packed_size
+                     (const Yedi__Account__GetMeRequest *message)
+{
+  assert(message->base.descriptor == &yedi__account__get_me_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__get_me_request__pack
+                     (const Yedi__Account__GetMeRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__get_me_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__get_me_request__pack_to_buffer
+                     (const Yedi__Account__GetMeRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__get_me_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__GetMeRequest *
+       yedi__account__get_me_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__GetMeRequest *)
+     protobuf_c_message_unpack (&yedi__account__get_me_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__get_me_request__free_unpacked
+                     (Yedi__Account__GetMeRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__get_me_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__account__get_user_request__init
                      (Yedi__Account__GetUserRequest         *message)
 {
@@ -680,6 +905,96 @@ void   yedi__account__get_user_request__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &yedi__account__get_user_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__batch_get_users_request__init
+                     (Yedi__Account__BatchGetUsersRequest         *message)
+{
+  static const Yedi__Account__BatchGetUsersRequest init_value = YEDI__ACCOUNT__BATCH_GET_USERS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__account__batch_get_users_request__get_packed_size
+                     (const Yedi__Account__BatchGetUsersRequest *message)
+{
+  assert(message->base.descriptor == &yedi__account__batch_get_users_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__batch_get_users_request__pack
+                     (const Yedi__Account__BatchGetUsersRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__batch_get_users_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__batch_get_users_request__pack_to_buffer
+                     (const Yedi__Account__BatchGetUsersRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__batch_get_users_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__BatchGetUsersRequest *
+       yedi__account__batch_get_users_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__BatchGetUsersRequest *)
+     protobuf_c_message_unpack (&yedi__account__batch_get_users_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__batch_get_users_request__free_unpacked
+                     (Yedi__Account__BatchGetUsersRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__batch_get_users_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__batch_get_users_response__init
+                     (Yedi__Account__BatchGetUsersResponse         *message)
+{
+  static const Yedi__Account__BatchGetUsersResponse init_value = YEDI__ACCOUNT__BATCH_GET_USERS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__account__batch_get_users_response__get_packed_size
+                     (const Yedi__Account__BatchGetUsersResponse *message)
+{
+  assert(message->base.descriptor == &yedi__account__batch_get_users_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__batch_get_users_response__pack
+                     (const Yedi__Account__BatchGetUsersResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__batch_get_users_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__batch_get_users_response__pack_to_buffer
+                     (const Yedi__Account__BatchGetUsersResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__batch_get_users_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__BatchGetUsersResponse *
+       yedi__account__batch_get_users_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__BatchGetUsersResponse *)
+     protobuf_c_message_unpack (&yedi__account__batch_get_users_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__batch_get_users_response__free_unpacked
+                     (Yedi__Account__BatchGetUsersResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__batch_get_users_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   yedi__account__get_designer_request__init
@@ -770,6 +1085,96 @@ void   yedi__account__update_profile_request__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &yedi__account__update_profile_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__update_designer_profile_request__init
+                     (Yedi__Account__UpdateDesignerProfileRequest         *message)
+{
+  static const Yedi__Account__UpdateDesignerProfileRequest init_value = YEDI__ACCOUNT__UPDATE_DESIGNER_PROFILE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__account__update_designer_profile_request__get_packed_size
+                     (const Yedi__Account__UpdateDesignerProfileRequest *message)
+{
+  assert(message->base.descriptor == &yedi__account__update_designer_profile_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__update_designer_profile_request__pack
+                     (const Yedi__Account__UpdateDesignerProfileRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__update_designer_profile_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__update_designer_profile_request__pack_to_buffer
+                     (const Yedi__Account__UpdateDesignerProfileRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__update_designer_profile_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__UpdateDesignerProfileRequest *
+       yedi__account__update_designer_profile_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__UpdateDesignerProfileRequest *)
+     protobuf_c_message_unpack (&yedi__account__update_designer_profile_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__update_designer_profile_request__free_unpacked
+                     (Yedi__Account__UpdateDesignerProfileRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__update_designer_profile_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__update_shop_request__init
+                     (Yedi__Account__UpdateShopRequest         *message)
+{
+  static const Yedi__Account__UpdateShopRequest init_value = YEDI__ACCOUNT__UPDATE_SHOP_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__account__update_shop_request__get_packed_size
+                     (const Yedi__Account__UpdateShopRequest *message)
+{
+  assert(message->base.descriptor == &yedi__account__update_shop_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__update_shop_request__pack
+                     (const Yedi__Account__UpdateShopRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__update_shop_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__update_shop_request__pack_to_buffer
+                     (const Yedi__Account__UpdateShopRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__update_shop_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__UpdateShopRequest *
+       yedi__account__update_shop_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__UpdateShopRequest *)
+     protobuf_c_message_unpack (&yedi__account__update_shop_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__update_shop_request__free_unpacked
+                     (Yedi__Account__UpdateShopRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__update_shop_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   yedi__account__search_designers_request__init
@@ -1042,6 +1447,51 @@ void   yedi__account__record_recent_search_request__free_unpacked
   assert(message->base.descriptor == &yedi__account__record_recent_search_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__account__delete_recent_search_request__init
+                     (Yedi__Account__DeleteRecentSearchRequest         *message)
+{
+  static const Yedi__Account__DeleteRecentSearchRequest init_value = YEDI__ACCOUNT__DELETE_RECENT_SEARCH_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__account__delete_recent_search_request__get_packed_size
+                     (const Yedi__Account__DeleteRecentSearchRequest *message)
+{
+  assert(message->base.descriptor == &yedi__account__delete_recent_search_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__delete_recent_search_request__pack
+                     (const Yedi__Account__DeleteRecentSearchRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__delete_recent_search_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__delete_recent_search_request__pack_to_buffer
+                     (const Yedi__Account__DeleteRecentSearchRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__delete_recent_search_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__DeleteRecentSearchRequest *
+       yedi__account__delete_recent_search_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__DeleteRecentSearchRequest *)
+     protobuf_c_message_unpack (&yedi__account__delete_recent_search_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__delete_recent_search_request__free_unpacked
+                     (Yedi__Account__DeleteRecentSearchRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__delete_recent_search_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__account__follow_request__init
                      (Yedi__Account__FollowRequest         *message)
 {
@@ -1220,6 +1670,96 @@ void   yedi__account__list_following_response__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &yedi__account__list_following_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__list_followed_designer_ids_request__init
+                     (Yedi__Account__ListFollowedDesignerIdsRequest         *message)
+{
+  static const Yedi__Account__ListFollowedDesignerIdsRequest init_value = YEDI__ACCOUNT__LIST_FOLLOWED_DESIGNER_IDS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__account__list_followed_designer_ids_request__get_packed_size
+                     (const Yedi__Account__ListFollowedDesignerIdsRequest *message)
+{
+  assert(message->base.descriptor == &yedi__account__list_followed_designer_ids_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__list_followed_designer_ids_request__pack
+                     (const Yedi__Account__ListFollowedDesignerIdsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__list_followed_designer_ids_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__list_followed_designer_ids_request__pack_to_buffer
+                     (const Yedi__Account__ListFollowedDesignerIdsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__list_followed_designer_ids_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__ListFollowedDesignerIdsRequest *
+       yedi__account__list_followed_designer_ids_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__ListFollowedDesignerIdsRequest *)
+     protobuf_c_message_unpack (&yedi__account__list_followed_designer_ids_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__list_followed_designer_ids_request__free_unpacked
+                     (Yedi__Account__ListFollowedDesignerIdsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__list_followed_designer_ids_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__list_followed_designer_ids_response__init
+                     (Yedi__Account__ListFollowedDesignerIdsResponse         *message)
+{
+  static const Yedi__Account__ListFollowedDesignerIdsResponse init_value = YEDI__ACCOUNT__LIST_FOLLOWED_DESIGNER_IDS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__account__list_followed_designer_ids_response__get_packed_size
+                     (const Yedi__Account__ListFollowedDesignerIdsResponse *message)
+{
+  assert(message->base.descriptor == &yedi__account__list_followed_designer_ids_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__list_followed_designer_ids_response__pack
+                     (const Yedi__Account__ListFollowedDesignerIdsResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__list_followed_designer_ids_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__list_followed_designer_ids_response__pack_to_buffer
+                     (const Yedi__Account__ListFollowedDesignerIdsResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__list_followed_designer_ids_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__ListFollowedDesignerIdsResponse *
+       yedi__account__list_followed_designer_ids_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__ListFollowedDesignerIdsResponse *)
+     protobuf_c_message_unpack (&yedi__account__list_followed_designer_ids_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__list_followed_designer_ids_response__free_unpacked
+                     (Yedi__Account__ListFollowedDesignerIdsResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__list_followed_designer_ids_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   yedi__account__delete_account_request__init
@@ -1465,6 +2005,83 @@ const ProtobufCMessageDescriptor yedi__account__user__descriptor =
   yedi__account__user__field_indices_by_name,
   1,  yedi__account__user__number_ranges,
   (ProtobufCMessageInit) yedi__account__user__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__public_user__field_descriptors[4] =
+{
+  {
+    "id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__PublicUser, id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "role",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__PublicUser, role),
+    &yedi__account__role__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "name",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__PublicUser, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "profile_image_id",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__PublicUser, profile_image_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__public_user__field_indices_by_name[] = {
+  0,   /* field[0] = id */
+  2,   /* field[2] = name */
+  3,   /* field[3] = profile_image_id */
+  1,   /* field[1] = role */
+};
+static const ProtobufCIntRange yedi__account__public_user__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor yedi__account__public_user__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.PublicUser",
+  "PublicUser",
+  "Yedi__Account__PublicUser",
+  "yedi.account",
+  sizeof(Yedi__Account__PublicUser),
+  4,
+  yedi__account__public_user__field_descriptors,
+  yedi__account__public_user__field_indices_by_name,
+  1,  yedi__account__public_user__number_ranges,
+  (ProtobufCMessageInit) yedi__account__public_user__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor yedi__account__address__field_descriptors[3] =
@@ -1724,7 +2341,58 @@ const ProtobufCMessageDescriptor yedi__account__shop__descriptor =
   (ProtobufCMessageInit) yedi__account__shop__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__account__designer__field_descriptors[8] =
+static const ProtobufCFieldDescriptor yedi__account__review_summary__field_descriptors[2] =
+{
+  {
+    "rating",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__ReviewSummary, rating),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "review_count",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__ReviewSummary, review_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__review_summary__field_indices_by_name[] = {
+  0,   /* field[0] = rating */
+  1,   /* field[1] = review_count */
+};
+static const ProtobufCIntRange yedi__account__review_summary__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__account__review_summary__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.ReviewSummary",
+  "ReviewSummary",
+  "Yedi__Account__ReviewSummary",
+  "yedi.account",
+  sizeof(Yedi__Account__ReviewSummary),
+  2,
+  yedi__account__review_summary__field_descriptors,
+  yedi__account__review_summary__field_indices_by_name,
+  1,  yedi__account__review_summary__number_ranges,
+  (ProtobufCMessageInit) yedi__account__review_summary__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__designer__field_descriptors[7] =
 {
   {
     "user",
@@ -1733,7 +2401,7 @@ static const ProtobufCFieldDescriptor yedi__account__designer__field_descriptors
     PROTOBUF_C_TYPE_MESSAGE,
     0,   /* quantifier_offset */
     offsetof(Yedi__Account__Designer, user),
-    &yedi__account__user__descriptor,
+    &yedi__account__public_user__descriptor,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
@@ -1775,32 +2443,20 @@ static const ProtobufCFieldDescriptor yedi__account__designer__field_descriptors
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "rating",
+    "reviews",
     5,
     PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_DOUBLE,
+    PROTOBUF_C_TYPE_MESSAGE,
     0,   /* quantifier_offset */
-    offsetof(Yedi__Account__Designer, rating),
-    NULL,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "review_count",
-    6,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_INT64,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Account__Designer, review_count),
-    NULL,
+    offsetof(Yedi__Account__Designer, reviews),
+    &yedi__account__review_summary__descriptor,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
     "follower_count",
-    7,
+    6,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_INT64,
     0,   /* quantifier_offset */
@@ -1812,7 +2468,7 @@ static const ProtobufCFieldDescriptor yedi__account__designer__field_descriptors
   },
   {
     "shop",
-    8,
+    7,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
     0,   /* quantifier_offset */
@@ -1825,18 +2481,17 @@ static const ProtobufCFieldDescriptor yedi__account__designer__field_descriptors
 };
 static const unsigned yedi__account__designer__field_indices_by_name[] = {
   1,   /* field[1] = description */
-  6,   /* field[6] = follower_count */
+  5,   /* field[5] = follower_count */
   3,   /* field[3] = rank */
-  4,   /* field[4] = rating */
-  5,   /* field[5] = review_count */
-  7,   /* field[7] = shop */
+  4,   /* field[4] = reviews */
+  6,   /* field[6] = shop */
   2,   /* field[2] = skills */
   0,   /* field[0] = user */
 };
 static const ProtobufCIntRange yedi__account__designer__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 8 }
+  { 0, 7 }
 };
 const ProtobufCMessageDescriptor yedi__account__designer__descriptor =
 {
@@ -1846,11 +2501,101 @@ const ProtobufCMessageDescriptor yedi__account__designer__descriptor =
   "Yedi__Account__Designer",
   "yedi.account",
   sizeof(Yedi__Account__Designer),
-  8,
+  7,
   yedi__account__designer__field_descriptors,
   yedi__account__designer__field_indices_by_name,
   1,  yedi__account__designer__number_ranges,
   (ProtobufCMessageInit) yedi__account__designer__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__designer_summary__field_descriptors[5] =
+{
+  {
+    "user",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__DesignerSummary, user),
+    &yedi__account__public_user__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "rank",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__DesignerSummary, rank),
+    &yedi__account__designer_rank__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "shop_name",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__DesignerSummary, shop_name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "district",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__DesignerSummary, district),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "follower_count",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__DesignerSummary, follower_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__designer_summary__field_indices_by_name[] = {
+  3,   /* field[3] = district */
+  4,   /* field[4] = follower_count */
+  1,   /* field[1] = rank */
+  2,   /* field[2] = shop_name */
+  0,   /* field[0] = user */
+};
+static const ProtobufCIntRange yedi__account__designer_summary__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor yedi__account__designer_summary__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.DesignerSummary",
+  "DesignerSummary",
+  "Yedi__Account__DesignerSummary",
+  "yedi.account",
+  sizeof(Yedi__Account__DesignerSummary),
+  5,
+  yedi__account__designer_summary__field_descriptors,
+  yedi__account__designer_summary__field_indices_by_name,
+  1,  yedi__account__designer_summary__number_ranges,
+  (ProtobufCMessageInit) yedi__account__designer_summary__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor yedi__account__session__field_descriptors[4] =
@@ -2327,6 +3072,44 @@ const ProtobufCMessageDescriptor yedi__account__refresh_session_request__descrip
   (ProtobufCMessageInit) yedi__account__refresh_session_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor yedi__account__refresh_session_response__field_descriptors[1] =
+{
+  {
+    "session",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__RefreshSessionResponse, session),
+    &yedi__account__session__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__refresh_session_response__field_indices_by_name[] = {
+  0,   /* field[0] = session */
+};
+static const ProtobufCIntRange yedi__account__refresh_session_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__account__refresh_session_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.RefreshSessionResponse",
+  "RefreshSessionResponse",
+  "Yedi__Account__RefreshSessionResponse",
+  "yedi.account",
+  sizeof(Yedi__Account__RefreshSessionResponse),
+  1,
+  yedi__account__refresh_session_response__field_descriptors,
+  yedi__account__refresh_session_response__field_indices_by_name,
+  1,  yedi__account__refresh_session_response__number_ranges,
+  (ProtobufCMessageInit) yedi__account__refresh_session_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor yedi__account__sign_out_request__field_descriptors[1] =
 {
   {
@@ -2383,6 +3166,24 @@ const ProtobufCMessageDescriptor yedi__account__sign_out_response__descriptor =
   (ProtobufCMessageInit) yedi__account__sign_out_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+#define yedi__account__get_me_request__field_descriptors NULL
+#define yedi__account__get_me_request__field_indices_by_name NULL
+#define yedi__account__get_me_request__number_ranges NULL
+const ProtobufCMessageDescriptor yedi__account__get_me_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.GetMeRequest",
+  "GetMeRequest",
+  "Yedi__Account__GetMeRequest",
+  "yedi.account",
+  sizeof(Yedi__Account__GetMeRequest),
+  0,
+  yedi__account__get_me_request__field_descriptors,
+  yedi__account__get_me_request__field_indices_by_name,
+  0,  yedi__account__get_me_request__number_ranges,
+  (ProtobufCMessageInit) yedi__account__get_me_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor yedi__account__get_user_request__field_descriptors[1] =
 {
   {
@@ -2419,6 +3220,82 @@ const ProtobufCMessageDescriptor yedi__account__get_user_request__descriptor =
   yedi__account__get_user_request__field_indices_by_name,
   1,  yedi__account__get_user_request__number_ranges,
   (ProtobufCMessageInit) yedi__account__get_user_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__batch_get_users_request__field_descriptors[1] =
+{
+  {
+    "user_ids",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Yedi__Account__BatchGetUsersRequest, n_user_ids),
+    offsetof(Yedi__Account__BatchGetUsersRequest, user_ids),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__batch_get_users_request__field_indices_by_name[] = {
+  0,   /* field[0] = user_ids */
+};
+static const ProtobufCIntRange yedi__account__batch_get_users_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__account__batch_get_users_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.BatchGetUsersRequest",
+  "BatchGetUsersRequest",
+  "Yedi__Account__BatchGetUsersRequest",
+  "yedi.account",
+  sizeof(Yedi__Account__BatchGetUsersRequest),
+  1,
+  yedi__account__batch_get_users_request__field_descriptors,
+  yedi__account__batch_get_users_request__field_indices_by_name,
+  1,  yedi__account__batch_get_users_request__number_ranges,
+  (ProtobufCMessageInit) yedi__account__batch_get_users_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__batch_get_users_response__field_descriptors[1] =
+{
+  {
+    "users",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Account__BatchGetUsersResponse, n_users),
+    offsetof(Yedi__Account__BatchGetUsersResponse, users),
+    &yedi__account__public_user__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__batch_get_users_response__field_indices_by_name[] = {
+  0,   /* field[0] = users */
+};
+static const ProtobufCIntRange yedi__account__batch_get_users_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__account__batch_get_users_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.BatchGetUsersResponse",
+  "BatchGetUsersResponse",
+  "Yedi__Account__BatchGetUsersResponse",
+  "yedi.account",
+  sizeof(Yedi__Account__BatchGetUsersResponse),
+  1,
+  yedi__account__batch_get_users_response__field_descriptors,
+  yedi__account__batch_get_users_response__field_indices_by_name,
+  1,  yedi__account__batch_get_users_response__number_ranges,
+  (ProtobufCMessageInit) yedi__account__batch_get_users_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor yedi__account__get_designer_request__field_descriptors[1] =
@@ -2459,11 +3336,23 @@ const ProtobufCMessageDescriptor yedi__account__get_designer_request__descriptor
   (ProtobufCMessageInit) yedi__account__get_designer_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__account__update_profile_request__field_descriptors[5] =
+static const ProtobufCFieldDescriptor yedi__account__update_profile_request__field_descriptors[7] =
 {
   {
-    "name",
+    "fields",
     1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Yedi__Account__UpdateProfileRequest, n_fields),
+    offsetof(Yedi__Account__UpdateProfileRequest, fields),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "name",
+    2,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_STRING,
     0,   /* quantifier_offset */
@@ -2475,7 +3364,7 @@ static const ProtobufCFieldDescriptor yedi__account__update_profile_request__fie
   },
   {
     "phone",
-    2,
+    3,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_STRING,
     0,   /* quantifier_offset */
@@ -2486,8 +3375,32 @@ static const ProtobufCFieldDescriptor yedi__account__update_profile_request__fie
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "gender",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__UpdateProfileRequest, gender),
+    &yedi__account__gender__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "birth_date",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__UpdateProfileRequest, birth_date),
+    &yedi__common__local_date__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "profile_image_id",
-    3,
+    6,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_STRING,
     0,   /* quantifier_offset */
@@ -2499,7 +3412,7 @@ static const ProtobufCFieldDescriptor yedi__account__update_profile_request__fie
   },
   {
     "favourite_style",
-    4,
+    7,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_STRING,
     0,   /* quantifier_offset */
@@ -2509,30 +3422,20 @@ static const ProtobufCFieldDescriptor yedi__account__update_profile_request__fie
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
-  {
-    "designer",
-    5,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_MESSAGE,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Account__UpdateProfileRequest, designer),
-    &yedi__account__designer_profile__descriptor,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
 };
 static const unsigned yedi__account__update_profile_request__field_indices_by_name[] = {
-  4,   /* field[4] = designer */
-  3,   /* field[3] = favourite_style */
-  0,   /* field[0] = name */
-  1,   /* field[1] = phone */
-  2,   /* field[2] = profile_image_id */
+  4,   /* field[4] = birth_date */
+  6,   /* field[6] = favourite_style */
+  0,   /* field[0] = fields */
+  3,   /* field[3] = gender */
+  1,   /* field[1] = name */
+  2,   /* field[2] = phone */
+  5,   /* field[5] = profile_image_id */
 };
 static const ProtobufCIntRange yedi__account__update_profile_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 7 }
 };
 const ProtobufCMessageDescriptor yedi__account__update_profile_request__descriptor =
 {
@@ -2542,11 +3445,113 @@ const ProtobufCMessageDescriptor yedi__account__update_profile_request__descript
   "Yedi__Account__UpdateProfileRequest",
   "yedi.account",
   sizeof(Yedi__Account__UpdateProfileRequest),
-  5,
+  7,
   yedi__account__update_profile_request__field_descriptors,
   yedi__account__update_profile_request__field_indices_by_name,
   1,  yedi__account__update_profile_request__number_ranges,
   (ProtobufCMessageInit) yedi__account__update_profile_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__update_designer_profile_request__field_descriptors[3] =
+{
+  {
+    "description",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__UpdateDesignerProfileRequest, description),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "skills",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Yedi__Account__UpdateDesignerProfileRequest, n_skills),
+    offsetof(Yedi__Account__UpdateDesignerProfileRequest, skills),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "rank",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__UpdateDesignerProfileRequest, rank),
+    &yedi__account__designer_rank__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__update_designer_profile_request__field_indices_by_name[] = {
+  0,   /* field[0] = description */
+  2,   /* field[2] = rank */
+  1,   /* field[1] = skills */
+};
+static const ProtobufCIntRange yedi__account__update_designer_profile_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor yedi__account__update_designer_profile_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.UpdateDesignerProfileRequest",
+  "UpdateDesignerProfileRequest",
+  "Yedi__Account__UpdateDesignerProfileRequest",
+  "yedi.account",
+  sizeof(Yedi__Account__UpdateDesignerProfileRequest),
+  3,
+  yedi__account__update_designer_profile_request__field_descriptors,
+  yedi__account__update_designer_profile_request__field_indices_by_name,
+  1,  yedi__account__update_designer_profile_request__number_ranges,
+  (ProtobufCMessageInit) yedi__account__update_designer_profile_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__update_shop_request__field_descriptors[1] =
+{
+  {
+    "shop",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__UpdateShopRequest, shop),
+    &yedi__account__shop__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__update_shop_request__field_indices_by_name[] = {
+  0,   /* field[0] = shop */
+};
+static const ProtobufCIntRange yedi__account__update_shop_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__account__update_shop_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.UpdateShopRequest",
+  "UpdateShopRequest",
+  "Yedi__Account__UpdateShopRequest",
+  "yedi.account",
+  sizeof(Yedi__Account__UpdateShopRequest),
+  1,
+  yedi__account__update_shop_request__field_descriptors,
+  yedi__account__update_shop_request__field_indices_by_name,
+  1,  yedi__account__update_shop_request__number_ranges,
+  (ProtobufCMessageInit) yedi__account__update_shop_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor yedi__account__search_designers_request__field_descriptors[2] =
@@ -2609,7 +3614,7 @@ static const ProtobufCFieldDescriptor yedi__account__search_designers_response__
     PROTOBUF_C_TYPE_MESSAGE,
     offsetof(Yedi__Account__SearchDesignersResponse, n_designers),
     offsetof(Yedi__Account__SearchDesignersResponse, designers),
-    &yedi__account__designer__descriptor,
+    &yedi__account__designer_summary__descriptor,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
@@ -2651,11 +3656,23 @@ const ProtobufCMessageDescriptor yedi__account__search_designers_response__descr
   (ProtobufCMessageInit) yedi__account__search_designers_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__account__recent_search__field_descriptors[3] =
+static const ProtobufCFieldDescriptor yedi__account__recent_search__field_descriptors[4] =
 {
   {
-    "query",
+    "id",
     1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__RecentSearch, id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "query",
+    2,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_STRING,
     offsetof(Yedi__Account__RecentSearch, entry_case),
@@ -2667,7 +3684,7 @@ static const ProtobufCFieldDescriptor yedi__account__recent_search__field_descri
   },
   {
     "designer_id",
-    2,
+    3,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_STRING,
     offsetof(Yedi__Account__RecentSearch, entry_case),
@@ -2679,7 +3696,7 @@ static const ProtobufCFieldDescriptor yedi__account__recent_search__field_descri
   },
   {
     "searched_at_ms",
-    3,
+    4,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_INT64,
     0,   /* quantifier_offset */
@@ -2691,14 +3708,15 @@ static const ProtobufCFieldDescriptor yedi__account__recent_search__field_descri
   },
 };
 static const unsigned yedi__account__recent_search__field_indices_by_name[] = {
-  1,   /* field[1] = designer_id */
-  0,   /* field[0] = query */
-  2,   /* field[2] = searched_at_ms */
+  2,   /* field[2] = designer_id */
+  0,   /* field[0] = id */
+  1,   /* field[1] = query */
+  3,   /* field[3] = searched_at_ms */
 };
 static const ProtobufCIntRange yedi__account__recent_search__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor yedi__account__recent_search__descriptor =
 {
@@ -2708,7 +3726,7 @@ const ProtobufCMessageDescriptor yedi__account__recent_search__descriptor =
   "Yedi__Account__RecentSearch",
   "yedi.account",
   sizeof(Yedi__Account__RecentSearch),
-  3,
+  4,
   yedi__account__recent_search__field_descriptors,
   yedi__account__recent_search__field_indices_by_name,
   1,  yedi__account__recent_search__number_ranges,
@@ -2771,28 +3789,41 @@ const ProtobufCMessageDescriptor yedi__account__list_recent_searches_response__d
   (ProtobufCMessageInit) yedi__account__list_recent_searches_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__account__record_recent_search_request__field_descriptors[1] =
+static const ProtobufCFieldDescriptor yedi__account__record_recent_search_request__field_descriptors[2] =
 {
   {
-    "search",
+    "query",
     1,
     PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_MESSAGE,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Account__RecordRecentSearchRequest, search),
-    &yedi__account__recent_search__descriptor,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Yedi__Account__RecordRecentSearchRequest, entry_case),
+    offsetof(Yedi__Account__RecordRecentSearchRequest, query),
     NULL,
-    0,             /* flags */
+    &protobuf_c_empty_string,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "designer_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Yedi__Account__RecordRecentSearchRequest, entry_case),
+    offsetof(Yedi__Account__RecordRecentSearchRequest, designer_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
 };
 static const unsigned yedi__account__record_recent_search_request__field_indices_by_name[] = {
-  0,   /* field[0] = search */
+  1,   /* field[1] = designer_id */
+  0,   /* field[0] = query */
 };
 static const ProtobufCIntRange yedi__account__record_recent_search_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 2 }
 };
 const ProtobufCMessageDescriptor yedi__account__record_recent_search_request__descriptor =
 {
@@ -2802,11 +3833,49 @@ const ProtobufCMessageDescriptor yedi__account__record_recent_search_request__de
   "Yedi__Account__RecordRecentSearchRequest",
   "yedi.account",
   sizeof(Yedi__Account__RecordRecentSearchRequest),
-  1,
+  2,
   yedi__account__record_recent_search_request__field_descriptors,
   yedi__account__record_recent_search_request__field_indices_by_name,
   1,  yedi__account__record_recent_search_request__number_ranges,
   (ProtobufCMessageInit) yedi__account__record_recent_search_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__delete_recent_search_request__field_descriptors[1] =
+{
+  {
+    "id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__DeleteRecentSearchRequest, id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__delete_recent_search_request__field_indices_by_name[] = {
+  0,   /* field[0] = id */
+};
+static const ProtobufCIntRange yedi__account__delete_recent_search_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__account__delete_recent_search_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.DeleteRecentSearchRequest",
+  "DeleteRecentSearchRequest",
+  "Yedi__Account__DeleteRecentSearchRequest",
+  "yedi.account",
+  sizeof(Yedi__Account__DeleteRecentSearchRequest),
+  1,
+  yedi__account__delete_recent_search_request__field_descriptors,
+  yedi__account__delete_recent_search_request__field_indices_by_name,
+  1,  yedi__account__delete_recent_search_request__number_ranges,
+  (ProtobufCMessageInit) yedi__account__delete_recent_search_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor yedi__account__follow_request__field_descriptors[1] =
@@ -2945,7 +4014,7 @@ static const ProtobufCFieldDescriptor yedi__account__list_following_response__fi
     PROTOBUF_C_TYPE_MESSAGE,
     offsetof(Yedi__Account__ListFollowingResponse, n_designers),
     offsetof(Yedi__Account__ListFollowingResponse, designers),
-    &yedi__account__designer__descriptor,
+    &yedi__account__designer_summary__descriptor,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
@@ -2985,6 +4054,82 @@ const ProtobufCMessageDescriptor yedi__account__list_following_response__descrip
   yedi__account__list_following_response__field_indices_by_name,
   1,  yedi__account__list_following_response__number_ranges,
   (ProtobufCMessageInit) yedi__account__list_following_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__list_followed_designer_ids_request__field_descriptors[1] =
+{
+  {
+    "user_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__ListFollowedDesignerIdsRequest, user_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__list_followed_designer_ids_request__field_indices_by_name[] = {
+  0,   /* field[0] = user_id */
+};
+static const ProtobufCIntRange yedi__account__list_followed_designer_ids_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__account__list_followed_designer_ids_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.ListFollowedDesignerIdsRequest",
+  "ListFollowedDesignerIdsRequest",
+  "Yedi__Account__ListFollowedDesignerIdsRequest",
+  "yedi.account",
+  sizeof(Yedi__Account__ListFollowedDesignerIdsRequest),
+  1,
+  yedi__account__list_followed_designer_ids_request__field_descriptors,
+  yedi__account__list_followed_designer_ids_request__field_indices_by_name,
+  1,  yedi__account__list_followed_designer_ids_request__number_ranges,
+  (ProtobufCMessageInit) yedi__account__list_followed_designer_ids_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__list_followed_designer_ids_response__field_descriptors[1] =
+{
+  {
+    "designer_ids",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Yedi__Account__ListFollowedDesignerIdsResponse, n_designer_ids),
+    offsetof(Yedi__Account__ListFollowedDesignerIdsResponse, designer_ids),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__list_followed_designer_ids_response__field_indices_by_name[] = {
+  0,   /* field[0] = designer_ids */
+};
+static const ProtobufCIntRange yedi__account__list_followed_designer_ids_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__account__list_followed_designer_ids_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.ListFollowedDesignerIdsResponse",
+  "ListFollowedDesignerIdsResponse",
+  "Yedi__Account__ListFollowedDesignerIdsResponse",
+  "yedi.account",
+  sizeof(Yedi__Account__ListFollowedDesignerIdsResponse),
+  1,
+  yedi__account__list_followed_designer_ids_response__field_descriptors,
+  yedi__account__list_followed_designer_ids_response__field_indices_by_name,
+  1,  yedi__account__list_followed_designer_ids_response__number_ranges,
+  (ProtobufCMessageInit) yedi__account__list_followed_designer_ids_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor yedi__account__delete_account_request__field_descriptors[1] =
@@ -3137,38 +4282,50 @@ const ProtobufCEnumDescriptor yedi__account__designer_rank__descriptor =
   yedi__account__designer_rank__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor yedi__account__account_service__method_descriptors[14] =
+static const ProtobufCMethodDescriptor yedi__account__account_service__method_descriptors[20] =
 {
   { "SignUp", &yedi__account__sign_up_request__descriptor, &yedi__account__sign_up_response__descriptor },
   { "SignIn", &yedi__account__sign_in_request__descriptor, &yedi__account__sign_in_response__descriptor },
-  { "RefreshSession", &yedi__account__refresh_session_request__descriptor, &yedi__account__sign_in_response__descriptor },
+  { "RefreshSession", &yedi__account__refresh_session_request__descriptor, &yedi__account__refresh_session_response__descriptor },
   { "SignOut", &yedi__account__sign_out_request__descriptor, &yedi__account__sign_out_response__descriptor },
-  { "GetUser", &yedi__account__get_user_request__descriptor, &yedi__account__user__descriptor },
+  { "GetMe", &yedi__account__get_me_request__descriptor, &yedi__account__user__descriptor },
+  { "GetUser", &yedi__account__get_user_request__descriptor, &yedi__account__public_user__descriptor },
+  { "BatchGetUsers", &yedi__account__batch_get_users_request__descriptor, &yedi__account__batch_get_users_response__descriptor },
   { "GetDesigner", &yedi__account__get_designer_request__descriptor, &yedi__account__designer__descriptor },
   { "UpdateProfile", &yedi__account__update_profile_request__descriptor, &yedi__account__user__descriptor },
+  { "UpdateDesignerProfile", &yedi__account__update_designer_profile_request__descriptor, &yedi__account__designer__descriptor },
+  { "UpdateShop", &yedi__account__update_shop_request__descriptor, &yedi__account__designer__descriptor },
   { "SearchDesigners", &yedi__account__search_designers_request__descriptor, &yedi__account__search_designers_response__descriptor },
   { "ListRecentSearches", &yedi__account__list_recent_searches_request__descriptor, &yedi__account__list_recent_searches_response__descriptor },
   { "RecordRecentSearch", &yedi__account__record_recent_search_request__descriptor, &yedi__account__list_recent_searches_response__descriptor },
+  { "DeleteRecentSearch", &yedi__account__delete_recent_search_request__descriptor, &yedi__account__list_recent_searches_response__descriptor },
   { "Follow", &yedi__account__follow_request__descriptor, &yedi__account__follow_response__descriptor },
   { "Unfollow", &yedi__account__follow_request__descriptor, &yedi__account__follow_response__descriptor },
   { "ListFollowing", &yedi__account__list_following_request__descriptor, &yedi__account__list_following_response__descriptor },
+  { "ListFollowedDesignerIds", &yedi__account__list_followed_designer_ids_request__descriptor, &yedi__account__list_followed_designer_ids_response__descriptor },
   { "DeleteAccount", &yedi__account__delete_account_request__descriptor, &yedi__account__delete_account_response__descriptor },
 };
 const unsigned yedi__account__account_service__method_indices_by_name[] = {
-  13,        /* DeleteAccount */
-  10,        /* Follow */
-  5,        /* GetDesigner */
-  4,        /* GetUser */
-  12,        /* ListFollowing */
-  8,        /* ListRecentSearches */
-  9,        /* RecordRecentSearch */
+  6,        /* BatchGetUsers */
+  19,        /* DeleteAccount */
+  14,        /* DeleteRecentSearch */
+  15,        /* Follow */
+  7,        /* GetDesigner */
+  4,        /* GetMe */
+  5,        /* GetUser */
+  18,        /* ListFollowedDesignerIds */
+  17,        /* ListFollowing */
+  12,        /* ListRecentSearches */
+  13,        /* RecordRecentSearch */
   2,        /* RefreshSession */
-  7,        /* SearchDesigners */
+  11,        /* SearchDesigners */
   1,        /* SignIn */
   3,        /* SignOut */
   0,        /* SignUp */
-  11,        /* Unfollow */
-  6         /* UpdateProfile */
+  16,        /* Unfollow */
+  9,        /* UpdateDesignerProfile */
+  8,        /* UpdateProfile */
+  10         /* UpdateShop */
 };
 const ProtobufCServiceDescriptor yedi__account__account_service__descriptor =
 {
@@ -3177,7 +4334,7 @@ const ProtobufCServiceDescriptor yedi__account__account_service__descriptor =
   "AccountService",
   "Yedi__Account__AccountService",
   "yedi.account",
-  14,
+  20,
   yedi__account__account_service__method_descriptors,
   yedi__account__account_service__method_indices_by_name
 };
@@ -3199,7 +4356,7 @@ void yedi__account__account_service__sign_in(ProtobufCService *service,
 }
 void yedi__account__account_service__refresh_session(ProtobufCService *service,
                                                      const Yedi__Account__RefreshSessionRequest *input,
-                                                     Yedi__Account__SignInResponse_Closure closure,
+                                                     Yedi__Account__RefreshSessionResponse_Closure closure,
                                                      void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
@@ -3213,13 +4370,29 @@ void yedi__account__account_service__sign_out(ProtobufCService *service,
   assert(service->descriptor == &yedi__account__account_service__descriptor);
   service->invoke(service, 3, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
-void yedi__account__account_service__get_user(ProtobufCService *service,
-                                              const Yedi__Account__GetUserRequest *input,
-                                              Yedi__Account__User_Closure closure,
-                                              void *closure_data)
+void yedi__account__account_service__get_me(ProtobufCService *service,
+                                            const Yedi__Account__GetMeRequest *input,
+                                            Yedi__Account__User_Closure closure,
+                                            void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
   service->invoke(service, 4, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__account__account_service__get_user(ProtobufCService *service,
+                                              const Yedi__Account__GetUserRequest *input,
+                                              Yedi__Account__PublicUser_Closure closure,
+                                              void *closure_data)
+{
+  assert(service->descriptor == &yedi__account__account_service__descriptor);
+  service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__account__account_service__batch_get_users(ProtobufCService *service,
+                                                     const Yedi__Account__BatchGetUsersRequest *input,
+                                                     Yedi__Account__BatchGetUsersResponse_Closure closure,
+                                                     void *closure_data)
+{
+  assert(service->descriptor == &yedi__account__account_service__descriptor);
+  service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__get_designer(ProtobufCService *service,
                                                   const Yedi__Account__GetDesignerRequest *input,
@@ -3227,7 +4400,7 @@ void yedi__account__account_service__get_designer(ProtobufCService *service,
                                                   void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__update_profile(ProtobufCService *service,
                                                     const Yedi__Account__UpdateProfileRequest *input,
@@ -3235,7 +4408,23 @@ void yedi__account__account_service__update_profile(ProtobufCService *service,
                                                     void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__account__account_service__update_designer_profile(ProtobufCService *service,
+                                                             const Yedi__Account__UpdateDesignerProfileRequest *input,
+                                                             Yedi__Account__Designer_Closure closure,
+                                                             void *closure_data)
+{
+  assert(service->descriptor == &yedi__account__account_service__descriptor);
+  service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__account__account_service__update_shop(ProtobufCService *service,
+                                                 const Yedi__Account__UpdateShopRequest *input,
+                                                 Yedi__Account__Designer_Closure closure,
+                                                 void *closure_data)
+{
+  assert(service->descriptor == &yedi__account__account_service__descriptor);
+  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__search_designers(ProtobufCService *service,
                                                       const Yedi__Account__SearchDesignersRequest *input,
@@ -3243,7 +4432,7 @@ void yedi__account__account_service__search_designers(ProtobufCService *service,
                                                       void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__list_recent_searches(ProtobufCService *service,
                                                           const Yedi__Account__ListRecentSearchesRequest *input,
@@ -3251,7 +4440,7 @@ void yedi__account__account_service__list_recent_searches(ProtobufCService *serv
                                                           void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 12, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__record_recent_search(ProtobufCService *service,
                                                           const Yedi__Account__RecordRecentSearchRequest *input,
@@ -3259,7 +4448,15 @@ void yedi__account__account_service__record_recent_search(ProtobufCService *serv
                                                           void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__account__account_service__delete_recent_search(ProtobufCService *service,
+                                                          const Yedi__Account__DeleteRecentSearchRequest *input,
+                                                          Yedi__Account__ListRecentSearchesResponse_Closure closure,
+                                                          void *closure_data)
+{
+  assert(service->descriptor == &yedi__account__account_service__descriptor);
+  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__follow(ProtobufCService *service,
                                             const Yedi__Account__FollowRequest *input,
@@ -3267,7 +4464,7 @@ void yedi__account__account_service__follow(ProtobufCService *service,
                                             void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 15, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__unfollow(ProtobufCService *service,
                                               const Yedi__Account__FollowRequest *input,
@@ -3275,7 +4472,7 @@ void yedi__account__account_service__unfollow(ProtobufCService *service,
                                               void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 16, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__list_following(ProtobufCService *service,
                                                     const Yedi__Account__ListFollowingRequest *input,
@@ -3283,7 +4480,15 @@ void yedi__account__account_service__list_following(ProtobufCService *service,
                                                     void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 12, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 17, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__account__account_service__list_followed_designer_ids(ProtobufCService *service,
+                                                                const Yedi__Account__ListFollowedDesignerIdsRequest *input,
+                                                                Yedi__Account__ListFollowedDesignerIdsResponse_Closure closure,
+                                                                void *closure_data)
+{
+  assert(service->descriptor == &yedi__account__account_service__descriptor);
+  service->invoke(service, 18, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__delete_account(ProtobufCService *service,
                                                     const Yedi__Account__DeleteAccountRequest *input,
@@ -3291,7 +4496,7 @@ void yedi__account__account_service__delete_account(ProtobufCService *service,
                                                     void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 19, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__init (Yedi__Account__AccountService_Service *service,
                                            Yedi__Account__AccountService_ServiceDestroy destroy)

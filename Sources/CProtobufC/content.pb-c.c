@@ -1132,6 +1132,141 @@ void   yedi__content__search_posts_request__free_unpacked
   assert(message->base.descriptor == &yedi__content__search_posts_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__content__get_review_summaries_request__init
+                     (Yedi__Content__GetReviewSummariesRequest         *message)
+{
+  static const Yedi__Content__GetReviewSummariesRequest init_value = YEDI__CONTENT__GET_REVIEW_SUMMARIES_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__content__get_review_summaries_request__get_packed_size
+                     (const Yedi__Content__GetReviewSummariesRequest *message)
+{
+  assert(message->base.descriptor == &yedi__content__get_review_summaries_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__content__get_review_summaries_request__pack
+                     (const Yedi__Content__GetReviewSummariesRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__content__get_review_summaries_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__content__get_review_summaries_request__pack_to_buffer
+                     (const Yedi__Content__GetReviewSummariesRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__content__get_review_summaries_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Content__GetReviewSummariesRequest *
+       yedi__content__get_review_summaries_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Content__GetReviewSummariesRequest *)
+     protobuf_c_message_unpack (&yedi__content__get_review_summaries_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__content__get_review_summaries_request__free_unpacked
+                     (Yedi__Content__GetReviewSummariesRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__content__get_review_summaries_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__content__designer_review_summary__init
+                     (Yedi__Content__DesignerReviewSummary         *message)
+{
+  static const Yedi__Content__DesignerReviewSummary init_value = YEDI__CONTENT__DESIGNER_REVIEW_SUMMARY__INIT;
+  *message = init_value;
+}
+size_t yedi__content__designer_review_summary__get_packed_size
+                     (const Yedi__Content__DesignerReviewSummary *message)
+{
+  assert(message->base.descriptor == &yedi__content__designer_review_summary__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__content__designer_review_summary__pack
+                     (const Yedi__Content__DesignerReviewSummary *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__content__designer_review_summary__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__content__designer_review_summary__pack_to_buffer
+                     (const Yedi__Content__DesignerReviewSummary *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__content__designer_review_summary__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Content__DesignerReviewSummary *
+       yedi__content__designer_review_summary__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Content__DesignerReviewSummary *)
+     protobuf_c_message_unpack (&yedi__content__designer_review_summary__descriptor,
+                                allocator, len, data);
+}
+void   yedi__content__designer_review_summary__free_unpacked
+                     (Yedi__Content__DesignerReviewSummary *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__content__designer_review_summary__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__content__get_review_summaries_response__init
+                     (Yedi__Content__GetReviewSummariesResponse         *message)
+{
+  static const Yedi__Content__GetReviewSummariesResponse init_value = YEDI__CONTENT__GET_REVIEW_SUMMARIES_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__content__get_review_summaries_response__get_packed_size
+                     (const Yedi__Content__GetReviewSummariesResponse *message)
+{
+  assert(message->base.descriptor == &yedi__content__get_review_summaries_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__content__get_review_summaries_response__pack
+                     (const Yedi__Content__GetReviewSummariesResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__content__get_review_summaries_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__content__get_review_summaries_response__pack_to_buffer
+                     (const Yedi__Content__GetReviewSummariesResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__content__get_review_summaries_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Content__GetReviewSummariesResponse *
+       yedi__content__get_review_summaries_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Content__GetReviewSummariesResponse *)
+     protobuf_c_message_unpack (&yedi__content__get_review_summaries_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__content__get_review_summaries_response__free_unpacked
+                     (Yedi__Content__GetReviewSummariesResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__content__get_review_summaries_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor yedi__content__post__field_descriptors[12] =
 {
   {
@@ -2777,6 +2912,146 @@ const ProtobufCMessageDescriptor yedi__content__search_posts_request__descriptor
   (ProtobufCMessageInit) yedi__content__search_posts_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor yedi__content__get_review_summaries_request__field_descriptors[1] =
+{
+  {
+    "designer_ids",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Yedi__Content__GetReviewSummariesRequest, n_designer_ids),
+    offsetof(Yedi__Content__GetReviewSummariesRequest, designer_ids),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__content__get_review_summaries_request__field_indices_by_name[] = {
+  0,   /* field[0] = designer_ids */
+};
+static const ProtobufCIntRange yedi__content__get_review_summaries_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__content__get_review_summaries_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.content.GetReviewSummariesRequest",
+  "GetReviewSummariesRequest",
+  "Yedi__Content__GetReviewSummariesRequest",
+  "yedi.content",
+  sizeof(Yedi__Content__GetReviewSummariesRequest),
+  1,
+  yedi__content__get_review_summaries_request__field_descriptors,
+  yedi__content__get_review_summaries_request__field_indices_by_name,
+  1,  yedi__content__get_review_summaries_request__number_ranges,
+  (ProtobufCMessageInit) yedi__content__get_review_summaries_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__content__designer_review_summary__field_descriptors[3] =
+{
+  {
+    "designer_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__DesignerReviewSummary, designer_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "rating",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__DesignerReviewSummary, rating),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "review_count",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__DesignerReviewSummary, review_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__content__designer_review_summary__field_indices_by_name[] = {
+  0,   /* field[0] = designer_id */
+  1,   /* field[1] = rating */
+  2,   /* field[2] = review_count */
+};
+static const ProtobufCIntRange yedi__content__designer_review_summary__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor yedi__content__designer_review_summary__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.content.DesignerReviewSummary",
+  "DesignerReviewSummary",
+  "Yedi__Content__DesignerReviewSummary",
+  "yedi.content",
+  sizeof(Yedi__Content__DesignerReviewSummary),
+  3,
+  yedi__content__designer_review_summary__field_descriptors,
+  yedi__content__designer_review_summary__field_indices_by_name,
+  1,  yedi__content__designer_review_summary__number_ranges,
+  (ProtobufCMessageInit) yedi__content__designer_review_summary__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__content__get_review_summaries_response__field_descriptors[1] =
+{
+  {
+    "summaries",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Content__GetReviewSummariesResponse, n_summaries),
+    offsetof(Yedi__Content__GetReviewSummariesResponse, summaries),
+    &yedi__content__designer_review_summary__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__content__get_review_summaries_response__field_indices_by_name[] = {
+  0,   /* field[0] = summaries */
+};
+static const ProtobufCIntRange yedi__content__get_review_summaries_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__content__get_review_summaries_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.content.GetReviewSummariesResponse",
+  "GetReviewSummariesResponse",
+  "Yedi__Content__GetReviewSummariesResponse",
+  "yedi.content",
+  sizeof(Yedi__Content__GetReviewSummariesResponse),
+  1,
+  yedi__content__get_review_summaries_response__field_descriptors,
+  yedi__content__get_review_summaries_response__field_indices_by_name,
+  1,  yedi__content__get_review_summaries_response__number_ranges,
+  (ProtobufCMessageInit) yedi__content__get_review_summaries_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue yedi__content__feed_scope__enum_values_by_number[3] =
 {
   { "FEED_SCOPE_UNSPECIFIED", "YEDI__CONTENT__FEED_SCOPE__FEED_SCOPE_UNSPECIFIED", 0 },
@@ -2863,7 +3138,7 @@ const ProtobufCEnumDescriptor yedi__content__review_keyword__descriptor =
   yedi__content__review_keyword__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor yedi__content__content_service__method_descriptors[16] =
+static const ProtobufCMethodDescriptor yedi__content__content_service__method_descriptors[17] =
 {
   { "CreatePost", &yedi__content__create_post_request__descriptor, &yedi__content__post__descriptor },
   { "UpdatePost", &yedi__content__update_post_request__descriptor, &yedi__content__post__descriptor },
@@ -2881,6 +3156,7 @@ static const ProtobufCMethodDescriptor yedi__content__content_service__method_de
   { "ListComments", &yedi__content__list_comments_request__descriptor, &yedi__content__list_comments_response__descriptor },
   { "SearchPosts", &yedi__content__search_posts_request__descriptor, &yedi__content__feed_page__descriptor },
   { "PurgeUser", &yedi__common__purge_user_request__descriptor, &yedi__common__purge_user_response__descriptor },
+  { "GetReviewSummaries", &yedi__content__get_review_summaries_request__descriptor, &yedi__content__get_review_summaries_response__descriptor },
 };
 const unsigned yedi__content__content_service__method_indices_by_name[] = {
   12,        /* CreateComment */
@@ -2890,6 +3166,7 @@ const unsigned yedi__content__content_service__method_indices_by_name[] = {
   4,        /* GetFeed */
   9,        /* GetImage */
   3,        /* GetPost */
+  16,        /* GetReviewSummaries */
   13,        /* ListComments */
   5,        /* ListDesignerPosts */
   11,        /* ListDesignerReviews */
@@ -2907,7 +3184,7 @@ const ProtobufCServiceDescriptor yedi__content__content_service__descriptor =
   "ContentService",
   "Yedi__Content__ContentService",
   "yedi.content",
-  16,
+  17,
   yedi__content__content_service__method_descriptors,
   yedi__content__content_service__method_indices_by_name
 };
@@ -3038,6 +3315,14 @@ void yedi__content__content_service__purge_user(ProtobufCService *service,
 {
   assert(service->descriptor == &yedi__content__content_service__descriptor);
   service->invoke(service, 15, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__content__content_service__get_review_summaries(ProtobufCService *service,
+                                                          const Yedi__Content__GetReviewSummariesRequest *input,
+                                                          Yedi__Content__GetReviewSummariesResponse_Closure closure,
+                                                          void *closure_data)
+{
+  assert(service->descriptor == &yedi__content__content_service__descriptor);
+  service->invoke(service, 16, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__content__content_service__init (Yedi__Content__ContentService_Service *service,
                                            Yedi__Content__ContentService_ServiceDestroy destroy)

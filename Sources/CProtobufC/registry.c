@@ -3,10 +3,13 @@
 
 static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__account__user__descriptor,
+    &yedi__account__public_user__descriptor,
     &yedi__account__address__descriptor,
     &yedi__account__messenger_link__descriptor,
     &yedi__account__shop__descriptor,
+    &yedi__account__review_summary__descriptor,
     &yedi__account__designer__descriptor,
+    &yedi__account__designer_summary__descriptor,
     &yedi__account__session__descriptor,
     &yedi__account__designer_profile__descriptor,
     &yedi__account__sign_up_request__descriptor,
@@ -14,21 +17,30 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__account__sign_in_request__descriptor,
     &yedi__account__sign_in_response__descriptor,
     &yedi__account__refresh_session_request__descriptor,
+    &yedi__account__refresh_session_response__descriptor,
     &yedi__account__sign_out_request__descriptor,
     &yedi__account__sign_out_response__descriptor,
+    &yedi__account__get_me_request__descriptor,
     &yedi__account__get_user_request__descriptor,
+    &yedi__account__batch_get_users_request__descriptor,
+    &yedi__account__batch_get_users_response__descriptor,
     &yedi__account__get_designer_request__descriptor,
     &yedi__account__update_profile_request__descriptor,
+    &yedi__account__update_designer_profile_request__descriptor,
+    &yedi__account__update_shop_request__descriptor,
     &yedi__account__search_designers_request__descriptor,
     &yedi__account__search_designers_response__descriptor,
     &yedi__account__recent_search__descriptor,
     &yedi__account__list_recent_searches_request__descriptor,
     &yedi__account__list_recent_searches_response__descriptor,
     &yedi__account__record_recent_search_request__descriptor,
+    &yedi__account__delete_recent_search_request__descriptor,
     &yedi__account__follow_request__descriptor,
     &yedi__account__follow_response__descriptor,
     &yedi__account__list_following_request__descriptor,
     &yedi__account__list_following_response__descriptor,
+    &yedi__account__list_followed_designer_ids_request__descriptor,
+    &yedi__account__list_followed_designer_ids_response__descriptor,
     &yedi__account__delete_account_request__descriptor,
     &yedi__account__delete_account_response__descriptor,
     &yedi__booking__style__descriptor,
@@ -95,6 +107,9 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__content__list_comments_request__descriptor,
     &yedi__content__list_comments_response__descriptor,
     &yedi__content__search_posts_request__descriptor,
+    &yedi__content__get_review_summaries_request__descriptor,
+    &yedi__content__designer_review_summary__descriptor,
+    &yedi__content__get_review_summaries_response__descriptor,
     &yedi__echo__echo_request__descriptor,
     &yedi__echo__echo_response__descriptor,
     &yedi__echo__expand_request__descriptor,
@@ -107,10 +122,10 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__runtime__advance_clock_response__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 103; }
+size_t yedi_message_descriptor_count(void) { return 118; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 103 ? message_descriptors[index] : NULL;
+    return index < 118 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {

@@ -17,10 +17,13 @@ PROTOBUF_C__BEGIN_DECLS
 #include "common.pb-c.h"
 
 typedef struct Yedi__Account__User Yedi__Account__User;
+typedef struct Yedi__Account__PublicUser Yedi__Account__PublicUser;
 typedef struct Yedi__Account__Address Yedi__Account__Address;
 typedef struct Yedi__Account__MessengerLink Yedi__Account__MessengerLink;
 typedef struct Yedi__Account__Shop Yedi__Account__Shop;
+typedef struct Yedi__Account__ReviewSummary Yedi__Account__ReviewSummary;
 typedef struct Yedi__Account__Designer Yedi__Account__Designer;
+typedef struct Yedi__Account__DesignerSummary Yedi__Account__DesignerSummary;
 typedef struct Yedi__Account__Session Yedi__Account__Session;
 typedef struct Yedi__Account__DesignerProfile Yedi__Account__DesignerProfile;
 typedef struct Yedi__Account__SignUpRequest Yedi__Account__SignUpRequest;
@@ -28,21 +31,30 @@ typedef struct Yedi__Account__SignUpResponse Yedi__Account__SignUpResponse;
 typedef struct Yedi__Account__SignInRequest Yedi__Account__SignInRequest;
 typedef struct Yedi__Account__SignInResponse Yedi__Account__SignInResponse;
 typedef struct Yedi__Account__RefreshSessionRequest Yedi__Account__RefreshSessionRequest;
+typedef struct Yedi__Account__RefreshSessionResponse Yedi__Account__RefreshSessionResponse;
 typedef struct Yedi__Account__SignOutRequest Yedi__Account__SignOutRequest;
 typedef struct Yedi__Account__SignOutResponse Yedi__Account__SignOutResponse;
+typedef struct Yedi__Account__GetMeRequest Yedi__Account__GetMeRequest;
 typedef struct Yedi__Account__GetUserRequest Yedi__Account__GetUserRequest;
+typedef struct Yedi__Account__BatchGetUsersRequest Yedi__Account__BatchGetUsersRequest;
+typedef struct Yedi__Account__BatchGetUsersResponse Yedi__Account__BatchGetUsersResponse;
 typedef struct Yedi__Account__GetDesignerRequest Yedi__Account__GetDesignerRequest;
 typedef struct Yedi__Account__UpdateProfileRequest Yedi__Account__UpdateProfileRequest;
+typedef struct Yedi__Account__UpdateDesignerProfileRequest Yedi__Account__UpdateDesignerProfileRequest;
+typedef struct Yedi__Account__UpdateShopRequest Yedi__Account__UpdateShopRequest;
 typedef struct Yedi__Account__SearchDesignersRequest Yedi__Account__SearchDesignersRequest;
 typedef struct Yedi__Account__SearchDesignersResponse Yedi__Account__SearchDesignersResponse;
 typedef struct Yedi__Account__RecentSearch Yedi__Account__RecentSearch;
 typedef struct Yedi__Account__ListRecentSearchesRequest Yedi__Account__ListRecentSearchesRequest;
 typedef struct Yedi__Account__ListRecentSearchesResponse Yedi__Account__ListRecentSearchesResponse;
 typedef struct Yedi__Account__RecordRecentSearchRequest Yedi__Account__RecordRecentSearchRequest;
+typedef struct Yedi__Account__DeleteRecentSearchRequest Yedi__Account__DeleteRecentSearchRequest;
 typedef struct Yedi__Account__FollowRequest Yedi__Account__FollowRequest;
 typedef struct Yedi__Account__FollowResponse Yedi__Account__FollowResponse;
 typedef struct Yedi__Account__ListFollowingRequest Yedi__Account__ListFollowingRequest;
 typedef struct Yedi__Account__ListFollowingResponse Yedi__Account__ListFollowingResponse;
+typedef struct Yedi__Account__ListFollowedDesignerIdsRequest Yedi__Account__ListFollowedDesignerIdsRequest;
+typedef struct Yedi__Account__ListFollowedDesignerIdsResponse Yedi__Account__ListFollowedDesignerIdsResponse;
 typedef struct Yedi__Account__DeleteAccountRequest Yedi__Account__DeleteAccountRequest;
 typedef struct Yedi__Account__DeleteAccountResponse Yedi__Account__DeleteAccountResponse;
 
@@ -90,12 +102,18 @@ typedef enum _Yedi__Account__DesignerRank {
 
 /* --- messages --- */
 
+/*
+ * A user as they see themselves (GetMe, sign-up, sign-in, UpdateProfile): every field.
+ */
 struct  Yedi__Account__User
 {
   ProtobufCMessage base;
   char *id;
   Yedi__Account__Role role;
   char *name;
+  /*
+   * Lowercased; unique regardless of case.
+   */
   char *email;
   /*
    * Korean mobile number, digits only: 01[016789] + 3–4 + 4 digits.
@@ -103,6 +121,9 @@ struct  Yedi__Account__User
   char *phone;
   Yedi__Account__Gender gender;
   Yedi__Common__LocalDate *birth_date;
+  /*
+   * An image id of ContentService; "" for none.
+   */
   char *profile_image_id;
   char *favourite_style;
   int64_t created_at_ms;
@@ -110,6 +131,22 @@ struct  Yedi__Account__User
 #define YEDI__ACCOUNT__USER__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__account__user__descriptor) \
     , (char *)protobuf_c_empty_string, YEDI__ACCOUNT__ROLE__ROLE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, YEDI__ACCOUNT__GENDER__GENDER_UNSPECIFIED, NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
+
+
+/*
+ * What anyone may see of a user: no email, phone or birth date.
+ */
+struct  Yedi__Account__PublicUser
+{
+  ProtobufCMessage base;
+  char *id;
+  Yedi__Account__Role role;
+  char *name;
+  char *profile_image_id;
+};
+#define YEDI__ACCOUNT__PUBLIC_USER__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__public_user__descriptor) \
+    , (char *)protobuf_c_empty_string, YEDI__ACCOUNT__ROLE__ROLE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 struct  Yedi__Account__Address
@@ -137,6 +174,9 @@ struct  Yedi__Account__MessengerLink
    * "kakaotalk", "instagram", ...
    */
   char *kind;
+  /*
+   * http(s) URL.
+   */
   char *url;
 };
 #define YEDI__ACCOUNT__MESSENGER_LINK__INIT \
@@ -148,19 +188,22 @@ struct  Yedi__Account__Shop
 {
   ProtobufCMessage base;
   char *name;
+  /*
+   * Digits only, 9–11 digits starting with 0 (mobile or landline).
+   */
   char *phone;
   Yedi__Account__Address *address;
   double latitude;
   double longitude;
   /*
-   * Whole hours in the shop's time zone; defaults 9 and 21.
+   * Whole hours in the shop's time zone, 0–23 and 1–24; both 0 at sign-up means the defaults 9 and 21.
    */
   int32_t opening_hour;
   int32_t closing_hour;
   size_t n_messenger_links;
   Yedi__Account__MessengerLink **messenger_links;
   /*
-   * IANA name; "Asia/Seoul" by default.
+   * IANA name; "" means "Asia/Seoul".
    */
   char *time_zone;
 };
@@ -169,31 +212,76 @@ struct  Yedi__Account__Shop
     , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, 0, 0, 0, 0, 0,NULL, (char *)protobuf_c_empty_string }
 
 
+/*
+ * A designer's rating, from ContentService's review summary (the owner of reviews).
+ */
+struct  Yedi__Account__ReviewSummary
+{
+  ProtobufCMessage base;
+  /*
+   * Average score, 0 when there are no reviews.
+   */
+  double rating;
+  int64_t review_count;
+};
+#define YEDI__ACCOUNT__REVIEW_SUMMARY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__review_summary__descriptor) \
+    , 0, 0 }
+
+
+/*
+ * A designer's public profile.
+ */
 struct  Yedi__Account__Designer
 {
   ProtobufCMessage base;
-  Yedi__Account__User *user;
+  Yedi__Account__PublicUser *user;
   char *description;
   size_t n_skills;
   char **skills;
   Yedi__Account__DesignerRank rank;
   /*
-   * Average review score, recomputed from reviews.
+   * Absent when ContentService could not be asked (the profile is still served).
    */
-  double rating;
-  int64_t review_count;
+  Yedi__Account__ReviewSummary *reviews;
+  /*
+   * Exact: changed in the same transaction as each follow and unfollow.
+   */
   int64_t follower_count;
   Yedi__Account__Shop *shop;
 };
 #define YEDI__ACCOUNT__DESIGNER__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__account__designer__descriptor) \
-    , NULL, (char *)protobuf_c_empty_string, 0,NULL, YEDI__ACCOUNT__DESIGNER_RANK__DESIGNER_RANK_UNSPECIFIED, 0, 0, 0, NULL }
+    , NULL, (char *)protobuf_c_empty_string, 0,NULL, YEDI__ACCOUNT__DESIGNER_RANK__DESIGNER_RANK_UNSPECIFIED, NULL, 0, NULL }
+
+
+/*
+ * A designer in search results and follow lists.
+ */
+struct  Yedi__Account__DesignerSummary
+{
+  ProtobufCMessage base;
+  Yedi__Account__PublicUser *user;
+  Yedi__Account__DesignerRank rank;
+  char *shop_name;
+  char *district;
+  int64_t follower_count;
+};
+#define YEDI__ACCOUNT__DESIGNER_SUMMARY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__designer_summary__descriptor) \
+    , NULL, YEDI__ACCOUNT__DESIGNER_RANK__DESIGNER_RANK_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
 
 
 struct  Yedi__Account__Session
 {
   ProtobufCMessage base;
+  /*
+   * A 15-minute access token (a JWT); send it as `authorization: Bearer <token>`.
+   */
   char *access_token;
+  /*
+   * Exchanged once for a new session with RefreshSession; presenting it again signs the session out.
+   */
   char *refresh_token;
   int64_t access_expires_at_ms;
   int64_t refresh_expires_at_ms;
@@ -224,6 +312,9 @@ struct  Yedi__Account__SignUpRequest
 {
   ProtobufCMessage base;
   char *email;
+  /*
+   * At least 8 characters, with a letter and a digit.
+   */
   char *password;
   char *name;
   char *phone;
@@ -231,7 +322,7 @@ struct  Yedi__Account__SignUpRequest
   Yedi__Common__LocalDate *birth_date;
   Yedi__Account__Role role;
   /*
-   * Required when role is ROLE_DESIGNER.
+   * Required when role is ROLE_DESIGNER, refused otherwise.
    */
   Yedi__Account__DesignerProfile *designer;
 };
@@ -283,6 +374,16 @@ struct  Yedi__Account__RefreshSessionRequest
     , (char *)protobuf_c_empty_string }
 
 
+struct  Yedi__Account__RefreshSessionResponse
+{
+  ProtobufCMessage base;
+  Yedi__Account__Session *session;
+};
+#define YEDI__ACCOUNT__REFRESH_SESSION_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__refresh_session_response__descriptor) \
+    , NULL }
+
+
 struct  Yedi__Account__SignOutRequest
 {
   ProtobufCMessage base;
@@ -302,6 +403,15 @@ struct  Yedi__Account__SignOutResponse
      }
 
 
+struct  Yedi__Account__GetMeRequest
+{
+  ProtobufCMessage base;
+};
+#define YEDI__ACCOUNT__GET_ME_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__get_me_request__descriptor) \
+     }
+
+
 struct  Yedi__Account__GetUserRequest
 {
   ProtobufCMessage base;
@@ -310,6 +420,34 @@ struct  Yedi__Account__GetUserRequest
 #define YEDI__ACCOUNT__GET_USER_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__account__get_user_request__descriptor) \
     , (char *)protobuf_c_empty_string }
+
+
+/*
+ * Internal: public profiles of several users at once (a page of authors, chat rooms).
+ */
+struct  Yedi__Account__BatchGetUsersRequest
+{
+  ProtobufCMessage base;
+  /*
+   * At most 100 ids; unknown ids are left out of the answer.
+   */
+  size_t n_user_ids;
+  char **user_ids;
+};
+#define YEDI__ACCOUNT__BATCH_GET_USERS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__batch_get_users_request__descriptor) \
+    , 0,NULL }
+
+
+struct  Yedi__Account__BatchGetUsersResponse
+{
+  ProtobufCMessage base;
+  size_t n_users;
+  Yedi__Account__PublicUser **users;
+};
+#define YEDI__ACCOUNT__BATCH_GET_USERS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__batch_get_users_response__descriptor) \
+    , 0,NULL }
 
 
 struct  Yedi__Account__GetDesignerRequest
@@ -322,28 +460,61 @@ struct  Yedi__Account__GetDesignerRequest
     , (char *)protobuf_c_empty_string }
 
 
+/*
+ * Changes the fields named in `fields` ("name", "phone", "gender", "birth_date", "profile_image_id",
+ * "favourite_style") to their values here; other fields stay as they are.
+ */
 struct  Yedi__Account__UpdateProfileRequest
 {
   ProtobufCMessage base;
+  size_t n_fields;
+  char **fields;
   char *name;
   char *phone;
+  Yedi__Account__Gender gender;
+  Yedi__Common__LocalDate *birth_date;
+  /*
+   * An image id of ContentService, or "" to remove the picture.
+   */
   char *profile_image_id;
   char *favourite_style;
-  /*
-   * Designers only; replaces the stored profile when set.
-   */
-  Yedi__Account__DesignerProfile *designer;
 };
 #define YEDI__ACCOUNT__UPDATE_PROFILE_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__account__update_profile_request__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL }
+    , 0,NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, YEDI__ACCOUNT__GENDER__GENDER_UNSPECIFIED, NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Account__UpdateDesignerProfileRequest
+{
+  ProtobufCMessage base;
+  char *description;
+  size_t n_skills;
+  char **skills;
+  Yedi__Account__DesignerRank rank;
+};
+#define YEDI__ACCOUNT__UPDATE_DESIGNER_PROFILE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__update_designer_profile_request__descriptor) \
+    , (char *)protobuf_c_empty_string, 0,NULL, YEDI__ACCOUNT__DESIGNER_RANK__DESIGNER_RANK_UNSPECIFIED }
+
+
+/*
+ * Replaces the caller's shop (every field; hours included).
+ */
+struct  Yedi__Account__UpdateShopRequest
+{
+  ProtobufCMessage base;
+  Yedi__Account__Shop *shop;
+};
+#define YEDI__ACCOUNT__UPDATE_SHOP_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__update_shop_request__descriptor) \
+    , NULL }
 
 
 struct  Yedi__Account__SearchDesignersRequest
 {
   ProtobufCMessage base;
   /*
-   * Matched against designer names.
+   * Matched as a substring of designer names, shop names and districts (at least 1 character).
    */
   char *query;
   Yedi__Common__PageRequest *page;
@@ -357,7 +528,7 @@ struct  Yedi__Account__SearchDesignersResponse
 {
   ProtobufCMessage base;
   size_t n_designers;
-  Yedi__Account__Designer **designers;
+  Yedi__Account__DesignerSummary **designers;
   Yedi__Common__PageInfo *page;
 };
 #define YEDI__ACCOUNT__SEARCH_DESIGNERS_RESPONSE__INIT \
@@ -367,8 +538,8 @@ struct  Yedi__Account__SearchDesignersResponse
 
 typedef enum {
   YEDI__ACCOUNT__RECENT_SEARCH__ENTRY__NOT_SET = 0,
-  YEDI__ACCOUNT__RECENT_SEARCH__ENTRY_QUERY = 1,
-  YEDI__ACCOUNT__RECENT_SEARCH__ENTRY_DESIGNER_ID = 2
+  YEDI__ACCOUNT__RECENT_SEARCH__ENTRY_QUERY = 2,
+  YEDI__ACCOUNT__RECENT_SEARCH__ENTRY_DESIGNER_ID = 3
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__ACCOUNT__RECENT_SEARCH__ENTRY__CASE)
 } Yedi__Account__RecentSearch__EntryCase;
 
@@ -378,6 +549,7 @@ typedef enum {
 struct  Yedi__Account__RecentSearch
 {
   ProtobufCMessage base;
+  char *id;
   int64_t searched_at_ms;
   Yedi__Account__RecentSearch__EntryCase entry_case;
   union {
@@ -387,7 +559,7 @@ struct  Yedi__Account__RecentSearch
 };
 #define YEDI__ACCOUNT__RECENT_SEARCH__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__account__recent_search__descriptor) \
-    , 0, YEDI__ACCOUNT__RECENT_SEARCH__ENTRY__NOT_SET, {0} }
+    , (char *)protobuf_c_empty_string, 0, YEDI__ACCOUNT__RECENT_SEARCH__ENTRY__NOT_SET, {0} }
 
 
 struct  Yedi__Account__ListRecentSearchesRequest
@@ -402,6 +574,9 @@ struct  Yedi__Account__ListRecentSearchesRequest
 struct  Yedi__Account__ListRecentSearchesResponse
 {
   ProtobufCMessage base;
+  /*
+   * Most recent first, at most 20.
+   */
   size_t n_searches;
   Yedi__Account__RecentSearch **searches;
 };
@@ -410,14 +585,38 @@ struct  Yedi__Account__ListRecentSearchesResponse
     , 0,NULL }
 
 
+typedef enum {
+  YEDI__ACCOUNT__RECORD_RECENT_SEARCH_REQUEST__ENTRY__NOT_SET = 0,
+  YEDI__ACCOUNT__RECORD_RECENT_SEARCH_REQUEST__ENTRY_QUERY = 1,
+  YEDI__ACCOUNT__RECORD_RECENT_SEARCH_REQUEST__ENTRY_DESIGNER_ID = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__ACCOUNT__RECORD_RECENT_SEARCH_REQUEST__ENTRY__CASE)
+} Yedi__Account__RecordRecentSearchRequest__EntryCase;
+
 struct  Yedi__Account__RecordRecentSearchRequest
 {
   ProtobufCMessage base;
-  Yedi__Account__RecentSearch *search;
+  Yedi__Account__RecordRecentSearchRequest__EntryCase entry_case;
+  union {
+    char *query;
+    char *designer_id;
+  };
 };
 #define YEDI__ACCOUNT__RECORD_RECENT_SEARCH_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__account__record_recent_search_request__descriptor) \
-    , NULL }
+    , YEDI__ACCOUNT__RECORD_RECENT_SEARCH_REQUEST__ENTRY__NOT_SET, {0} }
+
+
+struct  Yedi__Account__DeleteRecentSearchRequest
+{
+  ProtobufCMessage base;
+  /*
+   * RecentSearch.id; "" clears the whole list.
+   */
+  char *id;
+};
+#define YEDI__ACCOUNT__DELETE_RECENT_SEARCH_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__delete_recent_search_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
 
 
 struct  Yedi__Account__FollowRequest
@@ -454,13 +653,40 @@ struct  Yedi__Account__ListFollowingRequest
 struct  Yedi__Account__ListFollowingResponse
 {
   ProtobufCMessage base;
+  /*
+   * Most recently followed first.
+   */
   size_t n_designers;
-  Yedi__Account__Designer **designers;
+  Yedi__Account__DesignerSummary **designers;
   Yedi__Common__PageInfo *page;
 };
 #define YEDI__ACCOUNT__LIST_FOLLOWING_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__account__list_following_response__descriptor) \
     , 0,NULL, NULL }
+
+
+/*
+ * Internal (ContentService's following feed): whom a user follows.
+ */
+struct  Yedi__Account__ListFollowedDesignerIdsRequest
+{
+  ProtobufCMessage base;
+  char *user_id;
+};
+#define YEDI__ACCOUNT__LIST_FOLLOWED_DESIGNER_IDS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__list_followed_designer_ids_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Account__ListFollowedDesignerIdsResponse
+{
+  ProtobufCMessage base;
+  size_t n_designer_ids;
+  char **designer_ids;
+};
+#define YEDI__ACCOUNT__LIST_FOLLOWED_DESIGNER_IDS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__list_followed_designer_ids_response__descriptor) \
+    , 0,NULL }
 
 
 struct  Yedi__Account__DeleteAccountRequest
@@ -503,6 +729,25 @@ Yedi__Account__User *
                       const uint8_t       *data);
 void   yedi__account__user__free_unpacked
                      (Yedi__Account__User *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__PublicUser methods */
+void   yedi__account__public_user__init
+                     (Yedi__Account__PublicUser         *message);
+size_t yedi__account__public_user__get_packed_size
+                     (const Yedi__Account__PublicUser   *message);
+size_t yedi__account__public_user__pack
+                     (const Yedi__Account__PublicUser   *message,
+                      uint8_t             *out);
+size_t yedi__account__public_user__pack_to_buffer
+                     (const Yedi__Account__PublicUser   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__PublicUser *
+       yedi__account__public_user__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__public_user__free_unpacked
+                     (Yedi__Account__PublicUser *message,
                       ProtobufCAllocator *allocator);
 /* Yedi__Account__Address methods */
 void   yedi__account__address__init
@@ -561,6 +806,25 @@ Yedi__Account__Shop *
 void   yedi__account__shop__free_unpacked
                      (Yedi__Account__Shop *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Account__ReviewSummary methods */
+void   yedi__account__review_summary__init
+                     (Yedi__Account__ReviewSummary         *message);
+size_t yedi__account__review_summary__get_packed_size
+                     (const Yedi__Account__ReviewSummary   *message);
+size_t yedi__account__review_summary__pack
+                     (const Yedi__Account__ReviewSummary   *message,
+                      uint8_t             *out);
+size_t yedi__account__review_summary__pack_to_buffer
+                     (const Yedi__Account__ReviewSummary   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__ReviewSummary *
+       yedi__account__review_summary__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__review_summary__free_unpacked
+                     (Yedi__Account__ReviewSummary *message,
+                      ProtobufCAllocator *allocator);
 /* Yedi__Account__Designer methods */
 void   yedi__account__designer__init
                      (Yedi__Account__Designer         *message);
@@ -579,6 +843,25 @@ Yedi__Account__Designer *
                       const uint8_t       *data);
 void   yedi__account__designer__free_unpacked
                      (Yedi__Account__Designer *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__DesignerSummary methods */
+void   yedi__account__designer_summary__init
+                     (Yedi__Account__DesignerSummary         *message);
+size_t yedi__account__designer_summary__get_packed_size
+                     (const Yedi__Account__DesignerSummary   *message);
+size_t yedi__account__designer_summary__pack
+                     (const Yedi__Account__DesignerSummary   *message,
+                      uint8_t             *out);
+size_t yedi__account__designer_summary__pack_to_buffer
+                     (const Yedi__Account__DesignerSummary   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__DesignerSummary *
+       yedi__account__designer_summary__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__designer_summary__free_unpacked
+                     (Yedi__Account__DesignerSummary *message,
                       ProtobufCAllocator *allocator);
 /* Yedi__Account__Session methods */
 void   yedi__account__session__init
@@ -713,6 +996,25 @@ Yedi__Account__RefreshSessionRequest *
 void   yedi__account__refresh_session_request__free_unpacked
                      (Yedi__Account__RefreshSessionRequest *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Account__RefreshSessionResponse methods */
+void   yedi__account__refresh_session_response__init
+                     (Yedi__Account__RefreshSessionResponse         *message);
+size_t yedi__account__refresh_session_response__get_packed_size
+                     (const Yedi__Account__RefreshSessionResponse   *message);
+size_t yedi__account__refresh_session_response__pack
+                     (const Yedi__Account__RefreshSessionResponse   *message,
+                      uint8_t             *out);
+size_t yedi__account__refresh_session_response__pack_to_buffer
+                     (const Yedi__Account__RefreshSessionResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__RefreshSessionResponse *
+       yedi__account__refresh_session_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__refresh_session_response__free_unpacked
+                     (Yedi__Account__RefreshSessionResponse *message,
+                      ProtobufCAllocator *allocator);
 /* Yedi__Account__SignOutRequest methods */
 void   yedi__account__sign_out_request__init
                      (Yedi__Account__SignOutRequest         *message);
@@ -751,6 +1053,25 @@ Yedi__Account__SignOutResponse *
 void   yedi__account__sign_out_response__free_unpacked
                      (Yedi__Account__SignOutResponse *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Account__GetMeRequest methods */
+void   yedi__account__get_me_request__init
+                     (Yedi__Account__GetMeRequest         *message);
+size_t yedi__account__get_me_request__get_packed_size
+                     (const Yedi__Account__GetMeRequest   *message);
+size_t yedi__account__get_me_request__pack
+                     (const Yedi__Account__GetMeRequest   *message,
+                      uint8_t             *out);
+size_t yedi__account__get_me_request__pack_to_buffer
+                     (const Yedi__Account__GetMeRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__GetMeRequest *
+       yedi__account__get_me_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__get_me_request__free_unpacked
+                     (Yedi__Account__GetMeRequest *message,
+                      ProtobufCAllocator *allocator);
 /* Yedi__Account__GetUserRequest methods */
 void   yedi__account__get_user_request__init
                      (Yedi__Account__GetUserRequest         *message);
@@ -769,6 +1090,44 @@ Yedi__Account__GetUserRequest *
                       const uint8_t       *data);
 void   yedi__account__get_user_request__free_unpacked
                      (Yedi__Account__GetUserRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__BatchGetUsersRequest methods */
+void   yedi__account__batch_get_users_request__init
+                     (Yedi__Account__BatchGetUsersRequest         *message);
+size_t yedi__account__batch_get_users_request__get_packed_size
+                     (const Yedi__Account__BatchGetUsersRequest   *message);
+size_t yedi__account__batch_get_users_request__pack
+                     (const Yedi__Account__BatchGetUsersRequest   *message,
+                      uint8_t             *out);
+size_t yedi__account__batch_get_users_request__pack_to_buffer
+                     (const Yedi__Account__BatchGetUsersRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__BatchGetUsersRequest *
+       yedi__account__batch_get_users_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__batch_get_users_request__free_unpacked
+                     (Yedi__Account__BatchGetUsersRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__BatchGetUsersResponse methods */
+void   yedi__account__batch_get_users_response__init
+                     (Yedi__Account__BatchGetUsersResponse         *message);
+size_t yedi__account__batch_get_users_response__get_packed_size
+                     (const Yedi__Account__BatchGetUsersResponse   *message);
+size_t yedi__account__batch_get_users_response__pack
+                     (const Yedi__Account__BatchGetUsersResponse   *message,
+                      uint8_t             *out);
+size_t yedi__account__batch_get_users_response__pack_to_buffer
+                     (const Yedi__Account__BatchGetUsersResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__BatchGetUsersResponse *
+       yedi__account__batch_get_users_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__batch_get_users_response__free_unpacked
+                     (Yedi__Account__BatchGetUsersResponse *message,
                       ProtobufCAllocator *allocator);
 /* Yedi__Account__GetDesignerRequest methods */
 void   yedi__account__get_designer_request__init
@@ -807,6 +1166,44 @@ Yedi__Account__UpdateProfileRequest *
                       const uint8_t       *data);
 void   yedi__account__update_profile_request__free_unpacked
                      (Yedi__Account__UpdateProfileRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__UpdateDesignerProfileRequest methods */
+void   yedi__account__update_designer_profile_request__init
+                     (Yedi__Account__UpdateDesignerProfileRequest         *message);
+size_t yedi__account__update_designer_profile_request__get_packed_size
+                     (const Yedi__Account__UpdateDesignerProfileRequest   *message);
+size_t yedi__account__update_designer_profile_request__pack
+                     (const Yedi__Account__UpdateDesignerProfileRequest   *message,
+                      uint8_t             *out);
+size_t yedi__account__update_designer_profile_request__pack_to_buffer
+                     (const Yedi__Account__UpdateDesignerProfileRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__UpdateDesignerProfileRequest *
+       yedi__account__update_designer_profile_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__update_designer_profile_request__free_unpacked
+                     (Yedi__Account__UpdateDesignerProfileRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__UpdateShopRequest methods */
+void   yedi__account__update_shop_request__init
+                     (Yedi__Account__UpdateShopRequest         *message);
+size_t yedi__account__update_shop_request__get_packed_size
+                     (const Yedi__Account__UpdateShopRequest   *message);
+size_t yedi__account__update_shop_request__pack
+                     (const Yedi__Account__UpdateShopRequest   *message,
+                      uint8_t             *out);
+size_t yedi__account__update_shop_request__pack_to_buffer
+                     (const Yedi__Account__UpdateShopRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__UpdateShopRequest *
+       yedi__account__update_shop_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__update_shop_request__free_unpacked
+                     (Yedi__Account__UpdateShopRequest *message,
                       ProtobufCAllocator *allocator);
 /* Yedi__Account__SearchDesignersRequest methods */
 void   yedi__account__search_designers_request__init
@@ -922,6 +1319,25 @@ Yedi__Account__RecordRecentSearchRequest *
 void   yedi__account__record_recent_search_request__free_unpacked
                      (Yedi__Account__RecordRecentSearchRequest *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Account__DeleteRecentSearchRequest methods */
+void   yedi__account__delete_recent_search_request__init
+                     (Yedi__Account__DeleteRecentSearchRequest         *message);
+size_t yedi__account__delete_recent_search_request__get_packed_size
+                     (const Yedi__Account__DeleteRecentSearchRequest   *message);
+size_t yedi__account__delete_recent_search_request__pack
+                     (const Yedi__Account__DeleteRecentSearchRequest   *message,
+                      uint8_t             *out);
+size_t yedi__account__delete_recent_search_request__pack_to_buffer
+                     (const Yedi__Account__DeleteRecentSearchRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__DeleteRecentSearchRequest *
+       yedi__account__delete_recent_search_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__delete_recent_search_request__free_unpacked
+                     (Yedi__Account__DeleteRecentSearchRequest *message,
+                      ProtobufCAllocator *allocator);
 /* Yedi__Account__FollowRequest methods */
 void   yedi__account__follow_request__init
                      (Yedi__Account__FollowRequest         *message);
@@ -998,6 +1414,44 @@ Yedi__Account__ListFollowingResponse *
 void   yedi__account__list_following_response__free_unpacked
                      (Yedi__Account__ListFollowingResponse *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Account__ListFollowedDesignerIdsRequest methods */
+void   yedi__account__list_followed_designer_ids_request__init
+                     (Yedi__Account__ListFollowedDesignerIdsRequest         *message);
+size_t yedi__account__list_followed_designer_ids_request__get_packed_size
+                     (const Yedi__Account__ListFollowedDesignerIdsRequest   *message);
+size_t yedi__account__list_followed_designer_ids_request__pack
+                     (const Yedi__Account__ListFollowedDesignerIdsRequest   *message,
+                      uint8_t             *out);
+size_t yedi__account__list_followed_designer_ids_request__pack_to_buffer
+                     (const Yedi__Account__ListFollowedDesignerIdsRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__ListFollowedDesignerIdsRequest *
+       yedi__account__list_followed_designer_ids_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__list_followed_designer_ids_request__free_unpacked
+                     (Yedi__Account__ListFollowedDesignerIdsRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__ListFollowedDesignerIdsResponse methods */
+void   yedi__account__list_followed_designer_ids_response__init
+                     (Yedi__Account__ListFollowedDesignerIdsResponse         *message);
+size_t yedi__account__list_followed_designer_ids_response__get_packed_size
+                     (const Yedi__Account__ListFollowedDesignerIdsResponse   *message);
+size_t yedi__account__list_followed_designer_ids_response__pack
+                     (const Yedi__Account__ListFollowedDesignerIdsResponse   *message,
+                      uint8_t             *out);
+size_t yedi__account__list_followed_designer_ids_response__pack_to_buffer
+                     (const Yedi__Account__ListFollowedDesignerIdsResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__ListFollowedDesignerIdsResponse *
+       yedi__account__list_followed_designer_ids_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__list_followed_designer_ids_response__free_unpacked
+                     (Yedi__Account__ListFollowedDesignerIdsResponse *message,
+                      ProtobufCAllocator *allocator);
 /* Yedi__Account__DeleteAccountRequest methods */
 void   yedi__account__delete_account_request__init
                      (Yedi__Account__DeleteAccountRequest         *message);
@@ -1041,6 +1495,9 @@ void   yedi__account__delete_account_response__free_unpacked
 typedef void (*Yedi__Account__User_Closure)
                  (const Yedi__Account__User *message,
                   void *closure_data);
+typedef void (*Yedi__Account__PublicUser_Closure)
+                 (const Yedi__Account__PublicUser *message,
+                  void *closure_data);
 typedef void (*Yedi__Account__Address_Closure)
                  (const Yedi__Account__Address *message,
                   void *closure_data);
@@ -1050,8 +1507,14 @@ typedef void (*Yedi__Account__MessengerLink_Closure)
 typedef void (*Yedi__Account__Shop_Closure)
                  (const Yedi__Account__Shop *message,
                   void *closure_data);
+typedef void (*Yedi__Account__ReviewSummary_Closure)
+                 (const Yedi__Account__ReviewSummary *message,
+                  void *closure_data);
 typedef void (*Yedi__Account__Designer_Closure)
                  (const Yedi__Account__Designer *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__DesignerSummary_Closure)
+                 (const Yedi__Account__DesignerSummary *message,
                   void *closure_data);
 typedef void (*Yedi__Account__Session_Closure)
                  (const Yedi__Account__Session *message,
@@ -1074,20 +1537,38 @@ typedef void (*Yedi__Account__SignInResponse_Closure)
 typedef void (*Yedi__Account__RefreshSessionRequest_Closure)
                  (const Yedi__Account__RefreshSessionRequest *message,
                   void *closure_data);
+typedef void (*Yedi__Account__RefreshSessionResponse_Closure)
+                 (const Yedi__Account__RefreshSessionResponse *message,
+                  void *closure_data);
 typedef void (*Yedi__Account__SignOutRequest_Closure)
                  (const Yedi__Account__SignOutRequest *message,
                   void *closure_data);
 typedef void (*Yedi__Account__SignOutResponse_Closure)
                  (const Yedi__Account__SignOutResponse *message,
                   void *closure_data);
+typedef void (*Yedi__Account__GetMeRequest_Closure)
+                 (const Yedi__Account__GetMeRequest *message,
+                  void *closure_data);
 typedef void (*Yedi__Account__GetUserRequest_Closure)
                  (const Yedi__Account__GetUserRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__BatchGetUsersRequest_Closure)
+                 (const Yedi__Account__BatchGetUsersRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__BatchGetUsersResponse_Closure)
+                 (const Yedi__Account__BatchGetUsersResponse *message,
                   void *closure_data);
 typedef void (*Yedi__Account__GetDesignerRequest_Closure)
                  (const Yedi__Account__GetDesignerRequest *message,
                   void *closure_data);
 typedef void (*Yedi__Account__UpdateProfileRequest_Closure)
                  (const Yedi__Account__UpdateProfileRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__UpdateDesignerProfileRequest_Closure)
+                 (const Yedi__Account__UpdateDesignerProfileRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__UpdateShopRequest_Closure)
+                 (const Yedi__Account__UpdateShopRequest *message,
                   void *closure_data);
 typedef void (*Yedi__Account__SearchDesignersRequest_Closure)
                  (const Yedi__Account__SearchDesignersRequest *message,
@@ -1107,6 +1588,9 @@ typedef void (*Yedi__Account__ListRecentSearchesResponse_Closure)
 typedef void (*Yedi__Account__RecordRecentSearchRequest_Closure)
                  (const Yedi__Account__RecordRecentSearchRequest *message,
                   void *closure_data);
+typedef void (*Yedi__Account__DeleteRecentSearchRequest_Closure)
+                 (const Yedi__Account__DeleteRecentSearchRequest *message,
+                  void *closure_data);
 typedef void (*Yedi__Account__FollowRequest_Closure)
                  (const Yedi__Account__FollowRequest *message,
                   void *closure_data);
@@ -1118,6 +1602,12 @@ typedef void (*Yedi__Account__ListFollowingRequest_Closure)
                   void *closure_data);
 typedef void (*Yedi__Account__ListFollowingResponse_Closure)
                  (const Yedi__Account__ListFollowingResponse *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__ListFollowedDesignerIdsRequest_Closure)
+                 (const Yedi__Account__ListFollowedDesignerIdsRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__ListFollowedDesignerIdsResponse_Closure)
+                 (const Yedi__Account__ListFollowedDesignerIdsResponse *message,
                   void *closure_data);
 typedef void (*Yedi__Account__DeleteAccountRequest_Closure)
                  (const Yedi__Account__DeleteAccountRequest *message,
@@ -1142,16 +1632,24 @@ struct Yedi__Account__AccountService_Service
                   void *closure_data);
   void (*refresh_session)(Yedi__Account__AccountService_Service *service,
                           const Yedi__Account__RefreshSessionRequest *input,
-                          Yedi__Account__SignInResponse_Closure closure,
+                          Yedi__Account__RefreshSessionResponse_Closure closure,
                           void *closure_data);
   void (*sign_out)(Yedi__Account__AccountService_Service *service,
                    const Yedi__Account__SignOutRequest *input,
                    Yedi__Account__SignOutResponse_Closure closure,
                    void *closure_data);
+  void (*get_me)(Yedi__Account__AccountService_Service *service,
+                 const Yedi__Account__GetMeRequest *input,
+                 Yedi__Account__User_Closure closure,
+                 void *closure_data);
   void (*get_user)(Yedi__Account__AccountService_Service *service,
                    const Yedi__Account__GetUserRequest *input,
-                   Yedi__Account__User_Closure closure,
+                   Yedi__Account__PublicUser_Closure closure,
                    void *closure_data);
+  void (*batch_get_users)(Yedi__Account__AccountService_Service *service,
+                          const Yedi__Account__BatchGetUsersRequest *input,
+                          Yedi__Account__BatchGetUsersResponse_Closure closure,
+                          void *closure_data);
   void (*get_designer)(Yedi__Account__AccountService_Service *service,
                        const Yedi__Account__GetDesignerRequest *input,
                        Yedi__Account__Designer_Closure closure,
@@ -1160,6 +1658,14 @@ struct Yedi__Account__AccountService_Service
                          const Yedi__Account__UpdateProfileRequest *input,
                          Yedi__Account__User_Closure closure,
                          void *closure_data);
+  void (*update_designer_profile)(Yedi__Account__AccountService_Service *service,
+                                  const Yedi__Account__UpdateDesignerProfileRequest *input,
+                                  Yedi__Account__Designer_Closure closure,
+                                  void *closure_data);
+  void (*update_shop)(Yedi__Account__AccountService_Service *service,
+                      const Yedi__Account__UpdateShopRequest *input,
+                      Yedi__Account__Designer_Closure closure,
+                      void *closure_data);
   void (*search_designers)(Yedi__Account__AccountService_Service *service,
                            const Yedi__Account__SearchDesignersRequest *input,
                            Yedi__Account__SearchDesignersResponse_Closure closure,
@@ -1170,6 +1676,10 @@ struct Yedi__Account__AccountService_Service
                                void *closure_data);
   void (*record_recent_search)(Yedi__Account__AccountService_Service *service,
                                const Yedi__Account__RecordRecentSearchRequest *input,
+                               Yedi__Account__ListRecentSearchesResponse_Closure closure,
+                               void *closure_data);
+  void (*delete_recent_search)(Yedi__Account__AccountService_Service *service,
+                               const Yedi__Account__DeleteRecentSearchRequest *input,
                                Yedi__Account__ListRecentSearchesResponse_Closure closure,
                                void *closure_data);
   void (*follow)(Yedi__Account__AccountService_Service *service,
@@ -1184,6 +1694,10 @@ struct Yedi__Account__AccountService_Service
                          const Yedi__Account__ListFollowingRequest *input,
                          Yedi__Account__ListFollowingResponse_Closure closure,
                          void *closure_data);
+  void (*list_followed_designer_ids)(Yedi__Account__AccountService_Service *service,
+                                     const Yedi__Account__ListFollowedDesignerIdsRequest *input,
+                                     Yedi__Account__ListFollowedDesignerIdsResponse_Closure closure,
+                                     void *closure_data);
   void (*delete_account)(Yedi__Account__AccountService_Service *service,
                          const Yedi__Account__DeleteAccountRequest *input,
                          Yedi__Account__DeleteAccountResponse_Closure closure,
@@ -1200,15 +1714,21 @@ void yedi__account__account_service__init (Yedi__Account__AccountService_Service
       function_prefix__ ## sign_in,\
       function_prefix__ ## refresh_session,\
       function_prefix__ ## sign_out,\
+      function_prefix__ ## get_me,\
       function_prefix__ ## get_user,\
+      function_prefix__ ## batch_get_users,\
       function_prefix__ ## get_designer,\
       function_prefix__ ## update_profile,\
+      function_prefix__ ## update_designer_profile,\
+      function_prefix__ ## update_shop,\
       function_prefix__ ## search_designers,\
       function_prefix__ ## list_recent_searches,\
       function_prefix__ ## record_recent_search,\
+      function_prefix__ ## delete_recent_search,\
       function_prefix__ ## follow,\
       function_prefix__ ## unfollow,\
       function_prefix__ ## list_following,\
+      function_prefix__ ## list_followed_designer_ids,\
       function_prefix__ ## delete_account  }
 void yedi__account__account_service__sign_up(ProtobufCService *service,
                                              const Yedi__Account__SignUpRequest *input,
@@ -1220,16 +1740,24 @@ void yedi__account__account_service__sign_in(ProtobufCService *service,
                                              void *closure_data);
 void yedi__account__account_service__refresh_session(ProtobufCService *service,
                                                      const Yedi__Account__RefreshSessionRequest *input,
-                                                     Yedi__Account__SignInResponse_Closure closure,
+                                                     Yedi__Account__RefreshSessionResponse_Closure closure,
                                                      void *closure_data);
 void yedi__account__account_service__sign_out(ProtobufCService *service,
                                               const Yedi__Account__SignOutRequest *input,
                                               Yedi__Account__SignOutResponse_Closure closure,
                                               void *closure_data);
+void yedi__account__account_service__get_me(ProtobufCService *service,
+                                            const Yedi__Account__GetMeRequest *input,
+                                            Yedi__Account__User_Closure closure,
+                                            void *closure_data);
 void yedi__account__account_service__get_user(ProtobufCService *service,
                                               const Yedi__Account__GetUserRequest *input,
-                                              Yedi__Account__User_Closure closure,
+                                              Yedi__Account__PublicUser_Closure closure,
                                               void *closure_data);
+void yedi__account__account_service__batch_get_users(ProtobufCService *service,
+                                                     const Yedi__Account__BatchGetUsersRequest *input,
+                                                     Yedi__Account__BatchGetUsersResponse_Closure closure,
+                                                     void *closure_data);
 void yedi__account__account_service__get_designer(ProtobufCService *service,
                                                   const Yedi__Account__GetDesignerRequest *input,
                                                   Yedi__Account__Designer_Closure closure,
@@ -1238,6 +1766,14 @@ void yedi__account__account_service__update_profile(ProtobufCService *service,
                                                     const Yedi__Account__UpdateProfileRequest *input,
                                                     Yedi__Account__User_Closure closure,
                                                     void *closure_data);
+void yedi__account__account_service__update_designer_profile(ProtobufCService *service,
+                                                             const Yedi__Account__UpdateDesignerProfileRequest *input,
+                                                             Yedi__Account__Designer_Closure closure,
+                                                             void *closure_data);
+void yedi__account__account_service__update_shop(ProtobufCService *service,
+                                                 const Yedi__Account__UpdateShopRequest *input,
+                                                 Yedi__Account__Designer_Closure closure,
+                                                 void *closure_data);
 void yedi__account__account_service__search_designers(ProtobufCService *service,
                                                       const Yedi__Account__SearchDesignersRequest *input,
                                                       Yedi__Account__SearchDesignersResponse_Closure closure,
@@ -1248,6 +1784,10 @@ void yedi__account__account_service__list_recent_searches(ProtobufCService *serv
                                                           void *closure_data);
 void yedi__account__account_service__record_recent_search(ProtobufCService *service,
                                                           const Yedi__Account__RecordRecentSearchRequest *input,
+                                                          Yedi__Account__ListRecentSearchesResponse_Closure closure,
+                                                          void *closure_data);
+void yedi__account__account_service__delete_recent_search(ProtobufCService *service,
+                                                          const Yedi__Account__DeleteRecentSearchRequest *input,
                                                           Yedi__Account__ListRecentSearchesResponse_Closure closure,
                                                           void *closure_data);
 void yedi__account__account_service__follow(ProtobufCService *service,
@@ -1262,6 +1802,10 @@ void yedi__account__account_service__list_following(ProtobufCService *service,
                                                     const Yedi__Account__ListFollowingRequest *input,
                                                     Yedi__Account__ListFollowingResponse_Closure closure,
                                                     void *closure_data);
+void yedi__account__account_service__list_followed_designer_ids(ProtobufCService *service,
+                                                                const Yedi__Account__ListFollowedDesignerIdsRequest *input,
+                                                                Yedi__Account__ListFollowedDesignerIdsResponse_Closure closure,
+                                                                void *closure_data);
 void yedi__account__account_service__delete_account(ProtobufCService *service,
                                                     const Yedi__Account__DeleteAccountRequest *input,
                                                     Yedi__Account__DeleteAccountResponse_Closure closure,
@@ -1273,10 +1817,13 @@ extern const ProtobufCEnumDescriptor    yedi__account__role__descriptor;
 extern const ProtobufCEnumDescriptor    yedi__account__gender__descriptor;
 extern const ProtobufCEnumDescriptor    yedi__account__designer_rank__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__user__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__public_user__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__address__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__messenger_link__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__shop__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__review_summary__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__designer__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__designer_summary__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__session__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__designer_profile__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__sign_up_request__descriptor;
@@ -1284,21 +1831,30 @@ extern const ProtobufCMessageDescriptor yedi__account__sign_up_response__descrip
 extern const ProtobufCMessageDescriptor yedi__account__sign_in_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__sign_in_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__refresh_session_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__refresh_session_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__sign_out_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__sign_out_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__get_me_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__get_user_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__batch_get_users_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__batch_get_users_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__get_designer_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__update_profile_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__update_designer_profile_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__update_shop_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__search_designers_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__search_designers_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__recent_search__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__list_recent_searches_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__list_recent_searches_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__record_recent_search_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__delete_recent_search_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__follow_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__follow_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__list_following_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__list_following_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__list_followed_designer_ids_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__list_followed_designer_ids_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__delete_account_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__delete_account_response__descriptor;
 extern const ProtobufCServiceDescriptor yedi__account__account_service__descriptor;

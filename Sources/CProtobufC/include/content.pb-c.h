@@ -41,6 +41,9 @@ typedef struct Yedi__Content__CreateCommentRequest Yedi__Content__CreateCommentR
 typedef struct Yedi__Content__ListCommentsRequest Yedi__Content__ListCommentsRequest;
 typedef struct Yedi__Content__ListCommentsResponse Yedi__Content__ListCommentsResponse;
 typedef struct Yedi__Content__SearchPostsRequest Yedi__Content__SearchPostsRequest;
+typedef struct Yedi__Content__GetReviewSummariesRequest Yedi__Content__GetReviewSummariesRequest;
+typedef struct Yedi__Content__DesignerReviewSummary Yedi__Content__DesignerReviewSummary;
+typedef struct Yedi__Content__GetReviewSummariesResponse Yedi__Content__GetReviewSummariesResponse;
 
 
 /* --- enums --- */
@@ -491,6 +494,52 @@ struct  Yedi__Content__SearchPostsRequest
 #define YEDI__CONTENT__SEARCH_POSTS_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__content__search_posts_request__descriptor) \
     , (char *)protobuf_c_empty_string, YEDI__COMMON__HAIR_CATEGORY__HAIR_CATEGORY_UNSPECIFIED, NULL }
+
+
+/*
+ * Internal (AccountService's designer profiles): the review summary of each designer asked for.
+ */
+struct  Yedi__Content__GetReviewSummariesRequest
+{
+  ProtobufCMessage base;
+  /*
+   * At most 100.
+   */
+  size_t n_designer_ids;
+  char **designer_ids;
+};
+#define YEDI__CONTENT__GET_REVIEW_SUMMARIES_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__content__get_review_summaries_request__descriptor) \
+    , 0,NULL }
+
+
+struct  Yedi__Content__DesignerReviewSummary
+{
+  ProtobufCMessage base;
+  char *designer_id;
+  /*
+   * Average score, 0 when there are no reviews.
+   */
+  double rating;
+  int64_t review_count;
+};
+#define YEDI__CONTENT__DESIGNER_REVIEW_SUMMARY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__content__designer_review_summary__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, 0 }
+
+
+struct  Yedi__Content__GetReviewSummariesResponse
+{
+  ProtobufCMessage base;
+  /*
+   * One per designer asked for, in the same order (zeros for a designer without reviews).
+   */
+  size_t n_summaries;
+  Yedi__Content__DesignerReviewSummary **summaries;
+};
+#define YEDI__CONTENT__GET_REVIEW_SUMMARIES_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__content__get_review_summaries_response__descriptor) \
+    , 0,NULL }
 
 
 /* Yedi__Content__Post methods */
@@ -968,6 +1017,63 @@ Yedi__Content__SearchPostsRequest *
 void   yedi__content__search_posts_request__free_unpacked
                      (Yedi__Content__SearchPostsRequest *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Content__GetReviewSummariesRequest methods */
+void   yedi__content__get_review_summaries_request__init
+                     (Yedi__Content__GetReviewSummariesRequest         *message);
+size_t yedi__content__get_review_summaries_request__get_packed_size
+                     (const Yedi__Content__GetReviewSummariesRequest   *message);
+size_t yedi__content__get_review_summaries_request__pack
+                     (const Yedi__Content__GetReviewSummariesRequest   *message,
+                      uint8_t             *out);
+size_t yedi__content__get_review_summaries_request__pack_to_buffer
+                     (const Yedi__Content__GetReviewSummariesRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Content__GetReviewSummariesRequest *
+       yedi__content__get_review_summaries_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__content__get_review_summaries_request__free_unpacked
+                     (Yedi__Content__GetReviewSummariesRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Content__DesignerReviewSummary methods */
+void   yedi__content__designer_review_summary__init
+                     (Yedi__Content__DesignerReviewSummary         *message);
+size_t yedi__content__designer_review_summary__get_packed_size
+                     (const Yedi__Content__DesignerReviewSummary   *message);
+size_t yedi__content__designer_review_summary__pack
+                     (const Yedi__Content__DesignerReviewSummary   *message,
+                      uint8_t             *out);
+size_t yedi__content__designer_review_summary__pack_to_buffer
+                     (const Yedi__Content__DesignerReviewSummary   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Content__DesignerReviewSummary *
+       yedi__content__designer_review_summary__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__content__designer_review_summary__free_unpacked
+                     (Yedi__Content__DesignerReviewSummary *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Content__GetReviewSummariesResponse methods */
+void   yedi__content__get_review_summaries_response__init
+                     (Yedi__Content__GetReviewSummariesResponse         *message);
+size_t yedi__content__get_review_summaries_response__get_packed_size
+                     (const Yedi__Content__GetReviewSummariesResponse   *message);
+size_t yedi__content__get_review_summaries_response__pack
+                     (const Yedi__Content__GetReviewSummariesResponse   *message,
+                      uint8_t             *out);
+size_t yedi__content__get_review_summaries_response__pack_to_buffer
+                     (const Yedi__Content__GetReviewSummariesResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Content__GetReviewSummariesResponse *
+       yedi__content__get_review_summaries_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__content__get_review_summaries_response__free_unpacked
+                     (Yedi__Content__GetReviewSummariesResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Yedi__Content__Post_Closure)
@@ -1045,6 +1151,15 @@ typedef void (*Yedi__Content__ListCommentsResponse_Closure)
 typedef void (*Yedi__Content__SearchPostsRequest_Closure)
                  (const Yedi__Content__SearchPostsRequest *message,
                   void *closure_data);
+typedef void (*Yedi__Content__GetReviewSummariesRequest_Closure)
+                 (const Yedi__Content__GetReviewSummariesRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Content__DesignerReviewSummary_Closure)
+                 (const Yedi__Content__DesignerReviewSummary *message,
+                  void *closure_data);
+typedef void (*Yedi__Content__GetReviewSummariesResponse_Closure)
+                 (const Yedi__Content__GetReviewSummariesResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -1116,6 +1231,10 @@ struct Yedi__Content__ContentService_Service
                      const Yedi__Common__PurgeUserRequest *input,
                      Yedi__Common__PurgeUserResponse_Closure closure,
                      void *closure_data);
+  void (*get_review_summaries)(Yedi__Content__ContentService_Service *service,
+                               const Yedi__Content__GetReviewSummariesRequest *input,
+                               Yedi__Content__GetReviewSummariesResponse_Closure closure,
+                               void *closure_data);
 };
 typedef void (*Yedi__Content__ContentService_ServiceDestroy)(Yedi__Content__ContentService_Service *);
 void yedi__content__content_service__init (Yedi__Content__ContentService_Service *service,
@@ -1139,7 +1258,8 @@ void yedi__content__content_service__init (Yedi__Content__ContentService_Service
       function_prefix__ ## create_comment,\
       function_prefix__ ## list_comments,\
       function_prefix__ ## search_posts,\
-      function_prefix__ ## purge_user  }
+      function_prefix__ ## purge_user,\
+      function_prefix__ ## get_review_summaries  }
 void yedi__content__content_service__create_post(ProtobufCService *service,
                                                  const Yedi__Content__CreatePostRequest *input,
                                                  Yedi__Content__Post_Closure closure,
@@ -1204,6 +1324,10 @@ void yedi__content__content_service__purge_user(ProtobufCService *service,
                                                 const Yedi__Common__PurgeUserRequest *input,
                                                 Yedi__Common__PurgeUserResponse_Closure closure,
                                                 void *closure_data);
+void yedi__content__content_service__get_review_summaries(ProtobufCService *service,
+                                                          const Yedi__Content__GetReviewSummariesRequest *input,
+                                                          Yedi__Content__GetReviewSummariesResponse_Closure closure,
+                                                          void *closure_data);
 
 /* --- descriptors --- */
 
@@ -1234,6 +1358,9 @@ extern const ProtobufCMessageDescriptor yedi__content__create_comment_request__d
 extern const ProtobufCMessageDescriptor yedi__content__list_comments_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__list_comments_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__search_posts_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__content__get_review_summaries_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__content__designer_review_summary__descriptor;
+extern const ProtobufCMessageDescriptor yedi__content__get_review_summaries_response__descriptor;
 extern const ProtobufCServiceDescriptor yedi__content__content_service__descriptor;
 
 PROTOBUF_C__END_DECLS

@@ -114,6 +114,7 @@ extension YediAccount {
 }
 
 extension YediAccount {
+    /// A user as they see themselves (GetMe, sign-up, sign-in, UpdateProfile): every field.
     public struct User: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.account.User")
 
@@ -123,6 +124,7 @@ extension YediAccount {
 
         public var name: String
 
+        /// Lowercased; unique regardless of case.
         public var email: String
 
         /// Korean mobile number, digits only: 01[016789] + 3–4 + 4 digits.
@@ -132,6 +134,7 @@ extension YediAccount {
 
         public var birthDate: YediCommon.LocalDate?
 
+        /// An image id of ContentService; "" for none.
         public var profileImageID: String
 
         public var favouriteStyle: String
@@ -180,6 +183,42 @@ extension YediAccount {
 }
 
 extension YediAccount {
+    /// What anyone may see of a user: no email, phone or birth date.
+    public struct PublicUser: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.PublicUser")
+
+        public var id: String
+
+        public var role: YediAccount.Role
+
+        public var name: String
+
+        public var profileImageID: String
+
+        public init(id: String = "", role: YediAccount.Role = .unspecified, name: String = "", profileImageID: String = "") {
+            self.id = id
+            self.role = role
+            self.name = name
+            self.profileImageID = profileImageID
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.id, at: 1)
+            try encoder.write(self.role, at: 2)
+            try encoder.write(self.name, at: 3)
+            try encoder.write(self.profileImageID, at: 4)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.id = try decoder.read(at: 1)
+            self.role = try decoder.read(at: 2)
+            self.name = try decoder.read(at: 3)
+            self.profileImageID = try decoder.read(at: 4)
+        }
+    }
+}
+
+extension YediAccount {
     public struct Address: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.account.Address")
 
@@ -218,6 +257,7 @@ extension YediAccount {
         /// "kakaotalk", "instagram", ...
         public var kind: String
 
+        /// http(s) URL.
         public var url: String
 
         public init(kind: String = "", url: String = "") {
@@ -243,6 +283,7 @@ extension YediAccount {
 
         public var name: String
 
+        /// Digits only, 9–11 digits starting with 0 (mobile or landline).
         public var phone: String
 
         public var address: YediAccount.Address?
@@ -251,14 +292,14 @@ extension YediAccount {
 
         public var longitude: Double
 
-        /// Whole hours in the shop's time zone; defaults 9 and 21.
+        /// Whole hours in the shop's time zone, 0–23 and 1–24; both 0 at sign-up means the defaults 9 and 21.
         public var openingHour: Int32
 
         public var closingHour: Int32
 
         public var messengerLinks: [YediAccount.MessengerLink]
 
-        /// IANA name; "Asia/Seoul" by default.
+        /// IANA name; "" means "Asia/Seoul".
         public var timeZone: String
 
         public init(name: String = "", phone: String = "", address: YediAccount.Address? = nil, latitude: Double = 0, longitude: Double = 0, openingHour: Int32 = 0, closingHour: Int32 = 0, messengerLinks: [YediAccount.MessengerLink] = [], timeZone: String = "") {
@@ -300,10 +341,38 @@ extension YediAccount {
 }
 
 extension YediAccount {
+    /// A designer's rating, from ContentService's review summary (the owner of reviews).
+    public struct ReviewSummary: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.ReviewSummary")
+
+        /// Average score, 0 when there are no reviews.
+        public var rating: Double
+
+        public var reviewCount: Int64
+
+        public init(rating: Double = 0, reviewCount: Int64 = 0) {
+            self.rating = rating
+            self.reviewCount = reviewCount
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.rating, at: 1)
+            try encoder.write(self.reviewCount, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.rating = try decoder.read(at: 1)
+            self.reviewCount = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediAccount {
+    /// A designer's public profile.
     public struct Designer: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.account.Designer")
 
-        public var user: YediAccount.User?
+        public var user: YediAccount.PublicUser?
 
         public var description: String
 
@@ -311,22 +380,20 @@ extension YediAccount {
 
         public var rank: YediAccount.DesignerRank
 
-        /// Average review score, recomputed from reviews.
-        public var rating: Double
+        /// Absent when ContentService could not be asked (the profile is still served).
+        public var reviews: YediAccount.ReviewSummary?
 
-        public var reviewCount: Int64
-
+        /// Exact: changed in the same transaction as each follow and unfollow.
         public var followerCount: Int64
 
         public var shop: YediAccount.Shop?
 
-        public init(user: YediAccount.User? = nil, description: String = "", skills: [String] = [], rank: YediAccount.DesignerRank = .unspecified, rating: Double = 0, reviewCount: Int64 = 0, followerCount: Int64 = 0, shop: YediAccount.Shop? = nil) {
+        public init(user: YediAccount.PublicUser? = nil, description: String = "", skills: [String] = [], rank: YediAccount.DesignerRank = .unspecified, reviews: YediAccount.ReviewSummary? = nil, followerCount: Int64 = 0, shop: YediAccount.Shop? = nil) {
             self.user = user
             self.description = description
             self.skills = skills
             self.rank = rank
-            self.rating = rating
-            self.reviewCount = reviewCount
+            self.reviews = reviews
             self.followerCount = followerCount
             self.shop = shop
         }
@@ -336,10 +403,9 @@ extension YediAccount {
             try encoder.write(self.description, at: 2)
             try encoder.write(self.skills, at: 3)
             try encoder.write(self.rank, at: 4)
-            try encoder.write(self.rating, at: 5)
-            try encoder.write(self.reviewCount, at: 6)
-            try encoder.write(self.followerCount, at: 7)
-            try encoder.write(self.shop, at: 8)
+            try encoder.write(self.reviews, at: 5)
+            try encoder.write(self.followerCount, at: 6)
+            try encoder.write(self.shop, at: 7)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -347,10 +413,50 @@ extension YediAccount {
             self.description = try decoder.read(at: 2)
             self.skills = try decoder.read(at: 3)
             self.rank = try decoder.read(at: 4)
-            self.rating = try decoder.read(at: 5)
-            self.reviewCount = try decoder.read(at: 6)
-            self.followerCount = try decoder.read(at: 7)
-            self.shop = try decoder.read(at: 8)
+            self.reviews = try decoder.read(at: 5)
+            self.followerCount = try decoder.read(at: 6)
+            self.shop = try decoder.read(at: 7)
+        }
+    }
+}
+
+extension YediAccount {
+    /// A designer in search results and follow lists.
+    public struct DesignerSummary: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.DesignerSummary")
+
+        public var user: YediAccount.PublicUser?
+
+        public var rank: YediAccount.DesignerRank
+
+        public var shopName: String
+
+        public var district: String
+
+        public var followerCount: Int64
+
+        public init(user: YediAccount.PublicUser? = nil, rank: YediAccount.DesignerRank = .unspecified, shopName: String = "", district: String = "", followerCount: Int64 = 0) {
+            self.user = user
+            self.rank = rank
+            self.shopName = shopName
+            self.district = district
+            self.followerCount = followerCount
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.user, at: 1)
+            try encoder.write(self.rank, at: 2)
+            try encoder.write(self.shopName, at: 3)
+            try encoder.write(self.district, at: 4)
+            try encoder.write(self.followerCount, at: 5)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.user = try decoder.read(at: 1)
+            self.rank = try decoder.read(at: 2)
+            self.shopName = try decoder.read(at: 3)
+            self.district = try decoder.read(at: 4)
+            self.followerCount = try decoder.read(at: 5)
         }
     }
 }
@@ -359,8 +465,10 @@ extension YediAccount {
     public struct Session: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.account.Session")
 
+        /// A 15-minute access token (a JWT); send it as `authorization: Bearer <token>`.
         public var accessToken: String
 
+        /// Exchanged once for a new session with RefreshSession; presenting it again signs the session out.
         public var refreshToken: String
 
         public var accessExpiresAtMs: Int64
@@ -432,6 +540,7 @@ extension YediAccount {
 
         public var email: String
 
+        /// At least 8 characters, with a letter and a digit.
         public var password: String
 
         public var name: String
@@ -444,7 +553,7 @@ extension YediAccount {
 
         public var role: YediAccount.Role
 
-        /// Required when role is ROLE_DESIGNER.
+        /// Required when role is ROLE_DESIGNER, refused otherwise.
         public var designer: YediAccount.DesignerProfile?
 
         public init(email: String = "", password: String = "", name: String = "", phone: String = "", gender: YediAccount.Gender = .unspecified, birthDate: YediCommon.LocalDate? = nil, role: YediAccount.Role = .unspecified, designer: YediAccount.DesignerProfile? = nil) {
@@ -578,6 +687,26 @@ extension YediAccount {
 }
 
 extension YediAccount {
+    public struct RefreshSessionResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.RefreshSessionResponse")
+
+        public var session: YediAccount.Session?
+
+        public init(session: YediAccount.Session? = nil) {
+            self.session = session
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.session, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.session = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediAccount {
     public struct SignOutRequest: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.account.SignOutRequest")
 
@@ -612,6 +741,20 @@ extension YediAccount {
 }
 
 extension YediAccount {
+    public struct GetMeRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.GetMeRequest")
+
+        public init() {}
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+        }
+    }
+}
+
+extension YediAccount {
     public struct GetUserRequest: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.account.GetUserRequest")
 
@@ -627,6 +770,48 @@ extension YediAccount {
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.userID = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediAccount {
+    /// Internal: public profiles of several users at once (a page of authors, chat rooms).
+    public struct BatchGetUsersRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.BatchGetUsersRequest")
+
+        /// At most 100 ids; unknown ids are left out of the answer.
+        public var userIDs: [String]
+
+        public init(userIDs: [String] = []) {
+            self.userIDs = userIDs
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.userIDs, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.userIDs = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediAccount {
+    public struct BatchGetUsersResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.BatchGetUsersResponse")
+
+        public var users: [YediAccount.PublicUser]
+
+        public init(users: [YediAccount.PublicUser] = []) {
+            self.users = users
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.users, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.users = try decoder.read(at: 1)
         }
     }
 }
@@ -652,42 +837,105 @@ extension YediAccount {
 }
 
 extension YediAccount {
+    /// Changes the fields named in `fields` ("name", "phone", "gender", "birth_date", "profile_image_id",
+    /// "favourite_style") to their values here; other fields stay as they are.
     public struct UpdateProfileRequest: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.account.UpdateProfileRequest")
+
+        public var fields: [String]
 
         public var name: String
 
         public var phone: String
 
+        public var gender: YediAccount.Gender
+
+        public var birthDate: YediCommon.LocalDate?
+
+        /// An image id of ContentService, or "" to remove the picture.
         public var profileImageID: String
 
         public var favouriteStyle: String
 
-        /// Designers only; replaces the stored profile when set.
-        public var designer: YediAccount.DesignerProfile?
-
-        public init(name: String = "", phone: String = "", profileImageID: String = "", favouriteStyle: String = "", designer: YediAccount.DesignerProfile? = nil) {
+        public init(fields: [String] = [], name: String = "", phone: String = "", gender: YediAccount.Gender = .unspecified, birthDate: YediCommon.LocalDate? = nil, profileImageID: String = "", favouriteStyle: String = "") {
+            self.fields = fields
             self.name = name
             self.phone = phone
+            self.gender = gender
+            self.birthDate = birthDate
             self.profileImageID = profileImageID
             self.favouriteStyle = favouriteStyle
-            self.designer = designer
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
-            try encoder.write(self.name, at: 1)
-            try encoder.write(self.phone, at: 2)
-            try encoder.write(self.profileImageID, at: 3)
-            try encoder.write(self.favouriteStyle, at: 4)
-            try encoder.write(self.designer, at: 5)
+            try encoder.write(self.fields, at: 1)
+            try encoder.write(self.name, at: 2)
+            try encoder.write(self.phone, at: 3)
+            try encoder.write(self.gender, at: 4)
+            try encoder.write(self.birthDate, at: 5)
+            try encoder.write(self.profileImageID, at: 6)
+            try encoder.write(self.favouriteStyle, at: 7)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
-            self.name = try decoder.read(at: 1)
-            self.phone = try decoder.read(at: 2)
-            self.profileImageID = try decoder.read(at: 3)
-            self.favouriteStyle = try decoder.read(at: 4)
-            self.designer = try decoder.read(at: 5)
+            self.fields = try decoder.read(at: 1)
+            self.name = try decoder.read(at: 2)
+            self.phone = try decoder.read(at: 3)
+            self.gender = try decoder.read(at: 4)
+            self.birthDate = try decoder.read(at: 5)
+            self.profileImageID = try decoder.read(at: 6)
+            self.favouriteStyle = try decoder.read(at: 7)
+        }
+    }
+}
+
+extension YediAccount {
+    public struct UpdateDesignerProfileRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.UpdateDesignerProfileRequest")
+
+        public var description: String
+
+        public var skills: [String]
+
+        public var rank: YediAccount.DesignerRank
+
+        public init(description: String = "", skills: [String] = [], rank: YediAccount.DesignerRank = .unspecified) {
+            self.description = description
+            self.skills = skills
+            self.rank = rank
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.description, at: 1)
+            try encoder.write(self.skills, at: 2)
+            try encoder.write(self.rank, at: 3)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.description = try decoder.read(at: 1)
+            self.skills = try decoder.read(at: 2)
+            self.rank = try decoder.read(at: 3)
+        }
+    }
+}
+
+extension YediAccount {
+    /// Replaces the caller's shop (every field; hours included).
+    public struct UpdateShopRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.UpdateShopRequest")
+
+        public var shop: YediAccount.Shop?
+
+        public init(shop: YediAccount.Shop? = nil) {
+            self.shop = shop
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.shop, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.shop = try decoder.read(at: 1)
         }
     }
 }
@@ -696,7 +944,7 @@ extension YediAccount {
     public struct SearchDesignersRequest: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.account.SearchDesignersRequest")
 
-        /// Matched against designer names.
+        /// Matched as a substring of designer names, shop names and districts (at least 1 character).
         public var query: String
 
         public var page: YediCommon.PageRequest?
@@ -722,11 +970,11 @@ extension YediAccount {
     public struct SearchDesignersResponse: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.account.SearchDesignersResponse")
 
-        public var designers: [YediAccount.Designer]
+        public var designers: [YediAccount.DesignerSummary]
 
         public var page: YediCommon.PageInfo?
 
-        public init(designers: [YediAccount.Designer] = [], page: YediCommon.PageInfo? = nil) {
+        public init(designers: [YediAccount.DesignerSummary] = [], page: YediCommon.PageInfo? = nil) {
             self.designers = designers
             self.page = page
         }
@@ -748,6 +996,8 @@ extension YediAccount {
     public struct RecentSearch: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.account.RecentSearch")
 
+        public var id: String
+
         public var entry: Entry?
 
         public var searchedAtMs: Int64
@@ -757,27 +1007,30 @@ extension YediAccount {
             case designerID(String)
         }
 
-        public init(entry: Entry? = nil, searchedAtMs: Int64 = 0) {
+        public init(id: String = "", entry: Entry? = nil, searchedAtMs: Int64 = 0) {
+            self.id = id
             self.entry = entry
             self.searchedAtMs = searchedAtMs
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.id, at: 1)
             switch self.entry {
-            case .query(let value)?: try encoder.write(value, at: 1)
-            case .designerID(let value)?: try encoder.write(value, at: 2)
+            case .query(let value)?: try encoder.write(value, at: 2)
+            case .designerID(let value)?: try encoder.write(value, at: 3)
             case nil: break
             }
-            try encoder.write(self.searchedAtMs, at: 3)
+            try encoder.write(self.searchedAtMs, at: 4)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
-            switch decoder.oneofCase(at: 1) {
-            case 1: self.entry = .query(try decoder.read(at: 1))
-            case 2: self.entry = .designerID(try decoder.read(at: 2))
+            self.id = try decoder.read(at: 1)
+            switch decoder.oneofCase(at: 2) {
+            case 2: self.entry = .query(try decoder.read(at: 2))
+            case 3: self.entry = .designerID(try decoder.read(at: 3))
             default: self.entry = nil
             }
-            self.searchedAtMs = try decoder.read(at: 3)
+            self.searchedAtMs = try decoder.read(at: 4)
         }
     }
 }
@@ -800,6 +1053,7 @@ extension YediAccount {
     public struct ListRecentSearchesResponse: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.account.ListRecentSearchesResponse")
 
+        /// Most recent first, at most 20.
         public var searches: [YediAccount.RecentSearch]
 
         public init(searches: [YediAccount.RecentSearch] = []) {
@@ -820,18 +1074,52 @@ extension YediAccount {
     public struct RecordRecentSearchRequest: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.account.RecordRecentSearchRequest")
 
-        public var search: YediAccount.RecentSearch?
+        public var entry: Entry?
 
-        public init(search: YediAccount.RecentSearch? = nil) {
-            self.search = search
+        public enum Entry: Hashable, Sendable {
+            case query(String)
+            case designerID(String)
+        }
+
+        public init(entry: Entry? = nil) {
+            self.entry = entry
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
-            try encoder.write(self.search, at: 1)
+            switch self.entry {
+            case .query(let value)?: try encoder.write(value, at: 1)
+            case .designerID(let value)?: try encoder.write(value, at: 2)
+            case nil: break
+            }
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
-            self.search = try decoder.read(at: 1)
+            switch decoder.oneofCase(at: 1) {
+            case 1: self.entry = .query(try decoder.read(at: 1))
+            case 2: self.entry = .designerID(try decoder.read(at: 2))
+            default: self.entry = nil
+            }
+        }
+    }
+}
+
+extension YediAccount {
+    public struct DeleteRecentSearchRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.DeleteRecentSearchRequest")
+
+        /// RecentSearch.id; "" clears the whole list.
+        public var id: String
+
+        public init(id: String = "") {
+            self.id = id
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.id, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.id = try decoder.read(at: 1)
         }
     }
 }
@@ -905,11 +1193,12 @@ extension YediAccount {
     public struct ListFollowingResponse: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.account.ListFollowingResponse")
 
-        public var designers: [YediAccount.Designer]
+        /// Most recently followed first.
+        public var designers: [YediAccount.DesignerSummary]
 
         public var page: YediCommon.PageInfo?
 
-        public init(designers: [YediAccount.Designer] = [], page: YediCommon.PageInfo? = nil) {
+        public init(designers: [YediAccount.DesignerSummary] = [], page: YediCommon.PageInfo? = nil) {
             self.designers = designers
             self.page = page
         }
@@ -922,6 +1211,47 @@ extension YediAccount {
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.designers = try decoder.read(at: 1)
             self.page = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediAccount {
+    /// Internal (ContentService's following feed): whom a user follows.
+    public struct ListFollowedDesignerIdsRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.ListFollowedDesignerIdsRequest")
+
+        public var userID: String
+
+        public init(userID: String = "") {
+            self.userID = userID
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.userID, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.userID = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediAccount {
+    public struct ListFollowedDesignerIdsResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.ListFollowedDesignerIdsResponse")
+
+        public var designerIDs: [String]
+
+        public init(designerIDs: [String] = []) {
+            self.designerIDs = designerIDs
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.designerIDs, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.designerIDs = try decoder.read(at: 1)
         }
     }
 }
@@ -971,21 +1301,34 @@ extension YediAccount {
             public static let signIn = RPCMethod<YediAccount.SignInRequest, YediAccount.SignInResponse>(
                 service: "yedi.account.AccountService", method: "SignIn", kind: .unary, idempotency: .unknown,
                 access: .anyone)
-            public static let refreshSession = RPCMethod<YediAccount.RefreshSessionRequest, YediAccount.SignInResponse>(
+            public static let refreshSession = RPCMethod<YediAccount.RefreshSessionRequest, YediAccount.RefreshSessionResponse>(
                 service: "yedi.account.AccountService", method: "RefreshSession", kind: .unary, idempotency: .unknown,
                 access: .anyone)
+            /// Ends the session family of the refresh token (the access token may have expired already).
             public static let signOut = RPCMethod<YediAccount.SignOutRequest, YediAccount.SignOutResponse>(
                 service: "yedi.account.AccountService", method: "SignOut", kind: .unary, idempotency: .idempotent,
                 access: .anyone)
-            public static let getUser = RPCMethod<YediAccount.GetUserRequest, YediAccount.User>(
+            public static let getMe = RPCMethod<YediAccount.GetMeRequest, YediAccount.User>(
+                service: "yedi.account.AccountService", method: "GetMe", kind: .unary, idempotency: .noSideEffects,
+                access: .user)
+            public static let getUser = RPCMethod<YediAccount.GetUserRequest, YediAccount.PublicUser>(
                 service: "yedi.account.AccountService", method: "GetUser", kind: .unary, idempotency: .noSideEffects,
                 access: .user)
+            public static let batchGetUsers = RPCMethod<YediAccount.BatchGetUsersRequest, YediAccount.BatchGetUsersResponse>(
+                service: "yedi.account.AccountService", method: "BatchGetUsers", kind: .unary, idempotency: .noSideEffects,
+                access: .service(callers: ["booking", "chat", "content"]))
             public static let getDesigner = RPCMethod<YediAccount.GetDesignerRequest, YediAccount.Designer>(
                 service: "yedi.account.AccountService", method: "GetDesigner", kind: .unary, idempotency: .noSideEffects,
                 access: .anyone)
             public static let updateProfile = RPCMethod<YediAccount.UpdateProfileRequest, YediAccount.User>(
                 service: "yedi.account.AccountService", method: "UpdateProfile", kind: .unary, idempotency: .idempotent,
                 access: .user)
+            public static let updateDesignerProfile = RPCMethod<YediAccount.UpdateDesignerProfileRequest, YediAccount.Designer>(
+                service: "yedi.account.AccountService", method: "UpdateDesignerProfile", kind: .unary, idempotency: .idempotent,
+                access: .designer)
+            public static let updateShop = RPCMethod<YediAccount.UpdateShopRequest, YediAccount.Designer>(
+                service: "yedi.account.AccountService", method: "UpdateShop", kind: .unary, idempotency: .idempotent,
+                access: .designer)
             public static let searchDesigners = RPCMethod<YediAccount.SearchDesignersRequest, YediAccount.SearchDesignersResponse>(
                 service: "yedi.account.AccountService", method: "SearchDesigners", kind: .unary, idempotency: .noSideEffects,
                 access: .anyone)
@@ -993,7 +1336,10 @@ extension YediAccount {
                 service: "yedi.account.AccountService", method: "ListRecentSearches", kind: .unary, idempotency: .noSideEffects,
                 access: .user)
             public static let recordRecentSearch = RPCMethod<YediAccount.RecordRecentSearchRequest, YediAccount.ListRecentSearchesResponse>(
-                service: "yedi.account.AccountService", method: "RecordRecentSearch", kind: .unary, idempotency: .unknown,
+                service: "yedi.account.AccountService", method: "RecordRecentSearch", kind: .unary, idempotency: .idempotent,
+                access: .user)
+            public static let deleteRecentSearch = RPCMethod<YediAccount.DeleteRecentSearchRequest, YediAccount.ListRecentSearchesResponse>(
+                service: "yedi.account.AccountService", method: "DeleteRecentSearch", kind: .unary, idempotency: .idempotent,
                 access: .user)
             public static let follow = RPCMethod<YediAccount.FollowRequest, YediAccount.FollowResponse>(
                 service: "yedi.account.AccountService", method: "Follow", kind: .unary, idempotency: .idempotent,
@@ -1004,6 +1350,9 @@ extension YediAccount {
             public static let listFollowing = RPCMethod<YediAccount.ListFollowingRequest, YediAccount.ListFollowingResponse>(
                 service: "yedi.account.AccountService", method: "ListFollowing", kind: .unary, idempotency: .noSideEffects,
                 access: .user)
+            public static let listFollowedDesignerIDs = RPCMethod<YediAccount.ListFollowedDesignerIdsRequest, YediAccount.ListFollowedDesignerIdsResponse>(
+                service: "yedi.account.AccountService", method: "ListFollowedDesignerIds", kind: .unary, idempotency: .noSideEffects,
+                access: .service(callers: ["content"]))
             public static let deleteAccount = RPCMethod<YediAccount.DeleteAccountRequest, YediAccount.DeleteAccountResponse>(
                 service: "yedi.account.AccountService", method: "DeleteAccount", kind: .unary, idempotency: .idempotent,
                 access: .user)
@@ -1012,24 +1361,31 @@ extension YediAccount {
         /// `yedi.account.AccountService` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.account.AccountService",
-            methods: [Method.signUp.descriptor, Method.signIn.descriptor, Method.refreshSession.descriptor, Method.signOut.descriptor, Method.getUser.descriptor, Method.getDesigner.descriptor, Method.updateProfile.descriptor, Method.searchDesigners.descriptor, Method.listRecentSearches.descriptor, Method.recordRecentSearch.descriptor, Method.follow.descriptor, Method.unfollow.descriptor, Method.listFollowing.descriptor, Method.deleteAccount.descriptor]
+            methods: [Method.signUp.descriptor, Method.signIn.descriptor, Method.refreshSession.descriptor, Method.signOut.descriptor, Method.getMe.descriptor, Method.getUser.descriptor, Method.batchGetUsers.descriptor, Method.getDesigner.descriptor, Method.updateProfile.descriptor, Method.updateDesignerProfile.descriptor, Method.updateShop.descriptor, Method.searchDesigners.descriptor, Method.listRecentSearches.descriptor, Method.recordRecentSearch.descriptor, Method.deleteRecentSearch.descriptor, Method.follow.descriptor, Method.unfollow.descriptor, Method.listFollowing.descriptor, Method.listFollowedDesignerIDs.descriptor, Method.deleteAccount.descriptor]
         )
 
         /// Serve `yedi.account.AccountService` by implementing these methods and passing the value to an `RPCServer`.
         public protocol ServiceProtocol: RPCService {
             func signUp(_ request: YediAccount.SignUpRequest, context: ServerContext) async throws -> YediAccount.SignUpResponse
             func signIn(_ request: YediAccount.SignInRequest, context: ServerContext) async throws -> YediAccount.SignInResponse
-            func refreshSession(_ request: YediAccount.RefreshSessionRequest, context: ServerContext) async throws -> YediAccount.SignInResponse
+            func refreshSession(_ request: YediAccount.RefreshSessionRequest, context: ServerContext) async throws -> YediAccount.RefreshSessionResponse
+            /// Ends the session family of the refresh token (the access token may have expired already).
             func signOut(_ request: YediAccount.SignOutRequest, context: ServerContext) async throws -> YediAccount.SignOutResponse
-            func getUser(_ request: YediAccount.GetUserRequest, context: ServerContext) async throws -> YediAccount.User
+            func getMe(_ request: YediAccount.GetMeRequest, context: ServerContext) async throws -> YediAccount.User
+            func getUser(_ request: YediAccount.GetUserRequest, context: ServerContext) async throws -> YediAccount.PublicUser
+            func batchGetUsers(_ request: YediAccount.BatchGetUsersRequest, context: ServerContext) async throws -> YediAccount.BatchGetUsersResponse
             func getDesigner(_ request: YediAccount.GetDesignerRequest, context: ServerContext) async throws -> YediAccount.Designer
             func updateProfile(_ request: YediAccount.UpdateProfileRequest, context: ServerContext) async throws -> YediAccount.User
+            func updateDesignerProfile(_ request: YediAccount.UpdateDesignerProfileRequest, context: ServerContext) async throws -> YediAccount.Designer
+            func updateShop(_ request: YediAccount.UpdateShopRequest, context: ServerContext) async throws -> YediAccount.Designer
             func searchDesigners(_ request: YediAccount.SearchDesignersRequest, context: ServerContext) async throws -> YediAccount.SearchDesignersResponse
             func listRecentSearches(_ request: YediAccount.ListRecentSearchesRequest, context: ServerContext) async throws -> YediAccount.ListRecentSearchesResponse
             func recordRecentSearch(_ request: YediAccount.RecordRecentSearchRequest, context: ServerContext) async throws -> YediAccount.ListRecentSearchesResponse
+            func deleteRecentSearch(_ request: YediAccount.DeleteRecentSearchRequest, context: ServerContext) async throws -> YediAccount.ListRecentSearchesResponse
             func follow(_ request: YediAccount.FollowRequest, context: ServerContext) async throws -> YediAccount.FollowResponse
             func unfollow(_ request: YediAccount.FollowRequest, context: ServerContext) async throws -> YediAccount.FollowResponse
             func listFollowing(_ request: YediAccount.ListFollowingRequest, context: ServerContext) async throws -> YediAccount.ListFollowingResponse
+            func listFollowedDesignerIDs(_ request: YediAccount.ListFollowedDesignerIdsRequest, context: ServerContext) async throws -> YediAccount.ListFollowedDesignerIdsResponse
             func deleteAccount(_ request: YediAccount.DeleteAccountRequest, context: ServerContext) async throws -> YediAccount.DeleteAccountResponse
         }
 
@@ -1049,16 +1405,25 @@ extension YediAccount {
                 try await rpcClient.unary(Method.signIn, request, options: options)
             }
 
-            public func refreshSession(_ request: YediAccount.RefreshSessionRequest, options: CallOptions = .defaults) async throws -> YediAccount.SignInResponse {
+            public func refreshSession(_ request: YediAccount.RefreshSessionRequest, options: CallOptions = .defaults) async throws -> YediAccount.RefreshSessionResponse {
                 try await rpcClient.unary(Method.refreshSession, request, options: options)
             }
 
+            /// Ends the session family of the refresh token (the access token may have expired already).
             public func signOut(_ request: YediAccount.SignOutRequest, options: CallOptions = .defaults) async throws -> YediAccount.SignOutResponse {
                 try await rpcClient.unary(Method.signOut, request, options: options)
             }
 
-            public func getUser(_ request: YediAccount.GetUserRequest, options: CallOptions = .defaults) async throws -> YediAccount.User {
+            public func getMe(_ request: YediAccount.GetMeRequest, options: CallOptions = .defaults) async throws -> YediAccount.User {
+                try await rpcClient.unary(Method.getMe, request, options: options)
+            }
+
+            public func getUser(_ request: YediAccount.GetUserRequest, options: CallOptions = .defaults) async throws -> YediAccount.PublicUser {
                 try await rpcClient.unary(Method.getUser, request, options: options)
+            }
+
+            public func batchGetUsers(_ request: YediAccount.BatchGetUsersRequest, options: CallOptions = .defaults) async throws -> YediAccount.BatchGetUsersResponse {
+                try await rpcClient.unary(Method.batchGetUsers, request, options: options)
             }
 
             public func getDesigner(_ request: YediAccount.GetDesignerRequest, options: CallOptions = .defaults) async throws -> YediAccount.Designer {
@@ -1067,6 +1432,14 @@ extension YediAccount {
 
             public func updateProfile(_ request: YediAccount.UpdateProfileRequest, options: CallOptions = .defaults) async throws -> YediAccount.User {
                 try await rpcClient.unary(Method.updateProfile, request, options: options)
+            }
+
+            public func updateDesignerProfile(_ request: YediAccount.UpdateDesignerProfileRequest, options: CallOptions = .defaults) async throws -> YediAccount.Designer {
+                try await rpcClient.unary(Method.updateDesignerProfile, request, options: options)
+            }
+
+            public func updateShop(_ request: YediAccount.UpdateShopRequest, options: CallOptions = .defaults) async throws -> YediAccount.Designer {
+                try await rpcClient.unary(Method.updateShop, request, options: options)
             }
 
             public func searchDesigners(_ request: YediAccount.SearchDesignersRequest, options: CallOptions = .defaults) async throws -> YediAccount.SearchDesignersResponse {
@@ -1081,6 +1454,10 @@ extension YediAccount {
                 try await rpcClient.unary(Method.recordRecentSearch, request, options: options)
             }
 
+            public func deleteRecentSearch(_ request: YediAccount.DeleteRecentSearchRequest, options: CallOptions = .defaults) async throws -> YediAccount.ListRecentSearchesResponse {
+                try await rpcClient.unary(Method.deleteRecentSearch, request, options: options)
+            }
+
             public func follow(_ request: YediAccount.FollowRequest, options: CallOptions = .defaults) async throws -> YediAccount.FollowResponse {
                 try await rpcClient.unary(Method.follow, request, options: options)
             }
@@ -1091,6 +1468,10 @@ extension YediAccount {
 
             public func listFollowing(_ request: YediAccount.ListFollowingRequest, options: CallOptions = .defaults) async throws -> YediAccount.ListFollowingResponse {
                 try await rpcClient.unary(Method.listFollowing, request, options: options)
+            }
+
+            public func listFollowedDesignerIDs(_ request: YediAccount.ListFollowedDesignerIdsRequest, options: CallOptions = .defaults) async throws -> YediAccount.ListFollowedDesignerIdsResponse {
+                try await rpcClient.unary(Method.listFollowedDesignerIDs, request, options: options)
             }
 
             public func deleteAccount(_ request: YediAccount.DeleteAccountRequest, options: CallOptions = .defaults) async throws -> YediAccount.DeleteAccountResponse {
@@ -1116,14 +1497,26 @@ extension YediAccount.AccountService.ServiceProtocol {
         router.register(YediAccount.AccountService.Method.signOut, unary: { request, context in
             try await self.signOut(request, context: context)
         })
+        router.register(YediAccount.AccountService.Method.getMe, unary: { request, context in
+            try await self.getMe(request, context: context)
+        })
         router.register(YediAccount.AccountService.Method.getUser, unary: { request, context in
             try await self.getUser(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.batchGetUsers, unary: { request, context in
+            try await self.batchGetUsers(request, context: context)
         })
         router.register(YediAccount.AccountService.Method.getDesigner, unary: { request, context in
             try await self.getDesigner(request, context: context)
         })
         router.register(YediAccount.AccountService.Method.updateProfile, unary: { request, context in
             try await self.updateProfile(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.updateDesignerProfile, unary: { request, context in
+            try await self.updateDesignerProfile(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.updateShop, unary: { request, context in
+            try await self.updateShop(request, context: context)
         })
         router.register(YediAccount.AccountService.Method.searchDesigners, unary: { request, context in
             try await self.searchDesigners(request, context: context)
@@ -1134,6 +1527,9 @@ extension YediAccount.AccountService.ServiceProtocol {
         router.register(YediAccount.AccountService.Method.recordRecentSearch, unary: { request, context in
             try await self.recordRecentSearch(request, context: context)
         })
+        router.register(YediAccount.AccountService.Method.deleteRecentSearch, unary: { request, context in
+            try await self.deleteRecentSearch(request, context: context)
+        })
         router.register(YediAccount.AccountService.Method.follow, unary: { request, context in
             try await self.follow(request, context: context)
         })
@@ -1142,6 +1538,9 @@ extension YediAccount.AccountService.ServiceProtocol {
         })
         router.register(YediAccount.AccountService.Method.listFollowing, unary: { request, context in
             try await self.listFollowing(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.listFollowedDesignerIDs, unary: { request, context in
+            try await self.listFollowedDesignerIDs(request, context: context)
         })
         router.register(YediAccount.AccountService.Method.deleteAccount, unary: { request, context in
             try await self.deleteAccount(request, context: context)

@@ -910,6 +910,80 @@ extension YediContent {
 }
 
 extension YediContent {
+    /// Internal (AccountService's designer profiles): the review summary of each designer asked for.
+    public struct GetReviewSummariesRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.content.GetReviewSummariesRequest")
+
+        /// At most 100.
+        public var designerIDs: [String]
+
+        public init(designerIDs: [String] = []) {
+            self.designerIDs = designerIDs
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.designerIDs, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.designerIDs = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediContent {
+    public struct DesignerReviewSummary: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.content.DesignerReviewSummary")
+
+        public var designerID: String
+
+        /// Average score, 0 when there are no reviews.
+        public var rating: Double
+
+        public var reviewCount: Int64
+
+        public init(designerID: String = "", rating: Double = 0, reviewCount: Int64 = 0) {
+            self.designerID = designerID
+            self.rating = rating
+            self.reviewCount = reviewCount
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.designerID, at: 1)
+            try encoder.write(self.rating, at: 2)
+            try encoder.write(self.reviewCount, at: 3)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.designerID = try decoder.read(at: 1)
+            self.rating = try decoder.read(at: 2)
+            self.reviewCount = try decoder.read(at: 3)
+        }
+    }
+}
+
+extension YediContent {
+    public struct GetReviewSummariesResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.content.GetReviewSummariesResponse")
+
+        /// One per designer asked for, in the same order (zeros for a designer without reviews).
+        public var summaries: [YediContent.DesignerReviewSummary]
+
+        public init(summaries: [YediContent.DesignerReviewSummary] = []) {
+            self.summaries = summaries
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.summaries, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.summaries = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediContent {
     public enum ContentService {
         /// The methods of `yedi.content.ContentService`.
         public enum Method {
@@ -962,12 +1036,15 @@ extension YediContent {
             public static let purgeUser = RPCMethod<YediCommon.PurgeUserRequest, YediCommon.PurgeUserResponse>(
                 service: "yedi.content.ContentService", method: "PurgeUser", kind: .unary, idempotency: .idempotent,
                 access: .service(callers: ["account"]))
+            public static let getReviewSummaries = RPCMethod<YediContent.GetReviewSummariesRequest, YediContent.GetReviewSummariesResponse>(
+                service: "yedi.content.ContentService", method: "GetReviewSummaries", kind: .unary, idempotency: .noSideEffects,
+                access: .service(callers: ["account"]))
         }
 
         /// `yedi.content.ContentService` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.content.ContentService",
-            methods: [Method.createPost.descriptor, Method.updatePost.descriptor, Method.deletePost.descriptor, Method.getPost.descriptor, Method.getFeed.descriptor, Method.listDesignerPosts.descriptor, Method.toggleLike.descriptor, Method.listLikedPosts.descriptor, Method.uploadImage.descriptor, Method.getImage.descriptor, Method.createReview.descriptor, Method.listDesignerReviews.descriptor, Method.createComment.descriptor, Method.listComments.descriptor, Method.searchPosts.descriptor, Method.purgeUser.descriptor]
+            methods: [Method.createPost.descriptor, Method.updatePost.descriptor, Method.deletePost.descriptor, Method.getPost.descriptor, Method.getFeed.descriptor, Method.listDesignerPosts.descriptor, Method.toggleLike.descriptor, Method.listLikedPosts.descriptor, Method.uploadImage.descriptor, Method.getImage.descriptor, Method.createReview.descriptor, Method.listDesignerReviews.descriptor, Method.createComment.descriptor, Method.listComments.descriptor, Method.searchPosts.descriptor, Method.purgeUser.descriptor, Method.getReviewSummaries.descriptor]
         )
 
         /// Serve `yedi.content.ContentService` by implementing these methods and passing the value to an `RPCServer`.
@@ -989,6 +1066,7 @@ extension YediContent {
             func searchPosts(_ request: YediContent.SearchPostsRequest, context: ServerContext) async throws -> YediContent.FeedPage
             /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
             func purgeUser(_ request: YediCommon.PurgeUserRequest, context: ServerContext) async throws -> YediCommon.PurgeUserResponse
+            func getReviewSummaries(_ request: YediContent.GetReviewSummariesRequest, context: ServerContext) async throws -> YediContent.GetReviewSummariesResponse
         }
 
         /// Typed calls to `yedi.content.ContentService` through an `RPCClient`.
@@ -1063,6 +1141,10 @@ extension YediContent {
             public func purgeUser(_ request: YediCommon.PurgeUserRequest, options: CallOptions = .defaults) async throws -> YediCommon.PurgeUserResponse {
                 try await rpcClient.unary(Method.purgeUser, request, options: options)
             }
+
+            public func getReviewSummaries(_ request: YediContent.GetReviewSummariesRequest, options: CallOptions = .defaults) async throws -> YediContent.GetReviewSummariesResponse {
+                try await rpcClient.unary(Method.getReviewSummaries, request, options: options)
+            }
         }
     }
 }
@@ -1118,6 +1200,9 @@ extension YediContent.ContentService.ServiceProtocol {
         })
         router.register(YediContent.ContentService.Method.purgeUser, unary: { request, context in
             try await self.purgeUser(request, context: context)
+        })
+        router.register(YediContent.ContentService.Method.getReviewSummaries, unary: { request, context in
+            try await self.getReviewSummaries(request, context: context)
         })
     }
 }

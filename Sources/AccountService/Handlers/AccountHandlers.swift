@@ -1,0 +1,371 @@
+import AccessTokens
+import Foundation
+import Logging
+import RPCCore
+import ServiceRuntime
+import YediCrypto
+import YediProto
+
+/// `yedi.account.AccountService`: the handlers. Access rules (who may call what) are in the proto and
+/// enforced before these run; handlers check ownership and validate fields.
+struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
+    let store: any AccountStore
+    let passwords: PasswordHasher
+    let sessions: SessionIssuer
+    let throttle: SignInThrottle
+    let clock: any WallClock
+    let ids: any IDGenerator
+    /// Rating and review count come from ContentService, the owner of reviews.
+    let reviews: @Sendable ([String]) async throws -> [String: YediAccount.ReviewSummary]
+    /// Checked against when the email is unknown, so both failures take the same time.
+    let decoyHash: String
+
+    static let recentSearchesKept = 20
+
+    // MARK: Sign-up and sessions
+
+    func signUp(_ request: YediAccount.SignUpRequest, context: ServerContext) async throws -> YediAccount.SignUpResponse
+    {
+        let email = try FieldRules.email(request.email)
+        try FieldRules.password(request.password)
+        let role: UserRole
+        switch request.role {
+        case .customer: role = .customer
+        case .designer: role = .designer
+        default: throw FieldRules.invalid("role", "choose customer or designer")
+        }
+        var user = UserRecord(
+            id: ids.next(), role: role, email: email, name: try FieldRules.name(request.name),
+            phone: try FieldRules.mobilePhone(request.phone), gender: try FieldRules.gender(request.gender),
+            birthDate: try FieldRules.birthDate(request.birthDate, today: clock.now), passwordHash: "",
+            createdAtMilliseconds: clock.nowMilliseconds)
+        var designer: DesignerRecord?
+        if role == .designer {
+            guard let profile = request.designer else {
+                throw FieldRules.invalid("designer", "required for a designer")
+            }
+            designer = DesignerRecord(
+                userID: user.id,
+                description: try FieldRules.text(profile.description, field: "designer.description", maximum: 1_000),
+                skills: try FieldRules.skills(profile.skills, field: "designer.skills"),
+                rank: try FieldRules.rank(profile.rank, field: "designer.rank"),
+                shop: try FieldRules.shop(profile.shop, field: "designer.shop"))
+        } else if request.designer != nil {
+            throw FieldRules.invalid("designer", "only for a designer")
+        }
+        user.passwordHash = try await passwords.hash(request.password)
+        let refresh = sessions.newRefreshToken(userID: user.id)
+        do {
+            try await store.createUser(user, designer: designer, session: refresh.record)
+        } catch AccountStoreError.emailTaken {
+            throw RPCError(code: .alreadyExists, message: "email: an account with this email exists")
+        }
+        return YediAccount.SignUpResponse(
+            user: Self.user(user),
+            session: try sessions.session(
+                for: user, familyID: refresh.record.familyID, refreshToken: refresh.token,
+                refreshExpiresAt: refresh.record.expiresAtMilliseconds))
+    }
+
+    func signIn(_ request: YediAccount.SignInRequest, context: ServerContext) async throws -> YediAccount.SignInResponse
+    {
+        let refused = RPCError(code: .unauthenticated, message: "wrong email or password")
+        guard let email = try? FieldRules.email(request.email), !request.password.isEmpty,
+            request.password.count <= 128
+        else { throw refused }
+        let now = clock.nowMilliseconds
+        let record = try await store.throttle(key: email)
+        try throttle.check(record, now: now)
+        let user = try await store.user(email: email)
+        let matches = try await passwords.verify(request.password, against: user?.passwordHash ?? decoyHash)
+        guard let user, matches else {
+            try await store.saveThrottle(key: email, throttle.failed(record, now: now))
+            throw refused
+        }
+        if record != nil { try await store.clearThrottle(key: email) }
+        let refresh = sessions.newRefreshToken(userID: user.id)
+        try await store.createSession(refresh.record)
+        return YediAccount.SignInResponse(
+            user: Self.user(user),
+            session: try sessions.session(
+                for: user, familyID: refresh.record.familyID, refreshToken: refresh.token,
+                refreshExpiresAt: refresh.record.expiresAtMilliseconds))
+    }
+
+    func refreshSession(
+        _ request: YediAccount.RefreshSessionRequest, context: ServerContext
+    ) async throws -> YediAccount.RefreshSessionResponse {
+        guard !request.refreshToken.isEmpty, request.refreshToken.utf8.count <= 200 else {
+            throw RPCError(code: .unauthenticated, message: "refresh token unknown or signed out")
+        }
+        let next = sessions.newRefreshToken(userID: "")
+        let outcome = try await store.rotateSession(
+            refreshHash: SessionIssuer.hash(request.refreshToken), next: next.record, now: clock.nowMilliseconds)
+        switch outcome {
+        case .rotated(let userID, let familyID):
+            guard let user = try await store.user(id: userID) else {
+                throw RPCError(code: .unauthenticated, message: "refresh token unknown or signed out")
+            }
+            return YediAccount.RefreshSessionResponse(
+                session: try sessions.session(
+                    for: user, familyID: familyID, refreshToken: next.token,
+                    refreshExpiresAt: next.record.expiresAtMilliseconds))
+        case .reused:
+            throw RPCError(
+                code: .unauthenticated,
+                message: "refresh token already used: the session was ended everywhere; sign in again")
+        case .expired:
+            throw RPCError(code: .unauthenticated, message: "refresh token expired; sign in again")
+        case .unknown:
+            throw RPCError(code: .unauthenticated, message: "refresh token unknown or signed out")
+        }
+    }
+
+    func signOut(_ request: YediAccount.SignOutRequest, context: ServerContext) async throws
+        -> YediAccount.SignOutResponse
+    {
+        if !request.refreshToken.isEmpty, request.refreshToken.utf8.count <= 200 {
+            try await store.revokeFamily(
+                refreshHash: SessionIssuer.hash(request.refreshToken), now: clock.nowMilliseconds)
+        }
+        return YediAccount.SignOutResponse()
+    }
+
+    // MARK: Profiles
+
+    func getMe(_ request: YediAccount.GetMeRequest, context: ServerContext) async throws -> YediAccount.User {
+        Self.user(try await currentUser(context))
+    }
+
+    func getUser(_ request: YediAccount.GetUserRequest, context: ServerContext) async throws -> YediAccount.PublicUser {
+        guard let user = try await store.user(id: request.userID) else {
+            throw RPCError(code: .notFound, message: "no such user")
+        }
+        return Self.publicUser(user)
+    }
+
+    func batchGetUsers(
+        _ request: YediAccount.BatchGetUsersRequest, context: ServerContext
+    ) async throws -> YediAccount.BatchGetUsersResponse {
+        guard request.userIDs.count <= 100 else { throw FieldRules.invalid("user_ids", "at most 100 ids") }
+        let users = try await store.users(ids: Array(Set(request.userIDs)))
+        let byID = Dictionary(users.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var seen = Set<String>()
+        let ordered = request.userIDs.compactMap { id -> YediAccount.PublicUser? in
+            guard seen.insert(id).inserted, let user = byID[id] else { return nil }
+            return Self.publicUser(user)
+        }
+        return YediAccount.BatchGetUsersResponse(users: ordered)
+    }
+
+    func getDesigner(_ request: YediAccount.GetDesignerRequest, context: ServerContext) async throws
+        -> YediAccount.Designer
+    {
+        guard let (user, designer) = try await store.designer(id: request.designerID) else {
+            throw RPCError(code: .notFound, message: "no such designer")
+        }
+        return await designerProfile(user, designer, logger: context.logger)
+    }
+
+    func updateProfile(_ request: YediAccount.UpdateProfileRequest, context: ServerContext) async throws
+        -> YediAccount.User
+    {
+        var user = try await currentUser(context)
+        guard !request.fields.isEmpty else { throw FieldRules.invalid("fields", "name the fields to change") }
+        for field in Set(request.fields) {
+            switch field {
+            case "name": user.name = try FieldRules.name(request.name)
+            case "phone": user.phone = try FieldRules.mobilePhone(request.phone)
+            case "gender": user.gender = try FieldRules.gender(request.gender)
+            case "birth_date": user.birthDate = try FieldRules.birthDate(request.birthDate, today: clock.now)
+            case "profile_image_id":
+                user.profileImageID = try FieldRules.imageID(request.profileImageID, field: "profile_image_id")
+            case "favourite_style":
+                user.favouriteStyle = try FieldRules.text(request.favouriteStyle, field: "favourite_style", maximum: 50)
+            default: throw FieldRules.invalid("fields", "\"\(field)\" cannot be changed here")
+            }
+        }
+        try await store.updateUser(user)
+        return Self.user(user)
+    }
+
+    func updateDesignerProfile(
+        _ request: YediAccount.UpdateDesignerProfileRequest, context: ServerContext
+    ) async throws -> YediAccount.Designer {
+        var (user, designer) = try await currentDesigner(context)
+        designer.description = try FieldRules.text(request.description, field: "description", maximum: 1_000)
+        designer.skills = try FieldRules.skills(request.skills, field: "skills")
+        designer.rank = try FieldRules.rank(request.rank, field: "rank")
+        try await store.updateDesigner(designer)
+        return await designerProfile(user, designer, logger: context.logger)
+    }
+
+    func updateShop(_ request: YediAccount.UpdateShopRequest, context: ServerContext) async throws
+        -> YediAccount.Designer
+    {
+        var (user, designer) = try await currentDesigner(context)
+        designer.shop = try FieldRules.shop(request.shop)
+        try await store.updateDesigner(designer)
+        return await designerProfile(user, designer, logger: context.logger)
+    }
+
+    // MARK: Search and recent searches
+
+    func searchDesigners(
+        _ request: YediAccount.SearchDesignersRequest, context: ServerContext
+    ) async throws -> YediAccount.SearchDesignersResponse {
+        let query = request.query.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !query.isEmpty else { throw FieldRules.invalid("query", "required") }
+        guard query.count <= 50 else { throw FieldRules.invalid("query", "at most 50 characters") }
+        let page = try PageCursor.read(request.page, field: "page")
+        let hits = try await store.searchDesigners(query: query, after: page.position, limit: page.limit + 1)
+        return YediAccount.SearchDesignersResponse(
+            designers: hits.prefix(page.limit).map { Self.summary($0.0) },
+            page: PageCursor.next(hits, limit: page.limit))
+    }
+
+    func listRecentSearches(
+        _ request: YediAccount.ListRecentSearchesRequest, context: ServerContext
+    ) async throws -> YediAccount.ListRecentSearchesResponse {
+        Self.recentSearches(try await store.recentSearches(userID: try callerID(context)))
+    }
+
+    func recordRecentSearch(
+        _ request: YediAccount.RecordRecentSearchRequest, context: ServerContext
+    ) async throws -> YediAccount.ListRecentSearchesResponse {
+        let userID = try callerID(context)
+        let kind: RecentSearchKind
+        let value: String
+        switch request.entry {
+        case .query(let text)?:
+            kind = .query
+            value = try FieldRules.name(text, field: "query")
+        case .designerID(let id)?:
+            guard try await store.designer(id: id) != nil else {
+                throw RPCError(code: .notFound, message: "designer_id: no such designer")
+            }
+            kind = .designer
+            value = id
+        case nil:
+            throw FieldRules.invalid("entry", "give a query or a designer_id")
+        }
+        return Self.recentSearches(
+            try await store.recordRecentSearch(
+                userID: userID, kind: kind, value: value, id: ids.next(), now: clock.nowMilliseconds,
+                keep: Self.recentSearchesKept))
+    }
+
+    func deleteRecentSearch(
+        _ request: YediAccount.DeleteRecentSearchRequest, context: ServerContext
+    ) async throws -> YediAccount.ListRecentSearchesResponse {
+        Self.recentSearches(
+            try await store.deleteRecentSearches(
+                userID: try callerID(context), id: request.id.isEmpty ? nil : request.id))
+    }
+
+    // MARK: Follows
+
+    func follow(_ request: YediAccount.FollowRequest, context: ServerContext) async throws -> YediAccount.FollowResponse
+    {
+        let count = try await followChange(request, context) { customer, designer in
+            try await store.follow(customerID: customer, designerID: designer, now: clock.nowMilliseconds)
+        }
+        return YediAccount.FollowResponse(following: true, followerCount: count)
+    }
+
+    func unfollow(_ request: YediAccount.FollowRequest, context: ServerContext) async throws
+        -> YediAccount.FollowResponse
+    {
+        let count = try await followChange(request, context) { customer, designer in
+            try await store.unfollow(customerID: customer, designerID: designer)
+        }
+        return YediAccount.FollowResponse(following: false, followerCount: count)
+    }
+
+    private func followChange(
+        _ request: YediAccount.FollowRequest,
+        _ context: ServerContext,
+        _ change: (String, String) async throws -> Int64
+    ) async throws -> Int64 {
+        let customer = try callerID(context)
+        guard !request.designerID.isEmpty else { throw FieldRules.invalid("designer_id", "required") }
+        guard request.designerID != customer else {
+            throw RPCError(code: .invalidArgument, message: "designer_id: you cannot follow yourself")
+        }
+        do {
+            return try await change(customer, request.designerID)
+        } catch AccountStoreError.notFound {
+            throw RPCError(code: .notFound, message: "designer_id: no such designer")
+        }
+    }
+
+    func listFollowing(
+        _ request: YediAccount.ListFollowingRequest, context: ServerContext
+    ) async throws -> YediAccount.ListFollowingResponse {
+        let page = try PageCursor.read(request.page, field: "page")
+        let rows = try await store.following(
+            customerID: try callerID(context), after: page.position, limit: page.limit + 1)
+        return YediAccount.ListFollowingResponse(
+            designers: rows.prefix(page.limit).map { Self.summary($0.0) },
+            page: PageCursor.next(rows, limit: page.limit))
+    }
+
+    func listFollowedDesignerIDs(
+        _ request: YediAccount.ListFollowedDesignerIdsRequest, context: ServerContext
+    ) async throws -> YediAccount.ListFollowedDesignerIdsResponse {
+        guard !request.userID.isEmpty else { throw FieldRules.invalid("user_id", "required") }
+        return YediAccount.ListFollowedDesignerIdsResponse(
+            designerIDs: try await store.followedDesignerIDs(userID: request.userID))
+    }
+
+    // MARK: Deletion
+
+    func deleteAccount(
+        _ request: YediAccount.DeleteAccountRequest, context: ServerContext
+    ) async throws -> YediAccount.DeleteAccountResponse {
+        let user = try await currentUser(context)
+        guard try await passwords.verify(request.password, against: user.passwordHash) else {
+            throw RPCError(code: .permissionDenied, message: "password: wrong password")
+        }
+        _ = try await store.deleteAccount(userID: user.id)
+        context.logger.info("account deleted; purging the user from every service", metadata: ["user": "\(user.id)"])
+        return YediAccount.DeleteAccountResponse()
+    }
+
+    // MARK: Helpers
+
+    private func callerID(_ context: ServerContext) throws(RPCError) -> String {
+        guard let id = context.caller.userID else {
+            throw RPCError(code: .unauthenticated, message: "sign-in required: send an access token")
+        }
+        return id
+    }
+
+    /// The caller's account; a token that outlived its account is refused.
+    private func currentUser(_ context: ServerContext) async throws -> UserRecord {
+        guard let user = try await store.user(id: try callerID(context)) else {
+            throw RPCError(code: .unauthenticated, message: "this account no longer exists")
+        }
+        return user
+    }
+
+    private func currentDesigner(_ context: ServerContext) async throws -> (UserRecord, DesignerRecord) {
+        guard let found = try await store.designer(id: try callerID(context)) else {
+            throw RPCError(code: .unauthenticated, message: "this account no longer exists")
+        }
+        return found
+    }
+
+    /// The public profile, with the review summary from ContentService when it answers in time.
+    private func designerProfile(_ user: UserRecord, _ designer: DesignerRecord, logger: Logger) async
+        -> YediAccount.Designer
+    {
+        var profile = Self.designer(user, designer)
+        do {
+            profile.reviews = try await reviews([user.id])[user.id]
+        } catch {
+            logger.warning("designer profile without its review summary", metadata: ["error": "\(error)"])
+        }
+        return profile
+    }
+}

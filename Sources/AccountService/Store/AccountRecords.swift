@@ -1,0 +1,101 @@
+import RPCCore
+
+/// What the store keeps of a user: plain values, so handlers and tests never see the database's types.
+struct UserRecord: Sendable, Hashable {
+    var id: String
+    var role: UserRole
+    /// The app the account belongs to ("yedi"); sibling apps will share the table.
+    var app: String = "yedi"
+    /// Lowercased.
+    var email: String
+    var name: String
+    var phone: String
+    var gender: Int
+    var birthDate: DateParts?
+    var profileImageID: String = ""
+    var favouriteStyle: String = ""
+    /// The encoded scrypt hash (`$scrypt$ln=…$salt$hash`).
+    var passwordHash: String
+    var createdAtMilliseconds: Int64
+}
+
+struct DateParts: Sendable, Hashable {
+    var year: Int
+    var month: Int
+    var day: Int
+}
+
+struct DesignerRecord: Sendable, Hashable {
+    var userID: String
+    var description: String
+    var skills: [String]
+    var rank: Int
+    /// Kept by the store, changed only with a follow or unfollow.
+    var followerCount: Int64 = 0
+    var shop: ShopRecord
+}
+
+struct ShopRecord: Sendable, Hashable {
+    var name: String
+    var phone: String
+    var city: String
+    var district: String
+    var detail: String
+    var latitude: Double
+    var longitude: Double
+    var openingHour: Int
+    var closingHour: Int
+    var messengerLinks: [MessengerLinkRecord]
+    var timeZone: String
+}
+
+struct MessengerLinkRecord: Sendable, Hashable, Codable {
+    var kind: String
+    var url: String
+}
+
+/// A designer as lists show them (search, follows).
+struct DesignerSummaryRecord: Sendable, Hashable {
+    var user: UserRecord
+    var rank: Int
+    var shopName: String
+    var district: String
+    var followerCount: Int64
+}
+
+/// One refresh token's row. Tokens rotate: each refresh marks its row used and adds the next one to the
+/// same family; a used token shown again means it was stolen, and the whole family is revoked.
+struct SessionRecord: Sendable, Hashable {
+    var id: String
+    var familyID: String
+    var userID: String
+    /// SHA-256 of the refresh token: a leaked database does not leak usable tokens.
+    var refreshHash: [UInt8]
+    var createdAtMilliseconds: Int64
+    var expiresAtMilliseconds: Int64
+}
+
+/// Failed sign-ins for one email address, kept in the database so a restart does not reset them.
+struct ThrottleRecord: Sendable, Hashable {
+    var failures: Int
+    var windowStartedAtMilliseconds: Int64
+    var lockedUntilMilliseconds: Int64
+}
+
+enum RecentSearchKind: String, Sendable {
+    case query
+    case designer
+}
+
+struct RecentSearchRecord: Sendable, Hashable {
+    var id: String
+    var kind: RecentSearchKind
+    var value: String
+    var searchedAtMilliseconds: Int64
+}
+
+/// A position in a list ordered by a key and then an id; encoded in the opaque page cursor.
+struct ListPosition: Sendable, Hashable {
+    var key: String
+    var id: String
+}

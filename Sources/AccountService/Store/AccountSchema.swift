@@ -1,0 +1,86 @@
+import GRDB
+
+/// AccountService's tables, one migration per schema version.
+enum AccountSchema {
+    static func migrate(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("account-1") { db in
+            // `role` is text and `app` names the app: sibling apps add kinds of accounts without a migration.
+            try db.execute(
+                sql: """
+                    CREATE TABLE user (
+                        id TEXT PRIMARY KEY,
+                        role TEXT NOT NULL,
+                        app TEXT NOT NULL DEFAULT 'yedi',
+                        email TEXT NOT NULL UNIQUE,
+                        name TEXT NOT NULL,
+                        phone TEXT NOT NULL,
+                        gender INTEGER NOT NULL,
+                        birth_year INTEGER, birth_month INTEGER, birth_day INTEGER,
+                        profile_image_id TEXT NOT NULL DEFAULT '',
+                        favourite_style TEXT NOT NULL DEFAULT '',
+                        password_hash TEXT NOT NULL,
+                        created_at_ms INTEGER NOT NULL
+                    );
+                    CREATE TABLE designer (
+                        user_id TEXT PRIMARY KEY REFERENCES user(id) ON DELETE CASCADE,
+                        description TEXT NOT NULL,
+                        skills TEXT NOT NULL,
+                        rank INTEGER NOT NULL,
+                        follower_count INTEGER NOT NULL DEFAULT 0 CHECK (follower_count >= 0),
+                        shop_name TEXT NOT NULL,
+                        shop_phone TEXT NOT NULL,
+                        city TEXT NOT NULL,
+                        district TEXT NOT NULL,
+                        detail TEXT NOT NULL,
+                        latitude REAL NOT NULL,
+                        longitude REAL NOT NULL,
+                        opening_hour INTEGER NOT NULL,
+                        closing_hour INTEGER NOT NULL,
+                        messenger_links TEXT NOT NULL,
+                        time_zone TEXT NOT NULL
+                    );
+                    CREATE TABLE session (
+                        id TEXT PRIMARY KEY,
+                        family_id TEXT NOT NULL,
+                        user_id TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                        refresh_hash BLOB NOT NULL UNIQUE,
+                        created_at_ms INTEGER NOT NULL,
+                        expires_at_ms INTEGER NOT NULL,
+                        used_at_ms INTEGER,
+                        revoked_at_ms INTEGER
+                    );
+                    CREATE INDEX session_by_family ON session(family_id);
+                    CREATE INDEX session_by_user ON session(user_id);
+                    CREATE TABLE sign_in_throttle (
+                        key TEXT PRIMARY KEY,
+                        failures INTEGER NOT NULL,
+                        window_started_at_ms INTEGER NOT NULL,
+                        locked_until_ms INTEGER NOT NULL
+                    );
+                    CREATE TABLE follow (
+                        customer_id TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                        designer_id TEXT NOT NULL REFERENCES designer(user_id) ON DELETE CASCADE,
+                        followed_at_ms INTEGER NOT NULL,
+                        PRIMARY KEY (customer_id, designer_id)
+                    );
+                    CREATE INDEX follow_by_customer ON follow(customer_id, followed_at_ms DESC, designer_id DESC);
+                    CREATE INDEX follow_by_designer ON follow(designer_id);
+                    CREATE TABLE recent_search (
+                        id TEXT PRIMARY KEY,
+                        user_id TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                        kind TEXT NOT NULL,
+                        value TEXT NOT NULL,
+                        searched_at_ms INTEGER NOT NULL,
+                        UNIQUE (user_id, kind, value)
+                    );
+                    CREATE INDEX recent_search_by_user ON recent_search(user_id, searched_at_ms DESC);
+                    CREATE INDEX recent_search_by_value ON recent_search(kind, value);
+                    -- Substring search in any script (Korean included): trigrams, case-insensitive.
+                    CREATE VIRTUAL TABLE designer_search USING fts5(
+                        designer_id UNINDEXED, name, shop_name, district, tokenize = 'trigram'
+                    );
+                    """
+            )
+        }
+    }
+}

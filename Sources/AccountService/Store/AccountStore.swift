@@ -1,0 +1,84 @@
+import RPCCore
+
+/// Where AccountService keeps its data. Handlers see only this protocol (the SQLite implementation is
+/// `SQLiteAccountStore`), so a second engine can replace it and the same store tests run against both.
+///
+/// Every method is one transaction.
+protocol AccountStore: Sendable {
+    // MARK: Users and designers
+
+    /// Adds a user (and their designer profile and shop); `AccountStoreError.emailTaken` if the email exists.
+    func createUser(_ user: UserRecord, designer: DesignerRecord?, session: SessionRecord) async throws
+    func user(id: String) async throws -> UserRecord?
+    func user(email: String) async throws -> UserRecord?
+    /// The users among `ids` that exist, in no particular order.
+    func users(ids: [String]) async throws -> [UserRecord]
+    func designer(id: String) async throws -> (UserRecord, DesignerRecord)?
+    func updateUser(_ user: UserRecord) async throws
+    /// Replaces the designer's profile and shop (the follower count is the store's own and is kept).
+    func updateDesigner(_ designer: DesignerRecord) async throws
+
+    // MARK: Sessions
+
+    func createSession(_ session: SessionRecord) async throws
+    /// Exchanges a refresh token for `next` (same family), or says why not. A token already used
+    /// revokes its whole family.
+    func rotateSession(refreshHash: [UInt8], next: SessionRecord, now: Int64) async throws -> SessionRotation
+    /// Revokes the family of the token, if it is known. Returns whether it was.
+    @discardableResult
+    func revokeFamily(refreshHash: [UInt8], now: Int64) async throws -> Bool
+
+    // MARK: Sign-in throttle
+
+    func throttle(key: String) async throws -> ThrottleRecord?
+    func saveThrottle(key: String, _ record: ThrottleRecord) async throws
+    func clearThrottle(key: String) async throws
+
+    // MARK: Follows
+
+    /// Idempotent; returns the designer's follower count. `AccountStoreError.notFound` if no such designer.
+    func follow(customerID: String, designerID: String, now: Int64) async throws -> Int64
+    func unfollow(customerID: String, designerID: String) async throws -> Int64
+    /// Most recently followed first, after `position` (the follow time and designer id of the last one seen).
+    func following(customerID: String, after position: ListPosition?, limit: Int) async throws -> [(
+        DesignerSummaryRecord, ListPosition
+    )]
+    func followedDesignerIDs(userID: String) async throws -> [String]
+
+    // MARK: Search
+
+    /// Designers whose name, shop name or district contains `query` (case-insensitive), best first:
+    /// exact name, then names starting with it, then names containing it, then shop or district matches.
+    func searchDesigners(query: String, after position: ListPosition?, limit: Int) async throws -> [(
+        DesignerSummaryRecord, ListPosition
+    )]
+
+    // MARK: Recent searches
+
+    /// Records (or moves to the top) an entry and keeps the newest `keep`; returns the list, newest first.
+    func recordRecentSearch(
+        userID: String, kind: RecentSearchKind, value: String, id: String, now: Int64, keep: Int
+    ) async throws -> [RecentSearchRecord]
+    func recentSearches(userID: String) async throws -> [RecentSearchRecord]
+    /// Deletes one entry (`id`), or all of them (`id` nil).
+    func deleteRecentSearches(userID: String, id: String?) async throws -> [RecentSearchRecord]
+
+    // MARK: Deletion
+
+    /// Removes everything AccountService holds of the user (sessions, follows both ways with the counts
+    /// they changed, recent searches, shop, profile) and, in the same transaction, schedules `PurgeUser`
+    /// on every peer that holds user data. Returns false if there was no such user.
+    func deleteAccount(userID: String) async throws -> Bool
+}
+
+enum SessionRotation: Sendable, Equatable {
+    case rotated(userID: String, familyID: String)
+    case reused
+    case expired
+    case unknown
+}
+
+enum AccountStoreError: Error, Equatable {
+    case emailTaken
+    case notFound
+}
