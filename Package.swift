@@ -196,6 +196,13 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "AccountServiceTests",
+            dependencies: [
+                "AccountService", "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore", "YediProto",
+                "AccessTokens", "YediCrypto", grdb, logging,
+            ]
+        ),
+        .testTarget(
             name: "ProtoBridgeTests",
             dependencies: ["ProtoBridge", "ProtoTestSupport", "YediProto", "RPCCore", nioCore]
         ),

@@ -7,14 +7,12 @@ import YediProto
 /// The canonical text, pinned: the probe's users and scripts (`jq`) depend on its exact shape.
 final class ExactOutputTests: XCTestCase {
     static let designer = YediAccount.Designer(
-        user: .init(
-            id: "u-1", role: .designer, name: "김예디", birthDate: .init(year: 1990, month: 3, day: 15),
-            createdAtMs: 1_700_000_000_000),
+        user: .init(id: "u-1", role: .designer, name: "김예디", profileImageID: "img-1"),
         description: "15년 경력 ✂️",
         skills: ["레이어드컷", "펌"],
         rank: .owner,
-        rating: 4.5,
-        reviewCount: 120,
+        reviews: .init(rating: 4.5, reviewCount: 120),
+        followerCount: 1_700_000_000_000,
         shop: .init(
             name: "예디 헤어", address: .init(city: "서울"), latitude: 37.5665, longitude: 126.978, openingHour: 9,
             closingHour: 21, messengerLinks: [.init(kind: "kakaotalk", url: "https://open.kakao.com/o/x")],
@@ -23,9 +21,10 @@ final class ExactOutputTests: XCTestCase {
     func testCompact() throws {
         XCTAssertEqual(
             try encode(Self.designer),
-            #"{"user":{"id":"u-1","role":"ROLE_DESIGNER","name":"김예디","birthDate":{"year":1990,"month":3,"day":15},"#
-                + #""createdAtMs":"1700000000000"},"description":"15년 경력 ✂️","skills":["레이어드컷","펌"],"#
-                + #""rank":"DESIGNER_RANK_OWNER","rating":4.5,"reviewCount":"120","shop":{"name":"예디 헤어","#
+            #"{"user":{"id":"u-1","role":"ROLE_DESIGNER","name":"김예디","profileImageId":"img-1"},"#
+                + #""description":"15년 경력 ✂️","skills":["레이어드컷","펌"],"#
+                + #""rank":"DESIGNER_RANK_OWNER","reviews":{"rating":4.5,"reviewCount":"120"},"#
+                + #""followerCount":"1700000000000","shop":{"name":"예디 헤어","#
                 + #""address":{"city":"서울"},"latitude":37.5665,"longitude":126.978,"openingHour":9,"closingHour":21,"#
                 + #""messengerLinks":[{"kind":"kakaotalk","url":"https://open.kakao.com/o/x"}],"timeZone":"Asia/Seoul"}}"#
         )
@@ -38,12 +37,7 @@ final class ExactOutputTests: XCTestCase {
                 "id": "u-1",
                 "role": "ROLE_DESIGNER",
                 "name": "김예디",
-                "birthDate": {
-                  "year": 1990,
-                  "month": 3,
-                  "day": 15
-                },
-                "createdAtMs": "1700000000000"
+                "profileImageId": "img-1"
               },
               "description": "15년 경력 ✂️",
               "skills": [
@@ -51,8 +45,11 @@ final class ExactOutputTests: XCTestCase {
                 "펌"
               ],
               "rank": "DESIGNER_RANK_OWNER",
-              "rating": 4.5,
-              "reviewCount": "120",
+              "reviews": {
+                "rating": 4.5,
+                "reviewCount": "120"
+              },
+              "followerCount": "1700000000000",
               "shop": {
                 "name": "예디 헤어",
                 "address": {

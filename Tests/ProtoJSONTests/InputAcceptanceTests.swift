@@ -52,9 +52,9 @@ final class InputAcceptanceTests: XCTestCase {
         for (json, value) in [
             ("1", 1.0), ("\"2.5\"", 2.5), ("-1e-3", -0.001), ("\"Infinity\"", .infinity), ("\"-Infinity\"", -.infinity),
         ] as [(String, Double)] {
-            XCTAssertEqual(try decode(#"{"rating":\#(json)}"#, as: YediAccount.Designer.self).rating, value, json)
+            XCTAssertEqual(try decode(#"{"rating":\#(json)}"#, as: YediAccount.ReviewSummary.self).rating, value, json)
         }
-        XCTAssertTrue(try decode(#"{"rating":"NaN"}"#, as: YediAccount.Designer.self).rating.isNaN)
+        XCTAssertTrue(try decode(#"{"rating":"NaN"}"#, as: YediAccount.ReviewSummary.self).rating.isNaN)
     }
 
     func testBase64StandardAndURLSafePaddedOrNot() throws {
