@@ -21,11 +21,24 @@ final class AccountFixture: Sendable {
 
     var account: YediAccount.AccountService.Client { YediAccount.AccountService.Client(client) }
 
-    static func start(peers: [String: Int] = [:], clock: ManualClock = ManualClock()) async throws -> AccountFixture {
-        let harness = try ServiceHarness()
+    /// - Parameters:
+    ///   - peers: peer ports; peers not named get a port nothing listens on.
+    ///   - harness: reuse one (and `dataDirectory`) to restart a service on the same data.
+    static func start(
+        peers: [String: Int] = [:],
+        clock: ManualClock = ManualClock(),
+        harness: ServiceHarness? = nil,
+        dataDirectory: String? = nil
+    ) async throws -> AccountFixture {
+        let harness = try harness ?? ServiceHarness()
+        var allPeers = peers
+        for peer in AccountServiceDefinition.defaults.peers where allPeers[peer] == nil {
+            allPeers[peer] = try ServiceHarness.unusedPort()
+        }
         let service = try await harness.start(
             TestAccountDefinition.self,
-            configuration: try harness.configuration(AccountServiceDefinition.defaults, peers: peers),
+            configuration: try harness.configuration(
+                AccountServiceDefinition.defaults, peers: allPeers, dataDirectory: dataDirectory),
             clock: clock)
         let client = try RPCClient(configuration: harness.clientConfiguration(port: try await service.port))
         return AccountFixture(harness: harness, service: service, clock: clock, client: client)

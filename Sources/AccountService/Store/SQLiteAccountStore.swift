@@ -35,6 +35,19 @@ struct SQLiteAccountStore: AccountStore {
         }
     }
 
+    /// Adds many users in one transaction (seeding a test or bench database; imports), without sessions.
+    func bulkInsert(_ users: [(UserRecord, DesignerRecord?)]) async throws {
+        try await database.write { db in
+            for (user, designer) in users {
+                try Self.insert(user, db)
+                if let designer {
+                    try Self.insert(designer, db)
+                    try Self.index(designerID: user.id, db, replacing: false)
+                }
+            }
+        }
+    }
+
     func user(id: String) async throws -> UserRecord? {
         try await database.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM user WHERE id = ?", arguments: [id]).map(Self.user)
@@ -416,7 +429,7 @@ extension SQLiteAccountStore {
     }
 
     /// Keeps the search index row of a designer in step with their name, shop name and district.
-    fileprivate static func index(designerID: String, _ db: Database) throws {
+    fileprivate static func index(designerID: String, _ db: Database, replacing: Bool = true) throws {
         guard
             let row = try Row.fetchOne(
                 db,
@@ -427,7 +440,9 @@ extension SQLiteAccountStore {
                 arguments: [designerID])
         else { return }
         let rowid: Int64 = row["rowid"]
-        try db.execute(sql: "DELETE FROM designer_search WHERE rowid = ?", arguments: [rowid])
+        if replacing {
+            try db.execute(sql: "DELETE FROM designer_search WHERE rowid = ?", arguments: [rowid])
+        }
         try db.execute(
             sql: "INSERT INTO designer_search (rowid, designer_id, name, shop_name, district) VALUES (?, ?, ?, ?, ?)",
             arguments: [

@@ -14,7 +14,9 @@ public final class Outbox: Sendable {
     private let clock: any WallClock
     let wakeUp: WakeUpSignal
 
-    init(ids: any IDGenerator, clock: any WallClock) {
+    /// The runner makes the process's one outbox (its worker delivers what this one enqueues); a store test
+    /// may make its own to enqueue into a scratch database.
+    public init(ids: any IDGenerator, clock: any WallClock) {
         self.ids = ids
         self.clock = clock
         self.wakeUp = WakeUpSignal()

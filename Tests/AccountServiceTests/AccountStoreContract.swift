@@ -1,0 +1,184 @@
+import Foundation
+import GRDB
+import Logging
+import RPCCore
+import ServiceRuntime
+import XCTest
+
+@testable import AccountService
+
+/// What every `AccountStore` must do, written against the protocol only: a second engine (PostgreSQL)
+/// gets a test class like `SQLiteAccountStoreTests` that hands its store to these same checks.
+enum AccountStoreContract {
+    static func user(_ id: String, email: String? = nil, name: String = "이름", role: UserRole = .customer) -> UserRecord
+    {
+        UserRecord(
+            id: id, role: role, email: email ?? "\(id)@example.com", name: name, phone: "01012345678", gender: 1,
+            birthDate: DateParts(year: 1990, month: 1, day: 2), passwordHash: "$scrypt$test", createdAtMilliseconds: 1)
+    }
+
+    static func designer(_ id: String, shop: String = "가게", district: String = "강남구") -> DesignerRecord {
+        DesignerRecord(
+            userID: id, description: "", skills: ["펌"], rank: 1,
+            shop: ShopRecord(
+                name: shop, phone: "0255512345", city: "서울", district: district, detail: "", latitude: 37,
+                longitude: 127, openingHour: 9, closingHour: 21,
+                messengerLinks: [MessengerLinkRecord(kind: "kakaotalk", url: "https://k.example")],
+                timeZone: "Asia/Seoul"))
+    }
+
+    static func session(_ id: String, user: String, expires: Int64 = 1_000) -> SessionRecord {
+        SessionRecord(
+            id: id, familyID: id, userID: user, refreshHash: Array("hash-\(id)".utf8), createdAtMilliseconds: 0,
+            expiresAtMilliseconds: expires)
+    }
+
+    static func usersRoundTripAndEmailsAreUnique(_ store: any AccountStore) async throws {
+        try await store.createUser(user("u1"), designer: nil, session: session("s1", user: "u1"))
+        try await store.createUser(
+            user("d1", role: .designer), designer: designer("d1"), session: session("s2", user: "d1"))
+        let loaded = try await store.user(id: "u1")
+        XCTAssertEqual(loaded, user("u1"))
+        let byEmail = try await store.user(email: "d1@example.com")
+        XCTAssertEqual(byEmail?.role, .designer)
+        let both = try await store.users(ids: ["u1", "d1", "missing"])
+        XCTAssertEqual(Set(both.map(\.id)), ["u1", "d1"])
+        let loadedDesigner = try await store.designer(id: "d1")
+        XCTAssertEqual(loadedDesigner?.1, designer("d1"))
+        do {
+            try await store.createUser(
+                user("u2", email: "u1@example.com"), designer: nil, session: session("s3", user: "u2"))
+            XCTFail("a second account with the same email was stored")
+        } catch let error as AccountStoreError {
+            XCTAssertEqual(error, .emailTaken)
+        }
+        let afterRefusal = try await store.user(id: "u2")
+        XCTAssertNil(afterRefusal, "the refused sign-up left nothing behind")
+    }
+
+    static func sessionsRotateOnceAndReuseRevokesTheFamily(_ store: any AccountStore) async throws {
+        try await store.createUser(user("u1"), designer: nil, session: session("s1", user: "u1"))
+        var next = session("s2", user: "")
+        next.familyID = "ignored"
+        let rotated = try await store.rotateSession(refreshHash: Array("hash-s1".utf8), next: next, now: 10)
+        XCTAssertEqual(rotated, .rotated(userID: "u1", familyID: "s1"))
+        let reused = try await store.rotateSession(
+            refreshHash: Array("hash-s1".utf8), next: session("s3", user: ""), now: 11)
+        XCTAssertEqual(reused, .reused)
+        let revoked = try await store.rotateSession(
+            refreshHash: Array("hash-s2".utf8), next: session("s4", user: ""), now: 12)
+        XCTAssertEqual(revoked, .unknown, "the family's newer token died with it")
+        let unknown = try await store.rotateSession(refreshHash: [1, 2, 3], next: session("s5", user: ""), now: 12)
+        XCTAssertEqual(unknown, .unknown)
+        try await store.createSession(session("s6", user: "u1", expires: 100))
+        let expired = try await store.rotateSession(
+            refreshHash: Array("hash-s6".utf8), next: session("s7", user: ""), now: 100)
+        XCTAssertEqual(expired, .expired)
+    }
+
+    static func followCountsStayExact(_ store: any AccountStore) async throws {
+        try await store.createUser(user("c1"), designer: nil, session: session("s1", user: "c1"))
+        try await store.createUser(user("c2"), designer: nil, session: session("s2", user: "c2"))
+        try await store.createUser(
+            user("d1", role: .designer), designer: designer("d1"), session: session("s3", user: "d1"))
+        let one = try await store.follow(customerID: "c1", designerID: "d1", now: 1)
+        let still = try await store.follow(customerID: "c1", designerID: "d1", now: 2)
+        let two = try await store.follow(customerID: "c2", designerID: "d1", now: 3)
+        XCTAssertEqual([one, still, two], [1, 1, 2])
+        let down = try await store.unfollow(customerID: "c1", designerID: "d1")
+        let stillDown = try await store.unfollow(customerID: "c1", designerID: "d1")
+        XCTAssertEqual([down, stillDown], [1, 1])
+        do {
+            _ = try await store.follow(customerID: "c1", designerID: "c2", now: 4)
+            XCTFail("followed a customer")
+        } catch let error as AccountStoreError {
+            XCTAssertEqual(error, .notFound)
+        }
+        // Deleting a follower gives the count back; deleting the designer removes the follows.
+        let deletedc2 = try await store.deleteAccount(userID: "c2")
+        XCTAssertTrue(deletedc2)
+        let profile = try await store.designer(id: "d1")
+        XCTAssertEqual(profile?.1.followerCount, 0)
+        _ = try await store.follow(customerID: "c1", designerID: "d1", now: 5)
+        let deletedd1 = try await store.deleteAccount(userID: "d1")
+        XCTAssertTrue(deletedd1)
+        let followed = try await store.followedDesignerIDs(userID: "c1")
+        XCTAssertEqual(followed, [])
+        let deletedAgain = try await store.deleteAccount(userID: "d1")
+        XCTAssertFalse(deletedAgain, "already gone")
+    }
+
+    static func deletionRemovesEveryTrace(_ store: any AccountStore) async throws {
+        try await store.createUser(user("c1"), designer: nil, session: session("s1", user: "c1"))
+        try await store.createUser(
+            user("d1", role: .designer), designer: designer("d1", shop: "지울가게"), session: session("s2", user: "d1"))
+        _ = try await store.recordRecentSearch(userID: "c1", kind: .designer, value: "d1", id: "r1", now: 1, keep: 20)
+        _ = try await store.recordRecentSearch(userID: "d1", kind: .query, value: "펌", id: "r2", now: 1, keep: 20)
+        try await store.saveThrottle(
+            key: "d1@example.com",
+            ThrottleRecord(failures: 1, windowStartedAtMilliseconds: 0, lockedUntilMilliseconds: 0))
+        let deletedd1 = try await store.deleteAccount(userID: "d1")
+        XCTAssertTrue(deletedd1)
+        let gone = try await store.user(id: "d1")
+        XCTAssertNil(gone)
+        let visits = try await store.recentSearches(userID: "c1")
+        XCTAssertEqual(visits, [], "other users' visits to the deleted designer are gone")
+        let hits = try await store.searchDesigners(query: "지울가게", after: nil, limit: 10)
+        XCTAssertTrue(hits.isEmpty, "the search index forgot the designer")
+        let session = try await store.rotateSession(
+            refreshHash: Array("hash-s2".utf8), next: session("s3", user: ""), now: 2)
+        XCTAssertEqual(session, .unknown)
+        let throttle = try await store.throttle(key: "d1@example.com")
+        XCTAssertNil(throttle)
+    }
+}
+
+/// The contract against the SQLite store, on a scratch database of its own.
+final class SQLiteAccountStoreTests: XCTestCase {
+    private var database: ServiceDatabase!
+    private var store: SQLiteAccountStore!
+
+    override func setUpWithError() throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("yedi-account-store-\(UUID().uuidString)").path
+        database = try ServiceDatabase.open(
+            directory: directory, name: "account", migrations: AccountServiceDefinition.migrate,
+            logger: Logger(label: "test"))
+        store = SQLiteAccountStore(
+            database: database, outbox: Outbox(ids: SequentialIDGenerator(prefix: "job"), clock: ManualClock()))
+        addTeardownBlock { [database] in
+            try? database?.close()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
+
+    func testUsersRoundTripAndEmailsAreUnique() async throws {
+        try await AccountStoreContract.usersRoundTripAndEmailsAreUnique(store)
+    }
+
+    func testSessionsRotateOnceAndReuseRevokesTheFamily() async throws {
+        try await AccountStoreContract.sessionsRotateOnceAndReuseRevokesTheFamily(store)
+    }
+
+    func testFollowCountsStayExact() async throws {
+        try await AccountStoreContract.followCountsStayExact(store)
+    }
+
+    func testDeletionRemovesEveryTraceAndSchedulesThePurges() async throws {
+        try await AccountStoreContract.deletionRemovesEveryTrace(store)
+        // SQLite-specific: the purges sit in the outbox, written by the same transaction.
+        let jobs = try await database.read { db in
+            try Row.fetchAll(db, sql: "SELECT peer, method FROM runtime_outbox ORDER BY peer").map {
+                "\($0["peer"] as String) \($0["method"] as String)"
+            }
+        }
+        XCTAssertEqual(
+            jobs,
+            [
+                "booking yedi.booking.BookingService/PurgeUser", "chat yedi.chat.ChatService/PurgeUser",
+                "content yedi.content.ContentService/PurgeUser",
+            ])
+        let integrity = try await database.integrityCheck()
+        XCTAssertEqual(integrity, "ok")
+    }
+}
