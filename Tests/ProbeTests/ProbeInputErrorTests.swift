@@ -47,9 +47,9 @@ final class ProbeInputErrorTests: XCTestCase {
 
     func testUnknownFieldNamesItsPath() throws {
         assertFailure(
-            try call("yedi.account.AccountService/RecordRecentSearch", #"{"search": {"qeury": "펌"}}"#),
+            try call("yedi.account.AccountService/UpdateShop", #"{"shop": {"nmae": "예디 헤어"}}"#),
             exit: 7,
-            contains: ["search.qeury", "unknown field of yedi.account.RecentSearch", "did you mean \"query\"?", "1:13"]
+            contains: ["shop.nmae", "unknown field of yedi.account.Shop", "did you mean \"name\"?", "1:11"]
         )
         assertFailure(try call("yedi.echo.Echo/Echo", #"{"txet": "x"}"#), exit: 7, contains: ["txet"])
     }
@@ -61,9 +61,9 @@ final class ProbeInputErrorTests: XCTestCase {
             contains: ["count:", "yedi.echo.ExpandRequest"]
         )
         assertFailure(
-            try call("yedi.account.AccountService/RecordRecentSearch", #"{"search": {"searchedAtMs": true}}"#),
+            try call("yedi.account.AccountService/SearchDesigners", #"{"query": "펌", "page": {"limit": true}}"#),
             exit: 7,
-            contains: ["search.searchedAtMs: expected"]
+            contains: ["page.limit: expected"]
         )
         assertFailure(try call("yedi.echo.Echo/Echo", #"{"payload": "not base64!"}"#), exit: 7, contains: ["payload"])
         assertFailure(try call("yedi.echo.Echo/Echo", "[1, 2]"), exit: 7, contains: ["expected an object"])

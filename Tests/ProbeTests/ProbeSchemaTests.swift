@@ -83,21 +83,33 @@ final class ProbeSchemaTests: XCTestCase {
         let result = try probe(["describe", "yedi.account.Designer"])
         assertExit(result, 0)
         let text = result.output
-        XCTAssertTrue(text.hasPrefix("message yedi.account.Designer {\n  yedi.account.User user = 1;\n"), text)
+        XCTAssertTrue(text.hasPrefix("message yedi.account.Designer {\n  yedi.account.PublicUser user = 1;\n"), text)
         XCTAssertTrue(text.contains("  repeated string skills = 3;\n"))
         XCTAssertTrue(text.contains("  yedi.account.DesignerRank rank = 4;\n"))
-        XCTAssertTrue(text.contains("  yedi.account.Shop shop = 8;\n"))
+        XCTAssertTrue(text.contains("  yedi.account.ReviewSummary reviews = 5;\n"))
+        XCTAssertTrue(text.contains("  int64 follower_count = 6;\n"))
+        XCTAssertTrue(text.contains("  yedi.account.Shop shop = 7;\n"))
         // Referenced types, two levels down, each once.
+        XCTAssertTrue(text.contains("message yedi.account.ReviewSummary {\n  double rating = 1;\n"))
         XCTAssertTrue(text.contains("message yedi.account.Shop {\n"))
         XCTAssertTrue(text.contains("  repeated yedi.account.MessengerLink messenger_links = 8;\n"))
         XCTAssertTrue(text.contains("message yedi.account.MessengerLink {\n  string kind = 1;\n  string url = 2;\n}"))
-        XCTAssertTrue(text.contains("message yedi.common.LocalDate {\n"))
         XCTAssertTrue(text.contains("enum yedi.account.DesignerRank {\n  DESIGNER_RANK_UNSPECIFIED = 0;\n"))
         XCTAssertTrue(text.contains("  DESIGNER_RANK_INTERN = 4;\n"))
-        for definition in ["message yedi.account.User {", "message yedi.account.Address {", "enum yedi.account.Role {"]
-        {
+        for definition in [
+            "message yedi.account.PublicUser {", "message yedi.account.Address {", "enum yedi.account.Role {",
+        ] {
             XCTAssertEqual(text.components(separatedBy: definition).count - 1, 1, "\(definition) once")
         }
+        // Only what is referenced: the public profile has no User (nor its LocalDate).
+        XCTAssertFalse(text.contains("message yedi.account.User {"), text)
+
+        // A type of another package (yedi.common), two levels down, with its fields.
+        let signUp = try probe(["describe", "yedi.account.SignUpResponse"])
+        assertExit(signUp, 0)
+        XCTAssertTrue(signUp.output.contains("  yedi.common.LocalDate birth_date = 7;\n"), signUp.output)
+        XCTAssertTrue(signUp.output.contains("message yedi.common.LocalDate {\n  int32 year = 1;\n"), signUp.output)
+        XCTAssertEqual(signUp.output.components(separatedBy: "message yedi.common.LocalDate {").count - 1, 1)
     }
 
     func testDescribeMessageWithNestedEnumAndOneof() throws {
@@ -111,7 +123,8 @@ final class ProbeSchemaTests: XCTestCase {
         assertExit(search, 0)
         XCTAssertTrue(
             search.output.contains(
-                "  oneof {\n    string query = 1;\n    string designer_id = 2;\n  }\n  int64 searched_at_ms = 3;\n"
+                "  string id = 1;\n  oneof {\n    string query = 2;\n    string designer_id = 3;\n  }\n"
+                    + "  int64 searched_at_ms = 4;\n"
             ),
             search.output
         )

@@ -82,8 +82,10 @@ final class MalformedInputTests: XCTestCase {
             assertDecodeFails(YediAccount.User.self, [0x1A, UInt8(bytes.count)] + bytes, .invalidUTF8, field: "name")
         }
         // Inside nested and repeated messages, the error names the path.
-        let nested: [UInt8] = [0x42, 0x06, 0x0A, 0x04, 0x0A, 0x02, 0xC3, 0x28]  // shop { name: <bad> }
+        let nested: [UInt8] = [0x3A, 0x06, 0x0A, 0x04, 0x0A, 0x02, 0xC3, 0x28]  // shop (7) { name (1): <bad> }
         assertDecodeFails(YediAccount.Designer.self, nested, .invalidUTF8, field: "shop.name")
+        let user: [UInt8] = [0x0A, 0x04, 0x1A, 0x02, 0xC3, 0x28]  // user (1) { name (3): <bad> }
+        assertDecodeFails(YediAccount.Designer.self, user, .invalidUTF8, field: "user.name")
         let repeatedBytes: [UInt8] = [0x0A, 0x04, 0x1A, 0x02, 0xC3, 0x28]  // posts { title: <bad> }
         assertDecodeFails(YediContent.FeedPage.self, repeatedBytes, .invalidUTF8, field: "posts.title")
     }

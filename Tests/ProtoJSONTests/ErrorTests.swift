@@ -234,11 +234,11 @@ final class ErrorTests: XCTestCase {
                 #"sequence: expected an int64, got a string " 1" (line 1, column 13)"#
             ),
             (
-                #"{"rating":"fast"}"#, YediAccount.Designer.self,
+                #"{"rating":"fast"}"#, YediAccount.ReviewSummary.self,
                 #"rating: expected a double, got a string "fast" (line 1, column 11)"#
             ),
             (
-                #"{"rating":"nan"}"#, YediAccount.Designer.self,
+                #"{"rating":"nan"}"#, YediAccount.ReviewSummary.self,
                 #"rating: expected a double, got a string "nan" (line 1, column 11)"#
             ),
             (
@@ -308,7 +308,7 @@ final class ErrorTests: XCTestCase {
                 #"{"role":2147483648}"#, YediAccount.User.self,
                 "role: expected a yedi.account.Role name or number, got the number 2147483648"
             ),
-            (#"{"rating":1e400}"#, YediAccount.Designer.self, "rating: expected a double, got the number 1e400"),
+            (#"{"rating":1e400}"#, YediAccount.ReviewSummary.self, "rating: expected a double, got the number 1e400"),
         ]
         for (json, type, message) in cases {
             let error = try failure(json, as: type)
@@ -376,7 +376,7 @@ final class ErrorTests: XCTestCase {
             (
                 designer,
                 "user: the message does not match its schema: "
-                    + "a yedi.common.LocalDate where the schema has a yedi.account.User user = 1"
+                    + "a yedi.common.LocalDate where the schema has a yedi.account.PublicUser user = 1"
             ),
             (skills, "skills: the message does not match its schema: a repeated field holds a single value"),
         ]

@@ -80,9 +80,13 @@ final class InputAcceptanceTests: XCTestCase {
 
     func testNullMeansUnsetForEveryKindOfField() throws {
         let json = #"""
-            {"user":null,"description":null,"skills":null,"rank":null,"rating":null,"reviewCount":null,"shop":null}
+            {"user":null,"description":null,"skills":null,"rank":null,"reviews":null,"followerCount":null,"shop":null}
             """#
         XCTAssertEqual(try decode(json, as: YediAccount.Designer.self), YediAccount.Designer())
+        // A double (and an int64 beside it) inside a message that is itself set.
+        XCTAssertEqual(
+            try decode(#"{"reviews":{"rating":null,"reviewCount":null}}"#, as: YediAccount.Designer.self),
+            YediAccount.Designer(reviews: .init()))
         // A null oneof member leaves the oneof free for another member.
         XCTAssertEqual(
             try decode(#"{"text":null,"image":{},"booking":null}"#, as: YediChat.ChatMessage.self).body,

@@ -143,10 +143,21 @@ final class RoundTripTests: XCTestCase {
 
     /// A oneof member set to its default is still set, so it is written even without `emitDefaults`.
     func testOneofMemberWithDefaultValueIsWritten() throws {
+        // The oneof alone in its message: only the member set is written, and nothing when none is.
+        let request = YediAccount.RecordRecentSearchRequest(entry: .query(""))
+        XCTAssertEqual(try encode(request), #"{"query":""}"#)
+        XCTAssertEqual(try decode(#"{"query":""}"#, as: YediAccount.RecordRecentSearchRequest.self), request)
+        let designer = YediAccount.RecordRecentSearchRequest(entry: .designerID(""))
+        XCTAssertEqual(try encode(designer), #"{"designerId":""}"#)
+        XCTAssertEqual(try decode(#"{"designerId":""}"#, as: YediAccount.RecordRecentSearchRequest.self), designer)
+        XCTAssertEqual(try encode(YediAccount.RecordRecentSearchRequest(), emitDefaults: true), "{}")
+        XCTAssertEqual(try encode(YediAccount.RecordRecentSearchRequest()), "{}")
+        // Beside other fields: `emitDefaults` writes those, still no oneof member.
         let search = YediAccount.RecentSearch(entry: .query(""))
         XCTAssertEqual(try encode(search), #"{"query":""}"#)
         XCTAssertEqual(try decode(#"{"query":""}"#, as: YediAccount.RecentSearch.self), search)
-        XCTAssertEqual(try encode(YediAccount.RecentSearch(), emitDefaults: true), #"{"searchedAtMs":"0"}"#)
+        XCTAssertEqual(try encode(search, emitDefaults: true), #"{"id":"","query":"","searchedAtMs":"0"}"#)
+        XCTAssertEqual(try encode(YediAccount.RecentSearch(), emitDefaults: true), #"{"id":"","searchedAtMs":"0"}"#)
     }
 
     func testKoreanTextAndEmojiStayUTF8() throws {
