@@ -28,6 +28,7 @@ let package = Package(
         .executable(name: "yedi-probe", targets: ["YediProbe"]),
         .executable(name: "tls-soak", targets: ["TLSSoak"]),
         .executable(name: "foundation-bench", targets: ["FoundationBench"]),
+        .executable(name: "account-bench", targets: ["AccountBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -141,6 +142,16 @@ let package = Package(
         .executableTarget(
             name: "FoundationBench",
             dependencies: ["ServiceRuntime", "AccessTokens", "YediCrypto", "RPCCore", argumentParser, grdb, logging]
+        ),
+
+        /// Sign-ins/s, token verifications/s and designer search latency against the real AccountService
+        /// executable (a child process, over TLS); it seeds designers into the stopped service's database.
+        .executableTarget(
+            name: "AccountBench",
+            dependencies: [
+                "RPCCore", "YediProto", "AccessTokens", "YediCrypto", argumentParser, grdb, logging,
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
         ),
 
         /// Replaces malloc & co. in a benchmark executable to count allocations.
