@@ -88,7 +88,7 @@ struct DesignerSeed: Sendable {
                 "profile_image_id", "favourite_style", "password_hash", "created_at_ms",
             ],
             "designer": [
-                "user_id", "description", "skills", "rank", "follower_count", "shop_name", "shop_phone", "city",
+                "id", "user_id", "description", "skills", "rank", "follower_count", "shop_name", "shop_phone", "city",
                 "district", "detail", "latitude", "longitude", "opening_hour", "closing_hour", "messenger_links",
                 "time_zone",
             ],

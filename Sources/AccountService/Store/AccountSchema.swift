@@ -21,8 +21,11 @@ enum AccountSchema {
                         password_hash TEXT NOT NULL,
                         created_at_ms INTEGER NOT NULL
                     );
+                    -- `id` is the designer's row in designer_search (its rowid): an INTEGER PRIMARY KEY, so
+                    -- VACUUM can never renumber it and misalign the search index.
                     CREATE TABLE designer (
-                        user_id TEXT PRIMARY KEY REFERENCES user(id) ON DELETE CASCADE,
+                        id INTEGER PRIMARY KEY,
+                        user_id TEXT NOT NULL UNIQUE REFERENCES user(id) ON DELETE CASCADE,
                         description TEXT NOT NULL,
                         skills TEXT NOT NULL,
                         rank INTEGER NOT NULL,

@@ -75,7 +75,10 @@ struct SQLiteAccountStore: AccountStore {
             guard
                 let row = try Row.fetchOne(
                     db,
-                    sql: "SELECT * FROM designer JOIN user ON user.id = designer.user_id WHERE designer.user_id = ?",
+                    sql: """
+                        SELECT user.*, designer.* FROM designer JOIN user ON user.id = designer.user_id
+                        WHERE designer.user_id = ?
+                        """,
                     arguments: [id])
             else { return nil }
             return (try Self.user(row), try Self.designer(row))
