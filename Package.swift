@@ -1,6 +1,8 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+import class Foundation.ProcessInfo
+
 // Yedi backend: four services speaking protobuf-c messages over TLS (OpenSSL) through RPCCore.
 // Swift packages come from the offline mirror; name them by URL and a listed version only.
 
@@ -252,3 +254,35 @@ let package = Package(
         ),
     ]
 )
+
+// MARK: Fuzzing (issue 15): libFuzzer targets, declared only when YEDI_FUZZ=1.
+//
+// Each target exports `LLVMFuzzerTestOneInput` and has no `main` (libFuzzer's runtime provides it), so
+// it links only with `--sanitize=fuzzer`; a normal `swift build --build-tests` must not see them.
+// Build and run them with `scripts/fuzz.sh [target|all] [seconds]` (it sets YEDI_FUZZ=1).
+if ProcessInfo.processInfo.environment["YEDI_FUZZ"] == "1" {
+    let fuzzFlags: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
+    let fuzzTargets: [(name: String, product: String, dependencies: [Target.Dependency])] = [
+        (
+            "FrameFuzzer", "frame-fuzzer",
+            [
+                "RPCCore", "ProtoBridge", "YediProto", logging, nioCore,
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
+        ("MessageFuzzer", "message-fuzzer", ["ProtoBridge", "ProtoTestSupport", "YediProto", "RPCCore"]),
+        ("JSONFuzzer", "json-fuzzer", ["ProtoJSON", "ProtoBridge", "ProtoTestSupport", "YediProto", "RPCCore"]),
+        ("TLSFuzzer", "tls-fuzzer", ["RPCCore", nioCore, .product(name: "NIOEmbedded", package: "swift-nio")]),
+    ]
+    for target in fuzzTargets {
+        package.targets.append(
+            .executableTarget(
+                name: target.name,
+                dependencies: target.dependencies,
+                path: "Fuzz/\(target.name)",
+                swiftSettings: fuzzFlags
+            )
+        )
+        package.products.append(.executable(name: target.product, targets: [target.name]))
+    }
+}
