@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets under Fuzz/ with the fuzzer and AddressSanitizer and runs them.
+#
+#   scripts/fuzz.sh [frame|message|json|tls|all] [seconds]     (defaults: all, 60 seconds each)
+#
+# Each target runs on a temporary copy of its committed seeds (Fuzz/corpus/<target>), with the
+# dictionary Fuzz/yedi.dict, until `seconds` pass or YEDI_FUZZ_RUNS executions (default 10,000,000).
+# Per target it prints the executions, exec/s and coverage (cov: edges, ft: features) at start and end.
+# Exits non-zero on any crash, leak, timeout or out-of-memory; the input is kept and its path printed.
+# Builds and runs under `nice` (NICE, default 15) so a CI run on the same machine keeps priority.
+#
+# The fuzz targets are declared in Package.swift only when YEDI_FUZZ=1 (they have no `main`, libFuzzer
+# provides it); this script sets it. Scratch path: .build-fuzz (ignored by git).
+#
+# YEDI_FUZZ_WRITE_SEEDS=<dir> <binary> writes a target's seed corpus to <dir> instead of fuzzing
+# (scripts/fuzz.sh seeds regenerates Fuzz/corpus/ that way).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+what=${1:-all}
+seconds=${2:-60}
+runs=${YEDI_FUZZ_RUNS:-10000000}
+# SwiftPM signs build commands with the environment: keep it the same from run to run, or .build-fuzz
+# rebuilds every dependency (minutes). Only the run uses these two, so the build gets neither.
+unset YEDI_FUZZ_WRITE_SEEDS
+export YEDI_FUZZ_RUNS=10000000
+nice_level=${NICE:-15}
+scratch=.build-fuzz
+all_targets=(frame message json tls)
+
+product() { echo "$1-fuzzer"; }
+max_len() {
+    case $1 in
+        frame) echo 8192 ;;
+        message) echo 4096 ;;
+        json) echo 8192 ;;
+        tls) echo 8192 ;;
+    esac
+}
+
+build() {
+    # ld.gold warns once per ASan check symbol ("Cannot export local symbol"): harmless, filtered.
+    YEDI_FUZZ=1 nice -n "$nice_level" swift build --sanitize=fuzzer --sanitize=address \
+        --scratch-path "$scratch" --product "$(product "$1")" 2>&1 | { grep -v 'Cannot export local symbol' || true; } >&2
+    echo "$(YEDI_FUZZ=1 swift build --sanitize=fuzzer --sanitize=address --scratch-path "$scratch" \
+        --show-bin-path)/$(product "$1")"
+}
+
+case $what in
+    all) targets=("${all_targets[@]}") ;;
+    seeds)
+        for target in "${all_targets[@]}"; do
+            binary=$(build "$target")
+            rm -rf "Fuzz/corpus/$target" && mkdir -p "Fuzz/corpus/$target"
+            env YEDI_FUZZ_WRITE_SEEDS="$PWD/Fuzz/corpus/$target" "$binary"
+            echo "$target: $(ls "Fuzz/corpus/$target" | wc -l) seeds"
+        done
+        exit 0
+        ;;
+    frame | message | json | tls) targets=("$what") ;;
+    *)
+        echo "usage: $0 [frame|message|json|tls|all|seeds] [seconds]" >&2
+        exit 2
+        ;;
+esac
+
+failed=()
+summary=()
+for target in "${targets[@]}"; do
+    binary=$(build "$target")
+    work=$(mktemp -d "${TMPDIR:-/tmp}/yedi-fuzz-$target.XXXXXX")
+    mkdir -p "$work/corpus" "$work/artifacts"
+    cp -R "Fuzz/corpus/$target/." "$work/corpus/"
+    log="$work/fuzz.log"
+    echo "== $target: $binary, ${seconds}s or $runs runs, log $log"
+    status=0
+    nice -n "$nice_level" "$binary" "$work/corpus" \
+        -dict=Fuzz/yedi.dict -max_len="$(max_len "$target")" -rss_limit_mb=2048 -timeout=10 \
+        -max_total_time="$seconds" -runs="$runs" -print_final_stats=1 \
+        -artifact_prefix="$work/artifacts/" >"$log" 2>&1 || status=$?
+    inited=$(grep -m1 -E '^#[0-9]+[[:space:]]+INITED' "$log" || true)
+    last=$(grep -E '^#[0-9]+[[:space:]]+[A-Z]+[[:space:]]+cov:' "$log" | tail -n1 || true)
+    start_cov=$(sed -nE 's/.*cov: ([0-9]+) ft: ([0-9]+).*/cov \1 ft \2/p' <<<"$inited")
+    end_cov=$(sed -nE 's/.*cov: ([0-9]+) ft: ([0-9]+).*/cov \1 ft \2/p' <<<"$last")
+    executions=$(sed -nE 's/^stat::number_of_executed_units: ([0-9]+)/\1/p' "$log" | tail -n1)
+    [ -n "$executions" ] || executions=$(sed -nE 's/^Done ([0-9]+) runs.*/\1/p' "$log" | tail -n1)
+    per_second=$(sed -nE 's/^stat::average_exec_per_sec: ([0-9]+)/\1/p' "$log" | tail -n1)
+    line="$target: ${executions:-?} executions, ${per_second:-?} exec/s, start ${start_cov:-?}, end ${end_cov:-?}"
+    if [ "$status" -ne 0 ]; then
+        line="$line, FAILED (exit $status)"
+        failed+=("$target")
+        grep -E 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|SUMMARY:|Fatal error|artifact_prefix|Test unit written' \
+            "$log" | head -n 20 || true
+    fi
+    echo "$line"
+    summary+=("$line")
+done
+
+echo "== summary"
+printf '%s\n' "${summary[@]}"
+if [ "${#failed[@]}" -gt 0 ]; then
+    echo "failed: ${failed[*]}" >&2
+    exit 1
+fi
