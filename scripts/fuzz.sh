@@ -82,9 +82,9 @@ for target in "${targets[@]}"; do
     last=$(grep -E '^#[0-9]+[[:space:]]+[A-Z]+[[:space:]]+cov:' "$log" | tail -n1 || true)
     start_cov=$(sed -nE 's/.*cov: ([0-9]+) ft: ([0-9]+).*/cov \1 ft \2/p' <<<"$inited")
     end_cov=$(sed -nE 's/.*cov: ([0-9]+) ft: ([0-9]+).*/cov \1 ft \2/p' <<<"$last")
-    executions=$(sed -nE 's/^stat::number_of_executed_units: ([0-9]+)/\1/p' "$log" | tail -n1)
+    executions=$(sed -nE 's/^stat::number_of_executed_units:[[:space:]]+([0-9]+)/\1/p' "$log" | tail -n1)
     [ -n "$executions" ] || executions=$(sed -nE 's/^Done ([0-9]+) runs.*/\1/p' "$log" | tail -n1)
-    per_second=$(sed -nE 's/^stat::average_exec_per_sec: ([0-9]+)/\1/p' "$log" | tail -n1)
+    per_second=$(sed -nE 's/^stat::average_exec_per_sec:[[:space:]]+([0-9]+)/\1/p' "$log" | tail -n1)
     line="$target: ${executions:-?} executions, ${per_second:-?} exec/s, start ${start_cov:-?}, end ${end_cov:-?}"
     if [ "$status" -ne 0 ]; then
         line="$line, FAILED (exit $status)"

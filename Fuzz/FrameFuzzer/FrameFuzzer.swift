@@ -65,7 +65,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         ByteToMessageHandler(FrameDecoder(maxFrameBytes: limits.maxFrameBytes)),
         ServerConnectionHandler(configuration: configuration, registry: registry)
     )
-    try! channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
+    channel.connect(to: try! SocketAddress(ipAddress: "127.0.0.1", port: 443), promise: nil)
     channel.pipeline.fireUserInboundEventTriggered(TLSEvent.handshakeCompleted(handshake))
 
     var offset = 0
