@@ -108,23 +108,3 @@ enum SampleAccounts {
                     messengerLinks: [.init(kind: "kakaotalk", url: "https://open.kakao.com/o/abc")])))
     }
 }
-
-/// The status code `body` fails with, or OK.
-func statusCode(_ body: () async throws -> Void) async -> StatusCode {
-    do {
-        try await body()
-        return .ok
-    } catch {
-        return (error as? RPCError)?.code ?? .unknown
-    }
-}
-
-/// The error `body` fails with.
-func rpcError(_ body: () async throws -> Void) async -> RPCError? {
-    do {
-        try await body()
-        return nil
-    } catch {
-        return error as? RPCError
-    }
-}

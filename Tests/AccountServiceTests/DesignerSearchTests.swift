@@ -1,6 +1,7 @@
 import Foundation
 import RPCCore
 import ServiceRuntime
+import ServiceTestSupport
 import XCTest
 import YediProto
 

@@ -16,7 +16,7 @@ final class DevClockTests: XCTestCase {
         let plain = try await harness.start(
             ChatServiceDefinition.self, configuration: try harness.configuration(ChatServiceDefinition.defaults),
             clock: clock)
-        let refused = await code {
+        let refused = await statusCode {
             try await withRPCClient(configuration: harness.clientConfiguration(port: try await plain.port)) { client in
                 _ = try await YediRuntime.DevClock.Client(client).advanceClock(.init(seconds: 3_600))
             }
@@ -37,7 +37,7 @@ final class DevClockTests: XCTestCase {
         XCTAssertEqual(reply.offsetSeconds, 86_400)
         XCTAssertEqual(development.environment.clock.now, clock.now + 86_400)
         XCTAssertEqual(reply.nowMs, Int64((clock.now + 86_400).timeIntervalSince1970 * 1_000))
-        let backwards = await code {
+        let backwards = await statusCode {
             try await withRPCClient(
                 configuration: harness.clientConfiguration(port: try await development.port)
             ) { client in
@@ -46,15 +46,5 @@ final class DevClockTests: XCTestCase {
         }
         XCTAssertEqual(backwards, .invalidArgument, "the clock never moves back")
         try await development.stop()
-    }
-}
-
-/// The status code `body` fails with, or OK.
-func code(_ body: () async throws -> Void) async -> StatusCode {
-    do {
-        try await body()
-        return .ok
-    } catch {
-        return (error as? RPCError)?.code ?? .unknown
     }
 }

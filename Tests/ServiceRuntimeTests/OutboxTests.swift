@@ -165,13 +165,3 @@ enum ReceiverDefinition: ServiceDefinition {
         ]
     }
 }
-
-/// Polls `condition` until it holds or `timeout` seconds pass.
-func eventually(timeout: TimeInterval, _ condition: () async throws -> Bool) async throws -> Bool {
-    let deadline = Date() + timeout
-    while Date() < deadline {
-        if try await condition() { return true }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-    return try await condition()
-}

@@ -31,10 +31,10 @@ final class AccountDeletionPeerTests: XCTestCase {
         _ = try await fixture.account.deleteAccount(.init(password: request.password), options: fixture.options(token))
 
         for name in PurgeStubSet.names {
-            let purged = try await ProcessTesting.eventually(timeout: 20) { self.recorder.applied(name) == [userID] }
+            let purged = try await eventually(timeout: 20) { self.recorder.applied(name) == [userID] }
             XCTAssertTrue(purged, "\(name) did not receive PurgeUser for \(userID): \(recorder.arrivals(name))")
         }
-        let drained = try await ProcessTesting.eventually(timeout: 10) {
+        let drained = try await eventually(timeout: 10) {
             try await fixture.service.environment.database.read { db in
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM runtime_outbox")
             } == 0
@@ -64,10 +64,10 @@ final class AccountDeletionPeerTests: XCTestCase {
         // Deletion does not wait for the peers: OK although chat is down.
         _ = try await fixture.account.deleteAccount(.init(password: request.password), options: fixture.options(token))
         for name in ["content", "booking"] {
-            let purged = try await ProcessTesting.eventually(timeout: 20) { self.recorder.applied(name) == [userID] }
+            let purged = try await eventually(timeout: 20) { self.recorder.applied(name) == [userID] }
             XCTAssertTrue(purged, "\(name) did not receive PurgeUser")
         }
-        let retried = try await ProcessTesting.eventually(timeout: 20) {
+        let retried = try await eventually(timeout: 20) {
             try await fixture.service.environment.database.read { db in
                 try Int.fetchOne(
                     db, sql: "SELECT attempts FROM runtime_outbox WHERE peer = 'chat'")
@@ -77,7 +77,7 @@ final class AccountDeletionPeerTests: XCTestCase {
         XCTAssertEqual(recorder.arrivals("chat"), [])
 
         try await stubs.start("chat", harness: harness, port: chatPort)
-        let purged = try await ProcessTesting.eventually(timeout: 30) { self.recorder.applied("chat") == [userID] }
+        let purged = try await eventually(timeout: 30) { self.recorder.applied("chat") == [userID] }
         XCTAssertTrue(purged, "chat did not receive PurgeUser once it came up")
         XCTAssertEqual(recorder.applied("content"), [userID], "a peer that already had it got it again")
         try await fixture.stop()
@@ -113,14 +113,14 @@ final class AccountDeletionPeerTests: XCTestCase {
             "AccountService", harness: harness, dataDirectory: dataDirectory, peers: ports)
         defer { second.stop() }
         for name in PurgeStubSet.names {
-            let purged = try await ProcessTesting.eventually(timeout: 30) { self.recorder.applied(name) == [userID] }
+            let purged = try await eventually(timeout: 30) { self.recorder.applied(name) == [userID] }
             XCTAssertTrue(
                 purged,
                 "\(name) did not receive PurgeUser after the restart (arrivals before it: \(beforeRestart)): \(second.errorOutput)"
             )
         }
         let database = try ProcessTesting.openReadOnly(dataDirectory + "/account.sqlite")
-        let drained = try await ProcessTesting.eventually(timeout: 20) {
+        let drained = try await eventually(timeout: 20) {
             try await database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM runtime_outbox") } == 0
         }
         XCTAssertTrue(drained, "the restarted process did not clear its delivered jobs")

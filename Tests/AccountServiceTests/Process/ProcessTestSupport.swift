@@ -9,16 +9,6 @@ import YediProto
 
 /// Helpers of the process-level AccountService tests (real executables, in-process peer stubs).
 enum ProcessTesting {
-    /// Polls `condition` until it holds or `timeout` seconds pass.
-    static func eventually(timeout: TimeInterval, _ condition: () async throws -> Bool) async throws -> Bool {
-        let deadline = Date() + timeout
-        while Date() < deadline {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return try await condition()
-    }
-
     /// Opens a service's database file read-only (the service may still be running: WAL lets it).
     static func openReadOnly(_ path: String) throws -> DatabasePool {
         var configuration = Configuration()
@@ -76,7 +66,7 @@ final class ServiceProcess: @unchecked Sendable {
     /// Polls `yedi.health.Health/Check` over TLS (a new connection each time) until SERVING.
     func waitUntilServing(timeout: TimeInterval) async throws {
         let configuration = harness.clientConfiguration(port: port)
-        let serving = try await ProcessTesting.eventually(timeout: timeout) {
+        let serving = try await eventually(timeout: timeout) {
             let status = try? await withRPCClient(configuration: configuration) { client in
                 try await YediHealth.Health.Client(client).check(
                     .init(), options: CallOptions(timeout: .milliseconds(500))
