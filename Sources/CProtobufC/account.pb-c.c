@@ -1762,6 +1762,96 @@ void   yedi__account__list_followed_designer_ids_response__free_unpacked
   assert(message->base.descriptor == &yedi__account__list_followed_designer_ids_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__account__get_shop_hours_request__init
+                     (Yedi__Account__GetShopHoursRequest         *message)
+{
+  static const Yedi__Account__GetShopHoursRequest init_value = YEDI__ACCOUNT__GET_SHOP_HOURS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__account__get_shop_hours_request__get_packed_size
+                     (const Yedi__Account__GetShopHoursRequest *message)
+{
+  assert(message->base.descriptor == &yedi__account__get_shop_hours_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__get_shop_hours_request__pack
+                     (const Yedi__Account__GetShopHoursRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__get_shop_hours_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__get_shop_hours_request__pack_to_buffer
+                     (const Yedi__Account__GetShopHoursRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__get_shop_hours_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__GetShopHoursRequest *
+       yedi__account__get_shop_hours_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__GetShopHoursRequest *)
+     protobuf_c_message_unpack (&yedi__account__get_shop_hours_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__get_shop_hours_request__free_unpacked
+                     (Yedi__Account__GetShopHoursRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__get_shop_hours_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__shop_hours__init
+                     (Yedi__Account__ShopHours         *message)
+{
+  static const Yedi__Account__ShopHours init_value = YEDI__ACCOUNT__SHOP_HOURS__INIT;
+  *message = init_value;
+}
+size_t yedi__account__shop_hours__get_packed_size
+                     (const Yedi__Account__ShopHours *message)
+{
+  assert(message->base.descriptor == &yedi__account__shop_hours__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__shop_hours__pack
+                     (const Yedi__Account__ShopHours *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__shop_hours__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__shop_hours__pack_to_buffer
+                     (const Yedi__Account__ShopHours *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__shop_hours__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__ShopHours *
+       yedi__account__shop_hours__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__ShopHours *)
+     protobuf_c_message_unpack (&yedi__account__shop_hours__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__shop_hours__free_unpacked
+                     (Yedi__Account__ShopHours *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__shop_hours__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__account__delete_account_request__init
                      (Yedi__Account__DeleteAccountRequest         *message)
 {
@@ -4132,6 +4222,121 @@ const ProtobufCMessageDescriptor yedi__account__list_followed_designer_ids_respo
   (ProtobufCMessageInit) yedi__account__list_followed_designer_ids_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor yedi__account__get_shop_hours_request__field_descriptors[1] =
+{
+  {
+    "designer_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__GetShopHoursRequest, designer_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__get_shop_hours_request__field_indices_by_name[] = {
+  0,   /* field[0] = designer_id */
+};
+static const ProtobufCIntRange yedi__account__get_shop_hours_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__account__get_shop_hours_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.GetShopHoursRequest",
+  "GetShopHoursRequest",
+  "Yedi__Account__GetShopHoursRequest",
+  "yedi.account",
+  sizeof(Yedi__Account__GetShopHoursRequest),
+  1,
+  yedi__account__get_shop_hours_request__field_descriptors,
+  yedi__account__get_shop_hours_request__field_indices_by_name,
+  1,  yedi__account__get_shop_hours_request__number_ranges,
+  (ProtobufCMessageInit) yedi__account__get_shop_hours_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__shop_hours__field_descriptors[4] =
+{
+  {
+    "designer_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__ShopHours, designer_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "opening_hour",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__ShopHours, opening_hour),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "closing_hour",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__ShopHours, closing_hour),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "time_zone",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__ShopHours, time_zone),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__shop_hours__field_indices_by_name[] = {
+  2,   /* field[2] = closing_hour */
+  0,   /* field[0] = designer_id */
+  1,   /* field[1] = opening_hour */
+  3,   /* field[3] = time_zone */
+};
+static const ProtobufCIntRange yedi__account__shop_hours__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor yedi__account__shop_hours__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.ShopHours",
+  "ShopHours",
+  "Yedi__Account__ShopHours",
+  "yedi.account",
+  sizeof(Yedi__Account__ShopHours),
+  4,
+  yedi__account__shop_hours__field_descriptors,
+  yedi__account__shop_hours__field_indices_by_name,
+  1,  yedi__account__shop_hours__number_ranges,
+  (ProtobufCMessageInit) yedi__account__shop_hours__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor yedi__account__delete_account_request__field_descriptors[1] =
 {
   {
@@ -4282,7 +4487,7 @@ const ProtobufCEnumDescriptor yedi__account__designer_rank__descriptor =
   yedi__account__designer_rank__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor yedi__account__account_service__method_descriptors[20] =
+static const ProtobufCMethodDescriptor yedi__account__account_service__method_descriptors[21] =
 {
   { "SignUp", &yedi__account__sign_up_request__descriptor, &yedi__account__sign_up_response__descriptor },
   { "SignIn", &yedi__account__sign_in_request__descriptor, &yedi__account__sign_in_response__descriptor },
@@ -4303,15 +4508,17 @@ static const ProtobufCMethodDescriptor yedi__account__account_service__method_de
   { "Unfollow", &yedi__account__follow_request__descriptor, &yedi__account__follow_response__descriptor },
   { "ListFollowing", &yedi__account__list_following_request__descriptor, &yedi__account__list_following_response__descriptor },
   { "ListFollowedDesignerIds", &yedi__account__list_followed_designer_ids_request__descriptor, &yedi__account__list_followed_designer_ids_response__descriptor },
+  { "GetShopHours", &yedi__account__get_shop_hours_request__descriptor, &yedi__account__shop_hours__descriptor },
   { "DeleteAccount", &yedi__account__delete_account_request__descriptor, &yedi__account__delete_account_response__descriptor },
 };
 const unsigned yedi__account__account_service__method_indices_by_name[] = {
   6,        /* BatchGetUsers */
-  19,        /* DeleteAccount */
+  20,        /* DeleteAccount */
   14,        /* DeleteRecentSearch */
   15,        /* Follow */
   7,        /* GetDesigner */
   4,        /* GetMe */
+  19,        /* GetShopHours */
   5,        /* GetUser */
   18,        /* ListFollowedDesignerIds */
   17,        /* ListFollowing */
@@ -4334,7 +4541,7 @@ const ProtobufCServiceDescriptor yedi__account__account_service__descriptor =
   "AccountService",
   "Yedi__Account__AccountService",
   "yedi.account",
-  20,
+  21,
   yedi__account__account_service__method_descriptors,
   yedi__account__account_service__method_indices_by_name
 };
@@ -4490,13 +4697,21 @@ void yedi__account__account_service__list_followed_designer_ids(ProtobufCService
   assert(service->descriptor == &yedi__account__account_service__descriptor);
   service->invoke(service, 18, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
+void yedi__account__account_service__get_shop_hours(ProtobufCService *service,
+                                                    const Yedi__Account__GetShopHoursRequest *input,
+                                                    Yedi__Account__ShopHours_Closure closure,
+                                                    void *closure_data)
+{
+  assert(service->descriptor == &yedi__account__account_service__descriptor);
+  service->invoke(service, 19, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
 void yedi__account__account_service__delete_account(ProtobufCService *service,
                                                     const Yedi__Account__DeleteAccountRequest *input,
                                                     Yedi__Account__DeleteAccountResponse_Closure closure,
                                                     void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 19, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 20, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__init (Yedi__Account__AccountService_Service *service,
                                            Yedi__Account__AccountService_ServiceDestroy destroy)

@@ -1267,6 +1267,276 @@ void   yedi__content__get_review_summaries_response__free_unpacked
   assert(message->base.descriptor == &yedi__content__get_review_summaries_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__content__get_image_refs_request__init
+                     (Yedi__Content__GetImageRefsRequest         *message)
+{
+  static const Yedi__Content__GetImageRefsRequest init_value = YEDI__CONTENT__GET_IMAGE_REFS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__content__get_image_refs_request__get_packed_size
+                     (const Yedi__Content__GetImageRefsRequest *message)
+{
+  assert(message->base.descriptor == &yedi__content__get_image_refs_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__content__get_image_refs_request__pack
+                     (const Yedi__Content__GetImageRefsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__content__get_image_refs_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__content__get_image_refs_request__pack_to_buffer
+                     (const Yedi__Content__GetImageRefsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__content__get_image_refs_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Content__GetImageRefsRequest *
+       yedi__content__get_image_refs_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Content__GetImageRefsRequest *)
+     protobuf_c_message_unpack (&yedi__content__get_image_refs_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__content__get_image_refs_request__free_unpacked
+                     (Yedi__Content__GetImageRefsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__content__get_image_refs_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__content__owned_image_ref__init
+                     (Yedi__Content__OwnedImageRef         *message)
+{
+  static const Yedi__Content__OwnedImageRef init_value = YEDI__CONTENT__OWNED_IMAGE_REF__INIT;
+  *message = init_value;
+}
+size_t yedi__content__owned_image_ref__get_packed_size
+                     (const Yedi__Content__OwnedImageRef *message)
+{
+  assert(message->base.descriptor == &yedi__content__owned_image_ref__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__content__owned_image_ref__pack
+                     (const Yedi__Content__OwnedImageRef *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__content__owned_image_ref__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__content__owned_image_ref__pack_to_buffer
+                     (const Yedi__Content__OwnedImageRef *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__content__owned_image_ref__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Content__OwnedImageRef *
+       yedi__content__owned_image_ref__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Content__OwnedImageRef *)
+     protobuf_c_message_unpack (&yedi__content__owned_image_ref__descriptor,
+                                allocator, len, data);
+}
+void   yedi__content__owned_image_ref__free_unpacked
+                     (Yedi__Content__OwnedImageRef *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__content__owned_image_ref__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__content__get_image_refs_response__init
+                     (Yedi__Content__GetImageRefsResponse         *message)
+{
+  static const Yedi__Content__GetImageRefsResponse init_value = YEDI__CONTENT__GET_IMAGE_REFS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__content__get_image_refs_response__get_packed_size
+                     (const Yedi__Content__GetImageRefsResponse *message)
+{
+  assert(message->base.descriptor == &yedi__content__get_image_refs_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__content__get_image_refs_response__pack
+                     (const Yedi__Content__GetImageRefsResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__content__get_image_refs_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__content__get_image_refs_response__pack_to_buffer
+                     (const Yedi__Content__GetImageRefsResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__content__get_image_refs_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Content__GetImageRefsResponse *
+       yedi__content__get_image_refs_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Content__GetImageRefsResponse *)
+     protobuf_c_message_unpack (&yedi__content__get_image_refs_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__content__get_image_refs_response__free_unpacked
+                     (Yedi__Content__GetImageRefsResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__content__get_image_refs_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__content__get_post_previews_request__init
+                     (Yedi__Content__GetPostPreviewsRequest         *message)
+{
+  static const Yedi__Content__GetPostPreviewsRequest init_value = YEDI__CONTENT__GET_POST_PREVIEWS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__content__get_post_previews_request__get_packed_size
+                     (const Yedi__Content__GetPostPreviewsRequest *message)
+{
+  assert(message->base.descriptor == &yedi__content__get_post_previews_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__content__get_post_previews_request__pack
+                     (const Yedi__Content__GetPostPreviewsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__content__get_post_previews_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__content__get_post_previews_request__pack_to_buffer
+                     (const Yedi__Content__GetPostPreviewsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__content__get_post_previews_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Content__GetPostPreviewsRequest *
+       yedi__content__get_post_previews_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Content__GetPostPreviewsRequest *)
+     protobuf_c_message_unpack (&yedi__content__get_post_previews_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__content__get_post_previews_request__free_unpacked
+                     (Yedi__Content__GetPostPreviewsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__content__get_post_previews_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__content__post_preview__init
+                     (Yedi__Content__PostPreview         *message)
+{
+  static const Yedi__Content__PostPreview init_value = YEDI__CONTENT__POST_PREVIEW__INIT;
+  *message = init_value;
+}
+size_t yedi__content__post_preview__get_packed_size
+                     (const Yedi__Content__PostPreview *message)
+{
+  assert(message->base.descriptor == &yedi__content__post_preview__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__content__post_preview__pack
+                     (const Yedi__Content__PostPreview *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__content__post_preview__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__content__post_preview__pack_to_buffer
+                     (const Yedi__Content__PostPreview *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__content__post_preview__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Content__PostPreview *
+       yedi__content__post_preview__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Content__PostPreview *)
+     protobuf_c_message_unpack (&yedi__content__post_preview__descriptor,
+                                allocator, len, data);
+}
+void   yedi__content__post_preview__free_unpacked
+                     (Yedi__Content__PostPreview *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__content__post_preview__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__content__get_post_previews_response__init
+                     (Yedi__Content__GetPostPreviewsResponse         *message)
+{
+  static const Yedi__Content__GetPostPreviewsResponse init_value = YEDI__CONTENT__GET_POST_PREVIEWS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__content__get_post_previews_response__get_packed_size
+                     (const Yedi__Content__GetPostPreviewsResponse *message)
+{
+  assert(message->base.descriptor == &yedi__content__get_post_previews_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__content__get_post_previews_response__pack
+                     (const Yedi__Content__GetPostPreviewsResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__content__get_post_previews_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__content__get_post_previews_response__pack_to_buffer
+                     (const Yedi__Content__GetPostPreviewsResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__content__get_post_previews_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Content__GetPostPreviewsResponse *
+       yedi__content__get_post_previews_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Content__GetPostPreviewsResponse *)
+     protobuf_c_message_unpack (&yedi__content__get_post_previews_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__content__get_post_previews_response__free_unpacked
+                     (Yedi__Content__GetPostPreviewsResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__content__get_post_previews_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor yedi__content__post__field_descriptors[12] =
 {
   {
@@ -3052,6 +3322,286 @@ const ProtobufCMessageDescriptor yedi__content__get_review_summaries_response__d
   (ProtobufCMessageInit) yedi__content__get_review_summaries_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor yedi__content__get_image_refs_request__field_descriptors[1] =
+{
+  {
+    "image_ids",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Yedi__Content__GetImageRefsRequest, n_image_ids),
+    offsetof(Yedi__Content__GetImageRefsRequest, image_ids),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__content__get_image_refs_request__field_indices_by_name[] = {
+  0,   /* field[0] = image_ids */
+};
+static const ProtobufCIntRange yedi__content__get_image_refs_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__content__get_image_refs_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.content.GetImageRefsRequest",
+  "GetImageRefsRequest",
+  "Yedi__Content__GetImageRefsRequest",
+  "yedi.content",
+  sizeof(Yedi__Content__GetImageRefsRequest),
+  1,
+  yedi__content__get_image_refs_request__field_descriptors,
+  yedi__content__get_image_refs_request__field_indices_by_name,
+  1,  yedi__content__get_image_refs_request__number_ranges,
+  (ProtobufCMessageInit) yedi__content__get_image_refs_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__content__owned_image_ref__field_descriptors[2] =
+{
+  {
+    "image",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__OwnedImageRef, image),
+    &yedi__common__image_ref__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "owner_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__OwnedImageRef, owner_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__content__owned_image_ref__field_indices_by_name[] = {
+  0,   /* field[0] = image */
+  1,   /* field[1] = owner_id */
+};
+static const ProtobufCIntRange yedi__content__owned_image_ref__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__content__owned_image_ref__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.content.OwnedImageRef",
+  "OwnedImageRef",
+  "Yedi__Content__OwnedImageRef",
+  "yedi.content",
+  sizeof(Yedi__Content__OwnedImageRef),
+  2,
+  yedi__content__owned_image_ref__field_descriptors,
+  yedi__content__owned_image_ref__field_indices_by_name,
+  1,  yedi__content__owned_image_ref__number_ranges,
+  (ProtobufCMessageInit) yedi__content__owned_image_ref__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__content__get_image_refs_response__field_descriptors[1] =
+{
+  {
+    "images",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Content__GetImageRefsResponse, n_images),
+    offsetof(Yedi__Content__GetImageRefsResponse, images),
+    &yedi__content__owned_image_ref__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__content__get_image_refs_response__field_indices_by_name[] = {
+  0,   /* field[0] = images */
+};
+static const ProtobufCIntRange yedi__content__get_image_refs_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__content__get_image_refs_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.content.GetImageRefsResponse",
+  "GetImageRefsResponse",
+  "Yedi__Content__GetImageRefsResponse",
+  "yedi.content",
+  sizeof(Yedi__Content__GetImageRefsResponse),
+  1,
+  yedi__content__get_image_refs_response__field_descriptors,
+  yedi__content__get_image_refs_response__field_indices_by_name,
+  1,  yedi__content__get_image_refs_response__number_ranges,
+  (ProtobufCMessageInit) yedi__content__get_image_refs_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__content__get_post_previews_request__field_descriptors[1] =
+{
+  {
+    "post_ids",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Yedi__Content__GetPostPreviewsRequest, n_post_ids),
+    offsetof(Yedi__Content__GetPostPreviewsRequest, post_ids),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__content__get_post_previews_request__field_indices_by_name[] = {
+  0,   /* field[0] = post_ids */
+};
+static const ProtobufCIntRange yedi__content__get_post_previews_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__content__get_post_previews_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.content.GetPostPreviewsRequest",
+  "GetPostPreviewsRequest",
+  "Yedi__Content__GetPostPreviewsRequest",
+  "yedi.content",
+  sizeof(Yedi__Content__GetPostPreviewsRequest),
+  1,
+  yedi__content__get_post_previews_request__field_descriptors,
+  yedi__content__get_post_previews_request__field_indices_by_name,
+  1,  yedi__content__get_post_previews_request__number_ranges,
+  (ProtobufCMessageInit) yedi__content__get_post_previews_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__content__post_preview__field_descriptors[4] =
+{
+  {
+    "post_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__PostPreview, post_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "designer_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__PostPreview, designer_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "title",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__PostPreview, title),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "first_photo",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__PostPreview, first_photo),
+    &yedi__common__image_ref__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__content__post_preview__field_indices_by_name[] = {
+  1,   /* field[1] = designer_id */
+  3,   /* field[3] = first_photo */
+  0,   /* field[0] = post_id */
+  2,   /* field[2] = title */
+};
+static const ProtobufCIntRange yedi__content__post_preview__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor yedi__content__post_preview__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.content.PostPreview",
+  "PostPreview",
+  "Yedi__Content__PostPreview",
+  "yedi.content",
+  sizeof(Yedi__Content__PostPreview),
+  4,
+  yedi__content__post_preview__field_descriptors,
+  yedi__content__post_preview__field_indices_by_name,
+  1,  yedi__content__post_preview__number_ranges,
+  (ProtobufCMessageInit) yedi__content__post_preview__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__content__get_post_previews_response__field_descriptors[1] =
+{
+  {
+    "previews",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Content__GetPostPreviewsResponse, n_previews),
+    offsetof(Yedi__Content__GetPostPreviewsResponse, previews),
+    &yedi__content__post_preview__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__content__get_post_previews_response__field_indices_by_name[] = {
+  0,   /* field[0] = previews */
+};
+static const ProtobufCIntRange yedi__content__get_post_previews_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__content__get_post_previews_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.content.GetPostPreviewsResponse",
+  "GetPostPreviewsResponse",
+  "Yedi__Content__GetPostPreviewsResponse",
+  "yedi.content",
+  sizeof(Yedi__Content__GetPostPreviewsResponse),
+  1,
+  yedi__content__get_post_previews_response__field_descriptors,
+  yedi__content__get_post_previews_response__field_indices_by_name,
+  1,  yedi__content__get_post_previews_response__number_ranges,
+  (ProtobufCMessageInit) yedi__content__get_post_previews_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue yedi__content__feed_scope__enum_values_by_number[3] =
 {
   { "FEED_SCOPE_UNSPECIFIED", "YEDI__CONTENT__FEED_SCOPE__FEED_SCOPE_UNSPECIFIED", 0 },
@@ -3138,7 +3688,7 @@ const ProtobufCEnumDescriptor yedi__content__review_keyword__descriptor =
   yedi__content__review_keyword__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor yedi__content__content_service__method_descriptors[17] =
+static const ProtobufCMethodDescriptor yedi__content__content_service__method_descriptors[19] =
 {
   { "CreatePost", &yedi__content__create_post_request__descriptor, &yedi__content__post__descriptor },
   { "UpdatePost", &yedi__content__update_post_request__descriptor, &yedi__content__post__descriptor },
@@ -3157,6 +3707,8 @@ static const ProtobufCMethodDescriptor yedi__content__content_service__method_de
   { "SearchPosts", &yedi__content__search_posts_request__descriptor, &yedi__content__feed_page__descriptor },
   { "PurgeUser", &yedi__common__purge_user_request__descriptor, &yedi__common__purge_user_response__descriptor },
   { "GetReviewSummaries", &yedi__content__get_review_summaries_request__descriptor, &yedi__content__get_review_summaries_response__descriptor },
+  { "GetImageRefs", &yedi__content__get_image_refs_request__descriptor, &yedi__content__get_image_refs_response__descriptor },
+  { "GetPostPreviews", &yedi__content__get_post_previews_request__descriptor, &yedi__content__get_post_previews_response__descriptor },
 };
 const unsigned yedi__content__content_service__method_indices_by_name[] = {
   12,        /* CreateComment */
@@ -3165,7 +3717,9 @@ const unsigned yedi__content__content_service__method_indices_by_name[] = {
   2,        /* DeletePost */
   4,        /* GetFeed */
   9,        /* GetImage */
+  17,        /* GetImageRefs */
   3,        /* GetPost */
+  18,        /* GetPostPreviews */
   16,        /* GetReviewSummaries */
   13,        /* ListComments */
   5,        /* ListDesignerPosts */
@@ -3184,7 +3738,7 @@ const ProtobufCServiceDescriptor yedi__content__content_service__descriptor =
   "ContentService",
   "Yedi__Content__ContentService",
   "yedi.content",
-  17,
+  19,
   yedi__content__content_service__method_descriptors,
   yedi__content__content_service__method_indices_by_name
 };
@@ -3323,6 +3877,22 @@ void yedi__content__content_service__get_review_summaries(ProtobufCService *serv
 {
   assert(service->descriptor == &yedi__content__content_service__descriptor);
   service->invoke(service, 16, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__content__content_service__get_image_refs(ProtobufCService *service,
+                                                    const Yedi__Content__GetImageRefsRequest *input,
+                                                    Yedi__Content__GetImageRefsResponse_Closure closure,
+                                                    void *closure_data)
+{
+  assert(service->descriptor == &yedi__content__content_service__descriptor);
+  service->invoke(service, 17, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__content__content_service__get_post_previews(ProtobufCService *service,
+                                                       const Yedi__Content__GetPostPreviewsRequest *input,
+                                                       Yedi__Content__GetPostPreviewsResponse_Closure closure,
+                                                       void *closure_data)
+{
+  assert(service->descriptor == &yedi__content__content_service__descriptor);
+  service->invoke(service, 18, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__content__content_service__init (Yedi__Content__ContentService_Service *service,
                                            Yedi__Content__ContentService_ServiceDestroy destroy)

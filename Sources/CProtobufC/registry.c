@@ -41,6 +41,8 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__account__list_following_response__descriptor,
     &yedi__account__list_followed_designer_ids_request__descriptor,
     &yedi__account__list_followed_designer_ids_response__descriptor,
+    &yedi__account__get_shop_hours_request__descriptor,
+    &yedi__account__shop_hours__descriptor,
     &yedi__account__delete_account_request__descriptor,
     &yedi__account__delete_account_response__descriptor,
     &yedi__booking__style__descriptor,
@@ -110,6 +112,12 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__content__get_review_summaries_request__descriptor,
     &yedi__content__designer_review_summary__descriptor,
     &yedi__content__get_review_summaries_response__descriptor,
+    &yedi__content__get_image_refs_request__descriptor,
+    &yedi__content__owned_image_ref__descriptor,
+    &yedi__content__get_image_refs_response__descriptor,
+    &yedi__content__get_post_previews_request__descriptor,
+    &yedi__content__post_preview__descriptor,
+    &yedi__content__get_post_previews_response__descriptor,
     &yedi__echo__echo_request__descriptor,
     &yedi__echo__echo_response__descriptor,
     &yedi__echo__expand_request__descriptor,
@@ -122,10 +130,10 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__runtime__advance_clock_response__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 118; }
+size_t yedi_message_descriptor_count(void) { return 126; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 118 ? message_descriptors[index] : NULL;
+    return index < 126 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {

@@ -190,6 +190,38 @@ final class ProfileAndFollowTests: XCTestCase {
         XCTAssertEqual(byBooking, .permissionDenied, "only ContentService asks for the feed")
     }
 
+    func testShopHoursAreServedToBookingOnly() async throws {
+        func shopHours(_ id: String, as identity: String) async throws -> YediAccount.ShopHours {
+            try await withRPCClient(
+                configuration: fixture.harness.clientConfiguration(
+                    port: try await fixture.service.port, identity: identity)
+            ) { client in
+                try await YediAccount.AccountService.Client(client).getShopHours(.init(designerID: id))
+            }
+        }
+        let hours = try await shopHours(designer.user!.id, as: "booking")
+        XCTAssertEqual(
+            hours,
+            .init(designerID: designer.user!.id, openingHour: 9, closingHour: 21, timeZone: "Asia/Seoul"),
+            "sign-up without hours gets the defaults")
+        let changed = try await fixture.account.updateShop(
+            .init(
+                shop: .init(
+                    name: "살롱", phone: "0255551234", address: .init(city: "서울", district: "마포구", detail: "1층"),
+                    openingHour: 10, closingHour: 19, timeZone: "America/New_York")),
+            options: designerToken)
+        XCTAssertEqual(changed.shop?.openingHour, 10)
+        let after = try await shopHours(designer.user!.id, as: "booking")
+        XCTAssertEqual([after.openingHour, after.closingHour], [10, 19])
+        XCTAssertEqual(after.timeZone, "America/New_York")
+
+        let customerID = customer.user!.id
+        let notDesigner = await statusCode { _ = try await shopHours(customerID, as: "booking") }
+        XCTAssertEqual(notDesigner, .notFound, "a customer has no shop")
+        let byChat = await statusCode { _ = try await shopHours(self.designer.user!.id, as: "chat") }
+        XCTAssertEqual(byChat, .permissionDenied, "only BookingService builds schedules")
+    }
+
     func testRecentSearchesAreDeduplicatedCappedAndDeletable() async throws {
         func record(_ entry: YediAccount.RecordRecentSearchRequest.Entry) async throws -> [YediAccount.RecentSearch] {
             fixture.clock.advance(by: 1)

@@ -318,6 +318,20 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
             designerIDs: try await store.followedDesignerIDs(userID: request.userID))
     }
 
+    /// The shop fields BookingService builds a designer's default schedule from. The store keeps them
+    /// resolved (defaults applied at sign-up), so this only copies them.
+    func getShopHours(_ request: YediAccount.GetShopHoursRequest, context: ServerContext) async throws
+        -> YediAccount.ShopHours
+    {
+        guard !request.designerID.isEmpty else { throw FieldRules.invalid("designer_id", "required") }
+        guard let (_, designer) = try await store.designer(id: request.designerID) else {
+            throw RPCError(code: .notFound, message: "no such designer")
+        }
+        return YediAccount.ShopHours(
+            designerID: request.designerID, openingHour: Int32(designer.shop.openingHour),
+            closingHour: Int32(designer.shop.closingHour), timeZone: designer.shop.timeZone)
+    }
+
     // MARK: Deletion
 
     func deleteAccount(

@@ -55,6 +55,8 @@ typedef struct Yedi__Account__ListFollowingRequest Yedi__Account__ListFollowingR
 typedef struct Yedi__Account__ListFollowingResponse Yedi__Account__ListFollowingResponse;
 typedef struct Yedi__Account__ListFollowedDesignerIdsRequest Yedi__Account__ListFollowedDesignerIdsRequest;
 typedef struct Yedi__Account__ListFollowedDesignerIdsResponse Yedi__Account__ListFollowedDesignerIdsResponse;
+typedef struct Yedi__Account__GetShopHoursRequest Yedi__Account__GetShopHoursRequest;
+typedef struct Yedi__Account__ShopHours Yedi__Account__ShopHours;
 typedef struct Yedi__Account__DeleteAccountRequest Yedi__Account__DeleteAccountRequest;
 typedef struct Yedi__Account__DeleteAccountResponse Yedi__Account__DeleteAccountResponse;
 
@@ -687,6 +689,38 @@ struct  Yedi__Account__ListFollowedDesignerIdsResponse
 #define YEDI__ACCOUNT__LIST_FOLLOWED_DESIGNER_IDS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__account__list_followed_designer_ids_response__descriptor) \
     , 0,NULL }
+
+
+/*
+ * Internal (BookingService's default schedule): a designer's shop hours and time zone.
+ */
+struct  Yedi__Account__GetShopHoursRequest
+{
+  ProtobufCMessage base;
+  char *designer_id;
+};
+#define YEDI__ACCOUNT__GET_SHOP_HOURS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__get_shop_hours_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Account__ShopHours
+{
+  ProtobufCMessage base;
+  char *designer_id;
+  /*
+   * Whole hours in the shop's time zone (the defaults 9 and 21 when the designer set none).
+   */
+  int32_t opening_hour;
+  int32_t closing_hour;
+  /*
+   * IANA name, never empty ("Asia/Seoul" when the designer set none).
+   */
+  char *time_zone;
+};
+#define YEDI__ACCOUNT__SHOP_HOURS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__shop_hours__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string }
 
 
 struct  Yedi__Account__DeleteAccountRequest
@@ -1452,6 +1486,44 @@ Yedi__Account__ListFollowedDesignerIdsResponse *
 void   yedi__account__list_followed_designer_ids_response__free_unpacked
                      (Yedi__Account__ListFollowedDesignerIdsResponse *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Account__GetShopHoursRequest methods */
+void   yedi__account__get_shop_hours_request__init
+                     (Yedi__Account__GetShopHoursRequest         *message);
+size_t yedi__account__get_shop_hours_request__get_packed_size
+                     (const Yedi__Account__GetShopHoursRequest   *message);
+size_t yedi__account__get_shop_hours_request__pack
+                     (const Yedi__Account__GetShopHoursRequest   *message,
+                      uint8_t             *out);
+size_t yedi__account__get_shop_hours_request__pack_to_buffer
+                     (const Yedi__Account__GetShopHoursRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__GetShopHoursRequest *
+       yedi__account__get_shop_hours_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__get_shop_hours_request__free_unpacked
+                     (Yedi__Account__GetShopHoursRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__ShopHours methods */
+void   yedi__account__shop_hours__init
+                     (Yedi__Account__ShopHours         *message);
+size_t yedi__account__shop_hours__get_packed_size
+                     (const Yedi__Account__ShopHours   *message);
+size_t yedi__account__shop_hours__pack
+                     (const Yedi__Account__ShopHours   *message,
+                      uint8_t             *out);
+size_t yedi__account__shop_hours__pack_to_buffer
+                     (const Yedi__Account__ShopHours   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__ShopHours *
+       yedi__account__shop_hours__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__shop_hours__free_unpacked
+                     (Yedi__Account__ShopHours *message,
+                      ProtobufCAllocator *allocator);
 /* Yedi__Account__DeleteAccountRequest methods */
 void   yedi__account__delete_account_request__init
                      (Yedi__Account__DeleteAccountRequest         *message);
@@ -1609,6 +1681,12 @@ typedef void (*Yedi__Account__ListFollowedDesignerIdsRequest_Closure)
 typedef void (*Yedi__Account__ListFollowedDesignerIdsResponse_Closure)
                  (const Yedi__Account__ListFollowedDesignerIdsResponse *message,
                   void *closure_data);
+typedef void (*Yedi__Account__GetShopHoursRequest_Closure)
+                 (const Yedi__Account__GetShopHoursRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__ShopHours_Closure)
+                 (const Yedi__Account__ShopHours *message,
+                  void *closure_data);
 typedef void (*Yedi__Account__DeleteAccountRequest_Closure)
                  (const Yedi__Account__DeleteAccountRequest *message,
                   void *closure_data);
@@ -1698,6 +1776,10 @@ struct Yedi__Account__AccountService_Service
                                      const Yedi__Account__ListFollowedDesignerIdsRequest *input,
                                      Yedi__Account__ListFollowedDesignerIdsResponse_Closure closure,
                                      void *closure_data);
+  void (*get_shop_hours)(Yedi__Account__AccountService_Service *service,
+                         const Yedi__Account__GetShopHoursRequest *input,
+                         Yedi__Account__ShopHours_Closure closure,
+                         void *closure_data);
   void (*delete_account)(Yedi__Account__AccountService_Service *service,
                          const Yedi__Account__DeleteAccountRequest *input,
                          Yedi__Account__DeleteAccountResponse_Closure closure,
@@ -1729,6 +1811,7 @@ void yedi__account__account_service__init (Yedi__Account__AccountService_Service
       function_prefix__ ## unfollow,\
       function_prefix__ ## list_following,\
       function_prefix__ ## list_followed_designer_ids,\
+      function_prefix__ ## get_shop_hours,\
       function_prefix__ ## delete_account  }
 void yedi__account__account_service__sign_up(ProtobufCService *service,
                                              const Yedi__Account__SignUpRequest *input,
@@ -1806,6 +1889,10 @@ void yedi__account__account_service__list_followed_designer_ids(ProtobufCService
                                                                 const Yedi__Account__ListFollowedDesignerIdsRequest *input,
                                                                 Yedi__Account__ListFollowedDesignerIdsResponse_Closure closure,
                                                                 void *closure_data);
+void yedi__account__account_service__get_shop_hours(ProtobufCService *service,
+                                                    const Yedi__Account__GetShopHoursRequest *input,
+                                                    Yedi__Account__ShopHours_Closure closure,
+                                                    void *closure_data);
 void yedi__account__account_service__delete_account(ProtobufCService *service,
                                                     const Yedi__Account__DeleteAccountRequest *input,
                                                     Yedi__Account__DeleteAccountResponse_Closure closure,
@@ -1855,6 +1942,8 @@ extern const ProtobufCMessageDescriptor yedi__account__list_following_request__d
 extern const ProtobufCMessageDescriptor yedi__account__list_following_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__list_followed_designer_ids_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__list_followed_designer_ids_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__get_shop_hours_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__shop_hours__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__delete_account_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__delete_account_response__descriptor;
 extern const ProtobufCServiceDescriptor yedi__account__account_service__descriptor;

@@ -44,6 +44,12 @@ typedef struct Yedi__Content__SearchPostsRequest Yedi__Content__SearchPostsReque
 typedef struct Yedi__Content__GetReviewSummariesRequest Yedi__Content__GetReviewSummariesRequest;
 typedef struct Yedi__Content__DesignerReviewSummary Yedi__Content__DesignerReviewSummary;
 typedef struct Yedi__Content__GetReviewSummariesResponse Yedi__Content__GetReviewSummariesResponse;
+typedef struct Yedi__Content__GetImageRefsRequest Yedi__Content__GetImageRefsRequest;
+typedef struct Yedi__Content__OwnedImageRef Yedi__Content__OwnedImageRef;
+typedef struct Yedi__Content__GetImageRefsResponse Yedi__Content__GetImageRefsResponse;
+typedef struct Yedi__Content__GetPostPreviewsRequest Yedi__Content__GetPostPreviewsRequest;
+typedef struct Yedi__Content__PostPreview Yedi__Content__PostPreview;
+typedef struct Yedi__Content__GetPostPreviewsResponse Yedi__Content__GetPostPreviewsResponse;
 
 
 /* --- enums --- */
@@ -539,6 +545,95 @@ struct  Yedi__Content__GetReviewSummariesResponse
 };
 #define YEDI__CONTENT__GET_REVIEW_SUMMARIES_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__content__get_review_summaries_response__descriptor) \
+    , 0,NULL }
+
+
+/*
+ * Internal (ChatService's image messages): the images asked for that exist.
+ */
+struct  Yedi__Content__GetImageRefsRequest
+{
+  ProtobufCMessage base;
+  /*
+   * At most 100.
+   */
+  size_t n_image_ids;
+  char **image_ids;
+};
+#define YEDI__CONTENT__GET_IMAGE_REFS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__content__get_image_refs_request__descriptor) \
+    , 0,NULL }
+
+
+struct  Yedi__Content__OwnedImageRef
+{
+  ProtobufCMessage base;
+  Yedi__Common__ImageRef *image;
+  /*
+   * Who uploaded it.
+   */
+  char *owner_id;
+};
+#define YEDI__CONTENT__OWNED_IMAGE_REF__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__content__owned_image_ref__descriptor) \
+    , NULL, (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Content__GetImageRefsResponse
+{
+  ProtobufCMessage base;
+  /*
+   * The images that exist, in the order asked; unknown ids are left out.
+   */
+  size_t n_images;
+  Yedi__Content__OwnedImageRef **images;
+};
+#define YEDI__CONTENT__GET_IMAGE_REFS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__content__get_image_refs_response__descriptor) \
+    , 0,NULL }
+
+
+/*
+ * Internal (ChatService's post shares): what a chat bubble shows of a post.
+ */
+struct  Yedi__Content__GetPostPreviewsRequest
+{
+  ProtobufCMessage base;
+  /*
+   * At most 100.
+   */
+  size_t n_post_ids;
+  char **post_ids;
+};
+#define YEDI__CONTENT__GET_POST_PREVIEWS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__content__get_post_previews_request__descriptor) \
+    , 0,NULL }
+
+
+struct  Yedi__Content__PostPreview
+{
+  ProtobufCMessage base;
+  char *post_id;
+  char *designer_id;
+  char *title;
+  Yedi__Common__ImageRef *first_photo;
+};
+#define YEDI__CONTENT__POST_PREVIEW__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__content__post_preview__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL }
+
+
+struct  Yedi__Content__GetPostPreviewsResponse
+{
+  ProtobufCMessage base;
+  /*
+   * The posts that exist, in the order asked; unknown or deleted ids are left out.
+   */
+  size_t n_previews;
+  Yedi__Content__PostPreview **previews;
+};
+#define YEDI__CONTENT__GET_POST_PREVIEWS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__content__get_post_previews_response__descriptor) \
     , 0,NULL }
 
 
@@ -1074,6 +1169,120 @@ Yedi__Content__GetReviewSummariesResponse *
 void   yedi__content__get_review_summaries_response__free_unpacked
                      (Yedi__Content__GetReviewSummariesResponse *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Content__GetImageRefsRequest methods */
+void   yedi__content__get_image_refs_request__init
+                     (Yedi__Content__GetImageRefsRequest         *message);
+size_t yedi__content__get_image_refs_request__get_packed_size
+                     (const Yedi__Content__GetImageRefsRequest   *message);
+size_t yedi__content__get_image_refs_request__pack
+                     (const Yedi__Content__GetImageRefsRequest   *message,
+                      uint8_t             *out);
+size_t yedi__content__get_image_refs_request__pack_to_buffer
+                     (const Yedi__Content__GetImageRefsRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Content__GetImageRefsRequest *
+       yedi__content__get_image_refs_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__content__get_image_refs_request__free_unpacked
+                     (Yedi__Content__GetImageRefsRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Content__OwnedImageRef methods */
+void   yedi__content__owned_image_ref__init
+                     (Yedi__Content__OwnedImageRef         *message);
+size_t yedi__content__owned_image_ref__get_packed_size
+                     (const Yedi__Content__OwnedImageRef   *message);
+size_t yedi__content__owned_image_ref__pack
+                     (const Yedi__Content__OwnedImageRef   *message,
+                      uint8_t             *out);
+size_t yedi__content__owned_image_ref__pack_to_buffer
+                     (const Yedi__Content__OwnedImageRef   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Content__OwnedImageRef *
+       yedi__content__owned_image_ref__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__content__owned_image_ref__free_unpacked
+                     (Yedi__Content__OwnedImageRef *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Content__GetImageRefsResponse methods */
+void   yedi__content__get_image_refs_response__init
+                     (Yedi__Content__GetImageRefsResponse         *message);
+size_t yedi__content__get_image_refs_response__get_packed_size
+                     (const Yedi__Content__GetImageRefsResponse   *message);
+size_t yedi__content__get_image_refs_response__pack
+                     (const Yedi__Content__GetImageRefsResponse   *message,
+                      uint8_t             *out);
+size_t yedi__content__get_image_refs_response__pack_to_buffer
+                     (const Yedi__Content__GetImageRefsResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Content__GetImageRefsResponse *
+       yedi__content__get_image_refs_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__content__get_image_refs_response__free_unpacked
+                     (Yedi__Content__GetImageRefsResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Content__GetPostPreviewsRequest methods */
+void   yedi__content__get_post_previews_request__init
+                     (Yedi__Content__GetPostPreviewsRequest         *message);
+size_t yedi__content__get_post_previews_request__get_packed_size
+                     (const Yedi__Content__GetPostPreviewsRequest   *message);
+size_t yedi__content__get_post_previews_request__pack
+                     (const Yedi__Content__GetPostPreviewsRequest   *message,
+                      uint8_t             *out);
+size_t yedi__content__get_post_previews_request__pack_to_buffer
+                     (const Yedi__Content__GetPostPreviewsRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Content__GetPostPreviewsRequest *
+       yedi__content__get_post_previews_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__content__get_post_previews_request__free_unpacked
+                     (Yedi__Content__GetPostPreviewsRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Content__PostPreview methods */
+void   yedi__content__post_preview__init
+                     (Yedi__Content__PostPreview         *message);
+size_t yedi__content__post_preview__get_packed_size
+                     (const Yedi__Content__PostPreview   *message);
+size_t yedi__content__post_preview__pack
+                     (const Yedi__Content__PostPreview   *message,
+                      uint8_t             *out);
+size_t yedi__content__post_preview__pack_to_buffer
+                     (const Yedi__Content__PostPreview   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Content__PostPreview *
+       yedi__content__post_preview__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__content__post_preview__free_unpacked
+                     (Yedi__Content__PostPreview *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Content__GetPostPreviewsResponse methods */
+void   yedi__content__get_post_previews_response__init
+                     (Yedi__Content__GetPostPreviewsResponse         *message);
+size_t yedi__content__get_post_previews_response__get_packed_size
+                     (const Yedi__Content__GetPostPreviewsResponse   *message);
+size_t yedi__content__get_post_previews_response__pack
+                     (const Yedi__Content__GetPostPreviewsResponse   *message,
+                      uint8_t             *out);
+size_t yedi__content__get_post_previews_response__pack_to_buffer
+                     (const Yedi__Content__GetPostPreviewsResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Content__GetPostPreviewsResponse *
+       yedi__content__get_post_previews_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__content__get_post_previews_response__free_unpacked
+                     (Yedi__Content__GetPostPreviewsResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Yedi__Content__Post_Closure)
@@ -1160,6 +1369,24 @@ typedef void (*Yedi__Content__DesignerReviewSummary_Closure)
 typedef void (*Yedi__Content__GetReviewSummariesResponse_Closure)
                  (const Yedi__Content__GetReviewSummariesResponse *message,
                   void *closure_data);
+typedef void (*Yedi__Content__GetImageRefsRequest_Closure)
+                 (const Yedi__Content__GetImageRefsRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Content__OwnedImageRef_Closure)
+                 (const Yedi__Content__OwnedImageRef *message,
+                  void *closure_data);
+typedef void (*Yedi__Content__GetImageRefsResponse_Closure)
+                 (const Yedi__Content__GetImageRefsResponse *message,
+                  void *closure_data);
+typedef void (*Yedi__Content__GetPostPreviewsRequest_Closure)
+                 (const Yedi__Content__GetPostPreviewsRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Content__PostPreview_Closure)
+                 (const Yedi__Content__PostPreview *message,
+                  void *closure_data);
+typedef void (*Yedi__Content__GetPostPreviewsResponse_Closure)
+                 (const Yedi__Content__GetPostPreviewsResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -1235,6 +1462,14 @@ struct Yedi__Content__ContentService_Service
                                const Yedi__Content__GetReviewSummariesRequest *input,
                                Yedi__Content__GetReviewSummariesResponse_Closure closure,
                                void *closure_data);
+  void (*get_image_refs)(Yedi__Content__ContentService_Service *service,
+                         const Yedi__Content__GetImageRefsRequest *input,
+                         Yedi__Content__GetImageRefsResponse_Closure closure,
+                         void *closure_data);
+  void (*get_post_previews)(Yedi__Content__ContentService_Service *service,
+                            const Yedi__Content__GetPostPreviewsRequest *input,
+                            Yedi__Content__GetPostPreviewsResponse_Closure closure,
+                            void *closure_data);
 };
 typedef void (*Yedi__Content__ContentService_ServiceDestroy)(Yedi__Content__ContentService_Service *);
 void yedi__content__content_service__init (Yedi__Content__ContentService_Service *service,
@@ -1259,7 +1494,9 @@ void yedi__content__content_service__init (Yedi__Content__ContentService_Service
       function_prefix__ ## list_comments,\
       function_prefix__ ## search_posts,\
       function_prefix__ ## purge_user,\
-      function_prefix__ ## get_review_summaries  }
+      function_prefix__ ## get_review_summaries,\
+      function_prefix__ ## get_image_refs,\
+      function_prefix__ ## get_post_previews  }
 void yedi__content__content_service__create_post(ProtobufCService *service,
                                                  const Yedi__Content__CreatePostRequest *input,
                                                  Yedi__Content__Post_Closure closure,
@@ -1328,6 +1565,14 @@ void yedi__content__content_service__get_review_summaries(ProtobufCService *serv
                                                           const Yedi__Content__GetReviewSummariesRequest *input,
                                                           Yedi__Content__GetReviewSummariesResponse_Closure closure,
                                                           void *closure_data);
+void yedi__content__content_service__get_image_refs(ProtobufCService *service,
+                                                    const Yedi__Content__GetImageRefsRequest *input,
+                                                    Yedi__Content__GetImageRefsResponse_Closure closure,
+                                                    void *closure_data);
+void yedi__content__content_service__get_post_previews(ProtobufCService *service,
+                                                       const Yedi__Content__GetPostPreviewsRequest *input,
+                                                       Yedi__Content__GetPostPreviewsResponse_Closure closure,
+                                                       void *closure_data);
 
 /* --- descriptors --- */
 
@@ -1361,6 +1606,12 @@ extern const ProtobufCMessageDescriptor yedi__content__search_posts_request__des
 extern const ProtobufCMessageDescriptor yedi__content__get_review_summaries_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__designer_review_summary__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__get_review_summaries_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__content__get_image_refs_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__content__owned_image_ref__descriptor;
+extern const ProtobufCMessageDescriptor yedi__content__get_image_refs_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__content__get_post_previews_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__content__post_preview__descriptor;
+extern const ProtobufCMessageDescriptor yedi__content__get_post_previews_response__descriptor;
 extern const ProtobufCServiceDescriptor yedi__content__content_service__descriptor;
 
 PROTOBUF_C__END_DECLS

@@ -38,7 +38,7 @@ public final class OutboxWorker: Service, Sendable {
     }
 
     public func run() async throws {
-        try await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             var retryAt: [String: ContinuousClock.Instant] = [:]
             while !Task.isCancelled {
                 let next = await self.deliverDueJobs(retryAt: &retryAt)

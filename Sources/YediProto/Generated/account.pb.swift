@@ -1257,6 +1257,64 @@ extension YediAccount {
 }
 
 extension YediAccount {
+    /// Internal (BookingService's default schedule): a designer's shop hours and time zone.
+    public struct GetShopHoursRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.GetShopHoursRequest")
+
+        public var designerID: String
+
+        public init(designerID: String = "") {
+            self.designerID = designerID
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.designerID, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.designerID = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediAccount {
+    public struct ShopHours: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.ShopHours")
+
+        public var designerID: String
+
+        /// Whole hours in the shop's time zone (the defaults 9 and 21 when the designer set none).
+        public var openingHour: Int32
+
+        public var closingHour: Int32
+
+        /// IANA name, never empty ("Asia/Seoul" when the designer set none).
+        public var timeZone: String
+
+        public init(designerID: String = "", openingHour: Int32 = 0, closingHour: Int32 = 0, timeZone: String = "") {
+            self.designerID = designerID
+            self.openingHour = openingHour
+            self.closingHour = closingHour
+            self.timeZone = timeZone
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.designerID, at: 1)
+            try encoder.write(self.openingHour, at: 2)
+            try encoder.write(self.closingHour, at: 3)
+            try encoder.write(self.timeZone, at: 4)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.designerID = try decoder.read(at: 1)
+            self.openingHour = try decoder.read(at: 2)
+            self.closingHour = try decoder.read(at: 3)
+            self.timeZone = try decoder.read(at: 4)
+        }
+    }
+}
+
+extension YediAccount {
     public struct DeleteAccountRequest: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.account.DeleteAccountRequest")
 
@@ -1353,6 +1411,10 @@ extension YediAccount {
             public static let listFollowedDesignerIDs = RPCMethod<YediAccount.ListFollowedDesignerIdsRequest, YediAccount.ListFollowedDesignerIdsResponse>(
                 service: "yedi.account.AccountService", method: "ListFollowedDesignerIds", kind: .unary, idempotency: .noSideEffects,
                 access: .service(callers: ["content"]))
+            /// NOT_FOUND when the id is not a designer's.
+            public static let getShopHours = RPCMethod<YediAccount.GetShopHoursRequest, YediAccount.ShopHours>(
+                service: "yedi.account.AccountService", method: "GetShopHours", kind: .unary, idempotency: .noSideEffects,
+                access: .service(callers: ["booking"]))
             public static let deleteAccount = RPCMethod<YediAccount.DeleteAccountRequest, YediAccount.DeleteAccountResponse>(
                 service: "yedi.account.AccountService", method: "DeleteAccount", kind: .unary, idempotency: .idempotent,
                 access: .user)
@@ -1361,7 +1423,7 @@ extension YediAccount {
         /// `yedi.account.AccountService` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.account.AccountService",
-            methods: [Method.signUp.descriptor, Method.signIn.descriptor, Method.refreshSession.descriptor, Method.signOut.descriptor, Method.getMe.descriptor, Method.getUser.descriptor, Method.batchGetUsers.descriptor, Method.getDesigner.descriptor, Method.updateProfile.descriptor, Method.updateDesignerProfile.descriptor, Method.updateShop.descriptor, Method.searchDesigners.descriptor, Method.listRecentSearches.descriptor, Method.recordRecentSearch.descriptor, Method.deleteRecentSearch.descriptor, Method.follow.descriptor, Method.unfollow.descriptor, Method.listFollowing.descriptor, Method.listFollowedDesignerIDs.descriptor, Method.deleteAccount.descriptor]
+            methods: [Method.signUp.descriptor, Method.signIn.descriptor, Method.refreshSession.descriptor, Method.signOut.descriptor, Method.getMe.descriptor, Method.getUser.descriptor, Method.batchGetUsers.descriptor, Method.getDesigner.descriptor, Method.updateProfile.descriptor, Method.updateDesignerProfile.descriptor, Method.updateShop.descriptor, Method.searchDesigners.descriptor, Method.listRecentSearches.descriptor, Method.recordRecentSearch.descriptor, Method.deleteRecentSearch.descriptor, Method.follow.descriptor, Method.unfollow.descriptor, Method.listFollowing.descriptor, Method.listFollowedDesignerIDs.descriptor, Method.getShopHours.descriptor, Method.deleteAccount.descriptor]
         )
 
         /// Serve `yedi.account.AccountService` by implementing these methods and passing the value to an `RPCServer`.
@@ -1386,6 +1448,8 @@ extension YediAccount {
             func unfollow(_ request: YediAccount.FollowRequest, context: ServerContext) async throws -> YediAccount.FollowResponse
             func listFollowing(_ request: YediAccount.ListFollowingRequest, context: ServerContext) async throws -> YediAccount.ListFollowingResponse
             func listFollowedDesignerIDs(_ request: YediAccount.ListFollowedDesignerIdsRequest, context: ServerContext) async throws -> YediAccount.ListFollowedDesignerIdsResponse
+            /// NOT_FOUND when the id is not a designer's.
+            func getShopHours(_ request: YediAccount.GetShopHoursRequest, context: ServerContext) async throws -> YediAccount.ShopHours
             func deleteAccount(_ request: YediAccount.DeleteAccountRequest, context: ServerContext) async throws -> YediAccount.DeleteAccountResponse
         }
 
@@ -1474,6 +1538,11 @@ extension YediAccount {
                 try await rpcClient.unary(Method.listFollowedDesignerIDs, request, options: options)
             }
 
+            /// NOT_FOUND when the id is not a designer's.
+            public func getShopHours(_ request: YediAccount.GetShopHoursRequest, options: CallOptions = .defaults) async throws -> YediAccount.ShopHours {
+                try await rpcClient.unary(Method.getShopHours, request, options: options)
+            }
+
             public func deleteAccount(_ request: YediAccount.DeleteAccountRequest, options: CallOptions = .defaults) async throws -> YediAccount.DeleteAccountResponse {
                 try await rpcClient.unary(Method.deleteAccount, request, options: options)
             }
@@ -1541,6 +1610,9 @@ extension YediAccount.AccountService.ServiceProtocol {
         })
         router.register(YediAccount.AccountService.Method.listFollowedDesignerIDs, unary: { request, context in
             try await self.listFollowedDesignerIDs(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.getShopHours, unary: { request, context in
+            try await self.getShopHours(request, context: context)
         })
         router.register(YediAccount.AccountService.Method.deleteAccount, unary: { request, context in
             try await self.deleteAccount(request, context: context)

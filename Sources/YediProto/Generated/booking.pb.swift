@@ -577,10 +577,10 @@ extension YediBooking {
             public static let getDayTimeline = RPCMethod<YediBooking.GetDayTimelineRequest, YediBooking.GetDayTimelineResponse>(
                 service: "yedi.booking.BookingService", method: "GetDayTimeline", kind: .unary, idempotency: .noSideEffects,
                 access: .designer)
-            /// Internal: ContentService checks review eligibility.
+            /// Internal: ContentService checks review eligibility, ChatService reservation references.
             public static let getReservation = RPCMethod<YediBooking.GetReservationRequest, YediBooking.Reservation>(
                 service: "yedi.booking.BookingService", method: "GetReservation", kind: .unary, idempotency: .noSideEffects,
-                access: .service(callers: ["content"]))
+                access: .service(callers: ["chat", "content"]))
             /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
             public static let purgeUser = RPCMethod<YediCommon.PurgeUserRequest, YediCommon.PurgeUserResponse>(
                 service: "yedi.booking.BookingService", method: "PurgeUser", kind: .unary, idempotency: .idempotent,
@@ -602,7 +602,7 @@ extension YediBooking {
             func cancelReservation(_ request: YediBooking.CancelReservationRequest, context: ServerContext) async throws -> YediBooking.Reservation
             func listReservations(_ request: YediBooking.ListReservationsRequest, context: ServerContext) async throws -> YediBooking.ListReservationsResponse
             func getDayTimeline(_ request: YediBooking.GetDayTimelineRequest, context: ServerContext) async throws -> YediBooking.GetDayTimelineResponse
-            /// Internal: ContentService checks review eligibility.
+            /// Internal: ContentService checks review eligibility, ChatService reservation references.
             func getReservation(_ request: YediBooking.GetReservationRequest, context: ServerContext) async throws -> YediBooking.Reservation
             /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
             func purgeUser(_ request: YediCommon.PurgeUserRequest, context: ServerContext) async throws -> YediCommon.PurgeUserResponse
@@ -644,7 +644,7 @@ extension YediBooking {
                 try await rpcClient.unary(Method.getDayTimeline, request, options: options)
             }
 
-            /// Internal: ContentService checks review eligibility.
+            /// Internal: ContentService checks review eligibility, ChatService reservation references.
             public func getReservation(_ request: YediBooking.GetReservationRequest, options: CallOptions = .defaults) async throws -> YediBooking.Reservation {
                 try await rpcClient.unary(Method.getReservation, request, options: options)
             }

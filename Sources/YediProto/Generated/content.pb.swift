@@ -984,6 +984,153 @@ extension YediContent {
 }
 
 extension YediContent {
+    /// Internal (ChatService's image messages): the images asked for that exist.
+    public struct GetImageRefsRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.content.GetImageRefsRequest")
+
+        /// At most 100.
+        public var imageIDs: [String]
+
+        public init(imageIDs: [String] = []) {
+            self.imageIDs = imageIDs
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.imageIDs, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.imageIDs = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediContent {
+    public struct OwnedImageRef: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.content.OwnedImageRef")
+
+        public var image: YediCommon.ImageRef?
+
+        /// Who uploaded it.
+        public var ownerID: String
+
+        public init(image: YediCommon.ImageRef? = nil, ownerID: String = "") {
+            self.image = image
+            self.ownerID = ownerID
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.image, at: 1)
+            try encoder.write(self.ownerID, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.image = try decoder.read(at: 1)
+            self.ownerID = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediContent {
+    public struct GetImageRefsResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.content.GetImageRefsResponse")
+
+        /// The images that exist, in the order asked; unknown ids are left out.
+        public var images: [YediContent.OwnedImageRef]
+
+        public init(images: [YediContent.OwnedImageRef] = []) {
+            self.images = images
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.images, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.images = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediContent {
+    /// Internal (ChatService's post shares): what a chat bubble shows of a post.
+    public struct GetPostPreviewsRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.content.GetPostPreviewsRequest")
+
+        /// At most 100.
+        public var postIDs: [String]
+
+        public init(postIDs: [String] = []) {
+            self.postIDs = postIDs
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.postIDs, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.postIDs = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediContent {
+    public struct PostPreview: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.content.PostPreview")
+
+        public var postID: String
+
+        public var designerID: String
+
+        public var title: String
+
+        public var firstPhoto: YediCommon.ImageRef?
+
+        public init(postID: String = "", designerID: String = "", title: String = "", firstPhoto: YediCommon.ImageRef? = nil) {
+            self.postID = postID
+            self.designerID = designerID
+            self.title = title
+            self.firstPhoto = firstPhoto
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.postID, at: 1)
+            try encoder.write(self.designerID, at: 2)
+            try encoder.write(self.title, at: 3)
+            try encoder.write(self.firstPhoto, at: 4)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.postID = try decoder.read(at: 1)
+            self.designerID = try decoder.read(at: 2)
+            self.title = try decoder.read(at: 3)
+            self.firstPhoto = try decoder.read(at: 4)
+        }
+    }
+}
+
+extension YediContent {
+    public struct GetPostPreviewsResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.content.GetPostPreviewsResponse")
+
+        /// The posts that exist, in the order asked; unknown or deleted ids are left out.
+        public var previews: [YediContent.PostPreview]
+
+        public init(previews: [YediContent.PostPreview] = []) {
+            self.previews = previews
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.previews, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.previews = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediContent {
     public enum ContentService {
         /// The methods of `yedi.content.ContentService`.
         public enum Method {
@@ -1039,12 +1186,18 @@ extension YediContent {
             public static let getReviewSummaries = RPCMethod<YediContent.GetReviewSummariesRequest, YediContent.GetReviewSummariesResponse>(
                 service: "yedi.content.ContentService", method: "GetReviewSummaries", kind: .unary, idempotency: .noSideEffects,
                 access: .service(callers: ["account"]))
+            public static let getImageRefs = RPCMethod<YediContent.GetImageRefsRequest, YediContent.GetImageRefsResponse>(
+                service: "yedi.content.ContentService", method: "GetImageRefs", kind: .unary, idempotency: .noSideEffects,
+                access: .service(callers: ["chat"]))
+            public static let getPostPreviews = RPCMethod<YediContent.GetPostPreviewsRequest, YediContent.GetPostPreviewsResponse>(
+                service: "yedi.content.ContentService", method: "GetPostPreviews", kind: .unary, idempotency: .noSideEffects,
+                access: .service(callers: ["chat"]))
         }
 
         /// `yedi.content.ContentService` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.content.ContentService",
-            methods: [Method.createPost.descriptor, Method.updatePost.descriptor, Method.deletePost.descriptor, Method.getPost.descriptor, Method.getFeed.descriptor, Method.listDesignerPosts.descriptor, Method.toggleLike.descriptor, Method.listLikedPosts.descriptor, Method.uploadImage.descriptor, Method.getImage.descriptor, Method.createReview.descriptor, Method.listDesignerReviews.descriptor, Method.createComment.descriptor, Method.listComments.descriptor, Method.searchPosts.descriptor, Method.purgeUser.descriptor, Method.getReviewSummaries.descriptor]
+            methods: [Method.createPost.descriptor, Method.updatePost.descriptor, Method.deletePost.descriptor, Method.getPost.descriptor, Method.getFeed.descriptor, Method.listDesignerPosts.descriptor, Method.toggleLike.descriptor, Method.listLikedPosts.descriptor, Method.uploadImage.descriptor, Method.getImage.descriptor, Method.createReview.descriptor, Method.listDesignerReviews.descriptor, Method.createComment.descriptor, Method.listComments.descriptor, Method.searchPosts.descriptor, Method.purgeUser.descriptor, Method.getReviewSummaries.descriptor, Method.getImageRefs.descriptor, Method.getPostPreviews.descriptor]
         )
 
         /// Serve `yedi.content.ContentService` by implementing these methods and passing the value to an `RPCServer`.
@@ -1067,6 +1220,8 @@ extension YediContent {
             /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
             func purgeUser(_ request: YediCommon.PurgeUserRequest, context: ServerContext) async throws -> YediCommon.PurgeUserResponse
             func getReviewSummaries(_ request: YediContent.GetReviewSummariesRequest, context: ServerContext) async throws -> YediContent.GetReviewSummariesResponse
+            func getImageRefs(_ request: YediContent.GetImageRefsRequest, context: ServerContext) async throws -> YediContent.GetImageRefsResponse
+            func getPostPreviews(_ request: YediContent.GetPostPreviewsRequest, context: ServerContext) async throws -> YediContent.GetPostPreviewsResponse
         }
 
         /// Typed calls to `yedi.content.ContentService` through an `RPCClient`.
@@ -1145,6 +1300,14 @@ extension YediContent {
             public func getReviewSummaries(_ request: YediContent.GetReviewSummariesRequest, options: CallOptions = .defaults) async throws -> YediContent.GetReviewSummariesResponse {
                 try await rpcClient.unary(Method.getReviewSummaries, request, options: options)
             }
+
+            public func getImageRefs(_ request: YediContent.GetImageRefsRequest, options: CallOptions = .defaults) async throws -> YediContent.GetImageRefsResponse {
+                try await rpcClient.unary(Method.getImageRefs, request, options: options)
+            }
+
+            public func getPostPreviews(_ request: YediContent.GetPostPreviewsRequest, options: CallOptions = .defaults) async throws -> YediContent.GetPostPreviewsResponse {
+                try await rpcClient.unary(Method.getPostPreviews, request, options: options)
+            }
         }
     }
 }
@@ -1203,6 +1366,12 @@ extension YediContent.ContentService.ServiceProtocol {
         })
         router.register(YediContent.ContentService.Method.getReviewSummaries, unary: { request, context in
             try await self.getReviewSummaries(request, context: context)
+        })
+        router.register(YediContent.ContentService.Method.getImageRefs, unary: { request, context in
+            try await self.getImageRefs(request, context: context)
+        })
+        router.register(YediContent.ContentService.Method.getPostPreviews, unary: { request, context in
+            try await self.getPostPreviews(request, context: context)
         })
     }
 }
