@@ -34,6 +34,28 @@ final class PeerTests: XCTestCase {
         try await chat.stop()
     }
 
+    func testAFakePeerPassesForTheServiceItStandsIn() async throws {
+        let witness = RPCMethodSet(YediEcho.Echo.descriptor) { router in
+            router.register(YediEcho.Echo.Method.expand) { _, writer, context in
+                let user = context.onBehalfOf.map { "\($0.id) (\($0.role))" } ?? "nobody"
+                try await writer.write(.init(text: "fake; caller=\(context.caller); for=\(user)"))
+            }
+        }
+        let chat = try await harness.startFakePeer("chat", services: [witness])
+        let content = try await harness.start(
+            ForwarderDefinition.self,
+            configuration: try harness.configuration(ForwarderDefinition.defaults, peers: ["chat": chat.port])
+        )
+        let token = try harness.token(user: "u-8", role: .designer)
+        let reply = try await withRPCClient(configuration: harness.clientConfiguration(port: try await content.port)) {
+            client in
+            try await YediEcho.Echo.Client(client).echo(.init(text: "hi"), options: ServiceHarness.bearer(token))
+        }
+        XCTAssertEqual(reply.text, "fake; caller=service content; for=u-8 (designer)")
+        try await content.stop()
+        await chat.stop()
+    }
+
     func testAPeerClientRefusesAServerPresentingAnotherServiceIdentity() async throws {
         // Something answers at chat's address, but with booking's certificate (same CA, wrong service).
         let booking = try await harness.start(
