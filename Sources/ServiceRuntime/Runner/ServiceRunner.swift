@@ -10,8 +10,8 @@ import ServiceLifecycle
 /// Runs a `ServiceDefinition`: as the process's `main` (flags, environment, signals), or in-process for
 /// tests and tools (`start`).
 ///
-/// Order of life: metrics bootstrapped → database opened and migrated → environment (peers, tokens,
-/// outbox) → the service's handlers → one `ServiceGroup` of peer clients, outbox worker, the service's
+/// Order of life: startup checks (TLS files, data folder, ports) → metrics bootstrapped → database opened
+/// and migrated → environment (peers, tokens, outbox) → the service's handlers → one `ServiceGroup` of peer clients, outbox worker, the service's
 /// background workers, the RPC server and `/metrics`. Shutdown runs that group in reverse (the server
 /// drains its calls first, workers stop next, peer clients last), and only then is the database closed.
 public enum ServiceRunner {
@@ -121,6 +121,7 @@ private struct Assembly {
         ids: any IDGenerator,
         logger: Logger
     ) async throws -> Assembly {
+        try await StartupChecks.run(configuration)
         let clock = configuration.devClock ? AdjustableClock(base: clock) : clock
         if configuration.devClock {
             logger.warning(

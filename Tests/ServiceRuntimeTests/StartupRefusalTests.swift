@@ -1,0 +1,85 @@
+import Foundation
+import RPCTestSupport
+import ServiceTestSupport
+import XCTest
+
+/// A service executable that cannot run says why in one line and exits non-zero, quickly, before it
+/// creates or migrates anything: the deployment mistakes an operator makes most.
+final class StartupRefusalTests: XCTestCase {
+    private var pki: URL!
+    private var scratch: URL!
+
+    override func setUpWithError() throws {
+        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("yedi-startup-\(UUID().uuidString)")
+        pki = scratch.appendingPathComponent("pki")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: try TestPKI.get().devPKI, to: pki)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: scratch)
+    }
+
+    /// Runs AccountService with `arguments` and expects a refusal whose critical line contains `expected`.
+    private func assertRefuses(
+        _ arguments: [String], mentioning expected: [String], file: StaticString = #filePath, line: UInt = #line
+    ) throws {
+        let process = try RunningProcess(
+            try BuiltProducts.path("AccountService"),
+            ["--host", "127.0.0.1", "--pki", pki.path, "--log-level", "info"] + arguments)
+        let result = process.finish(timeout: 20)
+        XCTAssertFalse(result.timedOut, "still running: \(result.combinedOutput)", file: file, line: line)
+        XCTAssertNotEqual(result.exitCode, 0, result.combinedOutput, file: file, line: line)
+        let refusal = result.errorOutput.split(separator: "\n").first { $0.contains("cannot run:") } ?? ""
+        for phrase in expected {
+            XCTAssertTrue(
+                refusal.contains(phrase), "\"\(phrase)\" not in: \(result.combinedOutput)", file: file, line: line)
+        }
+        XCTAssertFalse(
+            result.errorOutput.contains("database ready"), "refused before opening the database", file: file, line: line
+        )
+    }
+
+    private var freePorts: [String] { ["--port", "0", "--metrics-port", "0"] }
+
+    func testAMissingCertificateIsNamed() throws {
+        try FileManager.default.removeItem(at: pki.appendingPathComponent("account.pem"))
+        try assertRefuses(
+            freePorts + ["--data", scratch.appendingPathComponent("data").path],
+            mentioning: ["TLS setup failed", "account.pem", "--cert"])
+        XCTAssertFalse(
+            FileManager.default.fileExists(atPath: scratch.appendingPathComponent("data/account.sqlite").path),
+            "nothing was created")
+    }
+
+    func testAKeyOfAnotherCertificateIsRefused() throws {
+        let key = pki.appendingPathComponent("account.key")
+        try FileManager.default.removeItem(at: key)
+        try FileManager.default.copyItem(at: pki.appendingPathComponent("chat.key"), to: key)
+        try assertRefuses(
+            freePorts + ["--data", scratch.appendingPathComponent("data").path],
+            mentioning: ["TLS setup failed", "does not match", "account.key"])
+    }
+
+    func testADataFolderThatCannotBeWrittenIsRefused() throws {
+        // Under a regular file: not even root can create it (the tests may run as root, which ignores modes).
+        let blocker = scratch.appendingPathComponent("a-file")
+        try Data("x".utf8).write(to: blocker)
+        let data = blocker.appendingPathComponent("data").path
+        try assertRefuses(
+            freePorts + ["--data", data],
+            mentioning: ["data folder \(data) cannot be used", "Not a directory", "--data"])
+    }
+
+    func testAPortInUseIsNamed() async throws {
+        let holder = try await RunningServer.start(pki: try TestPKI.get(), services: [])
+        let port = holder.port
+        let refused = Result {
+            try assertRefuses(
+                ["--port", "\(port)", "--metrics-port", "0", "--data", scratch.appendingPathComponent("data").path],
+                mentioning: ["RPC port 127.0.0.1:\(port) is already in use", "--port"])
+        }
+        await holder.stop()
+        try refused.get()
+    }
+}
