@@ -18,8 +18,7 @@ struct Address: ExpressibleByArgument, CustomStringConvertible {
 /// The options `call` and `health` share: how to reach and authenticate to the server, what metadata to
 /// send, how long to wait, and whether to narrate the call on stderr.
 struct ConnectionOptions: ParsableArguments {
-    /// Where `deploy/dev-pki.sh` puts the dev PKI by default, relative to the repository root; used when
-    /// the probe runs from there without TLS options.
+    /// The dev PKI's files (`DevPKI` finds the folder), used when no TLS option is given.
     static let defaultCAFile = "deploy/pki/ca.pem"
     static let defaultCertificateFile = "deploy/pki/yedi-probe.pem"
     static let defaultKeyFile = "deploy/pki/yedi-probe.key"
@@ -127,24 +126,24 @@ struct ConnectionOptions: ParsableArguments {
         var usingDevPKI = false
         if let caFile {
             ca = caFile
-        } else if files.fileExists(atPath: Self.defaultCAFile) {
-            ca = Self.defaultCAFile
+        } else if let devCA = DevPKI.file("ca.pem") {
+            ca = devCA
             usingDevPKI = true
         } else {
             throw .usage(
                 "no CA to verify the server with: pass --ca FILE (the CA that signed the server's certificate), "
-                    + "or run deploy/dev-pki.sh in the repository root to make \(Self.defaultCAFile)"
+                    + "set YEDI_PKI, or run deploy/dev-pki.sh in the repository root to make \(Self.defaultCAFile)"
             )
         }
         var certificate = certificateFile
         var key = keyFile
         // The dev PKI's client certificate goes with the dev PKI's CA only: with another --ca, the server
         // most likely belongs to another PKI, which would refuse it.
-        if usingDevPKI, certificate == nil, key == nil, files.fileExists(atPath: Self.defaultCertificateFile),
-            files.fileExists(atPath: Self.defaultKeyFile)
+        if usingDevPKI, certificate == nil, key == nil, let devCertificate = DevPKI.file("yedi-probe.pem"),
+            let devKey = DevPKI.file("yedi-probe.key")
         {
-            certificate = Self.defaultCertificateFile
-            key = Self.defaultKeyFile
+            certificate = devCertificate
+            key = devKey
         }
         for (option, file) in [("--ca", ca), ("--cert", certificate), ("--key", key)] {
             guard let file else { continue }

@@ -16,8 +16,9 @@ struct YediProbe: AsyncParsableCommand {
               yedi-probe health localhost:4433 yedi.echo.Echo
               yedi-probe token --user u-1 --role customer
 
-            TLS: --ca defaults to deploy/pki/ca.pem and --cert/--key to deploy/pki/yedi-probe.pem/.key when \
-            those exist (deploy/dev-pki.sh makes them).
+            TLS: --ca defaults to the dev PKI's ca.pem and --cert/--key to its yedi-probe.pem/.key when \
+            those exist (deploy/dev-pki.sh makes them). The dev PKI is $YEDI_PKI, else deploy/pki in the \
+            working directory or a parent, else in the repository the probe was built in.
 
             \(ExitStatus.table)
             """,

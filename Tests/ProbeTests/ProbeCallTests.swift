@@ -231,6 +231,34 @@ final class ProbeCallTests: XCTestCase {
         XCTAssertEqual(try jsonObject(json.output)["status"] as? String, "SERVING_STATUS_SERVING")
     }
 
+    func testTheDevPKIIsFoundFromAnyWorkingDirectory() throws {
+        // A checkout elsewhere whose deploy/pki is this server's PKI; the probe runs two folders below it.
+        let checkout = FileManager.default.temporaryDirectory.appendingPathComponent("probe-pki-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: checkout) }
+        let nested = checkout.appendingPathComponent("Sources/deep")
+        try FileManager.default.createDirectory(at: nested, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: checkout.appendingPathComponent("deploy"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: pki.devPKI, to: checkout.appendingPathComponent("deploy/pki"))
+        let probePath = try ProbeExecutable.require()
+
+        let fromBelow = try ProcessRunner.run(
+            probePath, ["health", address], timeout: 60, environment: ["YEDI_PKI": nil], workingDirectory: nested.path)
+        assertExit(fromBelow, 0)
+        XCTAssertEqual(fromBelow.output, "SERVING\n")
+
+        let configured = try ProcessRunner.run(
+            probePath, ["health", address], timeout: 60, environment: ["YEDI_PKI": pki.devPKI.path],
+            workingDirectory: "/")
+        assertExit(configured, 0)
+
+        let misconfigured = try ProcessRunner.run(
+            probePath, ["health", address], timeout: 60, environment: ["YEDI_PKI": "/nonexistent/pki"],
+            workingDirectory: nested.path)
+        assertExit(misconfigured, 2)
+        XCTAssertTrue(misconfigured.errorOutput.contains("YEDI_PKI"), misconfigured.errorOutput)
+    }
+
     func testHealthNotServingExitsOne() throws {
         server.server.health.setStatus(.notServing, for: "yedi.echo.Echo")
         let result = try probe(["health", address, "yedi.echo.Echo", "--ca", pki.caFile])

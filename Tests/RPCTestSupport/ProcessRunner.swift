@@ -41,7 +41,15 @@ public final class RunningProcess: @unchecked Sendable {
     private let stdout = OutputCollector()
     private let stderr = OutputCollector()
 
-    public init(_ executable: String, _ arguments: [String]) throws {
+    /// - Parameters:
+    ///   - environment: variables to set or replace (nil values remove one) on top of this process's.
+    ///   - workingDirectory: the child's working directory (default: this process's).
+    public init(
+        _ executable: String,
+        _ arguments: [String],
+        environment: [String: String?] = [:],
+        workingDirectory: String? = nil
+    ) throws {
         _ = Self.ignoreSIGPIPE
         let stdinPipe = try Self.makePipe()
         let stdoutPipe = try Self.makePipe()
@@ -55,12 +63,21 @@ public final class RunningProcess: @unchecked Sendable {
         posix_spawn_file_actions_adddup2(&actions, stdoutPipe.write, 1)
         posix_spawn_file_actions_adddup2(&actions, stderrPipe.write, 2)
 
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        // posix_spawn_file_actions_addchdir_np is not visible to Swift: `env -C` changes directory instead.
+        let command =
+            workingDirectory.map { ["/usr/bin/env", "-C", $0, executable] + arguments } ?? [executable] + arguments
+        let argv = command.map { strdup($0) } + [nil]
         defer {
             for argument in argv { free(argument) }
         }
+        var variables = ProcessInfo.processInfo.environment
+        for (name, value) in environment { variables[name] = value }
+        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for variable in envp { free(variable) }
+        }
         var pid = pid_t()
-        let rc = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        let rc = posix_spawn(&pid, command[0], &actions, nil, argv, envp)
         close(stdinPipe.read)
         close(stdoutPipe.write)
         close(stderrPipe.write)
@@ -219,11 +236,16 @@ private final class OutputCollector: Sendable {
 
 public enum ProcessRunner {
     /// Runs a command to completion with `stdin` closed (or fed `input`), killing it after `timeout` seconds.
-    public static func run(_ executable: String, _ arguments: [String], input: String? = nil, timeout: TimeInterval)
-        throws
-        -> ProcessResult
-    {
-        let running = try RunningProcess(executable, arguments)
+    public static func run(
+        _ executable: String,
+        _ arguments: [String],
+        input: String? = nil,
+        timeout: TimeInterval,
+        environment: [String: String?] = [:],
+        workingDirectory: String? = nil
+    ) throws -> ProcessResult {
+        let running = try RunningProcess(
+            executable, arguments, environment: environment, workingDirectory: workingDirectory)
         if let input { running.write(input) }
         running.closeInput()
         return running.finish(timeout: timeout)

@@ -33,8 +33,7 @@ public enum TestAccessToken: String, CaseIterable, Sendable {
     private static let tokens: [TestAccessToken: String] = {
         let key = try! TestPKI.get().tokenSigningKey()
         func issue(_ id: String, _ role: UserRole, at now: Date) -> String {
-            let issuer = AccessTokenIssuer(signingKey: key, now: { now })
-            return try! issuer.issue(userID: id, role: role, sessionID: "s-\(role)").token
+            signed(by: key, id, role, at: now)
         }
         let customer = issue("u-customer", .customer, at: Date())
         // Same header and signature, claims edited: {"role":"customer"} → {"role":"designer"}.
@@ -49,6 +48,13 @@ public enum TestAccessToken: String, CaseIterable, Sendable {
             .tampered: tampered,
         ]
     }()
+
+    // A static function rather than nested in `tokens`' initializer: there, the compiler's module
+    // emission wrongly warns that `try!` has nothing to throw.
+    private static func signed(by key: TokenSigningKey, _ id: String, _ role: UserRole, at now: Date) -> String {
+        let issuer = AccessTokenIssuer(signingKey: key, now: { now })
+        return try! issuer.issue(userID: id, role: role, sessionID: "s-\(role)").token
+    }
 }
 
 extension TestPKI {

@@ -15,8 +15,8 @@ struct TokenCommand: ParsableCommand {
               yedi-probe call 127.0.0.1:7001 yedi.account.AccountService/GetUser '{"userId": "u-1"}' \\
                 --token "$(yedi-probe token --user u-1 --role customer)"
 
-            --key defaults to \(defaultKeyFile) (deploy/dev-pki.sh makes it), relative to the \
-            current directory like the probe's other dev PKI defaults: run from the repository root.
+            --key defaults to the dev PKI's token-signing.key (deploy/dev-pki.sh makes it), found like \
+            the probe's other dev PKI defaults ($YEDI_PKI, deploy/pki here or above, or in the probe's checkout).
             """
     )
 
@@ -58,7 +58,7 @@ struct TokenCommand: ParsableCommand {
     }
 
     func run() throws {
-        let path = key ?? Self.defaultKeyFile
+        let path = key ?? DevPKI.file("token-signing.key") ?? Self.defaultKeyFile
         let signingKey: TokenSigningKey
         do {
             signingKey = try TokenSigningKey.load(pemFile: path)
