@@ -14,7 +14,7 @@ set -euo pipefail
 readonly SERVICES=(account content booking chat)
 readonly PROBE=yedi-probe
 readonly CA_DAYS=3650
-readonly LEAF_DAYS=825
+readonly LEAF_DAYS=366  # at most a year: a leaked dev key stops working soon
 
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 pki_dir="${1:-${script_dir}/pki}"

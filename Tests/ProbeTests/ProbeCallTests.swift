@@ -60,6 +60,21 @@ final class ProbeCallTests: XCTestCase {
         XCTAssertEqual(service.probe.finishedCalls, ["안녕하세요"])
     }
 
+    func testFieldPrintsOneFieldOfEachReplyForScripts() throws {
+        let text = try call("yedi.echo.Echo/Echo", #"{"text": "토큰"}"#, ["--field", "text"])
+        assertExit(text, 0)
+        XCTAssertEqual(text.output, "토큰\n", "a string prints raw, without quotes")
+        let unset = try call("yedi.echo.Echo/Echo", #"{"text": "x"}"#, ["--field", "payload"])
+        assertExit(unset, 0)
+        XCTAssertEqual(unset.output, "\n", "a field at its default is found (empty bytes)")
+        let streamed = try call("yedi.echo.Echo/Expand", #"{"count": 3}"#, ["--field", "sequence"])
+        assertExit(streamed, 0)
+        XCTAssertEqual(streamed.output, "0\n1\n2\n", "one line per reply (int64 is a JSON string, printed raw)")
+        let missing = try call("yedi.echo.Echo/Echo", #"{"text": "x"}"#, ["--field", "text.inner"])
+        assertExit(missing, 9)
+        XCTAssertTrue(missing.errorOutput.contains("no text.inner"), missing.errorOutput)
+    }
+
     func testUnaryCallFromFile() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("probe-request-\(UUID()).json")
         try Data("{\n  \"text\": \"파일\",\n  \"payload\": \"/w==\"\n}\n".utf8).write(to: file)

@@ -193,6 +193,9 @@ private struct Assembly {
             members += environment.backgroundServices
             members.append(server)
             members.append(observability)
+            if let notifier = SystemdNotifier(server: server, observability: observability, logger: logger) {
+                members.append(notifier)
+            }
             return Assembly(
                 environment: environment,
                 server: server,

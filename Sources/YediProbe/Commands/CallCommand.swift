@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import ProtoBridge
 import ProtoJSON
 
@@ -17,6 +18,12 @@ struct CallCommand: AsyncParsableCommand {
               yedi-probe call localhost:4433 yedi.echo.Echo/Echo '{"text": "안녕", "payload": "AQID"}'
               yedi-probe call localhost:4433 yedi.echo.Echo/Expand '{"count": 3}' --format text
               echo '{"service": ""}' | yedi-probe call localhost:4433 yedi.health.Health/Check -
+              TOKEN=$(yedi-probe call 127.0.0.1:7001 yedi.account.AccountService/SignIn \\
+                '{"email": "minji@example.com", "password": "hair2024!"}' --field session.accessToken)
+
+            --field prints one field of each reply instead of the whole reply, for scripts that feed \
+            one call's answer into the next: a dotted path of JSON names with array indexes \
+            (posts.0.id); strings print as they are, anything else as compact JSON.
             """
     )
 
@@ -40,6 +47,12 @@ struct CallCommand: AsyncParsableCommand {
     @Option(help: "Output format: json (proto3 JSON) or text (protobuf text format).")
     var format: OutputFormat = .json
 
+    @Option(
+        help: ArgumentHelp(
+            "Prints only this field of each reply: a dotted path of JSON names (session.accessToken, posts.0.id).",
+            valueName: "path"))
+    var field: String?
+
     @OptionGroup(title: "Connection Options")
     var connection: ConnectionOptions
 
@@ -47,7 +60,9 @@ struct CallCommand: AsyncParsableCommand {
         let method = try SchemaCatalog.shared.requireMethod(method)
         let message = try RequestInput(argument: request).message(of: method.input)
         let streaming = method.descriptor?.kind == .serverStreaming
-        let printer = ReplyPrinter(format: format, emitDefaults: emitDefaults, oneLine: streaming)
+        let printer = ReplyPrinter(
+            format: format, emitDefaults: emitDefaults, oneLine: streaming,
+            field: field.map { $0.split(separator: ".", omittingEmptySubsequences: false).map(String.init) })
         try await Invocation(address: address, method: method, connection: connection).run(request: message) {
             reply throws(ProbeError) in
             Output.line(try printer.render(reply))
@@ -61,8 +76,11 @@ struct ReplyPrinter: Sendable {
     var emitDefaults: Bool
     /// Stream replies: one line each, so that line-oriented tools can follow the stream.
     var oneLine: Bool
+    /// `--field`: the path of the one field to print.
+    var field: [String]? = nil
 
     func render(_ reply: DynamicMessage) throws(ProbeError) -> String {
+        if let field { return try Self.extract(field, from: reply) }
         switch format {
         case .json:
             let encoder = ProtoJSONEncoder(style: oneLine ? .compact : .pretty, emitDefaults: emitDefaults)
@@ -76,4 +94,36 @@ struct ReplyPrinter: Sendable {
             return TextFormat(multiline: !oneLine, emitDefaults: emitDefaults).render(reply)
         }
     }
+
+    /// The field at `path` of the reply's JSON (defaults included, so `false` and `0` are found too).
+    static func extract(_ path: [String], from reply: DynamicMessage) throws(ProbeError) -> String {
+        let json: String
+        do {
+            json = try ProtoJSONEncoder(style: .compact, emitDefaults: true).encode(reply)
+        } catch {
+            throw .rpc(.init(code: .internalError, message: "the reply cannot be written as JSON: \(error)"))
+        }
+        var value: Any? = try? JSONSerialization.jsonObject(with: Data(json.utf8), options: [.fragmentsAllowed])
+        for (depth, name) in path.enumerated() {
+            switch value {
+            case let object as [String: Any]: value = object[name]
+            case let array as [Any]: value = Int(name).flatMap { array.indices.contains($0) ? array[$0] : nil }
+            default: value = nil
+            }
+            if value == nil {
+                let at = path[...depth].joined(separator: ".")
+                throw ProbeError("--field: the reply has no \(printable(at))", exitCode: ExitStatus.noSuchField)
+            }
+        }
+        switch value {
+        case let text as String: return text
+        case let other?:
+            let data = try? JSONSerialization.data(withJSONObject: other, options: [.fragmentsAllowed, .sortedKeys])
+            return data.map { String(decoding: $0, as: UTF8.self) } ?? "\(other)"
+        case nil: return ""
+        }
+    }
 }
+
+/// `oneLine`, reachable where `ReplyPrinter.oneLine` (the property) hides it.
+private func printable(_ text: String) -> String { oneLine(text) }
