@@ -24,7 +24,8 @@ final class SystemdReadinessTests: XCTestCase {
             environment: ["NOTIFY_SOCKET": socket.path])
 
         let ready = socket.receive(timeout: 30)
-        XCTAssertEqual(ready?.split(separator: "\n").first, "READY=1", "got \(ready ?? "nothing"): \(process.errorOutput)")
+        XCTAssertEqual(
+            ready?.split(separator: "\n").first, "READY=1", "got \(ready ?? "nothing"): \(process.errorOutput)")
         XCTAssertTrue(ready?.contains("STATUS=serving RPC on ") == true, "the status names the address")
         XCTAssertTrue(process.errorOutput.contains("listening"), "READY came after the server listened")
 
