@@ -1,63 +1,138 @@
 #!/usr/bin/env bash
 # Starts the Yedi backend on this machine: AccountService, ContentService, BookingService and
-# ChatService as four processes, each serving TLS (certificates from a dev PKI made on first run)
-# and keeping its data under data/<service>/. Ctrl-C (or SIGTERM) stops them gracefully.
+# ChatService as four processes, each serving TLS (certificates and token keys from a dev PKI made on
+# first run in deploy/pki) and keeping its data under data/<service>/ (a second start reuses it).
+# Ctrl-C (or SIGTERM) stops them gracefully. A service that dies is reported at once with the last
+# lines of its log, and the others are stopped.
 #
-#   deploy/start.sh            # build (release), then run in the foreground
+#   deploy/start.sh               # build (release), then run in the foreground
+#   deploy/start.sh --dev-clock   # also let `yedi.runtime.DevClock/AdvanceClock` move the clocks (demos)
+#   deploy/start.sh --debug       # a debug build instead (quicker to build while developing)
 #
 # Ports (RPC over TLS / metrics and health over plain HTTP on loopback):
 #   account 7001/9101   content 7002/9102   booking 7003/9103   chat 7004/9104
 set -euo pipefail
-cd "$(dirname "$0")/.."
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+extra=()
+configuration=release
+for argument in "$@"; do
+  case $argument in
+  --dev-clock) extra+=(--dev-clock) ;;
+  --debug) configuration=debug ;;
+  -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+  *) echo "start: unknown option $argument (see --help)" >&2; exit 2 ;;
+  esac
+done
 
 scripts/install-deps.sh
-deploy/dev-pki.sh deploy/pki >/dev/null
 
 services=(account content booking chat)
 declare -A target=([account]=AccountService [content]=ContentService [booking]=BookingService [chat]=ChatService)
 declare -A port=([account]=7001 [content]=7002 [booking]=7003 [chat]=7004)
 declare -A metrics=([account]=9101 [content]=9102 [booking]=9103 [chat]=9104)
 
-echo "building (release)..." >&2
-for service in "${services[@]}"; do
-  swift build -c release --product "${target[$service]}" >&2
+echo "== building ($configuration)" >&2
+for product in "${target[@]}" yedi-probe; do
+  if ! swift build -c "$configuration" --product "$product"; then
+    echo "start: building $product failed (the compiler's messages are above); nothing was started" >&2
+    exit 1
+  fi
 done
-swift build -c release --product yedi-probe >&2 2>/dev/null || true
-bin=$(swift build -c release --show-bin-path)
+bin=$(swift build -c "$configuration" --show-bin-path)
 
-mkdir -p data/logs
-pids=()
-stop() {
-  trap - INT TERM
-  echo "stopping..." >&2
+pki="$root/deploy/pki"
+deploy/dev-pki.sh "$pki" >&2
+data="$root/data"
+mkdir -p "$data/logs"
+
+declare -A pid_of=()
+stopping=0
+stop_all() {
+  stopping=1
+  local pids=("${pid_of[@]}")
+  ((${#pids[@]})) || return 0
   kill -TERM "${pids[@]}" 2>/dev/null || true
   wait "${pids[@]}" 2>/dev/null || true
-  echo "stopped" >&2
 }
-trap stop INT TERM
+on_signal() {
+  trap - INT TERM
+  echo "stopping (graceful: calls in flight finish)..." >&2
+  stop_all
+  echo "stopped; data kept in $data" >&2
+  exit 0
+}
+trap on_signal INT TERM
+
+# The service whose process is gone, if any.
+dead_service() {
+  for service in "${services[@]}"; do
+    kill -0 "${pid_of[$service]}" 2>/dev/null || { echo "$service"; return 0; }
+  done
+  return 1
+}
+
+report_death() {
+  local service=$1 status=0
+  wait "${pid_of[$service]}" 2>/dev/null || status=$?
+  echo >&2
+  echo "start: $service (${target[$service]}) exited with status $status. Last lines of $data/logs/$service.log:" >&2
+  tail -n 20 "$data/logs/$service.log" | sed 's/^/  | /' >&2
+  unset "pid_of[$service]"
+  echo "start: stopping the other services" >&2
+  stop_all
+  exit 1
+}
 
 for service in "${services[@]}"; do
+  echo "--- $(date -u +%FT%TZ) starting" >>"$data/logs/$service.log"
   "$bin/${target[$service]}" \
     --host 127.0.0.1 --port "${port[$service]}" --metrics-port "${metrics[$service]}" \
-    --pki deploy/pki --data "data/$service" \
-    >>"data/logs/$service.log" 2>&1 &
-  pids+=($!)
+    --pki "$pki" --data "$data/$service" "${extra[@]}" \
+    >>"$data/logs/$service.log" 2>&1 &
+  pid_of[$service]=$!
 done
 
-# Ready when every /healthz answers 200.
+# Ready when every /healthz answers 200 (the RPC server is listening and SERVING).
+healthy() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$1" && printf 'GET /healthz HTTP/1.0\r\n\r\n' >&3 && head -1 <&3 | grep -q ' 200 ') \
+    2>/dev/null
+}
 for service in "${services[@]}"; do
-  for _ in $(seq 100); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/${metrics[$service]}" && printf 'GET /healthz HTTP/1.0\r\n\r\n' >&3 &&
-      head -1 <&3 | grep -q ' 200 ') 2>/dev/null; then
-      break
+  for attempt in $(seq 300); do
+    healthy "${metrics[$service]}" && break
+    if gone=$(dead_service); then report_death "$gone"; fi
+    if ((attempt == 300)); then
+      echo "start: $service is not serving after 30 s; see $data/logs/$service.log" >&2
+      stop_all
+      exit 1
     fi
     sleep 0.1
   done
 done
 
-echo "Yedi is up (logs in data/logs/):"
-for service in "${services[@]}"; do
-  printf '  %-8s rpc 127.0.0.1:%s   metrics http://127.0.0.1:%s/metrics\n' "$service" "${port[$service]}" "${metrics[$service]}"
+probe="$bin/yedi-probe"
+cat <<EOF
+Yedi is up. Data in $data/<service>, logs in $data/logs/.
+  account  rpc 127.0.0.1:7001   metrics http://127.0.0.1:9101/metrics
+  content  rpc 127.0.0.1:7002   metrics http://127.0.0.1:9102/metrics
+  booking  rpc 127.0.0.1:7003   metrics http://127.0.0.1:9103/metrics
+  chat     rpc 127.0.0.1:7004   metrics http://127.0.0.1:9104/metrics
+Dev PKI (CA, service and probe certificates, token signing keys; NOT for production): $pki
+The probe finds it by itself from anywhere in this checkout. Try (sign up, sign in, who am I):
+
+  P=$probe
+  \$P call 127.0.0.1:7001 yedi.account.AccountService/SignUp '{"email": "minji@example.com", "password": "hair2024!", "name": "김민지", "phone": "01012345678", "gender": "GENDER_FEMALE", "birthDate": {"year": 1995, "month": 4, "day": 12}, "role": "ROLE_CUSTOMER"}'
+  TOKEN=\$(\$P call 127.0.0.1:7001 yedi.account.AccountService/SignIn '{"email": "minji@example.com", "password": "hair2024!"}' --field session.accessToken)
+  \$P call 127.0.0.1:7001 yedi.account.AccountService/GetMe --token "\$TOKEN"
+
+Ctrl-C stops everything.
+EOF
+
+# Until Ctrl-C, or until a service dies.
+while true; do
+  wait -n "${pid_of[@]}" 2>/dev/null || true
+  ((stopping)) && exit 0
+  if gone=$(dead_service); then report_death "$gone"; fi
 done
-echo "try: $bin/yedi-probe health 127.0.0.1:7001 --ca deploy/pki/ca.pem"
-wait "${pids[@]}"
