@@ -208,6 +208,11 @@ let package = Package(
                 serviceLifecycle,
             ]
         ),
+        /// The whole system as separate processes, driven through the built `yedi-probe` (issue 14).
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["RPCTestSupport", "ServiceTestSupport", grdb]
+        ),
         .testTarget(
             name: "AccountServiceTests",
             dependencies: [

@@ -136,7 +136,7 @@ public final class RunningProcess: @unchecked Sendable {
     }
 
     /// True once the child has exited (and was reaped).
-    private var hasExited: Bool {
+    public var hasExited: Bool {
         self.exitStatus != nil || self.reap(blocking: false)
     }
 

@@ -1,0 +1,172 @@
+import Foundation
+import RPCTestSupport
+import ServiceTestSupport
+import XCTest
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The whole Yedi system as `deploy/start.sh` runs it: the four real service executables as separate
+/// processes over mutual TLS (the test PKI), on free loopback ports, with their data in one temporary
+/// folder and development clocks, driven only through the built `yedi-probe` (JSON in, JSON out).
+///
+/// Not thread-safe: use it from the test's own task.
+final class YediSystem {
+    static let services = ["account", "content", "booking", "chat"]
+    static let executables = [
+        "account": "AccountService", "content": "ContentService", "booking": "BookingService", "chat": "ChatService",
+    ]
+
+    let root: URL
+    let pki: TestPKI
+    private(set) var rpcPorts: [String: Int] = [:]
+    private(set) var metricsPorts: [String: Int] = [:]
+    private var processes: [String: RunningProcess] = [:]
+    private let probePath: String
+
+    init() throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("yedi-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        pki = try TestPKI.get()
+        probePath = try BuiltProducts.path("yedi-probe")
+        for service in Self.services {
+            rpcPorts[service] = try ServiceHarness.unusedPort()
+            metricsPorts[service] = try ServiceHarness.unusedPort()
+        }
+    }
+
+    /// Where `service` keeps its database and files.
+    func dataDirectory(_ service: String) -> URL { root.appendingPathComponent("data/\(service)") }
+
+    /// Starts every service, then waits until each one says SERVING through the probe.
+    func startAll() throws {
+        for service in Self.services { try launch(service) }
+        for service in Self.services { try waitUntilServing(service) }
+    }
+
+    /// Starts `service` (again) on its ports and data.
+    func start(_ service: String) throws {
+        try launch(service)
+        try waitUntilServing(service)
+    }
+
+    private func launch(_ service: String) throws {
+        var arguments = [
+            "--host", "127.0.0.1", "--port", "\(rpcPorts[service]!)", "--metrics-port", "\(metricsPorts[service]!)",
+            "--pki", pki.devPKI.path, "--data", dataDirectory(service).path, "--dev-clock", "--log-level", "info",
+            "--shutdown-grace", "2",
+        ]
+        for peer in Self.services where peer != service {
+            arguments += ["--peer", "\(peer)=127.0.0.1:\(rpcPorts[peer]!)"]
+        }
+        processes[service] = try RunningProcess(try BuiltProducts.path(Self.executables[service]!), arguments)
+    }
+
+    private func waitUntilServing(_ service: String, timeout: TimeInterval = 60) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let health = try runProbe(["health", address(service), "--timeout", "1"])
+            if health.exitCode == 0 && health.output == "SERVING\n" { return }
+            if let process = processes[service], process.hasExited {
+                throw E2EFailure("\(service) exited while starting:\n\(process.errorOutput)")
+            }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        throw E2EFailure("\(service) not SERVING after \(timeout) s:\n\(processes[service]?.errorOutput ?? "")")
+    }
+
+    /// SIGKILL: no shutdown at all.
+    func kill(_ service: String) {
+        guard let process = processes.removeValue(forKey: service) else { return }
+        process.send(SIGKILL)
+        _ = process.finish(timeout: 10)
+    }
+
+    /// SIGTERM to every service, each given time to finish gracefully; returns their logs.
+    @discardableResult
+    func stopAll() -> [String: ProcessResult] {
+        for process in processes.values { process.send(SIGTERM) }
+        var results: [String: ProcessResult] = [:]
+        for (service, process) in processes { results[service] = process.finish(timeout: 20) }
+        processes = [:]
+        return results
+    }
+
+    /// The log (stderr) of a running service so far.
+    func log(_ service: String) -> String { processes[service]?.errorOutput ?? "" }
+
+    func address(_ service: String) -> String { "127.0.0.1:\(rpcPorts[service]!)" }
+
+    deinit {
+        for process in processes.values { process.kill() }
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    // MARK: The probe
+
+    /// Runs `yedi-probe` with the test PKI as the dev PKI.
+    func runProbe(_ arguments: [String], input: String? = nil, timeout: TimeInterval = 60) throws -> ProcessResult {
+        try ProcessRunner.run(
+            probePath, arguments, input: input, timeout: timeout, environment: ["YEDI_PKI": pki.devPKI.path])
+    }
+
+    /// A probe following a server stream (`Subscribe`), one JSON object per line on its stdout.
+    func follow(_ service: String, _ method: String, _ request: String, token: String) throws -> RunningProcess {
+        try RunningProcess(
+            probePath, ["call", address(service), method, request, "--token", token],
+            environment: ["YEDI_PKI": pki.devPKI.path])
+    }
+
+    /// Calls `method` on `service` with a JSON request; the reply as a JSON object. Fails the test with
+    /// the probe's stderr if the call does not succeed.
+    @discardableResult
+    func call(
+        _ service: String, _ method: String, _ request: String = "{}", token: String? = nil,
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws -> [String: Any] {
+        let result = try runProbe(
+            ["call", address(service), method, request, "--emit-defaults"] + (token.map { ["--token", $0] } ?? []))
+        guard result.exitCode == 0 else {
+            throw E2EFailure("\(method) \(request) failed (exit \(result.exitCode)): \(result.errorOutput)")
+        }
+        guard let object = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any] else {
+            throw E2EFailure("\(method) answered something that is not a JSON object: \(result.output)")
+        }
+        return object
+    }
+
+    /// Calls a method that must fail; the gRPC status name from the probe (`ERROR: NOT_FOUND: ...`) and
+    /// the exit status, which is 10 + the status code.
+    func failingCall(
+        _ service: String, _ method: String, _ request: String, token: String? = nil
+    ) throws -> (status: String, exitCode: Int32, message: String) {
+        let result = try runProbe(["call", address(service), method, request] + (token.map { ["--token", $0] } ?? []))
+        guard result.exitCode != 0 else { throw E2EFailure("\(method) \(request) succeeded: \(result.output)") }
+        let line = result.errorOutput.split(separator: "\n").first { $0.hasPrefix("ERROR: ") } ?? ""
+        let status = line.dropFirst("ERROR: ".count).prefix { $0 != ":" }
+        return (String(status), result.exitCode, String(line))
+    }
+}
+
+struct E2EFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension [String: Any] {
+    /// The value at a dotted path (`session.accessToken`, `posts.0.id`), as the probe's --field reads it.
+    func at(_ path: String) -> Any? {
+        var value: Any? = self
+        for name in path.split(separator: ".") {
+            switch value {
+            case let object as [String: Any]: value = object[String(name)]
+            case let array as [Any]: value = Int(name).flatMap { array.indices.contains($0) ? array[$0] : nil }
+            default: return nil
+            }
+        }
+        return value
+    }
+
+    func string(_ path: String) -> String { at(path) as? String ?? "" }
+}
