@@ -15,7 +15,8 @@ import YediProto
 /// ContentService in this process (real TLS, database, access rules) with the real AccountService as its
 /// account peer and a fake BookingService whose reservations the test writes. Both services share one
 /// `ManualClock` (set to the real time, so the fake peer's token checks agree).
-final class ContentFixture: Sendable {
+final class ContentFixture: @unchecked Sendable {
+    // @unchecked: RunningServer (the fake booking peer) is a plain struct of Sendable parts, only stopped.
     let harness: ServiceHarness
     let account: RunningService
     let content: RunningService

@@ -12,10 +12,12 @@ import YediProto
 final class FeedTests: XCTestCase {
     func testAThousandPostsInPagesOfSevenWhilePostsAreAddedAreEachSeenOnce() async throws {
         let fixture = try await ContentFixture.start()
-        var designers: [ContentFixture.Person] = []
-        for index in 0..<4 { designers.append(try await fixture.designer("디자이너\(index)")) }
-        var photos: [String: YediCommon.ImageRef] = [:]
-        for designer in designers { photos[designer.id] = try await fixture.upload(designer) }
+        var people: [ContentFixture.Person] = []
+        for index in 0..<4 { people.append(try await fixture.designer("디자이너\(index)")) }
+        var uploads: [String: YediCommon.ImageRef] = [:]
+        for designer in people { uploads[designer.id] = try await fixture.upload(designer) }
+        let designers = people
+        let photos = uploads
         let store = fixture.store
         let base = fixture.clock.nowMilliseconds - 10_000_000
         var original: Set<String> = []
@@ -30,26 +32,8 @@ final class FeedTests: XCTestCase {
 
         // While paging: new posts through the RPC (newest), and rows landing among the old ones (same
         // milliseconds as existing posts, as a skewed clock would make them).
-        let inserter = Task {
-            var added = 0
-            for index in 0..<150 {
-                let designer = designers[index % designers.count]
-                if index % 2 == 0 {
-                    _ = try await fixture.api.createPost(
-                        .init(
-                            title: "새 글 \(index)", description: "d", priceKRW: 1, category: .perm,
-                            photoIDs: [photos[designer.id]!.id]), options: designer.options)
-                } else {
-                    try await store.createPost(
-                        Self.record(
-                            id: "late-\(index)", designer: designer.id, photo: photos[designer.id]!,
-                            at: base + Int64((index * 7) % 333)))
-                }
-                added += 1
-                await Task.yield()
-            }
-            return added
-        }
+        async let inserted = Self.insertWhilePaging(
+            fixture: fixture, store: store, designers: designers, photos: photos, base: base)
 
         var seen: [String: Int] = [:]
         var cursor = ""
@@ -69,7 +53,7 @@ final class FeedTests: XCTestCase {
             cursor = page.page?.nextCursor ?? ""
             pages += 1
         } while !cursor.isEmpty && pages < 1_000
-        let added = try await inserter.value
+        let added = try await inserted
 
         XCTAssertEqual(added, 150)
         XCTAssertEqual(seen.values.filter { $0 > 1 }.count, 0, "a post was shown twice")
@@ -196,6 +180,32 @@ final class FeedTests: XCTestCase {
         fixture.contentClient.beginGracefulShutdown()
         try await fixture.content.stop()
         await fixture.booking.stop()
+    }
+
+    /// 150 posts while the test pages: half through CreatePost (the newest), half straight into the store at
+    /// old instants (the same milliseconds as existing posts, as a skewed clock would make them).
+    static func insertWhilePaging(
+        fixture: ContentFixture, store: SQLiteContentStore, designers: [ContentFixture.Person],
+        photos: [String: YediCommon.ImageRef], base: Int64
+    ) async throws -> Int {
+        var added = 0
+        for index in 0..<150 {
+            let designer = designers[index % designers.count]
+            if index % 2 == 0 {
+                _ = try await fixture.api.createPost(
+                    .init(
+                        title: "새 글 \(index)", description: "d", priceKRW: 1, category: .perm,
+                        photoIDs: [photos[designer.id]!.id]), options: designer.options)
+            } else {
+                try await store.createPost(
+                    record(
+                        id: "late-\(index)", designer: designer.id, photo: photos[designer.id]!,
+                        at: base + Int64((index * 7) % 333)))
+            }
+            added += 1
+            await Task.yield()
+        }
+        return added
     }
 
     static func record(id: String, designer: String, photo: YediCommon.ImageRef, at milliseconds: Int64)

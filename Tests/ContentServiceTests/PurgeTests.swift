@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import RPCCore
+import ServiceRuntime
 import ServiceTestSupport
 import XCTest
 import YediProto
@@ -49,7 +50,7 @@ final class PurgeTests: XCTestCase {
         let database = fixture.content.environment.database
         for user in [doomed.id, doomedDesigner.id] {
             let rows = try await Self.rowsReferring(to: user, in: database)
-            XCTAssertEqual(rows, [], "rows still refer to \(user)")
+            XCTAssertEqual(rows, [String](), "rows still refer to \(user)")
         }
         // Files: exactly the blobs of the images that remain.
         let remainingShas = try await database.read { db in
