@@ -50,9 +50,13 @@ final class ReviewTests: XCTestCase {
         XCTAssertEqual(summaries.summaries[0].keywordCounts.first, .init(keyword: .kind, count: 2))
         XCTAssertEqual(summaries.summaries[1], .init(designerID: "nobody", rating: 0, reviewCount: 0))
 
-        // AccountService's designer profile carries it (AccountService asks us with its certificate).
-        let profile = try await fixture.accounts.getDesigner(.init(designerID: designer.id))
-        XCTAssertEqual(profile.reviews, .init(rating: 3.5, reviewCount: 2))
+        // AccountService's designer profile carries it (AccountService asks us with its certificate). Its
+        // peer client may still be backing off from the time before ContentService listened: poll.
+        let profiled = try await eventually(timeout: 20) {
+            try await fixture.accounts.getDesigner(.init(designerID: designer.id)).reviews
+                == .init(rating: 3.5, reviewCount: 2)
+        }
+        XCTAssertTrue(profiled, "AccountService's designer profile shows ContentService's summary")
 
         let byChat = await statusCode {
             _ = try await fixture.asService("chat") { content in
