@@ -205,6 +205,13 @@ enum ContentStoreContract {
         let none = try await store.collectUnreferencedBlobs { deleted.append($0) }
         XCTAssertEqual(none, 0)
 
+        // A blob listed for deletion that a new upload names again is kept.
+        try await store.insertImage(image("i5", owner: "c3", sha: String(repeating: "5", count: 64)))
+        _ = try await store.purgeUser("c3", delivery: nil, now: 12)
+        try await store.insertImage(image("i6", owner: "c4", sha: String(repeating: "5", count: 64)))
+        let reclaimed = try await store.collectUnreferencedBlobs { deleted.append($0) }
+        XCTAssertEqual(reclaimed, 0, "the blob is wanted again")
+
         _ = try await store.purgeUser("d1", delivery: nil, now: 12)
         let posts = try await store.posts(.everything, after: nil, limit: 10)
         XCTAssertTrue(posts.isEmpty)

@@ -64,6 +64,12 @@ final class ReviewTests: XCTestCase {
             }
         }
         XCTAssertEqual(byChat, .permissionDenied)
+        let tooMany = await statusCode {
+            _ = try await fixture.asService("account") { content in
+                try await content.getReviewSummaries(.init(designerIDs: (0...100).map { "d\($0)" }))
+            }
+        }
+        XCTAssertEqual(tooMany, .invalidArgument)
         try await fixture.stop()
     }
 
