@@ -31,6 +31,7 @@ let package = Package(
         .executable(name: "tls-soak", targets: ["TLSSoak"]),
         .executable(name: "foundation-bench", targets: ["FoundationBench"]),
         .executable(name: "account-bench", targets: ["AccountBench"]),
+        .executable(name: "content-bench", targets: ["ContentBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -116,7 +117,10 @@ let package = Package(
             name: "AccountService",
             dependencies: ["ServiceRuntime", "RPCCore", "YediProto", "AccessTokens", "YediCrypto", grdb, logging]
         ),
-        .executableTarget(name: "ContentService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", grdb]),
+        .executableTarget(
+            name: "ContentService",
+            dependencies: ["ServiceRuntime", "RPCCore", "YediProto", "YediCrypto", grdb, logging, nioPosix]
+        ),
         .executableTarget(name: "BookingService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", grdb]),
         .executableTarget(name: "ChatService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", grdb]),
 
@@ -152,6 +156,16 @@ let package = Package(
             name: "AccountBench",
             dependencies: [
                 "RPCCore", "YediProto", "AccessTokens", "YediCrypto", argumentParser, grdb, logging,
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
+
+        /// Feed pages with author lookups and image reads with a warm and a cold cache, against the real
+        /// ContentService and AccountService executables (child processes) over TLS.
+        .executableTarget(
+            name: "ContentBench",
+            dependencies: [
+                "RPCCore", "YediProto", argumentParser, logging,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
@@ -218,6 +232,13 @@ let package = Package(
             dependencies: [
                 "AccountService", "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore", "YediProto",
                 "AccessTokens", "YediCrypto", grdb, logging,
+            ]
+        ),
+        .testTarget(
+            name: "ContentServiceTests",
+            dependencies: [
+                "ContentService", "AccountService", "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore",
+                "YediProto", "YediCrypto", grdb, logging, .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         .testTarget(

@@ -52,6 +52,51 @@ void   yedi__content__post__free_unpacked
   assert(message->base.descriptor == &yedi__content__post__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__content__post_author__init
+                     (Yedi__Content__PostAuthor         *message)
+{
+  static const Yedi__Content__PostAuthor init_value = YEDI__CONTENT__POST_AUTHOR__INIT;
+  *message = init_value;
+}
+size_t yedi__content__post_author__get_packed_size
+                     (const Yedi__Content__PostAuthor *message)
+{
+  assert(message->base.descriptor == &yedi__content__post_author__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__content__post_author__pack
+                     (const Yedi__Content__PostAuthor *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__content__post_author__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__content__post_author__pack_to_buffer
+                     (const Yedi__Content__PostAuthor *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__content__post_author__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Content__PostAuthor *
+       yedi__content__post_author__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Content__PostAuthor *)
+     protobuf_c_message_unpack (&yedi__content__post_author__descriptor,
+                                allocator, len, data);
+}
+void   yedi__content__post_author__free_unpacked
+                     (Yedi__Content__PostAuthor *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__content__post_author__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__content__create_post_request__init
                      (Yedi__Content__CreatePostRequest         *message)
 {
@@ -412,94 +457,94 @@ void   yedi__content__list_designer_posts_request__free_unpacked
   assert(message->base.descriptor == &yedi__content__list_designer_posts_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   yedi__content__toggle_like_request__init
-                     (Yedi__Content__ToggleLikeRequest         *message)
+void   yedi__content__like_request__init
+                     (Yedi__Content__LikeRequest         *message)
 {
-  static const Yedi__Content__ToggleLikeRequest init_value = YEDI__CONTENT__TOGGLE_LIKE_REQUEST__INIT;
+  static const Yedi__Content__LikeRequest init_value = YEDI__CONTENT__LIKE_REQUEST__INIT;
   *message = init_value;
 }
-size_t yedi__content__toggle_like_request__get_packed_size
-                     (const Yedi__Content__ToggleLikeRequest *message)
+size_t yedi__content__like_request__get_packed_size
+                     (const Yedi__Content__LikeRequest *message)
 {
-  assert(message->base.descriptor == &yedi__content__toggle_like_request__descriptor);
+  assert(message->base.descriptor == &yedi__content__like_request__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t yedi__content__toggle_like_request__pack
-                     (const Yedi__Content__ToggleLikeRequest *message,
+size_t yedi__content__like_request__pack
+                     (const Yedi__Content__LikeRequest *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &yedi__content__toggle_like_request__descriptor);
+  assert(message->base.descriptor == &yedi__content__like_request__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t yedi__content__toggle_like_request__pack_to_buffer
-                     (const Yedi__Content__ToggleLikeRequest *message,
+size_t yedi__content__like_request__pack_to_buffer
+                     (const Yedi__Content__LikeRequest *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &yedi__content__toggle_like_request__descriptor);
+  assert(message->base.descriptor == &yedi__content__like_request__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-Yedi__Content__ToggleLikeRequest *
-       yedi__content__toggle_like_request__unpack
+Yedi__Content__LikeRequest *
+       yedi__content__like_request__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (Yedi__Content__ToggleLikeRequest *)
-     protobuf_c_message_unpack (&yedi__content__toggle_like_request__descriptor,
+  return (Yedi__Content__LikeRequest *)
+     protobuf_c_message_unpack (&yedi__content__like_request__descriptor,
                                 allocator, len, data);
 }
-void   yedi__content__toggle_like_request__free_unpacked
-                     (Yedi__Content__ToggleLikeRequest *message,
+void   yedi__content__like_request__free_unpacked
+                     (Yedi__Content__LikeRequest *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &yedi__content__toggle_like_request__descriptor);
+  assert(message->base.descriptor == &yedi__content__like_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   yedi__content__toggle_like_response__init
-                     (Yedi__Content__ToggleLikeResponse         *message)
+void   yedi__content__like_response__init
+                     (Yedi__Content__LikeResponse         *message)
 {
-  static const Yedi__Content__ToggleLikeResponse init_value = YEDI__CONTENT__TOGGLE_LIKE_RESPONSE__INIT;
+  static const Yedi__Content__LikeResponse init_value = YEDI__CONTENT__LIKE_RESPONSE__INIT;
   *message = init_value;
 }
-size_t yedi__content__toggle_like_response__get_packed_size
-                     (const Yedi__Content__ToggleLikeResponse *message)
+size_t yedi__content__like_response__get_packed_size
+                     (const Yedi__Content__LikeResponse *message)
 {
-  assert(message->base.descriptor == &yedi__content__toggle_like_response__descriptor);
+  assert(message->base.descriptor == &yedi__content__like_response__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t yedi__content__toggle_like_response__pack
-                     (const Yedi__Content__ToggleLikeResponse *message,
+size_t yedi__content__like_response__pack
+                     (const Yedi__Content__LikeResponse *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &yedi__content__toggle_like_response__descriptor);
+  assert(message->base.descriptor == &yedi__content__like_response__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t yedi__content__toggle_like_response__pack_to_buffer
-                     (const Yedi__Content__ToggleLikeResponse *message,
+size_t yedi__content__like_response__pack_to_buffer
+                     (const Yedi__Content__LikeResponse *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &yedi__content__toggle_like_response__descriptor);
+  assert(message->base.descriptor == &yedi__content__like_response__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-Yedi__Content__ToggleLikeResponse *
-       yedi__content__toggle_like_response__unpack
+Yedi__Content__LikeResponse *
+       yedi__content__like_response__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (Yedi__Content__ToggleLikeResponse *)
-     protobuf_c_message_unpack (&yedi__content__toggle_like_response__descriptor,
+  return (Yedi__Content__LikeResponse *)
+     protobuf_c_message_unpack (&yedi__content__like_response__descriptor,
                                 allocator, len, data);
 }
-void   yedi__content__toggle_like_response__free_unpacked
-                     (Yedi__Content__ToggleLikeResponse *message,
+void   yedi__content__like_response__free_unpacked
+                     (Yedi__Content__LikeResponse *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &yedi__content__toggle_like_response__descriptor);
+  assert(message->base.descriptor == &yedi__content__like_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   yedi__content__list_liked_posts_request__init
@@ -817,6 +862,96 @@ void   yedi__content__list_designer_reviews_request__free_unpacked
   assert(message->base.descriptor == &yedi__content__list_designer_reviews_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__content__list_my_reviews_request__init
+                     (Yedi__Content__ListMyReviewsRequest         *message)
+{
+  static const Yedi__Content__ListMyReviewsRequest init_value = YEDI__CONTENT__LIST_MY_REVIEWS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__content__list_my_reviews_request__get_packed_size
+                     (const Yedi__Content__ListMyReviewsRequest *message)
+{
+  assert(message->base.descriptor == &yedi__content__list_my_reviews_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__content__list_my_reviews_request__pack
+                     (const Yedi__Content__ListMyReviewsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__content__list_my_reviews_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__content__list_my_reviews_request__pack_to_buffer
+                     (const Yedi__Content__ListMyReviewsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__content__list_my_reviews_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Content__ListMyReviewsRequest *
+       yedi__content__list_my_reviews_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Content__ListMyReviewsRequest *)
+     protobuf_c_message_unpack (&yedi__content__list_my_reviews_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__content__list_my_reviews_request__free_unpacked
+                     (Yedi__Content__ListMyReviewsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__content__list_my_reviews_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__content__list_my_reviews_response__init
+                     (Yedi__Content__ListMyReviewsResponse         *message)
+{
+  static const Yedi__Content__ListMyReviewsResponse init_value = YEDI__CONTENT__LIST_MY_REVIEWS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__content__list_my_reviews_response__get_packed_size
+                     (const Yedi__Content__ListMyReviewsResponse *message)
+{
+  assert(message->base.descriptor == &yedi__content__list_my_reviews_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__content__list_my_reviews_response__pack
+                     (const Yedi__Content__ListMyReviewsResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__content__list_my_reviews_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__content__list_my_reviews_response__pack_to_buffer
+                     (const Yedi__Content__ListMyReviewsResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__content__list_my_reviews_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Content__ListMyReviewsResponse *
+       yedi__content__list_my_reviews_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Content__ListMyReviewsResponse *)
+     protobuf_c_message_unpack (&yedi__content__list_my_reviews_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__content__list_my_reviews_response__free_unpacked
+                     (Yedi__Content__ListMyReviewsResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__content__list_my_reviews_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__content__keyword_count__init
                      (Yedi__Content__KeywordCount         *message)
 {
@@ -905,231 +1040,6 @@ void   yedi__content__list_designer_reviews_response__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &yedi__content__list_designer_reviews_response__descriptor);
-  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
-}
-void   yedi__content__comment__init
-                     (Yedi__Content__Comment         *message)
-{
-  static const Yedi__Content__Comment init_value = YEDI__CONTENT__COMMENT__INIT;
-  *message = init_value;
-}
-size_t yedi__content__comment__get_packed_size
-                     (const Yedi__Content__Comment *message)
-{
-  assert(message->base.descriptor == &yedi__content__comment__descriptor);
-  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
-}
-size_t yedi__content__comment__pack
-                     (const Yedi__Content__Comment *message,
-                      uint8_t       *out)
-{
-  assert(message->base.descriptor == &yedi__content__comment__descriptor);
-  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
-}
-size_t yedi__content__comment__pack_to_buffer
-                     (const Yedi__Content__Comment *message,
-                      ProtobufCBuffer *buffer)
-{
-  assert(message->base.descriptor == &yedi__content__comment__descriptor);
-  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
-}
-Yedi__Content__Comment *
-       yedi__content__comment__unpack
-                     (ProtobufCAllocator  *allocator,
-                      size_t               len,
-                      const uint8_t       *data)
-{
-  return (Yedi__Content__Comment *)
-     protobuf_c_message_unpack (&yedi__content__comment__descriptor,
-                                allocator, len, data);
-}
-void   yedi__content__comment__free_unpacked
-                     (Yedi__Content__Comment *message,
-                      ProtobufCAllocator *allocator)
-{
-  if(!message)
-    return;
-  assert(message->base.descriptor == &yedi__content__comment__descriptor);
-  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
-}
-void   yedi__content__create_comment_request__init
-                     (Yedi__Content__CreateCommentRequest         *message)
-{
-  static const Yedi__Content__CreateCommentRequest init_value = YEDI__CONTENT__CREATE_COMMENT_REQUEST__INIT;
-  *message = init_value;
-}
-size_t yedi__content__create_comment_request__get_packed_size
-                     (const Yedi__Content__CreateCommentRequest *message)
-{
-  assert(message->base.descriptor == &yedi__content__create_comment_request__descriptor);
-  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
-}
-size_t yedi__content__create_comment_request__pack
-                     (const Yedi__Content__CreateCommentRequest *message,
-                      uint8_t       *out)
-{
-  assert(message->base.descriptor == &yedi__content__create_comment_request__descriptor);
-  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
-}
-size_t yedi__content__create_comment_request__pack_to_buffer
-                     (const Yedi__Content__CreateCommentRequest *message,
-                      ProtobufCBuffer *buffer)
-{
-  assert(message->base.descriptor == &yedi__content__create_comment_request__descriptor);
-  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
-}
-Yedi__Content__CreateCommentRequest *
-       yedi__content__create_comment_request__unpack
-                     (ProtobufCAllocator  *allocator,
-                      size_t               len,
-                      const uint8_t       *data)
-{
-  return (Yedi__Content__CreateCommentRequest *)
-     protobuf_c_message_unpack (&yedi__content__create_comment_request__descriptor,
-                                allocator, len, data);
-}
-void   yedi__content__create_comment_request__free_unpacked
-                     (Yedi__Content__CreateCommentRequest *message,
-                      ProtobufCAllocator *allocator)
-{
-  if(!message)
-    return;
-  assert(message->base.descriptor == &yedi__content__create_comment_request__descriptor);
-  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
-}
-void   yedi__content__list_comments_request__init
-                     (Yedi__Content__ListCommentsRequest         *message)
-{
-  static const Yedi__Content__ListCommentsRequest init_value = YEDI__CONTENT__LIST_COMMENTS_REQUEST__INIT;
-  *message = init_value;
-}
-size_t yedi__content__list_comments_request__get_packed_size
-                     (const Yedi__Content__ListCommentsRequest *message)
-{
-  assert(message->base.descriptor == &yedi__content__list_comments_request__descriptor);
-  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
-}
-size_t yedi__content__list_comments_request__pack
-                     (const Yedi__Content__ListCommentsRequest *message,
-                      uint8_t       *out)
-{
-  assert(message->base.descriptor == &yedi__content__list_comments_request__descriptor);
-  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
-}
-size_t yedi__content__list_comments_request__pack_to_buffer
-                     (const Yedi__Content__ListCommentsRequest *message,
-                      ProtobufCBuffer *buffer)
-{
-  assert(message->base.descriptor == &yedi__content__list_comments_request__descriptor);
-  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
-}
-Yedi__Content__ListCommentsRequest *
-       yedi__content__list_comments_request__unpack
-                     (ProtobufCAllocator  *allocator,
-                      size_t               len,
-                      const uint8_t       *data)
-{
-  return (Yedi__Content__ListCommentsRequest *)
-     protobuf_c_message_unpack (&yedi__content__list_comments_request__descriptor,
-                                allocator, len, data);
-}
-void   yedi__content__list_comments_request__free_unpacked
-                     (Yedi__Content__ListCommentsRequest *message,
-                      ProtobufCAllocator *allocator)
-{
-  if(!message)
-    return;
-  assert(message->base.descriptor == &yedi__content__list_comments_request__descriptor);
-  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
-}
-void   yedi__content__list_comments_response__init
-                     (Yedi__Content__ListCommentsResponse         *message)
-{
-  static const Yedi__Content__ListCommentsResponse init_value = YEDI__CONTENT__LIST_COMMENTS_RESPONSE__INIT;
-  *message = init_value;
-}
-size_t yedi__content__list_comments_response__get_packed_size
-                     (const Yedi__Content__ListCommentsResponse *message)
-{
-  assert(message->base.descriptor == &yedi__content__list_comments_response__descriptor);
-  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
-}
-size_t yedi__content__list_comments_response__pack
-                     (const Yedi__Content__ListCommentsResponse *message,
-                      uint8_t       *out)
-{
-  assert(message->base.descriptor == &yedi__content__list_comments_response__descriptor);
-  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
-}
-size_t yedi__content__list_comments_response__pack_to_buffer
-                     (const Yedi__Content__ListCommentsResponse *message,
-                      ProtobufCBuffer *buffer)
-{
-  assert(message->base.descriptor == &yedi__content__list_comments_response__descriptor);
-  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
-}
-Yedi__Content__ListCommentsResponse *
-       yedi__content__list_comments_response__unpack
-                     (ProtobufCAllocator  *allocator,
-                      size_t               len,
-                      const uint8_t       *data)
-{
-  return (Yedi__Content__ListCommentsResponse *)
-     protobuf_c_message_unpack (&yedi__content__list_comments_response__descriptor,
-                                allocator, len, data);
-}
-void   yedi__content__list_comments_response__free_unpacked
-                     (Yedi__Content__ListCommentsResponse *message,
-                      ProtobufCAllocator *allocator)
-{
-  if(!message)
-    return;
-  assert(message->base.descriptor == &yedi__content__list_comments_response__descriptor);
-  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
-}
-void   yedi__content__search_posts_request__init
-                     (Yedi__Content__SearchPostsRequest         *message)
-{
-  static const Yedi__Content__SearchPostsRequest init_value = YEDI__CONTENT__SEARCH_POSTS_REQUEST__INIT;
-  *message = init_value;
-}
-size_t yedi__content__search_posts_request__get_packed_size
-                     (const Yedi__Content__SearchPostsRequest *message)
-{
-  assert(message->base.descriptor == &yedi__content__search_posts_request__descriptor);
-  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
-}
-size_t yedi__content__search_posts_request__pack
-                     (const Yedi__Content__SearchPostsRequest *message,
-                      uint8_t       *out)
-{
-  assert(message->base.descriptor == &yedi__content__search_posts_request__descriptor);
-  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
-}
-size_t yedi__content__search_posts_request__pack_to_buffer
-                     (const Yedi__Content__SearchPostsRequest *message,
-                      ProtobufCBuffer *buffer)
-{
-  assert(message->base.descriptor == &yedi__content__search_posts_request__descriptor);
-  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
-}
-Yedi__Content__SearchPostsRequest *
-       yedi__content__search_posts_request__unpack
-                     (ProtobufCAllocator  *allocator,
-                      size_t               len,
-                      const uint8_t       *data)
-{
-  return (Yedi__Content__SearchPostsRequest *)
-     protobuf_c_message_unpack (&yedi__content__search_posts_request__descriptor,
-                                allocator, len, data);
-}
-void   yedi__content__search_posts_request__free_unpacked
-                     (Yedi__Content__SearchPostsRequest *message,
-                      ProtobufCAllocator *allocator)
-{
-  if(!message)
-    return;
-  assert(message->base.descriptor == &yedi__content__search_posts_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   yedi__content__get_review_summaries_request__init
@@ -1612,18 +1522,6 @@ static const ProtobufCFieldDescriptor yedi__content__post__field_descriptors[12]
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "location",
-    7,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_STRING,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Content__Post, location),
-    NULL,
-    &protobuf_c_empty_string,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
     "photos",
     8,
     PROTOBUF_C_LABEL_REPEATED,
@@ -1683,24 +1581,37 @@ static const ProtobufCFieldDescriptor yedi__content__post__field_descriptors[12]
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "author",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__Post, author),
+    &yedi__content__post_author__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__content__post__field_indices_by_name[] = {
+  11,   /* field[11] = author */
   5,   /* field[5] = category */
-  10,   /* field[10] = created_at_ms */
+  9,   /* field[9] = created_at_ms */
   3,   /* field[3] = description */
   1,   /* field[1] = designer_id */
   0,   /* field[0] = id */
-  8,   /* field[8] = like_count */
-  9,   /* field[9] = liked */
-  6,   /* field[6] = location */
-  7,   /* field[7] = photos */
+  7,   /* field[7] = like_count */
+  8,   /* field[8] = liked */
+  6,   /* field[6] = photos */
   4,   /* field[4] = price_krw */
   2,   /* field[2] = title */
-  11,   /* field[11] = updated_at_ms */
+  10,   /* field[10] = updated_at_ms */
 };
-static const ProtobufCIntRange yedi__content__post__number_ranges[1 + 1] =
+static const ProtobufCIntRange yedi__content__post__number_ranges[2 + 1] =
 {
   { 1, 0 },
+  { 8, 6 },
   { 0, 12 }
 };
 const ProtobufCMessageDescriptor yedi__content__post__descriptor =
@@ -1714,8 +1625,59 @@ const ProtobufCMessageDescriptor yedi__content__post__descriptor =
   12,
   yedi__content__post__field_descriptors,
   yedi__content__post__field_indices_by_name,
-  1,  yedi__content__post__number_ranges,
+  2,  yedi__content__post__number_ranges,
   (ProtobufCMessageInit) yedi__content__post__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__content__post_author__field_descriptors[2] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__PostAuthor, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "profile_image_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__PostAuthor, profile_image_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__content__post_author__field_indices_by_name[] = {
+  0,   /* field[0] = name */
+  1,   /* field[1] = profile_image_id */
+};
+static const ProtobufCIntRange yedi__content__post_author__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__content__post_author__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.content.PostAuthor",
+  "PostAuthor",
+  "Yedi__Content__PostAuthor",
+  "yedi.content",
+  sizeof(Yedi__Content__PostAuthor),
+  2,
+  yedi__content__post_author__field_descriptors,
+  yedi__content__post_author__field_indices_by_name,
+  1,  yedi__content__post_author__number_ranges,
+  (ProtobufCMessageInit) yedi__content__post_author__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor yedi__content__create_post_request__field_descriptors[5] =
@@ -2171,7 +2133,7 @@ const ProtobufCMessageDescriptor yedi__content__list_designer_posts_request__des
   (ProtobufCMessageInit) yedi__content__list_designer_posts_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__content__toggle_like_request__field_descriptors[1] =
+static const ProtobufCFieldDescriptor yedi__content__like_request__field_descriptors[1] =
 {
   {
     "post_id",
@@ -2179,37 +2141,37 @@ static const ProtobufCFieldDescriptor yedi__content__toggle_like_request__field_
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_STRING,
     0,   /* quantifier_offset */
-    offsetof(Yedi__Content__ToggleLikeRequest, post_id),
+    offsetof(Yedi__Content__LikeRequest, post_id),
     NULL,
     &protobuf_c_empty_string,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
 };
-static const unsigned yedi__content__toggle_like_request__field_indices_by_name[] = {
+static const unsigned yedi__content__like_request__field_indices_by_name[] = {
   0,   /* field[0] = post_id */
 };
-static const ProtobufCIntRange yedi__content__toggle_like_request__number_ranges[1 + 1] =
+static const ProtobufCIntRange yedi__content__like_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
   { 0, 1 }
 };
-const ProtobufCMessageDescriptor yedi__content__toggle_like_request__descriptor =
+const ProtobufCMessageDescriptor yedi__content__like_request__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "yedi.content.ToggleLikeRequest",
-  "ToggleLikeRequest",
-  "Yedi__Content__ToggleLikeRequest",
+  "yedi.content.LikeRequest",
+  "LikeRequest",
+  "Yedi__Content__LikeRequest",
   "yedi.content",
-  sizeof(Yedi__Content__ToggleLikeRequest),
+  sizeof(Yedi__Content__LikeRequest),
   1,
-  yedi__content__toggle_like_request__field_descriptors,
-  yedi__content__toggle_like_request__field_indices_by_name,
-  1,  yedi__content__toggle_like_request__number_ranges,
-  (ProtobufCMessageInit) yedi__content__toggle_like_request__init,
+  yedi__content__like_request__field_descriptors,
+  yedi__content__like_request__field_indices_by_name,
+  1,  yedi__content__like_request__number_ranges,
+  (ProtobufCMessageInit) yedi__content__like_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__content__toggle_like_response__field_descriptors[2] =
+static const ProtobufCFieldDescriptor yedi__content__like_response__field_descriptors[2] =
 {
   {
     "liked",
@@ -2217,7 +2179,7 @@ static const ProtobufCFieldDescriptor yedi__content__toggle_like_response__field
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_BOOL,
     0,   /* quantifier_offset */
-    offsetof(Yedi__Content__ToggleLikeResponse, liked),
+    offsetof(Yedi__Content__LikeResponse, liked),
     NULL,
     NULL,
     0,             /* flags */
@@ -2229,35 +2191,35 @@ static const ProtobufCFieldDescriptor yedi__content__toggle_like_response__field
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_INT64,
     0,   /* quantifier_offset */
-    offsetof(Yedi__Content__ToggleLikeResponse, like_count),
+    offsetof(Yedi__Content__LikeResponse, like_count),
     NULL,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
 };
-static const unsigned yedi__content__toggle_like_response__field_indices_by_name[] = {
+static const unsigned yedi__content__like_response__field_indices_by_name[] = {
   1,   /* field[1] = like_count */
   0,   /* field[0] = liked */
 };
-static const ProtobufCIntRange yedi__content__toggle_like_response__number_ranges[1 + 1] =
+static const ProtobufCIntRange yedi__content__like_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
   { 0, 2 }
 };
-const ProtobufCMessageDescriptor yedi__content__toggle_like_response__descriptor =
+const ProtobufCMessageDescriptor yedi__content__like_response__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "yedi.content.ToggleLikeResponse",
-  "ToggleLikeResponse",
-  "Yedi__Content__ToggleLikeResponse",
+  "yedi.content.LikeResponse",
+  "LikeResponse",
+  "Yedi__Content__LikeResponse",
   "yedi.content",
-  sizeof(Yedi__Content__ToggleLikeResponse),
+  sizeof(Yedi__Content__LikeResponse),
   2,
-  yedi__content__toggle_like_response__field_descriptors,
-  yedi__content__toggle_like_response__field_indices_by_name,
-  1,  yedi__content__toggle_like_response__number_ranges,
-  (ProtobufCMessageInit) yedi__content__toggle_like_response__init,
+  yedi__content__like_response__field_descriptors,
+  yedi__content__like_response__field_indices_by_name,
+  1,  yedi__content__like_response__number_ranges,
+  (ProtobufCMessageInit) yedi__content__like_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor yedi__content__list_liked_posts_request__field_descriptors[1] =
@@ -2734,6 +2696,95 @@ const ProtobufCMessageDescriptor yedi__content__list_designer_reviews_request__d
   (ProtobufCMessageInit) yedi__content__list_designer_reviews_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor yedi__content__list_my_reviews_request__field_descriptors[1] =
+{
+  {
+    "page",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__ListMyReviewsRequest, page),
+    &yedi__common__page_request__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__content__list_my_reviews_request__field_indices_by_name[] = {
+  0,   /* field[0] = page */
+};
+static const ProtobufCIntRange yedi__content__list_my_reviews_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__content__list_my_reviews_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.content.ListMyReviewsRequest",
+  "ListMyReviewsRequest",
+  "Yedi__Content__ListMyReviewsRequest",
+  "yedi.content",
+  sizeof(Yedi__Content__ListMyReviewsRequest),
+  1,
+  yedi__content__list_my_reviews_request__field_descriptors,
+  yedi__content__list_my_reviews_request__field_indices_by_name,
+  1,  yedi__content__list_my_reviews_request__number_ranges,
+  (ProtobufCMessageInit) yedi__content__list_my_reviews_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__content__list_my_reviews_response__field_descriptors[2] =
+{
+  {
+    "reviews",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Content__ListMyReviewsResponse, n_reviews),
+    offsetof(Yedi__Content__ListMyReviewsResponse, reviews),
+    &yedi__content__review__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "page",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__ListMyReviewsResponse, page),
+    &yedi__common__page_info__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__content__list_my_reviews_response__field_indices_by_name[] = {
+  1,   /* field[1] = page */
+  0,   /* field[0] = reviews */
+};
+static const ProtobufCIntRange yedi__content__list_my_reviews_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__content__list_my_reviews_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.content.ListMyReviewsResponse",
+  "ListMyReviewsResponse",
+  "Yedi__Content__ListMyReviewsResponse",
+  "yedi.content",
+  sizeof(Yedi__Content__ListMyReviewsResponse),
+  2,
+  yedi__content__list_my_reviews_response__field_descriptors,
+  yedi__content__list_my_reviews_response__field_indices_by_name,
+  1,  yedi__content__list_my_reviews_response__number_ranges,
+  (ProtobufCMessageInit) yedi__content__list_my_reviews_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor yedi__content__keyword_count__field_descriptors[2] =
 {
   {
@@ -2875,313 +2926,6 @@ const ProtobufCMessageDescriptor yedi__content__list_designer_reviews_response__
   (ProtobufCMessageInit) yedi__content__list_designer_reviews_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__content__comment__field_descriptors[5] =
-{
-  {
-    "id",
-    1,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_STRING,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Content__Comment, id),
-    NULL,
-    &protobuf_c_empty_string,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "post_id",
-    2,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_STRING,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Content__Comment, post_id),
-    NULL,
-    &protobuf_c_empty_string,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "author_id",
-    3,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_STRING,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Content__Comment, author_id),
-    NULL,
-    &protobuf_c_empty_string,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "text",
-    4,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_STRING,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Content__Comment, text),
-    NULL,
-    &protobuf_c_empty_string,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "created_at_ms",
-    5,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_INT64,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Content__Comment, created_at_ms),
-    NULL,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-};
-static const unsigned yedi__content__comment__field_indices_by_name[] = {
-  2,   /* field[2] = author_id */
-  4,   /* field[4] = created_at_ms */
-  0,   /* field[0] = id */
-  1,   /* field[1] = post_id */
-  3,   /* field[3] = text */
-};
-static const ProtobufCIntRange yedi__content__comment__number_ranges[1 + 1] =
-{
-  { 1, 0 },
-  { 0, 5 }
-};
-const ProtobufCMessageDescriptor yedi__content__comment__descriptor =
-{
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "yedi.content.Comment",
-  "Comment",
-  "Yedi__Content__Comment",
-  "yedi.content",
-  sizeof(Yedi__Content__Comment),
-  5,
-  yedi__content__comment__field_descriptors,
-  yedi__content__comment__field_indices_by_name,
-  1,  yedi__content__comment__number_ranges,
-  (ProtobufCMessageInit) yedi__content__comment__init,
-  NULL,NULL,NULL    /* reserved[123] */
-};
-static const ProtobufCFieldDescriptor yedi__content__create_comment_request__field_descriptors[2] =
-{
-  {
-    "post_id",
-    1,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_STRING,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Content__CreateCommentRequest, post_id),
-    NULL,
-    &protobuf_c_empty_string,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "text",
-    2,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_STRING,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Content__CreateCommentRequest, text),
-    NULL,
-    &protobuf_c_empty_string,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-};
-static const unsigned yedi__content__create_comment_request__field_indices_by_name[] = {
-  0,   /* field[0] = post_id */
-  1,   /* field[1] = text */
-};
-static const ProtobufCIntRange yedi__content__create_comment_request__number_ranges[1 + 1] =
-{
-  { 1, 0 },
-  { 0, 2 }
-};
-const ProtobufCMessageDescriptor yedi__content__create_comment_request__descriptor =
-{
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "yedi.content.CreateCommentRequest",
-  "CreateCommentRequest",
-  "Yedi__Content__CreateCommentRequest",
-  "yedi.content",
-  sizeof(Yedi__Content__CreateCommentRequest),
-  2,
-  yedi__content__create_comment_request__field_descriptors,
-  yedi__content__create_comment_request__field_indices_by_name,
-  1,  yedi__content__create_comment_request__number_ranges,
-  (ProtobufCMessageInit) yedi__content__create_comment_request__init,
-  NULL,NULL,NULL    /* reserved[123] */
-};
-static const ProtobufCFieldDescriptor yedi__content__list_comments_request__field_descriptors[2] =
-{
-  {
-    "post_id",
-    1,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_STRING,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Content__ListCommentsRequest, post_id),
-    NULL,
-    &protobuf_c_empty_string,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "page",
-    2,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_MESSAGE,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Content__ListCommentsRequest, page),
-    &yedi__common__page_request__descriptor,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-};
-static const unsigned yedi__content__list_comments_request__field_indices_by_name[] = {
-  1,   /* field[1] = page */
-  0,   /* field[0] = post_id */
-};
-static const ProtobufCIntRange yedi__content__list_comments_request__number_ranges[1 + 1] =
-{
-  { 1, 0 },
-  { 0, 2 }
-};
-const ProtobufCMessageDescriptor yedi__content__list_comments_request__descriptor =
-{
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "yedi.content.ListCommentsRequest",
-  "ListCommentsRequest",
-  "Yedi__Content__ListCommentsRequest",
-  "yedi.content",
-  sizeof(Yedi__Content__ListCommentsRequest),
-  2,
-  yedi__content__list_comments_request__field_descriptors,
-  yedi__content__list_comments_request__field_indices_by_name,
-  1,  yedi__content__list_comments_request__number_ranges,
-  (ProtobufCMessageInit) yedi__content__list_comments_request__init,
-  NULL,NULL,NULL    /* reserved[123] */
-};
-static const ProtobufCFieldDescriptor yedi__content__list_comments_response__field_descriptors[2] =
-{
-  {
-    "comments",
-    1,
-    PROTOBUF_C_LABEL_REPEATED,
-    PROTOBUF_C_TYPE_MESSAGE,
-    offsetof(Yedi__Content__ListCommentsResponse, n_comments),
-    offsetof(Yedi__Content__ListCommentsResponse, comments),
-    &yedi__content__comment__descriptor,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "page",
-    2,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_MESSAGE,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Content__ListCommentsResponse, page),
-    &yedi__common__page_info__descriptor,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-};
-static const unsigned yedi__content__list_comments_response__field_indices_by_name[] = {
-  0,   /* field[0] = comments */
-  1,   /* field[1] = page */
-};
-static const ProtobufCIntRange yedi__content__list_comments_response__number_ranges[1 + 1] =
-{
-  { 1, 0 },
-  { 0, 2 }
-};
-const ProtobufCMessageDescriptor yedi__content__list_comments_response__descriptor =
-{
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "yedi.content.ListCommentsResponse",
-  "ListCommentsResponse",
-  "Yedi__Content__ListCommentsResponse",
-  "yedi.content",
-  sizeof(Yedi__Content__ListCommentsResponse),
-  2,
-  yedi__content__list_comments_response__field_descriptors,
-  yedi__content__list_comments_response__field_indices_by_name,
-  1,  yedi__content__list_comments_response__number_ranges,
-  (ProtobufCMessageInit) yedi__content__list_comments_response__init,
-  NULL,NULL,NULL    /* reserved[123] */
-};
-static const ProtobufCFieldDescriptor yedi__content__search_posts_request__field_descriptors[3] =
-{
-  {
-    "query",
-    1,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_STRING,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Content__SearchPostsRequest, query),
-    NULL,
-    &protobuf_c_empty_string,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "category",
-    2,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_ENUM,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Content__SearchPostsRequest, category),
-    &yedi__common__hair_category__descriptor,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "page",
-    3,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_MESSAGE,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Content__SearchPostsRequest, page),
-    &yedi__common__page_request__descriptor,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-};
-static const unsigned yedi__content__search_posts_request__field_indices_by_name[] = {
-  1,   /* field[1] = category */
-  2,   /* field[2] = page */
-  0,   /* field[0] = query */
-};
-static const ProtobufCIntRange yedi__content__search_posts_request__number_ranges[1 + 1] =
-{
-  { 1, 0 },
-  { 0, 3 }
-};
-const ProtobufCMessageDescriptor yedi__content__search_posts_request__descriptor =
-{
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "yedi.content.SearchPostsRequest",
-  "SearchPostsRequest",
-  "Yedi__Content__SearchPostsRequest",
-  "yedi.content",
-  sizeof(Yedi__Content__SearchPostsRequest),
-  3,
-  yedi__content__search_posts_request__field_descriptors,
-  yedi__content__search_posts_request__field_indices_by_name,
-  1,  yedi__content__search_posts_request__number_ranges,
-  (ProtobufCMessageInit) yedi__content__search_posts_request__init,
-  NULL,NULL,NULL    /* reserved[123] */
-};
 static const ProtobufCFieldDescriptor yedi__content__get_review_summaries_request__field_descriptors[1] =
 {
   {
@@ -3220,7 +2964,7 @@ const ProtobufCMessageDescriptor yedi__content__get_review_summaries_request__de
   (ProtobufCMessageInit) yedi__content__get_review_summaries_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__content__designer_review_summary__field_descriptors[3] =
+static const ProtobufCFieldDescriptor yedi__content__designer_review_summary__field_descriptors[4] =
 {
   {
     "designer_id",
@@ -3258,16 +3002,29 @@ static const ProtobufCFieldDescriptor yedi__content__designer_review_summary__fi
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "keyword_counts",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Content__DesignerReviewSummary, n_keyword_counts),
+    offsetof(Yedi__Content__DesignerReviewSummary, keyword_counts),
+    &yedi__content__keyword_count__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__content__designer_review_summary__field_indices_by_name[] = {
   0,   /* field[0] = designer_id */
+  3,   /* field[3] = keyword_counts */
   1,   /* field[1] = rating */
   2,   /* field[2] = review_count */
 };
 static const ProtobufCIntRange yedi__content__designer_review_summary__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor yedi__content__designer_review_summary__descriptor =
 {
@@ -3277,7 +3034,7 @@ const ProtobufCMessageDescriptor yedi__content__designer_review_summary__descrip
   "Yedi__Content__DesignerReviewSummary",
   "yedi.content",
   sizeof(Yedi__Content__DesignerReviewSummary),
-  3,
+  4,
   yedi__content__designer_review_summary__field_descriptors,
   yedi__content__designer_review_summary__field_indices_by_name,
   1,  yedi__content__designer_review_summary__number_ranges,
@@ -3688,7 +3445,7 @@ const ProtobufCEnumDescriptor yedi__content__review_keyword__descriptor =
   yedi__content__review_keyword__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor yedi__content__content_service__method_descriptors[19] =
+static const ProtobufCMethodDescriptor yedi__content__content_service__method_descriptors[18] =
 {
   { "CreatePost", &yedi__content__create_post_request__descriptor, &yedi__content__post__descriptor },
   { "UpdatePost", &yedi__content__update_post_request__descriptor, &yedi__content__post__descriptor },
@@ -3696,40 +3453,38 @@ static const ProtobufCMethodDescriptor yedi__content__content_service__method_de
   { "GetPost", &yedi__content__get_post_request__descriptor, &yedi__content__post__descriptor },
   { "GetFeed", &yedi__content__get_feed_request__descriptor, &yedi__content__feed_page__descriptor },
   { "ListDesignerPosts", &yedi__content__list_designer_posts_request__descriptor, &yedi__content__feed_page__descriptor },
-  { "ToggleLike", &yedi__content__toggle_like_request__descriptor, &yedi__content__toggle_like_response__descriptor },
+  { "Like", &yedi__content__like_request__descriptor, &yedi__content__like_response__descriptor },
+  { "Unlike", &yedi__content__like_request__descriptor, &yedi__content__like_response__descriptor },
   { "ListLikedPosts", &yedi__content__list_liked_posts_request__descriptor, &yedi__content__feed_page__descriptor },
   { "UploadImage", &yedi__content__upload_image_request__descriptor, &yedi__common__image_ref__descriptor },
   { "GetImage", &yedi__content__get_image_request__descriptor, &yedi__content__image_data__descriptor },
   { "CreateReview", &yedi__content__create_review_request__descriptor, &yedi__content__review__descriptor },
   { "ListDesignerReviews", &yedi__content__list_designer_reviews_request__descriptor, &yedi__content__list_designer_reviews_response__descriptor },
-  { "CreateComment", &yedi__content__create_comment_request__descriptor, &yedi__content__comment__descriptor },
-  { "ListComments", &yedi__content__list_comments_request__descriptor, &yedi__content__list_comments_response__descriptor },
-  { "SearchPosts", &yedi__content__search_posts_request__descriptor, &yedi__content__feed_page__descriptor },
+  { "ListMyReviews", &yedi__content__list_my_reviews_request__descriptor, &yedi__content__list_my_reviews_response__descriptor },
   { "PurgeUser", &yedi__common__purge_user_request__descriptor, &yedi__common__purge_user_response__descriptor },
   { "GetReviewSummaries", &yedi__content__get_review_summaries_request__descriptor, &yedi__content__get_review_summaries_response__descriptor },
   { "GetImageRefs", &yedi__content__get_image_refs_request__descriptor, &yedi__content__get_image_refs_response__descriptor },
   { "GetPostPreviews", &yedi__content__get_post_previews_request__descriptor, &yedi__content__get_post_previews_response__descriptor },
 };
 const unsigned yedi__content__content_service__method_indices_by_name[] = {
-  12,        /* CreateComment */
   0,        /* CreatePost */
-  10,        /* CreateReview */
+  11,        /* CreateReview */
   2,        /* DeletePost */
   4,        /* GetFeed */
-  9,        /* GetImage */
-  17,        /* GetImageRefs */
+  10,        /* GetImage */
+  16,        /* GetImageRefs */
   3,        /* GetPost */
-  18,        /* GetPostPreviews */
-  16,        /* GetReviewSummaries */
-  13,        /* ListComments */
+  17,        /* GetPostPreviews */
+  15,        /* GetReviewSummaries */
+  6,        /* Like */
   5,        /* ListDesignerPosts */
-  11,        /* ListDesignerReviews */
-  7,        /* ListLikedPosts */
-  15,        /* PurgeUser */
-  14,        /* SearchPosts */
-  6,        /* ToggleLike */
+  12,        /* ListDesignerReviews */
+  8,        /* ListLikedPosts */
+  13,        /* ListMyReviews */
+  14,        /* PurgeUser */
+  7,        /* Unlike */
   1,        /* UpdatePost */
-  8         /* UploadImage */
+  9         /* UploadImage */
 };
 const ProtobufCServiceDescriptor yedi__content__content_service__descriptor =
 {
@@ -3738,7 +3493,7 @@ const ProtobufCServiceDescriptor yedi__content__content_service__descriptor =
   "ContentService",
   "Yedi__Content__ContentService",
   "yedi.content",
-  19,
+  18,
   yedi__content__content_service__method_descriptors,
   yedi__content__content_service__method_indices_by_name
 };
@@ -3790,13 +3545,21 @@ void yedi__content__content_service__list_designer_posts(ProtobufCService *servi
   assert(service->descriptor == &yedi__content__content_service__descriptor);
   service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
-void yedi__content__content_service__toggle_like(ProtobufCService *service,
-                                                 const Yedi__Content__ToggleLikeRequest *input,
-                                                 Yedi__Content__ToggleLikeResponse_Closure closure,
-                                                 void *closure_data)
+void yedi__content__content_service__like(ProtobufCService *service,
+                                          const Yedi__Content__LikeRequest *input,
+                                          Yedi__Content__LikeResponse_Closure closure,
+                                          void *closure_data)
 {
   assert(service->descriptor == &yedi__content__content_service__descriptor);
   service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__content__content_service__unlike(ProtobufCService *service,
+                                            const Yedi__Content__LikeRequest *input,
+                                            Yedi__Content__LikeResponse_Closure closure,
+                                            void *closure_data)
+{
+  assert(service->descriptor == &yedi__content__content_service__descriptor);
+  service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__content__content_service__list_liked_posts(ProtobufCService *service,
                                                       const Yedi__Content__ListLikedPostsRequest *input,
@@ -3804,7 +3567,7 @@ void yedi__content__content_service__list_liked_posts(ProtobufCService *service,
                                                       void *closure_data)
 {
   assert(service->descriptor == &yedi__content__content_service__descriptor);
-  service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__content__content_service__upload_image(ProtobufCService *service,
                                                   const Yedi__Content__UploadImageRequest *input,
@@ -3812,7 +3575,7 @@ void yedi__content__content_service__upload_image(ProtobufCService *service,
                                                   void *closure_data)
 {
   assert(service->descriptor == &yedi__content__content_service__descriptor);
-  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__content__content_service__get_image(ProtobufCService *service,
                                                const Yedi__Content__GetImageRequest *input,
@@ -3820,7 +3583,7 @@ void yedi__content__content_service__get_image(ProtobufCService *service,
                                                void *closure_data)
 {
   assert(service->descriptor == &yedi__content__content_service__descriptor);
-  service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__content__content_service__create_review(ProtobufCService *service,
                                                    const Yedi__Content__CreateReviewRequest *input,
@@ -3828,7 +3591,7 @@ void yedi__content__content_service__create_review(ProtobufCService *service,
                                                    void *closure_data)
 {
   assert(service->descriptor == &yedi__content__content_service__descriptor);
-  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__content__content_service__list_designer_reviews(ProtobufCService *service,
                                                            const Yedi__Content__ListDesignerReviewsRequest *input,
@@ -3836,31 +3599,15 @@ void yedi__content__content_service__list_designer_reviews(ProtobufCService *ser
                                                            void *closure_data)
 {
   assert(service->descriptor == &yedi__content__content_service__descriptor);
-  service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
-}
-void yedi__content__content_service__create_comment(ProtobufCService *service,
-                                                    const Yedi__Content__CreateCommentRequest *input,
-                                                    Yedi__Content__Comment_Closure closure,
-                                                    void *closure_data)
-{
-  assert(service->descriptor == &yedi__content__content_service__descriptor);
   service->invoke(service, 12, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
-void yedi__content__content_service__list_comments(ProtobufCService *service,
-                                                   const Yedi__Content__ListCommentsRequest *input,
-                                                   Yedi__Content__ListCommentsResponse_Closure closure,
-                                                   void *closure_data)
+void yedi__content__content_service__list_my_reviews(ProtobufCService *service,
+                                                     const Yedi__Content__ListMyReviewsRequest *input,
+                                                     Yedi__Content__ListMyReviewsResponse_Closure closure,
+                                                     void *closure_data)
 {
   assert(service->descriptor == &yedi__content__content_service__descriptor);
   service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
-}
-void yedi__content__content_service__search_posts(ProtobufCService *service,
-                                                  const Yedi__Content__SearchPostsRequest *input,
-                                                  Yedi__Content__FeedPage_Closure closure,
-                                                  void *closure_data)
-{
-  assert(service->descriptor == &yedi__content__content_service__descriptor);
-  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__content__content_service__purge_user(ProtobufCService *service,
                                                 const Yedi__Common__PurgeUserRequest *input,
@@ -3868,7 +3615,7 @@ void yedi__content__content_service__purge_user(ProtobufCService *service,
                                                 void *closure_data)
 {
   assert(service->descriptor == &yedi__content__content_service__descriptor);
-  service->invoke(service, 15, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__content__content_service__get_review_summaries(ProtobufCService *service,
                                                           const Yedi__Content__GetReviewSummariesRequest *input,
@@ -3876,7 +3623,7 @@ void yedi__content__content_service__get_review_summaries(ProtobufCService *serv
                                                           void *closure_data)
 {
   assert(service->descriptor == &yedi__content__content_service__descriptor);
-  service->invoke(service, 16, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 15, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__content__content_service__get_image_refs(ProtobufCService *service,
                                                     const Yedi__Content__GetImageRefsRequest *input,
@@ -3884,7 +3631,7 @@ void yedi__content__content_service__get_image_refs(ProtobufCService *service,
                                                     void *closure_data)
 {
   assert(service->descriptor == &yedi__content__content_service__descriptor);
-  service->invoke(service, 17, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 16, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__content__content_service__get_post_previews(ProtobufCService *service,
                                                        const Yedi__Content__GetPostPreviewsRequest *input,
@@ -3892,7 +3639,7 @@ void yedi__content__content_service__get_post_previews(ProtobufCService *service
                                                        void *closure_data)
 {
   assert(service->descriptor == &yedi__content__content_service__descriptor);
-  service->invoke(service, 18, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 17, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__content__content_service__init (Yedi__Content__ContentService_Service *service,
                                            Yedi__Content__ContentService_ServiceDestroy destroy)

@@ -85,6 +85,7 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__common__purge_user_request__descriptor,
     &yedi__common__purge_user_response__descriptor,
     &yedi__content__post__descriptor,
+    &yedi__content__post_author__descriptor,
     &yedi__content__create_post_request__descriptor,
     &yedi__content__update_post_request__descriptor,
     &yedi__content__delete_post_request__descriptor,
@@ -93,8 +94,8 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__content__get_feed_request__descriptor,
     &yedi__content__feed_page__descriptor,
     &yedi__content__list_designer_posts_request__descriptor,
-    &yedi__content__toggle_like_request__descriptor,
-    &yedi__content__toggle_like_response__descriptor,
+    &yedi__content__like_request__descriptor,
+    &yedi__content__like_response__descriptor,
     &yedi__content__list_liked_posts_request__descriptor,
     &yedi__content__upload_image_request__descriptor,
     &yedi__content__get_image_request__descriptor,
@@ -102,13 +103,10 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__content__review__descriptor,
     &yedi__content__create_review_request__descriptor,
     &yedi__content__list_designer_reviews_request__descriptor,
+    &yedi__content__list_my_reviews_request__descriptor,
+    &yedi__content__list_my_reviews_response__descriptor,
     &yedi__content__keyword_count__descriptor,
     &yedi__content__list_designer_reviews_response__descriptor,
-    &yedi__content__comment__descriptor,
-    &yedi__content__create_comment_request__descriptor,
-    &yedi__content__list_comments_request__descriptor,
-    &yedi__content__list_comments_response__descriptor,
-    &yedi__content__search_posts_request__descriptor,
     &yedi__content__get_review_summaries_request__descriptor,
     &yedi__content__designer_review_summary__descriptor,
     &yedi__content__get_review_summaries_response__descriptor,
@@ -130,10 +128,10 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__runtime__advance_clock_response__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 126; }
+size_t yedi_message_descriptor_count(void) { return 124; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 126 ? message_descriptors[index] : NULL;
+    return index < 124 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {

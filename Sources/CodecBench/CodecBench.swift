@@ -104,12 +104,12 @@ struct CodecBench: ParsableCommand {
                 description: "손상이 적고 관리법을 잘 알려드려요. 상담은 채팅으로 편하게 문의 주세요 💇‍♀️",
                 priceKRW: 45_000 + Int64(index) * 1_000,
                 category: .cut,
-                location: "서울 강남구 테헤란로 123",
                 photos: photos,
                 likeCount: Int64(index * 7),
                 liked: index % 2 == 0,
                 createdAtMs: createdAt,
-                updatedAtMs: 1_697_778_000_000
+                updatedAtMs: 1_697_778_000_000,
+                author: .init(name: "박지호", profileImageID: "a1b2c3d4-0000-4000-8000-000000000001")
             )
         }
         return YediContent.FeedPage(posts: posts, page: .init(nextCursor: "cursor-20"))

@@ -3,25 +3,49 @@ import RPCCore
 import ServiceRuntime
 import YediProto
 
-/// ContentService: posts, images, likes, reviews and comments.
-///
-/// Only PurgeUser (account deletion) is served so far; the rest comes with the ContentService issue and
-/// answers UNIMPLEMENTED until then.
+/// ContentService: images, posts and their feeds, likes, reviews with their designer summaries.
 enum ContentServiceDefinition: ServiceDefinition {
     static let defaults = ServiceDefaults(
         name: "content", port: 7002, metricsPort: 9102,
         // Images of up to 10 MiB, plus the envelope and the rest of the request.
         maxFrameBytes: 11 << 20, peers: ["account", "booking"])
-    static let summary = "Yedi ContentService: posts, images, likes, reviews and comments, over TLS."
-    static let placeholders = [YediContent.ContentService.descriptor]
+    static let summary = "Yedi ContentService: images, posts, feeds, likes and reviews, over TLS."
 
-    static func migrate(_ migrator: inout DatabaseMigrator) {}
+    static func migrate(_ migrator: inout DatabaseMigrator) {
+        ContentSchema.migrate(&migrator)
+    }
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
-        [
-            PurgeUserReceiver.methods(
-                of: YediContent.ContentService.descriptor, method: YediContent.ContentService.Method.purgeUser,
-                environment: env)
-        ]
+        [try await handlers(env)]
+    }
+
+    /// The handlers on `env`. Tests pass their own blob store (to count reads) or peers (to count calls).
+    static func handlers(
+        _ env: ServiceEnvironment,
+        blobs: (any ImageBlobStore)? = nil,
+        peers: ContentPeers? = nil
+    ) async throws -> ContentHandlers {
+        let store = SQLiteContentStore(database: env.database)
+        let images = ImageLibrary(
+            store: store,
+            blobs: try blobs ?? FileImageBlobStore(folder: try env.dataFolder("images")),
+            cache: LRUCache(
+                name: "content-images", capacity: env.configuration.imageCacheItems, metricsFactory: env.metrics))
+        // A purge that died between its commit and its file deletions left them listed: finish them.
+        let collected = try await images.collectGarbage()
+        if collected > 0 {
+            env.logger.info("deleted image files left by an interrupted purge", metadata: ["files": "\(collected)"])
+        }
+        let peers = peers ?? ContentPeers.live(env.peers)
+        return ContentHandlers(
+            store: store,
+            images: images,
+            authors: AuthorDirectory(
+                cache: LRUCache(
+                    name: "content-authors", capacity: env.configuration.textCacheItems, metricsFactory: env.metrics),
+                clock: env.clock, lookup: peers.users),
+            peers: peers,
+            clock: env.clock,
+            ids: env.ids)
     }
 }

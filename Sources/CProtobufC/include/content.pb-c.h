@@ -17,6 +17,7 @@ PROTOBUF_C__BEGIN_DECLS
 #include "common.pb-c.h"
 
 typedef struct Yedi__Content__Post Yedi__Content__Post;
+typedef struct Yedi__Content__PostAuthor Yedi__Content__PostAuthor;
 typedef struct Yedi__Content__CreatePostRequest Yedi__Content__CreatePostRequest;
 typedef struct Yedi__Content__UpdatePostRequest Yedi__Content__UpdatePostRequest;
 typedef struct Yedi__Content__DeletePostRequest Yedi__Content__DeletePostRequest;
@@ -25,8 +26,8 @@ typedef struct Yedi__Content__GetPostRequest Yedi__Content__GetPostRequest;
 typedef struct Yedi__Content__GetFeedRequest Yedi__Content__GetFeedRequest;
 typedef struct Yedi__Content__FeedPage Yedi__Content__FeedPage;
 typedef struct Yedi__Content__ListDesignerPostsRequest Yedi__Content__ListDesignerPostsRequest;
-typedef struct Yedi__Content__ToggleLikeRequest Yedi__Content__ToggleLikeRequest;
-typedef struct Yedi__Content__ToggleLikeResponse Yedi__Content__ToggleLikeResponse;
+typedef struct Yedi__Content__LikeRequest Yedi__Content__LikeRequest;
+typedef struct Yedi__Content__LikeResponse Yedi__Content__LikeResponse;
 typedef struct Yedi__Content__ListLikedPostsRequest Yedi__Content__ListLikedPostsRequest;
 typedef struct Yedi__Content__UploadImageRequest Yedi__Content__UploadImageRequest;
 typedef struct Yedi__Content__GetImageRequest Yedi__Content__GetImageRequest;
@@ -34,13 +35,10 @@ typedef struct Yedi__Content__ImageData Yedi__Content__ImageData;
 typedef struct Yedi__Content__Review Yedi__Content__Review;
 typedef struct Yedi__Content__CreateReviewRequest Yedi__Content__CreateReviewRequest;
 typedef struct Yedi__Content__ListDesignerReviewsRequest Yedi__Content__ListDesignerReviewsRequest;
+typedef struct Yedi__Content__ListMyReviewsRequest Yedi__Content__ListMyReviewsRequest;
+typedef struct Yedi__Content__ListMyReviewsResponse Yedi__Content__ListMyReviewsResponse;
 typedef struct Yedi__Content__KeywordCount Yedi__Content__KeywordCount;
 typedef struct Yedi__Content__ListDesignerReviewsResponse Yedi__Content__ListDesignerReviewsResponse;
-typedef struct Yedi__Content__Comment Yedi__Content__Comment;
-typedef struct Yedi__Content__CreateCommentRequest Yedi__Content__CreateCommentRequest;
-typedef struct Yedi__Content__ListCommentsRequest Yedi__Content__ListCommentsRequest;
-typedef struct Yedi__Content__ListCommentsResponse Yedi__Content__ListCommentsResponse;
-typedef struct Yedi__Content__SearchPostsRequest Yedi__Content__SearchPostsRequest;
 typedef struct Yedi__Content__GetReviewSummariesRequest Yedi__Content__GetReviewSummariesRequest;
 typedef struct Yedi__Content__DesignerReviewSummary Yedi__Content__DesignerReviewSummary;
 typedef struct Yedi__Content__GetReviewSummariesResponse Yedi__Content__GetReviewSummariesResponse;
@@ -57,23 +55,21 @@ typedef struct Yedi__Content__GetPostPreviewsResponse Yedi__Content__GetPostPrev
 typedef enum _Yedi__Content__FeedScope {
   YEDI__CONTENT__FEED_SCOPE__FEED_SCOPE_UNSPECIFIED = 0,
   /*
-   * Every designer's posts.
+   * Every designer's posts (also what UNSPECIFIED means).
    */
   YEDI__CONTENT__FEED_SCOPE__FEED_SCOPE_ALL = 1,
   /*
-   * Only designers the caller follows.
+   * Only designers the caller follows (sign-in required).
    */
   YEDI__CONTENT__FEED_SCOPE__FEED_SCOPE_FOLLOWING = 2
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__CONTENT__FEED_SCOPE)
 } Yedi__Content__FeedScope;
 /*
- * The fixed review keyword catalogue; a review picks 1 to 5.
+ * The fixed review keyword catalogue; a review picks 1 to 5. Groups: 1–5 스타일 (style), 6–10 시술/서비스
+ * (treatment & service), 11–15 가격/기타 (price & other).
  */
 typedef enum _Yedi__Content__ReviewKeyword {
   YEDI__CONTENT__REVIEW_KEYWORD__REVIEW_KEYWORD_UNSPECIFIED = 0,
-  /*
-   * 스타일
-   */
   /*
    * 🙌 스타일 추천을 잘해줘요
    */
@@ -95,9 +91,6 @@ typedef enum _Yedi__Content__ReviewKeyword {
    */
   YEDI__CONTENT__REVIEW_KEYWORD__REVIEW_KEYWORD_LITTLE_DAMAGE = 5,
   /*
-   * 시술/서비스
-   */
-  /*
    * ✂️ 시술이 꼼꼼해요
    */
   YEDI__CONTENT__REVIEW_KEYWORD__REVIEW_KEYWORD_METICULOUS = 6,
@@ -117,9 +110,6 @@ typedef enum _Yedi__Content__ReviewKeyword {
    * 😀 친절해요
    */
   YEDI__CONTENT__REVIEW_KEYWORD__REVIEW_KEYWORD_KIND = 10,
-  /*
-   * 가격/기타
-   */
   /*
    * ✨ 매장이 청결해요
    */
@@ -151,35 +141,52 @@ struct  Yedi__Content__Post
   char *id;
   char *designer_id;
   /*
-   * Required.
+   * Required, at most 100 characters.
    */
   char *title;
   /*
-   * Required.
+   * Required, at most 2,000 characters.
    */
   char *description;
+  /*
+   * 0 to 100,000,000.
+   */
   int64_t price_krw;
   Yedi__Common__HairCategory category;
   /*
-   * From the designer's shop.
-   */
-  char *location;
-  /*
-   * One or more.
+   * 1 to 10, in the order the designer chose.
    */
   size_t n_photos;
   Yedi__Common__ImageRef **photos;
   int64_t like_count;
   /*
-   * Whether the caller likes this post.
+   * Whether the caller likes this post (false for an anonymous caller).
    */
   protobuf_c_boolean liked;
   int64_t created_at_ms;
   int64_t updated_at_ms;
+  /*
+   * The designer's name and profile image, from AccountService; "" when it could not be asked.
+   */
+  Yedi__Content__PostAuthor *author;
 };
 #define YEDI__CONTENT__POST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__content__post__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, YEDI__COMMON__HAIR_CATEGORY__HAIR_CATEGORY_UNSPECIFIED, (char *)protobuf_c_empty_string, 0,NULL, 0, 0, 0, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, YEDI__COMMON__HAIR_CATEGORY__HAIR_CATEGORY_UNSPECIFIED, 0,NULL, 0, 0, 0, 0, NULL }
+
+
+struct  Yedi__Content__PostAuthor
+{
+  ProtobufCMessage base;
+  char *name;
+  /*
+   * An image id of this service; "" for none.
+   */
+  char *profile_image_id;
+};
+#define YEDI__CONTENT__POST_AUTHOR__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__content__post_author__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 struct  Yedi__Content__CreatePostRequest
@@ -190,7 +197,7 @@ struct  Yedi__Content__CreatePostRequest
   int64_t price_krw;
   Yedi__Common__HairCategory category;
   /*
-   * Ids of images uploaded with UploadImage.
+   * 1 to 10 ids of images the designer uploaded with UploadImage.
    */
   size_t n_photo_ids;
   char **photo_ids;
@@ -200,6 +207,9 @@ struct  Yedi__Content__CreatePostRequest
     , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, YEDI__COMMON__HAIR_CATEGORY__HAIR_CATEGORY_UNSPECIFIED, 0,NULL }
 
 
+/*
+ * Replaces every field of the post (the author's own only).
+ */
 struct  Yedi__Content__UpdatePostRequest
 {
   ProtobufCMessage base;
@@ -253,6 +263,9 @@ struct  Yedi__Content__GetFeedRequest
    * HAIR_CATEGORY_UNSPECIFIED = every category.
    */
   Yedi__Common__HairCategory category;
+  /*
+   * Default 3 posts, at most 50.
+   */
   Yedi__Common__PageRequest *page;
 };
 #define YEDI__CONTENT__GET_FEED_REQUEST__INIT \
@@ -286,30 +299,33 @@ struct  Yedi__Content__ListDesignerPostsRequest
     , (char *)protobuf_c_empty_string, NULL }
 
 
-struct  Yedi__Content__ToggleLikeRequest
+struct  Yedi__Content__LikeRequest
 {
   ProtobufCMessage base;
   char *post_id;
 };
-#define YEDI__CONTENT__TOGGLE_LIKE_REQUEST__INIT \
- { PROTOBUF_C_MESSAGE_INIT (&yedi__content__toggle_like_request__descriptor) \
+#define YEDI__CONTENT__LIKE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__content__like_request__descriptor) \
     , (char *)protobuf_c_empty_string }
 
 
-struct  Yedi__Content__ToggleLikeResponse
+struct  Yedi__Content__LikeResponse
 {
   ProtobufCMessage base;
   protobuf_c_boolean liked;
   int64_t like_count;
 };
-#define YEDI__CONTENT__TOGGLE_LIKE_RESPONSE__INIT \
- { PROTOBUF_C_MESSAGE_INIT (&yedi__content__toggle_like_response__descriptor) \
+#define YEDI__CONTENT__LIKE_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__content__like_response__descriptor) \
     , 0, 0 }
 
 
 struct  Yedi__Content__ListLikedPostsRequest
 {
   ProtobufCMessage base;
+  /*
+   * Newest like first; default 3 posts, at most 50.
+   */
   Yedi__Common__PageRequest *page;
 };
 #define YEDI__CONTENT__LIST_LIKED_POSTS_REQUEST__INIT \
@@ -320,9 +336,12 @@ struct  Yedi__Content__ListLikedPostsRequest
 struct  Yedi__Content__UploadImageRequest
 {
   ProtobufCMessage base;
+  /*
+   * JPEG, PNG or WebP, at most 10 MiB; the type is read from the bytes.
+   */
   ProtobufCBinaryData data;
   /*
-   * "image/jpeg", "image/png", "image/webp".
+   * Optional claim ("image/jpeg", "image/png", "image/webp"): refused when the bytes say otherwise.
    */
   char *content_type;
 };
@@ -402,11 +421,39 @@ struct  Yedi__Content__ListDesignerReviewsRequest
 {
   ProtobufCMessage base;
   char *designer_id;
+  /*
+   * Newest first; default 20, at most 50.
+   */
   Yedi__Common__PageRequest *page;
 };
 #define YEDI__CONTENT__LIST_DESIGNER_REVIEWS_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__content__list_designer_reviews_request__descriptor) \
     , (char *)protobuf_c_empty_string, NULL }
+
+
+struct  Yedi__Content__ListMyReviewsRequest
+{
+  ProtobufCMessage base;
+  /*
+   * Newest first; default 20, at most 50.
+   */
+  Yedi__Common__PageRequest *page;
+};
+#define YEDI__CONTENT__LIST_MY_REVIEWS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__content__list_my_reviews_request__descriptor) \
+    , NULL }
+
+
+struct  Yedi__Content__ListMyReviewsResponse
+{
+  ProtobufCMessage base;
+  size_t n_reviews;
+  Yedi__Content__Review **reviews;
+  Yedi__Common__PageInfo *page;
+};
+#define YEDI__CONTENT__LIST_MY_REVIEWS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__content__list_my_reviews_response__descriptor) \
+    , 0,NULL, NULL }
 
 
 struct  Yedi__Content__KeywordCount
@@ -439,69 +486,6 @@ struct  Yedi__Content__ListDesignerReviewsResponse
     , 0,NULL, NULL, 0, 0, 0,NULL }
 
 
-struct  Yedi__Content__Comment
-{
-  ProtobufCMessage base;
-  char *id;
-  char *post_id;
-  char *author_id;
-  char *text;
-  int64_t created_at_ms;
-};
-#define YEDI__CONTENT__COMMENT__INIT \
- { PROTOBUF_C_MESSAGE_INIT (&yedi__content__comment__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
-
-
-struct  Yedi__Content__CreateCommentRequest
-{
-  ProtobufCMessage base;
-  char *post_id;
-  char *text;
-};
-#define YEDI__CONTENT__CREATE_COMMENT_REQUEST__INIT \
- { PROTOBUF_C_MESSAGE_INIT (&yedi__content__create_comment_request__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
-
-
-struct  Yedi__Content__ListCommentsRequest
-{
-  ProtobufCMessage base;
-  char *post_id;
-  Yedi__Common__PageRequest *page;
-};
-#define YEDI__CONTENT__LIST_COMMENTS_REQUEST__INIT \
- { PROTOBUF_C_MESSAGE_INIT (&yedi__content__list_comments_request__descriptor) \
-    , (char *)protobuf_c_empty_string, NULL }
-
-
-struct  Yedi__Content__ListCommentsResponse
-{
-  ProtobufCMessage base;
-  size_t n_comments;
-  Yedi__Content__Comment **comments;
-  Yedi__Common__PageInfo *page;
-};
-#define YEDI__CONTENT__LIST_COMMENTS_RESPONSE__INIT \
- { PROTOBUF_C_MESSAGE_INIT (&yedi__content__list_comments_response__descriptor) \
-    , 0,NULL, NULL }
-
-
-struct  Yedi__Content__SearchPostsRequest
-{
-  ProtobufCMessage base;
-  /*
-   * Matched against titles and descriptions.
-   */
-  char *query;
-  Yedi__Common__HairCategory category;
-  Yedi__Common__PageRequest *page;
-};
-#define YEDI__CONTENT__SEARCH_POSTS_REQUEST__INIT \
- { PROTOBUF_C_MESSAGE_INIT (&yedi__content__search_posts_request__descriptor) \
-    , (char *)protobuf_c_empty_string, YEDI__COMMON__HAIR_CATEGORY__HAIR_CATEGORY_UNSPECIFIED, NULL }
-
-
 /*
  * Internal (AccountService's designer profiles): the review summary of each designer asked for.
  */
@@ -528,10 +512,15 @@ struct  Yedi__Content__DesignerReviewSummary
    */
   double rating;
   int64_t review_count;
+  /*
+   * How often each keyword was picked, most picked first (keywords never picked are left out).
+   */
+  size_t n_keyword_counts;
+  Yedi__Content__KeywordCount **keyword_counts;
 };
 #define YEDI__CONTENT__DESIGNER_REVIEW_SUMMARY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__content__designer_review_summary__descriptor) \
-    , (char *)protobuf_c_empty_string, 0, 0 }
+    , (char *)protobuf_c_empty_string, 0, 0, 0,NULL }
 
 
 struct  Yedi__Content__GetReviewSummariesResponse
@@ -655,6 +644,25 @@ Yedi__Content__Post *
                       const uint8_t       *data);
 void   yedi__content__post__free_unpacked
                      (Yedi__Content__Post *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Content__PostAuthor methods */
+void   yedi__content__post_author__init
+                     (Yedi__Content__PostAuthor         *message);
+size_t yedi__content__post_author__get_packed_size
+                     (const Yedi__Content__PostAuthor   *message);
+size_t yedi__content__post_author__pack
+                     (const Yedi__Content__PostAuthor   *message,
+                      uint8_t             *out);
+size_t yedi__content__post_author__pack_to_buffer
+                     (const Yedi__Content__PostAuthor   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Content__PostAuthor *
+       yedi__content__post_author__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__content__post_author__free_unpacked
+                     (Yedi__Content__PostAuthor *message,
                       ProtobufCAllocator *allocator);
 /* Yedi__Content__CreatePostRequest methods */
 void   yedi__content__create_post_request__init
@@ -808,43 +816,43 @@ Yedi__Content__ListDesignerPostsRequest *
 void   yedi__content__list_designer_posts_request__free_unpacked
                      (Yedi__Content__ListDesignerPostsRequest *message,
                       ProtobufCAllocator *allocator);
-/* Yedi__Content__ToggleLikeRequest methods */
-void   yedi__content__toggle_like_request__init
-                     (Yedi__Content__ToggleLikeRequest         *message);
-size_t yedi__content__toggle_like_request__get_packed_size
-                     (const Yedi__Content__ToggleLikeRequest   *message);
-size_t yedi__content__toggle_like_request__pack
-                     (const Yedi__Content__ToggleLikeRequest   *message,
+/* Yedi__Content__LikeRequest methods */
+void   yedi__content__like_request__init
+                     (Yedi__Content__LikeRequest         *message);
+size_t yedi__content__like_request__get_packed_size
+                     (const Yedi__Content__LikeRequest   *message);
+size_t yedi__content__like_request__pack
+                     (const Yedi__Content__LikeRequest   *message,
                       uint8_t             *out);
-size_t yedi__content__toggle_like_request__pack_to_buffer
-                     (const Yedi__Content__ToggleLikeRequest   *message,
+size_t yedi__content__like_request__pack_to_buffer
+                     (const Yedi__Content__LikeRequest   *message,
                       ProtobufCBuffer     *buffer);
-Yedi__Content__ToggleLikeRequest *
-       yedi__content__toggle_like_request__unpack
+Yedi__Content__LikeRequest *
+       yedi__content__like_request__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data);
-void   yedi__content__toggle_like_request__free_unpacked
-                     (Yedi__Content__ToggleLikeRequest *message,
+void   yedi__content__like_request__free_unpacked
+                     (Yedi__Content__LikeRequest *message,
                       ProtobufCAllocator *allocator);
-/* Yedi__Content__ToggleLikeResponse methods */
-void   yedi__content__toggle_like_response__init
-                     (Yedi__Content__ToggleLikeResponse         *message);
-size_t yedi__content__toggle_like_response__get_packed_size
-                     (const Yedi__Content__ToggleLikeResponse   *message);
-size_t yedi__content__toggle_like_response__pack
-                     (const Yedi__Content__ToggleLikeResponse   *message,
+/* Yedi__Content__LikeResponse methods */
+void   yedi__content__like_response__init
+                     (Yedi__Content__LikeResponse         *message);
+size_t yedi__content__like_response__get_packed_size
+                     (const Yedi__Content__LikeResponse   *message);
+size_t yedi__content__like_response__pack
+                     (const Yedi__Content__LikeResponse   *message,
                       uint8_t             *out);
-size_t yedi__content__toggle_like_response__pack_to_buffer
-                     (const Yedi__Content__ToggleLikeResponse   *message,
+size_t yedi__content__like_response__pack_to_buffer
+                     (const Yedi__Content__LikeResponse   *message,
                       ProtobufCBuffer     *buffer);
-Yedi__Content__ToggleLikeResponse *
-       yedi__content__toggle_like_response__unpack
+Yedi__Content__LikeResponse *
+       yedi__content__like_response__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data);
-void   yedi__content__toggle_like_response__free_unpacked
-                     (Yedi__Content__ToggleLikeResponse *message,
+void   yedi__content__like_response__free_unpacked
+                     (Yedi__Content__LikeResponse *message,
                       ProtobufCAllocator *allocator);
 /* Yedi__Content__ListLikedPostsRequest methods */
 void   yedi__content__list_liked_posts_request__init
@@ -979,6 +987,44 @@ Yedi__Content__ListDesignerReviewsRequest *
 void   yedi__content__list_designer_reviews_request__free_unpacked
                      (Yedi__Content__ListDesignerReviewsRequest *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Content__ListMyReviewsRequest methods */
+void   yedi__content__list_my_reviews_request__init
+                     (Yedi__Content__ListMyReviewsRequest         *message);
+size_t yedi__content__list_my_reviews_request__get_packed_size
+                     (const Yedi__Content__ListMyReviewsRequest   *message);
+size_t yedi__content__list_my_reviews_request__pack
+                     (const Yedi__Content__ListMyReviewsRequest   *message,
+                      uint8_t             *out);
+size_t yedi__content__list_my_reviews_request__pack_to_buffer
+                     (const Yedi__Content__ListMyReviewsRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Content__ListMyReviewsRequest *
+       yedi__content__list_my_reviews_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__content__list_my_reviews_request__free_unpacked
+                     (Yedi__Content__ListMyReviewsRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Content__ListMyReviewsResponse methods */
+void   yedi__content__list_my_reviews_response__init
+                     (Yedi__Content__ListMyReviewsResponse         *message);
+size_t yedi__content__list_my_reviews_response__get_packed_size
+                     (const Yedi__Content__ListMyReviewsResponse   *message);
+size_t yedi__content__list_my_reviews_response__pack
+                     (const Yedi__Content__ListMyReviewsResponse   *message,
+                      uint8_t             *out);
+size_t yedi__content__list_my_reviews_response__pack_to_buffer
+                     (const Yedi__Content__ListMyReviewsResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Content__ListMyReviewsResponse *
+       yedi__content__list_my_reviews_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__content__list_my_reviews_response__free_unpacked
+                     (Yedi__Content__ListMyReviewsResponse *message,
+                      ProtobufCAllocator *allocator);
 /* Yedi__Content__KeywordCount methods */
 void   yedi__content__keyword_count__init
                      (Yedi__Content__KeywordCount         *message);
@@ -1016,101 +1062,6 @@ Yedi__Content__ListDesignerReviewsResponse *
                       const uint8_t       *data);
 void   yedi__content__list_designer_reviews_response__free_unpacked
                      (Yedi__Content__ListDesignerReviewsResponse *message,
-                      ProtobufCAllocator *allocator);
-/* Yedi__Content__Comment methods */
-void   yedi__content__comment__init
-                     (Yedi__Content__Comment         *message);
-size_t yedi__content__comment__get_packed_size
-                     (const Yedi__Content__Comment   *message);
-size_t yedi__content__comment__pack
-                     (const Yedi__Content__Comment   *message,
-                      uint8_t             *out);
-size_t yedi__content__comment__pack_to_buffer
-                     (const Yedi__Content__Comment   *message,
-                      ProtobufCBuffer     *buffer);
-Yedi__Content__Comment *
-       yedi__content__comment__unpack
-                     (ProtobufCAllocator  *allocator,
-                      size_t               len,
-                      const uint8_t       *data);
-void   yedi__content__comment__free_unpacked
-                     (Yedi__Content__Comment *message,
-                      ProtobufCAllocator *allocator);
-/* Yedi__Content__CreateCommentRequest methods */
-void   yedi__content__create_comment_request__init
-                     (Yedi__Content__CreateCommentRequest         *message);
-size_t yedi__content__create_comment_request__get_packed_size
-                     (const Yedi__Content__CreateCommentRequest   *message);
-size_t yedi__content__create_comment_request__pack
-                     (const Yedi__Content__CreateCommentRequest   *message,
-                      uint8_t             *out);
-size_t yedi__content__create_comment_request__pack_to_buffer
-                     (const Yedi__Content__CreateCommentRequest   *message,
-                      ProtobufCBuffer     *buffer);
-Yedi__Content__CreateCommentRequest *
-       yedi__content__create_comment_request__unpack
-                     (ProtobufCAllocator  *allocator,
-                      size_t               len,
-                      const uint8_t       *data);
-void   yedi__content__create_comment_request__free_unpacked
-                     (Yedi__Content__CreateCommentRequest *message,
-                      ProtobufCAllocator *allocator);
-/* Yedi__Content__ListCommentsRequest methods */
-void   yedi__content__list_comments_request__init
-                     (Yedi__Content__ListCommentsRequest         *message);
-size_t yedi__content__list_comments_request__get_packed_size
-                     (const Yedi__Content__ListCommentsRequest   *message);
-size_t yedi__content__list_comments_request__pack
-                     (const Yedi__Content__ListCommentsRequest   *message,
-                      uint8_t             *out);
-size_t yedi__content__list_comments_request__pack_to_buffer
-                     (const Yedi__Content__ListCommentsRequest   *message,
-                      ProtobufCBuffer     *buffer);
-Yedi__Content__ListCommentsRequest *
-       yedi__content__list_comments_request__unpack
-                     (ProtobufCAllocator  *allocator,
-                      size_t               len,
-                      const uint8_t       *data);
-void   yedi__content__list_comments_request__free_unpacked
-                     (Yedi__Content__ListCommentsRequest *message,
-                      ProtobufCAllocator *allocator);
-/* Yedi__Content__ListCommentsResponse methods */
-void   yedi__content__list_comments_response__init
-                     (Yedi__Content__ListCommentsResponse         *message);
-size_t yedi__content__list_comments_response__get_packed_size
-                     (const Yedi__Content__ListCommentsResponse   *message);
-size_t yedi__content__list_comments_response__pack
-                     (const Yedi__Content__ListCommentsResponse   *message,
-                      uint8_t             *out);
-size_t yedi__content__list_comments_response__pack_to_buffer
-                     (const Yedi__Content__ListCommentsResponse   *message,
-                      ProtobufCBuffer     *buffer);
-Yedi__Content__ListCommentsResponse *
-       yedi__content__list_comments_response__unpack
-                     (ProtobufCAllocator  *allocator,
-                      size_t               len,
-                      const uint8_t       *data);
-void   yedi__content__list_comments_response__free_unpacked
-                     (Yedi__Content__ListCommentsResponse *message,
-                      ProtobufCAllocator *allocator);
-/* Yedi__Content__SearchPostsRequest methods */
-void   yedi__content__search_posts_request__init
-                     (Yedi__Content__SearchPostsRequest         *message);
-size_t yedi__content__search_posts_request__get_packed_size
-                     (const Yedi__Content__SearchPostsRequest   *message);
-size_t yedi__content__search_posts_request__pack
-                     (const Yedi__Content__SearchPostsRequest   *message,
-                      uint8_t             *out);
-size_t yedi__content__search_posts_request__pack_to_buffer
-                     (const Yedi__Content__SearchPostsRequest   *message,
-                      ProtobufCBuffer     *buffer);
-Yedi__Content__SearchPostsRequest *
-       yedi__content__search_posts_request__unpack
-                     (ProtobufCAllocator  *allocator,
-                      size_t               len,
-                      const uint8_t       *data);
-void   yedi__content__search_posts_request__free_unpacked
-                     (Yedi__Content__SearchPostsRequest *message,
                       ProtobufCAllocator *allocator);
 /* Yedi__Content__GetReviewSummariesRequest methods */
 void   yedi__content__get_review_summaries_request__init
@@ -1288,6 +1239,9 @@ void   yedi__content__get_post_previews_response__free_unpacked
 typedef void (*Yedi__Content__Post_Closure)
                  (const Yedi__Content__Post *message,
                   void *closure_data);
+typedef void (*Yedi__Content__PostAuthor_Closure)
+                 (const Yedi__Content__PostAuthor *message,
+                  void *closure_data);
 typedef void (*Yedi__Content__CreatePostRequest_Closure)
                  (const Yedi__Content__CreatePostRequest *message,
                   void *closure_data);
@@ -1312,11 +1266,11 @@ typedef void (*Yedi__Content__FeedPage_Closure)
 typedef void (*Yedi__Content__ListDesignerPostsRequest_Closure)
                  (const Yedi__Content__ListDesignerPostsRequest *message,
                   void *closure_data);
-typedef void (*Yedi__Content__ToggleLikeRequest_Closure)
-                 (const Yedi__Content__ToggleLikeRequest *message,
+typedef void (*Yedi__Content__LikeRequest_Closure)
+                 (const Yedi__Content__LikeRequest *message,
                   void *closure_data);
-typedef void (*Yedi__Content__ToggleLikeResponse_Closure)
-                 (const Yedi__Content__ToggleLikeResponse *message,
+typedef void (*Yedi__Content__LikeResponse_Closure)
+                 (const Yedi__Content__LikeResponse *message,
                   void *closure_data);
 typedef void (*Yedi__Content__ListLikedPostsRequest_Closure)
                  (const Yedi__Content__ListLikedPostsRequest *message,
@@ -1339,26 +1293,17 @@ typedef void (*Yedi__Content__CreateReviewRequest_Closure)
 typedef void (*Yedi__Content__ListDesignerReviewsRequest_Closure)
                  (const Yedi__Content__ListDesignerReviewsRequest *message,
                   void *closure_data);
+typedef void (*Yedi__Content__ListMyReviewsRequest_Closure)
+                 (const Yedi__Content__ListMyReviewsRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Content__ListMyReviewsResponse_Closure)
+                 (const Yedi__Content__ListMyReviewsResponse *message,
+                  void *closure_data);
 typedef void (*Yedi__Content__KeywordCount_Closure)
                  (const Yedi__Content__KeywordCount *message,
                   void *closure_data);
 typedef void (*Yedi__Content__ListDesignerReviewsResponse_Closure)
                  (const Yedi__Content__ListDesignerReviewsResponse *message,
-                  void *closure_data);
-typedef void (*Yedi__Content__Comment_Closure)
-                 (const Yedi__Content__Comment *message,
-                  void *closure_data);
-typedef void (*Yedi__Content__CreateCommentRequest_Closure)
-                 (const Yedi__Content__CreateCommentRequest *message,
-                  void *closure_data);
-typedef void (*Yedi__Content__ListCommentsRequest_Closure)
-                 (const Yedi__Content__ListCommentsRequest *message,
-                  void *closure_data);
-typedef void (*Yedi__Content__ListCommentsResponse_Closure)
-                 (const Yedi__Content__ListCommentsResponse *message,
-                  void *closure_data);
-typedef void (*Yedi__Content__SearchPostsRequest_Closure)
-                 (const Yedi__Content__SearchPostsRequest *message,
                   void *closure_data);
 typedef void (*Yedi__Content__GetReviewSummariesRequest_Closure)
                  (const Yedi__Content__GetReviewSummariesRequest *message,
@@ -1418,10 +1363,14 @@ struct Yedi__Content__ContentService_Service
                               const Yedi__Content__ListDesignerPostsRequest *input,
                               Yedi__Content__FeedPage_Closure closure,
                               void *closure_data);
-  void (*toggle_like)(Yedi__Content__ContentService_Service *service,
-                      const Yedi__Content__ToggleLikeRequest *input,
-                      Yedi__Content__ToggleLikeResponse_Closure closure,
-                      void *closure_data);
+  void (*like)(Yedi__Content__ContentService_Service *service,
+               const Yedi__Content__LikeRequest *input,
+               Yedi__Content__LikeResponse_Closure closure,
+               void *closure_data);
+  void (*unlike)(Yedi__Content__ContentService_Service *service,
+                 const Yedi__Content__LikeRequest *input,
+                 Yedi__Content__LikeResponse_Closure closure,
+                 void *closure_data);
   void (*list_liked_posts)(Yedi__Content__ContentService_Service *service,
                            const Yedi__Content__ListLikedPostsRequest *input,
                            Yedi__Content__FeedPage_Closure closure,
@@ -1442,18 +1391,10 @@ struct Yedi__Content__ContentService_Service
                                 const Yedi__Content__ListDesignerReviewsRequest *input,
                                 Yedi__Content__ListDesignerReviewsResponse_Closure closure,
                                 void *closure_data);
-  void (*create_comment)(Yedi__Content__ContentService_Service *service,
-                         const Yedi__Content__CreateCommentRequest *input,
-                         Yedi__Content__Comment_Closure closure,
-                         void *closure_data);
-  void (*list_comments)(Yedi__Content__ContentService_Service *service,
-                        const Yedi__Content__ListCommentsRequest *input,
-                        Yedi__Content__ListCommentsResponse_Closure closure,
-                        void *closure_data);
-  void (*search_posts)(Yedi__Content__ContentService_Service *service,
-                       const Yedi__Content__SearchPostsRequest *input,
-                       Yedi__Content__FeedPage_Closure closure,
-                       void *closure_data);
+  void (*list_my_reviews)(Yedi__Content__ContentService_Service *service,
+                          const Yedi__Content__ListMyReviewsRequest *input,
+                          Yedi__Content__ListMyReviewsResponse_Closure closure,
+                          void *closure_data);
   void (*purge_user)(Yedi__Content__ContentService_Service *service,
                      const Yedi__Common__PurgeUserRequest *input,
                      Yedi__Common__PurgeUserResponse_Closure closure,
@@ -1484,15 +1425,14 @@ void yedi__content__content_service__init (Yedi__Content__ContentService_Service
       function_prefix__ ## get_post,\
       function_prefix__ ## get_feed,\
       function_prefix__ ## list_designer_posts,\
-      function_prefix__ ## toggle_like,\
+      function_prefix__ ## like,\
+      function_prefix__ ## unlike,\
       function_prefix__ ## list_liked_posts,\
       function_prefix__ ## upload_image,\
       function_prefix__ ## get_image,\
       function_prefix__ ## create_review,\
       function_prefix__ ## list_designer_reviews,\
-      function_prefix__ ## create_comment,\
-      function_prefix__ ## list_comments,\
-      function_prefix__ ## search_posts,\
+      function_prefix__ ## list_my_reviews,\
       function_prefix__ ## purge_user,\
       function_prefix__ ## get_review_summaries,\
       function_prefix__ ## get_image_refs,\
@@ -1521,10 +1461,14 @@ void yedi__content__content_service__list_designer_posts(ProtobufCService *servi
                                                          const Yedi__Content__ListDesignerPostsRequest *input,
                                                          Yedi__Content__FeedPage_Closure closure,
                                                          void *closure_data);
-void yedi__content__content_service__toggle_like(ProtobufCService *service,
-                                                 const Yedi__Content__ToggleLikeRequest *input,
-                                                 Yedi__Content__ToggleLikeResponse_Closure closure,
-                                                 void *closure_data);
+void yedi__content__content_service__like(ProtobufCService *service,
+                                          const Yedi__Content__LikeRequest *input,
+                                          Yedi__Content__LikeResponse_Closure closure,
+                                          void *closure_data);
+void yedi__content__content_service__unlike(ProtobufCService *service,
+                                            const Yedi__Content__LikeRequest *input,
+                                            Yedi__Content__LikeResponse_Closure closure,
+                                            void *closure_data);
 void yedi__content__content_service__list_liked_posts(ProtobufCService *service,
                                                       const Yedi__Content__ListLikedPostsRequest *input,
                                                       Yedi__Content__FeedPage_Closure closure,
@@ -1545,18 +1489,10 @@ void yedi__content__content_service__list_designer_reviews(ProtobufCService *ser
                                                            const Yedi__Content__ListDesignerReviewsRequest *input,
                                                            Yedi__Content__ListDesignerReviewsResponse_Closure closure,
                                                            void *closure_data);
-void yedi__content__content_service__create_comment(ProtobufCService *service,
-                                                    const Yedi__Content__CreateCommentRequest *input,
-                                                    Yedi__Content__Comment_Closure closure,
-                                                    void *closure_data);
-void yedi__content__content_service__list_comments(ProtobufCService *service,
-                                                   const Yedi__Content__ListCommentsRequest *input,
-                                                   Yedi__Content__ListCommentsResponse_Closure closure,
-                                                   void *closure_data);
-void yedi__content__content_service__search_posts(ProtobufCService *service,
-                                                  const Yedi__Content__SearchPostsRequest *input,
-                                                  Yedi__Content__FeedPage_Closure closure,
-                                                  void *closure_data);
+void yedi__content__content_service__list_my_reviews(ProtobufCService *service,
+                                                     const Yedi__Content__ListMyReviewsRequest *input,
+                                                     Yedi__Content__ListMyReviewsResponse_Closure closure,
+                                                     void *closure_data);
 void yedi__content__content_service__purge_user(ProtobufCService *service,
                                                 const Yedi__Common__PurgeUserRequest *input,
                                                 Yedi__Common__PurgeUserResponse_Closure closure,
@@ -1579,6 +1515,7 @@ void yedi__content__content_service__get_post_previews(ProtobufCService *service
 extern const ProtobufCEnumDescriptor    yedi__content__feed_scope__descriptor;
 extern const ProtobufCEnumDescriptor    yedi__content__review_keyword__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__post__descriptor;
+extern const ProtobufCMessageDescriptor yedi__content__post_author__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__create_post_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__update_post_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__delete_post_request__descriptor;
@@ -1587,8 +1524,8 @@ extern const ProtobufCMessageDescriptor yedi__content__get_post_request__descrip
 extern const ProtobufCMessageDescriptor yedi__content__get_feed_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__feed_page__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__list_designer_posts_request__descriptor;
-extern const ProtobufCMessageDescriptor yedi__content__toggle_like_request__descriptor;
-extern const ProtobufCMessageDescriptor yedi__content__toggle_like_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__content__like_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__content__like_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__list_liked_posts_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__upload_image_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__get_image_request__descriptor;
@@ -1596,13 +1533,10 @@ extern const ProtobufCMessageDescriptor yedi__content__image_data__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__review__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__create_review_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__list_designer_reviews_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__content__list_my_reviews_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__content__list_my_reviews_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__keyword_count__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__list_designer_reviews_response__descriptor;
-extern const ProtobufCMessageDescriptor yedi__content__comment__descriptor;
-extern const ProtobufCMessageDescriptor yedi__content__create_comment_request__descriptor;
-extern const ProtobufCMessageDescriptor yedi__content__list_comments_request__descriptor;
-extern const ProtobufCMessageDescriptor yedi__content__list_comments_response__descriptor;
-extern const ProtobufCMessageDescriptor yedi__content__search_posts_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__get_review_summaries_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__designer_review_summary__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__get_review_summaries_response__descriptor;

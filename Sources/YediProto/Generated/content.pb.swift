@@ -8,9 +8,9 @@ public enum YediContent {}
 extension YediContent {
     public enum FeedScope: ProtoEnum {
         case unspecified
-        /// Every designer's posts.
+        /// Every designer's posts (also what UNSPECIFIED means).
         case all
-        /// Only designers the caller follows.
+        /// Only designers the caller follows (sign-in required).
         case following
         /// A value this build does not know, kept as is so that it survives a round trip.
         case unrecognized(Int32)
@@ -40,10 +40,11 @@ extension YediContent {
 }
 
 extension YediContent {
-    /// The fixed review keyword catalogue; a review picks 1 to 5.
+    /// The fixed review keyword catalogue; a review picks 1 to 5. Groups: 1–5 스타일 (style), 6–10 시술/서비스
+    /// (treatment & service), 11–15 가격/기타 (price & other).
     public enum ReviewKeyword: ProtoEnum {
         case unspecified
-        /// 스타일
+        /// 🙌 스타일 추천을 잘해줘요
         case goodRecommendations
         /// 😎 트렌디해요
         case trendy
@@ -53,7 +54,7 @@ extension YediContent {
         case luxurious
         /// 💪 손상이 적어요
         case littleDamage
-        /// 시술/서비스
+        /// ✂️ 시술이 꼼꼼해요
         case meticulous
         /// 🪄 관리법을 잘 알려줘요
         case careTips
@@ -63,7 +64,7 @@ extension YediContent {
         case detailedConsultation
         /// 😀 친절해요
         case kind
-        /// 가격/기타
+        /// ✨ 매장이 청결해요
         case cleanShop
         /// 🧴 좋은 제품을 사용해요
         case goodProducts
@@ -134,44 +135,45 @@ extension YediContent {
 
         public var designerID: String
 
-        /// Required.
+        /// Required, at most 100 characters.
         public var title: String
 
-        /// Required.
+        /// Required, at most 2,000 characters.
         public var description: String
 
+        /// 0 to 100,000,000.
         public var priceKRW: Int64
 
         public var category: YediCommon.HairCategory
 
-        /// From the designer's shop.
-        public var location: String
-
-        /// One or more.
+        /// 1 to 10, in the order the designer chose.
         public var photos: [YediCommon.ImageRef]
 
         public var likeCount: Int64
 
-        /// Whether the caller likes this post.
+        /// Whether the caller likes this post (false for an anonymous caller).
         public var liked: Bool
 
         public var createdAtMs: Int64
 
         public var updatedAtMs: Int64
 
-        public init(id: String = "", designerID: String = "", title: String = "", description: String = "", priceKRW: Int64 = 0, category: YediCommon.HairCategory = .unspecified, location: String = "", photos: [YediCommon.ImageRef] = [], likeCount: Int64 = 0, liked: Bool = false, createdAtMs: Int64 = 0, updatedAtMs: Int64 = 0) {
+        /// The designer's name and profile image, from AccountService; "" when it could not be asked.
+        public var author: YediContent.PostAuthor?
+
+        public init(id: String = "", designerID: String = "", title: String = "", description: String = "", priceKRW: Int64 = 0, category: YediCommon.HairCategory = .unspecified, photos: [YediCommon.ImageRef] = [], likeCount: Int64 = 0, liked: Bool = false, createdAtMs: Int64 = 0, updatedAtMs: Int64 = 0, author: YediContent.PostAuthor? = nil) {
             self.id = id
             self.designerID = designerID
             self.title = title
             self.description = description
             self.priceKRW = priceKRW
             self.category = category
-            self.location = location
             self.photos = photos
             self.likeCount = likeCount
             self.liked = liked
             self.createdAtMs = createdAtMs
             self.updatedAtMs = updatedAtMs
+            self.author = author
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -181,12 +183,12 @@ extension YediContent {
             try encoder.write(self.description, at: 4)
             try encoder.write(self.priceKRW, at: 5)
             try encoder.write(self.category, at: 6)
-            try encoder.write(self.location, at: 7)
             try encoder.write(self.photos, at: 8)
             try encoder.write(self.likeCount, at: 9)
             try encoder.write(self.liked, at: 10)
             try encoder.write(self.createdAtMs, at: 11)
             try encoder.write(self.updatedAtMs, at: 12)
+            try encoder.write(self.author, at: 13)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -196,12 +198,38 @@ extension YediContent {
             self.description = try decoder.read(at: 4)
             self.priceKRW = try decoder.read(at: 5)
             self.category = try decoder.read(at: 6)
-            self.location = try decoder.read(at: 7)
             self.photos = try decoder.read(at: 8)
             self.likeCount = try decoder.read(at: 9)
             self.liked = try decoder.read(at: 10)
             self.createdAtMs = try decoder.read(at: 11)
             self.updatedAtMs = try decoder.read(at: 12)
+            self.author = try decoder.read(at: 13)
+        }
+    }
+}
+
+extension YediContent {
+    public struct PostAuthor: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.content.PostAuthor")
+
+        public var name: String
+
+        /// An image id of this service; "" for none.
+        public var profileImageID: String
+
+        public init(name: String = "", profileImageID: String = "") {
+            self.name = name
+            self.profileImageID = profileImageID
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.name, at: 1)
+            try encoder.write(self.profileImageID, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.name = try decoder.read(at: 1)
+            self.profileImageID = try decoder.read(at: 2)
         }
     }
 }
@@ -218,7 +246,7 @@ extension YediContent {
 
         public var category: YediCommon.HairCategory
 
-        /// Ids of images uploaded with UploadImage.
+        /// 1 to 10 ids of images the designer uploaded with UploadImage.
         public var photoIDs: [String]
 
         public init(title: String = "", description: String = "", priceKRW: Int64 = 0, category: YediCommon.HairCategory = .unspecified, photoIDs: [String] = []) {
@@ -248,6 +276,7 @@ extension YediContent {
 }
 
 extension YediContent {
+    /// Replaces every field of the post (the author's own only).
     public struct UpdatePostRequest: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.content.UpdatePostRequest")
 
@@ -355,6 +384,7 @@ extension YediContent {
         /// HAIR_CATEGORY_UNSPECIFIED = every category.
         public var category: YediCommon.HairCategory
 
+        /// Default 3 posts, at most 50.
         public var page: YediCommon.PageRequest?
 
         public init(scope: YediContent.FeedScope = .unspecified, category: YediCommon.HairCategory = .unspecified, page: YediCommon.PageRequest? = nil) {
@@ -429,8 +459,8 @@ extension YediContent {
 }
 
 extension YediContent {
-    public struct ToggleLikeRequest: ProtoMessage {
-        public static let schema = MessageSchema.named("yedi.content.ToggleLikeRequest")
+    public struct LikeRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.content.LikeRequest")
 
         public var postID: String
 
@@ -449,8 +479,8 @@ extension YediContent {
 }
 
 extension YediContent {
-    public struct ToggleLikeResponse: ProtoMessage {
-        public static let schema = MessageSchema.named("yedi.content.ToggleLikeResponse")
+    public struct LikeResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.content.LikeResponse")
 
         public var liked: Bool
 
@@ -477,6 +507,7 @@ extension YediContent {
     public struct ListLikedPostsRequest: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.content.ListLikedPostsRequest")
 
+        /// Newest like first; default 3 posts, at most 50.
         public var page: YediCommon.PageRequest?
 
         public init(page: YediCommon.PageRequest? = nil) {
@@ -497,9 +528,10 @@ extension YediContent {
     public struct UploadImageRequest: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.content.UploadImageRequest")
 
+        /// JPEG, PNG or WebP, at most 10 MiB; the type is read from the bytes.
         public var data: [UInt8]
 
-        /// "image/jpeg", "image/png", "image/webp".
+        /// Optional claim ("image/jpeg", "image/png", "image/webp"): refused when the bytes say otherwise.
         public var contentType: String
 
         public init(data: [UInt8] = [], contentType: String = "") {
@@ -678,6 +710,7 @@ extension YediContent {
 
         public var designerID: String
 
+        /// Newest first; default 20, at most 50.
         public var page: YediCommon.PageRequest?
 
         public init(designerID: String = "", page: YediCommon.PageRequest? = nil) {
@@ -692,6 +725,52 @@ extension YediContent {
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.designerID = try decoder.read(at: 1)
+            self.page = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediContent {
+    public struct ListMyReviewsRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.content.ListMyReviewsRequest")
+
+        /// Newest first; default 20, at most 50.
+        public var page: YediCommon.PageRequest?
+
+        public init(page: YediCommon.PageRequest? = nil) {
+            self.page = page
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.page, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.page = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediContent {
+    public struct ListMyReviewsResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.content.ListMyReviewsResponse")
+
+        public var reviews: [YediContent.Review]
+
+        public var page: YediCommon.PageInfo?
+
+        public init(reviews: [YediContent.Review] = [], page: YediCommon.PageInfo? = nil) {
+            self.reviews = reviews
+            self.page = page
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.reviews, at: 1)
+            try encoder.write(self.page, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.reviews = try decoder.read(at: 1)
             self.page = try decoder.read(at: 2)
         }
     }
@@ -764,152 +843,6 @@ extension YediContent {
 }
 
 extension YediContent {
-    public struct Comment: ProtoMessage {
-        public static let schema = MessageSchema.named("yedi.content.Comment")
-
-        public var id: String
-
-        public var postID: String
-
-        public var authorID: String
-
-        public var text: String
-
-        public var createdAtMs: Int64
-
-        public init(id: String = "", postID: String = "", authorID: String = "", text: String = "", createdAtMs: Int64 = 0) {
-            self.id = id
-            self.postID = postID
-            self.authorID = authorID
-            self.text = text
-            self.createdAtMs = createdAtMs
-        }
-
-        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
-            try encoder.write(self.id, at: 1)
-            try encoder.write(self.postID, at: 2)
-            try encoder.write(self.authorID, at: 3)
-            try encoder.write(self.text, at: 4)
-            try encoder.write(self.createdAtMs, at: 5)
-        }
-
-        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
-            self.id = try decoder.read(at: 1)
-            self.postID = try decoder.read(at: 2)
-            self.authorID = try decoder.read(at: 3)
-            self.text = try decoder.read(at: 4)
-            self.createdAtMs = try decoder.read(at: 5)
-        }
-    }
-}
-
-extension YediContent {
-    public struct CreateCommentRequest: ProtoMessage {
-        public static let schema = MessageSchema.named("yedi.content.CreateCommentRequest")
-
-        public var postID: String
-
-        public var text: String
-
-        public init(postID: String = "", text: String = "") {
-            self.postID = postID
-            self.text = text
-        }
-
-        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
-            try encoder.write(self.postID, at: 1)
-            try encoder.write(self.text, at: 2)
-        }
-
-        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
-            self.postID = try decoder.read(at: 1)
-            self.text = try decoder.read(at: 2)
-        }
-    }
-}
-
-extension YediContent {
-    public struct ListCommentsRequest: ProtoMessage {
-        public static let schema = MessageSchema.named("yedi.content.ListCommentsRequest")
-
-        public var postID: String
-
-        public var page: YediCommon.PageRequest?
-
-        public init(postID: String = "", page: YediCommon.PageRequest? = nil) {
-            self.postID = postID
-            self.page = page
-        }
-
-        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
-            try encoder.write(self.postID, at: 1)
-            try encoder.write(self.page, at: 2)
-        }
-
-        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
-            self.postID = try decoder.read(at: 1)
-            self.page = try decoder.read(at: 2)
-        }
-    }
-}
-
-extension YediContent {
-    public struct ListCommentsResponse: ProtoMessage {
-        public static let schema = MessageSchema.named("yedi.content.ListCommentsResponse")
-
-        public var comments: [YediContent.Comment]
-
-        public var page: YediCommon.PageInfo?
-
-        public init(comments: [YediContent.Comment] = [], page: YediCommon.PageInfo? = nil) {
-            self.comments = comments
-            self.page = page
-        }
-
-        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
-            try encoder.write(self.comments, at: 1)
-            try encoder.write(self.page, at: 2)
-        }
-
-        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
-            self.comments = try decoder.read(at: 1)
-            self.page = try decoder.read(at: 2)
-        }
-    }
-}
-
-extension YediContent {
-    public struct SearchPostsRequest: ProtoMessage {
-        public static let schema = MessageSchema.named("yedi.content.SearchPostsRequest")
-
-        /// Matched against titles and descriptions.
-        public var query: String
-
-        public var category: YediCommon.HairCategory
-
-        public var page: YediCommon.PageRequest?
-
-        public init(query: String = "", category: YediCommon.HairCategory = .unspecified, page: YediCommon.PageRequest? = nil) {
-            self.query = query
-            self.category = category
-            self.page = page
-        }
-
-        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
-            try encoder.write(self.query, at: 1)
-            try encoder.write(self.category, at: 2)
-            try encoder.write(self.page, at: 3)
-        }
-
-        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
-            self.query = try decoder.read(at: 1)
-            self.category = try decoder.read(at: 2)
-            self.page = try decoder.read(at: 3)
-        }
-    }
-}
-
-extension YediContent {
     /// Internal (AccountService's designer profiles): the review summary of each designer asked for.
     public struct GetReviewSummariesRequest: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.content.GetReviewSummariesRequest")
@@ -942,22 +875,28 @@ extension YediContent {
 
         public var reviewCount: Int64
 
-        public init(designerID: String = "", rating: Double = 0, reviewCount: Int64 = 0) {
+        /// How often each keyword was picked, most picked first (keywords never picked are left out).
+        public var keywordCounts: [YediContent.KeywordCount]
+
+        public init(designerID: String = "", rating: Double = 0, reviewCount: Int64 = 0, keywordCounts: [YediContent.KeywordCount] = []) {
             self.designerID = designerID
             self.rating = rating
             self.reviewCount = reviewCount
+            self.keywordCounts = keywordCounts
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
             try encoder.write(self.designerID, at: 1)
             try encoder.write(self.rating, at: 2)
             try encoder.write(self.reviewCount, at: 3)
+            try encoder.write(self.keywordCounts, at: 4)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.designerID = try decoder.read(at: 1)
             self.rating = try decoder.read(at: 2)
             self.reviewCount = try decoder.read(at: 3)
+            self.keywordCounts = try decoder.read(at: 4)
         }
     }
 }
@@ -1152,8 +1091,12 @@ extension YediContent {
             public static let listDesignerPosts = RPCMethod<YediContent.ListDesignerPostsRequest, YediContent.FeedPage>(
                 service: "yedi.content.ContentService", method: "ListDesignerPosts", kind: .unary, idempotency: .noSideEffects,
                 access: .anyone)
-            public static let toggleLike = RPCMethod<YediContent.ToggleLikeRequest, YediContent.ToggleLikeResponse>(
-                service: "yedi.content.ContentService", method: "ToggleLike", kind: .unary, idempotency: .unknown,
+            /// Idempotent: liking twice is one like.
+            public static let like = RPCMethod<YediContent.LikeRequest, YediContent.LikeResponse>(
+                service: "yedi.content.ContentService", method: "Like", kind: .unary, idempotency: .idempotent,
+                access: .customer)
+            public static let unlike = RPCMethod<YediContent.LikeRequest, YediContent.LikeResponse>(
+                service: "yedi.content.ContentService", method: "Unlike", kind: .unary, idempotency: .idempotent,
                 access: .customer)
             public static let listLikedPosts = RPCMethod<YediContent.ListLikedPostsRequest, YediContent.FeedPage>(
                 service: "yedi.content.ContentService", method: "ListLikedPosts", kind: .unary, idempotency: .noSideEffects,
@@ -1170,15 +1113,9 @@ extension YediContent {
             public static let listDesignerReviews = RPCMethod<YediContent.ListDesignerReviewsRequest, YediContent.ListDesignerReviewsResponse>(
                 service: "yedi.content.ContentService", method: "ListDesignerReviews", kind: .unary, idempotency: .noSideEffects,
                 access: .anyone)
-            public static let createComment = RPCMethod<YediContent.CreateCommentRequest, YediContent.Comment>(
-                service: "yedi.content.ContentService", method: "CreateComment", kind: .unary, idempotency: .unknown,
-                access: .user)
-            public static let listComments = RPCMethod<YediContent.ListCommentsRequest, YediContent.ListCommentsResponse>(
-                service: "yedi.content.ContentService", method: "ListComments", kind: .unary, idempotency: .noSideEffects,
-                access: .anyone)
-            public static let searchPosts = RPCMethod<YediContent.SearchPostsRequest, YediContent.FeedPage>(
-                service: "yedi.content.ContentService", method: "SearchPosts", kind: .unary, idempotency: .noSideEffects,
-                access: .anyone)
+            public static let listMyReviews = RPCMethod<YediContent.ListMyReviewsRequest, YediContent.ListMyReviewsResponse>(
+                service: "yedi.content.ContentService", method: "ListMyReviews", kind: .unary, idempotency: .noSideEffects,
+                access: .customer)
             /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
             public static let purgeUser = RPCMethod<YediCommon.PurgeUserRequest, YediCommon.PurgeUserResponse>(
                 service: "yedi.content.ContentService", method: "PurgeUser", kind: .unary, idempotency: .idempotent,
@@ -1197,7 +1134,7 @@ extension YediContent {
         /// `yedi.content.ContentService` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.content.ContentService",
-            methods: [Method.createPost.descriptor, Method.updatePost.descriptor, Method.deletePost.descriptor, Method.getPost.descriptor, Method.getFeed.descriptor, Method.listDesignerPosts.descriptor, Method.toggleLike.descriptor, Method.listLikedPosts.descriptor, Method.uploadImage.descriptor, Method.getImage.descriptor, Method.createReview.descriptor, Method.listDesignerReviews.descriptor, Method.createComment.descriptor, Method.listComments.descriptor, Method.searchPosts.descriptor, Method.purgeUser.descriptor, Method.getReviewSummaries.descriptor, Method.getImageRefs.descriptor, Method.getPostPreviews.descriptor]
+            methods: [Method.createPost.descriptor, Method.updatePost.descriptor, Method.deletePost.descriptor, Method.getPost.descriptor, Method.getFeed.descriptor, Method.listDesignerPosts.descriptor, Method.like.descriptor, Method.unlike.descriptor, Method.listLikedPosts.descriptor, Method.uploadImage.descriptor, Method.getImage.descriptor, Method.createReview.descriptor, Method.listDesignerReviews.descriptor, Method.listMyReviews.descriptor, Method.purgeUser.descriptor, Method.getReviewSummaries.descriptor, Method.getImageRefs.descriptor, Method.getPostPreviews.descriptor]
         )
 
         /// Serve `yedi.content.ContentService` by implementing these methods and passing the value to an `RPCServer`.
@@ -1208,15 +1145,15 @@ extension YediContent {
             func getPost(_ request: YediContent.GetPostRequest, context: ServerContext) async throws -> YediContent.Post
             func getFeed(_ request: YediContent.GetFeedRequest, context: ServerContext) async throws -> YediContent.FeedPage
             func listDesignerPosts(_ request: YediContent.ListDesignerPostsRequest, context: ServerContext) async throws -> YediContent.FeedPage
-            func toggleLike(_ request: YediContent.ToggleLikeRequest, context: ServerContext) async throws -> YediContent.ToggleLikeResponse
+            /// Idempotent: liking twice is one like.
+            func like(_ request: YediContent.LikeRequest, context: ServerContext) async throws -> YediContent.LikeResponse
+            func unlike(_ request: YediContent.LikeRequest, context: ServerContext) async throws -> YediContent.LikeResponse
             func listLikedPosts(_ request: YediContent.ListLikedPostsRequest, context: ServerContext) async throws -> YediContent.FeedPage
             func uploadImage(_ request: YediContent.UploadImageRequest, context: ServerContext) async throws -> YediCommon.ImageRef
             func getImage(_ request: YediContent.GetImageRequest, context: ServerContext) async throws -> YediContent.ImageData
             func createReview(_ request: YediContent.CreateReviewRequest, context: ServerContext) async throws -> YediContent.Review
             func listDesignerReviews(_ request: YediContent.ListDesignerReviewsRequest, context: ServerContext) async throws -> YediContent.ListDesignerReviewsResponse
-            func createComment(_ request: YediContent.CreateCommentRequest, context: ServerContext) async throws -> YediContent.Comment
-            func listComments(_ request: YediContent.ListCommentsRequest, context: ServerContext) async throws -> YediContent.ListCommentsResponse
-            func searchPosts(_ request: YediContent.SearchPostsRequest, context: ServerContext) async throws -> YediContent.FeedPage
+            func listMyReviews(_ request: YediContent.ListMyReviewsRequest, context: ServerContext) async throws -> YediContent.ListMyReviewsResponse
             /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
             func purgeUser(_ request: YediCommon.PurgeUserRequest, context: ServerContext) async throws -> YediCommon.PurgeUserResponse
             func getReviewSummaries(_ request: YediContent.GetReviewSummariesRequest, context: ServerContext) async throws -> YediContent.GetReviewSummariesResponse
@@ -1256,8 +1193,13 @@ extension YediContent {
                 try await rpcClient.unary(Method.listDesignerPosts, request, options: options)
             }
 
-            public func toggleLike(_ request: YediContent.ToggleLikeRequest, options: CallOptions = .defaults) async throws -> YediContent.ToggleLikeResponse {
-                try await rpcClient.unary(Method.toggleLike, request, options: options)
+            /// Idempotent: liking twice is one like.
+            public func like(_ request: YediContent.LikeRequest, options: CallOptions = .defaults) async throws -> YediContent.LikeResponse {
+                try await rpcClient.unary(Method.like, request, options: options)
+            }
+
+            public func unlike(_ request: YediContent.LikeRequest, options: CallOptions = .defaults) async throws -> YediContent.LikeResponse {
+                try await rpcClient.unary(Method.unlike, request, options: options)
             }
 
             public func listLikedPosts(_ request: YediContent.ListLikedPostsRequest, options: CallOptions = .defaults) async throws -> YediContent.FeedPage {
@@ -1280,16 +1222,8 @@ extension YediContent {
                 try await rpcClient.unary(Method.listDesignerReviews, request, options: options)
             }
 
-            public func createComment(_ request: YediContent.CreateCommentRequest, options: CallOptions = .defaults) async throws -> YediContent.Comment {
-                try await rpcClient.unary(Method.createComment, request, options: options)
-            }
-
-            public func listComments(_ request: YediContent.ListCommentsRequest, options: CallOptions = .defaults) async throws -> YediContent.ListCommentsResponse {
-                try await rpcClient.unary(Method.listComments, request, options: options)
-            }
-
-            public func searchPosts(_ request: YediContent.SearchPostsRequest, options: CallOptions = .defaults) async throws -> YediContent.FeedPage {
-                try await rpcClient.unary(Method.searchPosts, request, options: options)
+            public func listMyReviews(_ request: YediContent.ListMyReviewsRequest, options: CallOptions = .defaults) async throws -> YediContent.ListMyReviewsResponse {
+                try await rpcClient.unary(Method.listMyReviews, request, options: options)
             }
 
             /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
@@ -1334,8 +1268,11 @@ extension YediContent.ContentService.ServiceProtocol {
         router.register(YediContent.ContentService.Method.listDesignerPosts, unary: { request, context in
             try await self.listDesignerPosts(request, context: context)
         })
-        router.register(YediContent.ContentService.Method.toggleLike, unary: { request, context in
-            try await self.toggleLike(request, context: context)
+        router.register(YediContent.ContentService.Method.like, unary: { request, context in
+            try await self.like(request, context: context)
+        })
+        router.register(YediContent.ContentService.Method.unlike, unary: { request, context in
+            try await self.unlike(request, context: context)
         })
         router.register(YediContent.ContentService.Method.listLikedPosts, unary: { request, context in
             try await self.listLikedPosts(request, context: context)
@@ -1352,14 +1289,8 @@ extension YediContent.ContentService.ServiceProtocol {
         router.register(YediContent.ContentService.Method.listDesignerReviews, unary: { request, context in
             try await self.listDesignerReviews(request, context: context)
         })
-        router.register(YediContent.ContentService.Method.createComment, unary: { request, context in
-            try await self.createComment(request, context: context)
-        })
-        router.register(YediContent.ContentService.Method.listComments, unary: { request, context in
-            try await self.listComments(request, context: context)
-        })
-        router.register(YediContent.ContentService.Method.searchPosts, unary: { request, context in
-            try await self.searchPosts(request, context: context)
+        router.register(YediContent.ContentService.Method.listMyReviews, unary: { request, context in
+            try await self.listMyReviews(request, context: context)
         })
         router.register(YediContent.ContentService.Method.purgeUser, unary: { request, context in
             try await self.purgeUser(request, context: context)

@@ -1,0 +1,211 @@
+import Logging
+import RPCCore
+import ServiceRuntime
+import YediProto
+
+/// `yedi.content.ContentService`: the handlers. Access rules (who may call what) are in the proto and
+/// enforced before these run; handlers check ownership and validate fields.
+struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
+    let store: any ContentStore
+    let images: ImageLibrary
+    let authors: AuthorDirectory
+    let peers: ContentPeers
+    let clock: any WallClock
+    let ids: any IDGenerator
+
+    /// The app loads 3 posts per page.
+    static let postPageDefault = 3
+    static let reviewPageDefault = 20
+
+    // MARK: Posts
+
+    func createPost(_ request: YediContent.CreatePostRequest, context: ServerContext) async throws -> YediContent.Post {
+        let designerID = try callerID(context)
+        let now = clock.nowMilliseconds
+        let post = PostRecord(
+            id: ids.next(), designerID: designerID, title: try FieldRules.title(request.title),
+            description: try FieldRules.description(request.description),
+            priceKRW: try FieldRules.price(request.priceKRW), category: try FieldRules.category(request.category),
+            photos: try await ownedImages(request.photoIDs, owner: designerID, field: "photo_ids", maximum: 10),
+            likeCount: 0, createdAtMilliseconds: now, updatedAtMilliseconds: now)
+        try await store.createPost(post)
+        return try await messages([post], context: context)[0]
+    }
+
+    func updatePost(_ request: YediContent.UpdatePostRequest, context: ServerContext) async throws -> YediContent.Post {
+        let designerID = try callerID(context)
+        var post = try await ownPost(request.postID, designerID: designerID)
+        post.title = try FieldRules.title(request.title)
+        post.description = try FieldRules.description(request.description)
+        post.priceKRW = try FieldRules.price(request.priceKRW)
+        post.category = try FieldRules.category(request.category)
+        post.photos = try await ownedImages(request.photoIDs, owner: designerID, field: "photo_ids", maximum: 10)
+        post.updatedAtMilliseconds = clock.nowMilliseconds
+        do {
+            try await store.updatePost(post)
+        } catch ContentStoreError.notFound {
+            throw RPCError(code: .notFound, message: "post_id: no such post")
+        }
+        guard let saved = try await store.post(id: post.id) else {
+            throw RPCError(code: .notFound, message: "post_id: no such post")
+        }
+        return try await messages([saved], context: context)[0]
+    }
+
+    func deletePost(_ request: YediContent.DeletePostRequest, context: ServerContext) async throws
+        -> YediContent.DeletePostResponse
+    {
+        let post = try await ownPost(request.postID, designerID: try callerID(context))
+        guard try await store.deletePost(id: post.id) else {
+            throw RPCError(code: .notFound, message: "post_id: no such post")
+        }
+        return YediContent.DeletePostResponse()
+    }
+
+    func getPost(_ request: YediContent.GetPostRequest, context: ServerContext) async throws -> YediContent.Post {
+        guard !request.postID.isEmpty else { throw FieldRules.invalid("post_id", "required") }
+        guard let post = try await store.post(id: request.postID) else {
+            throw RPCError(code: .notFound, message: "post_id: no such post")
+        }
+        return try await messages([post], context: context)[0]
+    }
+
+    // MARK: Feeds
+
+    func getFeed(_ request: YediContent.GetFeedRequest, context: ServerContext) async throws -> YediContent.FeedPage {
+        let page = try PageCursor.read(request.page, list: .posts, defaultLimit: Self.postPageDefault)
+        var filter = PostFilter(
+            designerIDs: nil,
+            category: request.category == .unspecified ? nil : try FieldRules.category(request.category))
+        switch request.scope {
+        case .unspecified, .all:
+            break
+        case .following:
+            guard let userID = context.caller.userID else {
+                throw RPCError(code: .unauthenticated, message: "the following feed needs a sign-in")
+            }
+            do {
+                filter.designerIDs = try await peers.followedDesignerIDs(userID)
+            } catch {
+                context.logger.warning("followed designers unavailable", metadata: ["error": "\(error)"])
+                throw RPCError(code: .unavailable, message: "the following feed is unavailable; try again")
+            }
+        case .unrecognized:
+            throw FieldRules.invalid("scope", "unknown feed scope")
+        }
+        let posts = try await store.posts(filter, after: page.position, limit: page.limit + 1)
+        return try await feedPage(
+            posts.map { ($0, ListPosition(milliseconds: $0.createdAtMilliseconds, id: $0.id)) }, page.limit,
+            list: .posts, context: context)
+    }
+
+    func listDesignerPosts(
+        _ request: YediContent.ListDesignerPostsRequest, context: ServerContext
+    ) async throws -> YediContent.FeedPage {
+        guard !request.designerID.isEmpty else { throw FieldRules.invalid("designer_id", "required") }
+        let page = try PageCursor.read(request.page, list: .posts, defaultLimit: Self.postPageDefault)
+        let posts = try await store.posts(
+            PostFilter(designerIDs: [request.designerID], category: nil), after: page.position, limit: page.limit + 1)
+        return try await feedPage(
+            posts.map { ($0, ListPosition(milliseconds: $0.createdAtMilliseconds, id: $0.id)) }, page.limit,
+            list: .posts, context: context)
+    }
+
+    // MARK: Likes
+
+    func like(_ request: YediContent.LikeRequest, context: ServerContext) async throws -> YediContent.LikeResponse {
+        let userID = try callerID(context)
+        let postID = try FieldRules.required(request.postID, field: "post_id")
+        do {
+            let count = try await store.like(postID: postID, userID: userID, now: clock.nowMilliseconds)
+            return YediContent.LikeResponse(liked: true, likeCount: count)
+        } catch ContentStoreError.notFound {
+            throw RPCError(code: .notFound, message: "post_id: no such post")
+        }
+    }
+
+    func unlike(_ request: YediContent.LikeRequest, context: ServerContext) async throws -> YediContent.LikeResponse {
+        let userID = try callerID(context)
+        let postID = try FieldRules.required(request.postID, field: "post_id")
+        do {
+            let count = try await store.unlike(postID: postID, userID: userID)
+            return YediContent.LikeResponse(liked: false, likeCount: count)
+        } catch ContentStoreError.notFound {
+            throw RPCError(code: .notFound, message: "post_id: no such post")
+        }
+    }
+
+    func listLikedPosts(
+        _ request: YediContent.ListLikedPostsRequest, context: ServerContext
+    ) async throws -> YediContent.FeedPage {
+        let userID = try callerID(context)
+        let page = try PageCursor.read(request.page, list: .likes, defaultLimit: Self.postPageDefault)
+        let rows = try await store.likedPosts(userID: userID, after: page.position, limit: page.limit + 1)
+        return try await feedPage(rows, page.limit, list: .likes, context: context)
+    }
+
+    // MARK: Helpers
+
+    func callerID(_ context: ServerContext) throws(RPCError) -> String {
+        guard let id = context.caller.userID else {
+            throw RPCError(code: .unauthenticated, message: "sign-in required: send an access token")
+        }
+        return id
+    }
+
+    /// The post if `designerID` wrote it: NOT_FOUND if there is none, PERMISSION_DENIED if someone else did.
+    private func ownPost(_ postID: String, designerID: String) async throws -> PostRecord {
+        guard !postID.isEmpty else { throw FieldRules.invalid("post_id", "required") }
+        guard let post = try await store.post(id: postID) else {
+            throw RPCError(code: .notFound, message: "post_id: no such post")
+        }
+        guard post.designerID == designerID else {
+            throw RPCError(code: .permissionDenied, message: "post_id: only its author may change this post")
+        }
+        return post
+    }
+
+    /// `ids` as images the caller uploaded, in order: 1 to `maximum`, no repeats, each existing (NOT_FOUND)
+    /// and uploaded by `owner` (PERMISSION_DENIED).
+    func ownedImages(_ ids: [String], owner: String, field: String, maximum: Int) async throws -> [ImageRecord] {
+        guard !ids.isEmpty else { throw FieldRules.invalid(field, "at least one image") }
+        guard ids.count <= maximum else { throw FieldRules.invalid(field, "at most \(maximum) images") }
+        guard Set(ids).count == ids.count else { throw FieldRules.invalid(field, "an image is listed twice") }
+        let found = Dictionary(
+            try await store.images(ids: ids).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        return try ids.map { id throws(RPCError) -> ImageRecord in
+            guard let image = found[id] else {
+                throw RPCError(code: .notFound, message: "\(field): no image \"\(id)\"; upload it first")
+            }
+            guard image.ownerID == owner else {
+                throw RPCError(code: .permissionDenied, message: "\(field): image \"\(id)\" is not yours")
+            }
+            return image
+        }
+    }
+
+    /// A page of posts read with one extra row: the messages (one author lookup, one liked lookup) and the
+    /// cursor after the last one shown.
+    private func feedPage(
+        _ rows: [(PostRecord, ListPosition)], _ limit: Int, list: PageCursor.List, context: ServerContext
+    ) async throws -> YediContent.FeedPage {
+        let shown = Array(rows.prefix(limit))
+        return YediContent.FeedPage(
+            posts: try await messages(shown.map(\.0), context: context),
+            page: PageCursor.next(rows.map(\.1), limit: limit, list: list))
+    }
+
+    /// Posts as clients see them: authors from AccountService (one batched lookup), and whether the caller
+    /// likes each.
+    func messages(_ posts: [PostRecord], context: ServerContext) async throws -> [YediContent.Post] {
+        guard !posts.isEmpty else { return [] }
+        let authors = await authors.authors(posts.map(\.designerID), logger: context.logger)
+        var liked: Set<String> = []
+        if let userID = context.caller.userID {
+            liked = try await store.likedPostIDs(userID: userID, among: posts.map(\.id))
+        }
+        return posts.map { post in
+            Self.post(post, author: authors[post.designerID], liked: liked.contains(post.id))
+        }
+    }
+}

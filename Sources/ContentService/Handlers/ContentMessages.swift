@@ -1,0 +1,35 @@
+import YediProto
+
+/// Store records → the messages clients receive.
+extension ContentHandlers {
+    /// Images are fetched by id with GetImage; there is no separate URL to serve them from (yet), so `url`
+    /// stays empty.
+    static func imageRef(_ image: ImageRecord) -> YediCommon.ImageRef {
+        YediCommon.ImageRef(id: image.id, url: "", width: Int32(image.width), height: Int32(image.height))
+    }
+
+    static func post(_ post: PostRecord, author: YediContent.PostAuthor?, liked: Bool) -> YediContent.Post {
+        YediContent.Post(
+            id: post.id, designerID: post.designerID, title: post.title, description: post.description,
+            priceKRW: post.priceKRW, category: YediCommon.HairCategory(rawValue: Int32(post.category)),
+            photos: post.photos.map(imageRef), likeCount: post.likeCount, liked: liked,
+            createdAtMs: post.createdAtMilliseconds, updatedAtMs: post.updatedAtMilliseconds,
+            author: author ?? YediContent.PostAuthor())
+    }
+
+    static func review(_ review: ReviewRecord) -> YediContent.Review {
+        YediContent.Review(
+            id: review.id, reservationID: review.reservationID, designerID: review.designerID,
+            customerID: review.customerID, score: Int32(review.score), text: review.text,
+            photos: review.photos.map(imageRef),
+            keywords: review.keywords.map { YediContent.ReviewKeyword(rawValue: Int32($0)) },
+            createdAtMs: review.createdAtMilliseconds)
+    }
+
+    /// Most picked first; ties in catalogue order.
+    static func keywordCounts(_ summary: ReviewSummaryRecord) -> [YediContent.KeywordCount] {
+        summary.keywordCounts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.map {
+            YediContent.KeywordCount(keyword: YediContent.ReviewKeyword(rawValue: Int32($0.key)), count: $0.value)
+        }
+    }
+}

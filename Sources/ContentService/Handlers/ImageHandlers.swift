@@ -1,0 +1,78 @@
+import RPCCore
+import YediProto
+
+extension ContentHandlers {
+    func uploadImage(_ request: YediContent.UploadImageRequest, context: ServerContext) async throws
+        -> YediCommon.ImageRef
+    {
+        let image = try await images.upload(
+            request.data, claimedType: request.contentType, ownerID: try callerID(context), id: ids.next(),
+            now: clock.nowMilliseconds)
+        return Self.imageRef(image)
+    }
+
+    func getImage(_ request: YediContent.GetImageRequest, context: ServerContext) async throws -> YediContent.ImageData
+    {
+        let id = try FieldRules.required(request.imageID, field: "image_id")
+        guard let image = try await images.image(id: id) else {
+            throw RPCError(code: .notFound, message: "image_id: no such image")
+        }
+        return YediContent.ImageData(
+            image: Self.imageRef(image.record), data: image.bytes, contentType: image.record.contentType)
+    }
+
+    /// For ChatService's image messages: the images that exist, in the order asked, with their uploader.
+    func getImageRefs(_ request: YediContent.GetImageRefsRequest, context: ServerContext) async throws
+        -> YediContent.GetImageRefsResponse
+    {
+        let ids = try FieldRules.batch(request.imageIDs, field: "image_ids")
+        let found = Dictionary(
+            try await store.images(ids: ids).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        return YediContent.GetImageRefsResponse(
+            images: ids.compactMap { id in
+                found[id].map { YediContent.OwnedImageRef(image: Self.imageRef($0), ownerID: $0.ownerID) }
+            })
+    }
+
+    /// For ChatService's post shares: title and first photo of the posts that exist, in the order asked.
+    func getPostPreviews(_ request: YediContent.GetPostPreviewsRequest, context: ServerContext) async throws
+        -> YediContent.GetPostPreviewsResponse
+    {
+        let ids = try FieldRules.batch(request.postIDs, field: "post_ids")
+        let found = Dictionary(
+            try await store.posts(ids: ids).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        return YediContent.GetPostPreviewsResponse(
+            previews: ids.compactMap { id in
+                found[id].map {
+                    YediContent.PostPreview(
+                        postID: $0.id, designerID: $0.designerID, title: $0.title,
+                        firstPhoto: $0.photos.first.map(Self.imageRef))
+                }
+            })
+    }
+
+    /// Account deletion (from AccountService's outbox): everything the user authored or liked goes, the
+    /// summaries of the designers they reviewed are recomputed, and blobs no image refers to any more are
+    /// deleted after the commit. A redelivery finds nothing left and answers OK.
+    func purgeUser(_ request: YediCommon.PurgeUserRequest, context: ServerContext) async throws
+        -> YediCommon.PurgeUserResponse
+    {
+        let userID = try FieldRules.required(request.userID, field: "user_id")
+        let outcome = try await store.purgeUser(userID, delivery: context, now: clock.nowMilliseconds)
+        images.evict(outcome.removedImageIDs)
+        authors.forget(userID)
+        do {
+            _ = try await images.collectGarbage()
+        } catch {
+            // The blobs stay listed for deletion; the next purge or the next start collects them.
+            context.logger.warning("image files not deleted yet", metadata: ["error": "\(error)"])
+        }
+        context.logger.info(
+            "user purged",
+            metadata: [
+                "user": "\(userID)", "images": "\(outcome.removedImageIDs.count)",
+                "first-delivery": "\(outcome.firstDelivery)",
+            ])
+        return YediCommon.PurgeUserResponse()
+    }
+}

@@ -1,0 +1,96 @@
+import NIOPosix
+import RPCCore
+import ServiceRuntime
+import YediCrypto
+
+/// Uploads and reads of images: the format check, the content-addressed blob, the row, and the read cache.
+///
+/// Reads go through an `LRUCache` limited by item count (`--image-cache-items`, 50 by default, as the app
+/// chose: photos vary too much in size for a byte budget). A hit answers without the database or the blob
+/// store; its hits, misses and evictions are on `/metrics` (`yedi_cache_*_total{cache="content-images"}`).
+final class ImageLibrary: Sendable {
+    static let maximumBytes = 10 << 20
+
+    struct Image: Sendable {
+        var record: ImageRecord
+        var bytes: [UInt8]
+    }
+
+    let store: any ContentStore
+    let blobs: any ImageBlobStore
+    let cache: LRUCache<String, Image>
+
+    init(store: any ContentStore, blobs: any ImageBlobStore, cache: LRUCache<String, Image>) {
+        self.store = store
+        self.blobs = blobs
+        self.cache = cache
+    }
+
+    /// Checks and stores `bytes` as a new image of `ownerID`. `claimedType`, if not empty, must agree with
+    /// what the bytes are.
+    func upload(_ bytes: [UInt8], claimedType: String, ownerID: String, id: String, now: Int64) async throws
+        -> ImageRecord
+    {
+        guard !bytes.isEmpty else { throw RPCError(code: .invalidArgument, message: "data: required") }
+        guard bytes.count <= Self.maximumBytes else {
+            throw RPCError(
+                code: .invalidArgument, message: "data: \(bytes.count) bytes; an image may have at most 10 MiB")
+        }
+        let info: ImageInfo
+        switch ImageFormat.inspect(bytes) {
+        case .success(let found): info = found
+        case .failure(let problem): throw RPCError(code: .invalidArgument, message: "data: \(problem)")
+        }
+        if !claimedType.isEmpty, claimedType.lowercased() != info.type.contentType {
+            throw RPCError(
+                code: .invalidArgument,
+                message: "content_type: the bytes are \(info.type.contentType), not \(claimedType)")
+        }
+        let blobs = self.blobs
+        let sha = try await Self.offload { () throws -> String in
+            let sha = SHA256.hex(SHA256.hash(bytes))
+            try blobs.write(bytes, sha256: sha)
+            return sha
+        }
+        let record = ImageRecord(
+            id: id, ownerID: ownerID, sha256: sha, contentType: info.type.contentType, width: info.width,
+            height: info.height, byteCount: bytes.count, createdAtMilliseconds: now)
+        try await store.insertImage(record)
+        // A purge may have collected the blob between our write and the row's commit; the row now protects
+        // it, so writing it again (if gone) is final.
+        try await Self.offload {
+            if !blobs.exists(sha256: sha) { try blobs.write(bytes, sha256: sha) }
+        }
+        return record
+    }
+
+    /// The image with its bytes, from the cache when it holds it; nil if there is no such image.
+    func image(id: String) async throws -> Image? {
+        if let cached = cache.get(id) { return cached }
+        guard let record = try await store.images(ids: [id]).first else { return nil }
+        let blobs = self.blobs
+        guard let bytes = try await Self.offload({ try blobs.read(sha256: record.sha256) }) else {
+            throw RPCError(code: .dataLoss, message: "the bytes of image \(id) are missing")
+        }
+        let image = Image(record: record, bytes: bytes)
+        cache.put(image, forKey: id)
+        return image
+    }
+
+    /// Forgets deleted images.
+    func evict(_ ids: [String]) {
+        for id in ids { cache.remove(id) }
+    }
+
+    /// Deletes the blobs no image refers to any more (after a purge, and at start for a purge that died
+    /// before it got here).
+    func collectGarbage() async throws -> Int {
+        let blobs = self.blobs
+        return try await store.collectUnreferencedBlobs { sha in try blobs.delete(sha256: sha) }
+    }
+
+    /// File work off the cooperative pool (hashing 10 MiB, fsync).
+    private static func offload<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await NIOThreadPool.singleton.runIfActive(work)
+    }
+}

@@ -1,0 +1,86 @@
+/// ContentService's rows as the store hands them to handlers (no GRDB types).
+
+/// An uploaded image: who uploaded it and which blob holds its bytes.
+struct ImageRecord: Sendable, Equatable {
+    var id: String
+    var ownerID: String
+    /// The blob's name (lowercase hex SHA-256 of the bytes); several images may share one blob.
+    var sha256: String
+    var contentType: String
+    var width: Int
+    var height: Int
+    var byteCount: Int
+    var createdAtMilliseconds: Int64
+}
+
+struct PostRecord: Sendable, Equatable {
+    var id: String
+    var designerID: String
+    var title: String
+    var description: String
+    var priceKRW: Int64
+    /// `yedi.common.HairCategory` raw value.
+    var category: Int
+    /// In the designer's order; filled when read.
+    var photos: [ImageRecord]
+    var likeCount: Int64
+    var createdAtMilliseconds: Int64
+    var updatedAtMilliseconds: Int64
+}
+
+/// Where a keyset-paginated list stopped: the sort instant and the id of the last item seen.
+struct ListPosition: Sendable, Equatable {
+    var milliseconds: Int64
+    var id: String
+}
+
+/// Which posts a feed shows.
+struct PostFilter: Sendable, Equatable {
+    /// Only these designers' posts (nil = everyone's; empty = nobody's).
+    var designerIDs: [String]?
+    /// `yedi.common.HairCategory` raw value; nil = every category.
+    var category: Int?
+
+    static let everything = PostFilter(designerIDs: nil, category: nil)
+}
+
+struct ReviewRecord: Sendable, Equatable {
+    var id: String
+    var reservationID: String
+    var designerID: String
+    var customerID: String
+    var score: Int
+    var text: String
+    var photos: [ImageRecord]
+    /// `yedi.content.ReviewKeyword` raw values, in the order given.
+    var keywords: [Int]
+    var createdAtMilliseconds: Int64
+}
+
+/// A designer's review summary, kept in step with the reviews in the same transaction as every change.
+struct ReviewSummaryRecord: Sendable, Equatable {
+    var designerID: String
+    var reviewCount: Int64
+    var scoreTotal: Int64
+    /// Keyword raw value → how often it was picked; keywords never picked are absent.
+    var keywordCounts: [Int: Int64]
+
+    static func empty(_ designerID: String) -> ReviewSummaryRecord {
+        ReviewSummaryRecord(designerID: designerID, reviewCount: 0, scoreTotal: 0, keywordCounts: [:])
+    }
+
+    var average: Double { reviewCount == 0 ? 0 : Double(scoreTotal) / Double(reviewCount) }
+}
+
+/// What a purge removed that lives outside the database.
+struct PurgeOutcome: Sendable, Equatable {
+    /// Images the user owned (drop them from the cache).
+    var removedImageIDs: [String]
+    /// Whether this delivery was seen before (an outbox redelivery).
+    var firstDelivery: Bool
+}
+
+enum ContentStoreError: Error, Equatable {
+    case notFound
+    case alreadyReviewed
+}

@@ -1,0 +1,102 @@
+import GRDB
+
+/// ContentService's tables, one migration per schema version.
+///
+/// Open for what later issues add: `app` on posts and reviews (sibling apps' events), comments, bookmarks
+/// and reports as tables referencing `post(id)` with `ON DELETE CASCADE`.
+enum ContentSchema {
+    static func migrate(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("content-1") { db in
+            try db.execute(
+                sql: """
+                    -- Image rows point at content-addressed blobs (<data>/images/<sha256>); several rows (the
+                    -- same bytes uploaded twice) may share one blob.
+                    CREATE TABLE image (
+                        id TEXT PRIMARY KEY,
+                        owner_id TEXT NOT NULL,
+                        sha256 TEXT NOT NULL,
+                        content_type TEXT NOT NULL,
+                        width INTEGER NOT NULL,
+                        height INTEGER NOT NULL,
+                        byte_count INTEGER NOT NULL,
+                        created_at_ms INTEGER NOT NULL
+                    );
+                    CREATE INDEX image_by_owner ON image(owner_id);
+                    CREATE INDEX image_by_sha ON image(sha256);
+                    -- Blobs that lost their last image row; deleted after the commit (and again at start,
+                    -- should the process die in between).
+                    CREATE TABLE image_blob_garbage (sha256 TEXT PRIMARY KEY);
+
+                    CREATE TABLE post (
+                        id TEXT PRIMARY KEY,
+                        app TEXT NOT NULL DEFAULT 'yedi',
+                        designer_id TEXT NOT NULL,
+                        title TEXT NOT NULL,
+                        description TEXT NOT NULL,
+                        price_krw INTEGER NOT NULL,
+                        category INTEGER NOT NULL,
+                        like_count INTEGER NOT NULL DEFAULT 0 CHECK (like_count >= 0),
+                        created_at_ms INTEGER NOT NULL,
+                        updated_at_ms INTEGER NOT NULL
+                    );
+                    -- Feeds: newest first by (created_at_ms, id), everyone's, one designer's, one category's.
+                    CREATE INDEX post_by_time ON post(created_at_ms DESC, id DESC);
+                    CREATE INDEX post_by_designer ON post(designer_id, created_at_ms DESC, id DESC);
+                    CREATE INDEX post_by_category ON post(category, created_at_ms DESC, id DESC);
+                    CREATE TABLE post_image (
+                        post_id TEXT NOT NULL REFERENCES post(id) ON DELETE CASCADE,
+                        position INTEGER NOT NULL,
+                        image_id TEXT NOT NULL REFERENCES image(id),
+                        PRIMARY KEY (post_id, position)
+                    );
+                    CREATE INDEX post_image_by_image ON post_image(image_id);
+                    CREATE TABLE post_like (
+                        post_id TEXT NOT NULL REFERENCES post(id) ON DELETE CASCADE,
+                        user_id TEXT NOT NULL,
+                        liked_at_ms INTEGER NOT NULL,
+                        PRIMARY KEY (post_id, user_id)
+                    );
+                    CREATE INDEX post_like_by_user ON post_like(user_id, liked_at_ms DESC, post_id DESC);
+
+                    CREATE TABLE review (
+                        id TEXT PRIMARY KEY,
+                        app TEXT NOT NULL DEFAULT 'yedi',
+                        reservation_id TEXT NOT NULL UNIQUE,
+                        designer_id TEXT NOT NULL,
+                        customer_id TEXT NOT NULL,
+                        score INTEGER NOT NULL CHECK (score BETWEEN 1 AND 5),
+                        text TEXT NOT NULL,
+                        created_at_ms INTEGER NOT NULL
+                    );
+                    CREATE INDEX review_by_designer ON review(designer_id, created_at_ms DESC, id DESC);
+                    CREATE INDEX review_by_customer ON review(customer_id, created_at_ms DESC, id DESC);
+                    CREATE TABLE review_image (
+                        review_id TEXT NOT NULL REFERENCES review(id) ON DELETE CASCADE,
+                        position INTEGER NOT NULL,
+                        image_id TEXT NOT NULL REFERENCES image(id),
+                        PRIMARY KEY (review_id, position)
+                    );
+                    CREATE INDEX review_image_by_image ON review_image(image_id);
+                    CREATE TABLE review_keyword (
+                        review_id TEXT NOT NULL REFERENCES review(id) ON DELETE CASCADE,
+                        position INTEGER NOT NULL,
+                        keyword INTEGER NOT NULL,
+                        PRIMARY KEY (review_id, keyword)
+                    );
+                    -- A designer's summary, written in the same transaction as the reviews it counts.
+                    CREATE TABLE review_summary (
+                        designer_id TEXT PRIMARY KEY,
+                        review_count INTEGER NOT NULL CHECK (review_count >= 0),
+                        score_total INTEGER NOT NULL CHECK (score_total >= 0)
+                    );
+                    CREATE TABLE review_keyword_count (
+                        designer_id TEXT NOT NULL REFERENCES review_summary(designer_id) ON DELETE CASCADE,
+                        keyword INTEGER NOT NULL,
+                        count INTEGER NOT NULL CHECK (count > 0),
+                        PRIMARY KEY (designer_id, keyword)
+                    );
+                    """
+            )
+        }
+    }
+}

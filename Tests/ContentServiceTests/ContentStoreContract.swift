@@ -1,0 +1,263 @@
+import Foundation
+import Logging
+import RPCCore
+import ServiceRuntime
+import XCTest
+
+@testable import ContentService
+
+/// What every `ContentStore` must do, written against the protocol only: a second engine (PostgreSQL) gets a
+/// test class like `SQLiteContentStoreTests` that hands its store to these same checks.
+enum ContentStoreContract {
+    static func image(_ id: String, owner: String, sha: String? = nil) -> ImageRecord {
+        ImageRecord(
+            id: id, ownerID: owner, sha256: sha ?? String(repeating: "a", count: 63) + String(id.last!),
+            contentType: "image/png", width: 4, height: 3, byteCount: 100, createdAtMilliseconds: 1)
+    }
+
+    static func post(_ id: String, designer: String = "d1", photos: [ImageRecord], at time: Int64, category: Int = 1)
+        -> PostRecord
+    {
+        PostRecord(
+            id: id, designerID: designer, title: "t \(id)", description: "d", priceKRW: 1_000, category: category,
+            photos: photos, likeCount: 0, createdAtMilliseconds: time, updatedAtMilliseconds: time)
+    }
+
+    static func review(
+        _ id: String, reservation: String, designer: String, customer: String, score: Int, keywords: [Int],
+        photos: [ImageRecord], at time: Int64 = 1
+    ) -> ReviewRecord {
+        ReviewRecord(
+            id: id, reservationID: reservation, designerID: designer, customerID: customer, score: score, text: "글",
+            photos: photos, keywords: keywords, createdAtMilliseconds: time)
+    }
+
+    static func postsRoundTripWithTheirPhotosInOrder(_ store: any ContentStore) async throws {
+        let a = image("i1", owner: "d1")
+        let b = image("i2", owner: "d1")
+        try await store.insertImage(a)
+        try await store.insertImage(b)
+        let images = try await store.images(ids: ["i1", "i2", "missing"])
+        XCTAssertEqual(Set(images.map(\.id)), ["i1", "i2"])
+        XCTAssertEqual(images.first { $0.id == "i1" }, a)
+        try await store.createPost(post("p1", photos: [b, a], at: 10))
+        let loaded = try await store.post(id: "p1")
+        XCTAssertEqual(loaded, post("p1", photos: [b, a], at: 10))
+        var edited = post("p1", photos: [a], at: 10)
+        edited.title = "new"
+        edited.updatedAtMilliseconds = 20
+        _ = try await store.like(postID: "p1", userID: "c1", now: 15)
+        try await store.updatePost(edited)
+        let afterEdit = try await store.post(id: "p1")
+        XCTAssertEqual(afterEdit?.title, "new")
+        XCTAssertEqual(afterEdit?.photos, [a])
+        XCTAssertEqual(afterEdit?.likeCount, 1, "an edit keeps the likes")
+        XCTAssertEqual(afterEdit?.createdAtMilliseconds, 10)
+        do {
+            try await store.updatePost(post("missing", photos: [a], at: 1))
+            XCTFail("updated a missing post")
+        } catch let error as ContentStoreError {
+            XCTAssertEqual(error, .notFound)
+        }
+        let deleted = try await store.deletePost(id: "p1")
+        let deletedAgain = try await store.deletePost(id: "p1")
+        XCTAssertEqual([deleted, deletedAgain], [true, false])
+        let liked = try await store.likedPosts(userID: "c1", after: nil, limit: 10)
+        XCTAssertTrue(liked.isEmpty, "the post's likes went with it")
+    }
+
+    static func feedsPageByTimeAndIdAndFilter(_ store: any ContentStore) async throws {
+        let photo = image("i1", owner: "d1")
+        try await store.insertImage(photo)
+        for index in 0..<10 {
+            try await store.createPost(
+                post(
+                    "p\(index)", designer: index % 2 == 0 ? "d1" : "d2", photos: [photo], at: Int64(index / 2),
+                    category: index < 5 ? 1 : 2))
+        }
+        var seen: [String] = []
+        var position: ListPosition?
+        while true {
+            let page = try await store.posts(.everything, after: position, limit: 3)
+            guard let last = page.last else { break }
+            seen += page.map(\.id)
+            position = ListPosition(milliseconds: last.createdAtMilliseconds, id: last.id)
+            // A row landing at an old time while paging: never inside pages already read.
+            try await store.createPost(post("z\(seen.count)", photos: [photo], at: 0))
+        }
+        let expectedOrder = ["p9", "p8", "p7", "p6", "p5", "p4", "p3", "p2", "p1", "p0"]
+        XCTAssertEqual(seen.filter { $0.hasPrefix("p") }, expectedOrder)
+        XCTAssertEqual(Set(seen).count, seen.count, "no duplicates")
+        let d2 = try await store.posts(PostFilter(designerIDs: ["d2"], category: nil), after: nil, limit: 50)
+        XCTAssertEqual(d2.map(\.id), ["p9", "p7", "p5", "p3", "p1"])
+        let nobody = try await store.posts(PostFilter(designerIDs: [], category: nil), after: nil, limit: 50)
+        XCTAssertTrue(nobody.isEmpty)
+        let quoted = try await store.posts(
+            PostFilter(designerIDs: ["d\"1", "d2\\"], category: nil), after: nil, limit: 50)
+        XCTAssertTrue(quoted.isEmpty, "odd ids are matched literally")
+        let category = try await store.posts(PostFilter(designerIDs: ["d1"], category: 2), after: nil, limit: 50)
+        XCTAssertEqual(category.map(\.id), ["p8", "p6"])
+        let previews = try await store.posts(ids: ["p1", "missing", "p2"])
+        XCTAssertEqual(Set(previews.map(\.id)), ["p1", "p2"])
+    }
+
+    static func likesAreIdempotentAndExact(_ store: any ContentStore) async throws {
+        let photo = image("i1", owner: "d1")
+        try await store.insertImage(photo)
+        try await store.createPost(post("p1", photos: [photo], at: 1))
+        try await store.createPost(post("p2", photos: [photo], at: 2))
+        let counts = [
+            try await store.like(postID: "p1", userID: "c1", now: 10),
+            try await store.like(postID: "p1", userID: "c1", now: 11),
+            try await store.like(postID: "p1", userID: "c2", now: 12),
+            try await store.unlike(postID: "p1", userID: "c2"),
+            try await store.unlike(postID: "p1", userID: "c2"),
+        ]
+        XCTAssertEqual(counts, [1, 1, 2, 1, 1])
+        _ = try await store.like(postID: "p2", userID: "c1", now: 20)
+        let liked = try await store.likedPosts(userID: "c1", after: nil, limit: 10)
+        XCTAssertEqual(liked.map(\.0.id), ["p2", "p1"], "newest like first")
+        XCTAssertEqual(
+            liked.map(\.1), [ListPosition(milliseconds: 20, id: "p2"), ListPosition(milliseconds: 10, id: "p1")])
+        let after = try await store.likedPosts(userID: "c1", after: liked[0].1, limit: 10)
+        XCTAssertEqual(after.map(\.0.id), ["p1"])
+        let which = try await store.likedPostIDs(userID: "c1", among: ["p1", "p2", "p3"])
+        XCTAssertEqual(which, ["p1", "p2"])
+        do {
+            _ = try await store.like(postID: "missing", userID: "c1", now: 1)
+            XCTFail("liked a missing post")
+        } catch let error as ContentStoreError {
+            XCTAssertEqual(error, .notFound)
+        }
+    }
+
+    static func reviewsKeepTheirSummaryExact(_ store: any ContentStore) async throws {
+        let photo = image("i1", owner: "c1")
+        try await store.insertImage(photo)
+        try await store.createReview(
+            review(
+                "r1", reservation: "res1", designer: "d1", customer: "c1", score: 5, keywords: [10, 2], photos: [photo])
+        )
+        try await store.createReview(
+            review(
+                "r2", reservation: "res2", designer: "d1", customer: "c1", score: 2, keywords: [10], photos: [photo],
+                at: 2))
+        do {
+            try await store.createReview(
+                review(
+                    "r3", reservation: "res1", designer: "d1", customer: "c1", score: 1, keywords: [1], photos: [photo])
+            )
+            XCTFail("a second review of one reservation")
+        } catch let error as ContentStoreError {
+            XCTAssertEqual(error, .alreadyReviewed)
+        }
+        let summaries = try await store.reviewSummaries(designerIDs: ["d1", "d2"])
+        XCTAssertEqual(
+            summaries,
+            [
+                ReviewSummaryRecord(designerID: "d1", reviewCount: 2, scoreTotal: 7, keywordCounts: [10: 2, 2: 1]),
+                .empty("d2"),
+            ])
+        XCTAssertEqual(summaries[0].average, 3.5)
+        let byDesigner = try await store.reviews(designerID: "d1", after: nil, limit: 1)
+        XCTAssertEqual(byDesigner.map(\.id), ["r2"])
+        XCTAssertEqual(byDesigner.first?.photos, [photo])
+        XCTAssertEqual(byDesigner.first?.keywords, [10])
+        let next = try await store.reviews(
+            designerID: "d1", after: ListPosition(milliseconds: 2, id: "r2"), limit: 5)
+        XCTAssertEqual(next.map(\.keywords), [[10, 2]], "keywords in the order given")
+        let mine = try await store.reviews(customerID: "c1", after: nil, limit: 5)
+        XCTAssertEqual(mine.map(\.id), ["r2", "r1"])
+    }
+
+    static func purgeRemovesTheUserAndListsOnlyUnreferencedBlobs(_ store: any ContentStore) async throws {
+        let own = image("i1", owner: "c1", sha: String(repeating: "1", count: 64))
+        let shared = image("i2", owner: "c1", sha: String(repeating: "2", count: 64))
+        let othersCopy = image("i3", owner: "c2", sha: String(repeating: "2", count: 64))
+        let designerPhoto = image("i4", owner: "d1", sha: String(repeating: "4", count: 64))
+        for record in [own, shared, othersCopy, designerPhoto] { try await store.insertImage(record) }
+        try await store.createPost(post("p1", designer: "d1", photos: [designerPhoto], at: 1))
+        _ = try await store.like(postID: "p1", userID: "c1", now: 2)
+        _ = try await store.like(postID: "p1", userID: "c2", now: 3)
+        try await store.createReview(
+            review("r1", reservation: "res1", designer: "d1", customer: "c1", score: 1, keywords: [3], photos: [own]))
+        try await store.createReview(
+            review(
+                "r2", reservation: "res2", designer: "d1", customer: "c2", score: 5, keywords: [3, 4],
+                photos: [othersCopy]))
+
+        let outcome = try await store.purgeUser("c1", delivery: nil, now: 10)
+        XCTAssertEqual(Set(outcome.removedImageIDs), ["i1", "i2"])
+        let again = try await store.purgeUser("c1", delivery: nil, now: 11)
+        XCTAssertEqual(again.removedImageIDs, [], "a second purge finds nothing")
+        let post = try await store.post(id: "p1")
+        XCTAssertEqual(post?.likeCount, 1)
+        let summary = try await store.reviewSummaries(designerIDs: ["d1"])
+        XCTAssertEqual(
+            summary,
+            [ReviewSummaryRecord(designerID: "d1", reviewCount: 1, scoreTotal: 5, keywordCounts: [3: 1, 4: 1])])
+        let images = try await store.images(ids: ["i1", "i2", "i3", "i4"])
+        XCTAssertEqual(Set(images.map(\.id)), ["i3", "i4"])
+        let deleted = LockedNames()
+        let count = try await store.collectUnreferencedBlobs { deleted.append($0) }
+        XCTAssertEqual(count, 1)
+        XCTAssertEqual(deleted.names, [String(repeating: "1", count: 64)], "the shared blob stays")
+        let none = try await store.collectUnreferencedBlobs { deleted.append($0) }
+        XCTAssertEqual(none, 0)
+
+        // A blob listed for deletion that a new upload names again is kept.
+        try await store.insertImage(image("i5", owner: "c3", sha: String(repeating: "5", count: 64)))
+        _ = try await store.purgeUser("c3", delivery: nil, now: 12)
+        try await store.insertImage(image("i6", owner: "c4", sha: String(repeating: "5", count: 64)))
+        let reclaimed = try await store.collectUnreferencedBlobs { deleted.append($0) }
+        XCTAssertEqual(reclaimed, 0, "the blob is wanted again")
+
+        _ = try await store.purgeUser("d1", delivery: nil, now: 12)
+        let posts = try await store.posts(.everything, after: nil, limit: 10)
+        XCTAssertTrue(posts.isEmpty)
+        let reviews = try await store.reviews(designerID: "d1", after: nil, limit: 10)
+        XCTAssertTrue(reviews.isEmpty, "reviews about a deleted designer go too")
+        let gone = try await store.reviewSummaries(designerIDs: ["d1"])
+        XCTAssertEqual(gone, [.empty("d1")])
+    }
+}
+
+final class LockedNames: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [String] = []
+    func append(_ name: String) { lock.withLock { stored.append(name) } }
+    var names: [String] { lock.withLock { stored } }
+}
+
+/// The contract on SQLite.
+final class SQLiteContentStoreTests: XCTestCase {
+    private func makeStore() throws -> any ContentStore {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("content-store-\(UUID())").path
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: directory) }
+        var logger = Logger(label: "test.content-store")
+        logger.logLevel = .warning
+        let database = try ServiceDatabase.open(
+            directory: directory, name: "content", migrations: ContentSchema.migrate, logger: logger)
+        return SQLiteContentStore(database: database)
+    }
+
+    func testPostsRoundTripWithTheirPhotosInOrder() async throws {
+        try await ContentStoreContract.postsRoundTripWithTheirPhotosInOrder(try makeStore())
+    }
+
+    func testFeedsPageByTimeAndIdAndFilter() async throws {
+        try await ContentStoreContract.feedsPageByTimeAndIdAndFilter(try makeStore())
+    }
+
+    func testLikesAreIdempotentAndExact() async throws {
+        try await ContentStoreContract.likesAreIdempotentAndExact(try makeStore())
+    }
+
+    func testReviewsKeepTheirSummaryExact() async throws {
+        try await ContentStoreContract.reviewsKeepTheirSummaryExact(try makeStore())
+    }
+
+    func testPurgeRemovesTheUserAndListsOnlyUnreferencedBlobs() async throws {
+        try await ContentStoreContract.purgeRemovesTheUserAndListsOnlyUnreferencedBlobs(try makeStore())
+    }
+}
