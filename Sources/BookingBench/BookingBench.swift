@@ -125,8 +125,9 @@ struct BookingBench: AsyncParsableCommand {
         let booked = Array(chosen.prefix(min(reservations, starts.count)))
         let queue = try DatabaseQueue(path: databasePath)
         try queue.write { db in
-            guard try Bool.fetchOne(db, sql: "SELECT COUNT(*) > 0 FROM grdb_migrations WHERE identifier = 'booking-1'")
-                == true
+            guard
+                try Bool.fetchOne(db, sql: "SELECT COUNT(*) > 0 FROM grdb_migrations WHERE identifier = 'booking-1'")
+                    == true
             else { throw BenchError("the service's database has no booking-1 schema") }
             for designer in [Self.freeSlotDesigner, Self.raceDesigner] {
                 try db.execute(
@@ -169,7 +170,8 @@ struct BookingBench: AsyncParsableCommand {
             [.year, .month, .day],
             from: Date(timeIntervalSince1970: TimeInterval(tomorrow.midnight / 1_000) + 30 * 86_400 + 43_200))
         let request = YediBooking.ListFreeSlotsRequest(
-            designerID: Self.freeSlotDesigner, from: .init(year: tomorrow.year, month: tomorrow.month, day: tomorrow.day),
+            designerID: Self.freeSlotDesigner,
+            from: .init(year: tomorrow.year, month: tomorrow.month, day: tomorrow.day),
             to: .init(year: Int32(last.year!), month: Int32(last.month!), day: Int32(last.day!)))
         try await withRPCClient(configuration: process.clientConfiguration()) { client in
             let booking = YediBooking.BookingService.Client(client)

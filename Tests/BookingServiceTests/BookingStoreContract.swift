@@ -45,20 +45,20 @@ enum BookingStoreContract {
         // A second create (a concurrent first read) keeps what is stored.
         let second = try await store.createDesigner(schedule("d1", slot: 30), menu: [style("s3")])
         XCTAssertEqual(second, schedule("d1"))
-        let value17 = try await store.menu(designerID: "d1")
-        XCTAssertEqual(value17, [style("s1"), style("s2", price: 1)])
+        let menu = try await store.menu(designerID: "d1")
+        XCTAssertEqual(menu, [style("s1"), style("s2", price: 1)])
         var changed = schedule("d1", slot: 30)
         changed.timeZone = "America/New_York"
         changed.breaks = []
         changed.closedWeekdays = [1, 6]
         try await store.updateSchedule(changed)
-        let value18 = try await store.schedule(designerID: "d1")
-        XCTAssertEqual(value18, changed)
-        let value19 = try await store.schedule(designerID: "d2")
-        XCTAssertNil(value19)
+        let schedule = try await store.schedule(designerID: "d1")
+        XCTAssertEqual(schedule, changed)
+        let schedule2 = try await store.schedule(designerID: "d2")
+        XCTAssertNil(schedule2)
         try await store.replaceMenu(designerID: "d1", styles: [style("s2", price: 2), style("s4")])
-        let value20 = try await store.menu(designerID: "d1")
-        XCTAssertEqual(value20, [style("s2", price: 2), style("s4")])
+        let menu2 = try await store.menu(designerID: "d1")
+        XCTAssertEqual(menu2, [style("s2", price: 2), style("s4")])
 
         let days = [LocalDay(year: 2027, month: 3, day: 12)!, LocalDay(year: 2027, month: 12, day: 25)!]
         try await store.updateClosedDays(designerID: "d1", add: days + days, remove: [])
@@ -72,8 +72,8 @@ enum BookingStoreContract {
 
     static func overlappingReservationsCannotBothBeConfirmed(_ store: any BookingStore) async throws {
         let first = reservation("r1", start: base + hour)
-        let value21 = try await store.reserve(first, cells: cells(first))
-        XCTAssertEqual(value21, .created(first))
+        let outcome = try await store.reserve(first, cells: cells(first))
+        XCTAssertEqual(outcome, .created(first))
         // Same slot, another customer.
         let same = reservation("r2", customer: "c2", start: base + hour)
         await assertTaken(store, same)
@@ -84,46 +84,44 @@ enum BookingStoreContract {
         await assertTaken(store, around)
         // Back to back is fine; another designer's same hour is fine.
         let next = reservation("r5", customer: "c2", start: base + 2 * hour)
-        let value22 = try await store.reserve(next, cells: cells(next))
-        XCTAssertEqual(value22, .created(next))
+        let outcome2 = try await store.reserve(next, cells: cells(next))
+        XCTAssertEqual(outcome2, .created(next))
         let elsewhere = reservation("r6", customer: "c2", designer: "d2", start: base + hour)
-        let value23 = try await store.reserve(elsewhere, cells: cells(elsewhere))
-        XCTAssertEqual(value23, .created(elsewhere))
-        let value24 = try await store.reservation(id: "r2")
-        XCTAssertNil(value24, "a refused reservation leaves nothing behind")
-        let value25 = try await store.bookedCells(designerID: "d1", from: base, until: base + 3 * hour)
-        XCTAssertEqual(
-            value25,
-            cells(first) + cells(next))
+        let outcome3 = try await store.reserve(elsewhere, cells: cells(elsewhere))
+        XCTAssertEqual(outcome3, .created(elsewhere))
+        let stored = try await store.reservation(id: "r2")
+        XCTAssertNil(stored, "a refused reservation leaves nothing behind")
+        let held = try await store.bookedCells(designerID: "d1", from: base, until: base + 3 * hour)
+        XCTAssertEqual(held, cells(first) + cells(next))
 
         // Cancelling frees the cells; the hour can then be booked again.
         let cancelled = try await store.cancel(id: "r1", at: 99)
         XCTAssertEqual(cancelled?.status, .cancelled)
         XCTAssertEqual(cancelled?.cancelledAtMilliseconds, 99)
-        let value26 = try await store.cancel(id: "r1", at: 100)?.cancelledAtMilliseconds
-        XCTAssertEqual(value26, 99, "cancelled once")
-        let value27 = try await store.cancel(id: "missing", at: 100)
-        XCTAssertNil(value27)
-        let value28 = try await store.reserve(same, cells: cells(same))
-        XCTAssertEqual(value28, .created(same))
+        let cancelled2 = try await store.cancel(id: "r1", at: 100)?.cancelledAtMilliseconds
+        XCTAssertEqual(cancelled2, 99, "cancelled once")
+        let cancelled3 = try await store.cancel(id: "missing", at: 100)
+        XCTAssertNil(cancelled3)
+        let outcome4 = try await store.reserve(same, cells: cells(same))
+        XCTAssertEqual(outcome4, .created(same))
     }
 
     static func idempotencyKeysAnswerTheFirstReservation(_ store: any BookingStore) async throws {
         let first = reservation("r1", start: base, key: "k")
-        let value29 = try await store.reserve(first, cells: cells(first))
-        XCTAssertEqual(value29, .created(first))
+        let outcome = try await store.reserve(first, cells: cells(first))
+        XCTAssertEqual(outcome, .created(first))
         let retry = reservation("r2", start: base + hour, key: "k")
-        let value30 = try await store.reserve(retry, cells: cells(retry))
-        XCTAssertEqual(value30, .existing(first))
-        let value31 = try await store.reservation(id: "r2")
-        XCTAssertNil(value31)
-        let value32 = try await store.reservation(customerID: "c1", idempotencyKey: "k")
-        XCTAssertEqual(value32, first)
-        let value33 = try await store.reservation(customerID: "c2", idempotencyKey: "k")
-        XCTAssertNil(value33)
+        let outcome2 = try await store.reserve(retry, cells: cells(retry))
+        XCTAssertEqual(outcome2, .existing(first))
+        let stored = try await store.reservation(id: "r2")
+        XCTAssertNil(stored)
+        let stored2 = try await store.reservation(customerID: "c1", idempotencyKey: "k")
+        XCTAssertEqual(stored2, first)
+        let stored3 = try await store.reservation(customerID: "c2", idempotencyKey: "k")
+        XCTAssertNil(stored3)
         let otherCustomer = reservation("r3", customer: "c2", start: base + hour, key: "k")
-        let value34 = try await store.reserve(otherCustomer, cells: cells(otherCustomer))
-        XCTAssertEqual(value34, .created(otherCustomer))
+        let outcome3 = try await store.reserve(otherCustomer, cells: cells(otherCustomer))
+        XCTAssertEqual(outcome3, .created(otherCustomer))
     }
 
     static func listsPageByStartAndStatus(_ store: any BookingStore) async throws {
@@ -137,7 +135,8 @@ enum BookingStoreContract {
         _ = try await store.reserve(other, cells: cells(other))
         _ = try await store.cancel(id: "r4", at: 1)
         let now = base + 2 * hour
-        let upcoming = try await store.reservations(of: .customer("c1"), filter: .upcoming, now: now, after: nil, limit: 10)
+        let upcoming = try await store.reservations(
+            of: .customer("c1"), filter: .upcoming, now: now, after: nil, limit: 10)
         XCTAssertEqual(upcoming.map(\.id), ["r3"], "after now, confirmed")
         let past = try await store.reservations(of: .customer("c1"), filter: .past, now: now, after: nil, limit: 2)
         XCTAssertEqual(past.map(\.id), ["r2", "r1"])
@@ -145,9 +144,11 @@ enum BookingStoreContract {
             of: .customer("c1"), filter: .past, now: now,
             after: ReservationPosition(startAtMilliseconds: past[1].startAtMilliseconds, id: past[1].id), limit: 2)
         XCTAssertEqual(older.map(\.id), ["r0"])
-        let cancelled = try await store.reservations(of: .customer("c1"), filter: .cancelled, now: now, after: nil, limit: 5)
+        let cancelled = try await store.reservations(
+            of: .customer("c1"), filter: .cancelled, now: now, after: nil, limit: 5)
         XCTAssertEqual(cancelled.map(\.id), ["r4"])
-        let designer = try await store.reservations(of: .designer("d1"), filter: .upcoming, now: now, after: nil, limit: 5)
+        let designer = try await store.reservations(
+            of: .designer("d1"), filter: .upcoming, now: now, after: nil, limit: 5)
         XCTAssertEqual(designer.map(\.id), ["r3", "x"])
         let window = try await store.designerReservations(designerID: "d1", from: base + hour, until: base + 4 * hour)
         XCTAssertEqual(window.map(\.id), ["r1", "r2", "r3"])
@@ -165,39 +166,39 @@ enum BookingStoreContract {
         let b = reservation("b", customer: "c2", designer: "d2", start: base)
         let c = reservation("c", customer: "c2", designer: "d1", start: base + hour)
         for r in [a, b, c] { _ = try await store.reserve(r, cells: cells(r)) }
-        let value35 = try await store.purgeUser("d1", delivery: context, now: 1)
-        XCTAssertTrue(value35)
-        let value36 = try await store.schedule(designerID: "d1")
-        XCTAssertNil(value36)
-        let value37 = try await store.menu(designerID: "d1")
-        XCTAssertEqual(value37, [])
-        let value38 = try await store.reservation(id: "a")
-        XCTAssertNil(value38)
-        let value39 = try await store.reservation(id: "c")
-        XCTAssertNil(value39)
-        let value40 = try await store.reservation(id: "b")
-        XCTAssertEqual(value40, b)
-        let value41 = try await store.bookedCells(designerID: "d1", from: 0, until: .max)
-        XCTAssertEqual(value41, [])
-        let value42 = try await store.closedDays(
-                designerID: "d1", from: LocalDay(year: 2027, month: 1, day: 1)!,
-                through: LocalDay(year: 2027, month: 12, day: 31)!)
+        let applied = try await store.purgeUser("d1", delivery: context, now: 1)
+        XCTAssertTrue(applied)
+        let schedule = try await store.schedule(designerID: "d1")
+        XCTAssertNil(schedule)
+        let menu = try await store.menu(designerID: "d1")
+        XCTAssertEqual(menu, [])
+        let stored = try await store.reservation(id: "a")
+        XCTAssertNil(stored)
+        let stored2 = try await store.reservation(id: "c")
+        XCTAssertNil(stored2)
+        let stored3 = try await store.reservation(id: "b")
+        XCTAssertEqual(stored3, b)
+        let held = try await store.bookedCells(designerID: "d1", from: 0, until: .max)
+        XCTAssertEqual(held, [])
+        let closedDays = try await store.closedDays(
+            designerID: "d1", from: LocalDay(year: 2027, month: 1, day: 1)!,
+            through: LocalDay(year: 2027, month: 12, day: 31)!)
         XCTAssertEqual(
-            value42, [])
-        let value43 = try await store.schedule(designerID: "d2")
-        XCTAssertNotNil(value43)
+            closedDays, [])
+        let schedule2 = try await store.schedule(designerID: "d2")
+        XCTAssertNotNil(schedule2)
 
         // A redelivery of the same job changes nothing (even what was added since); a new job applies.
         let later = reservation("a2", customer: "c1", designer: "d1", start: base + 5 * hour)
         _ = try await store.reserve(later, cells: cells(later))
-        let value44 = try await store.purgeUser("d1", delivery: context, now: 2)
-        XCTAssertFalse(value44)
-        let value45 = try await store.reservation(id: "a2")
-        XCTAssertEqual(value45, later)
-        let value46 = try await store.purgeUser("c1", delivery: delivery("job-2"), now: 3)
-        XCTAssertTrue(value46)
-        let value47 = try await store.reservation(id: "a2")
-        XCTAssertNil(value47)
+        let applied2 = try await store.purgeUser("d1", delivery: context, now: 2)
+        XCTAssertFalse(applied2)
+        let stored4 = try await store.reservation(id: "a2")
+        XCTAssertEqual(stored4, later)
+        let applied3 = try await store.purgeUser("c1", delivery: delivery("job-2"), now: 3)
+        XCTAssertTrue(applied3)
+        let stored5 = try await store.reservation(id: "a2")
+        XCTAssertNil(stored5)
     }
 }
 

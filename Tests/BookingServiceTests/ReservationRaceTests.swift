@@ -55,13 +55,14 @@ final class ReservationRaceTests: XCTestCase {
         let first = await race((0..<100).map { ($0, slot) })
         XCTAssertEqual(first.filter { $0.1 == .ok }.count, 1)
         XCTAssertEqual(first.filter { $0.1 == .alreadyExists }.count, 99, "\(Set(first.map(\.1)))")
-        let value51 = try await fixture.count("SELECT COUNT(*) FROM reservation")
-        XCTAssertEqual(value51, 1)
-        let value52 = try await fixture.count("SELECT COUNT(*) FROM booked_cell")
-        XCTAssertEqual(value52, 12)
+        let count = try await fixture.count("SELECT COUNT(*) FROM reservation")
+        XCTAssertEqual(count, 1)
+        let count2 = try await fixture.count("SELECT COUNT(*) FROM booked_cell")
+        XCTAssertEqual(count2, 12)
 
         // 20 slots (the 12th and 13th, 09:00–20:00 less the one booked), 50 clients each, all at once.
-        let slots = (9..<21).map { F.ms(F.seoul(2027, 3, 12, hour: $0)) }
+        let slots =
+            (9..<21).map { F.ms(F.seoul(2027, 3, 12, hour: $0)) }
             + (9..<17).map { F.ms(F.seoul(2027, 3, 13, hour: $0)) }
         XCTAssertEqual(slots.count, 20)
         var attempts: [(client: Int, start: Int64)] = []
@@ -76,15 +77,15 @@ final class ReservationRaceTests: XCTestCase {
             XCTAssertEqual(codes.filter { $0 == .ok }.count, 1, "slot \(start)")
             XCTAssertEqual(codes.filter { $0 == .alreadyExists }.count, 49, "slot \(start): \(Set(codes))")
         }
-        let value53 = try await fixture.count("SELECT COUNT(*) FROM reservation")
-        XCTAssertEqual(value53, 21)
-        let value54 = try await fixture.count(
-                "SELECT COUNT(*) FROM (SELECT start_at_ms FROM reservation GROUP BY designer_id, start_at_ms HAVING COUNT(*) > 1)"
-            )
+        let count3 = try await fixture.count("SELECT COUNT(*) FROM reservation")
+        XCTAssertEqual(count3, 21)
+        let count4 = try await fixture.count(
+            "SELECT COUNT(*) FROM (SELECT start_at_ms FROM reservation GROUP BY designer_id, start_at_ms HAVING COUNT(*) > 1)"
+        )
         XCTAssertEqual(
-            value54, 0)
-        let value55 = try await fixture.count("SELECT COUNT(*) FROM booked_cell")
-        XCTAssertEqual(value55, 21 * 12)
+            count4, 0)
+        let count5 = try await fixture.count("SELECT COUNT(*) FROM booked_cell")
+        XCTAssertEqual(count5, 21 * 12)
 
         for client in clients { client.beginGracefulShutdown() }
         for task in tasks { await task.value }

@@ -46,7 +46,9 @@ final class ReservationTests: XCTestCase {
         XCTAssertEqual(booked.totalPriceKRW, 45_000 + 46_000)
         XCTAssertEqual(booked.styles.map(\.name), ["레이어드컷", "허쉬컷"])
 
-        let stranger = await statusCode { _ = try await self.cancel(booked.id, as: try self.fixture.customer("customer-2")) }
+        let stranger = await statusCode {
+            _ = try await self.cancel(booked.id, as: try self.fixture.customer("customer-2"))
+        }
         XCTAssertEqual(stranger, .permissionDenied)
         let otherDesigner = await statusCode {
             _ = try await self.cancel(booked.id, as: try self.fixture.designer("designer-2"))
@@ -54,8 +56,8 @@ final class ReservationTests: XCTestCase {
         XCTAssertEqual(otherDesigner, .permissionDenied)
         let unknown = await statusCode { _ = try await self.cancel("nope", as: try self.fixture.customer()) }
         XCTAssertEqual(unknown, .notFound)
-        let value1 = try await fixture.store.reservation(id: booked.id)?.status
-        XCTAssertEqual(value1, .confirmed)
+        let stored = try await fixture.store.reservation(id: booked.id)?.status
+        XCTAssertEqual(stored, .confirmed)
 
         let cancelled = try await cancel(booked.id, as: try fixture.customer())
         XCTAssertEqual(cancelled.status, .cancelled)
@@ -74,8 +76,8 @@ final class ReservationTests: XCTestCase {
         fixture.clock.set(start.addingTimeInterval(60))
         let late = await statusCode { _ = try await self.cancel(third.id, as: try self.fixture.customer("customer-3")) }
         XCTAssertEqual(late, .failedPrecondition)
-        let value2 = try await fixture.count("SELECT COUNT(*) FROM booked_cell")
-        XCTAssertEqual(value2, 12)
+        let count = try await fixture.count("SELECT COUNT(*) FROM booked_cell")
+        XCTAssertEqual(count, 12)
     }
 
     func testARetryWithTheSameIdempotencyKeyReturnsTheFirstReservation() async throws {
@@ -84,12 +86,12 @@ final class ReservationTests: XCTestCase {
         let retry = try await reserve(start, key: "tap-1")
         XCTAssertEqual(retry.id, first.id)
         XCTAssertEqual(retry, first)
-        let value3 = try await fixture.count("SELECT COUNT(*) FROM reservation")
-        XCTAssertEqual(value3, 1)
+        let count = try await fixture.count("SELECT COUNT(*) FROM reservation")
+        XCTAssertEqual(count, 1)
         // Even after the start has passed, the retry still finds it.
         fixture.clock.set(start.addingTimeInterval(3_600))
-        let value4 = try await reserve(start, key: "tap-1").id
-        XCTAssertEqual(value4, first.id)
+        let reservation = try await reserve(start, key: "tap-1").id
+        XCTAssertEqual(reservation, first.id)
         fixture.clock.set(F.seoul(2027, 3, 10, hour: 8))
         // The same key for another slot is a client bug, not a retry.
         let misuse = await statusCode { _ = try await self.reserve(F.seoul(2027, 3, 11, hour: 16), key: "tap-1") }
@@ -131,12 +133,13 @@ final class ReservationTests: XCTestCase {
             }
             XCTAssertEqual(code, expected, "\(request)")
         }
-        let value5 = try await fixture.count("SELECT COUNT(*) FROM reservation")
-        XCTAssertEqual(value5, 0)
+        let count = try await fixture.count("SELECT COUNT(*) FROM reservation")
+        XCTAssertEqual(count, 0)
     }
 
     func testAccessRules() async throws {
-        let schedule = YediBooking.Schedule(openingMinute: 540, closingMinute: 1260, timeZone: "Asia/Seoul", slotMinutes: 60)
+        let schedule = YediBooking.Schedule(
+            openingMinute: 540, closingMinute: 1260, timeZone: "Asia/Seoul", slotMinutes: 60)
         let customerEditsSchedule = await statusCode {
             _ = try await self.fixture.booking.updateSchedule(
                 .init(schedule: schedule), options: try self.fixture.customer())
@@ -156,7 +159,8 @@ final class ReservationTests: XCTestCase {
         let anonymous = await statusCode { _ = try await self.fixture.booking.createReservation(request) }
         XCTAssertEqual(anonymous, .unauthenticated)
         let designerBooks = await statusCode {
-            _ = try await self.fixture.booking.createReservation(request, options: try self.fixture.designer("designer-2"))
+            _ = try await self.fixture.booking.createReservation(
+                request, options: try self.fixture.designer("designer-2"))
         }
         XCTAssertEqual(designerBooks, .permissionDenied)
         let timeline = await statusCode {
@@ -194,9 +198,11 @@ final class ReservationTests: XCTestCase {
         let a = try await reserve(F.seoul(2027, 3, 11, hour: 10))
         let b = try await reserve(F.seoul(2027, 3, 11, hour: 11))
         let c = try await reserve(F.seoul(2027, 3, 20, hour: 10))
-        let elsewhere = try await reserve(F.seoul(2027, 3, 11, hour: 10), customer: "customer-2", designer: "designer-2")
+        let elsewhere = try await reserve(
+            F.seoul(2027, 3, 11, hour: 10), customer: "customer-2", designer: "designer-2")
         let dropped = try await reserve(F.seoul(2027, 3, 12, hour: 10))
-        _ = try await fixture.booking.cancelReservation(.init(reservationID: dropped.id), options: try fixture.customer())
+        _ = try await fixture.booking.cancelReservation(
+            .init(reservationID: dropped.id), options: try fixture.customer())
         fixture.clock.set(F.seoul(2027, 3, 10, hour: 23, minute: 59))
 
         let upcoming = try await fixture.booking.listReservations(
@@ -245,14 +251,16 @@ final class ReservationTests: XCTestCase {
         XCTAssertEqual(day.slots[1].minuteOfDay, 600)
         XCTAssertEqual(day.reservations.map(\.id), [a.id, b.id])
 
-        let month = try await fixture.booking.getMonthCalendar(.init(year: 2027, month: 3), options: try fixture.designer())
+        let month = try await fixture.booking.getMonthCalendar(
+            .init(year: 2027, month: 3), options: try fixture.designer())
         XCTAssertEqual(month.days.count, 31)
         XCTAssertEqual(month.days.map(\.reservationCount).reduce(0, +), 4)
         XCTAssertEqual(month.days[10].reservationCount, 2)
         XCTAssertEqual(month.days[19].reservationCount, 1)
         XCTAssertEqual(month.days[11].reservationCount, 0, "the cancelled one is not counted")
         let badMonth = await statusCode {
-            _ = try await self.fixture.booking.getMonthCalendar(.init(year: 2027, month: 13), options: try self.fixture.designer())
+            _ = try await self.fixture.booking.getMonthCalendar(
+                .init(year: 2027, month: 13), options: try self.fixture.designer())
         }
         XCTAssertEqual(badMonth, .invalidArgument)
     }
@@ -268,8 +276,8 @@ final class ReservationTests: XCTestCase {
         XCTAssertEqual(edited.styles[0].id, menu.styles[0].id)
         XCTAssertEqual(edited.styles[2].name, "두피 스파")
         XCTAssertFalse(edited.styles[2].id.isEmpty)
-        let value6 = try await fixture.booking.getMenu(.init(designerID: "designer-1"))
-        XCTAssertEqual(value6, edited)
+        let menu2 = try await fixture.booking.getMenu(.init(designerID: "designer-1"))
+        XCTAssertEqual(menu2, edited)
         let kept = try await fixture.store.reservation(id: booked.id)
         XCTAssertEqual(kept?.totalPriceKRW, 45_000, "booked at the old price")
         let removedStyle = await statusCode {
@@ -291,12 +299,13 @@ final class ReservationTests: XCTestCase {
         ]
         for styles in bad {
             let code = await statusCode {
-                _ = try await self.fixture.booking.updateMenu(.init(styles: styles), options: try self.fixture.designer())
+                _ = try await self.fixture.booking.updateMenu(
+                    .init(styles: styles), options: try self.fixture.designer())
             }
             XCTAssertEqual(code, .invalidArgument, "\(styles)")
         }
-        let value7 = try await fixture.booking.getMenu(.init(designerID: "designer-1"))
-        XCTAssertEqual(value7, edited)
+        let menu3 = try await fixture.booking.getMenu(.init(designerID: "designer-1"))
+        XCTAssertEqual(menu3, edited)
     }
 
     func testPurgeUserRemovesReservationsAndADesignersScheduleAndMenu() async throws {
@@ -309,25 +318,25 @@ final class ReservationTests: XCTestCase {
         defer { rpc.beginGracefulShutdown() }
         _ = try await account.purgeUser(.init(userID: "designer-1"))
         _ = try await account.purgeUser(.init(userID: "designer-1"))
-        let value8 = try await fixture.count("SELECT COUNT(*) FROM schedule WHERE designer_id = 'designer-1'")
-        XCTAssertEqual(value8, 0)
-        let value9 = try await fixture.count("SELECT COUNT(*) FROM style WHERE designer_id = 'designer-1'")
-        XCTAssertEqual(value9, 0)
-        let value10 = try await fixture.count("SELECT COUNT(*) FROM closed_day")
-        XCTAssertEqual(value10, 0)
-        let value11 = try await fixture.count("SELECT COUNT(*) FROM reservation")
-        XCTAssertEqual(value11, 1)
-        let value12 = try await fixture.count("SELECT COUNT(*) FROM booked_cell")
-        XCTAssertEqual(value12, 12)
+        let count = try await fixture.count("SELECT COUNT(*) FROM schedule WHERE designer_id = 'designer-1'")
+        XCTAssertEqual(count, 0)
+        let count2 = try await fixture.count("SELECT COUNT(*) FROM style WHERE designer_id = 'designer-1'")
+        XCTAssertEqual(count2, 0)
+        let count3 = try await fixture.count("SELECT COUNT(*) FROM closed_day")
+        XCTAssertEqual(count3, 0)
+        let count4 = try await fixture.count("SELECT COUNT(*) FROM reservation")
+        XCTAssertEqual(count4, 1)
+        let count5 = try await fixture.count("SELECT COUNT(*) FROM booked_cell")
+        XCTAssertEqual(count5, 12)
         _ = try await account.purgeUser(.init(userID: "customer-2"))
-        let value13 = try await fixture.count("SELECT COUNT(*) FROM reservation")
-        XCTAssertEqual(value13, 0)
-        let value14 = try await fixture.count("SELECT COUNT(*) FROM booked_cell")
-        XCTAssertEqual(value14, 0)
-        let value15 = try await fixture.store.reservation(id: kept.id)
-        XCTAssertNil(value15)
-        let value16 = try await fixture.count("SELECT COUNT(*) FROM schedule WHERE designer_id = 'designer-2'")
-        XCTAssertEqual(value16, 1)
+        let count6 = try await fixture.count("SELECT COUNT(*) FROM reservation")
+        XCTAssertEqual(count6, 0)
+        let count7 = try await fixture.count("SELECT COUNT(*) FROM booked_cell")
+        XCTAssertEqual(count7, 0)
+        let stored = try await fixture.store.reservation(id: kept.id)
+        XCTAssertNil(stored)
+        let count8 = try await fixture.count("SELECT COUNT(*) FROM schedule WHERE designer_id = 'designer-2'")
+        XCTAssertEqual(count8, 1)
         let empty = await statusCode { _ = try await account.purgeUser(.init(userID: "")) }
         XCTAssertEqual(empty, .invalidArgument)
         rpc.beginGracefulShutdown()

@@ -61,7 +61,8 @@ final class ScheduleRuleTests: XCTestCase {
         XCTAssertEqual(menu.styles.first?.name, "레이어드컷")
         XCTAssertEqual(menu.styles.first?.priceKRW, 45_000)
         XCTAssertEqual(menu.styles.first?.category, .cut)
-        XCTAssertEqual(menu.styles.filter { $0.category == .perm }.map(\.priceKRW), [85_000, 86_000, 80_000, 85_000, 92_000])
+        XCTAssertEqual(
+            menu.styles.filter { $0.category == .perm }.map(\.priceKRW), [85_000, 86_000, 80_000, 85_000, 92_000])
         XCTAssertEqual(menu.styles.last?.name, "부분염색")
 
         // Stored once: AccountService is not asked again, even when it is down.
@@ -124,8 +125,8 @@ final class ScheduleRuleTests: XCTestCase {
             XCTAssertEqual(error?.code, .failedPrecondition, "\(start): \(String(describing: error))")
             XCTAssertTrue(error?.message.contains(reason) == true, "\(reason): \(String(describing: error?.message))")
         }
-        let value48 = try await fixture.count("SELECT COUNT(*) FROM reservation")
-        XCTAssertEqual(value48, 0)
+        let count = try await fixture.count("SELECT COUNT(*) FROM reservation")
+        XCTAssertEqual(count, 0)
 
         let booked = try await reserve(F.seoul(2027, 3, 11, hour: 9))
         XCTAssertEqual(booked.status, .confirmed)
@@ -171,8 +172,8 @@ final class ScheduleRuleTests: XCTestCase {
     func testNewYorkSlotsAcrossSpringForwardAndFallBack() async throws {
         fixture.clock.set(F.local("America/New_York", 2027, 3, 13, hour: 23, minute: 30))
         fixture.shops.add("designer-1", zone: "America/New_York")
-        let value49 = try await fixture.booking.getSchedule(.init(designerID: "designer-1")).timeZone
-        XCTAssertEqual(value49, "America/New_York")
+        let schedule2 = try await fixture.booking.getSchedule(.init(designerID: "designer-1")).timeZone
+        XCTAssertEqual(schedule2, "America/New_York")
         _ = try await fixture.booking.updateSchedule(
             .init(
                 schedule: .init(openingMinute: 0, closingMinute: 360, timeZone: "America/New_York", slotMinutes: 60)),
@@ -184,7 +185,8 @@ final class ScheduleRuleTests: XCTestCase {
         // 2027-03-14: 02:00 EST becomes 03:00 EDT. Local 00, 01, 03, 04, 05; 02:00 does not exist.
         let spring = try await fixture.booking.listFreeSlots(
             .init(designerID: "designer-1", from: F.date(2027, 3, 14), to: F.date(2027, 3, 15)))
-        XCTAssertEqual(spring.days[0].freeStartAtMs, [utc(3, 14, 5), utc(3, 14, 6), utc(3, 14, 7), utc(3, 14, 8), utc(3, 14, 9)])
+        XCTAssertEqual(
+            spring.days[0].freeStartAtMs, [utc(3, 14, 5), utc(3, 14, 6), utc(3, 14, 7), utc(3, 14, 8), utc(3, 14, 9)])
         XCTAssertEqual(spring.days[1].freeStartAtMs.first, utc(3, 15, 4), "midnight EDT the day after")
         XCTAssertEqual(spring.days[1].freeStartAtMs.count, 6)
 
@@ -217,7 +219,8 @@ final class ScheduleRuleTests: XCTestCase {
                     .init(schedule: schedule), options: try self.fixture.designer())
             }
         }
-        let good = YediBooking.Schedule(openingMinute: 540, closingMinute: 1260, timeZone: "Asia/Seoul", slotMinutes: 60)
+        let good = YediBooking.Schedule(
+            openingMinute: 540, closingMinute: 1260, timeZone: "Asia/Seoul", slotMinutes: 60)
         var bad: [(YediBooking.Schedule, String)] = []
         var schedule = good
         schedule.timeZone = "Mars/Olympus_Mons"
@@ -247,7 +250,8 @@ final class ScheduleRuleTests: XCTestCase {
         for (schedule, field) in bad {
             let error = await update(schedule)
             XCTAssertEqual(error?.code, .invalidArgument, field)
-            XCTAssertTrue(error?.message.hasPrefix("schedule.\(field)") == true, "\(field): \(String(describing: error))")
+            XCTAssertTrue(
+                error?.message.hasPrefix("schedule.\(field)") == true, "\(field): \(String(describing: error))")
         }
         let unchanged = try await fixture.booking.getSchedule(.init(designerID: "designer-1"))
         XCTAssertEqual(unchanged.openingMinute, 540)
@@ -269,8 +273,8 @@ final class ScheduleRuleTests: XCTestCase {
         // A designer naming someone else's schedule.
         var other = good
         other.designerID = "designer-2"
-        let value50 = await update(other)?.code
-        XCTAssertEqual(value50, .permissionDenied)
+        let refusal = await update(other)?.code
+        XCTAssertEqual(refusal, .permissionDenied)
     }
 
     func testFreeSlotRangesAreValidated() async throws {

@@ -29,7 +29,8 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     {
         let designerID = try callerID(context)
         if let named = request.schedule?.designerID, !named.isEmpty, named != designerID {
-            throw RPCError(code: .permissionDenied, message: "schedule.designer_id: you can only edit your own schedule")
+            throw RPCError(
+                code: .permissionDenied, message: "schedule.designer_id: you can only edit your own schedule")
         }
         _ = try await schedule(of: designerID, context: context)
         let updated = try BookingRules.schedule(request.schedule, designerID: designerID, now: clock.nowMilliseconds)
@@ -163,7 +164,8 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
             totalPriceKRW: styles.reduce(0) { $0 + $1.priceKRW }, status: .confirmed, idempotencyKey: key,
             createdAtMilliseconds: now, cancelledAtMilliseconds: nil)
         do {
-            switch try await store.reserve(reservation, cells: BookingSchema.cells(from: request.startAtMs, until: end)) {
+            switch try await store.reserve(reservation, cells: BookingSchema.cells(from: request.startAtMs, until: end))
+            {
             case .created(let created): return message(created, now: now)
             case .existing(let earlier): return try answerRetry(earlier, request)
             }
@@ -187,7 +189,8 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
         let now = clock.nowMilliseconds
         guard reservation.status == .confirmed else { return message(reservation, now: now) }
         guard now < reservation.startAtMilliseconds else {
-            throw RPCError(code: .failedPrecondition, message: "the reservation has started; it can no longer be cancelled")
+            throw RPCError(
+                code: .failedPrecondition, message: "the reservation has started; it can no longer be cancelled")
         }
         guard let cancelled = try await store.cancel(id: id, at: now) else {
             throw RPCError(code: .notFound, message: "no such reservation")
@@ -228,7 +231,8 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
         let start = grid.clock.startOfDay(day)
         let end = grid.clock.startOfDay(day.adding(days: 1))
         let reservations = try await store.designerReservations(designerID: designerID, from: start, until: end)
-        let booked = Set(try await store.bookedCells(designerID: designerID, from: start, until: end + grid.slotMilliseconds))
+        let booked = Set(
+            try await store.bookedCells(designerID: designerID, from: start, until: end + grid.slotMilliseconds))
         let closed = grid.isClosed(day)
         let slots = grid.slots(on: day).map { slot -> YediBooking.Slot in
             let state: YediBooking.SlotState
@@ -323,7 +327,8 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
             throw RPCError(code: .notFound, message: "no such designer")
         } catch {
             context.logger.warning(
-                "AccountService did not give the shop hours", metadata: ["designer": "\(designerID)", "error": "\(error)"])
+                "AccountService did not give the shop hours",
+                metadata: ["designer": "\(designerID)", "error": "\(error)"])
             throw RPCError(
                 code: .unavailable, message: "the designer's shop hours are unavailable right now; try again")
         }
@@ -356,7 +361,8 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     private func scheduleMessage(_ schedule: ScheduleRecord) async throws -> YediBooking.Schedule {
         let today = shopClock(schedule).today(clock.nowMilliseconds)
         let closed = try await store.closedDays(
-            designerID: schedule.designerID, from: today, through: today.adding(days: BookingRules.closedDayHorizonDays))
+            designerID: schedule.designerID, from: today, through: today.adding(days: BookingRules.closedDayHorizonDays)
+        )
         return YediBooking.Schedule(
             designerID: schedule.designerID, openingMinute: Int32(schedule.openingMinute),
             closingMinute: Int32(schedule.closingMinute), timeZone: schedule.timeZone,

@@ -31,7 +31,9 @@ enum BookingRules {
         -> ScheduleRecord
     {
         guard let value else { throw invalid("schedule", "required") }
-        guard value.closedDays.isEmpty else { throw invalid("schedule.closed_days", "change them with UpdateClosedDays") }
+        guard value.closedDays.isEmpty else {
+            throw invalid("schedule.closed_days", "change them with UpdateClosedDays")
+        }
         let opening = Int(value.openingMinute)
         let closing = Int(value.closingMinute)
         let slot = Int(value.slotMinutes)

@@ -10,7 +10,8 @@ enum DefaultMenu {
 
     static func styles(newID: () -> String) -> [StyleRecord] {
         catalogue.map {
-            StyleRecord(id: newID(), name: $0.name, category: $0.category, priceKRW: $0.priceKRW, durationMinutes: $0.minutes)
+            StyleRecord(
+                id: newID(), name: $0.name, category: $0.category, priceKRW: $0.priceKRW, durationMinutes: $0.minutes)
         }
     }
 }

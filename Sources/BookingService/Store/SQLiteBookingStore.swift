@@ -115,7 +115,8 @@ struct SQLiteBookingStore: BookingStore {
     func cancel(id: String, at milliseconds: Int64) async throws -> ReservationRecord? {
         try await database.write { db in
             try db.execute(
-                sql: "UPDATE reservation SET status = 'cancelled', cancelled_at_ms = ? WHERE id = ? AND status = 'confirmed'",
+                sql:
+                    "UPDATE reservation SET status = 'cancelled', cancelled_at_ms = ? WHERE id = ? AND status = 'confirmed'",
                 arguments: [milliseconds, id])
             try db.execute(sql: "DELETE FROM booked_cell WHERE reservation_id = ?", arguments: [id])
             return try Row.fetchOne(db, sql: "SELECT * FROM reservation WHERE id = ?", arguments: [id]).map(
@@ -193,7 +194,8 @@ struct SQLiteBookingStore: BookingStore {
     // MARK: Rows
 
     private static func schedule(_ designerID: String, _ db: Database) throws -> ScheduleRecord? {
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM schedule WHERE designer_id = ?", arguments: [designerID])
+        guard
+            let row = try Row.fetchOne(db, sql: "SELECT * FROM schedule WHERE designer_id = ?", arguments: [designerID])
         else { return nil }
         let breaksJSON: String = row["breaks"]
         let weekdays: String = row["closed_weekdays"]

@@ -111,7 +111,8 @@ final class BookingCrashTests: XCTestCase {
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM reservation WHERE status = 'confirmed'") ?? -1,
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM booked_cell") ?? -1,
                 try Int.fetchOne(
-                    db, sql: "SELECT COUNT(*) FROM booked_cell WHERE reservation_id NOT IN (SELECT id FROM reservation)")
+                    db, sql: "SELECT COUNT(*) FROM booked_cell WHERE reservation_id NOT IN (SELECT id FROM reservation)"
+                )
                     ?? -1
             )
         }
@@ -140,8 +141,10 @@ final class BookingProcess: @unchecked Sendable {
         let configuration = harness.clientConfiguration(port: service.port)
         let serving = try await eventually(timeout: timeout) {
             let status = try? await withRPCClient(configuration: configuration) { client in
-                try await YediHealth.Health.Client(client).check(.init(), options: CallOptions(timeout: .milliseconds(500)))
-                    .status
+                try await YediHealth.Health.Client(client).check(
+                    .init(), options: CallOptions(timeout: .milliseconds(500))
+                )
+                .status
             }
             return status == .serving
         }
