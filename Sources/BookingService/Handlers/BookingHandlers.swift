@@ -233,24 +233,25 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
         let reservations = try await store.designerReservations(designerID: designerID, from: start, until: end)
         let booked = Set(
             try await store.bookedCells(designerID: designerID, from: start, until: end + grid.slotMilliseconds))
+        // A closed day lists only slots still held by reservations made before it was closed.
         let closed = grid.isClosed(day)
-        let slots = grid.slots(on: day).map { slot -> YediBooking.Slot in
+        let slots = grid.slots(on: day).compactMap { slot -> YediBooking.Slot? in
+            let isBooked = BookingSchema.cells(from: slot.start, until: slot.start + grid.slotMilliseconds)
+                .contains(where: booked.contains)
             let state: YediBooking.SlotState
-            if BookingSchema.cells(from: slot.start, until: slot.start + grid.slotMilliseconds).contains(
-                where: booked.contains)
-            {
+            if isBooked {
                 state = .booked
+            } else if closed {
+                return nil
             } else if slot.start <= now {
                 state = .past
-            } else if slot.inBreak {
-                state = .break
             } else {
-                state = closed ? .past : .available
+                state = slot.inBreak ? .break : .available
             }
             return YediBooking.Slot(startAtMs: slot.start, minuteOfDay: Int32(slot.minute), state: state)
         }
         return YediBooking.GetDayTimelineResponse(
-            closed: closed, slots: closed ? slots.filter { $0.state == .booked } : slots,
+            closed: closed, slots: slots,
             reservations: reservations.map { message($0, now: now) })
     }
 
