@@ -3,22 +3,27 @@ import RPCCore
 import ServiceRuntime
 import YediProto
 
-/// BookingService: schedules, free slots and reservations.
-///
-/// Only PurgeUser (account deletion) is served so far; the rest comes with the BookingService issue and
-/// answers UNIMPLEMENTED until then.
+/// BookingService: designers' schedules and menus, free slots, and reservations that never double-book.
 enum BookingServiceDefinition: ServiceDefinition {
     static let defaults = ServiceDefaults(name: "booking", port: 7003, metricsPort: 9103, peers: ["account"])
     static let summary = "Yedi BookingService: schedules, free slots and reservations, over TLS."
-    static let placeholders = [YediBooking.BookingService.descriptor]
 
-    static func migrate(_ migrator: inout DatabaseMigrator) {}
+    static func migrate(_ migrator: inout DatabaseMigrator) {
+        BookingSchema.migrate(&migrator)
+    }
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
-        [
-            PurgeUserReceiver.methods(
-                of: YediBooking.BookingService.descriptor, method: YediBooking.BookingService.Method.purgeUser,
-                environment: env)
-        ]
+        [handlers(env)]
+    }
+
+    static func handlers(_ env: ServiceEnvironment) -> BookingHandlers {
+        let peers = env.peers
+        return BookingHandlers(
+            store: SQLiteBookingStore(database: env.database), clock: env.clock, ids: env.ids,
+            shopHours: { designerID in
+                let account = YediAccount.AccountService.Client(try peers.client(for: "account"))
+                return try await account.getShopHours(
+                    .init(designerID: designerID), options: CallOptions(timeout: .seconds(2)))
+            })
     }
 }

@@ -52,6 +52,51 @@ void   yedi__booking__style__free_unpacked
   assert(message->base.descriptor == &yedi__booking__style__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__booking__time_range__init
+                     (Yedi__Booking__TimeRange         *message)
+{
+  static const Yedi__Booking__TimeRange init_value = YEDI__BOOKING__TIME_RANGE__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__time_range__get_packed_size
+                     (const Yedi__Booking__TimeRange *message)
+{
+  assert(message->base.descriptor == &yedi__booking__time_range__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__time_range__pack
+                     (const Yedi__Booking__TimeRange *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__time_range__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__time_range__pack_to_buffer
+                     (const Yedi__Booking__TimeRange *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__time_range__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__TimeRange *
+       yedi__booking__time_range__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__TimeRange *)
+     protobuf_c_message_unpack (&yedi__booking__time_range__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__time_range__free_unpacked
+                     (Yedi__Booking__TimeRange *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__time_range__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__booking__schedule__init
                      (Yedi__Booking__Schedule         *message)
 {
@@ -187,139 +232,319 @@ void   yedi__booking__update_schedule_request__free_unpacked
   assert(message->base.descriptor == &yedi__booking__update_schedule_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   yedi__booking__slot__init
-                     (Yedi__Booking__Slot         *message)
+void   yedi__booking__update_closed_days_request__init
+                     (Yedi__Booking__UpdateClosedDaysRequest         *message)
 {
-  static const Yedi__Booking__Slot init_value = YEDI__BOOKING__SLOT__INIT;
+  static const Yedi__Booking__UpdateClosedDaysRequest init_value = YEDI__BOOKING__UPDATE_CLOSED_DAYS_REQUEST__INIT;
   *message = init_value;
 }
-size_t yedi__booking__slot__get_packed_size
-                     (const Yedi__Booking__Slot *message)
+size_t yedi__booking__update_closed_days_request__get_packed_size
+                     (const Yedi__Booking__UpdateClosedDaysRequest *message)
 {
-  assert(message->base.descriptor == &yedi__booking__slot__descriptor);
+  assert(message->base.descriptor == &yedi__booking__update_closed_days_request__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t yedi__booking__slot__pack
-                     (const Yedi__Booking__Slot *message,
+size_t yedi__booking__update_closed_days_request__pack
+                     (const Yedi__Booking__UpdateClosedDaysRequest *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &yedi__booking__slot__descriptor);
+  assert(message->base.descriptor == &yedi__booking__update_closed_days_request__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t yedi__booking__slot__pack_to_buffer
-                     (const Yedi__Booking__Slot *message,
+size_t yedi__booking__update_closed_days_request__pack_to_buffer
+                     (const Yedi__Booking__UpdateClosedDaysRequest *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &yedi__booking__slot__descriptor);
+  assert(message->base.descriptor == &yedi__booking__update_closed_days_request__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-Yedi__Booking__Slot *
-       yedi__booking__slot__unpack
+Yedi__Booking__UpdateClosedDaysRequest *
+       yedi__booking__update_closed_days_request__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (Yedi__Booking__Slot *)
-     protobuf_c_message_unpack (&yedi__booking__slot__descriptor,
+  return (Yedi__Booking__UpdateClosedDaysRequest *)
+     protobuf_c_message_unpack (&yedi__booking__update_closed_days_request__descriptor,
                                 allocator, len, data);
 }
-void   yedi__booking__slot__free_unpacked
-                     (Yedi__Booking__Slot *message,
+void   yedi__booking__update_closed_days_request__free_unpacked
+                     (Yedi__Booking__UpdateClosedDaysRequest *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &yedi__booking__slot__descriptor);
+  assert(message->base.descriptor == &yedi__booking__update_closed_days_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   yedi__booking__list_slots_request__init
-                     (Yedi__Booking__ListSlotsRequest         *message)
+void   yedi__booking__menu__init
+                     (Yedi__Booking__Menu         *message)
 {
-  static const Yedi__Booking__ListSlotsRequest init_value = YEDI__BOOKING__LIST_SLOTS_REQUEST__INIT;
+  static const Yedi__Booking__Menu init_value = YEDI__BOOKING__MENU__INIT;
   *message = init_value;
 }
-size_t yedi__booking__list_slots_request__get_packed_size
-                     (const Yedi__Booking__ListSlotsRequest *message)
+size_t yedi__booking__menu__get_packed_size
+                     (const Yedi__Booking__Menu *message)
 {
-  assert(message->base.descriptor == &yedi__booking__list_slots_request__descriptor);
+  assert(message->base.descriptor == &yedi__booking__menu__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t yedi__booking__list_slots_request__pack
-                     (const Yedi__Booking__ListSlotsRequest *message,
+size_t yedi__booking__menu__pack
+                     (const Yedi__Booking__Menu *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &yedi__booking__list_slots_request__descriptor);
+  assert(message->base.descriptor == &yedi__booking__menu__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t yedi__booking__list_slots_request__pack_to_buffer
-                     (const Yedi__Booking__ListSlotsRequest *message,
+size_t yedi__booking__menu__pack_to_buffer
+                     (const Yedi__Booking__Menu *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &yedi__booking__list_slots_request__descriptor);
+  assert(message->base.descriptor == &yedi__booking__menu__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-Yedi__Booking__ListSlotsRequest *
-       yedi__booking__list_slots_request__unpack
+Yedi__Booking__Menu *
+       yedi__booking__menu__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (Yedi__Booking__ListSlotsRequest *)
-     protobuf_c_message_unpack (&yedi__booking__list_slots_request__descriptor,
+  return (Yedi__Booking__Menu *)
+     protobuf_c_message_unpack (&yedi__booking__menu__descriptor,
                                 allocator, len, data);
 }
-void   yedi__booking__list_slots_request__free_unpacked
-                     (Yedi__Booking__ListSlotsRequest *message,
+void   yedi__booking__menu__free_unpacked
+                     (Yedi__Booking__Menu *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &yedi__booking__list_slots_request__descriptor);
+  assert(message->base.descriptor == &yedi__booking__menu__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   yedi__booking__list_slots_response__init
-                     (Yedi__Booking__ListSlotsResponse         *message)
+void   yedi__booking__get_menu_request__init
+                     (Yedi__Booking__GetMenuRequest         *message)
 {
-  static const Yedi__Booking__ListSlotsResponse init_value = YEDI__BOOKING__LIST_SLOTS_RESPONSE__INIT;
+  static const Yedi__Booking__GetMenuRequest init_value = YEDI__BOOKING__GET_MENU_REQUEST__INIT;
   *message = init_value;
 }
-size_t yedi__booking__list_slots_response__get_packed_size
-                     (const Yedi__Booking__ListSlotsResponse *message)
+size_t yedi__booking__get_menu_request__get_packed_size
+                     (const Yedi__Booking__GetMenuRequest *message)
 {
-  assert(message->base.descriptor == &yedi__booking__list_slots_response__descriptor);
+  assert(message->base.descriptor == &yedi__booking__get_menu_request__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t yedi__booking__list_slots_response__pack
-                     (const Yedi__Booking__ListSlotsResponse *message,
+size_t yedi__booking__get_menu_request__pack
+                     (const Yedi__Booking__GetMenuRequest *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &yedi__booking__list_slots_response__descriptor);
+  assert(message->base.descriptor == &yedi__booking__get_menu_request__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t yedi__booking__list_slots_response__pack_to_buffer
-                     (const Yedi__Booking__ListSlotsResponse *message,
+size_t yedi__booking__get_menu_request__pack_to_buffer
+                     (const Yedi__Booking__GetMenuRequest *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &yedi__booking__list_slots_response__descriptor);
+  assert(message->base.descriptor == &yedi__booking__get_menu_request__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-Yedi__Booking__ListSlotsResponse *
-       yedi__booking__list_slots_response__unpack
+Yedi__Booking__GetMenuRequest *
+       yedi__booking__get_menu_request__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (Yedi__Booking__ListSlotsResponse *)
-     protobuf_c_message_unpack (&yedi__booking__list_slots_response__descriptor,
+  return (Yedi__Booking__GetMenuRequest *)
+     protobuf_c_message_unpack (&yedi__booking__get_menu_request__descriptor,
                                 allocator, len, data);
 }
-void   yedi__booking__list_slots_response__free_unpacked
-                     (Yedi__Booking__ListSlotsResponse *message,
+void   yedi__booking__get_menu_request__free_unpacked
+                     (Yedi__Booking__GetMenuRequest *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &yedi__booking__list_slots_response__descriptor);
+  assert(message->base.descriptor == &yedi__booking__get_menu_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__booking__update_menu_request__init
+                     (Yedi__Booking__UpdateMenuRequest         *message)
+{
+  static const Yedi__Booking__UpdateMenuRequest init_value = YEDI__BOOKING__UPDATE_MENU_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__update_menu_request__get_packed_size
+                     (const Yedi__Booking__UpdateMenuRequest *message)
+{
+  assert(message->base.descriptor == &yedi__booking__update_menu_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__update_menu_request__pack
+                     (const Yedi__Booking__UpdateMenuRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__update_menu_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__update_menu_request__pack_to_buffer
+                     (const Yedi__Booking__UpdateMenuRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__update_menu_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__UpdateMenuRequest *
+       yedi__booking__update_menu_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__UpdateMenuRequest *)
+     protobuf_c_message_unpack (&yedi__booking__update_menu_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__update_menu_request__free_unpacked
+                     (Yedi__Booking__UpdateMenuRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__update_menu_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__booking__list_free_slots_request__init
+                     (Yedi__Booking__ListFreeSlotsRequest         *message)
+{
+  static const Yedi__Booking__ListFreeSlotsRequest init_value = YEDI__BOOKING__LIST_FREE_SLOTS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__list_free_slots_request__get_packed_size
+                     (const Yedi__Booking__ListFreeSlotsRequest *message)
+{
+  assert(message->base.descriptor == &yedi__booking__list_free_slots_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__list_free_slots_request__pack
+                     (const Yedi__Booking__ListFreeSlotsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__list_free_slots_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__list_free_slots_request__pack_to_buffer
+                     (const Yedi__Booking__ListFreeSlotsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__list_free_slots_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__ListFreeSlotsRequest *
+       yedi__booking__list_free_slots_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__ListFreeSlotsRequest *)
+     protobuf_c_message_unpack (&yedi__booking__list_free_slots_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__list_free_slots_request__free_unpacked
+                     (Yedi__Booking__ListFreeSlotsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__list_free_slots_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__booking__day_slots__init
+                     (Yedi__Booking__DaySlots         *message)
+{
+  static const Yedi__Booking__DaySlots init_value = YEDI__BOOKING__DAY_SLOTS__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__day_slots__get_packed_size
+                     (const Yedi__Booking__DaySlots *message)
+{
+  assert(message->base.descriptor == &yedi__booking__day_slots__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__day_slots__pack
+                     (const Yedi__Booking__DaySlots *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__day_slots__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__day_slots__pack_to_buffer
+                     (const Yedi__Booking__DaySlots *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__day_slots__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__DaySlots *
+       yedi__booking__day_slots__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__DaySlots *)
+     protobuf_c_message_unpack (&yedi__booking__day_slots__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__day_slots__free_unpacked
+                     (Yedi__Booking__DaySlots *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__day_slots__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__booking__list_free_slots_response__init
+                     (Yedi__Booking__ListFreeSlotsResponse         *message)
+{
+  static const Yedi__Booking__ListFreeSlotsResponse init_value = YEDI__BOOKING__LIST_FREE_SLOTS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__list_free_slots_response__get_packed_size
+                     (const Yedi__Booking__ListFreeSlotsResponse *message)
+{
+  assert(message->base.descriptor == &yedi__booking__list_free_slots_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__list_free_slots_response__pack
+                     (const Yedi__Booking__ListFreeSlotsResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__list_free_slots_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__list_free_slots_response__pack_to_buffer
+                     (const Yedi__Booking__ListFreeSlotsResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__list_free_slots_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__ListFreeSlotsResponse *
+       yedi__booking__list_free_slots_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__ListFreeSlotsResponse *)
+     protobuf_c_message_unpack (&yedi__booking__list_free_slots_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__list_free_slots_response__free_unpacked
+                     (Yedi__Booking__ListFreeSlotsResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__list_free_slots_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   yedi__booking__reservation__init
@@ -547,6 +772,51 @@ void   yedi__booking__list_reservations_response__free_unpacked
   assert(message->base.descriptor == &yedi__booking__list_reservations_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__booking__slot__init
+                     (Yedi__Booking__Slot         *message)
+{
+  static const Yedi__Booking__Slot init_value = YEDI__BOOKING__SLOT__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__slot__get_packed_size
+                     (const Yedi__Booking__Slot *message)
+{
+  assert(message->base.descriptor == &yedi__booking__slot__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__slot__pack
+                     (const Yedi__Booking__Slot *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__slot__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__slot__pack_to_buffer
+                     (const Yedi__Booking__Slot *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__slot__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__Slot *
+       yedi__booking__slot__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__Slot *)
+     protobuf_c_message_unpack (&yedi__booking__slot__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__slot__free_unpacked
+                     (Yedi__Booking__Slot *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__slot__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__booking__get_day_timeline_request__init
                      (Yedi__Booking__GetDayTimelineRequest         *message)
 {
@@ -637,6 +907,141 @@ void   yedi__booking__get_day_timeline_response__free_unpacked
   assert(message->base.descriptor == &yedi__booking__get_day_timeline_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__booking__get_month_calendar_request__init
+                     (Yedi__Booking__GetMonthCalendarRequest         *message)
+{
+  static const Yedi__Booking__GetMonthCalendarRequest init_value = YEDI__BOOKING__GET_MONTH_CALENDAR_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__get_month_calendar_request__get_packed_size
+                     (const Yedi__Booking__GetMonthCalendarRequest *message)
+{
+  assert(message->base.descriptor == &yedi__booking__get_month_calendar_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__get_month_calendar_request__pack
+                     (const Yedi__Booking__GetMonthCalendarRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__get_month_calendar_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__get_month_calendar_request__pack_to_buffer
+                     (const Yedi__Booking__GetMonthCalendarRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__get_month_calendar_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__GetMonthCalendarRequest *
+       yedi__booking__get_month_calendar_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__GetMonthCalendarRequest *)
+     protobuf_c_message_unpack (&yedi__booking__get_month_calendar_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__get_month_calendar_request__free_unpacked
+                     (Yedi__Booking__GetMonthCalendarRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__get_month_calendar_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__booking__calendar_day__init
+                     (Yedi__Booking__CalendarDay         *message)
+{
+  static const Yedi__Booking__CalendarDay init_value = YEDI__BOOKING__CALENDAR_DAY__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__calendar_day__get_packed_size
+                     (const Yedi__Booking__CalendarDay *message)
+{
+  assert(message->base.descriptor == &yedi__booking__calendar_day__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__calendar_day__pack
+                     (const Yedi__Booking__CalendarDay *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__calendar_day__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__calendar_day__pack_to_buffer
+                     (const Yedi__Booking__CalendarDay *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__calendar_day__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__CalendarDay *
+       yedi__booking__calendar_day__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__CalendarDay *)
+     protobuf_c_message_unpack (&yedi__booking__calendar_day__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__calendar_day__free_unpacked
+                     (Yedi__Booking__CalendarDay *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__calendar_day__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__booking__get_month_calendar_response__init
+                     (Yedi__Booking__GetMonthCalendarResponse         *message)
+{
+  static const Yedi__Booking__GetMonthCalendarResponse init_value = YEDI__BOOKING__GET_MONTH_CALENDAR_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__get_month_calendar_response__get_packed_size
+                     (const Yedi__Booking__GetMonthCalendarResponse *message)
+{
+  assert(message->base.descriptor == &yedi__booking__get_month_calendar_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__get_month_calendar_response__pack
+                     (const Yedi__Booking__GetMonthCalendarResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__get_month_calendar_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__get_month_calendar_response__pack_to_buffer
+                     (const Yedi__Booking__GetMonthCalendarResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__get_month_calendar_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__GetMonthCalendarResponse *
+       yedi__booking__get_month_calendar_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__GetMonthCalendarResponse *)
+     protobuf_c_message_unpack (&yedi__booking__get_month_calendar_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__get_month_calendar_response__free_unpacked
+                     (Yedi__Booking__GetMonthCalendarResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__get_month_calendar_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__booking__get_reservation_request__init
                      (Yedi__Booking__GetReservationRequest         *message)
 {
@@ -682,7 +1087,7 @@ void   yedi__booking__get_reservation_request__free_unpacked
   assert(message->base.descriptor == &yedi__booking__get_reservation_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor yedi__booking__style__field_descriptors[4] =
+static const ProtobufCFieldDescriptor yedi__booking__style__field_descriptors[5] =
 {
   {
     "id",
@@ -732,9 +1137,22 @@ static const ProtobufCFieldDescriptor yedi__booking__style__field_descriptors[4]
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "duration_minutes",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Style, duration_minutes),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__booking__style__field_indices_by_name[] = {
   2,   /* field[2] = category */
+  4,   /* field[4] = duration_minutes */
   0,   /* field[0] = id */
   1,   /* field[1] = name */
   3,   /* field[3] = price_krw */
@@ -742,7 +1160,7 @@ static const unsigned yedi__booking__style__field_indices_by_name[] = {
 static const ProtobufCIntRange yedi__booking__style__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor yedi__booking__style__descriptor =
 {
@@ -752,14 +1170,65 @@ const ProtobufCMessageDescriptor yedi__booking__style__descriptor =
   "Yedi__Booking__Style",
   "yedi.booking",
   sizeof(Yedi__Booking__Style),
-  4,
+  5,
   yedi__booking__style__field_descriptors,
   yedi__booking__style__field_indices_by_name,
   1,  yedi__booking__style__number_ranges,
   (ProtobufCMessageInit) yedi__booking__style__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__booking__schedule__field_descriptors[7] =
+static const ProtobufCFieldDescriptor yedi__booking__time_range__field_descriptors[2] =
+{
+  {
+    "start_minute",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__TimeRange, start_minute),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "end_minute",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__TimeRange, end_minute),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__time_range__field_indices_by_name[] = {
+  1,   /* field[1] = end_minute */
+  0,   /* field[0] = start_minute */
+};
+static const ProtobufCIntRange yedi__booking__time_range__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__booking__time_range__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.TimeRange",
+  "TimeRange",
+  "Yedi__Booking__TimeRange",
+  "yedi.booking",
+  sizeof(Yedi__Booking__TimeRange),
+  2,
+  yedi__booking__time_range__field_descriptors,
+  yedi__booking__time_range__field_indices_by_name,
+  1,  yedi__booking__time_range__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__time_range__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__booking__schedule__field_descriptors[8] =
 {
   {
     "designer_id",
@@ -774,24 +1243,24 @@ static const ProtobufCFieldDescriptor yedi__booking__schedule__field_descriptors
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "opening_hour",
+    "opening_minute",
     2,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_INT32,
     0,   /* quantifier_offset */
-    offsetof(Yedi__Booking__Schedule, opening_hour),
+    offsetof(Yedi__Booking__Schedule, opening_minute),
     NULL,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "closing_hour",
+    "closing_minute",
     3,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_INT32,
     0,   /* quantifier_offset */
-    offsetof(Yedi__Booking__Schedule, closing_hour),
+    offsetof(Yedi__Booking__Schedule, closing_minute),
     NULL,
     NULL,
     0,             /* flags */
@@ -810,15 +1279,15 @@ static const ProtobufCFieldDescriptor yedi__booking__schedule__field_descriptors
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "break_hours",
+    "breaks",
     5,
     PROTOBUF_C_LABEL_REPEATED,
-    PROTOBUF_C_TYPE_INT32,
-    offsetof(Yedi__Booking__Schedule, n_break_hours),
-    offsetof(Yedi__Booking__Schedule, break_hours),
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Booking__Schedule, n_breaks),
+    offsetof(Yedi__Booking__Schedule, breaks),
+    &yedi__booking__time_range__descriptor,
     NULL,
-    NULL,
-    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
@@ -834,31 +1303,44 @@ static const ProtobufCFieldDescriptor yedi__booking__schedule__field_descriptors
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "styles",
+    "closed_weekdays",
     7,
     PROTOBUF_C_LABEL_REPEATED,
-    PROTOBUF_C_TYPE_MESSAGE,
-    offsetof(Yedi__Booking__Schedule, n_styles),
-    offsetof(Yedi__Booking__Schedule, styles),
-    &yedi__booking__style__descriptor,
+    PROTOBUF_C_TYPE_ENUM,
+    offsetof(Yedi__Booking__Schedule, n_closed_weekdays),
+    offsetof(Yedi__Booking__Schedule, closed_weekdays),
+    &yedi__booking__weekday__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "slot_minutes",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Schedule, slot_minutes),
+    NULL,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
 };
 static const unsigned yedi__booking__schedule__field_indices_by_name[] = {
-  4,   /* field[4] = break_hours */
+  4,   /* field[4] = breaks */
   5,   /* field[5] = closed_days */
-  2,   /* field[2] = closing_hour */
+  6,   /* field[6] = closed_weekdays */
+  2,   /* field[2] = closing_minute */
   0,   /* field[0] = designer_id */
-  1,   /* field[1] = opening_hour */
-  6,   /* field[6] = styles */
+  1,   /* field[1] = opening_minute */
+  7,   /* field[7] = slot_minutes */
   3,   /* field[3] = time_zone */
 };
 static const ProtobufCIntRange yedi__booking__schedule__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 7 }
+  { 0, 8 }
 };
 const ProtobufCMessageDescriptor yedi__booking__schedule__descriptor =
 {
@@ -868,7 +1350,7 @@ const ProtobufCMessageDescriptor yedi__booking__schedule__descriptor =
   "Yedi__Booking__Schedule",
   "yedi.booking",
   sizeof(Yedi__Booking__Schedule),
-  7,
+  8,
   yedi__booking__schedule__field_descriptors,
   yedi__booking__schedule__field_indices_by_name,
   1,  yedi__booking__schedule__number_ranges,
@@ -951,71 +1433,58 @@ const ProtobufCMessageDescriptor yedi__booking__update_schedule_request__descrip
   (ProtobufCMessageInit) yedi__booking__update_schedule_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__booking__slot__field_descriptors[3] =
+static const ProtobufCFieldDescriptor yedi__booking__update_closed_days_request__field_descriptors[2] =
 {
   {
-    "start_at_ms",
+    "add",
     1,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_INT64,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Booking__Slot, start_at_ms),
-    NULL,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Booking__UpdateClosedDaysRequest, n_add),
+    offsetof(Yedi__Booking__UpdateClosedDaysRequest, add),
+    &yedi__common__local_date__descriptor,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "hour",
+    "remove",
     2,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_INT32,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Booking__Slot, hour),
-    NULL,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "state",
-    3,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_ENUM,
-    0,   /* quantifier_offset */
-    offsetof(Yedi__Booking__Slot, state),
-    &yedi__booking__slot_state__descriptor,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Booking__UpdateClosedDaysRequest, n_remove),
+    offsetof(Yedi__Booking__UpdateClosedDaysRequest, remove),
+    &yedi__common__local_date__descriptor,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
 };
-static const unsigned yedi__booking__slot__field_indices_by_name[] = {
-  1,   /* field[1] = hour */
-  0,   /* field[0] = start_at_ms */
-  2,   /* field[2] = state */
+static const unsigned yedi__booking__update_closed_days_request__field_indices_by_name[] = {
+  0,   /* field[0] = add */
+  1,   /* field[1] = remove */
 };
-static const ProtobufCIntRange yedi__booking__slot__number_ranges[1 + 1] =
+static const ProtobufCIntRange yedi__booking__update_closed_days_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 2 }
 };
-const ProtobufCMessageDescriptor yedi__booking__slot__descriptor =
+const ProtobufCMessageDescriptor yedi__booking__update_closed_days_request__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "yedi.booking.Slot",
-  "Slot",
-  "Yedi__Booking__Slot",
+  "yedi.booking.UpdateClosedDaysRequest",
+  "UpdateClosedDaysRequest",
+  "Yedi__Booking__UpdateClosedDaysRequest",
   "yedi.booking",
-  sizeof(Yedi__Booking__Slot),
-  3,
-  yedi__booking__slot__field_descriptors,
-  yedi__booking__slot__field_indices_by_name,
-  1,  yedi__booking__slot__number_ranges,
-  (ProtobufCMessageInit) yedi__booking__slot__init,
+  sizeof(Yedi__Booking__UpdateClosedDaysRequest),
+  2,
+  yedi__booking__update_closed_days_request__field_descriptors,
+  yedi__booking__update_closed_days_request__field_indices_by_name,
+  1,  yedi__booking__update_closed_days_request__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__update_closed_days_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__booking__list_slots_request__field_descriptors[2] =
+static const ProtobufCFieldDescriptor yedi__booking__menu__field_descriptors[2] =
 {
   {
     "designer_id",
@@ -1023,88 +1492,318 @@ static const ProtobufCFieldDescriptor yedi__booking__list_slots_request__field_d
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_STRING,
     0,   /* quantifier_offset */
-    offsetof(Yedi__Booking__ListSlotsRequest, designer_id),
+    offsetof(Yedi__Booking__Menu, designer_id),
     NULL,
     &protobuf_c_empty_string,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "date",
+    "styles",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Booking__Menu, n_styles),
+    offsetof(Yedi__Booking__Menu, styles),
+    &yedi__booking__style__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__menu__field_indices_by_name[] = {
+  0,   /* field[0] = designer_id */
+  1,   /* field[1] = styles */
+};
+static const ProtobufCIntRange yedi__booking__menu__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__booking__menu__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.Menu",
+  "Menu",
+  "Yedi__Booking__Menu",
+  "yedi.booking",
+  sizeof(Yedi__Booking__Menu),
+  2,
+  yedi__booking__menu__field_descriptors,
+  yedi__booking__menu__field_indices_by_name,
+  1,  yedi__booking__menu__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__menu__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__booking__get_menu_request__field_descriptors[1] =
+{
+  {
+    "designer_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__GetMenuRequest, designer_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__get_menu_request__field_indices_by_name[] = {
+  0,   /* field[0] = designer_id */
+};
+static const ProtobufCIntRange yedi__booking__get_menu_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__booking__get_menu_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.GetMenuRequest",
+  "GetMenuRequest",
+  "Yedi__Booking__GetMenuRequest",
+  "yedi.booking",
+  sizeof(Yedi__Booking__GetMenuRequest),
+  1,
+  yedi__booking__get_menu_request__field_descriptors,
+  yedi__booking__get_menu_request__field_indices_by_name,
+  1,  yedi__booking__get_menu_request__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__get_menu_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__booking__update_menu_request__field_descriptors[1] =
+{
+  {
+    "styles",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Booking__UpdateMenuRequest, n_styles),
+    offsetof(Yedi__Booking__UpdateMenuRequest, styles),
+    &yedi__booking__style__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__update_menu_request__field_indices_by_name[] = {
+  0,   /* field[0] = styles */
+};
+static const ProtobufCIntRange yedi__booking__update_menu_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__booking__update_menu_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.UpdateMenuRequest",
+  "UpdateMenuRequest",
+  "Yedi__Booking__UpdateMenuRequest",
+  "yedi.booking",
+  sizeof(Yedi__Booking__UpdateMenuRequest),
+  1,
+  yedi__booking__update_menu_request__field_descriptors,
+  yedi__booking__update_menu_request__field_indices_by_name,
+  1,  yedi__booking__update_menu_request__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__update_menu_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__booking__list_free_slots_request__field_descriptors[3] =
+{
+  {
+    "designer_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__ListFreeSlotsRequest, designer_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "from",
     2,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
     0,   /* quantifier_offset */
-    offsetof(Yedi__Booking__ListSlotsRequest, date),
+    offsetof(Yedi__Booking__ListFreeSlotsRequest, from),
+    &yedi__common__local_date__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "to",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__ListFreeSlotsRequest, to),
     &yedi__common__local_date__descriptor,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
 };
-static const unsigned yedi__booking__list_slots_request__field_indices_by_name[] = {
-  1,   /* field[1] = date */
+static const unsigned yedi__booking__list_free_slots_request__field_indices_by_name[] = {
   0,   /* field[0] = designer_id */
+  1,   /* field[1] = from */
+  2,   /* field[2] = to */
 };
-static const ProtobufCIntRange yedi__booking__list_slots_request__number_ranges[1 + 1] =
+static const ProtobufCIntRange yedi__booking__list_free_slots_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
-const ProtobufCMessageDescriptor yedi__booking__list_slots_request__descriptor =
+const ProtobufCMessageDescriptor yedi__booking__list_free_slots_request__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "yedi.booking.ListSlotsRequest",
-  "ListSlotsRequest",
-  "Yedi__Booking__ListSlotsRequest",
+  "yedi.booking.ListFreeSlotsRequest",
+  "ListFreeSlotsRequest",
+  "Yedi__Booking__ListFreeSlotsRequest",
   "yedi.booking",
-  sizeof(Yedi__Booking__ListSlotsRequest),
-  2,
-  yedi__booking__list_slots_request__field_descriptors,
-  yedi__booking__list_slots_request__field_indices_by_name,
-  1,  yedi__booking__list_slots_request__number_ranges,
-  (ProtobufCMessageInit) yedi__booking__list_slots_request__init,
+  sizeof(Yedi__Booking__ListFreeSlotsRequest),
+  3,
+  yedi__booking__list_free_slots_request__field_descriptors,
+  yedi__booking__list_free_slots_request__field_indices_by_name,
+  1,  yedi__booking__list_free_slots_request__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__list_free_slots_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__booking__list_slots_response__field_descriptors[1] =
+static const ProtobufCFieldDescriptor yedi__booking__day_slots__field_descriptors[3] =
 {
   {
-    "slots",
+    "date",
     1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__DaySlots, date),
+    &yedi__common__local_date__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "closed",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__DaySlots, closed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "free_start_at_ms",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_INT64,
+    offsetof(Yedi__Booking__DaySlots, n_free_start_at_ms),
+    offsetof(Yedi__Booking__DaySlots, free_start_at_ms),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__day_slots__field_indices_by_name[] = {
+  1,   /* field[1] = closed */
+  0,   /* field[0] = date */
+  2,   /* field[2] = free_start_at_ms */
+};
+static const ProtobufCIntRange yedi__booking__day_slots__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor yedi__booking__day_slots__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.DaySlots",
+  "DaySlots",
+  "Yedi__Booking__DaySlots",
+  "yedi.booking",
+  sizeof(Yedi__Booking__DaySlots),
+  3,
+  yedi__booking__day_slots__field_descriptors,
+  yedi__booking__day_slots__field_indices_by_name,
+  1,  yedi__booking__day_slots__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__day_slots__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__booking__list_free_slots_response__field_descriptors[3] =
+{
+  {
+    "time_zone",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__ListFreeSlotsResponse, time_zone),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "slot_minutes",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__ListFreeSlotsResponse, slot_minutes),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "days",
+    3,
     PROTOBUF_C_LABEL_REPEATED,
     PROTOBUF_C_TYPE_MESSAGE,
-    offsetof(Yedi__Booking__ListSlotsResponse, n_slots),
-    offsetof(Yedi__Booking__ListSlotsResponse, slots),
-    &yedi__booking__slot__descriptor,
+    offsetof(Yedi__Booking__ListFreeSlotsResponse, n_days),
+    offsetof(Yedi__Booking__ListFreeSlotsResponse, days),
+    &yedi__booking__day_slots__descriptor,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
 };
-static const unsigned yedi__booking__list_slots_response__field_indices_by_name[] = {
-  0,   /* field[0] = slots */
+static const unsigned yedi__booking__list_free_slots_response__field_indices_by_name[] = {
+  2,   /* field[2] = days */
+  1,   /* field[1] = slot_minutes */
+  0,   /* field[0] = time_zone */
 };
-static const ProtobufCIntRange yedi__booking__list_slots_response__number_ranges[1 + 1] =
+static const ProtobufCIntRange yedi__booking__list_free_slots_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 3 }
 };
-const ProtobufCMessageDescriptor yedi__booking__list_slots_response__descriptor =
+const ProtobufCMessageDescriptor yedi__booking__list_free_slots_response__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "yedi.booking.ListSlotsResponse",
-  "ListSlotsResponse",
-  "Yedi__Booking__ListSlotsResponse",
+  "yedi.booking.ListFreeSlotsResponse",
+  "ListFreeSlotsResponse",
+  "Yedi__Booking__ListFreeSlotsResponse",
   "yedi.booking",
-  sizeof(Yedi__Booking__ListSlotsResponse),
-  1,
-  yedi__booking__list_slots_response__field_descriptors,
-  yedi__booking__list_slots_response__field_indices_by_name,
-  1,  yedi__booking__list_slots_response__number_ranges,
-  (ProtobufCMessageInit) yedi__booking__list_slots_response__init,
+  sizeof(Yedi__Booking__ListFreeSlotsResponse),
+  3,
+  yedi__booking__list_free_slots_response__field_descriptors,
+  yedi__booking__list_free_slots_response__field_indices_by_name,
+  1,  yedi__booking__list_free_slots_response__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__list_free_slots_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__booking__reservation__field_descriptors[9] =
+static const ProtobufCFieldDescriptor yedi__booking__reservation__field_descriptors[12] =
 {
   {
     "id",
@@ -1214,22 +1913,61 @@ static const ProtobufCFieldDescriptor yedi__booking__reservation__field_descript
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "end_at_ms",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Reservation, end_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "time_zone",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Reservation, time_zone),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "cancelled_at_ms",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Reservation, cancelled_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__booking__reservation__field_indices_by_name[] = {
+  11,   /* field[11] = cancelled_at_ms */
   7,   /* field[7] = created_at_ms */
   1,   /* field[1] = customer_id */
   8,   /* field[8] = days_left */
   2,   /* field[2] = designer_id */
+  9,   /* field[9] = end_at_ms */
   0,   /* field[0] = id */
   3,   /* field[3] = start_at_ms */
   6,   /* field[6] = status */
   4,   /* field[4] = styles */
+  10,   /* field[10] = time_zone */
   5,   /* field[5] = total_price_krw */
 };
 static const ProtobufCIntRange yedi__booking__reservation__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 9 }
+  { 0, 12 }
 };
 const ProtobufCMessageDescriptor yedi__booking__reservation__descriptor =
 {
@@ -1239,7 +1977,7 @@ const ProtobufCMessageDescriptor yedi__booking__reservation__descriptor =
   "Yedi__Booking__Reservation",
   "yedi.booking",
   sizeof(Yedi__Booking__Reservation),
-  9,
+  12,
   yedi__booking__reservation__field_descriptors,
   yedi__booking__reservation__field_indices_by_name,
   1,  yedi__booking__reservation__number_ranges,
@@ -1463,6 +2201,70 @@ const ProtobufCMessageDescriptor yedi__booking__list_reservations_response__desc
   (ProtobufCMessageInit) yedi__booking__list_reservations_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor yedi__booking__slot__field_descriptors[3] =
+{
+  {
+    "start_at_ms",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Slot, start_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "minute_of_day",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Slot, minute_of_day),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "state",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Slot, state),
+    &yedi__booking__slot_state__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__slot__field_indices_by_name[] = {
+  1,   /* field[1] = minute_of_day */
+  0,   /* field[0] = start_at_ms */
+  2,   /* field[2] = state */
+};
+static const ProtobufCIntRange yedi__booking__slot__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor yedi__booking__slot__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.Slot",
+  "Slot",
+  "Yedi__Booking__Slot",
+  "yedi.booking",
+  sizeof(Yedi__Booking__Slot),
+  3,
+  yedi__booking__slot__field_descriptors,
+  yedi__booking__slot__field_indices_by_name,
+  1,  yedi__booking__slot__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__slot__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor yedi__booking__get_day_timeline_request__field_descriptors[1] =
 {
   {
@@ -1501,11 +2303,23 @@ const ProtobufCMessageDescriptor yedi__booking__get_day_timeline_request__descri
   (ProtobufCMessageInit) yedi__booking__get_day_timeline_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__booking__get_day_timeline_response__field_descriptors[2] =
+static const ProtobufCFieldDescriptor yedi__booking__get_day_timeline_response__field_descriptors[3] =
 {
   {
-    "slots",
+    "closed",
     1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__GetDayTimelineResponse, closed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "slots",
+    2,
     PROTOBUF_C_LABEL_REPEATED,
     PROTOBUF_C_TYPE_MESSAGE,
     offsetof(Yedi__Booking__GetDayTimelineResponse, n_slots),
@@ -1517,7 +2331,7 @@ static const ProtobufCFieldDescriptor yedi__booking__get_day_timeline_response__
   },
   {
     "reservations",
-    2,
+    3,
     PROTOBUF_C_LABEL_REPEATED,
     PROTOBUF_C_TYPE_MESSAGE,
     offsetof(Yedi__Booking__GetDayTimelineResponse, n_reservations),
@@ -1529,13 +2343,14 @@ static const ProtobufCFieldDescriptor yedi__booking__get_day_timeline_response__
   },
 };
 static const unsigned yedi__booking__get_day_timeline_response__field_indices_by_name[] = {
-  1,   /* field[1] = reservations */
-  0,   /* field[0] = slots */
+  0,   /* field[0] = closed */
+  2,   /* field[2] = reservations */
+  1,   /* field[1] = slots */
 };
 static const ProtobufCIntRange yedi__booking__get_day_timeline_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor yedi__booking__get_day_timeline_response__descriptor =
 {
@@ -1545,11 +2360,164 @@ const ProtobufCMessageDescriptor yedi__booking__get_day_timeline_response__descr
   "Yedi__Booking__GetDayTimelineResponse",
   "yedi.booking",
   sizeof(Yedi__Booking__GetDayTimelineResponse),
-  2,
+  3,
   yedi__booking__get_day_timeline_response__field_descriptors,
   yedi__booking__get_day_timeline_response__field_indices_by_name,
   1,  yedi__booking__get_day_timeline_response__number_ranges,
   (ProtobufCMessageInit) yedi__booking__get_day_timeline_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__booking__get_month_calendar_request__field_descriptors[2] =
+{
+  {
+    "year",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__GetMonthCalendarRequest, year),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "month",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__GetMonthCalendarRequest, month),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__get_month_calendar_request__field_indices_by_name[] = {
+  1,   /* field[1] = month */
+  0,   /* field[0] = year */
+};
+static const ProtobufCIntRange yedi__booking__get_month_calendar_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__booking__get_month_calendar_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.GetMonthCalendarRequest",
+  "GetMonthCalendarRequest",
+  "Yedi__Booking__GetMonthCalendarRequest",
+  "yedi.booking",
+  sizeof(Yedi__Booking__GetMonthCalendarRequest),
+  2,
+  yedi__booking__get_month_calendar_request__field_descriptors,
+  yedi__booking__get_month_calendar_request__field_indices_by_name,
+  1,  yedi__booking__get_month_calendar_request__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__get_month_calendar_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__booking__calendar_day__field_descriptors[3] =
+{
+  {
+    "date",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__CalendarDay, date),
+    &yedi__common__local_date__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "closed",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__CalendarDay, closed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reservation_count",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__CalendarDay, reservation_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__calendar_day__field_indices_by_name[] = {
+  1,   /* field[1] = closed */
+  0,   /* field[0] = date */
+  2,   /* field[2] = reservation_count */
+};
+static const ProtobufCIntRange yedi__booking__calendar_day__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor yedi__booking__calendar_day__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.CalendarDay",
+  "CalendarDay",
+  "Yedi__Booking__CalendarDay",
+  "yedi.booking",
+  sizeof(Yedi__Booking__CalendarDay),
+  3,
+  yedi__booking__calendar_day__field_descriptors,
+  yedi__booking__calendar_day__field_indices_by_name,
+  1,  yedi__booking__calendar_day__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__calendar_day__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__booking__get_month_calendar_response__field_descriptors[1] =
+{
+  {
+    "days",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Booking__GetMonthCalendarResponse, n_days),
+    offsetof(Yedi__Booking__GetMonthCalendarResponse, days),
+    &yedi__booking__calendar_day__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__get_month_calendar_response__field_indices_by_name[] = {
+  0,   /* field[0] = days */
+};
+static const ProtobufCIntRange yedi__booking__get_month_calendar_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__booking__get_month_calendar_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.GetMonthCalendarResponse",
+  "GetMonthCalendarResponse",
+  "Yedi__Booking__GetMonthCalendarResponse",
+  "yedi.booking",
+  sizeof(Yedi__Booking__GetMonthCalendarResponse),
+  1,
+  yedi__booking__get_month_calendar_response__field_descriptors,
+  yedi__booking__get_month_calendar_response__field_indices_by_name,
+  1,  yedi__booking__get_month_calendar_response__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__get_month_calendar_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor yedi__booking__get_reservation_request__field_descriptors[1] =
@@ -1590,40 +2558,44 @@ const ProtobufCMessageDescriptor yedi__booking__get_reservation_request__descrip
   (ProtobufCMessageInit) yedi__booking__get_reservation_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCEnumValue yedi__booking__slot_state__enum_values_by_number[6] =
+static const ProtobufCEnumValue yedi__booking__weekday__enum_values_by_number[8] =
 {
-  { "SLOT_STATE_UNSPECIFIED", "YEDI__BOOKING__SLOT_STATE__SLOT_STATE_UNSPECIFIED", 0 },
-  { "SLOT_STATE_AVAILABLE", "YEDI__BOOKING__SLOT_STATE__SLOT_STATE_AVAILABLE", 1 },
-  { "SLOT_STATE_BOOKED", "YEDI__BOOKING__SLOT_STATE__SLOT_STATE_BOOKED", 2 },
-  { "SLOT_STATE_BREAK", "YEDI__BOOKING__SLOT_STATE__SLOT_STATE_BREAK", 3 },
-  { "SLOT_STATE_CLOSED", "YEDI__BOOKING__SLOT_STATE__SLOT_STATE_CLOSED", 4 },
-  { "SLOT_STATE_PAST", "YEDI__BOOKING__SLOT_STATE__SLOT_STATE_PAST", 5 },
+  { "WEEKDAY_UNSPECIFIED", "YEDI__BOOKING__WEEKDAY__WEEKDAY_UNSPECIFIED", 0 },
+  { "WEEKDAY_MONDAY", "YEDI__BOOKING__WEEKDAY__WEEKDAY_MONDAY", 1 },
+  { "WEEKDAY_TUESDAY", "YEDI__BOOKING__WEEKDAY__WEEKDAY_TUESDAY", 2 },
+  { "WEEKDAY_WEDNESDAY", "YEDI__BOOKING__WEEKDAY__WEEKDAY_WEDNESDAY", 3 },
+  { "WEEKDAY_THURSDAY", "YEDI__BOOKING__WEEKDAY__WEEKDAY_THURSDAY", 4 },
+  { "WEEKDAY_FRIDAY", "YEDI__BOOKING__WEEKDAY__WEEKDAY_FRIDAY", 5 },
+  { "WEEKDAY_SATURDAY", "YEDI__BOOKING__WEEKDAY__WEEKDAY_SATURDAY", 6 },
+  { "WEEKDAY_SUNDAY", "YEDI__BOOKING__WEEKDAY__WEEKDAY_SUNDAY", 7 },
 };
-static const ProtobufCIntRange yedi__booking__slot_state__value_ranges[] = {
-{0, 0},{0, 6}
+static const ProtobufCIntRange yedi__booking__weekday__value_ranges[] = {
+{0, 0},{0, 8}
 };
-static const ProtobufCEnumValueIndex yedi__booking__slot_state__enum_values_by_name[6] =
+static const ProtobufCEnumValueIndex yedi__booking__weekday__enum_values_by_name[8] =
 {
-  { "SLOT_STATE_AVAILABLE", 1 },
-  { "SLOT_STATE_BOOKED", 2 },
-  { "SLOT_STATE_BREAK", 3 },
-  { "SLOT_STATE_CLOSED", 4 },
-  { "SLOT_STATE_PAST", 5 },
-  { "SLOT_STATE_UNSPECIFIED", 0 },
+  { "WEEKDAY_FRIDAY", 5 },
+  { "WEEKDAY_MONDAY", 1 },
+  { "WEEKDAY_SATURDAY", 6 },
+  { "WEEKDAY_SUNDAY", 7 },
+  { "WEEKDAY_THURSDAY", 4 },
+  { "WEEKDAY_TUESDAY", 2 },
+  { "WEEKDAY_UNSPECIFIED", 0 },
+  { "WEEKDAY_WEDNESDAY", 3 },
 };
-const ProtobufCEnumDescriptor yedi__booking__slot_state__descriptor =
+const ProtobufCEnumDescriptor yedi__booking__weekday__descriptor =
 {
   PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
-  "yedi.booking.SlotState",
-  "SlotState",
-  "Yedi__Booking__SlotState",
+  "yedi.booking.Weekday",
+  "Weekday",
+  "Yedi__Booking__Weekday",
   "yedi.booking",
-  6,
-  yedi__booking__slot_state__enum_values_by_number,
-  6,
-  yedi__booking__slot_state__enum_values_by_name,
+  8,
+  yedi__booking__weekday__enum_values_by_number,
+  8,
+  yedi__booking__weekday__enum_values_by_name,
   1,
-  yedi__booking__slot_state__value_ranges,
+  yedi__booking__weekday__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
 static const ProtobufCEnumValue yedi__booking__reservation_status__enum_values_by_number[3] =
@@ -1656,17 +2628,19 @@ const ProtobufCEnumDescriptor yedi__booking__reservation_status__descriptor =
   yedi__booking__reservation_status__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue yedi__booking__reservation_filter__enum_values_by_number[3] =
+static const ProtobufCEnumValue yedi__booking__reservation_filter__enum_values_by_number[4] =
 {
   { "RESERVATION_FILTER_UNSPECIFIED", "YEDI__BOOKING__RESERVATION_FILTER__RESERVATION_FILTER_UNSPECIFIED", 0 },
   { "RESERVATION_FILTER_UPCOMING", "YEDI__BOOKING__RESERVATION_FILTER__RESERVATION_FILTER_UPCOMING", 1 },
   { "RESERVATION_FILTER_PAST", "YEDI__BOOKING__RESERVATION_FILTER__RESERVATION_FILTER_PAST", 2 },
+  { "RESERVATION_FILTER_CANCELLED", "YEDI__BOOKING__RESERVATION_FILTER__RESERVATION_FILTER_CANCELLED", 3 },
 };
 static const ProtobufCIntRange yedi__booking__reservation_filter__value_ranges[] = {
-{0, 0},{0, 3}
+{0, 0},{0, 4}
 };
-static const ProtobufCEnumValueIndex yedi__booking__reservation_filter__enum_values_by_name[3] =
+static const ProtobufCEnumValueIndex yedi__booking__reservation_filter__enum_values_by_name[4] =
 {
+  { "RESERVATION_FILTER_CANCELLED", 3 },
   { "RESERVATION_FILTER_PAST", 2 },
   { "RESERVATION_FILTER_UNSPECIFIED", 0 },
   { "RESERVATION_FILTER_UPCOMING", 1 },
@@ -1678,35 +2652,77 @@ const ProtobufCEnumDescriptor yedi__booking__reservation_filter__descriptor =
   "ReservationFilter",
   "Yedi__Booking__ReservationFilter",
   "yedi.booking",
-  3,
+  4,
   yedi__booking__reservation_filter__enum_values_by_number,
-  3,
+  4,
   yedi__booking__reservation_filter__enum_values_by_name,
   1,
   yedi__booking__reservation_filter__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor yedi__booking__booking_service__method_descriptors[9] =
+static const ProtobufCEnumValue yedi__booking__slot_state__enum_values_by_number[5] =
+{
+  { "SLOT_STATE_UNSPECIFIED", "YEDI__BOOKING__SLOT_STATE__SLOT_STATE_UNSPECIFIED", 0 },
+  { "SLOT_STATE_AVAILABLE", "YEDI__BOOKING__SLOT_STATE__SLOT_STATE_AVAILABLE", 1 },
+  { "SLOT_STATE_BOOKED", "YEDI__BOOKING__SLOT_STATE__SLOT_STATE_BOOKED", 2 },
+  { "SLOT_STATE_BREAK", "YEDI__BOOKING__SLOT_STATE__SLOT_STATE_BREAK", 3 },
+  { "SLOT_STATE_PAST", "YEDI__BOOKING__SLOT_STATE__SLOT_STATE_PAST", 4 },
+};
+static const ProtobufCIntRange yedi__booking__slot_state__value_ranges[] = {
+{0, 0},{0, 5}
+};
+static const ProtobufCEnumValueIndex yedi__booking__slot_state__enum_values_by_name[5] =
+{
+  { "SLOT_STATE_AVAILABLE", 1 },
+  { "SLOT_STATE_BOOKED", 2 },
+  { "SLOT_STATE_BREAK", 3 },
+  { "SLOT_STATE_PAST", 4 },
+  { "SLOT_STATE_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor yedi__booking__slot_state__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "yedi.booking.SlotState",
+  "SlotState",
+  "Yedi__Booking__SlotState",
+  "yedi.booking",
+  5,
+  yedi__booking__slot_state__enum_values_by_number,
+  5,
+  yedi__booking__slot_state__enum_values_by_name,
+  1,
+  yedi__booking__slot_state__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCMethodDescriptor yedi__booking__booking_service__method_descriptors[13] =
 {
   { "GetSchedule", &yedi__booking__get_schedule_request__descriptor, &yedi__booking__schedule__descriptor },
   { "UpdateSchedule", &yedi__booking__update_schedule_request__descriptor, &yedi__booking__schedule__descriptor },
-  { "ListSlots", &yedi__booking__list_slots_request__descriptor, &yedi__booking__list_slots_response__descriptor },
+  { "UpdateClosedDays", &yedi__booking__update_closed_days_request__descriptor, &yedi__booking__schedule__descriptor },
+  { "GetMenu", &yedi__booking__get_menu_request__descriptor, &yedi__booking__menu__descriptor },
+  { "UpdateMenu", &yedi__booking__update_menu_request__descriptor, &yedi__booking__menu__descriptor },
+  { "ListFreeSlots", &yedi__booking__list_free_slots_request__descriptor, &yedi__booking__list_free_slots_response__descriptor },
   { "CreateReservation", &yedi__booking__create_reservation_request__descriptor, &yedi__booking__reservation__descriptor },
   { "CancelReservation", &yedi__booking__cancel_reservation_request__descriptor, &yedi__booking__reservation__descriptor },
   { "ListReservations", &yedi__booking__list_reservations_request__descriptor, &yedi__booking__list_reservations_response__descriptor },
   { "GetDayTimeline", &yedi__booking__get_day_timeline_request__descriptor, &yedi__booking__get_day_timeline_response__descriptor },
+  { "GetMonthCalendar", &yedi__booking__get_month_calendar_request__descriptor, &yedi__booking__get_month_calendar_response__descriptor },
   { "GetReservation", &yedi__booking__get_reservation_request__descriptor, &yedi__booking__reservation__descriptor },
   { "PurgeUser", &yedi__common__purge_user_request__descriptor, &yedi__common__purge_user_response__descriptor },
 };
 const unsigned yedi__booking__booking_service__method_indices_by_name[] = {
-  4,        /* CancelReservation */
-  3,        /* CreateReservation */
-  6,        /* GetDayTimeline */
-  7,        /* GetReservation */
+  7,        /* CancelReservation */
+  6,        /* CreateReservation */
+  9,        /* GetDayTimeline */
+  3,        /* GetMenu */
+  10,        /* GetMonthCalendar */
+  11,        /* GetReservation */
   0,        /* GetSchedule */
-  5,        /* ListReservations */
-  2,        /* ListSlots */
-  8,        /* PurgeUser */
+  5,        /* ListFreeSlots */
+  8,        /* ListReservations */
+  12,        /* PurgeUser */
+  2,        /* UpdateClosedDays */
+  4,        /* UpdateMenu */
   1         /* UpdateSchedule */
 };
 const ProtobufCServiceDescriptor yedi__booking__booking_service__descriptor =
@@ -1716,7 +2732,7 @@ const ProtobufCServiceDescriptor yedi__booking__booking_service__descriptor =
   "BookingService",
   "Yedi__Booking__BookingService",
   "yedi.booking",
-  9,
+  13,
   yedi__booking__booking_service__method_descriptors,
   yedi__booking__booking_service__method_indices_by_name
 };
@@ -1736,13 +2752,37 @@ void yedi__booking__booking_service__update_schedule(ProtobufCService *service,
   assert(service->descriptor == &yedi__booking__booking_service__descriptor);
   service->invoke(service, 1, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
-void yedi__booking__booking_service__list_slots(ProtobufCService *service,
-                                                const Yedi__Booking__ListSlotsRequest *input,
-                                                Yedi__Booking__ListSlotsResponse_Closure closure,
-                                                void *closure_data)
+void yedi__booking__booking_service__update_closed_days(ProtobufCService *service,
+                                                        const Yedi__Booking__UpdateClosedDaysRequest *input,
+                                                        Yedi__Booking__Schedule_Closure closure,
+                                                        void *closure_data)
 {
   assert(service->descriptor == &yedi__booking__booking_service__descriptor);
   service->invoke(service, 2, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__booking__booking_service__get_menu(ProtobufCService *service,
+                                              const Yedi__Booking__GetMenuRequest *input,
+                                              Yedi__Booking__Menu_Closure closure,
+                                              void *closure_data)
+{
+  assert(service->descriptor == &yedi__booking__booking_service__descriptor);
+  service->invoke(service, 3, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__booking__booking_service__update_menu(ProtobufCService *service,
+                                                 const Yedi__Booking__UpdateMenuRequest *input,
+                                                 Yedi__Booking__Menu_Closure closure,
+                                                 void *closure_data)
+{
+  assert(service->descriptor == &yedi__booking__booking_service__descriptor);
+  service->invoke(service, 4, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__booking__booking_service__list_free_slots(ProtobufCService *service,
+                                                     const Yedi__Booking__ListFreeSlotsRequest *input,
+                                                     Yedi__Booking__ListFreeSlotsResponse_Closure closure,
+                                                     void *closure_data)
+{
+  assert(service->descriptor == &yedi__booking__booking_service__descriptor);
+  service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__booking__booking_service__create_reservation(ProtobufCService *service,
                                                         const Yedi__Booking__CreateReservationRequest *input,
@@ -1750,7 +2790,7 @@ void yedi__booking__booking_service__create_reservation(ProtobufCService *servic
                                                         void *closure_data)
 {
   assert(service->descriptor == &yedi__booking__booking_service__descriptor);
-  service->invoke(service, 3, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__booking__booking_service__cancel_reservation(ProtobufCService *service,
                                                         const Yedi__Booking__CancelReservationRequest *input,
@@ -1758,7 +2798,7 @@ void yedi__booking__booking_service__cancel_reservation(ProtobufCService *servic
                                                         void *closure_data)
 {
   assert(service->descriptor == &yedi__booking__booking_service__descriptor);
-  service->invoke(service, 4, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__booking__booking_service__list_reservations(ProtobufCService *service,
                                                        const Yedi__Booking__ListReservationsRequest *input,
@@ -1766,7 +2806,7 @@ void yedi__booking__booking_service__list_reservations(ProtobufCService *service
                                                        void *closure_data)
 {
   assert(service->descriptor == &yedi__booking__booking_service__descriptor);
-  service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__booking__booking_service__get_day_timeline(ProtobufCService *service,
                                                       const Yedi__Booking__GetDayTimelineRequest *input,
@@ -1774,7 +2814,15 @@ void yedi__booking__booking_service__get_day_timeline(ProtobufCService *service,
                                                       void *closure_data)
 {
   assert(service->descriptor == &yedi__booking__booking_service__descriptor);
-  service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__booking__booking_service__get_month_calendar(ProtobufCService *service,
+                                                        const Yedi__Booking__GetMonthCalendarRequest *input,
+                                                        Yedi__Booking__GetMonthCalendarResponse_Closure closure,
+                                                        void *closure_data)
+{
+  assert(service->descriptor == &yedi__booking__booking_service__descriptor);
+  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__booking__booking_service__get_reservation(ProtobufCService *service,
                                                      const Yedi__Booking__GetReservationRequest *input,
@@ -1782,7 +2830,7 @@ void yedi__booking__booking_service__get_reservation(ProtobufCService *service,
                                                      void *closure_data)
 {
   assert(service->descriptor == &yedi__booking__booking_service__descriptor);
-  service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__booking__booking_service__purge_user(ProtobufCService *service,
                                                 const Yedi__Common__PurgeUserRequest *input,
@@ -1790,7 +2838,7 @@ void yedi__booking__booking_service__purge_user(ProtobufCService *service,
                                                 void *closure_data)
 {
   assert(service->descriptor == &yedi__booking__booking_service__descriptor);
-  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 12, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__booking__booking_service__init (Yedi__Booking__BookingService_Service *service,
                                            Yedi__Booking__BookingService_ServiceDestroy destroy)

@@ -46,19 +46,28 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__account__delete_account_request__descriptor,
     &yedi__account__delete_account_response__descriptor,
     &yedi__booking__style__descriptor,
+    &yedi__booking__time_range__descriptor,
     &yedi__booking__schedule__descriptor,
     &yedi__booking__get_schedule_request__descriptor,
     &yedi__booking__update_schedule_request__descriptor,
-    &yedi__booking__slot__descriptor,
-    &yedi__booking__list_slots_request__descriptor,
-    &yedi__booking__list_slots_response__descriptor,
+    &yedi__booking__update_closed_days_request__descriptor,
+    &yedi__booking__menu__descriptor,
+    &yedi__booking__get_menu_request__descriptor,
+    &yedi__booking__update_menu_request__descriptor,
+    &yedi__booking__list_free_slots_request__descriptor,
+    &yedi__booking__day_slots__descriptor,
+    &yedi__booking__list_free_slots_response__descriptor,
     &yedi__booking__reservation__descriptor,
     &yedi__booking__create_reservation_request__descriptor,
     &yedi__booking__cancel_reservation_request__descriptor,
     &yedi__booking__list_reservations_request__descriptor,
     &yedi__booking__list_reservations_response__descriptor,
+    &yedi__booking__slot__descriptor,
     &yedi__booking__get_day_timeline_request__descriptor,
     &yedi__booking__get_day_timeline_response__descriptor,
+    &yedi__booking__get_month_calendar_request__descriptor,
+    &yedi__booking__calendar_day__descriptor,
+    &yedi__booking__get_month_calendar_response__descriptor,
     &yedi__booking__get_reservation_request__descriptor,
     &yedi__chat__text_body__descriptor,
     &yedi__chat__image_body__descriptor,
@@ -128,19 +137,20 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__runtime__advance_clock_response__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 124; }
+size_t yedi_message_descriptor_count(void) { return 133; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 124 ? message_descriptors[index] : NULL;
+    return index < 133 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
     &yedi__account__role__descriptor,
     &yedi__account__gender__descriptor,
     &yedi__account__designer_rank__descriptor,
-    &yedi__booking__slot_state__descriptor,
+    &yedi__booking__weekday__descriptor,
     &yedi__booking__reservation_status__descriptor,
     &yedi__booking__reservation_filter__descriptor,
+    &yedi__booking__slot_state__descriptor,
     &yedi__common__hair_category__descriptor,
     &yedi__content__feed_scope__descriptor,
     &yedi__content__review_keyword__descriptor,
@@ -148,10 +158,10 @@ static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
     &yedi__rpc__frame_kind__descriptor,
 };
 
-size_t yedi_enum_descriptor_count(void) { return 11; }
+size_t yedi_enum_descriptor_count(void) { return 12; }
 
 const ProtobufCEnumDescriptor *yedi_enum_descriptor_at(size_t index) {
-    return index < 11 ? enum_descriptors[index] : NULL;
+    return index < 12 ? enum_descriptors[index] : NULL;
 }
 
 static const ProtobufCServiceDescriptor *const service_descriptors[] = {

@@ -137,21 +137,26 @@ final class GoogleProtobufInteropTests: XCTestCase {
             """)
 
         let schedule = YediBooking.Schedule(
-            designerID: "d", openingHour: 9, closingHour: 21, breakHours: [12, 13],
-            closedDays: [.init(year: 2026, month: 12, day: 25)])
+            designerID: "d", openingMinute: 540, closingMinute: 1260,
+            breaks: [.init(startMinute: 720, endMinute: 780)], closedDays: [.init(year: 2026, month: 12, day: 25)],
+            closedWeekdays: [.sunday], slotMinutes: 30)
         XCTAssertEqual(
             try Protoc.decode(schedule.serializedBytes(), as: "yedi.booking.Schedule", file: "booking.proto"),
             """
             designer_id: "d"
-            opening_hour: 9
-            closing_hour: 21
-            break_hours: 12
-            break_hours: 13
+            opening_minute: 540
+            closing_minute: 1260
+            breaks {
+              start_minute: 720
+              end_minute: 780
+            }
             closed_days {
               year: 2026
               month: 12
               day: 25
             }
+            closed_weekdays: WEEKDAY_SUNDAY
+            slot_minutes: 30
 
             """)
 

@@ -37,8 +37,8 @@ final class ErrorTests: XCTestCase {
             try failure(#"{"year":1,}"#, as: YediCommon.LocalDate.self).description,
             "JSON syntax error at line 1, column 11 (byte offset 10): a trailing comma before '}' is not allowed")
         XCTAssertEqual(
-            try failure(#"{"breakHours":[1,2, ]}"#, as: YediBooking.Schedule.self).description,
-            "JSON syntax error at line 1, column 21 (byte offset 20): a trailing comma before ']' is not allowed")
+            try failure(#"{"closedWeekdays":[1,2, ]}"#, as: YediBooking.Schedule.self).description,
+            "JSON syntax error at line 1, column 25 (byte offset 24): a trailing comma before ']' is not allowed")
     }
 
     func testDuplicateKey() throws {
@@ -214,8 +214,8 @@ final class ErrorTests: XCTestCase {
                 #"skills: expected an array (repeated string), got a string "가위" (line 1, column 11)"#
             ),
             (
-                #"{"breakHours":[1,null]}"#, YediBooking.Schedule.self,
-                "breakHours[1]: expected an int32, got null (line 1, column 18)"
+                #"{"freeStartAtMs":[1,null]}"#, YediBooking.DaySlots.self,
+                "freeStartAtMs[1]: expected an int64, got null (line 1, column 21)"
             ),
             (
                 #"{"following":"true"}"#, YediAccount.FollowResponse.self,

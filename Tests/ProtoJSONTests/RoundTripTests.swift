@@ -131,14 +131,19 @@ final class RoundTripTests: XCTestCase {
         XCTAssertEqual(try decode(json, as: YediChat.ChatMessage.self), message)
 
         let schedule = YediBooking.Schedule(
-            breakHours: [12, 0, -1], closedDays: [.init(year: 2025, month: 1, day: 1), .init()],
-            styles: [.init(id: "s", name: "펌", category: .perm, priceKRW: 80_000)])
+            breaks: [.init(startMinute: 720, endMinute: -1), .init()],
+            closedDays: [.init(year: 2025, month: 1, day: 1), .init()], closedWeekdays: [.monday])
         let scheduleJSON = try encode(schedule)
         XCTAssertEqual(
             scheduleJSON,
-            #"{"breakHours":[12,0,-1],"closedDays":[{"year":2025,"month":1,"day":1},{}],"#
-                + #""styles":[{"id":"s","name":"펌","category":"HAIR_CATEGORY_PERM","priceKrw":"80000"}]}"#)
+            #"{"breaks":[{"startMinute":720,"endMinute":-1},{}],"closedDays":[{"year":2025,"month":1,"day":1},{}],"#
+                + #""closedWeekdays":["WEEKDAY_MONDAY"]}"#)
         XCTAssertEqual(try decode(scheduleJSON, as: YediBooking.Schedule.self), schedule)
+        let menu = YediBooking.Menu(styles: [.init(id: "s", name: "펌", category: .perm, priceKRW: 80_000)])
+        let menuJSON = try encode(menu)
+        XCTAssertEqual(
+            menuJSON, #"{"styles":[{"id":"s","name":"펌","category":"HAIR_CATEGORY_PERM","priceKrw":"80000"}]}"#)
+        XCTAssertEqual(try decode(menuJSON, as: YediBooking.Menu.self), menu)
     }
 
     /// A oneof member set to its default is still set, so it is written even without `emitDefaults`.
@@ -185,8 +190,8 @@ final class RoundTripTests: XCTestCase {
         let schedule = try encode(YediBooking.Schedule(), emitDefaults: true)
         XCTAssertEqual(
             schedule,
-            #"{"designerId":"","openingHour":0,"closingHour":0,"timeZone":"","breakHours":[],"closedDays":[],"#
-                + #""styles":[]}"#)
+            #"{"designerId":"","openingMinute":0,"closingMinute":0,"timeZone":"","breaks":[],"closedDays":[],"#
+                + #""closedWeekdays":[],"slotMinutes":0}"#)
         let echo = try encode(YediEcho.EchoRequest(payload: [], text: ""), emitDefaults: true)
         XCTAssertEqual(echo, #"{"payload":"","text":""}"#)
         XCTAssertEqual(try encode(YediAccount.Shop(), emitDefaults: true).contains(#""latitude":0,"#), true)

@@ -17,33 +17,44 @@ PROTOBUF_C__BEGIN_DECLS
 #include "common.pb-c.h"
 
 typedef struct Yedi__Booking__Style Yedi__Booking__Style;
+typedef struct Yedi__Booking__TimeRange Yedi__Booking__TimeRange;
 typedef struct Yedi__Booking__Schedule Yedi__Booking__Schedule;
 typedef struct Yedi__Booking__GetScheduleRequest Yedi__Booking__GetScheduleRequest;
 typedef struct Yedi__Booking__UpdateScheduleRequest Yedi__Booking__UpdateScheduleRequest;
-typedef struct Yedi__Booking__Slot Yedi__Booking__Slot;
-typedef struct Yedi__Booking__ListSlotsRequest Yedi__Booking__ListSlotsRequest;
-typedef struct Yedi__Booking__ListSlotsResponse Yedi__Booking__ListSlotsResponse;
+typedef struct Yedi__Booking__UpdateClosedDaysRequest Yedi__Booking__UpdateClosedDaysRequest;
+typedef struct Yedi__Booking__Menu Yedi__Booking__Menu;
+typedef struct Yedi__Booking__GetMenuRequest Yedi__Booking__GetMenuRequest;
+typedef struct Yedi__Booking__UpdateMenuRequest Yedi__Booking__UpdateMenuRequest;
+typedef struct Yedi__Booking__ListFreeSlotsRequest Yedi__Booking__ListFreeSlotsRequest;
+typedef struct Yedi__Booking__DaySlots Yedi__Booking__DaySlots;
+typedef struct Yedi__Booking__ListFreeSlotsResponse Yedi__Booking__ListFreeSlotsResponse;
 typedef struct Yedi__Booking__Reservation Yedi__Booking__Reservation;
 typedef struct Yedi__Booking__CreateReservationRequest Yedi__Booking__CreateReservationRequest;
 typedef struct Yedi__Booking__CancelReservationRequest Yedi__Booking__CancelReservationRequest;
 typedef struct Yedi__Booking__ListReservationsRequest Yedi__Booking__ListReservationsRequest;
 typedef struct Yedi__Booking__ListReservationsResponse Yedi__Booking__ListReservationsResponse;
+typedef struct Yedi__Booking__Slot Yedi__Booking__Slot;
 typedef struct Yedi__Booking__GetDayTimelineRequest Yedi__Booking__GetDayTimelineRequest;
 typedef struct Yedi__Booking__GetDayTimelineResponse Yedi__Booking__GetDayTimelineResponse;
+typedef struct Yedi__Booking__GetMonthCalendarRequest Yedi__Booking__GetMonthCalendarRequest;
+typedef struct Yedi__Booking__CalendarDay Yedi__Booking__CalendarDay;
+typedef struct Yedi__Booking__GetMonthCalendarResponse Yedi__Booking__GetMonthCalendarResponse;
 typedef struct Yedi__Booking__GetReservationRequest Yedi__Booking__GetReservationRequest;
 
 
 /* --- enums --- */
 
-typedef enum _Yedi__Booking__SlotState {
-  YEDI__BOOKING__SLOT_STATE__SLOT_STATE_UNSPECIFIED = 0,
-  YEDI__BOOKING__SLOT_STATE__SLOT_STATE_AVAILABLE = 1,
-  YEDI__BOOKING__SLOT_STATE__SLOT_STATE_BOOKED = 2,
-  YEDI__BOOKING__SLOT_STATE__SLOT_STATE_BREAK = 3,
-  YEDI__BOOKING__SLOT_STATE__SLOT_STATE_CLOSED = 4,
-  YEDI__BOOKING__SLOT_STATE__SLOT_STATE_PAST = 5
-    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__BOOKING__SLOT_STATE)
-} Yedi__Booking__SlotState;
+typedef enum _Yedi__Booking__Weekday {
+  YEDI__BOOKING__WEEKDAY__WEEKDAY_UNSPECIFIED = 0,
+  YEDI__BOOKING__WEEKDAY__WEEKDAY_MONDAY = 1,
+  YEDI__BOOKING__WEEKDAY__WEEKDAY_TUESDAY = 2,
+  YEDI__BOOKING__WEEKDAY__WEEKDAY_WEDNESDAY = 3,
+  YEDI__BOOKING__WEEKDAY__WEEKDAY_THURSDAY = 4,
+  YEDI__BOOKING__WEEKDAY__WEEKDAY_FRIDAY = 5,
+  YEDI__BOOKING__WEEKDAY__WEEKDAY_SATURDAY = 6,
+  YEDI__BOOKING__WEEKDAY__WEEKDAY_SUNDAY = 7
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__BOOKING__WEEKDAY)
+} Yedi__Booking__Weekday;
 typedef enum _Yedi__Booking__ReservationStatus {
   YEDI__BOOKING__RESERVATION_STATUS__RESERVATION_STATUS_UNSPECIFIED = 0,
   YEDI__BOOKING__RESERVATION_STATUS__RESERVATION_STATUS_CONFIRMED = 1,
@@ -52,10 +63,28 @@ typedef enum _Yedi__Booking__ReservationStatus {
 } Yedi__Booking__ReservationStatus;
 typedef enum _Yedi__Booking__ReservationFilter {
   YEDI__BOOKING__RESERVATION_FILTER__RESERVATION_FILTER_UNSPECIFIED = 0,
+  /*
+   * Confirmed, start after now, soonest first.
+   */
   YEDI__BOOKING__RESERVATION_FILTER__RESERVATION_FILTER_UPCOMING = 1,
-  YEDI__BOOKING__RESERVATION_FILTER__RESERVATION_FILTER_PAST = 2
+  /*
+   * Confirmed, start at or before now, newest first.
+   */
+  YEDI__BOOKING__RESERVATION_FILTER__RESERVATION_FILTER_PAST = 2,
+  /*
+   * Cancelled, newest start first.
+   */
+  YEDI__BOOKING__RESERVATION_FILTER__RESERVATION_FILTER_CANCELLED = 3
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__BOOKING__RESERVATION_FILTER)
 } Yedi__Booking__ReservationFilter;
+typedef enum _Yedi__Booking__SlotState {
+  YEDI__BOOKING__SLOT_STATE__SLOT_STATE_UNSPECIFIED = 0,
+  YEDI__BOOKING__SLOT_STATE__SLOT_STATE_AVAILABLE = 1,
+  YEDI__BOOKING__SLOT_STATE__SLOT_STATE_BOOKED = 2,
+  YEDI__BOOKING__SLOT_STATE__SLOT_STATE_BREAK = 3,
+  YEDI__BOOKING__SLOT_STATE__SLOT_STATE_PAST = 4
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__BOOKING__SLOT_STATE)
+} Yedi__Booking__SlotState;
 
 /* --- messages --- */
 
@@ -65,45 +94,80 @@ typedef enum _Yedi__Booking__ReservationFilter {
 struct  Yedi__Booking__Style
 {
   ProtobufCMessage base;
+  /*
+   * Empty in UpdateMenu for a new style; kept for an existing one.
+   */
   char *id;
   char *name;
   Yedi__Common__HairCategory category;
   int64_t price_krw;
+  /*
+   * How long the style takes (informational: a reservation occupies one slot of the schedule).
+   */
+  int32_t duration_minutes;
 };
 #define YEDI__BOOKING__STYLE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__style__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, YEDI__COMMON__HAIR_CATEGORY__HAIR_CATEGORY_UNSPECIFIED, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, YEDI__COMMON__HAIR_CATEGORY__HAIR_CATEGORY_UNSPECIFIED, 0, 0 }
 
 
 /*
- * When a designer works. Hours are whole hours in the shop's time zone.
+ * A span of local time within one day, in minutes after midnight: [start_minute, end_minute).
+ */
+struct  Yedi__Booking__TimeRange
+{
+  ProtobufCMessage base;
+  int32_t start_minute;
+  int32_t end_minute;
+};
+#define YEDI__BOOKING__TIME_RANGE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__time_range__descriptor) \
+    , 0, 0 }
+
+
+/*
+ * When a designer works. Minutes are multiples of 5 (every zone's offset is too, so slots stay on a
+ * 5-minute grid of instants).
  */
 struct  Yedi__Booking__Schedule
 {
   ProtobufCMessage base;
   char *designer_id;
-  int32_t opening_hour;
-  int32_t closing_hour;
+  /*
+   * 0–1435: the first slot starts here.
+   */
+  int32_t opening_minute;
+  /*
+   * 5–1440: the last slot ends at or before it.
+   */
+  int32_t closing_minute;
   /*
    * IANA name; "Asia/Seoul" by default.
    */
   char *time_zone;
   /*
-   * 휴게시간: hours within the working hours that cannot be booked.
+   * 휴게시간: within the working hours, not overlapping; a slot touching a break is not offered.
    */
-  size_t n_break_hours;
-  int32_t *break_hours;
+  size_t n_breaks;
+  Yedi__Booking__TimeRange **breaks;
   /*
-   * 휴무일.
+   * 휴무일 from today on (in the shop's zone), ascending. Changed with UpdateClosedDays only.
    */
   size_t n_closed_days;
   Yedi__Common__LocalDate **closed_days;
-  size_t n_styles;
-  Yedi__Booking__Style **styles;
+  /*
+   * Closed every week on these days.
+   */
+  size_t n_closed_weekdays;
+  Yedi__Booking__Weekday *closed_weekdays;
+  /*
+   * 5–720, a multiple of 5; 60 by default.
+   */
+  int32_t slot_minutes;
 };
 #define YEDI__BOOKING__SCHEDULE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__schedule__descriptor) \
-    , (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, 0,NULL, 0,NULL, 0,NULL }
+    , (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, 0,NULL, 0,NULL, 0,NULL, 0 }
 
 
 struct  Yedi__Booking__GetScheduleRequest
@@ -117,7 +181,8 @@ struct  Yedi__Booking__GetScheduleRequest
 
 
 /*
- * The designer replaces their own schedule.
+ * The designer replaces their own hours, breaks, weekly closed days, slot length and zone
+ * (closed_days must be empty: UpdateClosedDays changes them).
  */
 struct  Yedi__Booking__UpdateScheduleRequest
 {
@@ -129,41 +194,103 @@ struct  Yedi__Booking__UpdateScheduleRequest
     , NULL }
 
 
-struct  Yedi__Booking__Slot
+/*
+ * Adds and removes closed dates (any date from today on, at most two years ahead, 100 per call).
+ */
+struct  Yedi__Booking__UpdateClosedDaysRequest
 {
   ProtobufCMessage base;
-  int64_t start_at_ms;
-  /*
-   * The hour in the shop's time zone.
-   */
-  int32_t hour;
-  Yedi__Booking__SlotState state;
+  size_t n_add;
+  Yedi__Common__LocalDate **add;
+  size_t n_remove;
+  Yedi__Common__LocalDate **remove;
 };
-#define YEDI__BOOKING__SLOT__INIT \
- { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__slot__descriptor) \
-    , 0, 0, YEDI__BOOKING__SLOT_STATE__SLOT_STATE_UNSPECIFIED }
+#define YEDI__BOOKING__UPDATE_CLOSED_DAYS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__update_closed_days_request__descriptor) \
+    , 0,NULL, 0,NULL }
 
 
-struct  Yedi__Booking__ListSlotsRequest
+struct  Yedi__Booking__Menu
 {
   ProtobufCMessage base;
   char *designer_id;
-  Yedi__Common__LocalDate *date;
+  size_t n_styles;
+  Yedi__Booking__Style **styles;
 };
-#define YEDI__BOOKING__LIST_SLOTS_REQUEST__INIT \
- { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__list_slots_request__descriptor) \
-    , (char *)protobuf_c_empty_string, NULL }
+#define YEDI__BOOKING__MENU__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__menu__descriptor) \
+    , (char *)protobuf_c_empty_string, 0,NULL }
 
 
-struct  Yedi__Booking__ListSlotsResponse
+struct  Yedi__Booking__GetMenuRequest
 {
   ProtobufCMessage base;
-  size_t n_slots;
-  Yedi__Booking__Slot **slots;
+  char *designer_id;
 };
-#define YEDI__BOOKING__LIST_SLOTS_RESPONSE__INIT \
- { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__list_slots_response__descriptor) \
+#define YEDI__BOOKING__GET_MENU_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__get_menu_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+/*
+ * The designer replaces their menu (1–50 styles, in display order).
+ */
+struct  Yedi__Booking__UpdateMenuRequest
+{
+  ProtobufCMessage base;
+  size_t n_styles;
+  Yedi__Booking__Style **styles;
+};
+#define YEDI__BOOKING__UPDATE_MENU_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__update_menu_request__descriptor) \
     , 0,NULL }
+
+
+/*
+ * Free slots of one designer over an inclusive range of local dates (at most 62 days).
+ */
+struct  Yedi__Booking__ListFreeSlotsRequest
+{
+  ProtobufCMessage base;
+  char *designer_id;
+  Yedi__Common__LocalDate *from;
+  Yedi__Common__LocalDate *to;
+};
+#define YEDI__BOOKING__LIST_FREE_SLOTS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__list_free_slots_request__descriptor) \
+    , (char *)protobuf_c_empty_string, NULL, NULL }
+
+
+struct  Yedi__Booking__DaySlots
+{
+  ProtobufCMessage base;
+  Yedi__Common__LocalDate *date;
+  /*
+   * A closed date or weekly closed day: no slots.
+   */
+  protobuf_c_boolean closed;
+  /*
+   * Slot starts not in a break, not booked and not past, ascending.
+   */
+  size_t n_free_start_at_ms;
+  int64_t *free_start_at_ms;
+};
+#define YEDI__BOOKING__DAY_SLOTS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__day_slots__descriptor) \
+    , NULL, 0, 0,NULL }
+
+
+struct  Yedi__Booking__ListFreeSlotsResponse
+{
+  ProtobufCMessage base;
+  char *time_zone;
+  int32_t slot_minutes;
+  size_t n_days;
+  Yedi__Booking__DaySlots **days;
+};
+#define YEDI__BOOKING__LIST_FREE_SLOTS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__list_free_slots_response__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, 0,NULL }
 
 
 struct  Yedi__Booking__Reservation
@@ -182,24 +309,42 @@ struct  Yedi__Booking__Reservation
   Yedi__Booking__ReservationStatus status;
   int64_t created_at_ms;
   /*
-   * Days until the start in the shop's time zone (D-day); negative once past.
+   * Days from today to the start date in the shop's time zone (D-day); negative once past.
    */
   int32_t days_left;
+  /*
+   * start + the slot length when booked.
+   */
+  int64_t end_at_ms;
+  /*
+   * The shop's zone when booked.
+   */
+  char *time_zone;
+  /*
+   * 0 unless cancelled.
+   */
+  int64_t cancelled_at_ms;
 };
 #define YEDI__BOOKING__RESERVATION__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__reservation__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0,NULL, 0, YEDI__BOOKING__RESERVATION_STATUS__RESERVATION_STATUS_UNSPECIFIED, 0, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0,NULL, 0, YEDI__BOOKING__RESERVATION_STATUS__RESERVATION_STATUS_UNSPECIFIED, 0, 0, 0, (char *)protobuf_c_empty_string, 0 }
 
 
 struct  Yedi__Booking__CreateReservationRequest
 {
   ProtobufCMessage base;
   char *designer_id;
+  /*
+   * A slot start from ListFreeSlots.
+   */
   int64_t start_at_ms;
+  /*
+   * 1–10 distinct ids of the designer's menu.
+   */
   size_t n_style_ids;
   char **style_ids;
   /*
-   * Makes a retried request book at most once.
+   * Up to 100 characters; a retry with the same key returns the reservation made the first time.
    */
   char *idempotency_key;
 };
@@ -218,6 +363,9 @@ struct  Yedi__Booking__CancelReservationRequest
     , (char *)protobuf_c_empty_string }
 
 
+/*
+ * The caller's reservations: as the customer for a customer, as the designer for a designer.
+ */
 struct  Yedi__Booking__ListReservationsRequest
 {
   ProtobufCMessage base;
@@ -241,8 +389,23 @@ struct  Yedi__Booking__ListReservationsResponse
     , 0,NULL, NULL }
 
 
+struct  Yedi__Booking__Slot
+{
+  ProtobufCMessage base;
+  int64_t start_at_ms;
+  /*
+   * Local time in the shop's zone, minutes after midnight.
+   */
+  int32_t minute_of_day;
+  Yedi__Booking__SlotState state;
+};
+#define YEDI__BOOKING__SLOT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__slot__descriptor) \
+    , 0, 0, YEDI__BOOKING__SLOT_STATE__SLOT_STATE_UNSPECIFIED }
+
+
 /*
- * The designer's calendar: reservations of one day, as a timeline.
+ * The designer's own day: every slot with its state, and the day's confirmed reservations.
  */
 struct  Yedi__Booking__GetDayTimelineRequest
 {
@@ -257,6 +420,7 @@ struct  Yedi__Booking__GetDayTimelineRequest
 struct  Yedi__Booking__GetDayTimelineResponse
 {
   ProtobufCMessage base;
+  protobuf_c_boolean closed;
   size_t n_slots;
   Yedi__Booking__Slot **slots;
   size_t n_reservations;
@@ -264,7 +428,44 @@ struct  Yedi__Booking__GetDayTimelineResponse
 };
 #define YEDI__BOOKING__GET_DAY_TIMELINE_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__get_day_timeline_response__descriptor) \
-    , 0,NULL, 0,NULL }
+    , 0, 0,NULL, 0,NULL }
+
+
+/*
+ * The designer's own month: confirmed reservations per day.
+ */
+struct  Yedi__Booking__GetMonthCalendarRequest
+{
+  ProtobufCMessage base;
+  int32_t year;
+  int32_t month;
+};
+#define YEDI__BOOKING__GET_MONTH_CALENDAR_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__get_month_calendar_request__descriptor) \
+    , 0, 0 }
+
+
+struct  Yedi__Booking__CalendarDay
+{
+  ProtobufCMessage base;
+  Yedi__Common__LocalDate *date;
+  protobuf_c_boolean closed;
+  int32_t reservation_count;
+};
+#define YEDI__BOOKING__CALENDAR_DAY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__calendar_day__descriptor) \
+    , NULL, 0, 0 }
+
+
+struct  Yedi__Booking__GetMonthCalendarResponse
+{
+  ProtobufCMessage base;
+  size_t n_days;
+  Yedi__Booking__CalendarDay **days;
+};
+#define YEDI__BOOKING__GET_MONTH_CALENDAR_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__get_month_calendar_response__descriptor) \
+    , 0,NULL }
 
 
 /*
@@ -298,6 +499,25 @@ Yedi__Booking__Style *
                       const uint8_t       *data);
 void   yedi__booking__style__free_unpacked
                      (Yedi__Booking__Style *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Booking__TimeRange methods */
+void   yedi__booking__time_range__init
+                     (Yedi__Booking__TimeRange         *message);
+size_t yedi__booking__time_range__get_packed_size
+                     (const Yedi__Booking__TimeRange   *message);
+size_t yedi__booking__time_range__pack
+                     (const Yedi__Booking__TimeRange   *message,
+                      uint8_t             *out);
+size_t yedi__booking__time_range__pack_to_buffer
+                     (const Yedi__Booking__TimeRange   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__TimeRange *
+       yedi__booking__time_range__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__time_range__free_unpacked
+                     (Yedi__Booking__TimeRange *message,
                       ProtobufCAllocator *allocator);
 /* Yedi__Booking__Schedule methods */
 void   yedi__booking__schedule__init
@@ -356,62 +576,138 @@ Yedi__Booking__UpdateScheduleRequest *
 void   yedi__booking__update_schedule_request__free_unpacked
                      (Yedi__Booking__UpdateScheduleRequest *message,
                       ProtobufCAllocator *allocator);
-/* Yedi__Booking__Slot methods */
-void   yedi__booking__slot__init
-                     (Yedi__Booking__Slot         *message);
-size_t yedi__booking__slot__get_packed_size
-                     (const Yedi__Booking__Slot   *message);
-size_t yedi__booking__slot__pack
-                     (const Yedi__Booking__Slot   *message,
+/* Yedi__Booking__UpdateClosedDaysRequest methods */
+void   yedi__booking__update_closed_days_request__init
+                     (Yedi__Booking__UpdateClosedDaysRequest         *message);
+size_t yedi__booking__update_closed_days_request__get_packed_size
+                     (const Yedi__Booking__UpdateClosedDaysRequest   *message);
+size_t yedi__booking__update_closed_days_request__pack
+                     (const Yedi__Booking__UpdateClosedDaysRequest   *message,
                       uint8_t             *out);
-size_t yedi__booking__slot__pack_to_buffer
-                     (const Yedi__Booking__Slot   *message,
+size_t yedi__booking__update_closed_days_request__pack_to_buffer
+                     (const Yedi__Booking__UpdateClosedDaysRequest   *message,
                       ProtobufCBuffer     *buffer);
-Yedi__Booking__Slot *
-       yedi__booking__slot__unpack
+Yedi__Booking__UpdateClosedDaysRequest *
+       yedi__booking__update_closed_days_request__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data);
-void   yedi__booking__slot__free_unpacked
-                     (Yedi__Booking__Slot *message,
+void   yedi__booking__update_closed_days_request__free_unpacked
+                     (Yedi__Booking__UpdateClosedDaysRequest *message,
                       ProtobufCAllocator *allocator);
-/* Yedi__Booking__ListSlotsRequest methods */
-void   yedi__booking__list_slots_request__init
-                     (Yedi__Booking__ListSlotsRequest         *message);
-size_t yedi__booking__list_slots_request__get_packed_size
-                     (const Yedi__Booking__ListSlotsRequest   *message);
-size_t yedi__booking__list_slots_request__pack
-                     (const Yedi__Booking__ListSlotsRequest   *message,
+/* Yedi__Booking__Menu methods */
+void   yedi__booking__menu__init
+                     (Yedi__Booking__Menu         *message);
+size_t yedi__booking__menu__get_packed_size
+                     (const Yedi__Booking__Menu   *message);
+size_t yedi__booking__menu__pack
+                     (const Yedi__Booking__Menu   *message,
                       uint8_t             *out);
-size_t yedi__booking__list_slots_request__pack_to_buffer
-                     (const Yedi__Booking__ListSlotsRequest   *message,
+size_t yedi__booking__menu__pack_to_buffer
+                     (const Yedi__Booking__Menu   *message,
                       ProtobufCBuffer     *buffer);
-Yedi__Booking__ListSlotsRequest *
-       yedi__booking__list_slots_request__unpack
+Yedi__Booking__Menu *
+       yedi__booking__menu__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data);
-void   yedi__booking__list_slots_request__free_unpacked
-                     (Yedi__Booking__ListSlotsRequest *message,
+void   yedi__booking__menu__free_unpacked
+                     (Yedi__Booking__Menu *message,
                       ProtobufCAllocator *allocator);
-/* Yedi__Booking__ListSlotsResponse methods */
-void   yedi__booking__list_slots_response__init
-                     (Yedi__Booking__ListSlotsResponse         *message);
-size_t yedi__booking__list_slots_response__get_packed_size
-                     (const Yedi__Booking__ListSlotsResponse   *message);
-size_t yedi__booking__list_slots_response__pack
-                     (const Yedi__Booking__ListSlotsResponse   *message,
+/* Yedi__Booking__GetMenuRequest methods */
+void   yedi__booking__get_menu_request__init
+                     (Yedi__Booking__GetMenuRequest         *message);
+size_t yedi__booking__get_menu_request__get_packed_size
+                     (const Yedi__Booking__GetMenuRequest   *message);
+size_t yedi__booking__get_menu_request__pack
+                     (const Yedi__Booking__GetMenuRequest   *message,
                       uint8_t             *out);
-size_t yedi__booking__list_slots_response__pack_to_buffer
-                     (const Yedi__Booking__ListSlotsResponse   *message,
+size_t yedi__booking__get_menu_request__pack_to_buffer
+                     (const Yedi__Booking__GetMenuRequest   *message,
                       ProtobufCBuffer     *buffer);
-Yedi__Booking__ListSlotsResponse *
-       yedi__booking__list_slots_response__unpack
+Yedi__Booking__GetMenuRequest *
+       yedi__booking__get_menu_request__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data);
-void   yedi__booking__list_slots_response__free_unpacked
-                     (Yedi__Booking__ListSlotsResponse *message,
+void   yedi__booking__get_menu_request__free_unpacked
+                     (Yedi__Booking__GetMenuRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Booking__UpdateMenuRequest methods */
+void   yedi__booking__update_menu_request__init
+                     (Yedi__Booking__UpdateMenuRequest         *message);
+size_t yedi__booking__update_menu_request__get_packed_size
+                     (const Yedi__Booking__UpdateMenuRequest   *message);
+size_t yedi__booking__update_menu_request__pack
+                     (const Yedi__Booking__UpdateMenuRequest   *message,
+                      uint8_t             *out);
+size_t yedi__booking__update_menu_request__pack_to_buffer
+                     (const Yedi__Booking__UpdateMenuRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__UpdateMenuRequest *
+       yedi__booking__update_menu_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__update_menu_request__free_unpacked
+                     (Yedi__Booking__UpdateMenuRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Booking__ListFreeSlotsRequest methods */
+void   yedi__booking__list_free_slots_request__init
+                     (Yedi__Booking__ListFreeSlotsRequest         *message);
+size_t yedi__booking__list_free_slots_request__get_packed_size
+                     (const Yedi__Booking__ListFreeSlotsRequest   *message);
+size_t yedi__booking__list_free_slots_request__pack
+                     (const Yedi__Booking__ListFreeSlotsRequest   *message,
+                      uint8_t             *out);
+size_t yedi__booking__list_free_slots_request__pack_to_buffer
+                     (const Yedi__Booking__ListFreeSlotsRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__ListFreeSlotsRequest *
+       yedi__booking__list_free_slots_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__list_free_slots_request__free_unpacked
+                     (Yedi__Booking__ListFreeSlotsRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Booking__DaySlots methods */
+void   yedi__booking__day_slots__init
+                     (Yedi__Booking__DaySlots         *message);
+size_t yedi__booking__day_slots__get_packed_size
+                     (const Yedi__Booking__DaySlots   *message);
+size_t yedi__booking__day_slots__pack
+                     (const Yedi__Booking__DaySlots   *message,
+                      uint8_t             *out);
+size_t yedi__booking__day_slots__pack_to_buffer
+                     (const Yedi__Booking__DaySlots   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__DaySlots *
+       yedi__booking__day_slots__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__day_slots__free_unpacked
+                     (Yedi__Booking__DaySlots *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Booking__ListFreeSlotsResponse methods */
+void   yedi__booking__list_free_slots_response__init
+                     (Yedi__Booking__ListFreeSlotsResponse         *message);
+size_t yedi__booking__list_free_slots_response__get_packed_size
+                     (const Yedi__Booking__ListFreeSlotsResponse   *message);
+size_t yedi__booking__list_free_slots_response__pack
+                     (const Yedi__Booking__ListFreeSlotsResponse   *message,
+                      uint8_t             *out);
+size_t yedi__booking__list_free_slots_response__pack_to_buffer
+                     (const Yedi__Booking__ListFreeSlotsResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__ListFreeSlotsResponse *
+       yedi__booking__list_free_slots_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__list_free_slots_response__free_unpacked
+                     (Yedi__Booking__ListFreeSlotsResponse *message,
                       ProtobufCAllocator *allocator);
 /* Yedi__Booking__Reservation methods */
 void   yedi__booking__reservation__init
@@ -508,6 +804,25 @@ Yedi__Booking__ListReservationsResponse *
 void   yedi__booking__list_reservations_response__free_unpacked
                      (Yedi__Booking__ListReservationsResponse *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Booking__Slot methods */
+void   yedi__booking__slot__init
+                     (Yedi__Booking__Slot         *message);
+size_t yedi__booking__slot__get_packed_size
+                     (const Yedi__Booking__Slot   *message);
+size_t yedi__booking__slot__pack
+                     (const Yedi__Booking__Slot   *message,
+                      uint8_t             *out);
+size_t yedi__booking__slot__pack_to_buffer
+                     (const Yedi__Booking__Slot   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__Slot *
+       yedi__booking__slot__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__slot__free_unpacked
+                     (Yedi__Booking__Slot *message,
+                      ProtobufCAllocator *allocator);
 /* Yedi__Booking__GetDayTimelineRequest methods */
 void   yedi__booking__get_day_timeline_request__init
                      (Yedi__Booking__GetDayTimelineRequest         *message);
@@ -546,6 +861,63 @@ Yedi__Booking__GetDayTimelineResponse *
 void   yedi__booking__get_day_timeline_response__free_unpacked
                      (Yedi__Booking__GetDayTimelineResponse *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Booking__GetMonthCalendarRequest methods */
+void   yedi__booking__get_month_calendar_request__init
+                     (Yedi__Booking__GetMonthCalendarRequest         *message);
+size_t yedi__booking__get_month_calendar_request__get_packed_size
+                     (const Yedi__Booking__GetMonthCalendarRequest   *message);
+size_t yedi__booking__get_month_calendar_request__pack
+                     (const Yedi__Booking__GetMonthCalendarRequest   *message,
+                      uint8_t             *out);
+size_t yedi__booking__get_month_calendar_request__pack_to_buffer
+                     (const Yedi__Booking__GetMonthCalendarRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__GetMonthCalendarRequest *
+       yedi__booking__get_month_calendar_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__get_month_calendar_request__free_unpacked
+                     (Yedi__Booking__GetMonthCalendarRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Booking__CalendarDay methods */
+void   yedi__booking__calendar_day__init
+                     (Yedi__Booking__CalendarDay         *message);
+size_t yedi__booking__calendar_day__get_packed_size
+                     (const Yedi__Booking__CalendarDay   *message);
+size_t yedi__booking__calendar_day__pack
+                     (const Yedi__Booking__CalendarDay   *message,
+                      uint8_t             *out);
+size_t yedi__booking__calendar_day__pack_to_buffer
+                     (const Yedi__Booking__CalendarDay   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__CalendarDay *
+       yedi__booking__calendar_day__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__calendar_day__free_unpacked
+                     (Yedi__Booking__CalendarDay *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Booking__GetMonthCalendarResponse methods */
+void   yedi__booking__get_month_calendar_response__init
+                     (Yedi__Booking__GetMonthCalendarResponse         *message);
+size_t yedi__booking__get_month_calendar_response__get_packed_size
+                     (const Yedi__Booking__GetMonthCalendarResponse   *message);
+size_t yedi__booking__get_month_calendar_response__pack
+                     (const Yedi__Booking__GetMonthCalendarResponse   *message,
+                      uint8_t             *out);
+size_t yedi__booking__get_month_calendar_response__pack_to_buffer
+                     (const Yedi__Booking__GetMonthCalendarResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__GetMonthCalendarResponse *
+       yedi__booking__get_month_calendar_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__get_month_calendar_response__free_unpacked
+                     (Yedi__Booking__GetMonthCalendarResponse *message,
+                      ProtobufCAllocator *allocator);
 /* Yedi__Booking__GetReservationRequest methods */
 void   yedi__booking__get_reservation_request__init
                      (Yedi__Booking__GetReservationRequest         *message);
@@ -570,6 +942,9 @@ void   yedi__booking__get_reservation_request__free_unpacked
 typedef void (*Yedi__Booking__Style_Closure)
                  (const Yedi__Booking__Style *message,
                   void *closure_data);
+typedef void (*Yedi__Booking__TimeRange_Closure)
+                 (const Yedi__Booking__TimeRange *message,
+                  void *closure_data);
 typedef void (*Yedi__Booking__Schedule_Closure)
                  (const Yedi__Booking__Schedule *message,
                   void *closure_data);
@@ -579,14 +954,26 @@ typedef void (*Yedi__Booking__GetScheduleRequest_Closure)
 typedef void (*Yedi__Booking__UpdateScheduleRequest_Closure)
                  (const Yedi__Booking__UpdateScheduleRequest *message,
                   void *closure_data);
-typedef void (*Yedi__Booking__Slot_Closure)
-                 (const Yedi__Booking__Slot *message,
+typedef void (*Yedi__Booking__UpdateClosedDaysRequest_Closure)
+                 (const Yedi__Booking__UpdateClosedDaysRequest *message,
                   void *closure_data);
-typedef void (*Yedi__Booking__ListSlotsRequest_Closure)
-                 (const Yedi__Booking__ListSlotsRequest *message,
+typedef void (*Yedi__Booking__Menu_Closure)
+                 (const Yedi__Booking__Menu *message,
                   void *closure_data);
-typedef void (*Yedi__Booking__ListSlotsResponse_Closure)
-                 (const Yedi__Booking__ListSlotsResponse *message,
+typedef void (*Yedi__Booking__GetMenuRequest_Closure)
+                 (const Yedi__Booking__GetMenuRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Booking__UpdateMenuRequest_Closure)
+                 (const Yedi__Booking__UpdateMenuRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Booking__ListFreeSlotsRequest_Closure)
+                 (const Yedi__Booking__ListFreeSlotsRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Booking__DaySlots_Closure)
+                 (const Yedi__Booking__DaySlots *message,
+                  void *closure_data);
+typedef void (*Yedi__Booking__ListFreeSlotsResponse_Closure)
+                 (const Yedi__Booking__ListFreeSlotsResponse *message,
                   void *closure_data);
 typedef void (*Yedi__Booking__Reservation_Closure)
                  (const Yedi__Booking__Reservation *message,
@@ -603,11 +990,23 @@ typedef void (*Yedi__Booking__ListReservationsRequest_Closure)
 typedef void (*Yedi__Booking__ListReservationsResponse_Closure)
                  (const Yedi__Booking__ListReservationsResponse *message,
                   void *closure_data);
+typedef void (*Yedi__Booking__Slot_Closure)
+                 (const Yedi__Booking__Slot *message,
+                  void *closure_data);
 typedef void (*Yedi__Booking__GetDayTimelineRequest_Closure)
                  (const Yedi__Booking__GetDayTimelineRequest *message,
                   void *closure_data);
 typedef void (*Yedi__Booking__GetDayTimelineResponse_Closure)
                  (const Yedi__Booking__GetDayTimelineResponse *message,
+                  void *closure_data);
+typedef void (*Yedi__Booking__GetMonthCalendarRequest_Closure)
+                 (const Yedi__Booking__GetMonthCalendarRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Booking__CalendarDay_Closure)
+                 (const Yedi__Booking__CalendarDay *message,
+                  void *closure_data);
+typedef void (*Yedi__Booking__GetMonthCalendarResponse_Closure)
+                 (const Yedi__Booking__GetMonthCalendarResponse *message,
                   void *closure_data);
 typedef void (*Yedi__Booking__GetReservationRequest_Closure)
                  (const Yedi__Booking__GetReservationRequest *message,
@@ -627,10 +1026,22 @@ struct Yedi__Booking__BookingService_Service
                           const Yedi__Booking__UpdateScheduleRequest *input,
                           Yedi__Booking__Schedule_Closure closure,
                           void *closure_data);
-  void (*list_slots)(Yedi__Booking__BookingService_Service *service,
-                     const Yedi__Booking__ListSlotsRequest *input,
-                     Yedi__Booking__ListSlotsResponse_Closure closure,
-                     void *closure_data);
+  void (*update_closed_days)(Yedi__Booking__BookingService_Service *service,
+                             const Yedi__Booking__UpdateClosedDaysRequest *input,
+                             Yedi__Booking__Schedule_Closure closure,
+                             void *closure_data);
+  void (*get_menu)(Yedi__Booking__BookingService_Service *service,
+                   const Yedi__Booking__GetMenuRequest *input,
+                   Yedi__Booking__Menu_Closure closure,
+                   void *closure_data);
+  void (*update_menu)(Yedi__Booking__BookingService_Service *service,
+                      const Yedi__Booking__UpdateMenuRequest *input,
+                      Yedi__Booking__Menu_Closure closure,
+                      void *closure_data);
+  void (*list_free_slots)(Yedi__Booking__BookingService_Service *service,
+                          const Yedi__Booking__ListFreeSlotsRequest *input,
+                          Yedi__Booking__ListFreeSlotsResponse_Closure closure,
+                          void *closure_data);
   void (*create_reservation)(Yedi__Booking__BookingService_Service *service,
                              const Yedi__Booking__CreateReservationRequest *input,
                              Yedi__Booking__Reservation_Closure closure,
@@ -647,6 +1058,10 @@ struct Yedi__Booking__BookingService_Service
                            const Yedi__Booking__GetDayTimelineRequest *input,
                            Yedi__Booking__GetDayTimelineResponse_Closure closure,
                            void *closure_data);
+  void (*get_month_calendar)(Yedi__Booking__BookingService_Service *service,
+                             const Yedi__Booking__GetMonthCalendarRequest *input,
+                             Yedi__Booking__GetMonthCalendarResponse_Closure closure,
+                             void *closure_data);
   void (*get_reservation)(Yedi__Booking__BookingService_Service *service,
                           const Yedi__Booking__GetReservationRequest *input,
                           Yedi__Booking__Reservation_Closure closure,
@@ -665,11 +1080,15 @@ void yedi__booking__booking_service__init (Yedi__Booking__BookingService_Service
     { YEDI__BOOKING__BOOKING_SERVICE__BASE_INIT,\
       function_prefix__ ## get_schedule,\
       function_prefix__ ## update_schedule,\
-      function_prefix__ ## list_slots,\
+      function_prefix__ ## update_closed_days,\
+      function_prefix__ ## get_menu,\
+      function_prefix__ ## update_menu,\
+      function_prefix__ ## list_free_slots,\
       function_prefix__ ## create_reservation,\
       function_prefix__ ## cancel_reservation,\
       function_prefix__ ## list_reservations,\
       function_prefix__ ## get_day_timeline,\
+      function_prefix__ ## get_month_calendar,\
       function_prefix__ ## get_reservation,\
       function_prefix__ ## purge_user  }
 void yedi__booking__booking_service__get_schedule(ProtobufCService *service,
@@ -680,10 +1099,22 @@ void yedi__booking__booking_service__update_schedule(ProtobufCService *service,
                                                      const Yedi__Booking__UpdateScheduleRequest *input,
                                                      Yedi__Booking__Schedule_Closure closure,
                                                      void *closure_data);
-void yedi__booking__booking_service__list_slots(ProtobufCService *service,
-                                                const Yedi__Booking__ListSlotsRequest *input,
-                                                Yedi__Booking__ListSlotsResponse_Closure closure,
-                                                void *closure_data);
+void yedi__booking__booking_service__update_closed_days(ProtobufCService *service,
+                                                        const Yedi__Booking__UpdateClosedDaysRequest *input,
+                                                        Yedi__Booking__Schedule_Closure closure,
+                                                        void *closure_data);
+void yedi__booking__booking_service__get_menu(ProtobufCService *service,
+                                              const Yedi__Booking__GetMenuRequest *input,
+                                              Yedi__Booking__Menu_Closure closure,
+                                              void *closure_data);
+void yedi__booking__booking_service__update_menu(ProtobufCService *service,
+                                                 const Yedi__Booking__UpdateMenuRequest *input,
+                                                 Yedi__Booking__Menu_Closure closure,
+                                                 void *closure_data);
+void yedi__booking__booking_service__list_free_slots(ProtobufCService *service,
+                                                     const Yedi__Booking__ListFreeSlotsRequest *input,
+                                                     Yedi__Booking__ListFreeSlotsResponse_Closure closure,
+                                                     void *closure_data);
 void yedi__booking__booking_service__create_reservation(ProtobufCService *service,
                                                         const Yedi__Booking__CreateReservationRequest *input,
                                                         Yedi__Booking__Reservation_Closure closure,
@@ -700,6 +1131,10 @@ void yedi__booking__booking_service__get_day_timeline(ProtobufCService *service,
                                                       const Yedi__Booking__GetDayTimelineRequest *input,
                                                       Yedi__Booking__GetDayTimelineResponse_Closure closure,
                                                       void *closure_data);
+void yedi__booking__booking_service__get_month_calendar(ProtobufCService *service,
+                                                        const Yedi__Booking__GetMonthCalendarRequest *input,
+                                                        Yedi__Booking__GetMonthCalendarResponse_Closure closure,
+                                                        void *closure_data);
 void yedi__booking__booking_service__get_reservation(ProtobufCService *service,
                                                      const Yedi__Booking__GetReservationRequest *input,
                                                      Yedi__Booking__Reservation_Closure closure,
@@ -711,23 +1146,33 @@ void yedi__booking__booking_service__purge_user(ProtobufCService *service,
 
 /* --- descriptors --- */
 
-extern const ProtobufCEnumDescriptor    yedi__booking__slot_state__descriptor;
+extern const ProtobufCEnumDescriptor    yedi__booking__weekday__descriptor;
 extern const ProtobufCEnumDescriptor    yedi__booking__reservation_status__descriptor;
 extern const ProtobufCEnumDescriptor    yedi__booking__reservation_filter__descriptor;
+extern const ProtobufCEnumDescriptor    yedi__booking__slot_state__descriptor;
 extern const ProtobufCMessageDescriptor yedi__booking__style__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__time_range__descriptor;
 extern const ProtobufCMessageDescriptor yedi__booking__schedule__descriptor;
 extern const ProtobufCMessageDescriptor yedi__booking__get_schedule_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__booking__update_schedule_request__descriptor;
-extern const ProtobufCMessageDescriptor yedi__booking__slot__descriptor;
-extern const ProtobufCMessageDescriptor yedi__booking__list_slots_request__descriptor;
-extern const ProtobufCMessageDescriptor yedi__booking__list_slots_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__update_closed_days_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__menu__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__get_menu_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__update_menu_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__list_free_slots_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__day_slots__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__list_free_slots_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__booking__reservation__descriptor;
 extern const ProtobufCMessageDescriptor yedi__booking__create_reservation_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__booking__cancel_reservation_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__booking__list_reservations_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__booking__list_reservations_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__slot__descriptor;
 extern const ProtobufCMessageDescriptor yedi__booking__get_day_timeline_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__booking__get_day_timeline_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__get_month_calendar_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__calendar_day__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__get_month_calendar_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__booking__get_reservation_request__descriptor;
 extern const ProtobufCServiceDescriptor yedi__booking__booking_service__descriptor;
 

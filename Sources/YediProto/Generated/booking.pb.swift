@@ -6,28 +6,32 @@ import RPCCore
 public enum YediBooking {}
 
 extension YediBooking {
-    public enum SlotState: ProtoEnum {
+    public enum Weekday: ProtoEnum {
         case unspecified
-        case available
-        case booked
-        case `break`
-        case closed
-        case past
+        case monday
+        case tuesday
+        case wednesday
+        case thursday
+        case friday
+        case saturday
+        case sunday
         /// A value this build does not know, kept as is so that it survives a round trip.
         case unrecognized(Int32)
 
-        public static let schema = EnumSchema.named("yedi.booking.SlotState")
+        public static let schema = EnumSchema.named("yedi.booking.Weekday")
 
-        public static let knownCases: [SlotState] = [.unspecified, .available, .booked, .`break`, .closed, .past]
+        public static let knownCases: [Weekday] = [.unspecified, .monday, .tuesday, .wednesday, .thursday, .friday, .saturday, .sunday]
 
         public init(rawValue: Int32) {
             switch rawValue {
             case 0: self = .unspecified
-            case 1: self = .available
-            case 2: self = .booked
-            case 3: self = .`break`
-            case 4: self = .closed
-            case 5: self = .past
+            case 1: self = .monday
+            case 2: self = .tuesday
+            case 3: self = .wednesday
+            case 4: self = .thursday
+            case 5: self = .friday
+            case 6: self = .saturday
+            case 7: self = .sunday
             default: self = .unrecognized(rawValue)
             }
         }
@@ -35,11 +39,13 @@ extension YediBooking {
         public var rawValue: Int32 {
             switch self {
             case .unspecified: 0
-            case .available: 1
-            case .booked: 2
-            case .`break`: 3
-            case .closed: 4
-            case .past: 5
+            case .monday: 1
+            case .tuesday: 2
+            case .wednesday: 3
+            case .thursday: 4
+            case .friday: 5
+            case .saturday: 6
+            case .sunday: 7
             case .unrecognized(let value): value
             }
         }
@@ -81,20 +87,25 @@ extension YediBooking {
 extension YediBooking {
     public enum ReservationFilter: ProtoEnum {
         case unspecified
+        /// Confirmed, start after now, soonest first.
         case upcoming
+        /// Confirmed, start at or before now, newest first.
         case past
+        /// Cancelled, newest start first.
+        case cancelled
         /// A value this build does not know, kept as is so that it survives a round trip.
         case unrecognized(Int32)
 
         public static let schema = EnumSchema.named("yedi.booking.ReservationFilter")
 
-        public static let knownCases: [ReservationFilter] = [.unspecified, .upcoming, .past]
+        public static let knownCases: [ReservationFilter] = [.unspecified, .upcoming, .past, .cancelled]
 
         public init(rawValue: Int32) {
             switch rawValue {
             case 0: self = .unspecified
             case 1: self = .upcoming
             case 2: self = .past
+            case 3: self = .cancelled
             default: self = .unrecognized(rawValue)
             }
         }
@@ -104,6 +115,45 @@ extension YediBooking {
             case .unspecified: 0
             case .upcoming: 1
             case .past: 2
+            case .cancelled: 3
+            case .unrecognized(let value): value
+            }
+        }
+    }
+}
+
+extension YediBooking {
+    public enum SlotState: ProtoEnum {
+        case unspecified
+        case available
+        case booked
+        case `break`
+        case past
+        /// A value this build does not know, kept as is so that it survives a round trip.
+        case unrecognized(Int32)
+
+        public static let schema = EnumSchema.named("yedi.booking.SlotState")
+
+        public static let knownCases: [SlotState] = [.unspecified, .available, .booked, .`break`, .past]
+
+        public init(rawValue: Int32) {
+            switch rawValue {
+            case 0: self = .unspecified
+            case 1: self = .available
+            case 2: self = .booked
+            case 3: self = .`break`
+            case 4: self = .past
+            default: self = .unrecognized(rawValue)
+            }
+        }
+
+        public var rawValue: Int32 {
+            switch self {
+            case .unspecified: 0
+            case .available: 1
+            case .booked: 2
+            case .`break`: 3
+            case .past: 4
             case .unrecognized(let value): value
             }
         }
@@ -115,6 +165,7 @@ extension YediBooking {
     public struct Style: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.booking.Style")
 
+        /// Empty in UpdateMenu for a new style; kept for an existing one.
         public var id: String
 
         public var name: String
@@ -123,11 +174,15 @@ extension YediBooking {
 
         public var priceKRW: Int64
 
-        public init(id: String = "", name: String = "", category: YediCommon.HairCategory = .unspecified, priceKRW: Int64 = 0) {
+        /// How long the style takes (informational: a reservation occupies one slot of the schedule).
+        public var durationMinutes: Int32
+
+        public init(id: String = "", name: String = "", category: YediCommon.HairCategory = .unspecified, priceKRW: Int64 = 0, durationMinutes: Int32 = 0) {
             self.id = id
             self.name = name
             self.category = category
             self.priceKRW = priceKRW
+            self.durationMinutes = durationMinutes
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -135,6 +190,7 @@ extension YediBooking {
             try encoder.write(self.name, at: 2)
             try encoder.write(self.category, at: 3)
             try encoder.write(self.priceKRW, at: 4)
+            try encoder.write(self.durationMinutes, at: 5)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -142,60 +198,97 @@ extension YediBooking {
             self.name = try decoder.read(at: 2)
             self.category = try decoder.read(at: 3)
             self.priceKRW = try decoder.read(at: 4)
+            self.durationMinutes = try decoder.read(at: 5)
         }
     }
 }
 
 extension YediBooking {
-    /// When a designer works. Hours are whole hours in the shop's time zone.
+    /// A span of local time within one day, in minutes after midnight: [start_minute, end_minute).
+    public struct TimeRange: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.TimeRange")
+
+        public var startMinute: Int32
+
+        public var endMinute: Int32
+
+        public init(startMinute: Int32 = 0, endMinute: Int32 = 0) {
+            self.startMinute = startMinute
+            self.endMinute = endMinute
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.startMinute, at: 1)
+            try encoder.write(self.endMinute, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.startMinute = try decoder.read(at: 1)
+            self.endMinute = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediBooking {
+    /// When a designer works. Minutes are multiples of 5 (every zone's offset is too, so slots stay on a
+    /// 5-minute grid of instants).
     public struct Schedule: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.booking.Schedule")
 
         public var designerID: String
 
-        public var openingHour: Int32
+        /// 0–1435: the first slot starts here.
+        public var openingMinute: Int32
 
-        public var closingHour: Int32
+        /// 5–1440: the last slot ends at or before it.
+        public var closingMinute: Int32
 
         /// IANA name; "Asia/Seoul" by default.
         public var timeZone: String
 
-        /// 휴게시간: hours within the working hours that cannot be booked.
-        public var breakHours: [Int32]
+        /// 휴게시간: within the working hours, not overlapping; a slot touching a break is not offered.
+        public var breaks: [YediBooking.TimeRange]
 
-        /// 휴무일.
+        /// 휴무일 from today on (in the shop's zone), ascending. Changed with UpdateClosedDays only.
         public var closedDays: [YediCommon.LocalDate]
 
-        public var styles: [YediBooking.Style]
+        /// Closed every week on these days.
+        public var closedWeekdays: [YediBooking.Weekday]
 
-        public init(designerID: String = "", openingHour: Int32 = 0, closingHour: Int32 = 0, timeZone: String = "", breakHours: [Int32] = [], closedDays: [YediCommon.LocalDate] = [], styles: [YediBooking.Style] = []) {
+        /// 5–720, a multiple of 5; 60 by default.
+        public var slotMinutes: Int32
+
+        public init(designerID: String = "", openingMinute: Int32 = 0, closingMinute: Int32 = 0, timeZone: String = "", breaks: [YediBooking.TimeRange] = [], closedDays: [YediCommon.LocalDate] = [], closedWeekdays: [YediBooking.Weekday] = [], slotMinutes: Int32 = 0) {
             self.designerID = designerID
-            self.openingHour = openingHour
-            self.closingHour = closingHour
+            self.openingMinute = openingMinute
+            self.closingMinute = closingMinute
             self.timeZone = timeZone
-            self.breakHours = breakHours
+            self.breaks = breaks
             self.closedDays = closedDays
-            self.styles = styles
+            self.closedWeekdays = closedWeekdays
+            self.slotMinutes = slotMinutes
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
             try encoder.write(self.designerID, at: 1)
-            try encoder.write(self.openingHour, at: 2)
-            try encoder.write(self.closingHour, at: 3)
+            try encoder.write(self.openingMinute, at: 2)
+            try encoder.write(self.closingMinute, at: 3)
             try encoder.write(self.timeZone, at: 4)
-            try encoder.write(self.breakHours, at: 5)
+            try encoder.write(self.breaks, at: 5)
             try encoder.write(self.closedDays, at: 6)
-            try encoder.write(self.styles, at: 7)
+            try encoder.write(self.closedWeekdays, at: 7)
+            try encoder.write(self.slotMinutes, at: 8)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.designerID = try decoder.read(at: 1)
-            self.openingHour = try decoder.read(at: 2)
-            self.closingHour = try decoder.read(at: 3)
+            self.openingMinute = try decoder.read(at: 2)
+            self.closingMinute = try decoder.read(at: 3)
             self.timeZone = try decoder.read(at: 4)
-            self.breakHours = try decoder.read(at: 5)
+            self.breaks = try decoder.read(at: 5)
             self.closedDays = try decoder.read(at: 6)
-            self.styles = try decoder.read(at: 7)
+            self.closedWeekdays = try decoder.read(at: 7)
+            self.slotMinutes = try decoder.read(at: 8)
         }
     }
 }
@@ -221,7 +314,8 @@ extension YediBooking {
 }
 
 extension YediBooking {
-    /// The designer replaces their own schedule.
+    /// The designer replaces their own hours, breaks, weekly closed days, slot length and zone
+    /// (closed_days must be empty: UpdateClosedDays changes them).
     public struct UpdateScheduleRequest: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.booking.UpdateScheduleRequest")
 
@@ -242,77 +336,186 @@ extension YediBooking {
 }
 
 extension YediBooking {
-    public struct Slot: ProtoMessage {
-        public static let schema = MessageSchema.named("yedi.booking.Slot")
+    /// Adds and removes closed dates (any date from today on, at most two years ahead, 100 per call).
+    public struct UpdateClosedDaysRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.UpdateClosedDaysRequest")
 
-        public var startAtMs: Int64
+        public var add: [YediCommon.LocalDate]
 
-        /// The hour in the shop's time zone.
-        public var hour: Int32
+        public var remove: [YediCommon.LocalDate]
 
-        public var state: YediBooking.SlotState
-
-        public init(startAtMs: Int64 = 0, hour: Int32 = 0, state: YediBooking.SlotState = .unspecified) {
-            self.startAtMs = startAtMs
-            self.hour = hour
-            self.state = state
+        public init(add: [YediCommon.LocalDate] = [], remove: [YediCommon.LocalDate] = []) {
+            self.add = add
+            self.remove = remove
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
-            try encoder.write(self.startAtMs, at: 1)
-            try encoder.write(self.hour, at: 2)
-            try encoder.write(self.state, at: 3)
+            try encoder.write(self.add, at: 1)
+            try encoder.write(self.remove, at: 2)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
-            self.startAtMs = try decoder.read(at: 1)
-            self.hour = try decoder.read(at: 2)
-            self.state = try decoder.read(at: 3)
+            self.add = try decoder.read(at: 1)
+            self.remove = try decoder.read(at: 2)
         }
     }
 }
 
 extension YediBooking {
-    public struct ListSlotsRequest: ProtoMessage {
-        public static let schema = MessageSchema.named("yedi.booking.ListSlotsRequest")
+    public struct Menu: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.Menu")
 
         public var designerID: String
 
-        public var date: YediCommon.LocalDate?
+        public var styles: [YediBooking.Style]
 
-        public init(designerID: String = "", date: YediCommon.LocalDate? = nil) {
+        public init(designerID: String = "", styles: [YediBooking.Style] = []) {
             self.designerID = designerID
-            self.date = date
+            self.styles = styles
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
             try encoder.write(self.designerID, at: 1)
-            try encoder.write(self.date, at: 2)
+            try encoder.write(self.styles, at: 2)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.designerID = try decoder.read(at: 1)
-            self.date = try decoder.read(at: 2)
+            self.styles = try decoder.read(at: 2)
         }
     }
 }
 
 extension YediBooking {
-    public struct ListSlotsResponse: ProtoMessage {
-        public static let schema = MessageSchema.named("yedi.booking.ListSlotsResponse")
+    public struct GetMenuRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.GetMenuRequest")
 
-        public var slots: [YediBooking.Slot]
+        public var designerID: String
 
-        public init(slots: [YediBooking.Slot] = []) {
-            self.slots = slots
+        public init(designerID: String = "") {
+            self.designerID = designerID
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
-            try encoder.write(self.slots, at: 1)
+            try encoder.write(self.designerID, at: 1)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
-            self.slots = try decoder.read(at: 1)
+            self.designerID = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediBooking {
+    /// The designer replaces their menu (1–50 styles, in display order).
+    public struct UpdateMenuRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.UpdateMenuRequest")
+
+        public var styles: [YediBooking.Style]
+
+        public init(styles: [YediBooking.Style] = []) {
+            self.styles = styles
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.styles, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.styles = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediBooking {
+    /// Free slots of one designer over an inclusive range of local dates (at most 62 days).
+    public struct ListFreeSlotsRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.ListFreeSlotsRequest")
+
+        public var designerID: String
+
+        public var from: YediCommon.LocalDate?
+
+        public var to: YediCommon.LocalDate?
+
+        public init(designerID: String = "", from: YediCommon.LocalDate? = nil, to: YediCommon.LocalDate? = nil) {
+            self.designerID = designerID
+            self.from = from
+            self.to = to
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.designerID, at: 1)
+            try encoder.write(self.from, at: 2)
+            try encoder.write(self.to, at: 3)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.designerID = try decoder.read(at: 1)
+            self.from = try decoder.read(at: 2)
+            self.to = try decoder.read(at: 3)
+        }
+    }
+}
+
+extension YediBooking {
+    public struct DaySlots: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.DaySlots")
+
+        public var date: YediCommon.LocalDate?
+
+        /// A closed date or weekly closed day: no slots.
+        public var closed: Bool
+
+        /// Slot starts not in a break, not booked and not past, ascending.
+        public var freeStartAtMs: [Int64]
+
+        public init(date: YediCommon.LocalDate? = nil, closed: Bool = false, freeStartAtMs: [Int64] = []) {
+            self.date = date
+            self.closed = closed
+            self.freeStartAtMs = freeStartAtMs
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.date, at: 1)
+            try encoder.write(self.closed, at: 2)
+            try encoder.write(self.freeStartAtMs, at: 3)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.date = try decoder.read(at: 1)
+            self.closed = try decoder.read(at: 2)
+            self.freeStartAtMs = try decoder.read(at: 3)
+        }
+    }
+}
+
+extension YediBooking {
+    public struct ListFreeSlotsResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.ListFreeSlotsResponse")
+
+        public var timeZone: String
+
+        public var slotMinutes: Int32
+
+        public var days: [YediBooking.DaySlots]
+
+        public init(timeZone: String = "", slotMinutes: Int32 = 0, days: [YediBooking.DaySlots] = []) {
+            self.timeZone = timeZone
+            self.slotMinutes = slotMinutes
+            self.days = days
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.timeZone, at: 1)
+            try encoder.write(self.slotMinutes, at: 2)
+            try encoder.write(self.days, at: 3)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.timeZone = try decoder.read(at: 1)
+            self.slotMinutes = try decoder.read(at: 2)
+            self.days = try decoder.read(at: 3)
         }
     }
 }
@@ -338,10 +541,19 @@ extension YediBooking {
 
         public var createdAtMs: Int64
 
-        /// Days until the start in the shop's time zone (D-day); negative once past.
+        /// Days from today to the start date in the shop's time zone (D-day); negative once past.
         public var daysLeft: Int32
 
-        public init(id: String = "", customerID: String = "", designerID: String = "", startAtMs: Int64 = 0, styles: [YediBooking.Style] = [], totalPriceKRW: Int64 = 0, status: YediBooking.ReservationStatus = .unspecified, createdAtMs: Int64 = 0, daysLeft: Int32 = 0) {
+        /// start + the slot length when booked.
+        public var endAtMs: Int64
+
+        /// The shop's zone when booked.
+        public var timeZone: String
+
+        /// 0 unless cancelled.
+        public var cancelledAtMs: Int64
+
+        public init(id: String = "", customerID: String = "", designerID: String = "", startAtMs: Int64 = 0, styles: [YediBooking.Style] = [], totalPriceKRW: Int64 = 0, status: YediBooking.ReservationStatus = .unspecified, createdAtMs: Int64 = 0, daysLeft: Int32 = 0, endAtMs: Int64 = 0, timeZone: String = "", cancelledAtMs: Int64 = 0) {
             self.id = id
             self.customerID = customerID
             self.designerID = designerID
@@ -351,6 +563,9 @@ extension YediBooking {
             self.status = status
             self.createdAtMs = createdAtMs
             self.daysLeft = daysLeft
+            self.endAtMs = endAtMs
+            self.timeZone = timeZone
+            self.cancelledAtMs = cancelledAtMs
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -363,6 +578,9 @@ extension YediBooking {
             try encoder.write(self.status, at: 7)
             try encoder.write(self.createdAtMs, at: 8)
             try encoder.write(self.daysLeft, at: 9)
+            try encoder.write(self.endAtMs, at: 10)
+            try encoder.write(self.timeZone, at: 11)
+            try encoder.write(self.cancelledAtMs, at: 12)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -375,6 +593,9 @@ extension YediBooking {
             self.status = try decoder.read(at: 7)
             self.createdAtMs = try decoder.read(at: 8)
             self.daysLeft = try decoder.read(at: 9)
+            self.endAtMs = try decoder.read(at: 10)
+            self.timeZone = try decoder.read(at: 11)
+            self.cancelledAtMs = try decoder.read(at: 12)
         }
     }
 }
@@ -385,11 +606,13 @@ extension YediBooking {
 
         public var designerID: String
 
+        /// A slot start from ListFreeSlots.
         public var startAtMs: Int64
 
+        /// 1–10 distinct ids of the designer's menu.
         public var styleIDs: [String]
 
-        /// Makes a retried request book at most once.
+        /// Up to 100 characters; a retry with the same key returns the reservation made the first time.
         public var idempotencyKey: String
 
         public init(designerID: String = "", startAtMs: Int64 = 0, styleIDs: [String] = [], idempotencyKey: String = "") {
@@ -436,6 +659,7 @@ extension YediBooking {
 }
 
 extension YediBooking {
+    /// The caller's reservations: as the customer for a customer, as the designer for a designer.
     public struct ListReservationsRequest: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.booking.ListReservationsRequest")
 
@@ -486,7 +710,38 @@ extension YediBooking {
 }
 
 extension YediBooking {
-    /// The designer's calendar: reservations of one day, as a timeline.
+    public struct Slot: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.Slot")
+
+        public var startAtMs: Int64
+
+        /// Local time in the shop's zone, minutes after midnight.
+        public var minuteOfDay: Int32
+
+        public var state: YediBooking.SlotState
+
+        public init(startAtMs: Int64 = 0, minuteOfDay: Int32 = 0, state: YediBooking.SlotState = .unspecified) {
+            self.startAtMs = startAtMs
+            self.minuteOfDay = minuteOfDay
+            self.state = state
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.startAtMs, at: 1)
+            try encoder.write(self.minuteOfDay, at: 2)
+            try encoder.write(self.state, at: 3)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.startAtMs = try decoder.read(at: 1)
+            self.minuteOfDay = try decoder.read(at: 2)
+            self.state = try decoder.read(at: 3)
+        }
+    }
+}
+
+extension YediBooking {
+    /// The designer's own day: every slot with its state, and the day's confirmed reservations.
     public struct GetDayTimelineRequest: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.booking.GetDayTimelineRequest")
 
@@ -510,23 +765,104 @@ extension YediBooking {
     public struct GetDayTimelineResponse: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.booking.GetDayTimelineResponse")
 
+        public var closed: Bool
+
         public var slots: [YediBooking.Slot]
 
         public var reservations: [YediBooking.Reservation]
 
-        public init(slots: [YediBooking.Slot] = [], reservations: [YediBooking.Reservation] = []) {
+        public init(closed: Bool = false, slots: [YediBooking.Slot] = [], reservations: [YediBooking.Reservation] = []) {
+            self.closed = closed
             self.slots = slots
             self.reservations = reservations
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
-            try encoder.write(self.slots, at: 1)
-            try encoder.write(self.reservations, at: 2)
+            try encoder.write(self.closed, at: 1)
+            try encoder.write(self.slots, at: 2)
+            try encoder.write(self.reservations, at: 3)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
-            self.slots = try decoder.read(at: 1)
-            self.reservations = try decoder.read(at: 2)
+            self.closed = try decoder.read(at: 1)
+            self.slots = try decoder.read(at: 2)
+            self.reservations = try decoder.read(at: 3)
+        }
+    }
+}
+
+extension YediBooking {
+    /// The designer's own month: confirmed reservations per day.
+    public struct GetMonthCalendarRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.GetMonthCalendarRequest")
+
+        public var year: Int32
+
+        public var month: Int32
+
+        public init(year: Int32 = 0, month: Int32 = 0) {
+            self.year = year
+            self.month = month
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.year, at: 1)
+            try encoder.write(self.month, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.year = try decoder.read(at: 1)
+            self.month = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediBooking {
+    public struct CalendarDay: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.CalendarDay")
+
+        public var date: YediCommon.LocalDate?
+
+        public var closed: Bool
+
+        public var reservationCount: Int32
+
+        public init(date: YediCommon.LocalDate? = nil, closed: Bool = false, reservationCount: Int32 = 0) {
+            self.date = date
+            self.closed = closed
+            self.reservationCount = reservationCount
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.date, at: 1)
+            try encoder.write(self.closed, at: 2)
+            try encoder.write(self.reservationCount, at: 3)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.date = try decoder.read(at: 1)
+            self.closed = try decoder.read(at: 2)
+            self.reservationCount = try decoder.read(at: 3)
+        }
+    }
+}
+
+extension YediBooking {
+    public struct GetMonthCalendarResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.GetMonthCalendarResponse")
+
+        public var days: [YediBooking.CalendarDay]
+
+        public init(days: [YediBooking.CalendarDay] = []) {
+            self.days = days
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.days, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.days = try decoder.read(at: 1)
         }
     }
 }
@@ -556,18 +892,32 @@ extension YediBooking {
     public enum BookingService {
         /// The methods of `yedi.booking.BookingService`.
         public enum Method {
+            /// NOT_FOUND for an id that is not a designer's; UNAVAILABLE while AccountService cannot say (the
+            /// first time a designer is seen).
             public static let getSchedule = RPCMethod<YediBooking.GetScheduleRequest, YediBooking.Schedule>(
                 service: "yedi.booking.BookingService", method: "GetSchedule", kind: .unary, idempotency: .noSideEffects,
                 access: .anyone)
             public static let updateSchedule = RPCMethod<YediBooking.UpdateScheduleRequest, YediBooking.Schedule>(
                 service: "yedi.booking.BookingService", method: "UpdateSchedule", kind: .unary, idempotency: .idempotent,
                 access: .designer)
-            public static let listSlots = RPCMethod<YediBooking.ListSlotsRequest, YediBooking.ListSlotsResponse>(
-                service: "yedi.booking.BookingService", method: "ListSlots", kind: .unary, idempotency: .noSideEffects,
+            public static let updateClosedDays = RPCMethod<YediBooking.UpdateClosedDaysRequest, YediBooking.Schedule>(
+                service: "yedi.booking.BookingService", method: "UpdateClosedDays", kind: .unary, idempotency: .idempotent,
+                access: .designer)
+            public static let getMenu = RPCMethod<YediBooking.GetMenuRequest, YediBooking.Menu>(
+                service: "yedi.booking.BookingService", method: "GetMenu", kind: .unary, idempotency: .noSideEffects,
                 access: .anyone)
+            public static let updateMenu = RPCMethod<YediBooking.UpdateMenuRequest, YediBooking.Menu>(
+                service: "yedi.booking.BookingService", method: "UpdateMenu", kind: .unary, idempotency: .idempotent,
+                access: .designer)
+            public static let listFreeSlots = RPCMethod<YediBooking.ListFreeSlotsRequest, YediBooking.ListFreeSlotsResponse>(
+                service: "yedi.booking.BookingService", method: "ListFreeSlots", kind: .unary, idempotency: .noSideEffects,
+                access: .anyone)
+            /// ALREADY_EXISTS when the slot is taken; FAILED_PRECONDITION when it is not bookable (past, closed,
+            /// break, outside hours, off the slot grid).
             public static let createReservation = RPCMethod<YediBooking.CreateReservationRequest, YediBooking.Reservation>(
                 service: "yedi.booking.BookingService", method: "CreateReservation", kind: .unary, idempotency: .idempotent,
                 access: .customer)
+            /// By its customer or designer, before the start; cancelling twice answers the cancelled reservation.
             public static let cancelReservation = RPCMethod<YediBooking.CancelReservationRequest, YediBooking.Reservation>(
                 service: "yedi.booking.BookingService", method: "CancelReservation", kind: .unary, idempotency: .idempotent,
                 access: .user)
@@ -577,11 +927,15 @@ extension YediBooking {
             public static let getDayTimeline = RPCMethod<YediBooking.GetDayTimelineRequest, YediBooking.GetDayTimelineResponse>(
                 service: "yedi.booking.BookingService", method: "GetDayTimeline", kind: .unary, idempotency: .noSideEffects,
                 access: .designer)
+            public static let getMonthCalendar = RPCMethod<YediBooking.GetMonthCalendarRequest, YediBooking.GetMonthCalendarResponse>(
+                service: "yedi.booking.BookingService", method: "GetMonthCalendar", kind: .unary, idempotency: .noSideEffects,
+                access: .designer)
             /// Internal: ContentService checks review eligibility, ChatService reservation references.
             public static let getReservation = RPCMethod<YediBooking.GetReservationRequest, YediBooking.Reservation>(
                 service: "yedi.booking.BookingService", method: "GetReservation", kind: .unary, idempotency: .noSideEffects,
                 access: .service(callers: ["chat", "content"]))
-            /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
+            /// Internal, from AccountService when an account is deleted: the user's reservations (as customer or
+            /// designer) and, for a designer, the schedule and menu.
             public static let purgeUser = RPCMethod<YediCommon.PurgeUserRequest, YediCommon.PurgeUserResponse>(
                 service: "yedi.booking.BookingService", method: "PurgeUser", kind: .unary, idempotency: .idempotent,
                 access: .service(callers: ["account"]))
@@ -590,21 +944,31 @@ extension YediBooking {
         /// `yedi.booking.BookingService` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.booking.BookingService",
-            methods: [Method.getSchedule.descriptor, Method.updateSchedule.descriptor, Method.listSlots.descriptor, Method.createReservation.descriptor, Method.cancelReservation.descriptor, Method.listReservations.descriptor, Method.getDayTimeline.descriptor, Method.getReservation.descriptor, Method.purgeUser.descriptor]
+            methods: [Method.getSchedule.descriptor, Method.updateSchedule.descriptor, Method.updateClosedDays.descriptor, Method.getMenu.descriptor, Method.updateMenu.descriptor, Method.listFreeSlots.descriptor, Method.createReservation.descriptor, Method.cancelReservation.descriptor, Method.listReservations.descriptor, Method.getDayTimeline.descriptor, Method.getMonthCalendar.descriptor, Method.getReservation.descriptor, Method.purgeUser.descriptor]
         )
 
         /// Serve `yedi.booking.BookingService` by implementing these methods and passing the value to an `RPCServer`.
         public protocol ServiceProtocol: RPCService {
+            /// NOT_FOUND for an id that is not a designer's; UNAVAILABLE while AccountService cannot say (the
+            /// first time a designer is seen).
             func getSchedule(_ request: YediBooking.GetScheduleRequest, context: ServerContext) async throws -> YediBooking.Schedule
             func updateSchedule(_ request: YediBooking.UpdateScheduleRequest, context: ServerContext) async throws -> YediBooking.Schedule
-            func listSlots(_ request: YediBooking.ListSlotsRequest, context: ServerContext) async throws -> YediBooking.ListSlotsResponse
+            func updateClosedDays(_ request: YediBooking.UpdateClosedDaysRequest, context: ServerContext) async throws -> YediBooking.Schedule
+            func getMenu(_ request: YediBooking.GetMenuRequest, context: ServerContext) async throws -> YediBooking.Menu
+            func updateMenu(_ request: YediBooking.UpdateMenuRequest, context: ServerContext) async throws -> YediBooking.Menu
+            func listFreeSlots(_ request: YediBooking.ListFreeSlotsRequest, context: ServerContext) async throws -> YediBooking.ListFreeSlotsResponse
+            /// ALREADY_EXISTS when the slot is taken; FAILED_PRECONDITION when it is not bookable (past, closed,
+            /// break, outside hours, off the slot grid).
             func createReservation(_ request: YediBooking.CreateReservationRequest, context: ServerContext) async throws -> YediBooking.Reservation
+            /// By its customer or designer, before the start; cancelling twice answers the cancelled reservation.
             func cancelReservation(_ request: YediBooking.CancelReservationRequest, context: ServerContext) async throws -> YediBooking.Reservation
             func listReservations(_ request: YediBooking.ListReservationsRequest, context: ServerContext) async throws -> YediBooking.ListReservationsResponse
             func getDayTimeline(_ request: YediBooking.GetDayTimelineRequest, context: ServerContext) async throws -> YediBooking.GetDayTimelineResponse
+            func getMonthCalendar(_ request: YediBooking.GetMonthCalendarRequest, context: ServerContext) async throws -> YediBooking.GetMonthCalendarResponse
             /// Internal: ContentService checks review eligibility, ChatService reservation references.
             func getReservation(_ request: YediBooking.GetReservationRequest, context: ServerContext) async throws -> YediBooking.Reservation
-            /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
+            /// Internal, from AccountService when an account is deleted: the user's reservations (as customer or
+            /// designer) and, for a designer, the schedule and menu.
             func purgeUser(_ request: YediCommon.PurgeUserRequest, context: ServerContext) async throws -> YediCommon.PurgeUserResponse
         }
 
@@ -616,6 +980,8 @@ extension YediBooking {
                 self.rpcClient = rpcClient
             }
 
+            /// NOT_FOUND for an id that is not a designer's; UNAVAILABLE while AccountService cannot say (the
+            /// first time a designer is seen).
             public func getSchedule(_ request: YediBooking.GetScheduleRequest, options: CallOptions = .defaults) async throws -> YediBooking.Schedule {
                 try await rpcClient.unary(Method.getSchedule, request, options: options)
             }
@@ -624,14 +990,29 @@ extension YediBooking {
                 try await rpcClient.unary(Method.updateSchedule, request, options: options)
             }
 
-            public func listSlots(_ request: YediBooking.ListSlotsRequest, options: CallOptions = .defaults) async throws -> YediBooking.ListSlotsResponse {
-                try await rpcClient.unary(Method.listSlots, request, options: options)
+            public func updateClosedDays(_ request: YediBooking.UpdateClosedDaysRequest, options: CallOptions = .defaults) async throws -> YediBooking.Schedule {
+                try await rpcClient.unary(Method.updateClosedDays, request, options: options)
             }
 
+            public func getMenu(_ request: YediBooking.GetMenuRequest, options: CallOptions = .defaults) async throws -> YediBooking.Menu {
+                try await rpcClient.unary(Method.getMenu, request, options: options)
+            }
+
+            public func updateMenu(_ request: YediBooking.UpdateMenuRequest, options: CallOptions = .defaults) async throws -> YediBooking.Menu {
+                try await rpcClient.unary(Method.updateMenu, request, options: options)
+            }
+
+            public func listFreeSlots(_ request: YediBooking.ListFreeSlotsRequest, options: CallOptions = .defaults) async throws -> YediBooking.ListFreeSlotsResponse {
+                try await rpcClient.unary(Method.listFreeSlots, request, options: options)
+            }
+
+            /// ALREADY_EXISTS when the slot is taken; FAILED_PRECONDITION when it is not bookable (past, closed,
+            /// break, outside hours, off the slot grid).
             public func createReservation(_ request: YediBooking.CreateReservationRequest, options: CallOptions = .defaults) async throws -> YediBooking.Reservation {
                 try await rpcClient.unary(Method.createReservation, request, options: options)
             }
 
+            /// By its customer or designer, before the start; cancelling twice answers the cancelled reservation.
             public func cancelReservation(_ request: YediBooking.CancelReservationRequest, options: CallOptions = .defaults) async throws -> YediBooking.Reservation {
                 try await rpcClient.unary(Method.cancelReservation, request, options: options)
             }
@@ -644,12 +1025,17 @@ extension YediBooking {
                 try await rpcClient.unary(Method.getDayTimeline, request, options: options)
             }
 
+            public func getMonthCalendar(_ request: YediBooking.GetMonthCalendarRequest, options: CallOptions = .defaults) async throws -> YediBooking.GetMonthCalendarResponse {
+                try await rpcClient.unary(Method.getMonthCalendar, request, options: options)
+            }
+
             /// Internal: ContentService checks review eligibility, ChatService reservation references.
             public func getReservation(_ request: YediBooking.GetReservationRequest, options: CallOptions = .defaults) async throws -> YediBooking.Reservation {
                 try await rpcClient.unary(Method.getReservation, request, options: options)
             }
 
-            /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
+            /// Internal, from AccountService when an account is deleted: the user's reservations (as customer or
+            /// designer) and, for a designer, the schedule and menu.
             public func purgeUser(_ request: YediCommon.PurgeUserRequest, options: CallOptions = .defaults) async throws -> YediCommon.PurgeUserResponse {
                 try await rpcClient.unary(Method.purgeUser, request, options: options)
             }
@@ -667,8 +1053,17 @@ extension YediBooking.BookingService.ServiceProtocol {
         router.register(YediBooking.BookingService.Method.updateSchedule, unary: { request, context in
             try await self.updateSchedule(request, context: context)
         })
-        router.register(YediBooking.BookingService.Method.listSlots, unary: { request, context in
-            try await self.listSlots(request, context: context)
+        router.register(YediBooking.BookingService.Method.updateClosedDays, unary: { request, context in
+            try await self.updateClosedDays(request, context: context)
+        })
+        router.register(YediBooking.BookingService.Method.getMenu, unary: { request, context in
+            try await self.getMenu(request, context: context)
+        })
+        router.register(YediBooking.BookingService.Method.updateMenu, unary: { request, context in
+            try await self.updateMenu(request, context: context)
+        })
+        router.register(YediBooking.BookingService.Method.listFreeSlots, unary: { request, context in
+            try await self.listFreeSlots(request, context: context)
         })
         router.register(YediBooking.BookingService.Method.createReservation, unary: { request, context in
             try await self.createReservation(request, context: context)
@@ -681,6 +1076,9 @@ extension YediBooking.BookingService.ServiceProtocol {
         })
         router.register(YediBooking.BookingService.Method.getDayTimeline, unary: { request, context in
             try await self.getDayTimeline(request, context: context)
+        })
+        router.register(YediBooking.BookingService.Method.getMonthCalendar, unary: { request, context in
+            try await self.getMonthCalendar(request, context: context)
         })
         router.register(YediBooking.BookingService.Method.getReservation, unary: { request, context in
             try await self.getReservation(request, context: context)

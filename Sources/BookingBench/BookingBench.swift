@@ -1,0 +1,321 @@
+import AccessTokens
+import ArgumentParser
+import Foundation
+import GRDB
+import Histogram
+import Logging
+import RPCCore
+import YediProto
+
+/// BookingService as it runs: the real `BookingService` executable (found next to this one) as a child
+/// process on a throwaway dev PKI, called over TLS.
+///
+///     swift build -c release --product BookingService && swift build -c release --product booking-bench
+///     $(swift build -c release --show-bin-path)/booking-bench
+///
+/// Prints JSON lines: ListFreeSlots latency (p50/p99) over a 31-day range of a designer with 300
+/// reservations in it, and reservations per second with 64 clients (each its own TLS connection and
+/// customer) contending for 16 slots per round (exactly 16 succeed per round, the rest are ALREADY_EXISTS).
+///
+/// Designers' schedules, menus and the 300 reservations are written into the stopped service's own
+/// `booking-1` schema first (checked), so AccountService is never needed.
+@main
+struct BookingBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "booking-bench",
+        abstract: "Free slots over 31 days p50/p99 and contended reservations/s against the BookingService process."
+    )
+
+    @Option(help: "The BookingService executable (default: next to this one).")
+    var service: String?
+
+    @Option(help: "A dev PKI folder (deploy/dev-pki.sh output); default: a throwaway one made with --dev-pki-script.")
+    var pki: String?
+
+    @Option(help: "deploy/dev-pki.sh, to make the throwaway PKI (run from the repository root).")
+    var devPKIScript = "deploy/dev-pki.sh"
+
+    @Option(help: "Reservations seeded into the free-slot designer's 31 days (12 slots a day: at most 372).")
+    var reservations = 300
+
+    @Option(help: "Measured ListFreeSlots calls.")
+    var queries = 500
+
+    @Option(help: "Concurrent clients in the reservation race.")
+    var clients = 64
+
+    @Option(help: "Slots per round of the reservation race.")
+    var slots = 16
+
+    @Option(help: "Seconds the reservation race lasts.")
+    var raceSeconds = 10.0
+
+    @Flag(help: "Keep the temporary folder (PKI, data, the service's log).")
+    var keep = false
+
+    static let freeSlotDesigner = "bench-designer-slots"
+    static let raceDesigner = "bench-designer-race"
+
+    func run() async throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "yedi-booking-bench-\(ProcessInfo.processInfo.processIdentifier)")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { if !keep { try? FileManager.default.removeItem(at: work) } }
+        let pkiDirectory = try pki ?? makePKI(in: work)
+        let data = work.appendingPathComponent("data").path
+        let executable = try service ?? BookingProcess.besideThisExecutable()
+
+        // 1. Start once so the service creates its schema, then stop it. 2. Seed. 3. Start for the figures.
+        var process = try await BookingProcess.start(
+            executable, pki: pkiDirectory, data: data, log: work.appendingPathComponent("service-1.log").path)
+        try process.stop()
+        let tomorrow = try seed(databasePath: data + "/booking.sqlite")
+        process = try await BookingProcess.start(
+            executable, pki: pkiDirectory, data: data, log: work.appendingPathComponent("service-2.log").path)
+        defer { try? process.stop() }
+
+        let issuer = AccessTokenIssuer(
+            signingKey: try TokenSigningKey.load(pemFile: pkiDirectory + "/token-signing.key"),
+            lifetime: .seconds(3_600), now: { Date() })
+        try await freeSlots(process, from: tomorrow)
+        try await race(process, issuer: issuer, from: tomorrow)
+    }
+
+    private func makePKI(in work: URL) throws -> String {
+        let directory = work.appendingPathComponent("pki").path
+        let script = Process()
+        script.executableURL = URL(fileURLWithPath: "/bin/bash")
+        script.arguments = [devPKIScript, directory]
+        script.standardOutput = FileHandle.nullDevice
+        try script.run()
+        script.waitUntilExit()
+        guard script.terminationStatus == 0 else {
+            throw ValidationError("\(devPKIScript) failed (run from the repository root, or pass --pki)")
+        }
+        return directory
+    }
+
+    // MARK: Seed
+
+    /// Tomorrow in Seoul, as (year, month, day) and its midnight in Unix milliseconds.
+    struct Day {
+        let year: Int32
+        let month: Int32
+        let day: Int32
+        let midnight: Int64
+    }
+
+    /// Writes both designers' schedules (09:00–21:00 Seoul, 60-minute slots) and menus, and `reservations`
+    /// reservations spread over the free-slot designer's next 31 days.
+    private func seed(databasePath: String) throws -> Day {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "Asia/Seoul")!
+        let midnight = calendar.date(byAdding: .day, value: 1, to: calendar.startOfDay(for: Date()))!
+        let parts = calendar.dateComponents([.year, .month, .day], from: midnight)
+        let tomorrow = Day(
+            year: Int32(parts.year!), month: Int32(parts.month!), day: Int32(parts.day!),
+            midnight: Int64(midnight.timeIntervalSince1970 * 1_000))
+        let hour: Int64 = 3_600_000
+        let starts = Self.slotStarts(from: tomorrow.midnight, days: 31)
+        var random = SplitMix64(seed: 12)
+        var chosen = starts
+        for index in chosen.indices.reversed() {
+            chosen.swapAt(index, Int(random.next() % UInt64(index + 1)))
+        }
+        let booked = Array(chosen.prefix(min(reservations, starts.count)))
+        let queue = try DatabaseQueue(path: databasePath)
+        try queue.write { db in
+            guard
+                try Bool.fetchOne(db, sql: "SELECT COUNT(*) > 0 FROM grdb_migrations WHERE identifier = 'booking-1'")
+                    == true
+            else { throw BenchError("the service's database has no booking-1 schema") }
+            for designer in [Self.freeSlotDesigner, Self.raceDesigner] {
+                try db.execute(
+                    sql: """
+                        INSERT INTO schedule (designer_id, opening_minute, closing_minute, slot_minutes, time_zone,
+                            breaks, closed_weekdays, updated_at_ms) VALUES (?, 540, 1260, 60, 'Asia/Seoul', '[]', '', 0)
+                        """, arguments: [designer])
+                try db.execute(
+                    sql: """
+                        INSERT INTO style (id, designer_id, position, name, category, price_krw, duration_minutes)
+                        VALUES (?, ?, 0, '레이어드컷', 1, 45000, 60)
+                        """, arguments: ["style-\(designer)", designer])
+            }
+            let styles = #"[{"id":"style-x","name":"레이어드컷","category":1,"priceKRW":45000,"durationMinutes":60}]"#
+            for (index, start) in booked.enumerated() {
+                let id = "seed-\(index)"
+                try db.execute(
+                    sql: """
+                        INSERT INTO reservation (id, customer_id, designer_id, start_at_ms, end_at_ms, time_zone, styles,
+                            total_price_krw, status, created_at_ms) VALUES (?, ?, ?, ?, ?, 'Asia/Seoul', ?, 45000,
+                            'confirmed', 0)
+                        """,
+                    arguments: [id, "seed-customer-\(index % 50)", Self.freeSlotDesigner, start, start + hour, styles])
+                for cell in stride(from: start, to: start + hour, by: 300_000) {
+                    try db.execute(
+                        sql: "INSERT INTO booked_cell (designer_id, cell_start_ms, reservation_id) VALUES (?, ?, ?)",
+                        arguments: [Self.freeSlotDesigner, cell, id])
+                }
+            }
+        }
+        return tomorrow
+    }
+
+    // MARK: Free slots
+
+    private func freeSlots(_ process: BookingProcess, from tomorrow: Day) async throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "Asia/Seoul")!
+        let last = calendar.dateComponents(
+            [.year, .month, .day],
+            from: Date(timeIntervalSince1970: TimeInterval(tomorrow.midnight / 1_000) + 30 * 86_400 + 43_200))
+        let request = YediBooking.ListFreeSlotsRequest(
+            designerID: Self.freeSlotDesigner,
+            from: .init(year: tomorrow.year, month: tomorrow.month, day: tomorrow.day),
+            to: .init(year: Int32(last.year!), month: Int32(last.month!), day: Int32(last.day!)))
+        try await withRPCClient(configuration: process.clientConfiguration()) { client in
+            let booking = YediBooking.BookingService.Client(client)
+            var histogram = Self.newHistogram()
+            var free = 0
+            for index in 0..<(queries + 20) {
+                let start = ContinuousClock.now
+                let answer = try await booking.listFreeSlots(request, options: CallOptions(timeout: .seconds(30)))
+                if index >= 20 {  // the first ones warm the caches
+                    histogram.record(Self.nanoseconds(ContinuousClock.now - start))
+                    free = answer.days.reduce(0) { $0 + $1.freeStartAtMs.count }
+                }
+            }
+            print(
+                #"{"bench":"free-slots","days":31,"reservations":\#(reservations),"free_slots":\#(free),"#
+                    + #""calls":\#(histogram.totalCount),"p50_ms":\#(Self.milliseconds(histogram.valueAtPercentile(50))),"#
+                    + #""p99_ms":\#(Self.milliseconds(histogram.valueAtPercentile(99))),"tls":true}"#)
+        }
+    }
+
+    // MARK: Reservation race
+
+    /// Rounds of `slots` fresh slots of the race designer; in each, every client tries every slot in its
+    /// own random order. Answers/s counts every attempt (OK or ALREADY_EXISTS), booked/s the successes.
+    private func race(_ process: BookingProcess, issuer: AccessTokenIssuer, from tomorrow: Day) async throws {
+        let allSlots = Self.slotStarts(from: tomorrow.midnight, days: 360)
+        let options = try (0..<clients).map { index in
+            CallOptions(
+                timeout: .seconds(30),
+                metadata: [
+                    "authorization":
+                        "Bearer \(try issuer.issue(userID: "bench-customer-\(index)", role: .customer, sessionID: "s\(index)").token)"
+                ])
+        }
+        let rpcClients = try (0..<clients).map { _ in try RPCClient(configuration: process.clientConfiguration()) }
+        let tasks = rpcClients.map { client in Task { await client.run() } }
+        defer {
+            for client in rpcClients { client.beginGracefulShutdown() }
+        }
+        for client in rpcClients {
+            _ = try await YediBooking.BookingService.Client(client).getSchedule(.init(designerID: Self.raceDesigner))
+        }
+        let style = "style-\(Self.raceDesigner)"
+        var histogram = Self.newHistogram()
+        var booked = 0
+        var taken = 0
+        var rounds = 0
+        let started = ContinuousClock.now
+        let end = started + .milliseconds(Int(raceSeconds * 1_000))
+        while ContinuousClock.now < end, (rounds + 1) * slots <= allSlots.count {
+            let round = Array(allSlots[(rounds * slots)..<((rounds + 1) * slots)])
+            let results = try await withThrowingTaskGroup(of: (Histogram<UInt64>, Int, Int).self) { group in
+                for index in 0..<clients {
+                    let booking = YediBooking.BookingService.Client(rpcClients[index])
+                    let callOptions = options[index]
+                    let order = round.shuffled()
+                    group.addTask {
+                        var histogram = Self.newHistogram()
+                        var ok = 0
+                        var taken = 0
+                        for start in order {
+                            let callStart = ContinuousClock.now
+                            do {
+                                _ = try await booking.createReservation(
+                                    .init(designerID: Self.raceDesigner, startAtMs: start, styleIDs: [style]),
+                                    options: callOptions)
+                                ok += 1
+                            } catch let error as RPCError where error.code == .alreadyExists {
+                                taken += 1
+                            }
+                            histogram.record(Self.nanoseconds(ContinuousClock.now - callStart))
+                        }
+                        return (histogram, ok, taken)
+                    }
+                }
+                var merged = (Self.newHistogram(), 0, 0)
+                for try await result in group {
+                    merged.0.add(result.0)
+                    merged.1 += result.1
+                    merged.2 += result.2
+                }
+                return merged
+            }
+            guard results.1 == slots else {
+                throw BenchError("round \(rounds): \(results.1) reservations succeeded for \(slots) slots")
+            }
+            histogram.add(results.0)
+            booked += results.1
+            taken += results.2
+            rounds += 1
+        }
+        let elapsed = Self.seconds(ContinuousClock.now - started)
+        print(
+            #"{"bench":"reserve-contended","clients":\#(clients),"slots_per_round":\#(slots),"rounds":\#(rounds),"#
+                + #""answers_per_second":\#(Self.format(Double(booked + taken) / elapsed)),"#
+                + #""reservations_per_second":\#(Self.format(Double(booked) / elapsed)),"already_exists":\#(taken),"#
+                + #""p50_ms":\#(Self.milliseconds(histogram.valueAtPercentile(50))),"#
+                + #""p99_ms":\#(Self.milliseconds(histogram.valueAtPercentile(99))),"tls":true}"#)
+        for client in rpcClients { client.beginGracefulShutdown() }
+        for task in tasks { await task.value }
+    }
+
+    /// Hour slots 09–20 of `days` days from `midnight` (Seoul has no DST: a day is 24 hours).
+    static func slotStarts(from midnight: Int64, days: Int) -> [Int64] {
+        let hour: Int64 = 3_600_000
+        var starts: [Int64] = []
+        for day in 0..<days {
+            let dayStart: Int64 = midnight + Int64(day) * 24 * hour
+            for slot in 9..<21 { starts.append(dayStart + Int64(slot) * hour) }
+        }
+        return starts
+    }
+
+    // MARK: Figures
+
+    static func newHistogram() -> Histogram<UInt64> {
+        Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+    }
+
+    static func nanoseconds(_ duration: Duration) -> UInt64 {
+        UInt64(max(0, duration.components.seconds)) * 1_000_000_000
+            + UInt64(duration.components.attoseconds / 1_000_000_000)
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    static func milliseconds(_ nanoseconds: UInt64) -> String { format(Double(nanoseconds) / 1e6) }
+
+    static func format(_ value: Double) -> String { String(format: "%.2f", value) }
+}
+
+/// A small deterministic random generator, so every run books the same seeded slots.
+struct SplitMix64 {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

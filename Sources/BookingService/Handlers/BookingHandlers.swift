@@ -1,0 +1,407 @@
+import Foundation
+import Logging
+import RPCCore
+import ServiceRuntime
+import YediProto
+
+/// `yedi.booking.BookingService`: the handlers. Access rules (who may call what) are in the proto and
+/// enforced before these run; handlers check ownership and validate fields.
+struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
+    let store: any BookingStore
+    let clock: any WallClock
+    let ids: any IDGenerator
+    /// A designer's shop hours from AccountService (throws its RPCError, e.g. NOT_FOUND for a non-designer).
+    let shopHours: @Sendable (String) async throws -> YediAccount.ShopHours
+
+    static let defaultSlotMinutes = 60
+
+    // MARK: Schedule
+
+    func getSchedule(_ request: YediBooking.GetScheduleRequest, context: ServerContext) async throws
+        -> YediBooking.Schedule
+    {
+        let designerID = try BookingRules.id(request.designerID, field: "designer_id")
+        return try await scheduleMessage(try await schedule(of: designerID, context: context))
+    }
+
+    func updateSchedule(_ request: YediBooking.UpdateScheduleRequest, context: ServerContext) async throws
+        -> YediBooking.Schedule
+    {
+        let designerID = try callerID(context)
+        if let named = request.schedule?.designerID, !named.isEmpty, named != designerID {
+            throw RPCError(
+                code: .permissionDenied, message: "schedule.designer_id: you can only edit your own schedule")
+        }
+        _ = try await schedule(of: designerID, context: context)
+        let updated = try BookingRules.schedule(request.schedule, designerID: designerID, now: clock.nowMilliseconds)
+        try await store.updateSchedule(updated)
+        return try await scheduleMessage(updated)
+    }
+
+    func updateClosedDays(_ request: YediBooking.UpdateClosedDaysRequest, context: ServerContext) async throws
+        -> YediBooking.Schedule
+    {
+        let designerID = try callerID(context)
+        guard request.add.count + request.remove.count <= 100 else {
+            throw BookingRules.invalid("add", "at most 100 dates per call")
+        }
+        let schedule = try await schedule(of: designerID, context: context)
+        let today = shopClock(schedule).today(clock.nowMilliseconds)
+        var add: [LocalDay] = []
+        for (index, date) in request.add.enumerated() {
+            let day = try BookingRules.day(date, field: "add[\(index)]")
+            guard day >= today, day.dayNumber - today.dayNumber <= BookingRules.closedDayHorizonDays else {
+                throw BookingRules.invalid("add[\(index)]", "from today (\(today)) to two years ahead")
+            }
+            add.append(day)
+        }
+        var remove: [LocalDay] = []
+        for (index, date) in request.remove.enumerated() {
+            remove.append(try BookingRules.day(date, field: "remove[\(index)]"))
+        }
+        try await store.updateClosedDays(designerID: designerID, add: add, remove: remove)
+        return try await scheduleMessage(schedule)
+    }
+
+    // MARK: Menu
+
+    func getMenu(_ request: YediBooking.GetMenuRequest, context: ServerContext) async throws -> YediBooking.Menu {
+        let designerID = try BookingRules.id(request.designerID, field: "designer_id")
+        _ = try await schedule(of: designerID, context: context)
+        return YediBooking.Menu(
+            designerID: designerID, styles: try await store.menu(designerID: designerID).map(Self.style))
+    }
+
+    func updateMenu(_ request: YediBooking.UpdateMenuRequest, context: ServerContext) async throws -> YediBooking.Menu {
+        let designerID = try callerID(context)
+        _ = try await schedule(of: designerID, context: context)
+        let existing = Set(try await store.menu(designerID: designerID).map(\.id))
+        let styles = try BookingRules.menu(request.styles, existing: existing, newID: ids.next)
+        try await store.replaceMenu(designerID: designerID, styles: styles)
+        return YediBooking.Menu(designerID: designerID, styles: styles.map(Self.style))
+    }
+
+    // MARK: Free slots
+
+    func listFreeSlots(_ request: YediBooking.ListFreeSlotsRequest, context: ServerContext) async throws
+        -> YediBooking.ListFreeSlotsResponse
+    {
+        let designerID = try BookingRules.id(request.designerID, field: "designer_id")
+        let from = try BookingRules.day(request.from, field: "from")
+        let to = try BookingRules.day(request.to, field: "to")
+        guard from <= to else { throw BookingRules.invalid("to", "before from") }
+        guard to.dayNumber - from.dayNumber < BookingRules.maximumRangeDays else {
+            throw BookingRules.invalid("to", "at most \(BookingRules.maximumRangeDays) days from `from`")
+        }
+        let schedule = try await schedule(of: designerID, context: context)
+        let grid = try await grid(schedule, from: from, through: to)
+        let now = clock.nowMilliseconds
+        let rangeStart = grid.clock.startOfDay(from)
+        let rangeEnd = grid.clock.startOfDay(to.adding(days: 1))
+        let booked = Set(
+            try await store.bookedCells(
+                designerID: designerID, from: rangeStart, until: rangeEnd + grid.slotMilliseconds))
+        var days: [YediBooking.DaySlots] = []
+        for dayNumber in from.dayNumber...to.dayNumber {
+            let day = LocalDay(dayNumber: dayNumber)
+            guard !grid.isClosed(day) else {
+                days.append(YediBooking.DaySlots(date: Self.date(day), closed: true))
+                continue
+            }
+            let free = grid.slots(on: day).filter { slot in
+                !slot.inBreak && slot.start > now
+                    && !BookingSchema.cells(from: slot.start, until: slot.start + grid.slotMilliseconds).contains(
+                        where: booked.contains)
+            }
+            days.append(YediBooking.DaySlots(date: Self.date(day), closed: false, freeStartAtMs: free.map(\.start)))
+        }
+        return YediBooking.ListFreeSlotsResponse(
+            timeZone: schedule.timeZone, slotMinutes: Int32(schedule.slotMinutes), days: days)
+    }
+
+    // MARK: Reservations
+
+    func createReservation(_ request: YediBooking.CreateReservationRequest, context: ServerContext) async throws
+        -> YediBooking.Reservation
+    {
+        let customerID = try callerID(context)
+        let designerID = try BookingRules.id(request.designerID, field: "designer_id")
+        guard designerID != customerID else { throw BookingRules.invalid("designer_id", "that is you") }
+        guard (1...10).contains(request.styleIDs.count) else { throw BookingRules.invalid("style_ids", "1–10 styles") }
+        guard Set(request.styleIDs).count == request.styleIDs.count else {
+            throw BookingRules.invalid("style_ids", "a style is listed twice")
+        }
+        guard request.idempotencyKey.utf8.count <= 100 else {
+            throw BookingRules.invalid("idempotency_key", "at most 100 bytes")
+        }
+        let key = request.idempotencyKey.isEmpty ? nil : request.idempotencyKey
+        let now = clock.nowMilliseconds
+        if let key, let earlier = try await store.reservation(customerID: customerID, idempotencyKey: key) {
+            return try answerRetry(earlier, request)
+        }
+        let schedule = try await schedule(of: designerID, context: context)
+        let day = shopClock(schedule).local(request.startAtMs).day
+        let grid = try await grid(schedule, from: day, through: day)
+        if let refusal = grid.refusal(request.startAtMs, now: now) {
+            throw RPCError(code: .failedPrecondition, message: refusal)
+        }
+        guard request.startAtMs - now <= BookingRules.bookingHorizonMilliseconds else {
+            throw RPCError(code: .failedPrecondition, message: "start_at_ms: bookable at most a year ahead")
+        }
+        let menu = Dictionary(
+            try await store.menu(designerID: designerID).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var styles: [StyleRecord] = []
+        for (index, id) in request.styleIDs.enumerated() {
+            guard let style = menu[id] else {
+                throw BookingRules.invalid("style_ids[\(index)]", "not on this designer's menu")
+            }
+            styles.append(style)
+        }
+        let end = request.startAtMs + grid.slotMilliseconds
+        let reservation = ReservationRecord(
+            id: ids.next(), customerID: customerID, designerID: designerID, startAtMilliseconds: request.startAtMs,
+            endAtMilliseconds: end, timeZone: schedule.timeZone, styles: styles,
+            totalPriceKRW: styles.reduce(0) { $0 + $1.priceKRW }, status: .confirmed, idempotencyKey: key,
+            createdAtMilliseconds: now, cancelledAtMilliseconds: nil)
+        do {
+            switch try await store.reserve(reservation, cells: BookingSchema.cells(from: request.startAtMs, until: end))
+            {
+            case .created(let created): return message(created, now: now)
+            case .existing(let earlier): return try answerRetry(earlier, request)
+            }
+        } catch BookingStoreError.slotTaken {
+            throw RPCError(code: .alreadyExists, message: "start_at_ms: the slot is already booked")
+        }
+    }
+
+    func cancelReservation(_ request: YediBooking.CancelReservationRequest, context: ServerContext) async throws
+        -> YediBooking.Reservation
+    {
+        let userID = try callerID(context)
+        let id = try BookingRules.id(request.reservationID, field: "reservation_id")
+        guard let reservation = try await store.reservation(id: id) else {
+            throw RPCError(code: .notFound, message: "no such reservation")
+        }
+        guard reservation.customerID == userID || reservation.designerID == userID else {
+            throw RPCError(
+                code: .permissionDenied, message: "only the reservation's customer or designer may cancel it")
+        }
+        let now = clock.nowMilliseconds
+        guard reservation.status == .confirmed else { return message(reservation, now: now) }
+        guard now < reservation.startAtMilliseconds else {
+            throw RPCError(
+                code: .failedPrecondition, message: "the reservation has started; it can no longer be cancelled")
+        }
+        guard let cancelled = try await store.cancel(id: id, at: now) else {
+            throw RPCError(code: .notFound, message: "no such reservation")
+        }
+        return message(cancelled, now: now)
+    }
+
+    func listReservations(_ request: YediBooking.ListReservationsRequest, context: ServerContext) async throws
+        -> YediBooking.ListReservationsResponse
+    {
+        guard case .user(let user) = context.caller else {
+            throw RPCError(code: .unauthenticated, message: "sign-in required: send an access token")
+        }
+        let filter: ReservationListFilter
+        switch request.filter {
+        case .upcoming: filter = .upcoming
+        case .past: filter = .past
+        case .cancelled: filter = .cancelled
+        default: throw BookingRules.invalid("filter", "upcoming, past or cancelled")
+        }
+        let party: ReservationParty = user.role == .designer ? .designer(user.id) : .customer(user.id)
+        let (position, limit) = try ReservationCursor.read(request.page)
+        let now = clock.nowMilliseconds
+        let rows = try await store.reservations(of: party, filter: filter, now: now, after: position, limit: limit + 1)
+        return YediBooking.ListReservationsResponse(
+            reservations: rows.prefix(limit).map { message($0, now: now) },
+            page: ReservationCursor.next(rows, limit: limit))
+    }
+
+    func getDayTimeline(_ request: YediBooking.GetDayTimelineRequest, context: ServerContext) async throws
+        -> YediBooking.GetDayTimelineResponse
+    {
+        let designerID = try callerID(context)
+        let day = try BookingRules.day(request.date, field: "date")
+        let schedule = try await schedule(of: designerID, context: context)
+        let grid = try await grid(schedule, from: day, through: day)
+        let now = clock.nowMilliseconds
+        let start = grid.clock.startOfDay(day)
+        let end = grid.clock.startOfDay(day.adding(days: 1))
+        let reservations = try await store.designerReservations(designerID: designerID, from: start, until: end)
+        let booked = Set(
+            try await store.bookedCells(designerID: designerID, from: start, until: end + grid.slotMilliseconds))
+        // A closed day lists only slots still held by reservations made before it was closed.
+        let closed = grid.isClosed(day)
+        let slots = grid.slots(on: day).compactMap { slot -> YediBooking.Slot? in
+            let isBooked = BookingSchema.cells(from: slot.start, until: slot.start + grid.slotMilliseconds)
+                .contains(where: booked.contains)
+            let state: YediBooking.SlotState
+            if isBooked {
+                state = .booked
+            } else if closed {
+                return nil
+            } else if slot.start <= now {
+                state = .past
+            } else {
+                state = slot.inBreak ? .break : .available
+            }
+            return YediBooking.Slot(startAtMs: slot.start, minuteOfDay: Int32(slot.minute), state: state)
+        }
+        return YediBooking.GetDayTimelineResponse(
+            closed: closed, slots: slots,
+            reservations: reservations.map { message($0, now: now) })
+    }
+
+    func getMonthCalendar(_ request: YediBooking.GetMonthCalendarRequest, context: ServerContext) async throws
+        -> YediBooking.GetMonthCalendarResponse
+    {
+        let designerID = try callerID(context)
+        guard (2000...2200).contains(request.year) else { throw BookingRules.invalid("year", "2000–2200") }
+        guard let first = LocalDay(year: Int(request.year), month: Int(request.month), day: 1) else {
+            throw BookingRules.invalid("month", "1–12")
+        }
+        let last = first.adding(days: LocalDay.daysInMonth(year: first.year, month: first.month) - 1)
+        let schedule = try await schedule(of: designerID, context: context)
+        let grid = try await grid(schedule, from: first, through: last)
+        let reservations = try await store.designerReservations(
+            designerID: designerID, from: grid.clock.startOfDay(first),
+            until: grid.clock.startOfDay(last.adding(days: 1)))
+        var counts: [Int: Int32] = [:]
+        for reservation in reservations {
+            counts[grid.clock.local(reservation.startAtMilliseconds).day.dayNumber, default: 0] += 1
+        }
+        return YediBooking.GetMonthCalendarResponse(
+            days: (first.dayNumber...last.dayNumber).map { number in
+                let day = LocalDay(dayNumber: number)
+                return YediBooking.CalendarDay(
+                    date: Self.date(day), closed: grid.isClosed(day), reservationCount: counts[number] ?? 0)
+            })
+    }
+
+    // MARK: Internal
+
+    func getReservation(_ request: YediBooking.GetReservationRequest, context: ServerContext) async throws
+        -> YediBooking.Reservation
+    {
+        let id = try BookingRules.id(request.reservationID, field: "reservation_id")
+        guard let reservation = try await store.reservation(id: id) else {
+            throw RPCError(code: .notFound, message: "no such reservation")
+        }
+        return message(reservation, now: clock.nowMilliseconds)
+    }
+
+    func purgeUser(_ request: YediCommon.PurgeUserRequest, context: ServerContext) async throws
+        -> YediCommon.PurgeUserResponse
+    {
+        guard !request.userID.isEmpty else { throw BookingRules.invalid("user_id", "required") }
+        let applied = try await store.purgeUser(request.userID, delivery: context, now: clock.nowMilliseconds)
+        context.logger.info(
+            "purge user: reservations, schedule and menu removed",
+            metadata: ["user": "\(request.userID)", "first-delivery": "\(applied)"])
+        return YediCommon.PurgeUserResponse()
+    }
+
+    // MARK: Helpers
+
+    private func callerID(_ context: ServerContext) throws(RPCError) -> String {
+        guard let id = context.caller.userID else {
+            throw RPCError(code: .unauthenticated, message: "sign-in required: send an access token")
+        }
+        return id
+    }
+
+    /// The designer's schedule; the first time a designer is seen, AccountService says whether the id is a
+    /// designer's and gives the shop hours the schedule starts from (with the default menu).
+    ///
+    /// AccountService unreachable then: UNAVAILABLE (try again), for reads too; a schedule is never made up
+    /// from defaults, so the first hours a designer's customers see are the shop's. Once stored, the
+    /// schedule never needs AccountService again.
+    private func schedule(of designerID: String, context: ServerContext) async throws -> ScheduleRecord {
+        if let stored = try await store.schedule(designerID: designerID) { return stored }
+        let hours: YediAccount.ShopHours
+        do {
+            hours = try await shopHours(designerID)
+        } catch let error as RPCError where error.code == .notFound {
+            throw RPCError(code: .notFound, message: "no such designer")
+        } catch {
+            context.logger.warning(
+                "AccountService did not give the shop hours",
+                metadata: ["designer": "\(designerID)", "error": "\(error)"])
+            throw RPCError(
+                code: .unavailable, message: "the designer's shop hours are unavailable right now; try again")
+        }
+        var opening = Int(hours.openingHour) * 60
+        var closing = Int(hours.closingHour) * 60
+        if !(0...1435).contains(opening) || !(5...1440).contains(closing)
+            || closing - opening < Self.defaultSlotMinutes
+        {
+            (opening, closing) = (9 * 60, 21 * 60)
+        }
+        let zone = ShopClock(identifier: hours.timeZone) != nil ? hours.timeZone : ShopClock.defaultZone
+        let schedule = ScheduleRecord(
+            designerID: designerID, openingMinute: opening, closingMinute: closing,
+            slotMinutes: Self.defaultSlotMinutes, timeZone: zone, breaks: [], closedWeekdays: [],
+            updatedAtMilliseconds: clock.nowMilliseconds)
+        return try await store.createDesigner(schedule, menu: DefaultMenu.styles(newID: ids.next))
+    }
+
+    private func shopClock(_ schedule: ScheduleRecord) -> ShopClock {
+        // Zones are checked when stored; Seoul only if the system's tz database lost one since.
+        ShopClock(identifier: schedule.timeZone) ?? ShopClock(identifier: ShopClock.defaultZone)!
+    }
+
+    private func grid(_ schedule: ScheduleRecord, from: LocalDay, through: LocalDay) async throws -> SlotGrid {
+        SlotGrid(
+            schedule: schedule, clock: shopClock(schedule),
+            closedDays: Set(try await store.closedDays(designerID: schedule.designerID, from: from, through: through)))
+    }
+
+    private func scheduleMessage(_ schedule: ScheduleRecord) async throws -> YediBooking.Schedule {
+        let today = shopClock(schedule).today(clock.nowMilliseconds)
+        let closed = try await store.closedDays(
+            designerID: schedule.designerID, from: today, through: today.adding(days: BookingRules.closedDayHorizonDays)
+        )
+        return YediBooking.Schedule(
+            designerID: schedule.designerID, openingMinute: Int32(schedule.openingMinute),
+            closingMinute: Int32(schedule.closingMinute), timeZone: schedule.timeZone,
+            breaks: schedule.breaks.map { .init(startMinute: Int32($0.start), endMinute: Int32($0.end)) },
+            closedDays: closed.map(Self.date),
+            closedWeekdays: schedule.closedWeekdays.map { YediBooking.Weekday(rawValue: Int32($0)) },
+            slotMinutes: Int32(schedule.slotMinutes))
+    }
+
+    /// A retry with a used idempotency key: the first reservation, if the request is the same one.
+    private func answerRetry(_ earlier: ReservationRecord, _ request: YediBooking.CreateReservationRequest) throws
+        -> YediBooking.Reservation
+    {
+        guard earlier.designerID == request.designerID, earlier.startAtMilliseconds == request.startAtMs else {
+            throw BookingRules.invalid("idempotency_key", "already used for another reservation")
+        }
+        return message(earlier, now: clock.nowMilliseconds)
+    }
+
+    func message(_ record: ReservationRecord, now: Int64) -> YediBooking.Reservation {
+        let zone = ShopClock(identifier: record.timeZone) ?? ShopClock(identifier: ShopClock.defaultZone)!
+        let daysLeft = zone.local(record.startAtMilliseconds).day.dayNumber - zone.today(now).dayNumber
+        return YediBooking.Reservation(
+            id: record.id, customerID: record.customerID, designerID: record.designerID,
+            startAtMs: record.startAtMilliseconds, styles: record.styles.map(Self.style),
+            totalPriceKRW: record.totalPriceKRW, status: record.status == .confirmed ? .confirmed : .cancelled,
+            createdAtMs: record.createdAtMilliseconds, daysLeft: Int32(clamping: daysLeft),
+            endAtMs: record.endAtMilliseconds, timeZone: record.timeZone,
+            cancelledAtMs: record.cancelledAtMilliseconds ?? 0)
+    }
+
+    static func style(_ record: StyleRecord) -> YediBooking.Style {
+        YediBooking.Style(
+            id: record.id, name: record.name, category: YediCommon.HairCategory(rawValue: Int32(record.category)),
+            priceKRW: record.priceKRW, durationMinutes: Int32(record.durationMinutes))
+    }
+
+    static func date(_ day: LocalDay) -> YediCommon.LocalDate {
+        YediCommon.LocalDate(year: Int32(day.year), month: Int32(day.month), day: Int32(day.day))
+    }
+}

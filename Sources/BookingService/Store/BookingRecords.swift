@@ -1,0 +1,82 @@
+/// A break in local minutes after midnight: [start, end).
+struct BreakRange: Equatable, Codable, Sendable {
+    var start: Int
+    var end: Int
+}
+
+/// A designer's schedule as stored; closed dates live in their own rows.
+struct ScheduleRecord: Equatable, Sendable {
+    var designerID: String
+    var openingMinute: Int
+    var closingMinute: Int
+    var slotMinutes: Int
+    var timeZone: String
+    var breaks: [BreakRange]
+    /// ISO weekdays, 1 Monday … 7 Sunday, ascending.
+    var closedWeekdays: [Int]
+    var updatedAtMilliseconds: Int64
+}
+
+/// A style of a menu; reservations keep a copy as priced when booked.
+struct StyleRecord: Equatable, Codable, Sendable {
+    var id: String
+    var name: String
+    /// `yedi.common.HairCategory` raw value (1 cut, 2 perm, 3 colour, 4 other).
+    var category: Int
+    var priceKRW: Int64
+    var durationMinutes: Int
+}
+
+enum ReservationState: String, Sendable {
+    case confirmed
+    case cancelled
+}
+
+struct ReservationRecord: Equatable, Sendable {
+    var id: String
+    var customerID: String
+    var designerID: String
+    var startAtMilliseconds: Int64
+    var endAtMilliseconds: Int64
+    /// The shop's zone when booked ("days left" is counted in it).
+    var timeZone: String
+    var styles: [StyleRecord]
+    var totalPriceKRW: Int64
+    var status: ReservationState
+    var idempotencyKey: String?
+    var createdAtMilliseconds: Int64
+    var cancelledAtMilliseconds: Int64?
+}
+
+/// Which of a user's reservations a list shows.
+enum ReservationListFilter: Sendable {
+    /// Confirmed, start after now, soonest first.
+    case upcoming
+    /// Confirmed, start at or before now, newest first.
+    case past
+    /// Cancelled, newest start first.
+    case cancelled
+}
+
+/// Whose reservations: a customer's or a designer's.
+enum ReservationParty: Sendable {
+    case customer(String)
+    case designer(String)
+}
+
+/// The position after which a page starts (the last row of the previous page).
+struct ReservationPosition: Equatable, Sendable {
+    var startAtMilliseconds: Int64
+    var id: String
+}
+
+enum ReserveOutcome: Equatable, Sendable {
+    case created(ReservationRecord)
+    /// The customer's earlier request with the same idempotency key.
+    case existing(ReservationRecord)
+}
+
+enum BookingStoreError: Error, Equatable {
+    /// Another confirmed reservation holds a cell of the slot.
+    case slotTaken
+}

@@ -1,0 +1,49 @@
+import RPCCore
+
+/// What BookingService keeps, behind a protocol so handlers never see SQL and a second engine
+/// (PostgreSQL) can run the same contract tests (`BookingStoreContract`).
+///
+/// No double booking is the store's job: a reservation holds every 5-minute cell of its time
+/// ([start, end)) as a row unique per (designer, cell start), inserted in the reservation's transaction,
+/// so two overlapping confirmed reservations of one designer cannot both commit, whatever their lengths.
+protocol BookingStore: Sendable {
+    // MARK: Schedules and menus
+
+    func schedule(designerID: String) async throws -> ScheduleRecord?
+    /// Stores a new designer's schedule and menu unless a schedule exists; answers the stored schedule.
+    func createDesigner(_ schedule: ScheduleRecord, menu: [StyleRecord]) async throws -> ScheduleRecord
+    func updateSchedule(_ schedule: ScheduleRecord) async throws
+    /// Closed dates in [from, through], ascending.
+    func closedDays(designerID: String, from: LocalDay, through: LocalDay) async throws -> [LocalDay]
+    func updateClosedDays(designerID: String, add: [LocalDay], remove: [LocalDay]) async throws
+    /// In display order.
+    func menu(designerID: String) async throws -> [StyleRecord]
+    func replaceMenu(designerID: String, styles: [StyleRecord]) async throws
+
+    // MARK: Reservations
+
+    /// Starts of the booked cells in [from, until), ascending.
+    func bookedCells(designerID: String, from: Int64, until: Int64) async throws -> [Int64]
+    /// Inserts `reservation` (confirmed) with its `cells`, or answers the customer's reservation with the
+    /// same idempotency key. Throws `BookingStoreError.slotTaken` when a cell is held.
+    func reserve(_ reservation: ReservationRecord, cells: [Int64]) async throws -> ReserveOutcome
+    func reservation(id: String) async throws -> ReservationRecord?
+    func reservation(customerID: String, idempotencyKey: String) async throws -> ReservationRecord?
+    /// Marks a confirmed reservation cancelled and frees its cells; answers the reservation as stored
+    /// afterwards (nil when unknown).
+    func cancel(id: String, at milliseconds: Int64) async throws -> ReservationRecord?
+    /// One page (`limit` rows) of a user's reservations, after `position`.
+    func reservations(
+        of party: ReservationParty, filter: ReservationListFilter, now: Int64, after position: ReservationPosition?,
+        limit: Int
+    ) async throws -> [ReservationRecord]
+    /// A designer's confirmed reservations starting in [from, until), by start.
+    func designerReservations(designerID: String, from: Int64, until: Int64) async throws -> [ReservationRecord]
+
+    // MARK: Deletion
+
+    /// Removes the user's reservations (as customer and as designer) and their schedule and menu, once
+    /// per outbox delivery: the delivery is recorded in the same transaction (the runtime's receipt
+    /// ledger); a redelivery changes nothing and answers false.
+    func purgeUser(_ userID: String, delivery: ServerContext, now: Int64) async throws -> Bool
+}

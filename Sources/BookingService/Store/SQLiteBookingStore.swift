@@ -1,0 +1,279 @@
+import Foundation
+import GRDB
+import RPCCore
+import ServiceRuntime
+
+/// `BookingStore` on the service's SQLite database (GRDB).
+struct SQLiteBookingStore: BookingStore {
+    let database: ServiceDatabase
+
+    // MARK: Schedules and menus
+
+    func schedule(designerID: String) async throws -> ScheduleRecord? {
+        try await database.read { db in try Self.schedule(designerID, db) }
+    }
+
+    func createDesigner(_ schedule: ScheduleRecord, menu: [StyleRecord]) async throws -> ScheduleRecord {
+        try await database.write { db in
+            if let existing = try Self.schedule(schedule.designerID, db) { return existing }
+            try Self.save(schedule, db, insert: true)
+            try Self.insertMenu(designerID: schedule.designerID, styles: menu, db)
+            return schedule
+        }
+    }
+
+    func updateSchedule(_ schedule: ScheduleRecord) async throws {
+        try await database.write { db in try Self.save(schedule, db, insert: false) }
+    }
+
+    func closedDays(designerID: String, from: LocalDay, through: LocalDay) async throws -> [LocalDay] {
+        try await database.read { db in
+            try String.fetchAll(
+                db, sql: "SELECT day FROM closed_day WHERE designer_id = ? AND day BETWEEN ? AND ? ORDER BY day",
+                arguments: [designerID, from.key, through.key]
+            ).compactMap(LocalDay.init(key:))
+        }
+    }
+
+    func updateClosedDays(designerID: String, add: [LocalDay], remove: [LocalDay]) async throws {
+        try await database.write { db in
+            for day in remove {
+                try db.execute(
+                    sql: "DELETE FROM closed_day WHERE designer_id = ? AND day = ?", arguments: [designerID, day.key])
+            }
+            for day in add {
+                try db.execute(
+                    sql: "INSERT OR IGNORE INTO closed_day (designer_id, day) VALUES (?, ?)",
+                    arguments: [designerID, day.key])
+            }
+        }
+    }
+
+    func menu(designerID: String) async throws -> [StyleRecord] {
+        try await database.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM style WHERE designer_id = ? ORDER BY position", arguments: [designerID]
+            ).map {
+                StyleRecord(
+                    id: $0["id"], name: $0["name"], category: $0["category"], priceKRW: $0["price_krw"],
+                    durationMinutes: $0["duration_minutes"])
+            }
+        }
+    }
+
+    func replaceMenu(designerID: String, styles: [StyleRecord]) async throws {
+        try await database.write { db in
+            try db.execute(sql: "DELETE FROM style WHERE designer_id = ?", arguments: [designerID])
+            try Self.insertMenu(designerID: designerID, styles: styles, db)
+        }
+    }
+
+    // MARK: Reservations
+
+    func bookedCells(designerID: String, from: Int64, until: Int64) async throws -> [Int64] {
+        try await database.read { db in
+            try Int64.fetchAll(
+                db,
+                sql: """
+                    SELECT cell_start_ms FROM booked_cell
+                    WHERE designer_id = ? AND cell_start_ms >= ? AND cell_start_ms < ? ORDER BY cell_start_ms
+                    """, arguments: [designerID, from, until])
+        }
+    }
+
+    func reserve(_ reservation: ReservationRecord, cells: [Int64]) async throws -> ReserveOutcome {
+        do {
+            return try await database.write { db in
+                if let key = reservation.idempotencyKey,
+                    let existing = try Self.reservation(customerID: reservation.customerID, key: key, db)
+                {
+                    return .existing(existing)
+                }
+                try Self.insert(reservation, db)
+                for cell in cells {
+                    try db.execute(
+                        sql: "INSERT INTO booked_cell (designer_id, cell_start_ms, reservation_id) VALUES (?, ?, ?)",
+                        arguments: [reservation.designerID, cell, reservation.id])
+                }
+                return .created(reservation)
+            }
+        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
+            throw BookingStoreError.slotTaken
+        }
+    }
+
+    func reservation(id: String) async throws -> ReservationRecord? {
+        try await database.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM reservation WHERE id = ?", arguments: [id]).map(Self.reservation)
+        }
+    }
+
+    func reservation(customerID: String, idempotencyKey: String) async throws -> ReservationRecord? {
+        try await database.read { db in try Self.reservation(customerID: customerID, key: idempotencyKey, db) }
+    }
+
+    func cancel(id: String, at milliseconds: Int64) async throws -> ReservationRecord? {
+        try await database.write { db in
+            try db.execute(
+                sql:
+                    "UPDATE reservation SET status = 'cancelled', cancelled_at_ms = ? WHERE id = ? AND status = 'confirmed'",
+                arguments: [milliseconds, id])
+            try db.execute(sql: "DELETE FROM booked_cell WHERE reservation_id = ?", arguments: [id])
+            return try Row.fetchOne(db, sql: "SELECT * FROM reservation WHERE id = ?", arguments: [id]).map(
+                Self.reservation)
+        }
+    }
+
+    func reservations(
+        of party: ReservationParty, filter: ReservationListFilter, now: Int64, after position: ReservationPosition?,
+        limit: Int
+    ) async throws -> [ReservationRecord] {
+        let (column, userID): (String, String)
+        switch party {
+        case .customer(let id): (column, userID) = ("customer_id", id)
+        case .designer(let id): (column, userID) = ("designer_id", id)
+        }
+        var sql = "SELECT * FROM reservation WHERE \(column) = ?"
+        var arguments: StatementArguments = [userID]
+        let ascending: Bool
+        switch filter {
+        case .upcoming:
+            sql += " AND status = 'confirmed' AND start_at_ms > ?"
+            arguments += [now]
+            ascending = true
+        case .past:
+            sql += " AND status = 'confirmed' AND start_at_ms <= ?"
+            arguments += [now]
+            ascending = false
+        case .cancelled:
+            sql += " AND status = 'cancelled'"
+            ascending = false
+        }
+        if let position {
+            sql += ascending ? " AND (start_at_ms, id) > (?, ?)" : " AND (start_at_ms, id) < (?, ?)"
+            arguments += [position.startAtMilliseconds, position.id]
+        }
+        sql += ascending ? " ORDER BY start_at_ms, id" : " ORDER BY start_at_ms DESC, id DESC"
+        sql += " LIMIT ?"
+        arguments += [limit]
+        let finalSQL = sql
+        let finalArguments = arguments
+        return try await database.read { db in
+            try Row.fetchAll(db, sql: finalSQL, arguments: finalArguments).map(Self.reservation)
+        }
+    }
+
+    func designerReservations(designerID: String, from: Int64, until: Int64) async throws -> [ReservationRecord] {
+        try await database.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM reservation WHERE designer_id = ? AND status = 'confirmed'
+                    AND start_at_ms >= ? AND start_at_ms < ? ORDER BY start_at_ms, id
+                    """, arguments: [designerID, from, until]
+            ).map(Self.reservation)
+        }
+    }
+
+    // MARK: Deletion
+
+    func purgeUser(_ userID: String, delivery: ServerContext, now: Int64) async throws -> Bool {
+        try await database.write { db in
+            guard try ReceiptLedger.isFirstDelivery(in: db, context: delivery, nowMilliseconds: now) else {
+                return false
+            }
+            // booked_cell rows go with their reservations (ON DELETE CASCADE), closed days with the schedule.
+            try db.execute(
+                sql: "DELETE FROM reservation WHERE customer_id = ? OR designer_id = ?", arguments: [userID, userID])
+            try db.execute(sql: "DELETE FROM style WHERE designer_id = ?", arguments: [userID])
+            try db.execute(sql: "DELETE FROM schedule WHERE designer_id = ?", arguments: [userID])
+            return true
+        }
+    }
+
+    // MARK: Rows
+
+    private static func schedule(_ designerID: String, _ db: Database) throws -> ScheduleRecord? {
+        guard
+            let row = try Row.fetchOne(db, sql: "SELECT * FROM schedule WHERE designer_id = ?", arguments: [designerID])
+        else { return nil }
+        let breaksJSON: String = row["breaks"]
+        let weekdays: String = row["closed_weekdays"]
+        return ScheduleRecord(
+            designerID: row["designer_id"], openingMinute: row["opening_minute"], closingMinute: row["closing_minute"],
+            slotMinutes: row["slot_minutes"], timeZone: row["time_zone"],
+            breaks: try JSONDecoder().decode([BreakRange].self, from: Data(breaksJSON.utf8)),
+            closedWeekdays: weekdays.split(separator: ",").compactMap { Int($0) },
+            updatedAtMilliseconds: row["updated_at_ms"])
+    }
+
+    private static func save(_ schedule: ScheduleRecord, _ db: Database, insert: Bool) throws {
+        let breaks = String(decoding: try JSONEncoder().encode(schedule.breaks), as: UTF8.self)
+        let weekdays = schedule.closedWeekdays.map(String.init).joined(separator: ",")
+        let arguments: StatementArguments = [
+            schedule.openingMinute, schedule.closingMinute, schedule.slotMinutes, schedule.timeZone, breaks, weekdays,
+            schedule.updatedAtMilliseconds, schedule.designerID,
+        ]
+        if insert {
+            try db.execute(
+                sql: """
+                    INSERT INTO schedule (opening_minute, closing_minute, slot_minutes, time_zone, breaks,
+                        closed_weekdays, updated_at_ms, designer_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: arguments)
+        } else {
+            try db.execute(
+                sql: """
+                    UPDATE schedule SET opening_minute = ?, closing_minute = ?, slot_minutes = ?, time_zone = ?,
+                        breaks = ?, closed_weekdays = ?, updated_at_ms = ? WHERE designer_id = ?
+                    """, arguments: arguments)
+        }
+    }
+
+    private static func insertMenu(designerID: String, styles: [StyleRecord], _ db: Database) throws {
+        for (position, style) in styles.enumerated() {
+            try db.execute(
+                sql: """
+                    INSERT INTO style (id, designer_id, position, name, category, price_krw, duration_minutes)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    style.id, designerID, position, style.name, style.category, style.priceKRW, style.durationMinutes,
+                ])
+        }
+    }
+
+    private static func insert(_ reservation: ReservationRecord, _ db: Database) throws {
+        let styles = String(decoding: try JSONEncoder().encode(reservation.styles), as: UTF8.self)
+        try db.execute(
+            sql: """
+                INSERT INTO reservation (id, customer_id, designer_id, start_at_ms, end_at_ms, time_zone, styles,
+                    total_price_krw, status, idempotency_key, created_at_ms, cancelled_at_ms)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                reservation.id, reservation.customerID, reservation.designerID, reservation.startAtMilliseconds,
+                reservation.endAtMilliseconds, reservation.timeZone, styles, reservation.totalPriceKRW,
+                reservation.status.rawValue, reservation.idempotencyKey, reservation.createdAtMilliseconds,
+                reservation.cancelledAtMilliseconds,
+            ])
+    }
+
+    private static func reservation(customerID: String, key: String, _ db: Database) throws -> ReservationRecord? {
+        try Row.fetchOne(
+            db, sql: "SELECT * FROM reservation WHERE customer_id = ? AND idempotency_key = ?",
+            arguments: [customerID, key]
+        ).map(reservation)
+    }
+
+    private static func reservation(_ row: Row) throws -> ReservationRecord {
+        let styles: String = row["styles"]
+        let status: String = row["status"]
+        return ReservationRecord(
+            id: row["id"], customerID: row["customer_id"], designerID: row["designer_id"],
+            startAtMilliseconds: row["start_at_ms"], endAtMilliseconds: row["end_at_ms"], timeZone: row["time_zone"],
+            styles: try JSONDecoder().decode([StyleRecord].self, from: Data(styles.utf8)),
+            totalPriceKRW: row["total_price_krw"], status: ReservationState(rawValue: status) ?? .cancelled,
+            idempotencyKey: row["idempotency_key"], createdAtMilliseconds: row["created_at_ms"],
+            cancelledAtMilliseconds: row["cancelled_at_ms"])
+    }
+}

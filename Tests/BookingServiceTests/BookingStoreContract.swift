@@ -1,0 +1,259 @@
+import Foundation
+import GRDB
+import Logging
+import RPCCore
+import ServiceRuntime
+import XCTest
+import YediProto
+
+@testable import BookingService
+
+/// What every `BookingStore` must do, written against the protocol only: a second engine (PostgreSQL)
+/// gets a test class like `SQLiteBookingStoreTests` that hands its store to these same checks.
+enum BookingStoreContract {
+    static func schedule(_ designer: String, slot: Int = 60) -> ScheduleRecord {
+        ScheduleRecord(
+            designerID: designer, openingMinute: 540, closingMinute: 1260, slotMinutes: slot, timeZone: "Asia/Seoul",
+            breaks: [BreakRange(start: 720, end: 780)], closedWeekdays: [7], updatedAtMilliseconds: 1)
+    }
+
+    static func style(_ id: String, price: Int64 = 45_000) -> StyleRecord {
+        StyleRecord(id: id, name: "컷 \(id)", category: 1, priceKRW: price, durationMinutes: 60)
+    }
+
+    static func reservation(
+        _ id: String, customer: String = "c1", designer: String = "d1", start: Int64, minutes: Int64 = 60,
+        key: String? = nil
+    ) -> ReservationRecord {
+        ReservationRecord(
+            id: id, customerID: customer, designerID: designer, startAtMilliseconds: start,
+            endAtMilliseconds: start + minutes * 60_000, timeZone: "Asia/Seoul", styles: [style("s1")],
+            totalPriceKRW: 45_000, status: .confirmed, idempotencyKey: key, createdAtMilliseconds: 5,
+            cancelledAtMilliseconds: nil)
+    }
+
+    static let hour: Int64 = 3_600_000
+    static let base: Int64 = 1_800_000_000_000 - (1_800_000_000_000 % 3_600_000)
+
+    static func cells(_ r: ReservationRecord) -> [Int64] {
+        BookingSchema.cells(from: r.startAtMilliseconds, until: r.endAtMilliseconds)
+    }
+
+    static func schedulesAndMenusRoundTrip(_ store: any BookingStore) async throws {
+        let first = try await store.createDesigner(schedule("d1"), menu: [style("s1"), style("s2", price: 1)])
+        XCTAssertEqual(first, schedule("d1"))
+        // A second create (a concurrent first read) keeps what is stored.
+        let second = try await store.createDesigner(schedule("d1", slot: 30), menu: [style("s3")])
+        XCTAssertEqual(second, schedule("d1"))
+        let menu = try await store.menu(designerID: "d1")
+        XCTAssertEqual(menu, [style("s1"), style("s2", price: 1)])
+        var changed = schedule("d1", slot: 30)
+        changed.timeZone = "America/New_York"
+        changed.breaks = []
+        changed.closedWeekdays = [1, 6]
+        try await store.updateSchedule(changed)
+        let schedule = try await store.schedule(designerID: "d1")
+        XCTAssertEqual(schedule, changed)
+        let schedule2 = try await store.schedule(designerID: "d2")
+        XCTAssertNil(schedule2)
+        try await store.replaceMenu(designerID: "d1", styles: [style("s2", price: 2), style("s4")])
+        let menu2 = try await store.menu(designerID: "d1")
+        XCTAssertEqual(menu2, [style("s2", price: 2), style("s4")])
+
+        let days = [LocalDay(year: 2027, month: 3, day: 12)!, LocalDay(year: 2027, month: 12, day: 25)!]
+        try await store.updateClosedDays(designerID: "d1", add: days + days, remove: [])
+        try await store.updateClosedDays(
+            designerID: "d1", add: [LocalDay(year: 2028, month: 1, day: 1)!], remove: [days[0]])
+        let stored = try await store.closedDays(
+            designerID: "d1", from: LocalDay(year: 2027, month: 1, day: 1)!,
+            through: LocalDay(year: 2027, month: 12, day: 31)!)
+        XCTAssertEqual(stored, [days[1]])
+    }
+
+    static func overlappingReservationsCannotBothBeConfirmed(_ store: any BookingStore) async throws {
+        let first = reservation("r1", start: base + hour)
+        let outcome = try await store.reserve(first, cells: cells(first))
+        XCTAssertEqual(outcome, .created(first))
+        // Same slot, another customer.
+        let same = reservation("r2", customer: "c2", start: base + hour)
+        await assertTaken(store, same)
+        // A 30-minute slot in the middle of the hour, and a 2-hour one starting before it.
+        let inside = reservation("r3", customer: "c2", start: base + hour + hour / 2, minutes: 30)
+        await assertTaken(store, inside)
+        let around = reservation("r4", customer: "c2", start: base, minutes: 120)
+        await assertTaken(store, around)
+        // Back to back is fine; another designer's same hour is fine.
+        let next = reservation("r5", customer: "c2", start: base + 2 * hour)
+        let outcome2 = try await store.reserve(next, cells: cells(next))
+        XCTAssertEqual(outcome2, .created(next))
+        let elsewhere = reservation("r6", customer: "c2", designer: "d2", start: base + hour)
+        let outcome3 = try await store.reserve(elsewhere, cells: cells(elsewhere))
+        XCTAssertEqual(outcome3, .created(elsewhere))
+        let stored = try await store.reservation(id: "r2")
+        XCTAssertNil(stored, "a refused reservation leaves nothing behind")
+        let held = try await store.bookedCells(designerID: "d1", from: base, until: base + 3 * hour)
+        XCTAssertEqual(held, cells(first) + cells(next))
+
+        // Cancelling frees the cells; the hour can then be booked again.
+        let cancelled = try await store.cancel(id: "r1", at: 99)
+        XCTAssertEqual(cancelled?.status, .cancelled)
+        XCTAssertEqual(cancelled?.cancelledAtMilliseconds, 99)
+        let cancelled2 = try await store.cancel(id: "r1", at: 100)?.cancelledAtMilliseconds
+        XCTAssertEqual(cancelled2, 99, "cancelled once")
+        let cancelled3 = try await store.cancel(id: "missing", at: 100)
+        XCTAssertNil(cancelled3)
+        let outcome4 = try await store.reserve(same, cells: cells(same))
+        XCTAssertEqual(outcome4, .created(same))
+    }
+
+    static func idempotencyKeysAnswerTheFirstReservation(_ store: any BookingStore) async throws {
+        let first = reservation("r1", start: base, key: "k")
+        let outcome = try await store.reserve(first, cells: cells(first))
+        XCTAssertEqual(outcome, .created(first))
+        let retry = reservation("r2", start: base + hour, key: "k")
+        let outcome2 = try await store.reserve(retry, cells: cells(retry))
+        XCTAssertEqual(outcome2, .existing(first))
+        let stored = try await store.reservation(id: "r2")
+        XCTAssertNil(stored)
+        let stored2 = try await store.reservation(customerID: "c1", idempotencyKey: "k")
+        XCTAssertEqual(stored2, first)
+        let stored3 = try await store.reservation(customerID: "c2", idempotencyKey: "k")
+        XCTAssertNil(stored3)
+        let otherCustomer = reservation("r3", customer: "c2", start: base + hour, key: "k")
+        let outcome3 = try await store.reserve(otherCustomer, cells: cells(otherCustomer))
+        XCTAssertEqual(outcome3, .created(otherCustomer))
+    }
+
+    static func listsPageByStartAndStatus(_ store: any BookingStore) async throws {
+        var all: [ReservationRecord] = []
+        for index in 0..<5 {
+            let r = reservation("r\(index)", start: base + Int64(index) * hour)
+            _ = try await store.reserve(r, cells: cells(r))
+            all.append(r)
+        }
+        let other = reservation("x", customer: "c2", start: base + 10 * hour)
+        _ = try await store.reserve(other, cells: cells(other))
+        _ = try await store.cancel(id: "r4", at: 1)
+        let now = base + 2 * hour
+        let upcoming = try await store.reservations(
+            of: .customer("c1"), filter: .upcoming, now: now, after: nil, limit: 10)
+        XCTAssertEqual(upcoming.map(\.id), ["r3"], "after now, confirmed")
+        let past = try await store.reservations(of: .customer("c1"), filter: .past, now: now, after: nil, limit: 2)
+        XCTAssertEqual(past.map(\.id), ["r2", "r1"])
+        let older = try await store.reservations(
+            of: .customer("c1"), filter: .past, now: now,
+            after: ReservationPosition(startAtMilliseconds: past[1].startAtMilliseconds, id: past[1].id), limit: 2)
+        XCTAssertEqual(older.map(\.id), ["r0"])
+        let cancelled = try await store.reservations(
+            of: .customer("c1"), filter: .cancelled, now: now, after: nil, limit: 5)
+        XCTAssertEqual(cancelled.map(\.id), ["r4"])
+        let designer = try await store.reservations(
+            of: .designer("d1"), filter: .upcoming, now: now, after: nil, limit: 5)
+        XCTAssertEqual(designer.map(\.id), ["r3", "x"])
+        let window = try await store.designerReservations(designerID: "d1", from: base + hour, until: base + 4 * hour)
+        XCTAssertEqual(window.map(\.id), ["r1", "r2", "r3"])
+    }
+
+    /// `delivery(job)`: the context of outbox job `job`'s delivery from "account".
+    static func purgeRemovesTheUserOncePerDelivery(
+        _ store: any BookingStore, delivery: (String) -> ServerContext
+    ) async throws {
+        let context = delivery("job-1")
+        _ = try await store.createDesigner(schedule("d1"), menu: [style("s1")])
+        _ = try await store.createDesigner(schedule("d2"), menu: [style("s2")])
+        try await store.updateClosedDays(designerID: "d1", add: [LocalDay(year: 2027, month: 5, day: 5)!], remove: [])
+        let a = reservation("a", customer: "c1", designer: "d1", start: base)
+        let b = reservation("b", customer: "c2", designer: "d2", start: base)
+        let c = reservation("c", customer: "c2", designer: "d1", start: base + hour)
+        for r in [a, b, c] { _ = try await store.reserve(r, cells: cells(r)) }
+        let applied = try await store.purgeUser("d1", delivery: context, now: 1)
+        XCTAssertTrue(applied)
+        let schedule = try await store.schedule(designerID: "d1")
+        XCTAssertNil(schedule)
+        let menu = try await store.menu(designerID: "d1")
+        XCTAssertEqual(menu, [])
+        let stored = try await store.reservation(id: "a")
+        XCTAssertNil(stored)
+        let stored2 = try await store.reservation(id: "c")
+        XCTAssertNil(stored2)
+        let stored3 = try await store.reservation(id: "b")
+        XCTAssertEqual(stored3, b)
+        let held = try await store.bookedCells(designerID: "d1", from: 0, until: .max)
+        XCTAssertEqual(held, [])
+        let closedDays = try await store.closedDays(
+            designerID: "d1", from: LocalDay(year: 2027, month: 1, day: 1)!,
+            through: LocalDay(year: 2027, month: 12, day: 31)!)
+        XCTAssertEqual(
+            closedDays, [])
+        let schedule2 = try await store.schedule(designerID: "d2")
+        XCTAssertNotNil(schedule2)
+
+        // A redelivery of the same job changes nothing (even what was added since); a new job applies.
+        let later = reservation("a2", customer: "c1", designer: "d1", start: base + 5 * hour)
+        _ = try await store.reserve(later, cells: cells(later))
+        let applied2 = try await store.purgeUser("d1", delivery: context, now: 2)
+        XCTAssertFalse(applied2)
+        let stored4 = try await store.reservation(id: "a2")
+        XCTAssertEqual(stored4, later)
+        let applied3 = try await store.purgeUser("c1", delivery: delivery("job-2"), now: 3)
+        XCTAssertTrue(applied3)
+        let stored5 = try await store.reservation(id: "a2")
+        XCTAssertNil(stored5)
+    }
+}
+
+final class SQLiteBookingStoreTests: XCTestCase {
+    private var database: ServiceDatabase!
+    private var store: SQLiteBookingStore!
+
+    override func setUpWithError() throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("yedi-booking-store-\(UUID().uuidString)").path
+        database = try ServiceDatabase.open(
+            directory: directory, name: "booking", migrations: BookingServiceDefinition.migrate,
+            logger: Logger(label: "test"))
+        store = SQLiteBookingStore(database: database)
+        addTeardownBlock { [database] in
+            try database?.close()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
+
+    func testSchedulesAndMenusRoundTrip() async throws {
+        try await BookingStoreContract.schedulesAndMenusRoundTrip(store)
+    }
+
+    func testOverlappingReservationsCannotBothBeConfirmed() async throws {
+        try await BookingStoreContract.overlappingReservationsCannotBothBeConfirmed(store)
+    }
+
+    func testIdempotencyKeysAnswerTheFirstReservation() async throws {
+        try await BookingStoreContract.idempotencyKeysAnswerTheFirstReservation(store)
+    }
+
+    func testListsPageByStartAndStatus() async throws {
+        try await BookingStoreContract.listsPageByStartAndStatus(store)
+    }
+
+    func testPurgeRemovesTheUserOncePerDelivery() async throws {
+        try await BookingStoreContract.purgeRemovesTheUserOncePerDelivery(store, delivery: Self.delivery)
+    }
+
+    /// The context of an outbox job's PurgeUser delivery from "account".
+    static func delivery(_ job: String) -> ServerContext {
+        ServerContext(
+            method: YediBooking.BookingService.Method.purgeUser.descriptor,
+            metadata: [Outbox.idempotencyKeyMetadata: job], deadline: nil, peer: PeerInfo(address: "test"),
+            caller: .service(name: "account"), logger: Logger(label: "test"))
+    }
+}
+
+/// Async XCTest helper: the reservation is refused with `slotTaken` and not stored.
+func assertTaken(_ store: any BookingStore, _ reservation: ReservationRecord, line: UInt = #line) async {
+    do {
+        _ = try await store.reserve(reservation, cells: BookingStoreContract.cells(reservation))
+        XCTFail("\(reservation.id) was stored over another reservation", line: line)
+    } catch {
+        XCTAssertEqual(error as? BookingStoreError, .slotTaken, line: line)
+    }
+}
