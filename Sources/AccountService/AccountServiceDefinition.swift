@@ -42,7 +42,11 @@ enum AccountServiceDefinition: ServiceDefinition {
                     .init(designerIDs: designerIDs), options: CallOptions(timeout: .seconds(2)))
                 return Dictionary(
                     answer.summaries.map {
-                        ($0.designerID, YediAccount.ReviewSummary(rating: $0.rating, reviewCount: $0.reviewCount))
+                        (
+                            $0.designerID,
+                            YediAccount.ReviewSummary(
+                                rating: $0.rating, reviewCount: $0.reviewCount, keywordCounts: $0.keywordCounts)
+                        )
                     },
                     uniquingKeysWith: { first, _ in first })
             },

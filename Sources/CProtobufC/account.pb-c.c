@@ -2431,7 +2431,7 @@ const ProtobufCMessageDescriptor yedi__account__shop__descriptor =
   (ProtobufCMessageInit) yedi__account__shop__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__account__review_summary__field_descriptors[2] =
+static const ProtobufCFieldDescriptor yedi__account__review_summary__field_descriptors[3] =
 {
   {
     "rating",
@@ -2457,15 +2457,28 @@ static const ProtobufCFieldDescriptor yedi__account__review_summary__field_descr
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "keyword_counts",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Account__ReviewSummary, n_keyword_counts),
+    offsetof(Yedi__Account__ReviewSummary, keyword_counts),
+    &yedi__content__keyword_count__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__account__review_summary__field_indices_by_name[] = {
+  2,   /* field[2] = keyword_counts */
   0,   /* field[0] = rating */
   1,   /* field[1] = review_count */
 };
 static const ProtobufCIntRange yedi__account__review_summary__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor yedi__account__review_summary__descriptor =
 {
@@ -2475,7 +2488,7 @@ const ProtobufCMessageDescriptor yedi__account__review_summary__descriptor =
   "Yedi__Account__ReviewSummary",
   "yedi.account",
   sizeof(Yedi__Account__ReviewSummary),
-  2,
+  3,
   yedi__account__review_summary__field_descriptors,
   yedi__account__review_summary__field_indices_by_name,
   1,  yedi__account__review_summary__number_ranges,

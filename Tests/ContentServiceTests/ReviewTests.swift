@@ -54,9 +54,9 @@ final class ReviewTests: XCTestCase {
         // peer client may still be backing off from the time before ContentService listened: poll.
         let profiled = try await eventually(timeout: 20) {
             try await fixture.accounts.getDesigner(.init(designerID: designer.id)).reviews
-                == .init(rating: 3.5, reviewCount: 2)
+                == .init(rating: 3.5, reviewCount: 2, keywordCounts: listed.keywordCounts)
         }
-        XCTAssertTrue(profiled, "AccountService's designer profile shows ContentService's summary")
+        XCTAssertTrue(profiled, "AccountService's designer profile shows ContentService's summary and keyword counts")
 
         let byChat = await statusCode {
             _ = try await fixture.asService("chat") { content in

@@ -15,6 +15,7 @@ PROTOBUF_C__BEGIN_DECLS
 #endif
 
 #include "common.pb-c.h"
+#include "content.pb-c.h"
 
 typedef struct Yedi__Account__User Yedi__Account__User;
 typedef struct Yedi__Account__PublicUser Yedi__Account__PublicUser;
@@ -225,10 +226,15 @@ struct  Yedi__Account__ReviewSummary
    */
   double rating;
   int64_t review_count;
+  /*
+   * How often reviewers picked each keyword, most picked first.
+   */
+  size_t n_keyword_counts;
+  Yedi__Content__KeywordCount **keyword_counts;
 };
 #define YEDI__ACCOUNT__REVIEW_SUMMARY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__account__review_summary__descriptor) \
-    , 0, 0 }
+    , 0, 0, 0,NULL }
 
 
 /*

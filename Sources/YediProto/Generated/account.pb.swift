@@ -350,19 +350,25 @@ extension YediAccount {
 
         public var reviewCount: Int64
 
-        public init(rating: Double = 0, reviewCount: Int64 = 0) {
+        /// How often reviewers picked each keyword, most picked first.
+        public var keywordCounts: [YediContent.KeywordCount]
+
+        public init(rating: Double = 0, reviewCount: Int64 = 0, keywordCounts: [YediContent.KeywordCount] = []) {
             self.rating = rating
             self.reviewCount = reviewCount
+            self.keywordCounts = keywordCounts
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
             try encoder.write(self.rating, at: 1)
             try encoder.write(self.reviewCount, at: 2)
+            try encoder.write(self.keywordCounts, at: 3)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.rating = try decoder.read(at: 1)
             self.reviewCount = try decoder.read(at: 2)
+            self.keywordCounts = try decoder.read(at: 3)
         }
     }
 }
