@@ -1,18 +1,12 @@
 import Foundation
 import RPCTestSupport
+import ServiceTestSupport
 import XCTest
 
-/// Polls `condition` every 100 ms until it holds or `timeout` seconds pass.
-func eventually(timeout: TimeInterval, _ condition: () throws -> Bool) throws -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    repeat {
-        if try condition() { return true }
-        Thread.sleep(forTimeInterval: 0.1)
-    } while Date() < deadline
-    return try condition()
-}
-
-/// The whole Yedi journey through the probe, against the four real executables as separate processes.
+/// The whole Yedi journey through the probe, against the four real executables as separate processes:
+/// a designer sets up shop and posts, a customer finds, follows, likes, consults, books, reviews, and
+/// finally deletes the account, after which no service keeps anything of theirs. One service is killed
+/// with SIGKILL and restarted on its data along the way.
 final class JourneyTests: XCTestCase {
     private var system: YediSystem!
 
@@ -22,13 +16,41 @@ final class JourneyTests: XCTestCase {
     }
 
     override func tearDownWithError() throws {
-        system.stopAll()
+        system?.stopAll()
         system = nil
     }
 
     private let account = "yedi.account.AccountService/"
+    private let content = "yedi.content.ContentService/"
+    private let booking = "yedi.booking.BookingService/"
 
-    func testSignUpSignInAcrossARestartAndDeletionLeavesNothing() throws {
+    /// Local dates in the shop's zone, counted from the processes' (real) today.
+    private let seoul: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "Asia/Seoul")!
+        return calendar
+    }()
+
+    private func date(daysFromToday days: Int) -> DateComponents {
+        seoul.dateComponents([.year, .month, .day], from: Date().addingTimeInterval(Double(days) * 86_400))
+    }
+
+    private func json(_ date: DateComponents) -> String {
+        #"{"year": \#(date.year!), "month": \#(date.month!), "day": \#(date.day!)}"#
+    }
+
+    /// The instant of `minute` after midnight of `date` in Seoul, in milliseconds.
+    private func instant(_ date: DateComponents, minute: Int) -> Int64 {
+        var components = date
+        components.hour = minute / 60
+        components.minute = minute % 60
+        return Int64(seoul.date(from: components)!.timeIntervalSince1970 * 1000)
+    }
+
+    private func base64(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
+
+    func testTheWholeJourney() throws {
+        // — The designer signs up and sets up the schedule: 10:00–20:00, a 13:00–14:00 break, a closed day.
         let designer = try system.call(
             "account", account + "SignUp",
             #"""
@@ -40,7 +62,41 @@ final class JourneyTests: XCTestCase {
                  "latitude": 37.5, "longitude": 127.03}}}
             """#)
         let designerID = designer.string("user.id")
+        let designerToken = designer.string("session.accessToken")
         XCTAssertFalse(designerID.isEmpty)
+
+        let schedule = try system.call(
+            "booking", booking + "UpdateSchedule",
+            #"""
+            {"schedule": {"openingMinute": 600, "closingMinute": 1200, "timeZone": "Asia/Seoul", "slotMinutes": 60,
+              "breaks": [{"startMinute": 780, "endMinute": 840}]}}
+            """#, token: designerToken)
+        XCTAssertEqual(schedule.string("timeZone"), "Asia/Seoul")
+        let closedDay = date(daysFromToday: 3)
+        let closed = try system.call(
+            "booking", booking + "UpdateClosedDays", #"{"add": [\#(json(closedDay))]}"#, token: designerToken)
+        XCTAssertEqual((closed.at("closedDays") as? [Any])?.count, 1)
+
+        // — Photos and a post.
+        var photoIDs: [String] = []
+        for seed in [1, 2] as [UInt8] {
+            let image = try system.call(
+                "content", content + "UploadImage",
+                #"{"data": "\#(base64(SampleImages.png(width: 32, height: 24, seed: seed)))", "contentType": "image/png"}"#,
+                token: designerToken)
+            XCTAssertEqual(image.at("width") as? Int, 32)
+            photoIDs.append(image.string("id"))
+        }
+        let post = try system.call(
+            "content", content + "CreatePost",
+            #"""
+            {"title": "가을 애즈펌", "description": "자연스러운 볼륨", "priceKrw": "85000", "category": "HAIR_CATEGORY_PERM",
+             "photoIds": ["\#(photoIDs[0])", "\#(photoIDs[1])"]}
+            """#, token: designerToken)
+        let postID = post.string("id")
+        XCTAssertEqual((post.at("photos") as? [Any])?.count, 2)
+
+        // — The customer signs up, finds the designer by part of the name, follows, likes.
         _ = try system.call(
             "account", account + "SignUp",
             #"""
@@ -50,26 +106,109 @@ final class JourneyTests: XCTestCase {
         let signIn = try system.call(
             "account", account + "SignIn", #"{"email": "minji@example.com", "password": "hair2024!"}"#)
         let customerID = signIn.string("user.id")
-        let customerToken = signIn.string("session.accessToken")
+        var customerToken = signIn.string("session.accessToken")
 
         let found = try system.call("account", account + "SearchDesigners", #"{"query": "지호"}"#, token: customerToken)
         XCTAssertEqual(found.string("designers.0.user.id"), designerID, "found by part of the name")
         let followed = try system.call(
             "account", account + "Follow", #"{"designerId": "\#(designerID)"}"#, token: customerToken)
         XCTAssertEqual(followed.string("followerCount"), "1")
+        let liked = try system.call("content", content + "Like", #"{"postId": "\#(postID)"}"#, token: customerToken)
+        XCTAssertEqual(liked.string("likeCount"), "1")
 
-        // SIGKILL mid-journey: the acknowledged follow survives the restart.
-        system.kill("account")
-        try system.start("account")
+        let feed = try system.call(
+            "content", content + "GetFeed", #"{"scope": "FEED_SCOPE_FOLLOWING"}"#, token: customerToken)
+        XCTAssertEqual(feed.string("posts.0.id"), postID, "the followed designer's post is in the following feed")
+        XCTAssertEqual(feed.at("posts.0.liked") as? Bool, true)
+        XCTAssertEqual(feed.string("posts.0.author.name"), "박지호", "with the author's name from AccountService")
+
+        // — Booking: a free slot, then the break, the closed day and the taken slot are refused.
+        let slots = try system.call(
+            "booking", booking + "ListFreeSlots",
+            #"{"designerId": "\#(designerID)", "from": \#(json(date(daysFromToday: 1))), "to": \#(json(date(daysFromToday: 7)))}"#
+        )
+        let days = try XCTUnwrap(slots.at("days") as? [[String: Any]])
+        XCTAssertEqual(days.count, 7)
+        let closedEntry = days.first { ($0["date"] as? [String: Any])?["day"] as? Int == closedDay.day }
+        XCTAssertEqual(closedEntry?["closed"] as? Bool, true, "the closed day is closed")
+        let open = try XCTUnwrap(
+            days.first { $0["closed"] as? Bool == false && !(($0["freeStartAtMs"] as? [Any]) ?? []).isEmpty })
+        let openDate = DateComponents(
+            year: (open["date"] as? [String: Any])?["year"] as? Int,
+            month: (open["date"] as? [String: Any])?["month"] as? Int,
+            day: (open["date"] as? [String: Any])?["day"] as? Int)
+        let free = try XCTUnwrap((open["freeStartAtMs"] as? [String])?.compactMap { Int64($0) })
+        XCTAssertEqual(free.first, instant(openDate, minute: 600), "the first slot is at opening")
+        XCTAssertFalse(free.contains(instant(openDate, minute: 780)), "no slot in the break")
+
+        let menu = try system.call("booking", booking + "GetMenu", #"{"designerId": "\#(designerID)"}"#)
+        let styleID = menu.string("styles.0.id")
+        XCTAssertFalse(styleID.isEmpty, "a new designer starts with the catalogue")
+        func reserve(_ start: Int64, key: String) throws -> [String: Any] {
+            try system.call(
+                "booking", booking + "CreateReservation",
+                #"{"designerId": "\#(designerID)", "startAtMs": "\#(start)", "styleIds": ["\#(styleID)"], "idempotencyKey": "\#(key)"}"#,
+                token: customerToken)
+        }
+        func refusal(_ start: Int64, key: String) throws -> String {
+            try system.failingCall(
+                "booking", booking + "CreateReservation",
+                #"{"designerId": "\#(designerID)", "startAtMs": "\#(start)", "styleIds": ["\#(styleID)"], "idempotencyKey": "\#(key)"}"#,
+                token: customerToken
+            ).status
+        }
+        let reservation = try reserve(instant(openDate, minute: 600), key: "first")
+        let reservationID = reservation.string("id")
+        XCTAssertFalse(reservationID.isEmpty)
+        XCTAssertEqual(try refusal(instant(openDate, minute: 780), key: "break"), "FAILED_PRECONDITION", "the break")
+        XCTAssertEqual(try refusal(instant(closedDay, minute: 600), key: "closed"), "FAILED_PRECONDITION", "closed")
+        XCTAssertEqual(try refusal(instant(openDate, minute: 600), key: "again"), "ALREADY_EXISTS", "taken")
+
+        // — SIGKILL BookingService and restart it on its data: the acknowledged reservation is there.
+        system.kill("booking")
+        try system.start("booking")
+        let upcoming = try system.call(
+            "booking", booking + "ListReservations", #"{"filter": "RESERVATION_FILTER_UPCOMING"}"#, token: customerToken
+        )
+        XCTAssertEqual(upcoming.string("reservations.0.id"), reservationID, "the reservation survived SIGKILL")
+        XCTAssertEqual((upcoming.at("reservations") as? [Any])?.count, 1, "and only once")
+
+        // — The clocks move past the reservation (development clocks); the customer signs in again (the
+        // old token expired in the services' eyes) and reviews with keywords and a photo.
+        for service in YediSystem.services {
+            _ = try system.call(service, "yedi.runtime.DevClock/AdvanceClock", #"{"seconds": "864000"}"#)
+        }
+        customerToken = try system.call(
+            "account", account + "SignIn", #"{"email": "minji@example.com", "password": "hair2024!"}"#
+        ).string("session.accessToken")
+        let reviewPhoto = try system.call(
+            "content", content + "UploadImage",
+            #"{"data": "\#(base64(SampleImages.jpeg(width: 16, height: 16)))", "contentType": "image/jpeg"}"#,
+            token: customerToken
+        ).string("id")
+        let review = try system.call(
+            "content", content + "CreateReview",
+            #"""
+            {"reservationId": "\#(reservationID)", "score": 5, "text": "볼륨이 오래가요", "photoIds": ["\#(reviewPhoto)"],
+             "keywords": ["REVIEW_KEYWORD_KIND", "REVIEW_KEYWORD_STYLE_AS_WANTED"]}
+            """#, token: customerToken)
+        XCTAssertEqual(review.string("designerId"), designerID)
+
         let profile = try system.call("account", account + "GetDesigner", #"{"designerId": "\#(designerID)"}"#)
+        XCTAssertEqual(profile.at("reviews.rating") as? Double, 5)
+        XCTAssertEqual(profile.string("reviews.reviewCount"), "1")
+        let keywords = (profile.at("reviews.keywordCounts") as? [[String: Any]])?.compactMap {
+            $0["keyword"] as? String
+        }
+        XCTAssertEqual(Set(keywords ?? []), ["REVIEW_KEYWORD_KIND", "REVIEW_KEYWORD_STYLE_AS_WANTED"])
         XCTAssertEqual(profile.string("followerCount"), "1")
 
+        // — The customer deletes the account. The other services purge through Account's outbox: wait until
+        // it has delivered (its rows name the customer until then); then no table or file of any service
+        // names the customer.
         _ = try system.call("account", account + "DeleteAccount", #"{"password": "hair2024!"}"#, token: customerToken)
         let gone = try system.failingCall("account", account + "GetMe", "{}", token: customerToken)
         XCTAssertEqual(gone.status, "UNAUTHENTICATED", gone.message)
-
-        // The other services purge through Account's outbox: wait until it has delivered (its rows name the
-        // customer until then); then no table or file of any service names the customer.
         let accountData = system.dataDirectory("account")
         let delivered = try eventually(timeout: 30) { try DataScan.find(customerID, in: accountData).isEmpty }
         let left = try DataScan.find(customerID, in: accountData)
@@ -80,5 +219,17 @@ final class JourneyTests: XCTestCase {
         }
         let findings = try DataScan.find(customerID, in: system.root.appendingPathComponent("data"))
         XCTAssertEqual(findings.map(\.place), [], "the deleted customer \(customerID) is still somewhere")
+        let designerPosts = try DataScan.find(postID, in: system.dataDirectory("content"))
+        XCTAssertFalse(designerPosts.isEmpty, "the designer's own data stays (the scan can find things)")
     }
+}
+
+/// Polls `condition` every 100 ms until it holds or `timeout` seconds pass.
+func eventually(timeout: TimeInterval, _ condition: () throws -> Bool) throws -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    repeat {
+        if try condition() { return true }
+        Thread.sleep(forTimeInterval: 0.1)
+    } while Date() < deadline
+    return try condition()
 }

@@ -1,8 +1,8 @@
 /// Small valid images made in code: a PNG encoder with stored (uncompressed) deflate blocks, and a baseline
 /// JPEG of flat grey 8×8 blocks with one-symbol Huffman tables. Both are well-formed files any decoder reads.
-enum SampleImages {
+public enum SampleImages {
     /// An RGB PNG of `width`×`height`; `seed` varies the pixels so two images differ.
-    static func png(width: Int, height: Int, seed: UInt8 = 0) -> [UInt8] {
+    public static func png(width: Int, height: Int, seed: UInt8 = 0) -> [UInt8] {
         var raw: [UInt8] = []
         raw.reserveCapacity((width * 3 + 1) * height)
         var value = seed
@@ -20,7 +20,7 @@ enum SampleImages {
     }
 
     /// A greyscale baseline JPEG of `width`×`height` (multiples of 8 look best; any size parses).
-    static func jpeg(width: Int, height: Int, comment: Int = 0) -> [UInt8] {
+    public static func jpeg(width: Int, height: Int, comment: Int = 0) -> [UInt8] {
         var bytes: [UInt8] = [0xFF, 0xD8]
         // APP0 JFIF
         bytes += segment(0xE0, Array("JFIF".utf8) + [0, 1, 1, 0, 0, 1, 0, 1, 0, 0])
@@ -49,7 +49,7 @@ enum SampleImages {
     }
 
     /// A JPEG of exactly `totalBytes` bytes: comment segments, then 0xFF fill bytes before the next marker.
-    static func jpeg(width: Int, height: Int, totalBytes: Int) -> [UInt8] {
+    public static func jpeg(width: Int, height: Int, totalBytes: Int) -> [UInt8] {
         let base = jpeg(width: width, height: height).count
         var comment = max(0, totalBytes - base)
         var bytes = jpeg(width: width, height: height, comment: comment)
@@ -63,7 +63,7 @@ enum SampleImages {
     }
 
     /// A lossless WebP header (VP8L) of `width`×`height` with a few payload bytes.
-    static func webp(width: Int, height: Int) -> [UInt8] {
+    public static func webp(width: Int, height: Int) -> [UInt8] {
         let bits = UInt32(width - 1) | UInt32(height - 1) << 14
         let payload: [UInt8] = [0x2F] + le32(bits) + [0, 0, 0, 0, 0, 0, 0]
         let chunk = Array("VP8L".utf8) + le32(UInt32(payload.count)) + payload
