@@ -31,6 +31,7 @@ let package = Package(
         .executable(name: "tls-soak", targets: ["TLSSoak"]),
         .executable(name: "foundation-bench", targets: ["FoundationBench"]),
         .executable(name: "account-bench", targets: ["AccountBench"]),
+        .executable(name: "chat-bench", targets: ["ChatBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -118,7 +119,13 @@ let package = Package(
         ),
         .executableTarget(name: "ContentService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", grdb]),
         .executableTarget(name: "BookingService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", grdb]),
-        .executableTarget(name: "ChatService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", grdb]),
+        .executableTarget(
+            name: "ChatService",
+            dependencies: [
+                "ServiceRuntime", "RPCCore", "YediProto", grdb, serviceLifecycle,
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
 
         // MARK: Tools
 
@@ -152,6 +159,16 @@ let package = Package(
             name: "AccountBench",
             dependencies: [
                 "RPCCore", "YediProto", "AccessTokens", "YediCrypto", argumentParser, grdb, logging,
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
+
+        /// Send-to-delivery latency over 1,000 open streams and history page latency (warm and cold cache)
+        /// against the real ChatService executable (a child process, over TLS), with a stand-in AccountService.
+        .executableTarget(
+            name: "ChatBench",
+            dependencies: [
+                "ServiceRuntime", "RPCCore", "YediProto", "AccessTokens", argumentParser, logging,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
@@ -213,6 +230,14 @@ let package = Package(
             dependencies: [
                 "AccountService", "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore", "YediProto",
                 "AccessTokens", "YediCrypto", grdb, logging,
+            ]
+        ),
+        .testTarget(
+            name: "ChatServiceTests",
+            dependencies: [
+                "ChatService", "AccountService", "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore",
+                "YediProto", "AccessTokens", "YediCrypto", grdb, logging,
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         .testTarget(

@@ -192,6 +192,7 @@ private struct Assembly {
             members += environment.backgroundServices
             members.append(server)
             members.append(observability)
+            members += environment.drainingServices
             return Assembly(
                 environment: environment,
                 server: server,

@@ -109,11 +109,12 @@ public enum YediProtoCatalog {
         YediChat.TextBody.self,
         YediChat.ImageBody.self,
         YediChat.PostShareBody.self,
-        YediChat.BookingBody.self,
+        YediChat.ReservationBody.self,
         YediChat.ChatMessage.self,
         YediChat.Party.self,
         YediChat.Room.self,
         YediChat.OpenRoomRequest.self,
+        YediChat.OpenRoomResponse.self,
         YediChat.SendMessageRequest.self,
         YediChat.ListMessagesRequest.self,
         YediChat.ListMessagesResponse.self,
@@ -122,8 +123,11 @@ public enum YediProtoCatalog {
         YediChat.ListRoomsRequest.self,
         YediChat.ListRoomsResponse.self,
         YediChat.SubscribeRequest.self,
-        YediChat.ReadReceipt.self,
-        YediChat.RoomEvent.self,
+        YediChat.MessageAdded.self,
+        YediChat.ReadCursorMoved.self,
+        YediChat.RoomCreated.self,
+        YediChat.CaughtUp.self,
+        YediChat.StreamEvent.self,
         YediRuntime.AdvanceClockRequest.self,
         YediRuntime.AdvanceClockResponse.self,
     ]
@@ -138,6 +142,7 @@ public enum YediProtoCatalog {
         YediBooking.SlotState.self,
         YediBooking.ReservationStatus.self,
         YediBooking.ReservationFilter.self,
+        YediChat.RoomKind.self,
     ]
 
     public static let services: [ServiceDescriptor] = [
