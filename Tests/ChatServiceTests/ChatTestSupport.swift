@@ -33,7 +33,8 @@ final class ChatFixture: Sendable {
     ///   - inMemoryDisk: keep the chat database on tmpfs (the big stream tests: fsync costs nothing there).
     static func start(hubCapacity: Int = 1_024, inMemoryDisk: Bool = false) async throws -> ChatFixture {
         let harness = try ServiceHarness()
-        let clock = ManualClock()
+        // Starts at the real time: the peer stand-ins check forwarded tokens against the system clock.
+        let clock = ManualClock(Date())
         let peers = FakePeerData()
         let content = PeerServer(try await harness.startFakePeer("content", services: [peers.contentMethods()]))
         let booking = PeerServer(try await harness.startFakePeer("booking", services: [peers.bookingMethods()]))

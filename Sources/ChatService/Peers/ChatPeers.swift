@@ -92,6 +92,9 @@ struct ChatPeers: Sendable {
             where error.code == .invalidArgument || error.code == .notFound || error.code == .permissionDenied
         {
             throw RPCError(code: .unavailable, message: "\(peer) refused the check (\(error.message)); try again later")
+        } catch let error as RPCError {
+            throw RPCError(
+                code: .unavailable, message: "\(peer) could not be asked (\(error.code): \(error.message)); try again later")
         } catch {
             throw RPCError(code: .unavailable, message: "\(peer) could not be asked; try again later")
         }
