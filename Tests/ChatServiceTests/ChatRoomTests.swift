@@ -87,10 +87,10 @@ final class ChatRoomTests: XCTestCase {
             _ = try await self.fixture.chat.openRoom(.init(designerID: ""), options: customer.options)
         }
         XCTAssertEqual(notADesigner, .invalidArgument)
-        let self_ = await statusCode {
+        let withSelf = await statusCode {
             _ = try await self.fixture.chat.openRoom(.init(designerID: customer.id), options: customer.options)
         }
-        XCTAssertEqual(self_, .invalidArgument)
+        XCTAssertEqual(withSelf, .invalidArgument)
         let aCustomer = await statusCode {
             _ = try await self.fixture.chat.openRoom(.init(designerID: otherCustomer.id), options: customer.options)
         }
@@ -159,7 +159,10 @@ final class ChatRoomTests: XCTestCase {
                 .init(roomID: room, body: .image(.init(image: .init(id: id)))), options: customer.options)
         }
         let sent = try await sendImage("img-mine")
-        XCTAssertEqual(sent.body, .image(.init(image: .init(id: "img-mine", url: "https://img.yedi.example/img-mine", width: 640, height: 480))))
+        XCTAssertEqual(
+            sent.body,
+            .image(
+                .init(image: .init(id: "img-mine", url: "https://img.yedi.example/img-mine", width: 640, height: 480))))
         let unknown = await rpcError { _ = try await sendImage("img-unknown") }
         XCTAssertEqual(unknown?.code, .notFound)
         let theirs = await rpcError { _ = try await sendImage("img-theirs") }
@@ -243,7 +246,8 @@ final class ChatRoomTests: XCTestCase {
         var before: Int64 = 0
         var pages = 0
         while true {
-            let page = try await fixture.chat.listMessages(.init(roomID: room, beforeSeq: before), options: customer.options)
+            let page = try await fixture.chat.listMessages(
+                .init(roomID: room, beforeSeq: before), options: customer.options)
             pages += 1
             XCTAssertLessThanOrEqual(page.messages.count, 13)
             XCTAssertEqual(page.messages.map(\.seq), page.messages.map(\.seq).sorted(by: >), "not newest first")
@@ -426,11 +430,12 @@ final class ChatRoomTests: XCTestCase {
         }
         XCTAssertEqual(gone, .notFound)
         let events = try await fixture.store.events(recipientID: designer.id, afterPosition: 0, limit: 100)
-        XCTAssertFalse(events.contains { event in
-            if case .messageAdded(let message) = event.body { return message.roomID == room }
-            if case .roomCreated(let created) = event.body { return created.id == room }
-            return false
-        })
+        XCTAssertFalse(
+            events.contains { event in
+                if case .messageAdded(let message) = event.body { return message.roomID == room }
+                if case .roomCreated(let created) = event.body { return created.id == room }
+                return false
+            })
         let customerEvents = try await fixture.store.events(recipientID: customer.id, afterPosition: 0, limit: 100)
         XCTAssertEqual(customerEvents, [])
         let keptHistory = try await fixture.chat.listMessages(.init(roomID: kept), options: other.options)

@@ -84,7 +84,8 @@ enum ChatStoreContract {
         }
         let bodies: [MessageBodyRecord] = [
             .image(ImageRecord(id: "i", url: "u", width: 1, height: 2)),
-            .postShare(postID: "p", title: "t", firstPhoto: ImageRecord(id: "f", url: "v", width: 3, height: 4), text: "n"),
+            .postShare(
+                postID: "p", title: "t", firstPhoto: ImageRecord(id: "f", url: "v", width: 3, height: 4), text: "n"),
             .postShare(postID: "p2", title: "t2", firstPhoto: nil, text: ""),
             .reservation(id: "r", startAtMilliseconds: 77),
         ]
@@ -113,7 +114,9 @@ enum ChatStoreContract {
         let room = try await store.openRoom(
             kind: "consult", customerID: "c1", designerID: "d1", newRoomID: "r1", now: 1, postShare: nil
         ).room
-        for index in 0..<4 { _ = try await store.appendMessage(draft("d\(index)", room: room.id, from: "d1", text: "x")) }
+        for index in 0..<4 {
+            _ = try await store.appendMessage(draft("d\(index)", room: room.id, from: "d1", text: "x"))
+        }
         _ = try await store.appendMessage(draft("c0", room: room.id, from: "c1", text: "y"))
         var unread = try await store.unreadCount(roomID: room.id, userID: "c1")
         XCTAssertEqual(unread, 4)

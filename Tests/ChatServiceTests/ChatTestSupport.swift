@@ -113,6 +113,13 @@ final class ChatFixture: Sendable {
     var hub: ChatEventHub { TestChatDefinition.hub(for: dataDirectory)! }
     var store: SQLiteChatStore { SQLiteChatStore(database: service.environment.database) }
 
+    /// The running service's store with its hub as the event sink: what SendMessage does after its checks,
+    /// without the RPC (for tests that need many messages quickly; the stream path is the same).
+    var liveStore: SQLiteChatStore {
+        let hub = hub
+        return SQLiteChatStore(database: service.environment.database, sink: { hub.publish($0) })
+    }
+
     /// Another client of the chat service (its own connection), for spreading streams.
     func makeClient() async throws -> (client: RPCClient, task: Task<Void, Never>) {
         let client = try RPCClient(configuration: harness.clientConfiguration(port: try await service.port))

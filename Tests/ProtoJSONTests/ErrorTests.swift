@@ -348,8 +348,10 @@ final class ErrorTests: XCTestCase {
                 .description,
             #"event: unknown field of yedi.chat.StreamEvent (line 1, column 2)"#)
         XCTAssertEqual(
-            try failure(#"{"messageAdded":{"message":{"reservation":{},"postShare":{}}}}"#, as: YediChat.StreamEvent.self)
-                .description,
+            try failure(
+                #"{"messageAdded":{"message":{"reservation":{},"postShare":{}}}}"#, as: YediChat.StreamEvent.self
+            )
+            .description,
             #"messageAdded.message.postShare: another member of the same oneof is already set ("messageAdded.message.reservation") (line 1, column 46)"#
         )
     }

@@ -151,7 +151,8 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
             }
             guard found.customerID == room.customerID, found.designerID == room.designerID else {
                 throw RPCError(
-                    code: .permissionDenied, message: "reservation.reservation_id: not a reservation of this room's pair")
+                    code: .permissionDenied,
+                    message: "reservation.reservation_id: not a reservation of this room's pair")
             }
             body = .reservation(id: found.id, startAtMilliseconds: found.startAtMilliseconds)
         }

@@ -78,8 +78,11 @@ struct ChatPeers: Sendable {
             profiles: { ids in
                 let account = YediAccount.AccountService.Client(try peers.client(for: "account"))
                 let answer = try await account.batchGetUsers(.init(userIDs: ids), options: timeout)
-                return answer.users.map { Profile(
-                        userID: $0.id, name: $0.name, profileImageID: $0.profileImageID, isDesigner: $0.role == .designer) }
+                return answer.users.map {
+                    Profile(
+                        userID: $0.id, name: $0.name, profileImageID: $0.profileImageID,
+                        isDesigner: $0.role == .designer)
+                }
             })
     }
 
@@ -94,7 +97,8 @@ struct ChatPeers: Sendable {
             throw RPCError(code: .unavailable, message: "\(peer) refused the check (\(error.message)); try again later")
         } catch let error as RPCError {
             throw RPCError(
-                code: .unavailable, message: "\(peer) could not be asked (\(error.code): \(error.message)); try again later")
+                code: .unavailable,
+                message: "\(peer) could not be asked (\(error.code): \(error.message)); try again later")
         } catch {
             throw RPCError(code: .unavailable, message: "\(peer) could not be asked; try again later")
         }

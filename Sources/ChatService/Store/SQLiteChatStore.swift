@@ -212,7 +212,7 @@ struct SQLiteChatStore: ChatStore {
                 case "message":
                     guard
                         let message = try Row.fetchOne(
-                            db, sql: "SELECT * FROM chat_message WHERE room_id = ? AND seq = ?",
+                            db.cachedStatement(sql: "SELECT * FROM chat_message WHERE room_id = ? AND seq = ?"),
                             arguments: [roomID, row["seq"] as Int64]
                         ).map(Self.messageRecord)
                     else { continue }
@@ -260,14 +260,15 @@ struct SQLiteChatStore: ChatStore {
         -> AppendedMessage
     {
         guard
-            let room = try Row.fetchOne(db, sql: "SELECT * FROM chat_room WHERE id = ?", arguments: [draft.roomID])
-                .map(Self.roomRecord)
+            let room = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT * FROM chat_room WHERE id = ?"), arguments: [draft.roomID]
+            ).map(Self.roomRecord)
         else { throw ChatStoreError.roomNotFound }
         guard room.isMember(draft.senderID) else { throw ChatStoreError.notMember }
         if let clientID = draft.clientMessageID,
             let original = try Row.fetchOne(
-                db,
-                sql: "SELECT * FROM chat_message WHERE room_id = ? AND sender_id = ? AND client_message_id = ?",
+                db.cachedStatement(
+                    sql: "SELECT * FROM chat_message WHERE room_id = ? AND sender_id = ? AND client_message_id = ?"),
                 arguments: [draft.roomID, draft.senderID, clientID]
             ).map(Self.messageRecord)
         {
@@ -285,9 +286,9 @@ struct SQLiteChatStore: ChatStore {
             events.append(event)
             last = event.position
         }
-        try db.execute(
-            sql: "UPDATE chat_room SET last_seq = ?, last_activity_at_ms = ?, activity_position = ? WHERE id = ?",
-            arguments: [message.seq, message.sentAtMilliseconds, last, room.id])
+        try db.cachedStatement(
+            sql: "UPDATE chat_room SET last_seq = ?, last_activity_at_ms = ?, activity_position = ? WHERE id = ?"
+        ).execute(arguments: [message.seq, message.sentAtMilliseconds, last, room.id])
         return AppendedMessage(message: message, duplicate: false)
     }
 
@@ -317,12 +318,13 @@ struct SQLiteChatStore: ChatStore {
             refID = id
             startAt = start
         }
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO chat_message (room_id, seq, id, sender_id, client_message_id, sent_at_ms, body_kind,
                     text, ref_id, title, image_id, image_url, image_width, image_height, start_at_ms)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
+                """
+        ).execute(
             arguments: [
                 message.roomID, message.seq, message.id, message.senderID, message.clientMessageID,
                 message.sentAtMilliseconds, kind, text, refID, title, image?.id, image?.url ?? "",
@@ -345,12 +347,12 @@ struct SQLiteChatStore: ChatStore {
             readAt = at
         case .roomCreated: break
         }
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO chat_event (recipient_id, room_id, kind, seq, reader_id, read_seq, read_at_ms, created_at_ms)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [recipient, roomID, kind, seq, readerID, readSeq, readAt, now])
+                """
+        ).execute(arguments: [recipient, roomID, kind, seq, readerID, readSeq, readAt, now])
         return ChatEventRecord(position: db.lastInsertedRowID, recipientID: recipient, body: body)
     }
 

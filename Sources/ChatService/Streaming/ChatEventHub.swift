@@ -134,7 +134,8 @@ final class ChatSubscription: Sendable {
         enum Outcome {
             case done
             case deliver(CheckedContinuation<[ChatEventRecord], any Error>)
-            case overflow(RPCError, CheckedContinuation<[ChatEventRecord], any Error>?, CheckedContinuation<RPCError, any Error>?)
+            case overflow(
+                RPCError, CheckedContinuation<[ChatEventRecord], any Error>?, CheckedContinuation<RPCError, any Error>?)
         }
         let outcome: Outcome = state.withLock { state in
             if state.end != nil { return .done }
@@ -173,7 +174,8 @@ final class ChatSubscription: Sendable {
 
     /// Ends the subscription with `error` (a no-op if it already ended).
     func end(_ error: RPCError) {
-        let waiters = state.withLock { state -> (CheckedContinuation<[ChatEventRecord], any Error>?, CheckedContinuation<RPCError, any Error>?)? in
+        let waiters = state.withLock {
+            state -> (CheckedContinuation<[ChatEventRecord], any Error>?, CheckedContinuation<RPCError, any Error>?)? in
             guard state.end == nil else { return nil }
             state.end = error
             state.buffer.removeAll()
@@ -190,7 +192,8 @@ final class ChatSubscription: Sendable {
     /// The buffered events, waiting for one if there are none; throws the end reason once ended.
     func take() async throws -> [ChatEventRecord] {
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[ChatEventRecord], any Error>) in
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<[ChatEventRecord], any Error>) in
                 enum Outcome {
                     case events([ChatEventRecord])
                     case failure(any Error)
