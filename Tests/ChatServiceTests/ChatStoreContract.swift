@@ -183,8 +183,12 @@ enum ChatStoreContract {
         ).room
         _ = try await store.appendMessage(draft("m1", room: r1.id, from: "c1", text: "bye"))
         _ = try await store.appendMessage(draft("m2", room: r2.id, from: "c2", text: "stay"))
+        let highest = try await store.highestPosition()
+        XCTAssertGreaterThan(highest, 0)
         let removed = try await store.purgeUser(userID: "c1")
         XCTAssertEqual(removed, [r1.id])
+        let afterPurge = try await store.highestPosition()
+        XCTAssertEqual(afterPurge, highest, "a purge must not lower the highest position given out")
         let again = try await store.purgeUser(userID: "c1")
         XCTAssertEqual(again, [])
         let room = try await store.room(id: r1.id)

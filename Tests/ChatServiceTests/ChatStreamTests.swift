@@ -174,9 +174,50 @@ final class ChatStreamTests: XCTestCase {
         }
         XCTAssertEqual(receipts.map(\.readerID), [designer.id, customer.id])
         XCTAssertEqual(receipts.map(\.readSeq), [15, 12])
+        // A position never given out is refused (it would hide live events).
+        let future = StreamCollector()
+        await future.run(chat, user: customer, after: 1_000_000)
+        XCTAssertEqual(future.end?.code, .outOfRange)
         // The CaughtUp marker came after the stored events and before the live ones.
         let marker = try XCTUnwrap(second.events.firstIndex { if case .caughtUp? = $0.event { true } else { false } })
         XCTAssertEqual(marker, 12)
+        try await fixture.stop()
+    }
+
+    func testResubscribingWhileMessagesFlowNeverLosesOrRepeatsOne() async throws {
+        // The race between reading stored events and live delivery: every reconnection happens while
+        // messages are being committed.
+        let fixture = try await ChatFixture.start()
+        let customer = try await fixture.signUp(.customer)
+        let designer = try await fixture.signUp(.designer)
+        let room = try await fixture.openRoomID(customer, designer)
+        let total = 300
+        let sender = Task {
+            for index in 1...total { try await fixture.send(customer, room, "flow \(index)") }
+        }
+        var seqs: [Int64] = []
+        var positions: [Int64] = []
+        var last: Int64 = 0
+        var reconnections = 0
+        while seqs.count < total {
+            let collector = StreamCollector()
+            // At most what is still to come (the room-created event first), so the last one returns.
+            let remaining = total - seqs.count + (last == 0 ? 1 : 0)
+            await collector.run(fixture.chat, user: designer, after: last, stopAfter: min(25, remaining))
+            for event in collector.realEvents {
+                positions.append(event.position)
+                if case .messageAdded(let added)? = event.event { seqs.append(added.message?.seq ?? 0) }
+            }
+            last = collector.lastPosition == 0 ? last : collector.lastPosition
+            reconnections += 1
+            XCTAssertLessThan(reconnections, 100, "no progress")
+            if reconnections >= 100 { break }
+        }
+        try await sender.value
+        XCTAssertGreaterThan(reconnections, 5)
+        XCTAssertEqual(seqs, Array(1...Int64(total)), "a message lost, repeated or reordered across reconnections")
+        XCTAssertEqual(positions, positions.sorted())
+        XCTAssertEqual(Set(positions).count, positions.count)
         try await fixture.stop()
     }
 

@@ -237,6 +237,13 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
         // whatever committed before is in the database; positions already sent are skipped.
         let subscription = try hub.subscribe(userID: userID)
         defer { hub.unsubscribe(subscription) }
+        // A position from the future (another deployment, a corrupted client) would make the stream skip
+        // live events until the positions caught up with it.
+        guard request.afterPosition <= (try await store.highestPosition()) else {
+            throw RPCError(
+                code: .outOfRange,
+                message: "after_position is beyond every position given out; subscribe from ListRooms' stream_position")
+        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 try await pump(subscription, after: request.afterPosition, writer: writer)

@@ -27,6 +27,8 @@ protocol ChatStore: Sendable {
     func totalUnread(userID: String) async throws -> Int64
     /// The member's rooms by last activity, newest first, after `afterActivity` (a previous page's last).
     func rooms(userID: String, afterActivity: Int64?, limit: Int) async throws -> RoomListRecord
+    /// The highest event position ever given out (purged events included): no client can have seen more.
+    func highestPosition() async throws -> Int64
     /// The recipient's events after `position`, oldest first.
     func events(recipientID: String, afterPosition position: Int64, limit: Int) async throws -> [ChatEventRecord]
     /// Deletes every room `userID` is a member of (both sides), their messages, and the events of those

@@ -195,6 +195,14 @@ struct SQLiteChatStore: ChatStore {
 
     // MARK: Events
 
+    func highestPosition() async throws -> Int64 {
+        try await database.read { db in
+            // AUTOINCREMENT's high-water mark: unlike MAX(position) it does not go down when a purge
+            // removed the newest events.
+            try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'chat_event'") ?? 0
+        }
+    }
+
     func events(recipientID: String, afterPosition position: Int64, limit: Int) async throws -> [ChatEventRecord] {
         try await database.read { db in
             let rows = try Row.fetchAll(
