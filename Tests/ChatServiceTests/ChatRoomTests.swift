@@ -415,6 +415,10 @@ final class ChatRoomTests: XCTestCase {
         try await fixture.send(customer, room, "지워질 메시지")
         try await fixture.send(other, kept, "남을 메시지")
         _ = try await fixture.chat.listMessages(.init(roomID: room), options: designer.options)  // cached
+        let stream = StreamCollector()
+        let reader = Task { [fixture] in await stream.run(fixture!.chat, user: customer) }
+        let caughtUp = try await eventually(timeout: 10) { stream.caughtUp }
+        XCTAssertTrue(caughtUp)
 
         let asUser = await statusCode {
             _ = try await self.fixture.chat.purgeUser(.init(userID: customer.id), options: customer.options)
@@ -423,6 +427,8 @@ final class ChatRoomTests: XCTestCase {
         for _ in 0..<2 {
             _ = try await fixture.asService("account") { try await $0.purgeUser(.init(userID: customer.id)) }
         }
+        await reader.value
+        XCTAssertEqual(stream.end?.code, .unauthenticated, "the deleted user's stream stayed open")
         let designerRooms = try await fixture.chat.listRooms(.init(), options: designer.options)
         XCTAssertEqual(designerRooms.rooms.map(\.id), [kept])
         let gone = await statusCode {

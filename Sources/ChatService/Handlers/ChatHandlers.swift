@@ -291,6 +291,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
         }
         let rooms = try await store.purgeUser(userID: request.userID)
         for room in rooms { cache.invalidate(room: room, roomRemoved: true) }
+        hub.end(userID: request.userID, RPCError(code: .unauthenticated, message: "this account was deleted"))
         let first = try await recordDelivery(context)
         context.logger.info(
             "purged user",

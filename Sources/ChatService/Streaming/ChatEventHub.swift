@@ -72,6 +72,16 @@ final class ChatEventHub: Sendable {
         }
     }
 
+    /// Ends `userID`'s open streams with `error` (their account was deleted).
+    func end(userID: String, _ error: RPCError) {
+        let subscriptions = state.withLock { state in
+            let subscriptions = state.byUser[userID].map { Array($0.values) } ?? []
+            state.byUser[userID] = nil
+            return subscriptions
+        }
+        for subscription in subscriptions { subscription.end(error) }
+    }
+
     /// Ends every open stream with UNAVAILABLE and refuses new ones: the process is going away.
     func shutDown() {
         let all = state.withLock { state in
