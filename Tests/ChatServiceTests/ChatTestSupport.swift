@@ -25,13 +25,17 @@ final class ChatFixture: Sendable {
     let clock: ManualClock
     let dataDirectory: String
     let hubCapacity: Int
+    let shutdownGrace: Int
     private let running: NIOLockedValueBox<(service: RunningService, client: RPCClient, task: Task<Void, Never>)?>
     private let accountClient: RPCClient
     private let accountTask: Task<Void, Never>
 
     /// - Parameters:
     ///   - inMemoryDisk: keep the chat database on tmpfs (the big stream tests: fsync costs nothing there).
-    static func start(hubCapacity: Int = 1_024, inMemoryDisk: Bool = false) async throws -> ChatFixture {
+    ///   - shutdownGrace: seconds the chat server's drain may take.
+    static func start(hubCapacity: Int = 1_024, inMemoryDisk: Bool = false, shutdownGrace: Int = 1) async throws
+        -> ChatFixture
+    {
         let harness = try ServiceHarness()
         // Starts at the real time: the peer stand-ins check forwarded tokens against the system clock.
         let clock = ManualClock(Date())
@@ -51,15 +55,18 @@ final class ChatFixture: Sendable {
         let accountClient = try RPCClient(configuration: harness.clientConfiguration(port: try await account.port))
         let fixture = ChatFixture(
             harness: harness, account: account, content: content, booking: booking, peers: peers, clock: clock,
-            dataDirectory: dataDirectory, hubCapacity: hubCapacity, accountClient: accountClient)
+            dataDirectory: dataDirectory, hubCapacity: hubCapacity, shutdownGrace: shutdownGrace,
+            accountClient: accountClient)
         try await fixture.startChat()
         return fixture
     }
 
     private init(
         harness: ServiceHarness, account: RunningService, content: PeerServer, booking: PeerServer,
-        peers: FakePeerData, clock: ManualClock, dataDirectory: String, hubCapacity: Int, accountClient: RPCClient
+        peers: FakePeerData, clock: ManualClock, dataDirectory: String, hubCapacity: Int, shutdownGrace: Int,
+        accountClient: RPCClient
     ) {
+        self.shutdownGrace = shutdownGrace
         self.harness = harness
         self.account = account
         self.content = content
@@ -78,7 +85,7 @@ final class ChatFixture: Sendable {
         let configuration = try harness.configuration(
             ChatServiceDefinition.defaults,
             peers: ["account": try await account.port, "content": content.port, "booking": booking.port],
-            dataDirectory: dataDirectory)
+            dataDirectory: dataDirectory, configure: { [shutdownGrace] in $0.shutdownGrace = "\(shutdownGrace)" })
         TestChatDefinition.register(ChatEventHub(capacity: hubCapacity), for: dataDirectory)
         let service = try await harness.start(TestChatDefinition.self, configuration: configuration, clock: clock)
         let client = try RPCClient(configuration: harness.clientConfiguration(port: try await service.port))
