@@ -122,7 +122,7 @@ let package = Package(
         .executableTarget(
             name: "ChatService",
             dependencies: [
-                "ServiceRuntime", "RPCCore", "YediProto", grdb, serviceLifecycle,
+                "ServiceRuntime", "RPCCore", "YediProto", grdb, serviceLifecycle, metrics,
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),

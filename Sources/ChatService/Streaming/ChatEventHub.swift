@@ -1,4 +1,5 @@
 import DequeModule
+import Metrics
 import RPCCore
 import ServiceLifecycle
 import Synchronization
@@ -16,6 +17,9 @@ final class ChatEventHub: Sendable {
     /// Open subscriptions per user (devices); one more is refused with RESOURCE_EXHAUSTED.
     let maxPerUser: Int
     private let state = Mutex(HubState())
+    /// `yedi_chat_streams_open` and `yedi_chat_stream_cutoffs_total{reason}` for dashboards.
+    private let openStreams = Gauge(label: "yedi_chat_streams_open")
+    private let slowCutOffs = Counter(label: "yedi_chat_stream_cutoffs_total", dimensions: [("reason", "slow")])
 
     private struct HubState {
         var nextID: UInt64 = 0
@@ -44,6 +48,7 @@ final class ChatEventHub: Sendable {
             state.nextID += 1
             let subscription = ChatSubscription(id: state.nextID, userID: userID, capacity: capacity)
             state.byUser[userID, default: [:]][subscription.id] = subscription
+            openStreams.record(state.byUser.values.reduce(0) { $0 + $1.count })
             return subscription
         }
     }
@@ -52,6 +57,7 @@ final class ChatEventHub: Sendable {
         state.withLock { state in
             state.byUser[subscription.userID]?[subscription.id] = nil
             if state.byUser[subscription.userID]?.isEmpty == true { state.byUser[subscription.userID] = nil }
+            openStreams.record(state.byUser.values.reduce(0) { $0 + $1.count })
         }
     }
 
@@ -69,7 +75,9 @@ final class ChatEventHub: Sendable {
                 state.byUser[subscription.userID]?[subscription.id] = nil
                 if state.byUser[subscription.userID]?.isEmpty == true { state.byUser[subscription.userID] = nil }
             }
+            if !overflowed.isEmpty { openStreams.record(state.byUser.values.reduce(0) { $0 + $1.count }) }
         }
+        if !overflowed.isEmpty { slowCutOffs.increment(by: overflowed.count) }
     }
 
     /// Ends `userID`'s open streams with `error` (their account was deleted).
@@ -77,6 +85,7 @@ final class ChatEventHub: Sendable {
         let subscriptions = state.withLock { state in
             let subscriptions = state.byUser[userID].map { Array($0.values) } ?? []
             state.byUser[userID] = nil
+            openStreams.record(state.byUser.values.reduce(0) { $0 + $1.count })
             return subscriptions
         }
         for subscription in subscriptions { subscription.end(error) }
@@ -88,6 +97,7 @@ final class ChatEventHub: Sendable {
             state.closed = true
             let all = state.byUser.values.flatMap(\.values)
             state.byUser = [:]
+            openStreams.record(0)
             return all
         }
         for subscription in all {
