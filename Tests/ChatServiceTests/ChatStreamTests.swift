@@ -295,6 +295,27 @@ final class ChatStreamTests: XCTestCase {
         try await fixture.stop()
     }
 
+    func testOneUserMayHoldSixteenStreamsAtOnce() async throws {
+        let fixture = try await ChatFixture.start()
+        let customer = try await fixture.signUp(.customer)
+        let collectors = (0..<16).map { _ in StreamCollector() }
+        let readers = collectors.map { collector in Task { await collector.run(fixture.chat, user: customer) } }
+        let open = try await eventually(timeout: 10) { collectors.allSatisfy(\.caughtUp) }
+        XCTAssertTrue(open)
+        let extra = StreamCollector()
+        await extra.run(fixture.chat, user: customer)
+        XCTAssertEqual(extra.end?.code, .resourceExhausted)
+        // Another user is not affected.
+        let other = try await fixture.signUp(.customer)
+        let theirs = StreamCollector()
+        let theirReader = Task { await theirs.run(fixture.chat, user: other) }
+        let theirsOpen = try await eventually(timeout: 10) { theirs.caughtUp }
+        XCTAssertTrue(theirsOpen)
+        for reader in readers + [theirReader] { reader.cancel() }
+        for reader in readers + [theirReader] { await reader.value }
+        try await fixture.stop()
+    }
+
     func testGracefulShutdownEndsOpenStreamsPromptlyWithUnavailable() async throws {
         // A long grace period: a stream that waited for the drain to run out would take 10 s to end.
         let fixture = try await ChatFixture.start(shutdownGrace: 10)
