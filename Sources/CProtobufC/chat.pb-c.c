@@ -142,49 +142,49 @@ void   yedi__chat__post_share_body__free_unpacked
   assert(message->base.descriptor == &yedi__chat__post_share_body__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   yedi__chat__booking_body__init
-                     (Yedi__Chat__BookingBody         *message)
+void   yedi__chat__reservation_body__init
+                     (Yedi__Chat__ReservationBody         *message)
 {
-  static const Yedi__Chat__BookingBody init_value = YEDI__CHAT__BOOKING_BODY__INIT;
+  static const Yedi__Chat__ReservationBody init_value = YEDI__CHAT__RESERVATION_BODY__INIT;
   *message = init_value;
 }
-size_t yedi__chat__booking_body__get_packed_size
-                     (const Yedi__Chat__BookingBody *message)
+size_t yedi__chat__reservation_body__get_packed_size
+                     (const Yedi__Chat__ReservationBody *message)
 {
-  assert(message->base.descriptor == &yedi__chat__booking_body__descriptor);
+  assert(message->base.descriptor == &yedi__chat__reservation_body__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t yedi__chat__booking_body__pack
-                     (const Yedi__Chat__BookingBody *message,
+size_t yedi__chat__reservation_body__pack
+                     (const Yedi__Chat__ReservationBody *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &yedi__chat__booking_body__descriptor);
+  assert(message->base.descriptor == &yedi__chat__reservation_body__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t yedi__chat__booking_body__pack_to_buffer
-                     (const Yedi__Chat__BookingBody *message,
+size_t yedi__chat__reservation_body__pack_to_buffer
+                     (const Yedi__Chat__ReservationBody *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &yedi__chat__booking_body__descriptor);
+  assert(message->base.descriptor == &yedi__chat__reservation_body__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-Yedi__Chat__BookingBody *
-       yedi__chat__booking_body__unpack
+Yedi__Chat__ReservationBody *
+       yedi__chat__reservation_body__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (Yedi__Chat__BookingBody *)
-     protobuf_c_message_unpack (&yedi__chat__booking_body__descriptor,
+  return (Yedi__Chat__ReservationBody *)
+     protobuf_c_message_unpack (&yedi__chat__reservation_body__descriptor,
                                 allocator, len, data);
 }
-void   yedi__chat__booking_body__free_unpacked
-                     (Yedi__Chat__BookingBody *message,
+void   yedi__chat__reservation_body__free_unpacked
+                     (Yedi__Chat__ReservationBody *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &yedi__chat__booking_body__descriptor);
+  assert(message->base.descriptor == &yedi__chat__reservation_body__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   yedi__chat__chat_message__init
@@ -365,6 +365,51 @@ void   yedi__chat__open_room_request__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &yedi__chat__open_room_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__chat__open_room_response__init
+                     (Yedi__Chat__OpenRoomResponse         *message)
+{
+  static const Yedi__Chat__OpenRoomResponse init_value = YEDI__CHAT__OPEN_ROOM_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__chat__open_room_response__get_packed_size
+                     (const Yedi__Chat__OpenRoomResponse *message)
+{
+  assert(message->base.descriptor == &yedi__chat__open_room_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__chat__open_room_response__pack
+                     (const Yedi__Chat__OpenRoomResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__chat__open_room_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__chat__open_room_response__pack_to_buffer
+                     (const Yedi__Chat__OpenRoomResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__chat__open_room_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Chat__OpenRoomResponse *
+       yedi__chat__open_room_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Chat__OpenRoomResponse *)
+     protobuf_c_message_unpack (&yedi__chat__open_room_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__chat__open_room_response__free_unpacked
+                     (Yedi__Chat__OpenRoomResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__chat__open_room_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   yedi__chat__send_message_request__init
@@ -727,94 +772,229 @@ void   yedi__chat__subscribe_request__free_unpacked
   assert(message->base.descriptor == &yedi__chat__subscribe_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   yedi__chat__read_receipt__init
-                     (Yedi__Chat__ReadReceipt         *message)
+void   yedi__chat__message_added__init
+                     (Yedi__Chat__MessageAdded         *message)
 {
-  static const Yedi__Chat__ReadReceipt init_value = YEDI__CHAT__READ_RECEIPT__INIT;
+  static const Yedi__Chat__MessageAdded init_value = YEDI__CHAT__MESSAGE_ADDED__INIT;
   *message = init_value;
 }
-size_t yedi__chat__read_receipt__get_packed_size
-                     (const Yedi__Chat__ReadReceipt *message)
+size_t yedi__chat__message_added__get_packed_size
+                     (const Yedi__Chat__MessageAdded *message)
 {
-  assert(message->base.descriptor == &yedi__chat__read_receipt__descriptor);
+  assert(message->base.descriptor == &yedi__chat__message_added__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t yedi__chat__read_receipt__pack
-                     (const Yedi__Chat__ReadReceipt *message,
+size_t yedi__chat__message_added__pack
+                     (const Yedi__Chat__MessageAdded *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &yedi__chat__read_receipt__descriptor);
+  assert(message->base.descriptor == &yedi__chat__message_added__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t yedi__chat__read_receipt__pack_to_buffer
-                     (const Yedi__Chat__ReadReceipt *message,
+size_t yedi__chat__message_added__pack_to_buffer
+                     (const Yedi__Chat__MessageAdded *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &yedi__chat__read_receipt__descriptor);
+  assert(message->base.descriptor == &yedi__chat__message_added__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-Yedi__Chat__ReadReceipt *
-       yedi__chat__read_receipt__unpack
+Yedi__Chat__MessageAdded *
+       yedi__chat__message_added__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (Yedi__Chat__ReadReceipt *)
-     protobuf_c_message_unpack (&yedi__chat__read_receipt__descriptor,
+  return (Yedi__Chat__MessageAdded *)
+     protobuf_c_message_unpack (&yedi__chat__message_added__descriptor,
                                 allocator, len, data);
 }
-void   yedi__chat__read_receipt__free_unpacked
-                     (Yedi__Chat__ReadReceipt *message,
+void   yedi__chat__message_added__free_unpacked
+                     (Yedi__Chat__MessageAdded *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &yedi__chat__read_receipt__descriptor);
+  assert(message->base.descriptor == &yedi__chat__message_added__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   yedi__chat__room_event__init
-                     (Yedi__Chat__RoomEvent         *message)
+void   yedi__chat__read_cursor_moved__init
+                     (Yedi__Chat__ReadCursorMoved         *message)
 {
-  static const Yedi__Chat__RoomEvent init_value = YEDI__CHAT__ROOM_EVENT__INIT;
+  static const Yedi__Chat__ReadCursorMoved init_value = YEDI__CHAT__READ_CURSOR_MOVED__INIT;
   *message = init_value;
 }
-size_t yedi__chat__room_event__get_packed_size
-                     (const Yedi__Chat__RoomEvent *message)
+size_t yedi__chat__read_cursor_moved__get_packed_size
+                     (const Yedi__Chat__ReadCursorMoved *message)
 {
-  assert(message->base.descriptor == &yedi__chat__room_event__descriptor);
+  assert(message->base.descriptor == &yedi__chat__read_cursor_moved__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t yedi__chat__room_event__pack
-                     (const Yedi__Chat__RoomEvent *message,
+size_t yedi__chat__read_cursor_moved__pack
+                     (const Yedi__Chat__ReadCursorMoved *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &yedi__chat__room_event__descriptor);
+  assert(message->base.descriptor == &yedi__chat__read_cursor_moved__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t yedi__chat__room_event__pack_to_buffer
-                     (const Yedi__Chat__RoomEvent *message,
+size_t yedi__chat__read_cursor_moved__pack_to_buffer
+                     (const Yedi__Chat__ReadCursorMoved *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &yedi__chat__room_event__descriptor);
+  assert(message->base.descriptor == &yedi__chat__read_cursor_moved__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-Yedi__Chat__RoomEvent *
-       yedi__chat__room_event__unpack
+Yedi__Chat__ReadCursorMoved *
+       yedi__chat__read_cursor_moved__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (Yedi__Chat__RoomEvent *)
-     protobuf_c_message_unpack (&yedi__chat__room_event__descriptor,
+  return (Yedi__Chat__ReadCursorMoved *)
+     protobuf_c_message_unpack (&yedi__chat__read_cursor_moved__descriptor,
                                 allocator, len, data);
 }
-void   yedi__chat__room_event__free_unpacked
-                     (Yedi__Chat__RoomEvent *message,
+void   yedi__chat__read_cursor_moved__free_unpacked
+                     (Yedi__Chat__ReadCursorMoved *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &yedi__chat__room_event__descriptor);
+  assert(message->base.descriptor == &yedi__chat__read_cursor_moved__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__chat__room_created__init
+                     (Yedi__Chat__RoomCreated         *message)
+{
+  static const Yedi__Chat__RoomCreated init_value = YEDI__CHAT__ROOM_CREATED__INIT;
+  *message = init_value;
+}
+size_t yedi__chat__room_created__get_packed_size
+                     (const Yedi__Chat__RoomCreated *message)
+{
+  assert(message->base.descriptor == &yedi__chat__room_created__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__chat__room_created__pack
+                     (const Yedi__Chat__RoomCreated *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__chat__room_created__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__chat__room_created__pack_to_buffer
+                     (const Yedi__Chat__RoomCreated *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__chat__room_created__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Chat__RoomCreated *
+       yedi__chat__room_created__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Chat__RoomCreated *)
+     protobuf_c_message_unpack (&yedi__chat__room_created__descriptor,
+                                allocator, len, data);
+}
+void   yedi__chat__room_created__free_unpacked
+                     (Yedi__Chat__RoomCreated *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__chat__room_created__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__chat__caught_up__init
+                     (Yedi__Chat__CaughtUp         *message)
+{
+  static const Yedi__Chat__CaughtUp init_value = YEDI__CHAT__CAUGHT_UP__INIT;
+  *message = init_value;
+}
+size_t yedi__chat__caught_up__get_packed_size
+                     (const Yedi__Chat__CaughtUp *message)
+{
+  assert(message->base.descriptor == &yedi__chat__caught_up__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__chat__caught_up__pack
+                     (const Yedi__Chat__CaughtUp *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__chat__caught_up__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__chat__caught_up__pack_to_buffer
+                     (const Yedi__Chat__CaughtUp *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__chat__caught_up__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Chat__CaughtUp *
+       yedi__chat__caught_up__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Chat__CaughtUp *)
+     protobuf_c_message_unpack (&yedi__chat__caught_up__descriptor,
+                                allocator, len, data);
+}
+void   yedi__chat__caught_up__free_unpacked
+                     (Yedi__Chat__CaughtUp *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__chat__caught_up__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__chat__stream_event__init
+                     (Yedi__Chat__StreamEvent         *message)
+{
+  static const Yedi__Chat__StreamEvent init_value = YEDI__CHAT__STREAM_EVENT__INIT;
+  *message = init_value;
+}
+size_t yedi__chat__stream_event__get_packed_size
+                     (const Yedi__Chat__StreamEvent *message)
+{
+  assert(message->base.descriptor == &yedi__chat__stream_event__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__chat__stream_event__pack
+                     (const Yedi__Chat__StreamEvent *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__chat__stream_event__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__chat__stream_event__pack_to_buffer
+                     (const Yedi__Chat__StreamEvent *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__chat__stream_event__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Chat__StreamEvent *
+       yedi__chat__stream_event__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Chat__StreamEvent *)
+     protobuf_c_message_unpack (&yedi__chat__stream_event__descriptor,
+                                allocator, len, data);
+}
+void   yedi__chat__stream_event__free_unpacked
+                     (Yedi__Chat__StreamEvent *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__chat__stream_event__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 static const ProtobufCFieldDescriptor yedi__chat__text_body__field_descriptors[1] =
@@ -970,7 +1150,7 @@ const ProtobufCMessageDescriptor yedi__chat__post_share_body__descriptor =
   (ProtobufCMessageInit) yedi__chat__post_share_body__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__chat__booking_body__field_descriptors[2] =
+static const ProtobufCFieldDescriptor yedi__chat__reservation_body__field_descriptors[2] =
 {
   {
     "reservation_id",
@@ -978,7 +1158,7 @@ static const ProtobufCFieldDescriptor yedi__chat__booking_body__field_descriptor
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_STRING,
     0,   /* quantifier_offset */
-    offsetof(Yedi__Chat__BookingBody, reservation_id),
+    offsetof(Yedi__Chat__ReservationBody, reservation_id),
     NULL,
     &protobuf_c_empty_string,
     0,             /* flags */
@@ -990,38 +1170,38 @@ static const ProtobufCFieldDescriptor yedi__chat__booking_body__field_descriptor
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_INT64,
     0,   /* quantifier_offset */
-    offsetof(Yedi__Chat__BookingBody, start_at_ms),
+    offsetof(Yedi__Chat__ReservationBody, start_at_ms),
     NULL,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
 };
-static const unsigned yedi__chat__booking_body__field_indices_by_name[] = {
+static const unsigned yedi__chat__reservation_body__field_indices_by_name[] = {
   0,   /* field[0] = reservation_id */
   1,   /* field[1] = start_at_ms */
 };
-static const ProtobufCIntRange yedi__chat__booking_body__number_ranges[1 + 1] =
+static const ProtobufCIntRange yedi__chat__reservation_body__number_ranges[1 + 1] =
 {
   { 1, 0 },
   { 0, 2 }
 };
-const ProtobufCMessageDescriptor yedi__chat__booking_body__descriptor =
+const ProtobufCMessageDescriptor yedi__chat__reservation_body__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "yedi.chat.BookingBody",
-  "BookingBody",
-  "Yedi__Chat__BookingBody",
+  "yedi.chat.ReservationBody",
+  "ReservationBody",
+  "Yedi__Chat__ReservationBody",
   "yedi.chat",
-  sizeof(Yedi__Chat__BookingBody),
+  sizeof(Yedi__Chat__ReservationBody),
   2,
-  yedi__chat__booking_body__field_descriptors,
-  yedi__chat__booking_body__field_indices_by_name,
-  1,  yedi__chat__booking_body__number_ranges,
-  (ProtobufCMessageInit) yedi__chat__booking_body__init,
+  yedi__chat__reservation_body__field_descriptors,
+  yedi__chat__reservation_body__field_indices_by_name,
+  1,  yedi__chat__reservation_body__number_ranges,
+  (ProtobufCMessageInit) yedi__chat__reservation_body__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__chat__chat_message__field_descriptors[9] =
+static const ProtobufCFieldDescriptor yedi__chat__chat_message__field_descriptors[11] =
 {
   {
     "id",
@@ -1048,8 +1228,20 @@ static const ProtobufCFieldDescriptor yedi__chat__chat_message__field_descriptor
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "sender_id",
+    "seq",
     3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__ChatMessage, seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sender_id",
+    4,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_STRING,
     0,   /* quantifier_offset */
@@ -1061,7 +1253,7 @@ static const ProtobufCFieldDescriptor yedi__chat__chat_message__field_descriptor
   },
   {
     "sent_at_ms",
-    4,
+    5,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_INT64,
     0,   /* quantifier_offset */
@@ -1073,7 +1265,7 @@ static const ProtobufCFieldDescriptor yedi__chat__chat_message__field_descriptor
   },
   {
     "text",
-    5,
+    6,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
     offsetof(Yedi__Chat__ChatMessage, body_case),
@@ -1085,7 +1277,7 @@ static const ProtobufCFieldDescriptor yedi__chat__chat_message__field_descriptor
   },
   {
     "image",
-    6,
+    7,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
     offsetof(Yedi__Chat__ChatMessage, body_case),
@@ -1097,7 +1289,7 @@ static const ProtobufCFieldDescriptor yedi__chat__chat_message__field_descriptor
   },
   {
     "post_share",
-    7,
+    8,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
     offsetof(Yedi__Chat__ChatMessage, body_case),
@@ -1108,45 +1300,59 @@ static const ProtobufCFieldDescriptor yedi__chat__chat_message__field_descriptor
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "booking",
-    8,
+    "reservation",
+    9,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
     offsetof(Yedi__Chat__ChatMessage, body_case),
-    offsetof(Yedi__Chat__ChatMessage, booking),
-    &yedi__chat__booking_body__descriptor,
+    offsetof(Yedi__Chat__ChatMessage, reservation),
+    &yedi__chat__reservation_body__descriptor,
     NULL,
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "read_at_ms",
-    9,
+    "read_by_recipient",
+    10,
     PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_INT64,
+    PROTOBUF_C_TYPE_BOOL,
     0,   /* quantifier_offset */
-    offsetof(Yedi__Chat__ChatMessage, read_at_ms),
+    offsetof(Yedi__Chat__ChatMessage, read_by_recipient),
     NULL,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "client_message_id",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__ChatMessage, client_message_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__chat__chat_message__field_indices_by_name[] = {
-  7,   /* field[7] = booking */
+  10,   /* field[10] = client_message_id */
   0,   /* field[0] = id */
-  5,   /* field[5] = image */
-  6,   /* field[6] = post_share */
-  8,   /* field[8] = read_at_ms */
+  6,   /* field[6] = image */
+  7,   /* field[7] = post_share */
+  9,   /* field[9] = read_by_recipient */
+  8,   /* field[8] = reservation */
   1,   /* field[1] = room_id */
-  2,   /* field[2] = sender_id */
-  3,   /* field[3] = sent_at_ms */
-  4,   /* field[4] = text */
+  3,   /* field[3] = sender_id */
+  4,   /* field[4] = sent_at_ms */
+  2,   /* field[2] = seq */
+  5,   /* field[5] = text */
 };
 static const ProtobufCIntRange yedi__chat__chat_message__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 9 }
+  { 0, 11 }
 };
 const ProtobufCMessageDescriptor yedi__chat__chat_message__descriptor =
 {
@@ -1156,7 +1362,7 @@ const ProtobufCMessageDescriptor yedi__chat__chat_message__descriptor =
   "Yedi__Chat__ChatMessage",
   "yedi.chat",
   sizeof(Yedi__Chat__ChatMessage),
-  9,
+  11,
   yedi__chat__chat_message__field_descriptors,
   yedi__chat__chat_message__field_indices_by_name,
   1,  yedi__chat__chat_message__number_ranges,
@@ -1227,7 +1433,7 @@ const ProtobufCMessageDescriptor yedi__chat__party__descriptor =
   (ProtobufCMessageInit) yedi__chat__party__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__chat__room__field_descriptors[7] =
+static const ProtobufCFieldDescriptor yedi__chat__room__field_descriptors[11] =
 {
   {
     "id",
@@ -1242,8 +1448,20 @@ static const ProtobufCFieldDescriptor yedi__chat__room__field_descriptors[7] =
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "customer_id",
+    "kind",
     2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__Room, kind),
+    &yedi__chat__room_kind__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "customer_id",
+    3,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_STRING,
     0,   /* quantifier_offset */
@@ -1255,7 +1473,7 @@ static const ProtobufCFieldDescriptor yedi__chat__room__field_descriptors[7] =
   },
   {
     "designer_id",
-    3,
+    4,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_STRING,
     0,   /* quantifier_offset */
@@ -1267,7 +1485,7 @@ static const ProtobufCFieldDescriptor yedi__chat__room__field_descriptors[7] =
   },
   {
     "other",
-    4,
+    5,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
     0,   /* quantifier_offset */
@@ -1279,7 +1497,7 @@ static const ProtobufCFieldDescriptor yedi__chat__room__field_descriptors[7] =
   },
   {
     "last_message",
-    5,
+    6,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
     0,   /* quantifier_offset */
@@ -1291,7 +1509,7 @@ static const ProtobufCFieldDescriptor yedi__chat__room__field_descriptors[7] =
   },
   {
     "unread_count",
-    6,
+    7,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_INT64,
     0,   /* quantifier_offset */
@@ -1302,12 +1520,48 @@ static const ProtobufCFieldDescriptor yedi__chat__room__field_descriptors[7] =
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "updated_at_ms",
-    7,
+    "last_activity_at_ms",
+    8,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_INT64,
     0,   /* quantifier_offset */
-    offsetof(Yedi__Chat__Room, updated_at_ms),
+    offsetof(Yedi__Chat__Room, last_activity_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "created_at_ms",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__Room, created_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "my_read_seq",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__Room, my_read_seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "other_read_seq",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__Room, other_read_seq),
     NULL,
     NULL,
     0,             /* flags */
@@ -1315,18 +1569,22 @@ static const ProtobufCFieldDescriptor yedi__chat__room__field_descriptors[7] =
   },
 };
 static const unsigned yedi__chat__room__field_indices_by_name[] = {
-  1,   /* field[1] = customer_id */
-  2,   /* field[2] = designer_id */
+  8,   /* field[8] = created_at_ms */
+  2,   /* field[2] = customer_id */
+  3,   /* field[3] = designer_id */
   0,   /* field[0] = id */
-  4,   /* field[4] = last_message */
-  3,   /* field[3] = other */
-  5,   /* field[5] = unread_count */
-  6,   /* field[6] = updated_at_ms */
+  1,   /* field[1] = kind */
+  7,   /* field[7] = last_activity_at_ms */
+  5,   /* field[5] = last_message */
+  9,   /* field[9] = my_read_seq */
+  4,   /* field[4] = other */
+  10,   /* field[10] = other_read_seq */
+  6,   /* field[6] = unread_count */
 };
 static const ProtobufCIntRange yedi__chat__room__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 7 }
+  { 0, 11 }
 };
 const ProtobufCMessageDescriptor yedi__chat__room__descriptor =
 {
@@ -1336,14 +1594,14 @@ const ProtobufCMessageDescriptor yedi__chat__room__descriptor =
   "Yedi__Chat__Room",
   "yedi.chat",
   sizeof(Yedi__Chat__Room),
-  7,
+  11,
   yedi__chat__room__field_descriptors,
   yedi__chat__room__field_indices_by_name,
   1,  yedi__chat__room__number_ranges,
   (ProtobufCMessageInit) yedi__chat__room__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__chat__open_room_request__field_descriptors[2] =
+static const ProtobufCFieldDescriptor yedi__chat__open_room_request__field_descriptors[3] =
 {
   {
     "designer_id",
@@ -1369,15 +1627,28 @@ static const ProtobufCFieldDescriptor yedi__chat__open_room_request__field_descr
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "client_message_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__OpenRoomRequest, client_message_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__chat__open_room_request__field_indices_by_name[] = {
+  2,   /* field[2] = client_message_id */
   0,   /* field[0] = designer_id */
   1,   /* field[1] = post_id */
 };
 static const ProtobufCIntRange yedi__chat__open_room_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor yedi__chat__open_room_request__descriptor =
 {
@@ -1387,11 +1658,75 @@ const ProtobufCMessageDescriptor yedi__chat__open_room_request__descriptor =
   "Yedi__Chat__OpenRoomRequest",
   "yedi.chat",
   sizeof(Yedi__Chat__OpenRoomRequest),
-  2,
+  3,
   yedi__chat__open_room_request__field_descriptors,
   yedi__chat__open_room_request__field_indices_by_name,
   1,  yedi__chat__open_room_request__number_ranges,
   (ProtobufCMessageInit) yedi__chat__open_room_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__chat__open_room_response__field_descriptors[3] =
+{
+  {
+    "room",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__OpenRoomResponse, room),
+    &yedi__chat__room__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "created",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__OpenRoomResponse, created),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "post_share",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__OpenRoomResponse, post_share),
+    &yedi__chat__chat_message__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__chat__open_room_response__field_indices_by_name[] = {
+  1,   /* field[1] = created */
+  2,   /* field[2] = post_share */
+  0,   /* field[0] = room */
+};
+static const ProtobufCIntRange yedi__chat__open_room_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor yedi__chat__open_room_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.chat.OpenRoomResponse",
+  "OpenRoomResponse",
+  "Yedi__Chat__OpenRoomResponse",
+  "yedi.chat",
+  sizeof(Yedi__Chat__OpenRoomResponse),
+  3,
+  yedi__chat__open_room_response__field_descriptors,
+  yedi__chat__open_room_response__field_indices_by_name,
+  1,  yedi__chat__open_room_response__number_ranges,
+  (ProtobufCMessageInit) yedi__chat__open_room_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor yedi__chat__send_message_request__field_descriptors[6] =
@@ -1445,13 +1780,13 @@ static const ProtobufCFieldDescriptor yedi__chat__send_message_request__field_de
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "booking",
+    "reservation",
     5,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
     offsetof(Yedi__Chat__SendMessageRequest, body_case),
-    offsetof(Yedi__Chat__SendMessageRequest, booking),
-    &yedi__chat__booking_body__descriptor,
+    offsetof(Yedi__Chat__SendMessageRequest, reservation),
+    &yedi__chat__reservation_body__descriptor,
     NULL,
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
@@ -1470,10 +1805,10 @@ static const ProtobufCFieldDescriptor yedi__chat__send_message_request__field_de
   },
 };
 static const unsigned yedi__chat__send_message_request__field_indices_by_name[] = {
-  4,   /* field[4] = booking */
   5,   /* field[5] = client_message_id */
   2,   /* field[2] = image */
   3,   /* field[3] = post_share */
+  4,   /* field[4] = reservation */
   0,   /* field[0] = room_id */
   1,   /* field[1] = text */
 };
@@ -1497,7 +1832,7 @@ const ProtobufCMessageDescriptor yedi__chat__send_message_request__descriptor =
   (ProtobufCMessageInit) yedi__chat__send_message_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__chat__list_messages_request__field_descriptors[2] =
+static const ProtobufCFieldDescriptor yedi__chat__list_messages_request__field_descriptors[4] =
 {
   {
     "room_id",
@@ -1512,26 +1847,52 @@ static const ProtobufCFieldDescriptor yedi__chat__list_messages_request__field_d
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "page",
+    "limit",
     2,
     PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_MESSAGE,
+    PROTOBUF_C_TYPE_INT32,
     0,   /* quantifier_offset */
-    offsetof(Yedi__Chat__ListMessagesRequest, page),
-    &yedi__common__page_request__descriptor,
+    offsetof(Yedi__Chat__ListMessagesRequest, limit),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "before_seq",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__ListMessagesRequest, before_seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "after_seq",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__ListMessagesRequest, after_seq),
+    NULL,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
 };
 static const unsigned yedi__chat__list_messages_request__field_indices_by_name[] = {
-  1,   /* field[1] = page */
+  3,   /* field[3] = after_seq */
+  2,   /* field[2] = before_seq */
+  1,   /* field[1] = limit */
   0,   /* field[0] = room_id */
 };
 static const ProtobufCIntRange yedi__chat__list_messages_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor yedi__chat__list_messages_request__descriptor =
 {
@@ -1541,14 +1902,14 @@ const ProtobufCMessageDescriptor yedi__chat__list_messages_request__descriptor =
   "Yedi__Chat__ListMessagesRequest",
   "yedi.chat",
   sizeof(Yedi__Chat__ListMessagesRequest),
-  2,
+  4,
   yedi__chat__list_messages_request__field_descriptors,
   yedi__chat__list_messages_request__field_indices_by_name,
   1,  yedi__chat__list_messages_request__number_ranges,
   (ProtobufCMessageInit) yedi__chat__list_messages_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__chat__list_messages_response__field_descriptors[2] =
+static const ProtobufCFieldDescriptor yedi__chat__list_messages_response__field_descriptors[4] =
 {
   {
     "messages",
@@ -1563,26 +1924,52 @@ static const ProtobufCFieldDescriptor yedi__chat__list_messages_response__field_
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "page",
+    "has_more",
     2,
     PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_MESSAGE,
+    PROTOBUF_C_TYPE_BOOL,
     0,   /* quantifier_offset */
-    offsetof(Yedi__Chat__ListMessagesResponse, page),
-    &yedi__common__page_info__descriptor,
+    offsetof(Yedi__Chat__ListMessagesResponse, has_more),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "my_read_seq",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__ListMessagesResponse, my_read_seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "other_read_seq",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__ListMessagesResponse, other_read_seq),
+    NULL,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
 };
 static const unsigned yedi__chat__list_messages_response__field_indices_by_name[] = {
+  1,   /* field[1] = has_more */
   0,   /* field[0] = messages */
-  1,   /* field[1] = page */
+  2,   /* field[2] = my_read_seq */
+  3,   /* field[3] = other_read_seq */
 };
 static const ProtobufCIntRange yedi__chat__list_messages_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor yedi__chat__list_messages_response__descriptor =
 {
@@ -1592,14 +1979,14 @@ const ProtobufCMessageDescriptor yedi__chat__list_messages_response__descriptor 
   "Yedi__Chat__ListMessagesResponse",
   "yedi.chat",
   sizeof(Yedi__Chat__ListMessagesResponse),
-  2,
+  4,
   yedi__chat__list_messages_response__field_descriptors,
   yedi__chat__list_messages_response__field_indices_by_name,
   1,  yedi__chat__list_messages_response__number_ranges,
   (ProtobufCMessageInit) yedi__chat__list_messages_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__chat__mark_read_request__field_descriptors[1] =
+static const ProtobufCFieldDescriptor yedi__chat__mark_read_request__field_descriptors[2] =
 {
   {
     "room_id",
@@ -1613,14 +2000,27 @@ static const ProtobufCFieldDescriptor yedi__chat__mark_read_request__field_descr
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "up_to_seq",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__MarkReadRequest, up_to_seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__chat__mark_read_request__field_indices_by_name[] = {
   0,   /* field[0] = room_id */
+  1,   /* field[1] = up_to_seq */
 };
 static const ProtobufCIntRange yedi__chat__mark_read_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 2 }
 };
 const ProtobufCMessageDescriptor yedi__chat__mark_read_request__descriptor =
 {
@@ -1630,22 +2030,58 @@ const ProtobufCMessageDescriptor yedi__chat__mark_read_request__descriptor =
   "Yedi__Chat__MarkReadRequest",
   "yedi.chat",
   sizeof(Yedi__Chat__MarkReadRequest),
-  1,
+  2,
   yedi__chat__mark_read_request__field_descriptors,
   yedi__chat__mark_read_request__field_indices_by_name,
   1,  yedi__chat__mark_read_request__number_ranges,
   (ProtobufCMessageInit) yedi__chat__mark_read_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__chat__mark_read_response__field_descriptors[1] =
+static const ProtobufCFieldDescriptor yedi__chat__mark_read_response__field_descriptors[4] =
 {
   {
-    "marked",
+    "read_seq",
     1,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_INT64,
     0,   /* quantifier_offset */
-    offsetof(Yedi__Chat__MarkReadResponse, marked),
+    offsetof(Yedi__Chat__MarkReadResponse, read_seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "moved",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__MarkReadResponse, moved),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "unread_count",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__MarkReadResponse, unread_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "total_unread",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__MarkReadResponse, total_unread),
     NULL,
     NULL,
     0,             /* flags */
@@ -1653,12 +2089,15 @@ static const ProtobufCFieldDescriptor yedi__chat__mark_read_response__field_desc
   },
 };
 static const unsigned yedi__chat__mark_read_response__field_indices_by_name[] = {
-  0,   /* field[0] = marked */
+  1,   /* field[1] = moved */
+  0,   /* field[0] = read_seq */
+  3,   /* field[3] = total_unread */
+  2,   /* field[2] = unread_count */
 };
 static const ProtobufCIntRange yedi__chat__mark_read_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor yedi__chat__mark_read_response__descriptor =
 {
@@ -1668,7 +2107,7 @@ const ProtobufCMessageDescriptor yedi__chat__mark_read_response__descriptor =
   "Yedi__Chat__MarkReadResponse",
   "yedi.chat",
   sizeof(Yedi__Chat__MarkReadResponse),
-  1,
+  4,
   yedi__chat__mark_read_response__field_descriptors,
   yedi__chat__mark_read_response__field_indices_by_name,
   1,  yedi__chat__mark_read_response__number_ranges,
@@ -1713,7 +2152,7 @@ const ProtobufCMessageDescriptor yedi__chat__list_rooms_request__descriptor =
   (ProtobufCMessageInit) yedi__chat__list_rooms_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__chat__list_rooms_response__field_descriptors[3] =
+static const ProtobufCFieldDescriptor yedi__chat__list_rooms_response__field_descriptors[4] =
 {
   {
     "rooms",
@@ -1751,16 +2190,29 @@ static const ProtobufCFieldDescriptor yedi__chat__list_rooms_response__field_des
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "stream_position",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__ListRoomsResponse, stream_position),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__chat__list_rooms_response__field_indices_by_name[] = {
   1,   /* field[1] = page */
   0,   /* field[0] = rooms */
+  3,   /* field[3] = stream_position */
   2,   /* field[2] = total_unread */
 };
 static const ProtobufCIntRange yedi__chat__list_rooms_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor yedi__chat__list_rooms_response__descriptor =
 {
@@ -1770,7 +2222,7 @@ const ProtobufCMessageDescriptor yedi__chat__list_rooms_response__descriptor =
   "Yedi__Chat__ListRoomsResponse",
   "yedi.chat",
   sizeof(Yedi__Chat__ListRoomsResponse),
-  3,
+  4,
   yedi__chat__list_rooms_response__field_descriptors,
   yedi__chat__list_rooms_response__field_indices_by_name,
   1,  yedi__chat__list_rooms_response__number_ranges,
@@ -1780,20 +2232,20 @@ const ProtobufCMessageDescriptor yedi__chat__list_rooms_response__descriptor =
 static const ProtobufCFieldDescriptor yedi__chat__subscribe_request__field_descriptors[1] =
 {
   {
-    "room_id",
+    "after_position",
     1,
     PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_STRING,
+    PROTOBUF_C_TYPE_INT64,
     0,   /* quantifier_offset */
-    offsetof(Yedi__Chat__SubscribeRequest, room_id),
+    offsetof(Yedi__Chat__SubscribeRequest, after_position),
     NULL,
-    &protobuf_c_empty_string,
+    NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
 };
 static const unsigned yedi__chat__subscribe_request__field_indices_by_name[] = {
-  0,   /* field[0] = room_id */
+  0,   /* field[0] = after_position */
 };
 static const ProtobufCIntRange yedi__chat__subscribe_request__number_ranges[1 + 1] =
 {
@@ -1815,7 +2267,45 @@ const ProtobufCMessageDescriptor yedi__chat__subscribe_request__descriptor =
   (ProtobufCMessageInit) yedi__chat__subscribe_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__chat__read_receipt__field_descriptors[4] =
+static const ProtobufCFieldDescriptor yedi__chat__message_added__field_descriptors[1] =
+{
+  {
+    "message",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__MessageAdded, message),
+    &yedi__chat__chat_message__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__chat__message_added__field_indices_by_name[] = {
+  0,   /* field[0] = message */
+};
+static const ProtobufCIntRange yedi__chat__message_added__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__chat__message_added__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.chat.MessageAdded",
+  "MessageAdded",
+  "Yedi__Chat__MessageAdded",
+  "yedi.chat",
+  sizeof(Yedi__Chat__MessageAdded),
+  1,
+  yedi__chat__message_added__field_descriptors,
+  yedi__chat__message_added__field_indices_by_name,
+  1,  yedi__chat__message_added__number_ranges,
+  (ProtobufCMessageInit) yedi__chat__message_added__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__chat__read_cursor_moved__field_descriptors[4] =
 {
   {
     "room_id",
@@ -1823,7 +2313,7 @@ static const ProtobufCFieldDescriptor yedi__chat__read_receipt__field_descriptor
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_STRING,
     0,   /* quantifier_offset */
-    offsetof(Yedi__Chat__ReadReceipt, room_id),
+    offsetof(Yedi__Chat__ReadCursorMoved, room_id),
     NULL,
     &protobuf_c_empty_string,
     0,             /* flags */
@@ -1835,19 +2325,19 @@ static const ProtobufCFieldDescriptor yedi__chat__read_receipt__field_descriptor
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_STRING,
     0,   /* quantifier_offset */
-    offsetof(Yedi__Chat__ReadReceipt, reader_id),
+    offsetof(Yedi__Chat__ReadCursorMoved, reader_id),
     NULL,
     &protobuf_c_empty_string,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "up_to_sent_at_ms",
+    "read_seq",
     3,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_INT64,
     0,   /* quantifier_offset */
-    offsetof(Yedi__Chat__ReadReceipt, up_to_sent_at_ms),
+    offsetof(Yedi__Chat__ReadCursorMoved, read_seq),
     NULL,
     NULL,
     0,             /* flags */
@@ -1859,98 +2349,221 @@ static const ProtobufCFieldDescriptor yedi__chat__read_receipt__field_descriptor
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_INT64,
     0,   /* quantifier_offset */
-    offsetof(Yedi__Chat__ReadReceipt, read_at_ms),
+    offsetof(Yedi__Chat__ReadCursorMoved, read_at_ms),
     NULL,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
 };
-static const unsigned yedi__chat__read_receipt__field_indices_by_name[] = {
+static const unsigned yedi__chat__read_cursor_moved__field_indices_by_name[] = {
   3,   /* field[3] = read_at_ms */
+  2,   /* field[2] = read_seq */
   1,   /* field[1] = reader_id */
   0,   /* field[0] = room_id */
-  2,   /* field[2] = up_to_sent_at_ms */
 };
-static const ProtobufCIntRange yedi__chat__read_receipt__number_ranges[1 + 1] =
+static const ProtobufCIntRange yedi__chat__read_cursor_moved__number_ranges[1 + 1] =
 {
   { 1, 0 },
   { 0, 4 }
 };
-const ProtobufCMessageDescriptor yedi__chat__read_receipt__descriptor =
+const ProtobufCMessageDescriptor yedi__chat__read_cursor_moved__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "yedi.chat.ReadReceipt",
-  "ReadReceipt",
-  "Yedi__Chat__ReadReceipt",
+  "yedi.chat.ReadCursorMoved",
+  "ReadCursorMoved",
+  "Yedi__Chat__ReadCursorMoved",
   "yedi.chat",
-  sizeof(Yedi__Chat__ReadReceipt),
+  sizeof(Yedi__Chat__ReadCursorMoved),
   4,
-  yedi__chat__read_receipt__field_descriptors,
-  yedi__chat__read_receipt__field_indices_by_name,
-  1,  yedi__chat__read_receipt__number_ranges,
-  (ProtobufCMessageInit) yedi__chat__read_receipt__init,
+  yedi__chat__read_cursor_moved__field_descriptors,
+  yedi__chat__read_cursor_moved__field_indices_by_name,
+  1,  yedi__chat__read_cursor_moved__number_ranges,
+  (ProtobufCMessageInit) yedi__chat__read_cursor_moved__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__chat__room_event__field_descriptors[2] =
+static const ProtobufCFieldDescriptor yedi__chat__room_created__field_descriptors[1] =
 {
   {
-    "new_message",
+    "room",
     1,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
-    offsetof(Yedi__Chat__RoomEvent, event_case),
-    offsetof(Yedi__Chat__RoomEvent, new_message),
-    &yedi__chat__chat_message__descriptor,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__RoomCreated, room),
+    &yedi__chat__room__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__chat__room_created__field_indices_by_name[] = {
+  0,   /* field[0] = room */
+};
+static const ProtobufCIntRange yedi__chat__room_created__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__chat__room_created__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.chat.RoomCreated",
+  "RoomCreated",
+  "Yedi__Chat__RoomCreated",
+  "yedi.chat",
+  sizeof(Yedi__Chat__RoomCreated),
+  1,
+  yedi__chat__room_created__field_descriptors,
+  yedi__chat__room_created__field_indices_by_name,
+  1,  yedi__chat__room_created__number_ranges,
+  (ProtobufCMessageInit) yedi__chat__room_created__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define yedi__chat__caught_up__field_descriptors NULL
+#define yedi__chat__caught_up__field_indices_by_name NULL
+#define yedi__chat__caught_up__number_ranges NULL
+const ProtobufCMessageDescriptor yedi__chat__caught_up__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.chat.CaughtUp",
+  "CaughtUp",
+  "Yedi__Chat__CaughtUp",
+  "yedi.chat",
+  sizeof(Yedi__Chat__CaughtUp),
+  0,
+  yedi__chat__caught_up__field_descriptors,
+  yedi__chat__caught_up__field_indices_by_name,
+  0,  yedi__chat__caught_up__number_ranges,
+  (ProtobufCMessageInit) yedi__chat__caught_up__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__chat__stream_event__field_descriptors[5] =
+{
+  {
+    "position",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__StreamEvent, position),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "message_added",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Chat__StreamEvent, event_case),
+    offsetof(Yedi__Chat__StreamEvent, message_added),
+    &yedi__chat__message_added__descriptor,
     NULL,
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "messages_read",
-    2,
+    "read_cursor_moved",
+    3,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_MESSAGE,
-    offsetof(Yedi__Chat__RoomEvent, event_case),
-    offsetof(Yedi__Chat__RoomEvent, messages_read),
-    &yedi__chat__read_receipt__descriptor,
+    offsetof(Yedi__Chat__StreamEvent, event_case),
+    offsetof(Yedi__Chat__StreamEvent, read_cursor_moved),
+    &yedi__chat__read_cursor_moved__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "room_created",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Chat__StreamEvent, event_case),
+    offsetof(Yedi__Chat__StreamEvent, room_created),
+    &yedi__chat__room_created__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "caught_up",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Chat__StreamEvent, event_case),
+    offsetof(Yedi__Chat__StreamEvent, caught_up),
+    &yedi__chat__caught_up__descriptor,
     NULL,
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
 };
-static const unsigned yedi__chat__room_event__field_indices_by_name[] = {
-  1,   /* field[1] = messages_read */
-  0,   /* field[0] = new_message */
+static const unsigned yedi__chat__stream_event__field_indices_by_name[] = {
+  4,   /* field[4] = caught_up */
+  1,   /* field[1] = message_added */
+  0,   /* field[0] = position */
+  2,   /* field[2] = read_cursor_moved */
+  3,   /* field[3] = room_created */
 };
-static const ProtobufCIntRange yedi__chat__room_event__number_ranges[1 + 1] =
+static const ProtobufCIntRange yedi__chat__stream_event__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 5 }
 };
-const ProtobufCMessageDescriptor yedi__chat__room_event__descriptor =
+const ProtobufCMessageDescriptor yedi__chat__stream_event__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "yedi.chat.RoomEvent",
-  "RoomEvent",
-  "Yedi__Chat__RoomEvent",
+  "yedi.chat.StreamEvent",
+  "StreamEvent",
+  "Yedi__Chat__StreamEvent",
   "yedi.chat",
-  sizeof(Yedi__Chat__RoomEvent),
-  2,
-  yedi__chat__room_event__field_descriptors,
-  yedi__chat__room_event__field_indices_by_name,
-  1,  yedi__chat__room_event__number_ranges,
-  (ProtobufCMessageInit) yedi__chat__room_event__init,
+  sizeof(Yedi__Chat__StreamEvent),
+  5,
+  yedi__chat__stream_event__field_descriptors,
+  yedi__chat__stream_event__field_indices_by_name,
+  1,  yedi__chat__stream_event__number_ranges,
+  (ProtobufCMessageInit) yedi__chat__stream_event__init,
   NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue yedi__chat__room_kind__enum_values_by_number[2] =
+{
+  { "ROOM_KIND_UNSPECIFIED", "YEDI__CHAT__ROOM_KIND__ROOM_KIND_UNSPECIFIED", 0 },
+  { "ROOM_KIND_CONSULT", "YEDI__CHAT__ROOM_KIND__ROOM_KIND_CONSULT", 1 },
+};
+static const ProtobufCIntRange yedi__chat__room_kind__value_ranges[] = {
+{0, 0},{0, 2}
+};
+static const ProtobufCEnumValueIndex yedi__chat__room_kind__enum_values_by_name[2] =
+{
+  { "ROOM_KIND_CONSULT", 1 },
+  { "ROOM_KIND_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor yedi__chat__room_kind__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "yedi.chat.RoomKind",
+  "RoomKind",
+  "Yedi__Chat__RoomKind",
+  "yedi.chat",
+  2,
+  yedi__chat__room_kind__enum_values_by_number,
+  2,
+  yedi__chat__room_kind__enum_values_by_name,
+  1,
+  yedi__chat__room_kind__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
 static const ProtobufCMethodDescriptor yedi__chat__chat_service__method_descriptors[7] =
 {
-  { "OpenRoom", &yedi__chat__open_room_request__descriptor, &yedi__chat__room__descriptor },
+  { "OpenRoom", &yedi__chat__open_room_request__descriptor, &yedi__chat__open_room_response__descriptor },
   { "SendMessage", &yedi__chat__send_message_request__descriptor, &yedi__chat__chat_message__descriptor },
   { "ListMessages", &yedi__chat__list_messages_request__descriptor, &yedi__chat__list_messages_response__descriptor },
   { "MarkRead", &yedi__chat__mark_read_request__descriptor, &yedi__chat__mark_read_response__descriptor },
   { "ListRooms", &yedi__chat__list_rooms_request__descriptor, &yedi__chat__list_rooms_response__descriptor },
-  { "Subscribe", &yedi__chat__subscribe_request__descriptor, &yedi__chat__room_event__descriptor },
+  { "Subscribe", &yedi__chat__subscribe_request__descriptor, &yedi__chat__stream_event__descriptor },
   { "PurgeUser", &yedi__common__purge_user_request__descriptor, &yedi__common__purge_user_response__descriptor },
 };
 const unsigned yedi__chat__chat_service__method_indices_by_name[] = {
@@ -1975,7 +2588,7 @@ const ProtobufCServiceDescriptor yedi__chat__chat_service__descriptor =
 };
 void yedi__chat__chat_service__open_room(ProtobufCService *service,
                                          const Yedi__Chat__OpenRoomRequest *input,
-                                         Yedi__Chat__Room_Closure closure,
+                                         Yedi__Chat__OpenRoomResponse_Closure closure,
                                          void *closure_data)
 {
   assert(service->descriptor == &yedi__chat__chat_service__descriptor);
@@ -2015,7 +2628,7 @@ void yedi__chat__chat_service__list_rooms(ProtobufCService *service,
 }
 void yedi__chat__chat_service__subscribe(ProtobufCService *service,
                                          const Yedi__Chat__SubscribeRequest *input,
-                                         Yedi__Chat__RoomEvent_Closure closure,
+                                         Yedi__Chat__StreamEvent_Closure closure,
                                          void *closure_data)
 {
   assert(service->descriptor == &yedi__chat__chat_service__descriptor);

@@ -72,11 +72,12 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__chat__text_body__descriptor,
     &yedi__chat__image_body__descriptor,
     &yedi__chat__post_share_body__descriptor,
-    &yedi__chat__booking_body__descriptor,
+    &yedi__chat__reservation_body__descriptor,
     &yedi__chat__chat_message__descriptor,
     &yedi__chat__party__descriptor,
     &yedi__chat__room__descriptor,
     &yedi__chat__open_room_request__descriptor,
+    &yedi__chat__open_room_response__descriptor,
     &yedi__chat__send_message_request__descriptor,
     &yedi__chat__list_messages_request__descriptor,
     &yedi__chat__list_messages_response__descriptor,
@@ -85,8 +86,11 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__chat__list_rooms_request__descriptor,
     &yedi__chat__list_rooms_response__descriptor,
     &yedi__chat__subscribe_request__descriptor,
-    &yedi__chat__read_receipt__descriptor,
-    &yedi__chat__room_event__descriptor,
+    &yedi__chat__message_added__descriptor,
+    &yedi__chat__read_cursor_moved__descriptor,
+    &yedi__chat__room_created__descriptor,
+    &yedi__chat__caught_up__descriptor,
+    &yedi__chat__stream_event__descriptor,
     &yedi__common__local_date__descriptor,
     &yedi__common__page_request__descriptor,
     &yedi__common__page_info__descriptor,
@@ -137,10 +141,10 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__runtime__advance_clock_response__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 133; }
+size_t yedi_message_descriptor_count(void) { return 137; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 133 ? message_descriptors[index] : NULL;
+    return index < 137 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
@@ -151,6 +155,7 @@ static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
     &yedi__booking__reservation_status__descriptor,
     &yedi__booking__reservation_filter__descriptor,
     &yedi__booking__slot_state__descriptor,
+    &yedi__chat__room_kind__descriptor,
     &yedi__common__hair_category__descriptor,
     &yedi__content__feed_scope__descriptor,
     &yedi__content__review_keyword__descriptor,
@@ -158,10 +163,10 @@ static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
     &yedi__rpc__frame_kind__descriptor,
 };
 
-size_t yedi_enum_descriptor_count(void) { return 12; }
+size_t yedi_enum_descriptor_count(void) { return 13; }
 
 const ProtobufCEnumDescriptor *yedi_enum_descriptor_at(size_t index) {
-    return index < 12 ? enum_descriptors[index] : NULL;
+    return index < 13 ? enum_descriptors[index] : NULL;
 }
 
 static const ProtobufCServiceDescriptor *const service_descriptors[] = {

@@ -3,22 +3,40 @@ import RPCCore
 import ServiceRuntime
 import YediProto
 
-/// ChatService: customer–designer rooms, messages and live streams.
-///
-/// Only PurgeUser (account deletion) is served so far; the rest comes with the ChatService issue and
-/// answers UNIMPLEMENTED until then.
+/// ChatService: rooms between a customer and a designer, messages with per-room sequence numbers, read
+/// cursors and unread counts, and one resumable live stream per user (docs/chat.md).
 enum ChatServiceDefinition: ServiceDefinition {
     static let defaults = ServiceDefaults(
         name: "chat", port: 7004, metricsPort: 9104, peers: ["account", "content", "booking"])
     static let summary = "Yedi ChatService: customer–designer rooms, messages and live streams, over TLS."
-    static let placeholders = [YediChat.ChatService.descriptor]
 
-    static func migrate(_ migrator: inout DatabaseMigrator) {}
+    static func migrate(_ migrator: inout DatabaseMigrator) {
+        ChatSchema.migrate(&migrator)
+    }
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
-        [
-            PurgeUserReceiver.methods(
-                of: YediChat.ChatService.descriptor, method: YediChat.ChatService.Method.purgeUser, environment: env)
-        ]
+        [handlers(env, hub: ChatEventHub())]
+    }
+
+    /// The handlers on `env` with `hub` (tests pass a small buffer); registers the hub's shutdown.
+    static func handlers(_ env: ServiceEnvironment, hub: ChatEventHub, peers: ChatPeers? = nil) -> ChatHandlers {
+        env.addDrainingService(ChatStreamShutdown(hub: hub))
+        let peers = peers ?? ChatPeers.live(env.peers)
+        let database = env.database
+        let clock = env.clock
+        return ChatHandlers(
+            store: SQLiteChatStore(database: env.database, sink: { hub.publish($0) }),
+            peers: peers,
+            profiles: ProfileDirectory(fetch: peers.profiles, clock: env.clock),
+            cache: HistoryCache(),
+            hub: hub,
+            clock: env.clock,
+            ids: env.ids,
+            recordDelivery: { context in
+                let now = clock.nowMilliseconds
+                return try await database.write { db in
+                    try ReceiptLedger.isFirstDelivery(in: db, context: context, nowMilliseconds: now)
+                }
+            })
     }
 }

@@ -81,18 +81,24 @@ final class GoogleProtobufInteropTests: XCTestCase {
 
     func testChatRoomEventWithOneofFromProtoc() throws {
         let text = """
-            new_message {
-              id: "m-1"
-              room_id: "room"
-              post_share { post_id: "p-1" text: "\(Protoc.textEscaped("이 게시물 보고 상담하러 왔어요"))" }
+            position: 42
+            message_added {
+              message {
+                id: "m-1"
+                room_id: "room"
+                post_share { post_id: "p-1" text: "\(Protoc.textEscaped("이 게시물 보고 상담하러 왔어요"))" }
+              }
             }
             """
-        let bytes = try Protoc.encode(text, as: "yedi.chat.RoomEvent", file: "chat.proto")
-        let event = try YediChat.RoomEvent(serializedBytes: bytes)
+        let bytes = try Protoc.encode(text, as: "yedi.chat.StreamEvent", file: "chat.proto")
+        let event = try YediChat.StreamEvent(serializedBytes: bytes)
+        XCTAssertEqual(event.position, 42)
         XCTAssertEqual(
             event.event,
-            .newMessage(
-                .init(id: "m-1", roomID: "room", body: .postShare(.init(postID: "p-1", text: "이 게시물 보고 상담하러 왔어요")))))
+            .messageAdded(
+                .init(
+                    message: .init(
+                        id: "m-1", roomID: "room", body: .postShare(.init(postID: "p-1", text: "이 게시물 보고 상담하러 왔어요"))))))
     }
 
     func testRPCFrameFromProtoc() throws {

@@ -114,7 +114,7 @@ final class MalformedInputTests: XCTestCase {
     func testRandomBytesNeverCrash() throws {
         var generator = SplitMix64(seed: 0x5EED)
         let types: [any ProtoMessage.Type] = [
-            YediRPC.Frame.self, YediAccount.SignUpRequest.self, YediContent.FeedPage.self, YediChat.RoomEvent.self,
+            YediRPC.Frame.self, YediAccount.SignUpRequest.self, YediContent.FeedPage.self, YediChat.StreamEvent.self,
             YediBooking.Schedule.self,
         ]
         var decoded = 0

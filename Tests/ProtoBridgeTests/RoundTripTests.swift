@@ -101,7 +101,7 @@ final class RoundTripTests: XCTestCase {
                     postID: "p-1", postTitle: "레이어드컷 추천 💇",
                     firstPhoto: .init(id: "img", url: "https://yedi.example/img", width: 1080, height: 1350),
                     text: "이 게시물 보고 상담하러 왔어요")),
-            readAtMs: 0)
+            readByRecipient: true)
         XCTAssertEqual(try YediChat.ChatMessage(serializedBytes: message.serializedBytes()), message)
 
         let page = YediContent.FeedPage(

@@ -344,11 +344,15 @@ final class ErrorTests: XCTestCase {
             error.description,
             #"image: another member of the same oneof is already set ("text") (line 1, column 23)"#)
         XCTAssertEqual(
-            try failure(#"{"event":1,"newMessage":{},"messages_read":{}}"#, as: YediChat.RoomEvent.self).description,
-            #"event: unknown field of yedi.chat.RoomEvent (line 1, column 2)"#)
+            try failure(#"{"event":1,"messageAdded":{},"read_cursor_moved":{}}"#, as: YediChat.StreamEvent.self)
+                .description,
+            #"event: unknown field of yedi.chat.StreamEvent (line 1, column 2)"#)
         XCTAssertEqual(
-            try failure(#"{"newMessage":{"booking":{},"postShare":{}}}"#, as: YediChat.RoomEvent.self).description,
-            #"newMessage.postShare: another member of the same oneof is already set ("newMessage.booking") (line 1, column 29)"#
+            try failure(
+                #"{"messageAdded":{"message":{"reservation":{},"postShare":{}}}}"#, as: YediChat.StreamEvent.self
+            )
+            .description,
+            #"messageAdded.message.postShare: another member of the same oneof is already set ("messageAdded.message.reservation") (line 1, column 46)"#
         )
     }
 

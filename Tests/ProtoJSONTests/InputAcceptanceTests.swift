@@ -89,7 +89,7 @@ final class InputAcceptanceTests: XCTestCase {
             YediAccount.Designer(reviews: .init()))
         // A null oneof member leaves the oneof free for another member.
         XCTAssertEqual(
-            try decode(#"{"text":null,"image":{},"booking":null}"#, as: YediChat.ChatMessage.self).body,
+            try decode(#"{"text":null,"image":{},"reservation":null}"#, as: YediChat.ChatMessage.self).body,
             .image(.init()))
     }
 

@@ -19,11 +19,12 @@ PROTOBUF_C__BEGIN_DECLS
 typedef struct Yedi__Chat__TextBody Yedi__Chat__TextBody;
 typedef struct Yedi__Chat__ImageBody Yedi__Chat__ImageBody;
 typedef struct Yedi__Chat__PostShareBody Yedi__Chat__PostShareBody;
-typedef struct Yedi__Chat__BookingBody Yedi__Chat__BookingBody;
+typedef struct Yedi__Chat__ReservationBody Yedi__Chat__ReservationBody;
 typedef struct Yedi__Chat__ChatMessage Yedi__Chat__ChatMessage;
 typedef struct Yedi__Chat__Party Yedi__Chat__Party;
 typedef struct Yedi__Chat__Room Yedi__Chat__Room;
 typedef struct Yedi__Chat__OpenRoomRequest Yedi__Chat__OpenRoomRequest;
+typedef struct Yedi__Chat__OpenRoomResponse Yedi__Chat__OpenRoomResponse;
 typedef struct Yedi__Chat__SendMessageRequest Yedi__Chat__SendMessageRequest;
 typedef struct Yedi__Chat__ListMessagesRequest Yedi__Chat__ListMessagesRequest;
 typedef struct Yedi__Chat__ListMessagesResponse Yedi__Chat__ListMessagesResponse;
@@ -32,18 +33,32 @@ typedef struct Yedi__Chat__MarkReadResponse Yedi__Chat__MarkReadResponse;
 typedef struct Yedi__Chat__ListRoomsRequest Yedi__Chat__ListRoomsRequest;
 typedef struct Yedi__Chat__ListRoomsResponse Yedi__Chat__ListRoomsResponse;
 typedef struct Yedi__Chat__SubscribeRequest Yedi__Chat__SubscribeRequest;
-typedef struct Yedi__Chat__ReadReceipt Yedi__Chat__ReadReceipt;
-typedef struct Yedi__Chat__RoomEvent Yedi__Chat__RoomEvent;
+typedef struct Yedi__Chat__MessageAdded Yedi__Chat__MessageAdded;
+typedef struct Yedi__Chat__ReadCursorMoved Yedi__Chat__ReadCursorMoved;
+typedef struct Yedi__Chat__RoomCreated Yedi__Chat__RoomCreated;
+typedef struct Yedi__Chat__CaughtUp Yedi__Chat__CaughtUp;
+typedef struct Yedi__Chat__StreamEvent Yedi__Chat__StreamEvent;
 
 
 /* --- enums --- */
 
+typedef enum _Yedi__Chat__RoomKind {
+  YEDI__CHAT__ROOM_KIND__ROOM_KIND_UNSPECIFIED = 0,
+  /*
+   * A customer consulting a designer.
+   */
+  YEDI__CHAT__ROOM_KIND__ROOM_KIND_CONSULT = 1
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__CHAT__ROOM_KIND)
+} Yedi__Chat__RoomKind;
 
 /* --- messages --- */
 
 struct  Yedi__Chat__TextBody
 {
   ProtobufCMessage base;
+  /*
+   * Non-empty after trimming spaces and newlines, at most 2,000 characters.
+   */
   char *text;
 };
 #define YEDI__CHAT__TEXT_BODY__INIT \
@@ -51,6 +66,10 @@ struct  Yedi__Chat__TextBody
     , (char *)protobuf_c_empty_string }
 
 
+/*
+ * In a request only `image.id` is read (an image uploaded to ContentService by the sender); the server
+ * fills the rest from ContentService.
+ */
 struct  Yedi__Chat__ImageBody
 {
   ProtobufCMessage base;
@@ -62,7 +81,8 @@ struct  Yedi__Chat__ImageBody
 
 
 /*
- * A post shared into the room ("이 게시물 보고 상담하러 왔어요").
+ * A post shared into the room ("이 게시물 보고 상담하러 왔어요"). In a request only `post_id` and `text` are
+ * read; the server fills the title and the first photo from ContentService.
  */
 struct  Yedi__Chat__PostShareBody
 {
@@ -78,25 +98,26 @@ struct  Yedi__Chat__PostShareBody
 
 
 /*
- * A reservation made from the chat.
+ * A reservation of this room's pair. In a request only `reservation_id` is read; the server checks it with
+ * BookingService and fills the start time.
  */
-struct  Yedi__Chat__BookingBody
+struct  Yedi__Chat__ReservationBody
 {
   ProtobufCMessage base;
   char *reservation_id;
   int64_t start_at_ms;
 };
-#define YEDI__CHAT__BOOKING_BODY__INIT \
- { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__booking_body__descriptor) \
+#define YEDI__CHAT__RESERVATION_BODY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__reservation_body__descriptor) \
     , (char *)protobuf_c_empty_string, 0 }
 
 
 typedef enum {
   YEDI__CHAT__CHAT_MESSAGE__BODY__NOT_SET = 0,
-  YEDI__CHAT__CHAT_MESSAGE__BODY_TEXT = 5,
-  YEDI__CHAT__CHAT_MESSAGE__BODY_IMAGE = 6,
-  YEDI__CHAT__CHAT_MESSAGE__BODY_POST_SHARE = 7,
-  YEDI__CHAT__CHAT_MESSAGE__BODY_BOOKING = 8
+  YEDI__CHAT__CHAT_MESSAGE__BODY_TEXT = 6,
+  YEDI__CHAT__CHAT_MESSAGE__BODY_IMAGE = 7,
+  YEDI__CHAT__CHAT_MESSAGE__BODY_POST_SHARE = 8,
+  YEDI__CHAT__CHAT_MESSAGE__BODY_RESERVATION = 9
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__CHAT__CHAT_MESSAGE__BODY__CASE)
 } Yedi__Chat__ChatMessage__BodyCase;
 
@@ -105,27 +126,39 @@ struct  Yedi__Chat__ChatMessage
   ProtobufCMessage base;
   char *id;
   char *room_id;
+  /*
+   * 1, 2, 3, … within the room, in the order the server accepted the messages.
+   */
+  int64_t seq;
   char *sender_id;
+  /*
+   * Server time of acceptance.
+   */
   int64_t sent_at_ms;
   /*
-   * Set once the other party has opened the room after this message; 0 while unread.
+   * Whether the member who did not send it has read it (their read cursor is at or past `seq`).
+   * In a MessageAdded stream event it is false; later reads arrive as ReadCursorMoved events.
    */
-  int64_t read_at_ms;
+  protobuf_c_boolean read_by_recipient;
+  /*
+   * The sender's idempotency key, as given ("" if none).
+   */
+  char *client_message_id;
   Yedi__Chat__ChatMessage__BodyCase body_case;
   union {
     Yedi__Chat__TextBody *text;
     Yedi__Chat__ImageBody *image;
     Yedi__Chat__PostShareBody *post_share;
-    Yedi__Chat__BookingBody *booking;
+    Yedi__Chat__ReservationBody *reservation;
   };
 };
 #define YEDI__CHAT__CHAT_MESSAGE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__chat_message__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, YEDI__CHAT__CHAT_MESSAGE__BODY__NOT_SET, {0} }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, YEDI__CHAT__CHAT_MESSAGE__BODY__NOT_SET, {0} }
 
 
 /*
- * Someone else as a room shows them.
+ * A member as a room shows them (name and image from AccountService; empty if it could not be asked).
  */
 struct  Yedi__Chat__Party
 {
@@ -143,39 +176,75 @@ struct  Yedi__Chat__Room
 {
   ProtobufCMessage base;
   char *id;
+  Yedi__Chat__RoomKind kind;
   char *customer_id;
   char *designer_id;
   /*
-   * The other party, from the caller's point of view.
+   * The other member, from the caller's point of view.
    */
   Yedi__Chat__Party *other;
+  /*
+   * Absent while the room has no message.
+   */
   Yedi__Chat__ChatMessage *last_message;
   /*
-   * Messages to the caller not read yet.
+   * Messages from the other member after the caller's read cursor.
    */
   int64_t unread_count;
-  int64_t updated_at_ms;
+  /*
+   * The last message's time, or the room's creation time.
+   */
+  int64_t last_activity_at_ms;
+  int64_t created_at_ms;
+  /*
+   * The caller's and the other member's read cursors (0 = nothing read).
+   */
+  int64_t my_read_seq;
+  int64_t other_read_seq;
 };
 #define YEDI__CHAT__ROOM__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__room__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, NULL, 0, 0 }
+    , (char *)protobuf_c_empty_string, YEDI__CHAT__ROOM_KIND__ROOM_KIND_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, NULL, 0, 0, 0, 0, 0 }
 
 
 /*
- * "Consult": reuses the caller's room with the designer, or creates it.
+ * "Consult": the caller (a customer) and the designer's room, reused or created.
  */
 struct  Yedi__Chat__OpenRoomRequest
 {
   ProtobufCMessage base;
   char *designer_id;
   /*
-   * When consulting from a post, a post-share message is posted too.
+   * When consulting from a post (of this designer), one post-share message from the caller is added too.
+   * It is added once per room and post unless `client_message_id` is given.
    */
   char *post_id;
+  /*
+   * The post share's idempotency key (optional).
+   */
+  char *client_message_id;
 };
 #define YEDI__CHAT__OPEN_ROOM_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__open_room_request__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Chat__OpenRoomResponse
+{
+  ProtobufCMessage base;
+  Yedi__Chat__Room *room;
+  /*
+   * True when this call created the room.
+   */
+  protobuf_c_boolean created;
+  /*
+   * The post-share message, when `post_id` was given.
+   */
+  Yedi__Chat__ChatMessage *post_share;
+};
+#define YEDI__CHAT__OPEN_ROOM_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__open_room_response__descriptor) \
+    , NULL, 0, NULL }
 
 
 typedef enum {
@@ -183,7 +252,7 @@ typedef enum {
   YEDI__CHAT__SEND_MESSAGE_REQUEST__BODY_TEXT = 2,
   YEDI__CHAT__SEND_MESSAGE_REQUEST__BODY_IMAGE = 3,
   YEDI__CHAT__SEND_MESSAGE_REQUEST__BODY_POST_SHARE = 4,
-  YEDI__CHAT__SEND_MESSAGE_REQUEST__BODY_BOOKING = 5
+  YEDI__CHAT__SEND_MESSAGE_REQUEST__BODY_RESERVATION = 5
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__CHAT__SEND_MESSAGE_REQUEST__BODY__CASE)
 } Yedi__Chat__SendMessageRequest__BodyCase;
 
@@ -192,7 +261,7 @@ struct  Yedi__Chat__SendMessageRequest
   ProtobufCMessage base;
   char *room_id;
   /*
-   * Makes a retried send post at most once.
+   * Optional, at most 64 characters: a retried send with the same key returns the original message.
    */
   char *client_message_id;
   Yedi__Chat__SendMessageRequest__BodyCase body_case;
@@ -200,7 +269,7 @@ struct  Yedi__Chat__SendMessageRequest
     Yedi__Chat__TextBody *text;
     Yedi__Chat__ImageBody *image;
     Yedi__Chat__PostShareBody *post_share;
-    Yedi__Chat__BookingBody *booking;
+    Yedi__Chat__ReservationBody *reservation;
   };
 };
 #define YEDI__CHAT__SEND_MESSAGE_REQUEST__INIT \
@@ -208,58 +277,91 @@ struct  Yedi__Chat__SendMessageRequest
     , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, YEDI__CHAT__SEND_MESSAGE_REQUEST__BODY__NOT_SET, {0} }
 
 
-/*
- * Newest first; pass back next_cursor to page upward through older messages.
- */
 struct  Yedi__Chat__ListMessagesRequest
 {
   ProtobufCMessage base;
   char *room_id;
   /*
-   * Default 13.
+   * 0 = 13; at most 100 (larger values are capped).
    */
-  Yedi__Common__PageRequest *page;
+  int32_t limit;
+  /*
+   * Up-scroll: only messages with seq < before_seq, newest first. 0 = the newest page.
+   */
+  int64_t before_seq;
+  /*
+   * Catch-up: only messages with seq > after_seq, oldest first. Not together with before_seq.
+   */
+  int64_t after_seq;
 };
 #define YEDI__CHAT__LIST_MESSAGES_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__list_messages_request__descriptor) \
-    , (char *)protobuf_c_empty_string, NULL }
+    , (char *)protobuf_c_empty_string, 0, 0, 0 }
 
 
 struct  Yedi__Chat__ListMessagesResponse
 {
   ProtobufCMessage base;
+  /*
+   * Newest first (before_seq / newest page) or oldest first (after_seq).
+   */
   size_t n_messages;
   Yedi__Chat__ChatMessage **messages;
-  Yedi__Common__PageInfo *page;
+  /*
+   * More messages exist in the direction of the page.
+   */
+  protobuf_c_boolean has_more;
+  int64_t my_read_seq;
+  int64_t other_read_seq;
 };
 #define YEDI__CHAT__LIST_MESSAGES_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__list_messages_response__descriptor) \
-    , 0,NULL, NULL }
+    , 0,NULL, 0, 0, 0 }
 
 
 struct  Yedi__Chat__MarkReadRequest
 {
   ProtobufCMessage base;
   char *room_id;
+  /*
+   * Everything up to this sequence number was read; 0 = up to the room's last message. Past the last
+   * message it is capped to it. Behind the caller's cursor it changes nothing (cursors never move back).
+   */
+  int64_t up_to_seq;
 };
 #define YEDI__CHAT__MARK_READ_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__mark_read_request__descriptor) \
-    , (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, 0 }
 
 
 struct  Yedi__Chat__MarkReadResponse
 {
   ProtobufCMessage base;
-  int64_t marked;
+  /*
+   * The caller's cursor after the call.
+   */
+  int64_t read_seq;
+  /*
+   * False when the cursor was already there or further.
+   */
+  protobuf_c_boolean moved;
+  /*
+   * The caller's unread count in this room, and over all rooms.
+   */
+  int64_t unread_count;
+  int64_t total_unread;
 };
 #define YEDI__CHAT__MARK_READ_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__mark_read_response__descriptor) \
-    , 0 }
+    , 0, 0, 0, 0 }
 
 
 struct  Yedi__Chat__ListRoomsRequest
 {
   ProtobufCMessage base;
+  /*
+   * Default 20, at most 100.
+   */
   Yedi__Common__PageRequest *page;
 };
 #define YEDI__CHAT__LIST_ROOMS_REQUEST__INIT \
@@ -268,7 +370,7 @@ struct  Yedi__Chat__ListRoomsRequest
 
 
 /*
- * Ordered by the last message, newest first.
+ * Ordered by the last activity, newest first.
  */
 struct  Yedi__Chat__ListRoomsResponse
 {
@@ -280,64 +382,113 @@ struct  Yedi__Chat__ListRoomsResponse
    * The tab badge: unread messages over all rooms.
    */
   int64_t total_unread;
+  /*
+   * The caller's newest stream position when this was read: Subscribe from it to miss nothing after.
+   */
+  int64_t stream_position;
 };
 #define YEDI__CHAT__LIST_ROOMS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__list_rooms_response__descriptor) \
-    , 0,NULL, NULL, 0 }
+    , 0,NULL, NULL, 0, 0 }
 
 
 struct  Yedi__Chat__SubscribeRequest
 {
   ProtobufCMessage base;
   /*
-   * "" = every room of the caller.
+   * Events with a position after this one are sent, oldest first, then live ones. 0 = every retained
+   * event; a client starting fresh passes ListRoomsResponse.stream_position.
    */
-  char *room_id;
+  int64_t after_position;
 };
 #define YEDI__CHAT__SUBSCRIBE_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__subscribe_request__descriptor) \
-    , (char *)protobuf_c_empty_string }
+    , 0 }
+
+
+struct  Yedi__Chat__MessageAdded
+{
+  ProtobufCMessage base;
+  Yedi__Chat__ChatMessage *message;
+};
+#define YEDI__CHAT__MESSAGE_ADDED__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__message_added__descriptor) \
+    , NULL }
 
 
 /*
- * Messages of a room up to `up_to_sent_at_ms` were read by `reader_id`.
+ * `reader_id` has read `room_id` up to `read_seq`: a change of read flags, never a new message.
  */
-struct  Yedi__Chat__ReadReceipt
+struct  Yedi__Chat__ReadCursorMoved
 {
   ProtobufCMessage base;
   char *room_id;
   char *reader_id;
-  int64_t up_to_sent_at_ms;
+  int64_t read_seq;
   int64_t read_at_ms;
 };
-#define YEDI__CHAT__READ_RECEIPT__INIT \
- { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__read_receipt__descriptor) \
+#define YEDI__CHAT__READ_CURSOR_MOVED__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__read_cursor_moved__descriptor) \
     , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0 }
 
 
-typedef enum {
-  YEDI__CHAT__ROOM_EVENT__EVENT__NOT_SET = 0,
-  YEDI__CHAT__ROOM_EVENT__EVENT_NEW_MESSAGE = 1,
-  YEDI__CHAT__ROOM_EVENT__EVENT_MESSAGES_READ = 2
-    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__CHAT__ROOM_EVENT__EVENT__CASE)
-} Yedi__Chat__RoomEvent__EventCase;
-
 /*
- * A live update. New messages and changes to existing ones (read flags) are distinct events so that a
- * client never mistakes a change for a new bubble.
+ * A room the recipient is a member of was created (`other` is not filled; ListRooms has the names).
  */
-struct  Yedi__Chat__RoomEvent
+struct  Yedi__Chat__RoomCreated
 {
   ProtobufCMessage base;
-  Yedi__Chat__RoomEvent__EventCase event_case;
+  Yedi__Chat__Room *room;
+};
+#define YEDI__CHAT__ROOM_CREATED__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__room_created__descriptor) \
+    , NULL }
+
+
+/*
+ * Sent once after the stored events, before the live ones: the client is up to date.
+ */
+struct  Yedi__Chat__CaughtUp
+{
+  ProtobufCMessage base;
+};
+#define YEDI__CHAT__CAUGHT_UP__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__caught_up__descriptor) \
+     }
+
+
+typedef enum {
+  YEDI__CHAT__STREAM_EVENT__EVENT__NOT_SET = 0,
+  YEDI__CHAT__STREAM_EVENT__EVENT_MESSAGE_ADDED = 2,
+  YEDI__CHAT__STREAM_EVENT__EVENT_READ_CURSOR_MOVED = 3,
+  YEDI__CHAT__STREAM_EVENT__EVENT_ROOM_CREATED = 4,
+  YEDI__CHAT__STREAM_EVENT__EVENT_CAUGHT_UP = 5
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__CHAT__STREAM_EVENT__EVENT__CASE)
+} Yedi__Chat__StreamEvent__EventCase;
+
+/*
+ * One event of the live stream. Each kind is its own case so a read receipt is never mistaken for a
+ * new message.
+ */
+struct  Yedi__Chat__StreamEvent
+{
+  ProtobufCMessage base;
+  /*
+   * Increasing over the recipient's events (with gaps); resubscribe with the last one seen. CaughtUp
+   * carries the position the client is caught up to.
+   */
+  int64_t position;
+  Yedi__Chat__StreamEvent__EventCase event_case;
   union {
-    Yedi__Chat__ChatMessage *new_message;
-    Yedi__Chat__ReadReceipt *messages_read;
+    Yedi__Chat__MessageAdded *message_added;
+    Yedi__Chat__ReadCursorMoved *read_cursor_moved;
+    Yedi__Chat__RoomCreated *room_created;
+    Yedi__Chat__CaughtUp *caught_up;
   };
 };
-#define YEDI__CHAT__ROOM_EVENT__INIT \
- { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__room_event__descriptor) \
-    , YEDI__CHAT__ROOM_EVENT__EVENT__NOT_SET, {0} }
+#define YEDI__CHAT__STREAM_EVENT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__stream_event__descriptor) \
+    , 0, YEDI__CHAT__STREAM_EVENT__EVENT__NOT_SET, {0} }
 
 
 /* Yedi__Chat__TextBody methods */
@@ -397,24 +548,24 @@ Yedi__Chat__PostShareBody *
 void   yedi__chat__post_share_body__free_unpacked
                      (Yedi__Chat__PostShareBody *message,
                       ProtobufCAllocator *allocator);
-/* Yedi__Chat__BookingBody methods */
-void   yedi__chat__booking_body__init
-                     (Yedi__Chat__BookingBody         *message);
-size_t yedi__chat__booking_body__get_packed_size
-                     (const Yedi__Chat__BookingBody   *message);
-size_t yedi__chat__booking_body__pack
-                     (const Yedi__Chat__BookingBody   *message,
+/* Yedi__Chat__ReservationBody methods */
+void   yedi__chat__reservation_body__init
+                     (Yedi__Chat__ReservationBody         *message);
+size_t yedi__chat__reservation_body__get_packed_size
+                     (const Yedi__Chat__ReservationBody   *message);
+size_t yedi__chat__reservation_body__pack
+                     (const Yedi__Chat__ReservationBody   *message,
                       uint8_t             *out);
-size_t yedi__chat__booking_body__pack_to_buffer
-                     (const Yedi__Chat__BookingBody   *message,
+size_t yedi__chat__reservation_body__pack_to_buffer
+                     (const Yedi__Chat__ReservationBody   *message,
                       ProtobufCBuffer     *buffer);
-Yedi__Chat__BookingBody *
-       yedi__chat__booking_body__unpack
+Yedi__Chat__ReservationBody *
+       yedi__chat__reservation_body__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data);
-void   yedi__chat__booking_body__free_unpacked
-                     (Yedi__Chat__BookingBody *message,
+void   yedi__chat__reservation_body__free_unpacked
+                     (Yedi__Chat__ReservationBody *message,
                       ProtobufCAllocator *allocator);
 /* Yedi__Chat__ChatMessage methods */
 void   yedi__chat__chat_message__init
@@ -491,6 +642,25 @@ Yedi__Chat__OpenRoomRequest *
                       const uint8_t       *data);
 void   yedi__chat__open_room_request__free_unpacked
                      (Yedi__Chat__OpenRoomRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Chat__OpenRoomResponse methods */
+void   yedi__chat__open_room_response__init
+                     (Yedi__Chat__OpenRoomResponse         *message);
+size_t yedi__chat__open_room_response__get_packed_size
+                     (const Yedi__Chat__OpenRoomResponse   *message);
+size_t yedi__chat__open_room_response__pack
+                     (const Yedi__Chat__OpenRoomResponse   *message,
+                      uint8_t             *out);
+size_t yedi__chat__open_room_response__pack_to_buffer
+                     (const Yedi__Chat__OpenRoomResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Chat__OpenRoomResponse *
+       yedi__chat__open_room_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__chat__open_room_response__free_unpacked
+                     (Yedi__Chat__OpenRoomResponse *message,
                       ProtobufCAllocator *allocator);
 /* Yedi__Chat__SendMessageRequest methods */
 void   yedi__chat__send_message_request__init
@@ -644,43 +814,100 @@ Yedi__Chat__SubscribeRequest *
 void   yedi__chat__subscribe_request__free_unpacked
                      (Yedi__Chat__SubscribeRequest *message,
                       ProtobufCAllocator *allocator);
-/* Yedi__Chat__ReadReceipt methods */
-void   yedi__chat__read_receipt__init
-                     (Yedi__Chat__ReadReceipt         *message);
-size_t yedi__chat__read_receipt__get_packed_size
-                     (const Yedi__Chat__ReadReceipt   *message);
-size_t yedi__chat__read_receipt__pack
-                     (const Yedi__Chat__ReadReceipt   *message,
+/* Yedi__Chat__MessageAdded methods */
+void   yedi__chat__message_added__init
+                     (Yedi__Chat__MessageAdded         *message);
+size_t yedi__chat__message_added__get_packed_size
+                     (const Yedi__Chat__MessageAdded   *message);
+size_t yedi__chat__message_added__pack
+                     (const Yedi__Chat__MessageAdded   *message,
                       uint8_t             *out);
-size_t yedi__chat__read_receipt__pack_to_buffer
-                     (const Yedi__Chat__ReadReceipt   *message,
+size_t yedi__chat__message_added__pack_to_buffer
+                     (const Yedi__Chat__MessageAdded   *message,
                       ProtobufCBuffer     *buffer);
-Yedi__Chat__ReadReceipt *
-       yedi__chat__read_receipt__unpack
+Yedi__Chat__MessageAdded *
+       yedi__chat__message_added__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data);
-void   yedi__chat__read_receipt__free_unpacked
-                     (Yedi__Chat__ReadReceipt *message,
+void   yedi__chat__message_added__free_unpacked
+                     (Yedi__Chat__MessageAdded *message,
                       ProtobufCAllocator *allocator);
-/* Yedi__Chat__RoomEvent methods */
-void   yedi__chat__room_event__init
-                     (Yedi__Chat__RoomEvent         *message);
-size_t yedi__chat__room_event__get_packed_size
-                     (const Yedi__Chat__RoomEvent   *message);
-size_t yedi__chat__room_event__pack
-                     (const Yedi__Chat__RoomEvent   *message,
+/* Yedi__Chat__ReadCursorMoved methods */
+void   yedi__chat__read_cursor_moved__init
+                     (Yedi__Chat__ReadCursorMoved         *message);
+size_t yedi__chat__read_cursor_moved__get_packed_size
+                     (const Yedi__Chat__ReadCursorMoved   *message);
+size_t yedi__chat__read_cursor_moved__pack
+                     (const Yedi__Chat__ReadCursorMoved   *message,
                       uint8_t             *out);
-size_t yedi__chat__room_event__pack_to_buffer
-                     (const Yedi__Chat__RoomEvent   *message,
+size_t yedi__chat__read_cursor_moved__pack_to_buffer
+                     (const Yedi__Chat__ReadCursorMoved   *message,
                       ProtobufCBuffer     *buffer);
-Yedi__Chat__RoomEvent *
-       yedi__chat__room_event__unpack
+Yedi__Chat__ReadCursorMoved *
+       yedi__chat__read_cursor_moved__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data);
-void   yedi__chat__room_event__free_unpacked
-                     (Yedi__Chat__RoomEvent *message,
+void   yedi__chat__read_cursor_moved__free_unpacked
+                     (Yedi__Chat__ReadCursorMoved *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Chat__RoomCreated methods */
+void   yedi__chat__room_created__init
+                     (Yedi__Chat__RoomCreated         *message);
+size_t yedi__chat__room_created__get_packed_size
+                     (const Yedi__Chat__RoomCreated   *message);
+size_t yedi__chat__room_created__pack
+                     (const Yedi__Chat__RoomCreated   *message,
+                      uint8_t             *out);
+size_t yedi__chat__room_created__pack_to_buffer
+                     (const Yedi__Chat__RoomCreated   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Chat__RoomCreated *
+       yedi__chat__room_created__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__chat__room_created__free_unpacked
+                     (Yedi__Chat__RoomCreated *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Chat__CaughtUp methods */
+void   yedi__chat__caught_up__init
+                     (Yedi__Chat__CaughtUp         *message);
+size_t yedi__chat__caught_up__get_packed_size
+                     (const Yedi__Chat__CaughtUp   *message);
+size_t yedi__chat__caught_up__pack
+                     (const Yedi__Chat__CaughtUp   *message,
+                      uint8_t             *out);
+size_t yedi__chat__caught_up__pack_to_buffer
+                     (const Yedi__Chat__CaughtUp   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Chat__CaughtUp *
+       yedi__chat__caught_up__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__chat__caught_up__free_unpacked
+                     (Yedi__Chat__CaughtUp *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Chat__StreamEvent methods */
+void   yedi__chat__stream_event__init
+                     (Yedi__Chat__StreamEvent         *message);
+size_t yedi__chat__stream_event__get_packed_size
+                     (const Yedi__Chat__StreamEvent   *message);
+size_t yedi__chat__stream_event__pack
+                     (const Yedi__Chat__StreamEvent   *message,
+                      uint8_t             *out);
+size_t yedi__chat__stream_event__pack_to_buffer
+                     (const Yedi__Chat__StreamEvent   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Chat__StreamEvent *
+       yedi__chat__stream_event__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__chat__stream_event__free_unpacked
+                     (Yedi__Chat__StreamEvent *message,
                       ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
@@ -693,8 +920,8 @@ typedef void (*Yedi__Chat__ImageBody_Closure)
 typedef void (*Yedi__Chat__PostShareBody_Closure)
                  (const Yedi__Chat__PostShareBody *message,
                   void *closure_data);
-typedef void (*Yedi__Chat__BookingBody_Closure)
-                 (const Yedi__Chat__BookingBody *message,
+typedef void (*Yedi__Chat__ReservationBody_Closure)
+                 (const Yedi__Chat__ReservationBody *message,
                   void *closure_data);
 typedef void (*Yedi__Chat__ChatMessage_Closure)
                  (const Yedi__Chat__ChatMessage *message,
@@ -707,6 +934,9 @@ typedef void (*Yedi__Chat__Room_Closure)
                   void *closure_data);
 typedef void (*Yedi__Chat__OpenRoomRequest_Closure)
                  (const Yedi__Chat__OpenRoomRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Chat__OpenRoomResponse_Closure)
+                 (const Yedi__Chat__OpenRoomResponse *message,
                   void *closure_data);
 typedef void (*Yedi__Chat__SendMessageRequest_Closure)
                  (const Yedi__Chat__SendMessageRequest *message,
@@ -732,11 +962,20 @@ typedef void (*Yedi__Chat__ListRoomsResponse_Closure)
 typedef void (*Yedi__Chat__SubscribeRequest_Closure)
                  (const Yedi__Chat__SubscribeRequest *message,
                   void *closure_data);
-typedef void (*Yedi__Chat__ReadReceipt_Closure)
-                 (const Yedi__Chat__ReadReceipt *message,
+typedef void (*Yedi__Chat__MessageAdded_Closure)
+                 (const Yedi__Chat__MessageAdded *message,
                   void *closure_data);
-typedef void (*Yedi__Chat__RoomEvent_Closure)
-                 (const Yedi__Chat__RoomEvent *message,
+typedef void (*Yedi__Chat__ReadCursorMoved_Closure)
+                 (const Yedi__Chat__ReadCursorMoved *message,
+                  void *closure_data);
+typedef void (*Yedi__Chat__RoomCreated_Closure)
+                 (const Yedi__Chat__RoomCreated *message,
+                  void *closure_data);
+typedef void (*Yedi__Chat__CaughtUp_Closure)
+                 (const Yedi__Chat__CaughtUp *message,
+                  void *closure_data);
+typedef void (*Yedi__Chat__StreamEvent_Closure)
+                 (const Yedi__Chat__StreamEvent *message,
                   void *closure_data);
 
 /* --- services --- */
@@ -747,7 +986,7 @@ struct Yedi__Chat__ChatService_Service
   ProtobufCService base;
   void (*open_room)(Yedi__Chat__ChatService_Service *service,
                     const Yedi__Chat__OpenRoomRequest *input,
-                    Yedi__Chat__Room_Closure closure,
+                    Yedi__Chat__OpenRoomResponse_Closure closure,
                     void *closure_data);
   void (*send_message)(Yedi__Chat__ChatService_Service *service,
                        const Yedi__Chat__SendMessageRequest *input,
@@ -767,7 +1006,7 @@ struct Yedi__Chat__ChatService_Service
                      void *closure_data);
   void (*subscribe)(Yedi__Chat__ChatService_Service *service,
                     const Yedi__Chat__SubscribeRequest *input,
-                    Yedi__Chat__RoomEvent_Closure closure,
+                    Yedi__Chat__StreamEvent_Closure closure,
                     void *closure_data);
   void (*purge_user)(Yedi__Chat__ChatService_Service *service,
                      const Yedi__Common__PurgeUserRequest *input,
@@ -790,7 +1029,7 @@ void yedi__chat__chat_service__init (Yedi__Chat__ChatService_Service *service,
       function_prefix__ ## purge_user  }
 void yedi__chat__chat_service__open_room(ProtobufCService *service,
                                          const Yedi__Chat__OpenRoomRequest *input,
-                                         Yedi__Chat__Room_Closure closure,
+                                         Yedi__Chat__OpenRoomResponse_Closure closure,
                                          void *closure_data);
 void yedi__chat__chat_service__send_message(ProtobufCService *service,
                                             const Yedi__Chat__SendMessageRequest *input,
@@ -810,7 +1049,7 @@ void yedi__chat__chat_service__list_rooms(ProtobufCService *service,
                                           void *closure_data);
 void yedi__chat__chat_service__subscribe(ProtobufCService *service,
                                          const Yedi__Chat__SubscribeRequest *input,
-                                         Yedi__Chat__RoomEvent_Closure closure,
+                                         Yedi__Chat__StreamEvent_Closure closure,
                                          void *closure_data);
 void yedi__chat__chat_service__purge_user(ProtobufCService *service,
                                           const Yedi__Common__PurgeUserRequest *input,
@@ -819,14 +1058,16 @@ void yedi__chat__chat_service__purge_user(ProtobufCService *service,
 
 /* --- descriptors --- */
 
+extern const ProtobufCEnumDescriptor    yedi__chat__room_kind__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__text_body__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__image_body__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__post_share_body__descriptor;
-extern const ProtobufCMessageDescriptor yedi__chat__booking_body__descriptor;
+extern const ProtobufCMessageDescriptor yedi__chat__reservation_body__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__chat_message__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__party__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__room__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__open_room_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__chat__open_room_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__send_message_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__list_messages_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__list_messages_response__descriptor;
@@ -835,8 +1076,11 @@ extern const ProtobufCMessageDescriptor yedi__chat__mark_read_response__descript
 extern const ProtobufCMessageDescriptor yedi__chat__list_rooms_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__list_rooms_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__subscribe_request__descriptor;
-extern const ProtobufCMessageDescriptor yedi__chat__read_receipt__descriptor;
-extern const ProtobufCMessageDescriptor yedi__chat__room_event__descriptor;
+extern const ProtobufCMessageDescriptor yedi__chat__message_added__descriptor;
+extern const ProtobufCMessageDescriptor yedi__chat__read_cursor_moved__descriptor;
+extern const ProtobufCMessageDescriptor yedi__chat__room_created__descriptor;
+extern const ProtobufCMessageDescriptor yedi__chat__caught_up__descriptor;
+extern const ProtobufCMessageDescriptor yedi__chat__stream_event__descriptor;
 extern const ProtobufCServiceDescriptor yedi__chat__chat_service__descriptor;
 
 PROTOBUF_C__END_DECLS

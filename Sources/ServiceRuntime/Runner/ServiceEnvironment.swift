@@ -27,6 +27,7 @@ public final class ServiceEnvironment: Sendable {
     /// Where metrics go (Prometheus in a process, already bootstrapped before this exists).
     public let metrics: any MetricsFactory
     private let background = NIOLockedValueBox<[any Service]>([])
+    private let draining = NIOLockedValueBox<[any Service]>([])
 
     init(
         configuration: ServiceConfiguration,
@@ -67,4 +68,13 @@ public final class ServiceEnvironment: Sendable {
     }
 
     var backgroundServices: [any Service] { background.withLockedValue { $0 } }
+
+    /// Runs `service` after the RPC server in the service group, so that on graceful shutdown it is told
+    /// **before** the server starts draining: for ending long-lived calls (live streams) promptly with a
+    /// status that sends clients elsewhere, instead of holding the drain until its grace period runs out.
+    public func addDrainingService(_ service: any Service) {
+        draining.withLockedValue { $0.append(service) }
+    }
+
+    var drainingServices: [any Service] { draining.withLockedValue { $0 } }
 }

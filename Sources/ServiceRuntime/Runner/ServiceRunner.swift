@@ -193,6 +193,7 @@ private struct Assembly {
             members += environment.backgroundServices
             members.append(server)
             members.append(observability)
+            members += environment.drainingServices
             if let notifier = SystemdNotifier(server: server, observability: observability, logger: logger) {
                 members.append(notifier)
             }

@@ -116,11 +116,12 @@ public enum YediProtoCatalog {
         YediChat.TextBody.self,
         YediChat.ImageBody.self,
         YediChat.PostShareBody.self,
-        YediChat.BookingBody.self,
+        YediChat.ReservationBody.self,
         YediChat.ChatMessage.self,
         YediChat.Party.self,
         YediChat.Room.self,
         YediChat.OpenRoomRequest.self,
+        YediChat.OpenRoomResponse.self,
         YediChat.SendMessageRequest.self,
         YediChat.ListMessagesRequest.self,
         YediChat.ListMessagesResponse.self,
@@ -129,8 +130,11 @@ public enum YediProtoCatalog {
         YediChat.ListRoomsRequest.self,
         YediChat.ListRoomsResponse.self,
         YediChat.SubscribeRequest.self,
-        YediChat.ReadReceipt.self,
-        YediChat.RoomEvent.self,
+        YediChat.MessageAdded.self,
+        YediChat.ReadCursorMoved.self,
+        YediChat.RoomCreated.self,
+        YediChat.CaughtUp.self,
+        YediChat.StreamEvent.self,
         YediRuntime.AdvanceClockRequest.self,
         YediRuntime.AdvanceClockResponse.self,
     ]
@@ -146,6 +150,7 @@ public enum YediProtoCatalog {
         YediBooking.ReservationStatus.self,
         YediBooking.ReservationFilter.self,
         YediBooking.SlotState.self,
+        YediChat.RoomKind.self,
     ]
 
     public static let services: [ServiceDescriptor] = [

@@ -6,9 +6,40 @@ import RPCCore
 public enum YediChat {}
 
 extension YediChat {
+    public enum RoomKind: ProtoEnum {
+        case unspecified
+        /// A customer consulting a designer.
+        case consult
+        /// A value this build does not know, kept as is so that it survives a round trip.
+        case unrecognized(Int32)
+
+        public static let schema = EnumSchema.named("yedi.chat.RoomKind")
+
+        public static let knownCases: [RoomKind] = [.unspecified, .consult]
+
+        public init(rawValue: Int32) {
+            switch rawValue {
+            case 0: self = .unspecified
+            case 1: self = .consult
+            default: self = .unrecognized(rawValue)
+            }
+        }
+
+        public var rawValue: Int32 {
+            switch self {
+            case .unspecified: 0
+            case .consult: 1
+            case .unrecognized(let value): value
+            }
+        }
+    }
+}
+
+extension YediChat {
     public struct TextBody: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.chat.TextBody")
 
+        /// Non-empty after trimming spaces and newlines, at most 2,000 characters.
         public var text: String
 
         public init(text: String = "") {
@@ -26,6 +57,8 @@ extension YediChat {
 }
 
 extension YediChat {
+    /// In a request only `image.id` is read (an image uploaded to ContentService by the sender); the server
+    /// fills the rest from ContentService.
     public struct ImageBody: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.chat.ImageBody")
 
@@ -46,7 +79,8 @@ extension YediChat {
 }
 
 extension YediChat {
-    /// A post shared into the room ("이 게시물 보고 상담하러 왔어요").
+    /// A post shared into the room ("이 게시물 보고 상담하러 왔어요"). In a request only `post_id` and `text` are
+    /// read; the server fills the title and the first photo from ContentService.
     public struct PostShareBody: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.chat.PostShareBody")
 
@@ -82,9 +116,10 @@ extension YediChat {
 }
 
 extension YediChat {
-    /// A reservation made from the chat.
-    public struct BookingBody: ProtoMessage {
-        public static let schema = MessageSchema.named("yedi.chat.BookingBody")
+    /// A reservation of this room's pair. In a request only `reservation_id` is read; the server checks it with
+    /// BookingService and fills the start time.
+    public struct ReservationBody: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.chat.ReservationBody")
 
         public var reservationID: String
 
@@ -115,65 +150,79 @@ extension YediChat {
 
         public var roomID: String
 
+        /// 1, 2, 3, … within the room, in the order the server accepted the messages.
+        public var seq: Int64
+
         public var senderID: String
 
+        /// Server time of acceptance.
         public var sentAtMs: Int64
 
         public var body: Body?
 
-        /// Set once the other party has opened the room after this message; 0 while unread.
-        public var readAtMs: Int64
+        /// Whether the member who did not send it has read it (their read cursor is at or past `seq`).
+        /// In a MessageAdded stream event it is false; later reads arrive as ReadCursorMoved events.
+        public var readByRecipient: Bool
+
+        /// The sender's idempotency key, as given ("" if none).
+        public var clientMessageID: String
 
         public enum Body: Hashable, Sendable {
             case text(YediChat.TextBody)
             case image(YediChat.ImageBody)
             case postShare(YediChat.PostShareBody)
-            case booking(YediChat.BookingBody)
+            case reservation(YediChat.ReservationBody)
         }
 
-        public init(id: String = "", roomID: String = "", senderID: String = "", sentAtMs: Int64 = 0, body: Body? = nil, readAtMs: Int64 = 0) {
+        public init(id: String = "", roomID: String = "", seq: Int64 = 0, senderID: String = "", sentAtMs: Int64 = 0, body: Body? = nil, readByRecipient: Bool = false, clientMessageID: String = "") {
             self.id = id
             self.roomID = roomID
+            self.seq = seq
             self.senderID = senderID
             self.sentAtMs = sentAtMs
             self.body = body
-            self.readAtMs = readAtMs
+            self.readByRecipient = readByRecipient
+            self.clientMessageID = clientMessageID
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
             try encoder.write(self.id, at: 1)
             try encoder.write(self.roomID, at: 2)
-            try encoder.write(self.senderID, at: 3)
-            try encoder.write(self.sentAtMs, at: 4)
+            try encoder.write(self.seq, at: 3)
+            try encoder.write(self.senderID, at: 4)
+            try encoder.write(self.sentAtMs, at: 5)
             switch self.body {
-            case .text(let value)?: try encoder.write(value, at: 5)
-            case .image(let value)?: try encoder.write(value, at: 6)
-            case .postShare(let value)?: try encoder.write(value, at: 7)
-            case .booking(let value)?: try encoder.write(value, at: 8)
+            case .text(let value)?: try encoder.write(value, at: 6)
+            case .image(let value)?: try encoder.write(value, at: 7)
+            case .postShare(let value)?: try encoder.write(value, at: 8)
+            case .reservation(let value)?: try encoder.write(value, at: 9)
             case nil: break
             }
-            try encoder.write(self.readAtMs, at: 9)
+            try encoder.write(self.readByRecipient, at: 10)
+            try encoder.write(self.clientMessageID, at: 11)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.id = try decoder.read(at: 1)
             self.roomID = try decoder.read(at: 2)
-            self.senderID = try decoder.read(at: 3)
-            self.sentAtMs = try decoder.read(at: 4)
-            switch decoder.oneofCase(at: 5) {
-            case 5: self.body = .text(try decoder.oneofMessage(at: 5))
-            case 6: self.body = .image(try decoder.oneofMessage(at: 6))
-            case 7: self.body = .postShare(try decoder.oneofMessage(at: 7))
-            case 8: self.body = .booking(try decoder.oneofMessage(at: 8))
+            self.seq = try decoder.read(at: 3)
+            self.senderID = try decoder.read(at: 4)
+            self.sentAtMs = try decoder.read(at: 5)
+            switch decoder.oneofCase(at: 6) {
+            case 6: self.body = .text(try decoder.oneofMessage(at: 6))
+            case 7: self.body = .image(try decoder.oneofMessage(at: 7))
+            case 8: self.body = .postShare(try decoder.oneofMessage(at: 8))
+            case 9: self.body = .reservation(try decoder.oneofMessage(at: 9))
             default: self.body = nil
             }
-            self.readAtMs = try decoder.read(at: 9)
+            self.readByRecipient = try decoder.read(at: 10)
+            self.clientMessageID = try decoder.read(at: 11)
         }
     }
 }
 
 extension YediChat {
-    /// Someone else as a room shows them.
+    /// A member as a room shows them (name and image from AccountService; empty if it could not be asked).
     public struct Party: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.chat.Party")
 
@@ -209,75 +258,137 @@ extension YediChat {
 
         public var id: String
 
+        public var kind: YediChat.RoomKind
+
         public var customerID: String
 
         public var designerID: String
 
-        /// The other party, from the caller's point of view.
+        /// The other member, from the caller's point of view.
         public var other: YediChat.Party?
 
+        /// Absent while the room has no message.
         public var lastMessage: YediChat.ChatMessage?
 
-        /// Messages to the caller not read yet.
+        /// Messages from the other member after the caller's read cursor.
         public var unreadCount: Int64
 
-        public var updatedAtMs: Int64
+        /// The last message's time, or the room's creation time.
+        public var lastActivityAtMs: Int64
 
-        public init(id: String = "", customerID: String = "", designerID: String = "", other: YediChat.Party? = nil, lastMessage: YediChat.ChatMessage? = nil, unreadCount: Int64 = 0, updatedAtMs: Int64 = 0) {
+        public var createdAtMs: Int64
+
+        /// The caller's and the other member's read cursors (0 = nothing read).
+        public var myReadSeq: Int64
+
+        public var otherReadSeq: Int64
+
+        public init(id: String = "", kind: YediChat.RoomKind = .unspecified, customerID: String = "", designerID: String = "", other: YediChat.Party? = nil, lastMessage: YediChat.ChatMessage? = nil, unreadCount: Int64 = 0, lastActivityAtMs: Int64 = 0, createdAtMs: Int64 = 0, myReadSeq: Int64 = 0, otherReadSeq: Int64 = 0) {
             self.id = id
+            self.kind = kind
             self.customerID = customerID
             self.designerID = designerID
             self.other = other
             self.lastMessage = lastMessage
             self.unreadCount = unreadCount
-            self.updatedAtMs = updatedAtMs
+            self.lastActivityAtMs = lastActivityAtMs
+            self.createdAtMs = createdAtMs
+            self.myReadSeq = myReadSeq
+            self.otherReadSeq = otherReadSeq
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
             try encoder.write(self.id, at: 1)
-            try encoder.write(self.customerID, at: 2)
-            try encoder.write(self.designerID, at: 3)
-            try encoder.write(self.other, at: 4)
-            try encoder.write(self.lastMessage, at: 5)
-            try encoder.write(self.unreadCount, at: 6)
-            try encoder.write(self.updatedAtMs, at: 7)
+            try encoder.write(self.kind, at: 2)
+            try encoder.write(self.customerID, at: 3)
+            try encoder.write(self.designerID, at: 4)
+            try encoder.write(self.other, at: 5)
+            try encoder.write(self.lastMessage, at: 6)
+            try encoder.write(self.unreadCount, at: 7)
+            try encoder.write(self.lastActivityAtMs, at: 8)
+            try encoder.write(self.createdAtMs, at: 9)
+            try encoder.write(self.myReadSeq, at: 10)
+            try encoder.write(self.otherReadSeq, at: 11)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.id = try decoder.read(at: 1)
-            self.customerID = try decoder.read(at: 2)
-            self.designerID = try decoder.read(at: 3)
-            self.other = try decoder.read(at: 4)
-            self.lastMessage = try decoder.read(at: 5)
-            self.unreadCount = try decoder.read(at: 6)
-            self.updatedAtMs = try decoder.read(at: 7)
+            self.kind = try decoder.read(at: 2)
+            self.customerID = try decoder.read(at: 3)
+            self.designerID = try decoder.read(at: 4)
+            self.other = try decoder.read(at: 5)
+            self.lastMessage = try decoder.read(at: 6)
+            self.unreadCount = try decoder.read(at: 7)
+            self.lastActivityAtMs = try decoder.read(at: 8)
+            self.createdAtMs = try decoder.read(at: 9)
+            self.myReadSeq = try decoder.read(at: 10)
+            self.otherReadSeq = try decoder.read(at: 11)
         }
     }
 }
 
 extension YediChat {
-    /// "Consult": reuses the caller's room with the designer, or creates it.
+    /// "Consult": the caller (a customer) and the designer's room, reused or created.
     public struct OpenRoomRequest: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.chat.OpenRoomRequest")
 
         public var designerID: String
 
-        /// When consulting from a post, a post-share message is posted too.
+        /// When consulting from a post (of this designer), one post-share message from the caller is added too.
+        /// It is added once per room and post unless `client_message_id` is given.
         public var postID: String
 
-        public init(designerID: String = "", postID: String = "") {
+        /// The post share's idempotency key (optional).
+        public var clientMessageID: String
+
+        public init(designerID: String = "", postID: String = "", clientMessageID: String = "") {
             self.designerID = designerID
             self.postID = postID
+            self.clientMessageID = clientMessageID
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
             try encoder.write(self.designerID, at: 1)
             try encoder.write(self.postID, at: 2)
+            try encoder.write(self.clientMessageID, at: 3)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.designerID = try decoder.read(at: 1)
             self.postID = try decoder.read(at: 2)
+            self.clientMessageID = try decoder.read(at: 3)
+        }
+    }
+}
+
+extension YediChat {
+    public struct OpenRoomResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.chat.OpenRoomResponse")
+
+        public var room: YediChat.Room?
+
+        /// True when this call created the room.
+        public var created: Bool
+
+        /// The post-share message, when `post_id` was given.
+        public var postShare: YediChat.ChatMessage?
+
+        public init(room: YediChat.Room? = nil, created: Bool = false, postShare: YediChat.ChatMessage? = nil) {
+            self.room = room
+            self.created = created
+            self.postShare = postShare
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.room, at: 1)
+            try encoder.write(self.created, at: 2)
+            try encoder.write(self.postShare, at: 3)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.room = try decoder.read(at: 1)
+            self.created = try decoder.read(at: 2)
+            self.postShare = try decoder.read(at: 3)
         }
     }
 }
@@ -290,14 +401,14 @@ extension YediChat {
 
         public var body: Body?
 
-        /// Makes a retried send post at most once.
+        /// Optional, at most 64 characters: a retried send with the same key returns the original message.
         public var clientMessageID: String
 
         public enum Body: Hashable, Sendable {
             case text(YediChat.TextBody)
             case image(YediChat.ImageBody)
             case postShare(YediChat.PostShareBody)
-            case booking(YediChat.BookingBody)
+            case reservation(YediChat.ReservationBody)
         }
 
         public init(roomID: String = "", body: Body? = nil, clientMessageID: String = "") {
@@ -312,7 +423,7 @@ extension YediChat {
             case .text(let value)?: try encoder.write(value, at: 2)
             case .image(let value)?: try encoder.write(value, at: 3)
             case .postShare(let value)?: try encoder.write(value, at: 4)
-            case .booking(let value)?: try encoder.write(value, at: 5)
+            case .reservation(let value)?: try encoder.write(value, at: 5)
             case nil: break
             }
             try encoder.write(self.clientMessageID, at: 6)
@@ -324,7 +435,7 @@ extension YediChat {
             case 2: self.body = .text(try decoder.oneofMessage(at: 2))
             case 3: self.body = .image(try decoder.oneofMessage(at: 3))
             case 4: self.body = .postShare(try decoder.oneofMessage(at: 4))
-            case 5: self.body = .booking(try decoder.oneofMessage(at: 5))
+            case 5: self.body = .reservation(try decoder.oneofMessage(at: 5))
             default: self.body = nil
             }
             self.clientMessageID = try decoder.read(at: 6)
@@ -333,28 +444,39 @@ extension YediChat {
 }
 
 extension YediChat {
-    /// Newest first; pass back next_cursor to page upward through older messages.
     public struct ListMessagesRequest: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.chat.ListMessagesRequest")
 
         public var roomID: String
 
-        /// Default 13.
-        public var page: YediCommon.PageRequest?
+        /// 0 = 13; at most 100 (larger values are capped).
+        public var limit: Int32
 
-        public init(roomID: String = "", page: YediCommon.PageRequest? = nil) {
+        /// Up-scroll: only messages with seq < before_seq, newest first. 0 = the newest page.
+        public var beforeSeq: Int64
+
+        /// Catch-up: only messages with seq > after_seq, oldest first. Not together with before_seq.
+        public var afterSeq: Int64
+
+        public init(roomID: String = "", limit: Int32 = 0, beforeSeq: Int64 = 0, afterSeq: Int64 = 0) {
             self.roomID = roomID
-            self.page = page
+            self.limit = limit
+            self.beforeSeq = beforeSeq
+            self.afterSeq = afterSeq
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
             try encoder.write(self.roomID, at: 1)
-            try encoder.write(self.page, at: 2)
+            try encoder.write(self.limit, at: 2)
+            try encoder.write(self.beforeSeq, at: 3)
+            try encoder.write(self.afterSeq, at: 4)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.roomID = try decoder.read(at: 1)
-            self.page = try decoder.read(at: 2)
+            self.limit = try decoder.read(at: 2)
+            self.beforeSeq = try decoder.read(at: 3)
+            self.afterSeq = try decoder.read(at: 4)
         }
     }
 }
@@ -363,23 +485,35 @@ extension YediChat {
     public struct ListMessagesResponse: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.chat.ListMessagesResponse")
 
+        /// Newest first (before_seq / newest page) or oldest first (after_seq).
         public var messages: [YediChat.ChatMessage]
 
-        public var page: YediCommon.PageInfo?
+        /// More messages exist in the direction of the page.
+        public var hasMore: Bool
 
-        public init(messages: [YediChat.ChatMessage] = [], page: YediCommon.PageInfo? = nil) {
+        public var myReadSeq: Int64
+
+        public var otherReadSeq: Int64
+
+        public init(messages: [YediChat.ChatMessage] = [], hasMore: Bool = false, myReadSeq: Int64 = 0, otherReadSeq: Int64 = 0) {
             self.messages = messages
-            self.page = page
+            self.hasMore = hasMore
+            self.myReadSeq = myReadSeq
+            self.otherReadSeq = otherReadSeq
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
             try encoder.write(self.messages, at: 1)
-            try encoder.write(self.page, at: 2)
+            try encoder.write(self.hasMore, at: 2)
+            try encoder.write(self.myReadSeq, at: 3)
+            try encoder.write(self.otherReadSeq, at: 4)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.messages = try decoder.read(at: 1)
-            self.page = try decoder.read(at: 2)
+            self.hasMore = try decoder.read(at: 2)
+            self.myReadSeq = try decoder.read(at: 3)
+            self.otherReadSeq = try decoder.read(at: 4)
         }
     }
 }
@@ -390,16 +524,23 @@ extension YediChat {
 
         public var roomID: String
 
-        public init(roomID: String = "") {
+        /// Everything up to this sequence number was read; 0 = up to the room's last message. Past the last
+        /// message it is capped to it. Behind the caller's cursor it changes nothing (cursors never move back).
+        public var upToSeq: Int64
+
+        public init(roomID: String = "", upToSeq: Int64 = 0) {
             self.roomID = roomID
+            self.upToSeq = upToSeq
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
             try encoder.write(self.roomID, at: 1)
+            try encoder.write(self.upToSeq, at: 2)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.roomID = try decoder.read(at: 1)
+            self.upToSeq = try decoder.read(at: 2)
         }
     }
 }
@@ -408,18 +549,36 @@ extension YediChat {
     public struct MarkReadResponse: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.chat.MarkReadResponse")
 
-        public var marked: Int64
+        /// The caller's cursor after the call.
+        public var readSeq: Int64
 
-        public init(marked: Int64 = 0) {
-            self.marked = marked
+        /// False when the cursor was already there or further.
+        public var moved: Bool
+
+        /// The caller's unread count in this room, and over all rooms.
+        public var unreadCount: Int64
+
+        public var totalUnread: Int64
+
+        public init(readSeq: Int64 = 0, moved: Bool = false, unreadCount: Int64 = 0, totalUnread: Int64 = 0) {
+            self.readSeq = readSeq
+            self.moved = moved
+            self.unreadCount = unreadCount
+            self.totalUnread = totalUnread
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
-            try encoder.write(self.marked, at: 1)
+            try encoder.write(self.readSeq, at: 1)
+            try encoder.write(self.moved, at: 2)
+            try encoder.write(self.unreadCount, at: 3)
+            try encoder.write(self.totalUnread, at: 4)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
-            self.marked = try decoder.read(at: 1)
+            self.readSeq = try decoder.read(at: 1)
+            self.moved = try decoder.read(at: 2)
+            self.unreadCount = try decoder.read(at: 3)
+            self.totalUnread = try decoder.read(at: 4)
         }
     }
 }
@@ -428,6 +587,7 @@ extension YediChat {
     public struct ListRoomsRequest: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.chat.ListRoomsRequest")
 
+        /// Default 20, at most 100.
         public var page: YediCommon.PageRequest?
 
         public init(page: YediCommon.PageRequest? = nil) {
@@ -445,7 +605,7 @@ extension YediChat {
 }
 
 extension YediChat {
-    /// Ordered by the last message, newest first.
+    /// Ordered by the last activity, newest first.
     public struct ListRoomsResponse: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.chat.ListRoomsResponse")
 
@@ -456,22 +616,28 @@ extension YediChat {
         /// The tab badge: unread messages over all rooms.
         public var totalUnread: Int64
 
-        public init(rooms: [YediChat.Room] = [], page: YediCommon.PageInfo? = nil, totalUnread: Int64 = 0) {
+        /// The caller's newest stream position when this was read: Subscribe from it to miss nothing after.
+        public var streamPosition: Int64
+
+        public init(rooms: [YediChat.Room] = [], page: YediCommon.PageInfo? = nil, totalUnread: Int64 = 0, streamPosition: Int64 = 0) {
             self.rooms = rooms
             self.page = page
             self.totalUnread = totalUnread
+            self.streamPosition = streamPosition
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
             try encoder.write(self.rooms, at: 1)
             try encoder.write(self.page, at: 2)
             try encoder.write(self.totalUnread, at: 3)
+            try encoder.write(self.streamPosition, at: 4)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.rooms = try decoder.read(at: 1)
             self.page = try decoder.read(at: 2)
             self.totalUnread = try decoder.read(at: 3)
+            self.streamPosition = try decoder.read(at: 4)
         }
     }
 }
@@ -480,88 +646,158 @@ extension YediChat {
     public struct SubscribeRequest: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.chat.SubscribeRequest")
 
-        /// "" = every room of the caller.
-        public var roomID: String
+        /// Events with a position after this one are sent, oldest first, then live ones. 0 = every retained
+        /// event; a client starting fresh passes ListRoomsResponse.stream_position.
+        public var afterPosition: Int64
 
-        public init(roomID: String = "") {
-            self.roomID = roomID
+        public init(afterPosition: Int64 = 0) {
+            self.afterPosition = afterPosition
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
-            try encoder.write(self.roomID, at: 1)
+            try encoder.write(self.afterPosition, at: 1)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
-            self.roomID = try decoder.read(at: 1)
+            self.afterPosition = try decoder.read(at: 1)
         }
     }
 }
 
 extension YediChat {
-    /// Messages of a room up to `up_to_sent_at_ms` were read by `reader_id`.
-    public struct ReadReceipt: ProtoMessage {
-        public static let schema = MessageSchema.named("yedi.chat.ReadReceipt")
+    public struct MessageAdded: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.chat.MessageAdded")
+
+        public var message: YediChat.ChatMessage?
+
+        public init(message: YediChat.ChatMessage? = nil) {
+            self.message = message
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.message, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.message = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediChat {
+    /// `reader_id` has read `room_id` up to `read_seq`: a change of read flags, never a new message.
+    public struct ReadCursorMoved: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.chat.ReadCursorMoved")
 
         public var roomID: String
 
         public var readerID: String
 
-        public var upToSentAtMs: Int64
+        public var readSeq: Int64
 
         public var readAtMs: Int64
 
-        public init(roomID: String = "", readerID: String = "", upToSentAtMs: Int64 = 0, readAtMs: Int64 = 0) {
+        public init(roomID: String = "", readerID: String = "", readSeq: Int64 = 0, readAtMs: Int64 = 0) {
             self.roomID = roomID
             self.readerID = readerID
-            self.upToSentAtMs = upToSentAtMs
+            self.readSeq = readSeq
             self.readAtMs = readAtMs
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
             try encoder.write(self.roomID, at: 1)
             try encoder.write(self.readerID, at: 2)
-            try encoder.write(self.upToSentAtMs, at: 3)
+            try encoder.write(self.readSeq, at: 3)
             try encoder.write(self.readAtMs, at: 4)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.roomID = try decoder.read(at: 1)
             self.readerID = try decoder.read(at: 2)
-            self.upToSentAtMs = try decoder.read(at: 3)
+            self.readSeq = try decoder.read(at: 3)
             self.readAtMs = try decoder.read(at: 4)
         }
     }
 }
 
 extension YediChat {
-    /// A live update. New messages and changes to existing ones (read flags) are distinct events so that a
-    /// client never mistakes a change for a new bubble.
-    public struct RoomEvent: ProtoMessage {
-        public static let schema = MessageSchema.named("yedi.chat.RoomEvent")
+    /// A room the recipient is a member of was created (`other` is not filled; ListRooms has the names).
+    public struct RoomCreated: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.chat.RoomCreated")
+
+        public var room: YediChat.Room?
+
+        public init(room: YediChat.Room? = nil) {
+            self.room = room
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.room, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.room = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediChat {
+    /// Sent once after the stored events, before the live ones: the client is up to date.
+    public struct CaughtUp: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.chat.CaughtUp")
+
+        public init() {}
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+        }
+    }
+}
+
+extension YediChat {
+    /// One event of the live stream. Each kind is its own case so a read receipt is never mistaken for a
+    /// new message.
+    public struct StreamEvent: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.chat.StreamEvent")
+
+        /// Increasing over the recipient's events (with gaps); resubscribe with the last one seen. CaughtUp
+        /// carries the position the client is caught up to.
+        public var position: Int64
 
         public var event: Event?
 
         public enum Event: Hashable, Sendable {
-            case newMessage(YediChat.ChatMessage)
-            case messagesRead(YediChat.ReadReceipt)
+            case messageAdded(YediChat.MessageAdded)
+            case readCursorMoved(YediChat.ReadCursorMoved)
+            case roomCreated(YediChat.RoomCreated)
+            case caughtUp(YediChat.CaughtUp)
         }
 
-        public init(event: Event? = nil) {
+        public init(position: Int64 = 0, event: Event? = nil) {
+            self.position = position
             self.event = event
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.position, at: 1)
             switch self.event {
-            case .newMessage(let value)?: try encoder.write(value, at: 1)
-            case .messagesRead(let value)?: try encoder.write(value, at: 2)
+            case .messageAdded(let value)?: try encoder.write(value, at: 2)
+            case .readCursorMoved(let value)?: try encoder.write(value, at: 3)
+            case .roomCreated(let value)?: try encoder.write(value, at: 4)
+            case .caughtUp(let value)?: try encoder.write(value, at: 5)
             case nil: break
             }
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
-            switch decoder.oneofCase(at: 1) {
-            case 1: self.event = .newMessage(try decoder.oneofMessage(at: 1))
-            case 2: self.event = .messagesRead(try decoder.oneofMessage(at: 2))
+            self.position = try decoder.read(at: 1)
+            switch decoder.oneofCase(at: 2) {
+            case 2: self.event = .messageAdded(try decoder.oneofMessage(at: 2))
+            case 3: self.event = .readCursorMoved(try decoder.oneofMessage(at: 3))
+            case 4: self.event = .roomCreated(try decoder.oneofMessage(at: 4))
+            case 5: self.event = .caughtUp(try decoder.oneofMessage(at: 5))
             default: self.event = nil
             }
         }
@@ -572,11 +808,11 @@ extension YediChat {
     public enum ChatService {
         /// The methods of `yedi.chat.ChatService`.
         public enum Method {
-            public static let openRoom = RPCMethod<YediChat.OpenRoomRequest, YediChat.Room>(
+            public static let openRoom = RPCMethod<YediChat.OpenRoomRequest, YediChat.OpenRoomResponse>(
                 service: "yedi.chat.ChatService", method: "OpenRoom", kind: .unary, idempotency: .idempotent,
-                access: .user)
+                access: .customer)
             public static let sendMessage = RPCMethod<YediChat.SendMessageRequest, YediChat.ChatMessage>(
-                service: "yedi.chat.ChatService", method: "SendMessage", kind: .unary, idempotency: .idempotent,
+                service: "yedi.chat.ChatService", method: "SendMessage", kind: .unary, idempotency: .unknown,
                 access: .user)
             public static let listMessages = RPCMethod<YediChat.ListMessagesRequest, YediChat.ListMessagesResponse>(
                 service: "yedi.chat.ChatService", method: "ListMessages", kind: .unary, idempotency: .noSideEffects,
@@ -587,10 +823,13 @@ extension YediChat {
             public static let listRooms = RPCMethod<YediChat.ListRoomsRequest, YediChat.ListRoomsResponse>(
                 service: "yedi.chat.ChatService", method: "ListRooms", kind: .unary, idempotency: .noSideEffects,
                 access: .user)
-            public static let subscribe = RPCMethod<YediChat.SubscribeRequest, YediChat.RoomEvent>(
+            /// One per user and device: events of all the caller's rooms. Ends with RESOURCE_EXHAUSTED when the
+            /// client falls too far behind, UNAVAILABLE when the server shuts down: resubscribe from the last position.
+            public static let subscribe = RPCMethod<YediChat.SubscribeRequest, YediChat.StreamEvent>(
                 service: "yedi.chat.ChatService", method: "Subscribe", kind: .serverStreaming, idempotency: .noSideEffects,
                 access: .user)
-            /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
+            /// Internal, from AccountService when an account is deleted: removes the user's rooms (both sides),
+            /// their messages and stream events.
             public static let purgeUser = RPCMethod<YediCommon.PurgeUserRequest, YediCommon.PurgeUserResponse>(
                 service: "yedi.chat.ChatService", method: "PurgeUser", kind: .unary, idempotency: .idempotent,
                 access: .service(callers: ["account"]))
@@ -604,13 +843,16 @@ extension YediChat {
 
         /// Serve `yedi.chat.ChatService` by implementing these methods and passing the value to an `RPCServer`.
         public protocol ServiceProtocol: RPCService {
-            func openRoom(_ request: YediChat.OpenRoomRequest, context: ServerContext) async throws -> YediChat.Room
+            func openRoom(_ request: YediChat.OpenRoomRequest, context: ServerContext) async throws -> YediChat.OpenRoomResponse
             func sendMessage(_ request: YediChat.SendMessageRequest, context: ServerContext) async throws -> YediChat.ChatMessage
             func listMessages(_ request: YediChat.ListMessagesRequest, context: ServerContext) async throws -> YediChat.ListMessagesResponse
             func markRead(_ request: YediChat.MarkReadRequest, context: ServerContext) async throws -> YediChat.MarkReadResponse
             func listRooms(_ request: YediChat.ListRoomsRequest, context: ServerContext) async throws -> YediChat.ListRoomsResponse
-            func subscribe(_ request: YediChat.SubscribeRequest, writer: RPCWriter<YediChat.RoomEvent>, context: ServerContext) async throws
-            /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
+            /// One per user and device: events of all the caller's rooms. Ends with RESOURCE_EXHAUSTED when the
+            /// client falls too far behind, UNAVAILABLE when the server shuts down: resubscribe from the last position.
+            func subscribe(_ request: YediChat.SubscribeRequest, writer: RPCWriter<YediChat.StreamEvent>, context: ServerContext) async throws
+            /// Internal, from AccountService when an account is deleted: removes the user's rooms (both sides),
+            /// their messages and stream events.
             func purgeUser(_ request: YediCommon.PurgeUserRequest, context: ServerContext) async throws -> YediCommon.PurgeUserResponse
         }
 
@@ -622,7 +864,7 @@ extension YediChat {
                 self.rpcClient = rpcClient
             }
 
-            public func openRoom(_ request: YediChat.OpenRoomRequest, options: CallOptions = .defaults) async throws -> YediChat.Room {
+            public func openRoom(_ request: YediChat.OpenRoomRequest, options: CallOptions = .defaults) async throws -> YediChat.OpenRoomResponse {
                 try await rpcClient.unary(Method.openRoom, request, options: options)
             }
 
@@ -642,16 +884,19 @@ extension YediChat {
                 try await rpcClient.unary(Method.listRooms, request, options: options)
             }
 
+            /// One per user and device: events of all the caller's rooms. Ends with RESOURCE_EXHAUSTED when the
+            /// client falls too far behind, UNAVAILABLE when the server shuts down: resubscribe from the last position.
             /// The stream is open while `onResponse` runs; returning early cancels the call.
             public func subscribe<Result: Sendable>(
                 _ request: YediChat.SubscribeRequest,
                 options: CallOptions = .defaults,
-                onResponse: (RPCResponseStream<YediChat.RoomEvent>) async throws -> Result
+                onResponse: (RPCResponseStream<YediChat.StreamEvent>) async throws -> Result
             ) async throws -> Result {
                 try await rpcClient.serverStreaming(Method.subscribe, request, options: options, onResponse: onResponse)
             }
 
-            /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
+            /// Internal, from AccountService when an account is deleted: removes the user's rooms (both sides),
+            /// their messages and stream events.
             public func purgeUser(_ request: YediCommon.PurgeUserRequest, options: CallOptions = .defaults) async throws -> YediCommon.PurgeUserResponse {
                 try await rpcClient.unary(Method.purgeUser, request, options: options)
             }

@@ -1,0 +1,325 @@
+import AccessTokens
+import ArgumentParser
+import Foundation
+import Histogram
+import Logging
+import RPCCore
+import ServiceRuntime
+import Synchronization
+import YediProto
+
+/// ChatService as it runs: the real `ChatService` executable (found next to this one) as a child process
+/// on a throwaway dev PKI, called over TLS; AccountService is stood in for by a small server in this
+/// process (names for the room checks), presenting the PKI's `account` certificate.
+///
+///     swift build -c release --product ChatService && swift build -c release --product chat-bench
+///     $(swift build -c release --show-bin-path)/chat-bench
+///
+/// Prints JSON lines:
+/// - `send-to-delivery`: with `--streams` open Subscribe streams (one per designer, spread over connections
+///   of at most `--calls-per-connection` calls), a customer sends into a random room and the time until the
+///   designer's stream delivers it is recorded (p50/p99).
+/// - `history-page`: ListMessages p50/p99 of the newest page and of an older page, cold (the first read of
+///   a room after a write: from SQLite) and warm (again: from the LRU page cache).
+@main
+struct ChatBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chat-bench",
+        abstract: "Send-to-delivery latency over many open streams and history page latency, cold and warm cache."
+    )
+
+    @Option(help: "The ChatService executable (default: next to this one).")
+    var service: String?
+
+    @Option(help: "A dev PKI folder (deploy/dev-pki.sh output); default: a throwaway one made with --dev-pki-script.")
+    var pki: String?
+
+    @Option(help: "deploy/dev-pki.sh, to make the throwaway PKI (run from the repository root).")
+    var devPKIScript = "deploy/dev-pki.sh"
+
+    @Option(help: "Open streams (one room and one subscribed designer each).")
+    var streams = 1_000
+
+    @Option(help: "Streams per client connection (the server runs at most 256 calls per connection).")
+    var callsPerConnection = 200
+
+    @Option(help: "Messages sent for the latency figures.")
+    var messages = 3_000
+
+    @Option(help: "Concurrent senders for the latency figures.")
+    var senders = 4
+
+    @Option(help: "Rooms filled for the history figures.")
+    var historyRooms = 200
+
+    @Option(help: "Messages per history room.")
+    var historyMessages = 60
+
+    @Option(help: "Warm reads per history room.")
+    var warmReads = 5
+
+    @Flag(help: "Keep the temporary folder (PKI, data, the service's log).")
+    var keep = false
+
+    func run() async throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "yedi-chat-bench-\(ProcessInfo.processInfo.processIdentifier)")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { if !keep { try? FileManager.default.removeItem(at: work) } }
+        let pkiDirectory = try pki ?? makePKI(in: work)
+        let executable = try service ?? ChatProcess.besideThisExecutable()
+
+        let account = try await FakeAccount.start(pki: pkiDirectory)
+        defer { account.stop() }
+        let process = try await ChatProcess.start(
+            executable, pki: pkiDirectory, data: work.appendingPathComponent("data").path,
+            accountPort: account.port, log: work.appendingPathComponent("service.log").path)
+        defer { try? process.stop() }
+
+        let issuer = AccessTokenIssuer(
+            signingKey: try TokenSigningKey.load(pemFile: pkiDirectory + "/token-signing.key"),
+            lifetime: .seconds(3_600))
+        let pairs = try (0..<streams).map { index in
+            (
+                customer: try issuer.issue(userID: "bench-c-\(index)", role: .customer, sessionID: "s").token,
+                designer: try issuer.issue(userID: "bench-d-\(index)", role: .designer, sessionID: "s").token,
+                designerID: "bench-d-\(index)"
+            )
+        }
+        let connections = max(1, (streams + callsPerConnection - 1) / callsPerConnection)
+        var clients: [(RPCClient, Task<Void, Never>)] = []
+        for _ in 0..<connections {
+            let client = try RPCClient(configuration: process.clientConfiguration())
+            clients.append((client, Task { await client.run() }))
+        }
+        defer {
+            for (client, _) in clients { client.beginGracefulShutdown() }
+        }
+        let chat = YediChat.ChatService.Client(clients[0].0)
+
+        // Rooms, opened by the customers, 16 at a time.
+        let streams = self.streams
+        var rooms = [String](repeating: "", count: streams)
+        try await withThrowingTaskGroup(of: (Int, String).self) { group in
+            var next = 0
+            func add() {
+                let index = next
+                next += 1
+                group.addTask {
+                    let answer = try await chat.openRoom(
+                        .init(designerID: pairs[index].designerID), options: Self.bearer(pairs[index].customer))
+                    return (index, answer.room?.id ?? "")
+                }
+            }
+            for _ in 0..<min(16, streams) { add() }
+            while let (index, room) = try await group.next() {
+                rooms[index] = room
+                if next < streams { add() }
+            }
+        }
+
+        try await deliveryLatency(clients: clients.map(\.0), pairs: pairs, rooms: rooms, connections: connections)
+        try await historyLatency(chat: chat, pairs: pairs, rooms: rooms)
+    }
+
+    // MARK: Send to delivery
+
+    private func deliveryLatency(
+        clients: [RPCClient], pairs: [(customer: String, designer: String, designerID: String)], rooms: [String],
+        connections: Int
+    ) async throws {
+        let (streams, messages, senders, callsPerConnection) = (
+            self.streams, self.messages, self.senders, self.callsPerConnection
+        )
+        let base = ContinuousClock.now
+        let recorder = Recorder()
+        var readers: [Task<Void, Never>] = []
+        for index in 0..<streams {
+            let client = YediChat.ChatService.Client(clients[index / callsPerConnection])
+            let token = pairs[index].designer
+            readers.append(
+                Task {
+                    do {
+                        try await client.subscribe(.init(), options: Self.bearer(token, timeout: .seconds(3_600))) {
+                            stream in
+                            for try await event in stream {
+                                switch event.event {
+                                case .caughtUp?: recorder.caughtUp()
+                                case .messageAdded(let added)?:
+                                    guard case .text(let text)? = added.message?.body,
+                                        let sentAt = Int64(text.text)
+                                    else { continue }
+                                    let now = Self.nanoseconds(ContinuousClock.now - base)
+                                    recorder.delivered(UInt64(max(0, now - sentAt)))
+                                default: continue
+                                }
+                            }
+                        }
+                    } catch {
+                        recorder.ended(error)
+                    }
+                })
+        }
+        while recorder.caughtUpCount < streams {
+            if recorder.endedCount > 0 { throw BenchError("streams ended early: \(recorder.firstError ?? "")") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let chat = YediChat.ChatService.Client(clients[0])
+        let start = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for sender in 0..<senders {
+                group.addTask {
+                    var random = SplitMix64(seed: UInt64(sender + 1))
+                    for _ in stride(from: sender, to: messages, by: senders) {
+                        let index = Int(random.next() % UInt64(streams))
+                        let sentAt = Self.nanoseconds(ContinuousClock.now - base)
+                        _ = try await chat.sendMessage(
+                            .init(roomID: rooms[index], body: .text(.init(text: "\(sentAt)"))),
+                            options: Self.bearer(pairs[index].customer))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while recorder.deliveredCount < messages, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let elapsed = Self.seconds(ContinuousClock.now - start)
+        let histogram = recorder.histogram
+        print(
+            #"{"bench":"send-to-delivery","streams":\#(streams),"connections":\#(connections),"#
+                + #""messages":\#(messages),"delivered":\#(histogram.totalCount),"senders":\#(senders),"#
+                + #""sends_per_second":\#(Self.format(Double(messages) / elapsed)),"#
+                + #""p50_ms":\#(Self.milliseconds(histogram.valueAtPercentile(50))),"#
+                + #""p99_ms":\#(Self.milliseconds(histogram.valueAtPercentile(99))),"#
+                + #""streams_ended":\#(recorder.endedCount),"tls":true}"#)
+        for reader in readers { reader.cancel() }
+        for reader in readers { await reader.value }
+    }
+
+    // MARK: History pages
+
+    private func historyLatency(
+        chat: YediChat.ChatService.Client, pairs: [(customer: String, designer: String, designerID: String)],
+        rooms: [String]
+    ) async throws {
+        let count = min(historyRooms, rooms.count)
+        let (historyMessages, warmReads) = (self.historyMessages, self.warmReads)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<4 {
+                group.addTask {
+                    for index in stride(from: worker, to: count, by: 4) {
+                        for message in 0..<historyMessages {
+                            _ = try await chat.sendMessage(
+                                .init(roomID: rooms[index], body: .text(.init(text: "history \(message)"))),
+                                options: Self.bearer(pairs[index].customer))
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        for (name, beforeSeq) in [("newest", Int64(0)), ("older", Int64(max(2, historyMessages - 13)))] {
+            var cold = Self.newHistogram()
+            var warm = Self.newHistogram()
+            for index in 0..<count {
+                let request = YediChat.ListMessagesRequest(roomID: rooms[index], beforeSeq: beforeSeq)
+                let options = Self.bearer(pairs[index].designer)
+                var callStart = ContinuousClock.now
+                _ = try await chat.listMessages(request, options: options)
+                cold.record(Self.nanoseconds(ContinuousClock.now - callStart).magnitude)
+                for _ in 0..<warmReads {
+                    callStart = ContinuousClock.now
+                    _ = try await chat.listMessages(request, options: options)
+                    warm.record(Self.nanoseconds(ContinuousClock.now - callStart).magnitude)
+                }
+            }
+            for (cache, histogram) in [("cold", cold), ("warm", warm)] {
+                print(
+                    #"{"bench":"history-page","page":"\#(name)","cache":"\#(cache)","rooms":\#(count),"#
+                        + #""reads":\#(histogram.totalCount),"messages_per_room":\#(historyMessages),"#
+                        + #""p50_ms":\#(Self.milliseconds(histogram.valueAtPercentile(50))),"#
+                        + #""p99_ms":\#(Self.milliseconds(histogram.valueAtPercentile(99))),"tls":true}"#)
+            }
+        }
+    }
+
+    // MARK: Helpers
+
+    private func makePKI(in work: URL) throws -> String {
+        let directory = work.appendingPathComponent("pki").path
+        let script = Process()
+        script.executableURL = URL(fileURLWithPath: "/bin/bash")
+        script.arguments = [devPKIScript, directory]
+        script.standardOutput = FileHandle.nullDevice
+        try script.run()
+        script.waitUntilExit()
+        guard script.terminationStatus == 0 else {
+            throw ValidationError("\(devPKIScript) failed (run from the repository root, or pass --pki)")
+        }
+        return directory
+    }
+
+    static func bearer(_ token: String, timeout: Duration = .seconds(30)) -> CallOptions {
+        CallOptions(timeout: timeout, metadata: ["authorization": "Bearer \(token)"])
+    }
+
+    static func newHistogram() -> Histogram<UInt64> {
+        Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+    }
+
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    static func milliseconds(_ nanoseconds: UInt64) -> String { format(Double(nanoseconds) / 1e6) }
+
+    static func format(_ value: Double) -> String { String(format: "%.2f", value) }
+}
+
+/// Delivery latencies and stream states, from many reader tasks.
+final class Recorder: Sendable {
+    private struct State {
+        var histogram = ChatBench.newHistogram()
+        var caughtUp = 0
+        var ended = 0
+        var firstError: String?
+    }
+
+    private let state = Mutex(State())
+
+    func caughtUp() { state.withLock { $0.caughtUp += 1 } }
+    func delivered(_ nanoseconds: UInt64) { state.withLock { _ = $0.histogram.record(nanoseconds) } }
+    func ended(_ error: any Error) {
+        state.withLock {
+            $0.ended += 1
+            if $0.firstError == nil { $0.firstError = "\(error)" }
+        }
+    }
+
+    var caughtUpCount: Int { state.withLock { $0.caughtUp } }
+    var endedCount: Int { state.withLock { $0.ended } }
+    var firstError: String? { state.withLock { $0.firstError } }
+    var deliveredCount: Int { state.withLock { Int($0.histogram.totalCount) } }
+    var histogram: Histogram<UInt64> { state.withLock { $0.histogram } }
+}
+
+/// A small deterministic random generator, so every run sends to the same rooms.
+struct SplitMix64 {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,121 @@
+/// What ChatService stores, free of any engine's types: the store protocol speaks these.
+
+/// An image as a message shows it (ContentService's reference, copied when the message was sent).
+struct ImageRecord: Sendable, Hashable {
+    var id: String
+    var url: String
+    var width: Int32
+    var height: Int32
+}
+
+/// A message's content: exactly one kind.
+enum MessageBodyRecord: Sendable, Hashable {
+    case text(String)
+    case image(ImageRecord)
+    /// The post's title and first photo are copied at send time, so the bubble survives an edited post.
+    case postShare(postID: String, title: String, firstPhoto: ImageRecord?, text: String)
+    case reservation(id: String, startAtMilliseconds: Int64)
+}
+
+/// A room's row. Members are `customerID` and `designerID` today; `kind` and the member table leave room
+/// for other pairs (matched users of a sibling app) without a migration of the messages.
+struct RoomRecord: Sendable, Hashable {
+    var id: String
+    var kind: String
+    var customerID: String
+    var designerID: String
+    var createdAtMilliseconds: Int64
+    /// The newest message's seq (0 while empty).
+    var lastSeq: Int64
+    var lastActivityAtMilliseconds: Int64
+
+    var members: [String] { [customerID, designerID] }
+
+    func isMember(_ userID: String) -> Bool { userID == customerID || userID == designerID }
+
+    func other(than userID: String) -> String { userID == customerID ? designerID : customerID }
+
+    static let consultKind = "consult"
+}
+
+struct MessageRecord: Sendable, Hashable {
+    var id: String
+    var roomID: String
+    var seq: Int64
+    var senderID: String
+    var sentAtMilliseconds: Int64
+    var clientMessageID: String?
+    var body: MessageBodyRecord
+}
+
+/// A message to append; the store gives it its seq.
+struct MessageDraft: Sendable, Hashable {
+    var id: String
+    var roomID: String
+    var senderID: String
+    var sentAtMilliseconds: Int64
+    var clientMessageID: String?
+    var body: MessageBodyRecord
+}
+
+/// One page of a room's history with the members' read cursors read in the same snapshot.
+struct MessagePage: Sendable, Hashable {
+    var messages: [MessageRecord]
+    var hasMore: Bool
+    /// member id → read cursor
+    var readSeqs: [String: Int64]
+}
+
+/// A room as the room list shows it to one member.
+struct RoomSummaryRecord: Sendable, Hashable {
+    var room: RoomRecord
+    var lastMessage: MessageRecord?
+    var unreadCount: Int64
+    var myReadSeq: Int64
+    var otherReadSeq: Int64
+    /// Orders the list: the global event position of the room's last activity.
+    var activityPosition: Int64
+}
+
+struct RoomListRecord: Sendable, Hashable {
+    var rooms: [RoomSummaryRecord]
+    var totalUnread: Int64
+    /// The member's newest event position in the same snapshot.
+    var headPosition: Int64
+}
+
+struct OpenedRoom: Sendable, Hashable {
+    var room: RoomRecord
+    var created: Bool
+    var postShare: MessageRecord?
+}
+
+struct AppendedMessage: Sendable, Hashable {
+    var message: MessageRecord
+    /// True when a message with this client id existed: it is the original, nothing was added.
+    var duplicate: Bool
+}
+
+struct ReadMark: Sendable, Hashable {
+    var readSeq: Int64
+    var moved: Bool
+}
+
+/// What a stream event says.
+enum ChatEventBody: Sendable, Hashable {
+    case messageAdded(MessageRecord)
+    case readCursorMoved(roomID: String, readerID: String, readSeq: Int64, readAtMilliseconds: Int64)
+    case roomCreated(RoomRecord)
+}
+
+/// One durable event for one recipient; positions grow in commit order over all recipients.
+struct ChatEventRecord: Sendable, Hashable {
+    var position: Int64
+    var recipientID: String
+    var body: ChatEventBody
+}
+
+enum ChatStoreError: Error, Equatable {
+    case roomNotFound
+    case notMember
+}

@@ -1,0 +1,40 @@
+/// Where ChatService keeps its data. Handlers see only this protocol (`SQLiteChatStore` is the SQLite
+/// one), so a second engine can replace it and `ChatStoreContract` runs against both.
+///
+/// Every method is one transaction. Every write that changes what a member sees also appends the stream
+/// events for it in the same transaction (one row per recipient), and hands them to the store's event
+/// sink **after** the commit and in position order: live delivery never shows what was rolled back, and
+/// never reorders.
+protocol ChatStore: Sendable {
+    /// The pair's room of `kind`, created (with `newRoomID`) if missing; then, if given, appends
+    /// `postShare` (idempotent by its client id). Concurrent calls for one pair get one room.
+    func openRoom(
+        kind: String, customerID: String, designerID: String, newRoomID: String, now: Int64,
+        postShare: MessageDraft?
+    ) async throws -> OpenedRoom
+    func room(id: String) async throws -> RoomRecord?
+    /// Appends with the next seq, or returns the original if the sender already sent this client id.
+    /// `ChatStoreError.roomNotFound` / `.notMember`.
+    func appendMessage(_ draft: MessageDraft) async throws -> AppendedMessage
+    /// Newest first: messages with seq < `beforeSeq` (all if nil).
+    func messages(roomID: String, beforeSeq: Int64?, limit: Int) async throws -> MessagePage
+    /// Oldest first: messages with seq > `afterSeq`.
+    func messages(roomID: String, afterSeq: Int64, limit: Int) async throws -> MessagePage
+    /// Moves `userID`'s cursor to `upToSeq` (0 or past the end = the last message); never backwards.
+    func markRead(roomID: String, userID: String, upToSeq: Int64, now: Int64) async throws -> ReadMark
+    /// Messages from others after the member's cursor: in one room (nil if not a member), and in all.
+    func unreadCount(roomID: String, userID: String) async throws -> Int64?
+    func totalUnread(userID: String) async throws -> Int64
+    /// The member's rooms by last activity, newest first, after `afterActivity` (a previous page's last).
+    func rooms(userID: String, afterActivity: Int64?, limit: Int) async throws -> RoomListRecord
+    /// The highest event position ever given out (purged events included): no client can have seen more.
+    func highestPosition() async throws -> Int64
+    /// The recipient's events after `position`, oldest first.
+    func events(recipientID: String, afterPosition position: Int64, limit: Int) async throws -> [ChatEventRecord]
+    /// Deletes every room `userID` is a member of (both sides), their messages, and the events of those
+    /// rooms and of the user. Returns the rooms removed; idempotent.
+    func purgeUser(userID: String) async throws -> [String]
+}
+
+/// Receives committed events, in position order (called on the store's writer, so keep it short).
+typealias ChatEventSink = @Sendable ([ChatEventRecord]) -> Void

@@ -1,0 +1,419 @@
+import GRDB
+import ServiceRuntime
+
+/// `ChatStore` on the service's SQLite database (GRDB).
+struct SQLiteChatStore: ChatStore {
+    let database: ServiceDatabase
+    /// Gets each transaction's events after it committed (GRDB runs commit hooks on its one writer
+    /// queue, so they arrive in commit order, which is position order).
+    let sink: ChatEventSink
+
+    init(database: ServiceDatabase, sink: @escaping ChatEventSink = { _ in }) {
+        self.database = database
+        self.sink = sink
+    }
+
+    // MARK: Rooms
+
+    func openRoom(
+        kind: String, customerID: String, designerID: String, newRoomID: String, now: Int64,
+        postShare: MessageDraft?
+    ) async throws -> OpenedRoom {
+        let sink = sink
+        return try await database.write { db in
+            var events: [ChatEventRecord] = []
+            try db.execute(
+                sql: """
+                    INSERT INTO chat_room (id, kind, customer_id, designer_id, created_at_ms, last_activity_at_ms)
+                    VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (kind, customer_id, designer_id) DO NOTHING
+                    """,
+                arguments: [newRoomID, kind, customerID, designerID, now, now])
+            let created = db.changesCount > 0
+            guard
+                var room = try Row.fetchOne(
+                    db, sql: "SELECT * FROM chat_room WHERE kind = ? AND customer_id = ? AND designer_id = ?",
+                    arguments: [kind, customerID, designerID]
+                ).map(Self.roomRecord)
+            else { throw ChatStoreError.roomNotFound }
+            if created {
+                for member in room.members {
+                    try db.execute(
+                        sql: "INSERT INTO chat_room_member (room_id, user_id) VALUES (?, ?)",
+                        arguments: [room.id, member])
+                }
+                var last: Int64 = 0
+                for member in room.members {
+                    let event = try Self.appendEvent(
+                        db, recipient: member, roomID: room.id, kind: "room", now: now, body: .roomCreated(room))
+                    events.append(event)
+                    last = event.position
+                }
+                try db.execute(
+                    sql: "UPDATE chat_room SET activity_position = ? WHERE id = ?", arguments: [last, room.id])
+            }
+            var share: MessageRecord?
+            if var draft = postShare {
+                draft.roomID = room.id
+                let appended = try Self.append(draft, db, events: &events)
+                share = appended.message
+                room.lastSeq = max(room.lastSeq, appended.message.seq)
+                if !appended.duplicate { room.lastActivityAtMilliseconds = appended.message.sentAtMilliseconds }
+            }
+            Self.publish(events, on: db, to: sink)
+            return OpenedRoom(room: room, created: created, postShare: share)
+        }
+    }
+
+    func room(id: String) async throws -> RoomRecord? {
+        try await database.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM chat_room WHERE id = ?", arguments: [id]).map(Self.roomRecord)
+        }
+    }
+
+    func rooms(userID: String, afterActivity: Int64?, limit: Int) async throws -> RoomListRecord {
+        try await database.read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT r.*, me.read_seq AS my_read_seq, other.read_seq AS other_read_seq,
+                        (SELECT COUNT(*) FROM chat_message m
+                         WHERE m.room_id = r.id AND m.seq > me.read_seq AND m.sender_id <> me.user_id) AS unread
+                    FROM chat_room_member me
+                    JOIN chat_room r ON r.id = me.room_id
+                    JOIN chat_room_member other ON other.room_id = r.id AND other.user_id <> me.user_id
+                    WHERE me.user_id = ? AND r.activity_position < ?
+                    ORDER BY r.activity_position DESC
+                    LIMIT ?
+                    """,
+                arguments: [userID, afterActivity ?? Int64.max, limit])
+            var rooms: [RoomSummaryRecord] = []
+            for row in rows {
+                let room = Self.roomRecord(row)
+                let last =
+                    room.lastSeq == 0
+                    ? nil
+                    : try Row.fetchOne(
+                        db, sql: "SELECT * FROM chat_message WHERE room_id = ? AND seq = ?",
+                        arguments: [room.id, room.lastSeq]
+                    ).map(Self.messageRecord)
+                rooms.append(
+                    RoomSummaryRecord(
+                        room: room, lastMessage: last, unreadCount: row["unread"], myReadSeq: row["my_read_seq"],
+                        otherReadSeq: row["other_read_seq"], activityPosition: row["activity_position"]))
+            }
+            return RoomListRecord(
+                rooms: rooms, totalUnread: try Self.totalUnread(userID, db),
+                headPosition: try Int64.fetchOne(
+                    db, sql: "SELECT MAX(position) FROM chat_event WHERE recipient_id = ?", arguments: [userID]) ?? 0)
+        }
+    }
+
+    // MARK: Messages
+
+    func appendMessage(_ draft: MessageDraft) async throws -> AppendedMessage {
+        let sink = sink
+        return try await database.write { db in
+            var events: [ChatEventRecord] = []
+            let appended = try Self.append(draft, db, events: &events)
+            Self.publish(events, on: db, to: sink)
+            return appended
+        }
+    }
+
+    func messages(roomID: String, beforeSeq: Int64?, limit: Int) async throws -> MessagePage {
+        try await database.read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: "SELECT * FROM chat_message WHERE room_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
+                arguments: [roomID, beforeSeq ?? Int64.max, limit + 1])
+            return MessagePage(
+                messages: rows.prefix(limit).map(Self.messageRecord), hasMore: rows.count > limit,
+                readSeqs: try Self.readSeqs(roomID, db))
+        }
+    }
+
+    func messages(roomID: String, afterSeq: Int64, limit: Int) async throws -> MessagePage {
+        try await database.read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: "SELECT * FROM chat_message WHERE room_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?",
+                arguments: [roomID, afterSeq, limit + 1])
+            return MessagePage(
+                messages: rows.prefix(limit).map(Self.messageRecord), hasMore: rows.count > limit,
+                readSeqs: try Self.readSeqs(roomID, db))
+        }
+    }
+
+    // MARK: Read state
+
+    func markRead(roomID: String, userID: String, upToSeq: Int64, now: Int64) async throws -> ReadMark {
+        let sink = sink
+        return try await database.write { db in
+            guard
+                let room = try Row.fetchOne(db, sql: "SELECT * FROM chat_room WHERE id = ?", arguments: [roomID])
+                    .map(Self.roomRecord)
+            else { throw ChatStoreError.roomNotFound }
+            guard
+                let current = try Int64.fetchOne(
+                    db, sql: "SELECT read_seq FROM chat_room_member WHERE room_id = ? AND user_id = ?",
+                    arguments: [roomID, userID])
+            else { throw ChatStoreError.notMember }
+            let target = upToSeq <= 0 ? room.lastSeq : min(upToSeq, room.lastSeq)
+            guard target > current else { return ReadMark(readSeq: current, moved: false) }
+            try db.execute(
+                sql: "UPDATE chat_room_member SET read_seq = ?, read_at_ms = ? WHERE room_id = ? AND user_id = ?",
+                arguments: [target, now, roomID, userID])
+            var events: [ChatEventRecord] = []
+            for member in room.members {
+                events.append(
+                    try Self.appendEvent(
+                        db, recipient: member, roomID: roomID, kind: "read", now: now,
+                        body: .readCursorMoved(
+                            roomID: roomID, readerID: userID, readSeq: target, readAtMilliseconds: now)))
+            }
+            Self.publish(events, on: db, to: sink)
+            return ReadMark(readSeq: target, moved: true)
+        }
+    }
+
+    func unreadCount(roomID: String, userID: String) async throws -> Int64? {
+        try await database.read { db in
+            try Int64.fetchOne(
+                db,
+                sql: """
+                    SELECT (SELECT COUNT(*) FROM chat_message m
+                            WHERE m.room_id = me.room_id AND m.seq > me.read_seq AND m.sender_id <> me.user_id)
+                    FROM chat_room_member me WHERE me.room_id = ? AND me.user_id = ?
+                    """,
+                arguments: [roomID, userID])
+        }
+    }
+
+    func totalUnread(userID: String) async throws -> Int64 {
+        try await database.read { db in try Self.totalUnread(userID, db) }
+    }
+
+    // MARK: Events
+
+    func highestPosition() async throws -> Int64 {
+        try await database.read { db in
+            // AUTOINCREMENT's high-water mark: unlike MAX(position) it does not go down when a purge
+            // removed the newest events.
+            try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'chat_event'") ?? 0
+        }
+    }
+
+    func events(recipientID: String, afterPosition position: Int64, limit: Int) async throws -> [ChatEventRecord] {
+        try await database.read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM chat_event WHERE recipient_id = ? AND position > ? ORDER BY position LIMIT ?
+                    """,
+                arguments: [recipientID, position, limit])
+            var events: [ChatEventRecord] = []
+            events.reserveCapacity(rows.count)
+            for row in rows {
+                let roomID: String = row["room_id"]
+                let body: ChatEventBody
+                switch row["kind"] as String {
+                case "message":
+                    guard
+                        let message = try Row.fetchOne(
+                            db.cachedStatement(sql: "SELECT * FROM chat_message WHERE room_id = ? AND seq = ?"),
+                            arguments: [roomID, row["seq"] as Int64]
+                        ).map(Self.messageRecord)
+                    else { continue }
+                    body = .messageAdded(message)
+                case "read":
+                    body = .readCursorMoved(
+                        roomID: roomID, readerID: row["reader_id"], readSeq: row["read_seq"],
+                        readAtMilliseconds: row["read_at_ms"])
+                default:
+                    guard
+                        var room = try Row.fetchOne(
+                            db, sql: "SELECT * FROM chat_room WHERE id = ?", arguments: [roomID]
+                        ).map(Self.roomRecord)
+                    else { continue }
+                    // As it was when created.
+                    room.lastSeq = 0
+                    room.lastActivityAtMilliseconds = room.createdAtMilliseconds
+                    body = .roomCreated(room)
+                }
+                events.append(ChatEventRecord(position: row["position"], recipientID: recipientID, body: body))
+            }
+            return events
+        }
+    }
+
+    // MARK: Deletion
+
+    func purgeUser(userID: String) async throws -> [String] {
+        try await database.write { db in
+            let rooms = try String.fetchAll(
+                db, sql: "SELECT room_id FROM chat_room_member WHERE user_id = ?", arguments: [userID])
+            try db.execute(sql: "DELETE FROM chat_event WHERE recipient_id = ?", arguments: [userID])
+            for room in rooms {
+                try db.execute(sql: "DELETE FROM chat_event WHERE room_id = ?", arguments: [room])
+                // Members and messages go with the room (ON DELETE CASCADE).
+                try db.execute(sql: "DELETE FROM chat_room WHERE id = ?", arguments: [room])
+            }
+            return rooms
+        }
+    }
+
+    // MARK: Rows
+
+    private static func append(_ draft: MessageDraft, _ db: Database, events: inout [ChatEventRecord]) throws
+        -> AppendedMessage
+    {
+        guard
+            let room = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT * FROM chat_room WHERE id = ?"), arguments: [draft.roomID]
+            ).map(Self.roomRecord)
+        else { throw ChatStoreError.roomNotFound }
+        guard room.isMember(draft.senderID) else { throw ChatStoreError.notMember }
+        if let clientID = draft.clientMessageID,
+            let original = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: "SELECT * FROM chat_message WHERE room_id = ? AND sender_id = ? AND client_message_id = ?"),
+                arguments: [draft.roomID, draft.senderID, clientID]
+            ).map(Self.messageRecord)
+        {
+            return AppendedMessage(message: original, duplicate: true)
+        }
+        let message = MessageRecord(
+            id: draft.id, roomID: draft.roomID, seq: room.lastSeq + 1, senderID: draft.senderID,
+            sentAtMilliseconds: draft.sentAtMilliseconds, clientMessageID: draft.clientMessageID, body: draft.body)
+        try insert(message, db)
+        var last: Int64 = 0
+        for member in room.members {
+            let event = try appendEvent(
+                db, recipient: member, roomID: room.id, kind: "message", now: message.sentAtMilliseconds,
+                body: .messageAdded(message))
+            events.append(event)
+            last = event.position
+        }
+        try db.cachedStatement(
+            sql: "UPDATE chat_room SET last_seq = ?, last_activity_at_ms = ?, activity_position = ? WHERE id = ?"
+        ).execute(arguments: [message.seq, message.sentAtMilliseconds, last, room.id])
+        return AppendedMessage(message: message, duplicate: false)
+    }
+
+    private static func insert(_ message: MessageRecord, _ db: Database) throws {
+        var text = ""
+        var refID = ""
+        var title = ""
+        var image: ImageRecord?
+        var startAt: Int64 = 0
+        let kind: String
+        switch message.body {
+        case .text(let value):
+            kind = "text"
+            text = value
+        case .image(let value):
+            kind = "image"
+            refID = value.id
+            image = value
+        case .postShare(let postID, let postTitle, let photo, let note):
+            kind = "post"
+            refID = postID
+            title = postTitle
+            image = photo
+            text = note
+        case .reservation(let id, let start):
+            kind = "reservation"
+            refID = id
+            startAt = start
+        }
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO chat_message (room_id, seq, id, sender_id, client_message_id, sent_at_ms, body_kind,
+                    text, ref_id, title, image_id, image_url, image_width, image_height, start_at_ms)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(
+            arguments: [
+                message.roomID, message.seq, message.id, message.senderID, message.clientMessageID,
+                message.sentAtMilliseconds, kind, text, refID, title, image?.id, image?.url ?? "",
+                image?.width ?? 0, image?.height ?? 0, startAt,
+            ])
+    }
+
+    private static func appendEvent(
+        _ db: Database, recipient: String, roomID: String, kind: String, now: Int64, body: ChatEventBody
+    ) throws -> ChatEventRecord {
+        var seq: Int64 = 0
+        var readerID = ""
+        var readSeq: Int64 = 0
+        var readAt: Int64 = 0
+        switch body {
+        case .messageAdded(let message): seq = message.seq
+        case .readCursorMoved(_, let reader, let cursor, let at):
+            readerID = reader
+            readSeq = cursor
+            readAt = at
+        case .roomCreated: break
+        }
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO chat_event (recipient_id, room_id, kind, seq, reader_id, read_seq, read_at_ms, created_at_ms)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [recipient, roomID, kind, seq, readerID, readSeq, readAt, now])
+        return ChatEventRecord(position: db.lastInsertedRowID, recipientID: recipient, body: body)
+    }
+
+    private static func publish(_ events: [ChatEventRecord], on db: Database, to sink: @escaping ChatEventSink) {
+        guard !events.isEmpty else { return }
+        db.afterNextTransaction(onCommit: { _ in sink(events) })
+    }
+
+    private static func totalUnread(_ userID: String, _ db: Database) throws -> Int64 {
+        try Int64.fetchOne(
+            db,
+            sql: """
+                SELECT COALESCE(SUM((SELECT COUNT(*) FROM chat_message m
+                    WHERE m.room_id = me.room_id AND m.seq > me.read_seq AND m.sender_id <> me.user_id)), 0)
+                FROM chat_room_member me WHERE me.user_id = ?
+                """,
+            arguments: [userID]) ?? 0
+    }
+
+    private static func readSeqs(_ roomID: String, _ db: Database) throws -> [String: Int64] {
+        var seqs: [String: Int64] = [:]
+        for row in try Row.fetchAll(
+            db, sql: "SELECT user_id, read_seq FROM chat_room_member WHERE room_id = ?", arguments: [roomID])
+        {
+            seqs[row["user_id"]] = row["read_seq"]
+        }
+        return seqs
+    }
+
+    private static func roomRecord(_ row: Row) -> RoomRecord {
+        RoomRecord(
+            id: row["id"], kind: row["kind"], customerID: row["customer_id"], designerID: row["designer_id"],
+            createdAtMilliseconds: row["created_at_ms"], lastSeq: row["last_seq"],
+            lastActivityAtMilliseconds: row["last_activity_at_ms"])
+    }
+
+    private static func messageRecord(_ row: Row) -> MessageRecord {
+        let image: ImageRecord? = (row["image_id"] as String?).map {
+            ImageRecord(id: $0, url: row["image_url"], width: row["image_width"], height: row["image_height"])
+        }
+        let body: MessageBodyRecord
+        switch row["body_kind"] as String {
+        case "image":
+            body = .image(image ?? ImageRecord(id: row["ref_id"], url: "", width: 0, height: 0))
+        case "post":
+            body = .postShare(postID: row["ref_id"], title: row["title"], firstPhoto: image, text: row["text"])
+        case "reservation":
+            body = .reservation(id: row["ref_id"], startAtMilliseconds: row["start_at_ms"])
+        default:
+            body = .text(row["text"])
+        }
+        return MessageRecord(
+            id: row["id"], roomID: row["room_id"], seq: row["seq"], senderID: row["sender_id"],
+            sentAtMilliseconds: row["sent_at_ms"], clientMessageID: row["client_message_id"], body: body)
+    }
+}

@@ -1,0 +1,242 @@
+import Foundation
+import GRDB
+import Logging
+import NIOConcurrencyHelpers
+import RPCCore
+import ServiceRuntime
+import XCTest
+
+@testable import ChatService
+
+/// What every `ChatStore` must do, written against the protocol only. A store is made by a factory
+/// that takes the event sink, so a second engine (PostgreSQL) gets a test class like
+/// `SQLiteChatStoreTests` that hands its own factory to these same checks.
+enum ChatStoreContract {
+    typealias Factory = (@escaping ChatEventSink) throws -> any ChatStore
+
+    /// Collects what the store's sink receives.
+    final class Sink: Sendable {
+        private let box = NIOLockedValueBox<[ChatEventRecord]>([])
+        var events: [ChatEventRecord] { box.withLockedValue { $0 } }
+        var sink: ChatEventSink { { events in self.box.withLockedValue { $0 += events } } }
+    }
+
+    static func draft(_ id: String, room: String, from sender: String, text: String, clientID: String? = nil)
+        -> MessageDraft
+    {
+        MessageDraft(
+            id: id, roomID: room, senderID: sender, sentAtMilliseconds: 1_000, clientMessageID: clientID,
+            body: .text(text))
+    }
+
+    static func roomsAreUniquePerPairEvenConcurrently(_ make: Factory) async throws {
+        let sink = Sink()
+        let store = try make(sink.sink)
+        let opened = try await withThrowingTaskGroup(of: OpenedRoom.self) { group in
+            for index in 0..<20 {
+                group.addTask {
+                    try await store.openRoom(
+                        kind: "consult", customerID: "c1", designerID: "d1", newRoomID: "room-\(index)", now: 5,
+                        postShare: nil)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        XCTAssertEqual(Set(opened.map(\.room.id)).count, 1)
+        XCTAssertEqual(opened.filter(\.created).count, 1)
+        let room = opened[0].room
+        XCTAssertEqual(room.members, ["c1", "d1"])
+        // Another kind for the same pair is another room (other pairs later).
+        let other = try await store.openRoom(
+            kind: "match", customerID: "c1", designerID: "d1", newRoomID: "room-x", now: 6, postShare: nil)
+        XCTAssertNotEqual(other.room.id, room.id)
+        // Room-created events: one per member per room, after commit.
+        XCTAssertEqual(sink.events.count, 4)
+        let loaded = try await store.room(id: room.id)
+        XCTAssertEqual(loaded, room)
+    }
+
+    static func messagesGetIncreasingSeqsAndClientIDsDeduplicate(_ make: Factory) async throws {
+        let sink = Sink()
+        let store = try make(sink.sink)
+        let room = try await store.openRoom(
+            kind: "consult", customerID: "c1", designerID: "d1", newRoomID: "r1", now: 1, postShare: nil
+        ).room
+        let first = try await store.appendMessage(draft("m1", room: room.id, from: "c1", text: "a", clientID: "k"))
+        XCTAssertEqual(first.message.seq, 1)
+        XCTAssertFalse(first.duplicate)
+        let again = try await store.appendMessage(draft("m2", room: room.id, from: "c1", text: "a", clientID: "k"))
+        XCTAssertTrue(again.duplicate)
+        XCTAssertEqual(again.message, first.message)
+        let second = try await store.appendMessage(draft("m3", room: room.id, from: "d1", text: "b", clientID: "k"))
+        XCTAssertEqual(second.message.seq, 2)
+        do {
+            _ = try await store.appendMessage(draft("m4", room: room.id, from: "stranger", text: "c"))
+            XCTFail("a stranger appended")
+        } catch let error as ChatStoreError {
+            XCTAssertEqual(error, .notMember)
+        }
+        do {
+            _ = try await store.appendMessage(draft("m5", room: "missing", from: "c1", text: "c"))
+            XCTFail("appended to a missing room")
+        } catch let error as ChatStoreError {
+            XCTAssertEqual(error, .roomNotFound)
+        }
+        let bodies: [MessageBodyRecord] = [
+            .image(ImageRecord(id: "i", url: "u", width: 1, height: 2)),
+            .postShare(
+                postID: "p", title: "t", firstPhoto: ImageRecord(id: "f", url: "v", width: 3, height: 4), text: "n"),
+            .postShare(postID: "p2", title: "t2", firstPhoto: nil, text: ""),
+            .reservation(id: "r", startAtMilliseconds: 77),
+        ]
+        for (index, body) in bodies.enumerated() {
+            var message = draft("b\(index)", room: room.id, from: "c1", text: "")
+            message.body = body
+            _ = try await store.appendMessage(message)
+        }
+        let page = try await store.messages(roomID: room.id, beforeSeq: nil, limit: 10)
+        XCTAssertEqual(page.messages.map(\.seq), [6, 5, 4, 3, 2, 1])
+        XCTAssertEqual(page.messages.prefix(4).reversed().map(\.body), bodies)
+        XCTAssertFalse(page.hasMore)
+        let older = try await store.messages(roomID: room.id, beforeSeq: 3, limit: 1)
+        XCTAssertEqual(older.messages.map(\.seq), [2])
+        XCTAssertTrue(older.hasMore)
+        let newer = try await store.messages(roomID: room.id, afterSeq: 4, limit: 10)
+        XCTAssertEqual(newer.messages.map(\.seq), [5, 6])
+        // Events: 2 room-created, then 2 per new message (the duplicate added none), positions increasing.
+        let positions = sink.events.map(\.position)
+        XCTAssertEqual(sink.events.count, 2 + 2 * 6)
+        XCTAssertEqual(positions, positions.sorted())
+    }
+
+    static func readCursorsNeverMoveBackAndCountUnread(_ make: Factory) async throws {
+        let store = try make({ _ in })
+        let room = try await store.openRoom(
+            kind: "consult", customerID: "c1", designerID: "d1", newRoomID: "r1", now: 1, postShare: nil
+        ).room
+        for index in 0..<4 {
+            _ = try await store.appendMessage(draft("d\(index)", room: room.id, from: "d1", text: "x"))
+        }
+        _ = try await store.appendMessage(draft("c0", room: room.id, from: "c1", text: "y"))
+        var unread = try await store.unreadCount(roomID: room.id, userID: "c1")
+        XCTAssertEqual(unread, 4)
+        unread = try await store.unreadCount(roomID: room.id, userID: "d1")
+        XCTAssertEqual(unread, 1)
+        let mark = try await store.markRead(roomID: room.id, userID: "c1", upToSeq: 3, now: 9)
+        XCTAssertEqual(mark, ReadMark(readSeq: 3, moved: true))
+        let back = try await store.markRead(roomID: room.id, userID: "c1", upToSeq: 1, now: 9)
+        XCTAssertEqual(back, ReadMark(readSeq: 3, moved: false))
+        unread = try await store.unreadCount(roomID: room.id, userID: "c1")
+        XCTAssertEqual(unread, 1)
+        let total = try await store.totalUnread(userID: "c1")
+        XCTAssertEqual(total, 1)
+        let toEnd = try await store.markRead(roomID: room.id, userID: "c1", upToSeq: 0, now: 9)
+        XCTAssertEqual(toEnd.readSeq, 5)
+        let page = try await store.messages(roomID: room.id, beforeSeq: nil, limit: 13)
+        XCTAssertEqual(page.readSeqs, ["c1": 5, "d1": 0])
+        let stranger = try await store.unreadCount(roomID: room.id, userID: "stranger")
+        XCTAssertNil(stranger)
+        do {
+            _ = try await store.markRead(roomID: room.id, userID: "stranger", upToSeq: 1, now: 9)
+            XCTFail("a stranger moved a cursor")
+        } catch let error as ChatStoreError {
+            XCTAssertEqual(error, .notMember)
+        }
+    }
+
+    static func eventsReplayInOrderForTheirRecipientOnly(_ make: Factory) async throws {
+        let sink = Sink()
+        let store = try make(sink.sink)
+        let r1 = try await store.openRoom(
+            kind: "consult", customerID: "c1", designerID: "d1", newRoomID: "r1", now: 1, postShare: nil
+        ).room
+        let r2 = try await store.openRoom(
+            kind: "consult", customerID: "c2", designerID: "d1", newRoomID: "r2", now: 1, postShare: nil
+        ).room
+        _ = try await store.appendMessage(draft("m1", room: r1.id, from: "c1", text: "hi"))
+        _ = try await store.appendMessage(draft("m2", room: r2.id, from: "c2", text: "hey"))
+        _ = try await store.markRead(roomID: r1.id, userID: "d1", upToSeq: 1, now: 7)
+        let forD1 = try await store.events(recipientID: "d1", afterPosition: 0, limit: 100)
+        XCTAssertEqual(forD1.count, 5)
+        XCTAssertEqual(forD1, sink.events.filter { $0.recipientID == "d1" }, "replay differs from live delivery")
+        let forC2 = try await store.events(recipientID: "c2", afterPosition: 0, limit: 100)
+        XCTAssertEqual(forC2.count, 2)
+        let tail = try await store.events(recipientID: "d1", afterPosition: forD1[2].position, limit: 100)
+        XCTAssertEqual(tail, Array(forD1[3...]))
+        let limited = try await store.events(recipientID: "d1", afterPosition: 0, limit: 2)
+        XCTAssertEqual(limited, Array(forD1[..<2]))
+        let list = try await store.rooms(userID: "d1", afterActivity: nil, limit: 10)
+        XCTAssertEqual(list.headPosition, forD1.last?.position)
+        XCTAssertEqual(list.rooms.map(\.room.id), [r2.id, r1.id], "the room with the last activity first")
+        XCTAssertEqual(list.totalUnread, 1)
+        let next = try await store.rooms(userID: "d1", afterActivity: list.rooms[0].activityPosition, limit: 10)
+        XCTAssertEqual(next.rooms.map(\.room.id), [r1.id])
+    }
+
+    static func purgeRemovesRoomsMessagesAndEventsIdempotently(_ make: Factory) async throws {
+        let store = try make({ _ in })
+        let r1 = try await store.openRoom(
+            kind: "consult", customerID: "c1", designerID: "d1", newRoomID: "r1", now: 1, postShare: nil
+        ).room
+        let r2 = try await store.openRoom(
+            kind: "consult", customerID: "c2", designerID: "d1", newRoomID: "r2", now: 1, postShare: nil
+        ).room
+        _ = try await store.appendMessage(draft("m1", room: r1.id, from: "c1", text: "bye"))
+        _ = try await store.appendMessage(draft("m2", room: r2.id, from: "c2", text: "stay"))
+        let highest = try await store.highestPosition()
+        XCTAssertGreaterThan(highest, 0)
+        let removed = try await store.purgeUser(userID: "c1")
+        XCTAssertEqual(removed, [r1.id])
+        let afterPurge = try await store.highestPosition()
+        XCTAssertEqual(afterPurge, highest, "a purge must not lower the highest position given out")
+        let again = try await store.purgeUser(userID: "c1")
+        XCTAssertEqual(again, [])
+        let room = try await store.room(id: r1.id)
+        XCTAssertNil(room)
+        let c1Events = try await store.events(recipientID: "c1", afterPosition: 0, limit: 100)
+        XCTAssertEqual(c1Events, [])
+        let d1Events = try await store.events(recipientID: "d1", afterPosition: 0, limit: 100)
+        XCTAssertEqual(d1Events.count, 2, "only r2's events stay")
+        let kept = try await store.messages(roomID: r2.id, beforeSeq: nil, limit: 13)
+        XCTAssertEqual(kept.messages.count, 1)
+        let gone = try await store.messages(roomID: r1.id, beforeSeq: nil, limit: 13)
+        XCTAssertEqual(gone.messages, [])
+    }
+}
+
+final class SQLiteChatStoreTests: XCTestCase {
+    private var make: ChatStoreContract.Factory!
+
+    override func setUpWithError() throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("yedi-chat-store-\(UUID().uuidString)").path
+        let database = try ServiceDatabase.open(
+            directory: directory, name: "chat", migrations: ChatServiceDefinition.migrate,
+            logger: Logger(label: "test"))
+        make = { sink in SQLiteChatStore(database: database, sink: sink) }
+        addTeardownBlock {
+            try? database.close()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
+
+    func testRoomsAreUniquePerPairEvenConcurrently() async throws {
+        try await ChatStoreContract.roomsAreUniquePerPairEvenConcurrently(make)
+    }
+
+    func testMessagesGetIncreasingSeqsAndClientIDsDeduplicate() async throws {
+        try await ChatStoreContract.messagesGetIncreasingSeqsAndClientIDsDeduplicate(make)
+    }
+
+    func testReadCursorsNeverMoveBackAndCountUnread() async throws {
+        try await ChatStoreContract.readCursorsNeverMoveBackAndCountUnread(make)
+    }
+
+    func testEventsReplayInOrderForTheirRecipientOnly() async throws {
+        try await ChatStoreContract.eventsReplayInOrderForTheirRecipientOnly(make)
+    }
+
+    func testPurgeRemovesRoomsMessagesAndEventsIdempotently() async throws {
+        try await ChatStoreContract.purgeRemovesRoomsMessagesAndEventsIdempotently(make)
+    }
+}
