@@ -23,6 +23,26 @@ final class JourneyTests: XCTestCase {
     private let account = "yedi.account.AccountService/"
     private let content = "yedi.content.ContentService/"
     private let booking = "yedi.booking.BookingService/"
+    private let chat = "yedi.chat.ChatService/"
+
+    /// The stream events a following probe printed so far (one JSON object per line).
+    private func events(_ follower: RunningProcess) -> [[String: Any]] {
+        follower.output.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
+    /// Waits until the follower has printed an event for which `matches` holds.
+    private func awaitEvent(
+        _ follower: RunningProcess, timeout: TimeInterval = 20, _ matches: ([String: Any]) -> Bool
+    ) -> [String: Any]? {
+        var found: [String: Any]?
+        _ = follower.waitForOutput(timeout: timeout) { _ in
+            found = events(follower).first(where: matches)
+            return found != nil
+        }
+        return found
+    }
 
     /// Local dates in the shop's zone, counted from the processes' (real) today.
     private let seoul: Calendar = {
@@ -121,6 +141,52 @@ final class JourneyTests: XCTestCase {
         XCTAssertEqual(feed.string("posts.0.id"), postID, "the followed designer's post is in the following feed")
         XCTAssertEqual(feed.at("posts.0.liked") as? Bool, true)
         XCTAssertEqual(feed.string("posts.0.author.name"), "박지호", "with the author's name from AccountService")
+
+        // — The customer consults from the post (a room and a post-share message) and sends a photo, while
+        // the designer follows their live stream with a second probe.
+        let follower = try system.follow("chat", chat + "Subscribe", "{}", token: designerToken)
+        let caughtUp = awaitEvent(follower) { $0["caughtUp"] != nil }
+        XCTAssertNotNil(caughtUp, "the stream says when it is live: \(follower.errorOutput)")
+        let opened = try system.call(
+            "chat", chat + "OpenRoom", #"{"designerId": "\#(designerID)", "postId": "\#(postID)"}"#,
+            token: customerToken)
+        let roomID = opened.string("room.id")
+        XCTAssertEqual(opened.string("postShare.postShare.postId"), postID)
+        XCTAssertEqual(opened.string("postShare.postShare.firstPhoto.id"), photoIDs[0])
+        let chatPhoto = try system.call(
+            "content", content + "UploadImage",
+            #"{"data": "\#(base64(SampleImages.png(width: 8, height: 8, seed: 9)))", "contentType": "image/png"}"#,
+            token: customerToken
+        ).string("id")
+        let sent = try system.call(
+            "chat", chat + "SendMessage",
+            #"{"roomId": "\#(roomID)", "image": {"image": {"id": "\#(chatPhoto)"}}, "clientMessageId": "photo-1"}"#,
+            token: customerToken)
+        let seen = awaitEvent(follower) {
+            ($0["messageAdded"] as? [String: Any])?.at("message.id") as? String == sent.string("id")
+        }
+        XCTAssertEqual(
+            (seen?["messageAdded"] as? [String: Any])?.string("message.image.image.id"), chatPhoto,
+            "the designer's live stream shows the photo: \(follower.output)")
+        let lastSeenPosition = seen.map { $0.string("position") } ?? ""
+
+        // — SIGKILL ChatService: the designer's stream breaks; a message is sent while they are away; the
+        // designer resumes from the last position seen and gets exactly what they missed.
+        system.kill("chat")
+        XCTAssertTrue(follower.waitForOutput(timeout: 20) { _ in follower.hasExited }, "the stream ended")
+        try system.start("chat")
+        let missed = try system.call(
+            "chat", chat + "SendMessage",
+            #"{"roomId": "\#(roomID)", "text": {"text": "사진처럼 하고 싶어요"}, "clientMessageId": "text-1"}"#,
+            token: customerToken)
+        let resumed = try system.follow(
+            "chat", chat + "Subscribe", #"{"afterPosition": "\#(lastSeenPosition)"}"#, token: designerToken)
+        XCTAssertNotNil(awaitEvent(resumed) { $0["caughtUp"] != nil }, "resumed: \(resumed.errorOutput)")
+        let replayed = events(resumed).filter { $0["messageAdded"] != nil }
+        XCTAssertEqual(
+            replayed.map { ($0["messageAdded"] as? [String: Any])?.string("message.id") ?? "" }, [missed.string("id")],
+            "exactly the message sent while away: no gap, no duplicate")
+        resumed.kill()
 
         // — Booking: a free slot, then the break, the closed day and the taken slot are refused.
         let slots = try system.call(
