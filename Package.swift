@@ -163,6 +163,7 @@ let package = Package(
         .executableTarget(
             name: "AccountBench",
             dependencies: [
+                "BenchSupport",
                 "RPCCore", "YediProto", "AccessTokens", "YediCrypto", argumentParser, grdb, logging,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
@@ -173,6 +174,7 @@ let package = Package(
         .executableTarget(
             name: "ContentBench",
             dependencies: [
+                "BenchSupport",
                 "RPCCore", "YediProto", argumentParser, logging,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
@@ -184,6 +186,7 @@ let package = Package(
         .executableTarget(
             name: "BookingBench",
             dependencies: [
+                "BenchSupport",
                 "RPCCore", "YediProto", "AccessTokens", "YediCrypto", argumentParser, grdb, logging,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
@@ -194,7 +197,18 @@ let package = Package(
         .executableTarget(
             name: "ChatBench",
             dependencies: [
+                "BenchSupport",
                 "ServiceRuntime", "RPCCore", "YediProto", "AccessTokens", argumentParser, logging,
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
+
+        /// What the service benches share: the service executable as a child process, the throwaway dev PKI,
+        /// latency figures.
+        .target(
+            name: "BenchSupport",
+            dependencies: [
+                "RPCCore", "YediProto", argumentParser, logging,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),

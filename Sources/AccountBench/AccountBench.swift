@@ -1,5 +1,6 @@
 import AccessTokens
 import ArgumentParser
+import BenchSupport
 import Foundation
 import GRDB
 import Histogram
@@ -30,11 +31,7 @@ struct AccountBench: AsyncParsableCommand {
     @Option(help: "The AccountService executable (default: next to this one).")
     var service: String?
 
-    @Option(help: "A dev PKI folder (deploy/dev-pki.sh output); default: a throwaway one made with --dev-pki-script.")
-    var pki: String?
-
-    @Option(help: "deploy/dev-pki.sh, to make the throwaway PKI (run from the repository root).")
-    var devPKIScript = "deploy/dev-pki.sh"
+    @OptionGroup var pkiOptions: PKIOptions
 
     @Option(help: "Designers seeded for the search benchmark.")
     var designers = 10_000
@@ -62,19 +59,24 @@ struct AccountBench: AsyncParsableCommand {
             "yedi-account-bench-\(ProcessInfo.processInfo.processIdentifier)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { if !keep { try? FileManager.default.removeItem(at: work) } }
-        let pkiDirectory = try pki ?? makePKI(in: work)
+        let pkiDirectory = try pkiOptions.folder(in: work)
         let data = work.appendingPathComponent("data").path
-        let executable = try service ?? AccountProcess.besideThisExecutable()
+        let executable = try service ?? ServiceProcess.besideThisExecutable("AccountService")
 
         // 1. Start once on an empty folder so the service creates its own schema, then stop it.
-        var process = try await AccountProcess.start(
-            executable, pki: pkiDirectory, data: data, log: work.appendingPathComponent("service-1.log").path)
+        // Peers on a port nothing listens on: the bench never reaches another system by accident.
+        let nowhere = try ServiceProcess.freePort()
+        let peers = ["content", "booking", "chat"].flatMap { ["--peer", "\($0)=127.0.0.1:\(nowhere)"] }
+        var process = try await ServiceProcess.start(
+            executable, name: "AccountService", pki: pkiDirectory, data: data,
+            log: work.appendingPathComponent("service-1.log").path, arguments: peers)
         try process.stop()
         // 2. Seed the designers into that schema, with the service stopped.
         let seed = try await DesignerSeed.write(count: designers, databasePath: data + "/account.sqlite")
         // 3. Start it again for the measurements.
-        process = try await AccountProcess.start(
-            executable, pki: pkiDirectory, data: data, log: work.appendingPathComponent("service-2.log").path)
+        process = try await ServiceProcess.start(
+            executable, name: "AccountService", pki: pkiDirectory, data: data,
+            log: work.appendingPathComponent("service-2.log").path, arguments: peers)
         defer { try? process.stop() }
 
         let concurrency = clients.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
@@ -83,25 +85,11 @@ struct AccountBench: AsyncParsableCommand {
         try await designerSearches(process, seed: seed)
     }
 
-    private func makePKI(in work: URL) throws -> String {
-        let directory = work.appendingPathComponent("pki").path
-        let script = Process()
-        script.executableURL = URL(fileURLWithPath: "/bin/bash")
-        script.arguments = [devPKIScript, directory]
-        script.standardOutput = FileHandle.nullDevice
-        try script.run()
-        script.waitUntilExit()
-        guard script.terminationStatus == 0 else {
-            throw ValidationError("\(devPKIScript) failed (run from the repository root, or pass --pki)")
-        }
-        return directory
-    }
-
     // MARK: Sign-ins
 
     /// Sign-ins per second with each number of concurrent clients (each its own TLS connection and
     /// account). Returns an access token the service issued.
-    private func signIns(_ process: AccountProcess, concurrency: [Int]) async throws -> String {
+    private func signIns(_ process: ServiceProcess, concurrency: [Int]) async throws -> String {
         let most = concurrency.max() ?? 1
         let password = "bench-password-1"
         let emails = (0..<most).map { "bench-customer-\($0)@example.com" }
@@ -126,27 +114,27 @@ struct AccountBench: AsyncParsableCommand {
                     group.addTask {
                         try await withRPCClient(configuration: process.clientConfiguration()) { client in
                             let account = YediAccount.AccountService.Client(client)
-                            var histogram = Self.newHistogram()
+                            var histogram = Figures.newHistogram()
                             while ContinuousClock.now < end {
                                 let callStart = ContinuousClock.now
                                 _ = try await account.signIn(
                                     .init(email: email, password: password),
                                     options: CallOptions(timeout: .seconds(30)))
-                                histogram.record(Self.nanoseconds(ContinuousClock.now - callStart))
+                                histogram.record(Figures.nanoseconds(ContinuousClock.now - callStart))
                             }
                             return histogram
                         }
                     }
                 }
-                var merged = Self.newHistogram()
+                var merged = Figures.newHistogram()
                 for try await histogram in group { merged.add(histogram) }
                 return merged
             }
-            let elapsed = Self.seconds(ContinuousClock.now - start)
+            let elapsed = Figures.seconds(ContinuousClock.now - start)
             print(
-                #"{"bench":"sign-in","clients":\#(clients),"per_second":\#(Self.format(Double(histograms.totalCount) / elapsed)),"#
-                    + #""sign_ins":\#(histograms.totalCount),"p50_ms":\#(Self.milliseconds(histograms.valueAtPercentile(50))),"#
-                    + #""p99_ms":\#(Self.milliseconds(histograms.valueAtPercentile(99))),"kdf":"scrypt ln=15,r=8,p=1","tls":true}"#
+                #"{"bench":"sign-in","clients":\#(clients),"per_second":\#(Figures.format(Double(histograms.totalCount) / elapsed)),"#
+                    + #""sign_ins":\#(histograms.totalCount),"p50_ms":\#(Figures.milliseconds(histograms.valueAtPercentile(50))),"#
+                    + #""p99_ms":\#(Figures.milliseconds(histograms.valueAtPercentile(99))),"kdf":"scrypt ln=15,r=8,p=1","tls":true}"#
             )
         }
         return token
@@ -163,7 +151,7 @@ struct AccountBench: AsyncParsableCommand {
         for _ in 0..<rounds {
             let start = ContinuousClock.now
             for _ in 0..<verifications { _ = try? verifier.claims(of: token) }
-            rates.append(Double(verifications) / Self.seconds(ContinuousClock.now - start))
+            rates.append(Double(verifications) / Figures.seconds(ContinuousClock.now - start))
         }
         print(
             #"{"bench":"token-verify","per_second":\#(Int(rates.sorted()[rates.count / 2])),"#
@@ -175,7 +163,7 @@ struct AccountBench: AsyncParsableCommand {
     /// Search latency from one client, one call at a time, per kind of query: a full name and a district
     /// (three characters or more: the trigram index), a two-character given name and a one-character family
     /// name (shorter than a trigram: a scan of the designers).
-    private func designerSearches(_ process: AccountProcess, seed: DesignerSeed) async throws {
+    private func designerSearches(_ process: ServiceProcess, seed: DesignerSeed) async throws {
         var random = SplitMix64(seed: 7)
         let kinds: [(String, () -> String)] = [
             ("full-name", { seed.names[Int(random.next() % UInt64(seed.names.count))] }),
@@ -193,7 +181,7 @@ struct AccountBench: AsyncParsableCommand {
                     let start = ContinuousClock.now
                     let answer = try await account.searchDesigners(
                         .init(query: text), options: CallOptions(timeout: .seconds(30)))
-                    let elapsed = Self.seconds(ContinuousClock.now - start) * 1_000
+                    let elapsed = Figures.seconds(ContinuousClock.now - start) * 1_000
                     if index >= 20 {  // the first ones warm the caches
                         latencies.append(elapsed)
                         hits += answer.designers.count
@@ -204,44 +192,11 @@ struct AccountBench: AsyncParsableCommand {
                 let p99 = latencies[min(latencies.count - 1, Int((Double(latencies.count) * 0.99).rounded(.up)) - 1)]
                 print(
                     #"{"bench":"designer-search","query":"\#(kind)","designers":\#(seed.names.count),"searches":\#(latencies.count),"#
-                        + #""p50_ms":\#(Self.format(p50)),"p99_ms":\#(Self.format(p99)),"#
-                        + #""mean_results_per_page":\#(Self.format(Double(hits) / Double(latencies.count))),"tls":true}"#
+                        + #""p50_ms":\#(Figures.format(p50)),"p99_ms":\#(Figures.format(p99)),"#
+                        + #""mean_results_per_page":\#(Figures.format(Double(hits) / Double(latencies.count))),"tls":true}"#
                 )
             }
         }
     }
 
-    // MARK: Figures
-
-    static func newHistogram() -> Histogram<UInt64> {
-        Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
-    }
-
-    static func nanoseconds(_ duration: Duration) -> UInt64 {
-        UInt64(max(0, duration.components.seconds)) * 1_000_000_000
-            + UInt64(duration.components.attoseconds / 1_000_000_000)
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-
-    static func milliseconds(_ nanoseconds: UInt64) -> String { format(Double(nanoseconds) / 1e6) }
-
-    static func format(_ value: Double) -> String { String(format: "%.2f", value) }
-}
-
-/// A small deterministic random generator, so every run seeds the same designers and asks the same queries.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

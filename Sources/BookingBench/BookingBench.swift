@@ -1,5 +1,6 @@
 import AccessTokens
 import ArgumentParser
+import BenchSupport
 import Foundation
 import GRDB
 import Histogram
@@ -29,11 +30,7 @@ struct BookingBench: AsyncParsableCommand {
     @Option(help: "The BookingService executable (default: next to this one).")
     var service: String?
 
-    @Option(help: "A dev PKI folder (deploy/dev-pki.sh output); default: a throwaway one made with --dev-pki-script.")
-    var pki: String?
-
-    @Option(help: "deploy/dev-pki.sh, to make the throwaway PKI (run from the repository root).")
-    var devPKIScript = "deploy/dev-pki.sh"
+    @OptionGroup var pkiOptions: PKIOptions
 
     @Option(help: "Reservations seeded into the free-slot designer's 31 days (12 slots a day: at most 372).")
     var reservations = 300
@@ -61,17 +58,21 @@ struct BookingBench: AsyncParsableCommand {
             "yedi-booking-bench-\(ProcessInfo.processInfo.processIdentifier)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { if !keep { try? FileManager.default.removeItem(at: work) } }
-        let pkiDirectory = try pki ?? makePKI(in: work)
+        let pkiDirectory = try pkiOptions.folder(in: work)
         let data = work.appendingPathComponent("data").path
-        let executable = try service ?? BookingProcess.besideThisExecutable()
+        let executable = try service ?? ServiceProcess.besideThisExecutable("BookingService")
 
         // 1. Start once so the service creates its schema, then stop it. 2. Seed. 3. Start for the figures.
-        var process = try await BookingProcess.start(
-            executable, pki: pkiDirectory, data: data, log: work.appendingPathComponent("service-1.log").path)
+        // AccountService on a port nothing listens on: the seeded designers never need it.
+        let peers = ["--peer", "account=127.0.0.1:\(try ServiceProcess.freePort())"]
+        var process = try await ServiceProcess.start(
+            executable, name: "BookingService", pki: pkiDirectory, data: data,
+            log: work.appendingPathComponent("service-1.log").path, arguments: peers)
         try process.stop()
         let tomorrow = try seed(databasePath: data + "/booking.sqlite")
-        process = try await BookingProcess.start(
-            executable, pki: pkiDirectory, data: data, log: work.appendingPathComponent("service-2.log").path)
+        process = try await ServiceProcess.start(
+            executable, name: "BookingService", pki: pkiDirectory, data: data,
+            log: work.appendingPathComponent("service-2.log").path, arguments: peers)
         defer { try? process.stop() }
 
         let issuer = AccessTokenIssuer(
@@ -79,20 +80,6 @@ struct BookingBench: AsyncParsableCommand {
             lifetime: .seconds(3_600), now: { Date() })
         try await freeSlots(process, from: tomorrow)
         try await race(process, issuer: issuer, from: tomorrow)
-    }
-
-    private func makePKI(in work: URL) throws -> String {
-        let directory = work.appendingPathComponent("pki").path
-        let script = Process()
-        script.executableURL = URL(fileURLWithPath: "/bin/bash")
-        script.arguments = [devPKIScript, directory]
-        script.standardOutput = FileHandle.nullDevice
-        try script.run()
-        script.waitUntilExit()
-        guard script.terminationStatus == 0 else {
-            throw ValidationError("\(devPKIScript) failed (run from the repository root, or pass --pki)")
-        }
-        return directory
     }
 
     // MARK: Seed
@@ -163,7 +150,7 @@ struct BookingBench: AsyncParsableCommand {
 
     // MARK: Free slots
 
-    private func freeSlots(_ process: BookingProcess, from tomorrow: Day) async throws {
+    private func freeSlots(_ process: ServiceProcess, from tomorrow: Day) async throws {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "Asia/Seoul")!
         let last = calendar.dateComponents(
@@ -175,20 +162,20 @@ struct BookingBench: AsyncParsableCommand {
             to: .init(year: Int32(last.year!), month: Int32(last.month!), day: Int32(last.day!)))
         try await withRPCClient(configuration: process.clientConfiguration()) { client in
             let booking = YediBooking.BookingService.Client(client)
-            var histogram = Self.newHistogram()
+            var histogram = Figures.newHistogram()
             var free = 0
             for index in 0..<(queries + 20) {
                 let start = ContinuousClock.now
                 let answer = try await booking.listFreeSlots(request, options: CallOptions(timeout: .seconds(30)))
                 if index >= 20 {  // the first ones warm the caches
-                    histogram.record(Self.nanoseconds(ContinuousClock.now - start))
+                    histogram.record(Figures.nanoseconds(ContinuousClock.now - start))
                     free = answer.days.reduce(0) { $0 + $1.freeStartAtMs.count }
                 }
             }
             print(
                 #"{"bench":"free-slots","days":31,"reservations":\#(reservations),"free_slots":\#(free),"#
-                    + #""calls":\#(histogram.totalCount),"p50_ms":\#(Self.milliseconds(histogram.valueAtPercentile(50))),"#
-                    + #""p99_ms":\#(Self.milliseconds(histogram.valueAtPercentile(99))),"tls":true}"#)
+                    + #""calls":\#(histogram.totalCount),"p50_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(50))),"#
+                    + #""p99_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(99))),"tls":true}"#)
         }
     }
 
@@ -196,7 +183,7 @@ struct BookingBench: AsyncParsableCommand {
 
     /// Rounds of `slots` fresh slots of the race designer; in each, every client tries every slot in its
     /// own random order. Answers/s counts every attempt (OK or ALREADY_EXISTS), booked/s the successes.
-    private func race(_ process: BookingProcess, issuer: AccessTokenIssuer, from tomorrow: Day) async throws {
+    private func race(_ process: ServiceProcess, issuer: AccessTokenIssuer, from tomorrow: Day) async throws {
         let allSlots = Self.slotStarts(from: tomorrow.midnight, days: 360)
         let options = try (0..<clients).map { index in
             CallOptions(
@@ -215,7 +202,7 @@ struct BookingBench: AsyncParsableCommand {
             _ = try await YediBooking.BookingService.Client(client).getSchedule(.init(designerID: Self.raceDesigner))
         }
         let style = "style-\(Self.raceDesigner)"
-        var histogram = Self.newHistogram()
+        var histogram = Figures.newHistogram()
         var booked = 0
         var taken = 0
         var rounds = 0
@@ -229,7 +216,7 @@ struct BookingBench: AsyncParsableCommand {
                     let callOptions = options[index]
                     let order = round.shuffled()
                     group.addTask {
-                        var histogram = Self.newHistogram()
+                        var histogram = Figures.newHistogram()
                         var ok = 0
                         var taken = 0
                         for start in order {
@@ -242,12 +229,12 @@ struct BookingBench: AsyncParsableCommand {
                             } catch let error as RPCError where error.code == .alreadyExists {
                                 taken += 1
                             }
-                            histogram.record(Self.nanoseconds(ContinuousClock.now - callStart))
+                            histogram.record(Figures.nanoseconds(ContinuousClock.now - callStart))
                         }
                         return (histogram, ok, taken)
                     }
                 }
-                var merged = (Self.newHistogram(), 0, 0)
+                var merged = (Figures.newHistogram(), 0, 0)
                 for try await result in group {
                     merged.0.add(result.0)
                     merged.1 += result.1
@@ -263,13 +250,13 @@ struct BookingBench: AsyncParsableCommand {
             taken += results.2
             rounds += 1
         }
-        let elapsed = Self.seconds(ContinuousClock.now - started)
+        let elapsed = Figures.seconds(ContinuousClock.now - started)
         print(
             #"{"bench":"reserve-contended","clients":\#(clients),"slots_per_round":\#(slots),"rounds":\#(rounds),"#
-                + #""answers_per_second":\#(Self.format(Double(booked + taken) / elapsed)),"#
-                + #""reservations_per_second":\#(Self.format(Double(booked) / elapsed)),"already_exists":\#(taken),"#
-                + #""p50_ms":\#(Self.milliseconds(histogram.valueAtPercentile(50))),"#
-                + #""p99_ms":\#(Self.milliseconds(histogram.valueAtPercentile(99))),"tls":true}"#)
+                + #""answers_per_second":\#(Figures.format(Double(booked + taken) / elapsed)),"#
+                + #""reservations_per_second":\#(Figures.format(Double(booked) / elapsed)),"already_exists":\#(taken),"#
+                + #""p50_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(50))),"#
+                + #""p99_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(99))),"tls":true}"#)
         for client in rpcClients { client.beginGracefulShutdown() }
         for task in tasks { await task.value }
     }
@@ -285,37 +272,4 @@ struct BookingBench: AsyncParsableCommand {
         return starts
     }
 
-    // MARK: Figures
-
-    static func newHistogram() -> Histogram<UInt64> {
-        Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
-    }
-
-    static func nanoseconds(_ duration: Duration) -> UInt64 {
-        UInt64(max(0, duration.components.seconds)) * 1_000_000_000
-            + UInt64(duration.components.attoseconds / 1_000_000_000)
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-
-    static func milliseconds(_ nanoseconds: UInt64) -> String { format(Double(nanoseconds) / 1e6) }
-
-    static func format(_ value: Double) -> String { String(format: "%.2f", value) }
-}
-
-/// A small deterministic random generator, so every run books the same seeded slots.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

@@ -1,5 +1,6 @@
 import AccessTokens
 import ArgumentParser
+import BenchSupport
 import Foundation
 import Histogram
 import Logging
@@ -31,11 +32,7 @@ struct ChatBench: AsyncParsableCommand {
     @Option(help: "The ChatService executable (default: next to this one).")
     var service: String?
 
-    @Option(help: "A dev PKI folder (deploy/dev-pki.sh output); default: a throwaway one made with --dev-pki-script.")
-    var pki: String?
-
-    @Option(help: "deploy/dev-pki.sh, to make the throwaway PKI (run from the repository root).")
-    var devPKIScript = "deploy/dev-pki.sh"
+    @OptionGroup var pkiOptions: PKIOptions
 
     @Option(help: "Open streams (one room and one subscribed designer each).")
     var streams = 1_000
@@ -66,14 +63,20 @@ struct ChatBench: AsyncParsableCommand {
             "yedi-chat-bench-\(ProcessInfo.processInfo.processIdentifier)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { if !keep { try? FileManager.default.removeItem(at: work) } }
-        let pkiDirectory = try pki ?? makePKI(in: work)
-        let executable = try service ?? ChatProcess.besideThisExecutable()
+        let pkiDirectory = try pkiOptions.folder(in: work)
+        let executable = try service ?? ServiceProcess.besideThisExecutable("ChatService")
 
         let account = try await FakeAccount.start(pki: pkiDirectory)
         defer { account.stop() }
-        let process = try await ChatProcess.start(
-            executable, pki: pkiDirectory, data: work.appendingPathComponent("data").path,
-            accountPort: account.port, log: work.appendingPathComponent("service.log").path)
+        // AccountService is the stand-in; Content and Booking nowhere: the bench sends text only.
+        let nowhere = try ServiceProcess.freePort()
+        let process = try await ServiceProcess.start(
+            executable, name: "ChatService", pki: pkiDirectory, data: work.appendingPathComponent("data").path,
+            log: work.appendingPathComponent("service.log").path,
+            arguments: [
+                "--peer", "account=127.0.0.1:\(account.port)", "--peer", "content=127.0.0.1:\(nowhere)",
+                "--peer", "booking=127.0.0.1:\(nowhere)",
+            ])
         defer { try? process.stop() }
 
         let issuer = AccessTokenIssuer(
@@ -149,7 +152,7 @@ struct ChatBench: AsyncParsableCommand {
                                     guard case .text(let text)? = added.message?.body,
                                         let sentAt = Int64(text.text)
                                     else { continue }
-                                    let now = Self.nanoseconds(ContinuousClock.now - base)
+                                    let now = Int64(Figures.nanoseconds(ContinuousClock.now - base))
                                     recorder.delivered(UInt64(max(0, now - sentAt)))
                                 default: continue
                                 }
@@ -172,7 +175,7 @@ struct ChatBench: AsyncParsableCommand {
                     var random = SplitMix64(seed: UInt64(sender + 1))
                     for _ in stride(from: sender, to: messages, by: senders) {
                         let index = Int(random.next() % UInt64(streams))
-                        let sentAt = Self.nanoseconds(ContinuousClock.now - base)
+                        let sentAt = Int64(Figures.nanoseconds(ContinuousClock.now - base))
                         _ = try await chat.sendMessage(
                             .init(roomID: rooms[index], body: .text(.init(text: "\(sentAt)"))),
                             options: Self.bearer(pairs[index].customer))
@@ -185,14 +188,14 @@ struct ChatBench: AsyncParsableCommand {
         while recorder.deliveredCount < messages, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
-        let elapsed = Self.seconds(ContinuousClock.now - start)
+        let elapsed = Figures.seconds(ContinuousClock.now - start)
         let histogram = recorder.histogram
         print(
             #"{"bench":"send-to-delivery","streams":\#(streams),"connections":\#(connections),"#
                 + #""messages":\#(messages),"delivered":\#(histogram.totalCount),"senders":\#(senders),"#
-                + #""sends_per_second":\#(Self.format(Double(messages) / elapsed)),"#
-                + #""p50_ms":\#(Self.milliseconds(histogram.valueAtPercentile(50))),"#
-                + #""p99_ms":\#(Self.milliseconds(histogram.valueAtPercentile(99))),"#
+                + #""sends_per_second":\#(Figures.format(Double(messages) / elapsed)),"#
+                + #""p50_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(50))),"#
+                + #""p99_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(99))),"#
                 + #""streams_ended":\#(recorder.endedCount),"tls":true}"#)
         for reader in readers { reader.cancel() }
         for reader in readers { await reader.value }
@@ -221,45 +224,31 @@ struct ChatBench: AsyncParsableCommand {
             try await group.waitForAll()
         }
         for (name, beforeSeq) in [("newest", Int64(0)), ("older", Int64(max(2, historyMessages - 13)))] {
-            var cold = Self.newHistogram()
-            var warm = Self.newHistogram()
+            var cold = Figures.newHistogram()
+            var warm = Figures.newHistogram()
             for index in 0..<count {
                 let request = YediChat.ListMessagesRequest(roomID: rooms[index], beforeSeq: beforeSeq)
                 let options = Self.bearer(pairs[index].designer)
                 var callStart = ContinuousClock.now
                 _ = try await chat.listMessages(request, options: options)
-                cold.record(Self.nanoseconds(ContinuousClock.now - callStart).magnitude)
+                cold.record(Figures.nanoseconds(ContinuousClock.now - callStart).magnitude)
                 for _ in 0..<warmReads {
                     callStart = ContinuousClock.now
                     _ = try await chat.listMessages(request, options: options)
-                    warm.record(Self.nanoseconds(ContinuousClock.now - callStart).magnitude)
+                    warm.record(Figures.nanoseconds(ContinuousClock.now - callStart).magnitude)
                 }
             }
             for (cache, histogram) in [("cold", cold), ("warm", warm)] {
                 print(
                     #"{"bench":"history-page","page":"\#(name)","cache":"\#(cache)","rooms":\#(count),"#
                         + #""reads":\#(histogram.totalCount),"messages_per_room":\#(historyMessages),"#
-                        + #""p50_ms":\#(Self.milliseconds(histogram.valueAtPercentile(50))),"#
-                        + #""p99_ms":\#(Self.milliseconds(histogram.valueAtPercentile(99))),"tls":true}"#)
+                        + #""p50_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(50))),"#
+                        + #""p99_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(99))),"tls":true}"#)
             }
         }
     }
 
     // MARK: Helpers
-
-    private func makePKI(in work: URL) throws -> String {
-        let directory = work.appendingPathComponent("pki").path
-        let script = Process()
-        script.executableURL = URL(fileURLWithPath: "/bin/bash")
-        script.arguments = [devPKIScript, directory]
-        script.standardOutput = FileHandle.nullDevice
-        try script.run()
-        script.waitUntilExit()
-        guard script.terminationStatus == 0 else {
-            throw ValidationError("\(devPKIScript) failed (run from the repository root, or pass --pki)")
-        }
-        return directory
-    }
 
     static func bearer(_ token: String, timeout: Duration = .seconds(30)) -> CallOptions {
         CallOptions(timeout: timeout, metadata: ["authorization": "Bearer \(token)"])
@@ -307,19 +296,4 @@ final class Recorder: Sendable {
     var firstError: String? { state.withLock { $0.firstError } }
     var deliveredCount: Int { state.withLock { Int($0.histogram.totalCount) } }
     var histogram: Histogram<UInt64> { state.withLock { $0.histogram } }
-}
-
-/// A small deterministic random generator, so every run sends to the same rooms.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

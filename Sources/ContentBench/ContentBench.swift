@@ -1,4 +1,5 @@
 import ArgumentParser
+import BenchSupport
 import Foundation
 import Histogram
 import RPCCore
@@ -25,11 +26,7 @@ struct ContentBench: AsyncParsableCommand {
         abstract: "Feed page p50/p99 with author lookups and image gets/s (warm and cold cache) against ContentService."
     )
 
-    @Option(help: "A dev PKI folder (deploy/dev-pki.sh output); default: a throwaway one made with --dev-pki-script.")
-    var pki: String?
-
-    @Option(help: "deploy/dev-pki.sh, to make the throwaway PKI (run from the repository root).")
-    var devPKIScript = "deploy/dev-pki.sh"
+    @OptionGroup var pkiOptions: PKIOptions
 
     @Option(help: "Designers (each a sign-up at the production password cost).")
     var designers = 10
@@ -54,7 +51,7 @@ struct ContentBench: AsyncParsableCommand {
             "yedi-content-bench-\(ProcessInfo.processInfo.processIdentifier)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { if !keep { try? FileManager.default.removeItem(at: work) } }
-        let pkiDirectory = try pki ?? makePKI(in: work)
+        let pkiDirectory = try pkiOptions.folder(in: work)
         let accountPort = try ServiceProcess.freePort()
         let contentPort = try ServiceProcess.freePort()
         let nowhere = try ServiceProcess.freePort()
@@ -78,26 +75,12 @@ struct ContentBench: AsyncParsableCommand {
         defer { try? content.stop() }
 
         let tokens = try await signUpDesigners(account)
-        try await withRPCClient(configuration: content.clientConfiguration()) { client in
+        try await withRPCClient(configuration: content.clientConfiguration(maxFrameBytes: 11 << 20)) { client in
             let api = YediContent.ContentService.Client(client)
             try await seedPosts(api, tokens: tokens)
             try await feedPages(api)
             try await imageGets(api, token: tokens[0])
         }
-    }
-
-    private func makePKI(in work: URL) throws -> String {
-        let directory = work.appendingPathComponent("pki").path
-        let script = Process()
-        script.executableURL = URL(fileURLWithPath: "/bin/bash")
-        script.arguments = [devPKIScript, directory]
-        script.standardOutput = FileHandle.nullDevice
-        try script.run()
-        script.waitUntilExit()
-        guard script.terminationStatus == 0 else {
-            throw ValidationError("\(devPKIScript) failed (run from the repository root, or pass --pki)")
-        }
-        return directory
     }
 
     // MARK: Seeding
@@ -145,7 +128,7 @@ struct ContentBench: AsyncParsableCommand {
     // MARK: Measurements
 
     private func feedPages(_ api: YediContent.ContentService.Client) async throws {
-        var histogram = Self.newHistogram()
+        var histogram = Figures.newHistogram()
         var cursor = ""
         var authors = 0
         for index in 0..<(pages + 20) {
@@ -154,7 +137,7 @@ struct ContentBench: AsyncParsableCommand {
                 .init(page: .init(cursor: cursor, limit: 20)), options: CallOptions(timeout: .seconds(30)))
             let elapsed = ContinuousClock.now - start
             if index >= 20 {  // the first ones warm connections and the database
-                histogram.record(Self.nanoseconds(elapsed))
+                histogram.record(Figures.nanoseconds(elapsed))
                 authors += Set(page.posts.map(\.designerID)).count
             }
             guard page.posts.allSatisfy({ !($0.author?.name ?? "").isEmpty }) else {
@@ -164,9 +147,9 @@ struct ContentBench: AsyncParsableCommand {
         }
         print(
             #"{"bench":"feed-page","page_size":20,"pages":\#(histogram.totalCount),"posts":\#(posts),"#
-                + #""designers":\#(designers),"authors_per_page":\#(Self.format(Double(authors) / Double(pages))),"#
-                + #""p50_ms":\#(Self.milliseconds(histogram.valueAtPercentile(50))),"#
-                + #""p99_ms":\#(Self.milliseconds(histogram.valueAtPercentile(99))),"author_lookup":"every page","tls":true}"#
+                + #""designers":\#(designers),"authors_per_page":\#(Figures.format(Double(authors) / Double(pages))),"#
+                + #""p50_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(50))),"#
+                + #""p99_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(99))),"author_lookup":"every page","tls":true}"#
         )
     }
 
@@ -176,7 +159,7 @@ struct ContentBench: AsyncParsableCommand {
         let a = try await api.uploadImage(.init(data: first), options: bearer(token)).id
         let b = try await api.uploadImage(.init(data: second), options: bearer(token)).id
         for (cache, ids) in [("warm", [a]), ("cold", [a, b])] {
-            var histogram = Self.newHistogram()
+            var histogram = Figures.newHistogram()
             let start = ContinuousClock.now
             let end = start + .milliseconds(Int(imageSeconds * 1_000))
             var count = 0
@@ -184,16 +167,16 @@ struct ContentBench: AsyncParsableCommand {
                 let callStart = ContinuousClock.now
                 let image = try await api.getImage(
                     .init(imageID: ids[count % ids.count]), options: CallOptions(timeout: .seconds(30)))
-                histogram.record(Self.nanoseconds(ContinuousClock.now - callStart))
+                histogram.record(Figures.nanoseconds(ContinuousClock.now - callStart))
                 guard image.data.count == first.count else { throw BenchError("an image came back changed") }
                 count += 1
             }
-            let seconds = Self.seconds(ContinuousClock.now - start)
+            let seconds = Figures.seconds(ContinuousClock.now - start)
             print(
                 #"{"bench":"image-get","cache":"\#(cache)","bytes":\#(first.count),"gets":\#(count),"#
-                    + #""per_second":\#(Self.format(Double(count) / seconds)),"#
-                    + #""p50_ms":\#(Self.milliseconds(histogram.valueAtPercentile(50))),"#
-                    + #""p99_ms":\#(Self.milliseconds(histogram.valueAtPercentile(99))),"tls":true}"#)
+                    + #""per_second":\#(Figures.format(Double(count) / seconds)),"#
+                    + #""p50_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(50))),"#
+                    + #""p99_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(99))),"tls":true}"#)
         }
     }
 

@@ -1,35 +1,39 @@
 import Foundation
 import Logging
 import RPCCore
+import YediProto
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// A real service executable (`AccountService`, `ContentService`) as a child process on loopback, its
-/// output in `log`.
-struct ServiceProcess: @unchecked Sendable {
+/// A real service executable (`AccountService`, `BookingService`, …) as a child process on loopback, its
+/// output in `log`: the benches measure the process a deployment runs, over TLS, not an in-process copy.
+public struct ServiceProcess: @unchecked Sendable {
     // @unchecked: `Process` is used for `terminate` and `isRunning` only, which Foundation locks.
-    let name: String
-    let port: Int
-    let pki: String
-    let log: String
+    public let name: String
+    public let port: Int
+    public let pki: String
+    public let log: String
     private let process: Process
 
     /// `name` in the folder of the running executable (both are products of the same build).
-    static func besideThisExecutable(_ name: String) throws -> String {
+    public static func besideThisExecutable(_ name: String) throws -> String {
         let own = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         let path = URL(fileURLWithPath: own).deletingLastPathComponent().appendingPathComponent(name).path
         guard FileManager.default.isExecutableFile(atPath: path) else {
-            throw BenchError("\(path) is missing: swift build --product \(name)")
+            throw BenchError("\(path) is missing: swift build -c release --product \(name) (or pass --service)")
         }
         return path
     }
 
-    /// Starts the service on `port` and waits until its health check answers SERVING.
-    static func start(
-        _ executable: String, name: String, port: Int, pki: String, data: String, log: String, arguments: [String]
+    /// Starts the service on `port` (a free one by default) with `arguments` after the common ones, and
+    /// waits until its health check answers SERVING.
+    public static func start(
+        _ executable: String, name: String, port: Int? = nil, pki: String, data: String, log: String,
+        arguments: [String] = []
     ) async throws -> ServiceProcess {
+        let port = try port ?? freePort()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments =
@@ -53,15 +57,16 @@ struct ServiceProcess: @unchecked Sendable {
         throw BenchError("\(name) did not become SERVING in 60 s; see \(log)")
     }
 
-    func clientConfiguration() -> ClientConfiguration {
-        var logger = Logger(label: "content-bench")
+    /// A client of the process trusting the PKI's CA, one attempt per call (a bench counts failures).
+    public func clientConfiguration(maxFrameBytes: Int = WireLimits.default.maxFrameBytes) -> ClientConfiguration {
+        var logger = Logger(label: "bench.\(name)")
         logger.logLevel = .error
         return ClientConfiguration(
             targets: [.init(host: "127.0.0.1", port: port)],
             tls: .client(trustRootsFile: pki + "/ca.pem"),
             serverName: "localhost",
             maxAttempts: 1,
-            limits: WireLimits(maxFrameBytes: 11 << 20),
+            limits: WireLimits(maxFrameBytes: maxFrameBytes),
             logger: logger)
     }
 
@@ -74,7 +79,7 @@ struct ServiceProcess: @unchecked Sendable {
     }
 
     /// SIGTERM, then waits for the process to exit (graceful shutdown closes the database).
-    func stop() throws {
+    public func stop() throws {
         guard process.isRunning else { return }
         process.terminate()
         for _ in 0..<600 {
@@ -86,7 +91,7 @@ struct ServiceProcess: @unchecked Sendable {
     }
 
     /// A loopback port nothing listens on (bound to port 0, then released).
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw BenchError("socket: \(errno)") }
         defer { close(descriptor) }
@@ -103,9 +108,4 @@ struct ServiceProcess: @unchecked Sendable {
         guard bound else { throw BenchError("bind: \(errno)") }
         return Int(UInt16(bigEndian: address.sin_port))
     }
-}
-
-struct BenchError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
