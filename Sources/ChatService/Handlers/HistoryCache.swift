@@ -24,7 +24,7 @@ final class HistoryCache: Sendable {
 
     private let pages: LRUCache<String, RoomPages>
     private let rooms: LRUCache<String, RoomRecord>
-    private let generations = Mutex([UInt64](repeating: 0, count: HistoryCache.stripes))
+    private let generations = TSanVisibleMutex([UInt64](repeating: 0, count: HistoryCache.stripes))
 
     init(roomCapacity: Int = 2_000) {
         pages = LRUCache(name: "chat_history_pages", capacity: roomCapacity)

@@ -16,7 +16,7 @@ final class ChatEventHub: Sendable {
     let capacity: Int
     /// Open subscriptions per user (devices); one more is refused with RESOURCE_EXHAUSTED.
     let maxPerUser: Int
-    private let state = Mutex(HubState())
+    private let state = TSanVisibleMutex(HubState())
     /// `yedi_chat_streams_open` and `yedi_chat_stream_cutoffs_total{reason}` for dashboards.
     private let openStreams = Gauge(label: "yedi_chat_streams_open")
     private let slowCutOffs = Counter(label: "yedi_chat_stream_cutoffs_total", dimensions: [("reason", "slow")])
@@ -125,7 +125,7 @@ final class ChatSubscription: Sendable {
     let id: UInt64
     let userID: String
     let capacity: Int
-    private let state = Mutex(State())
+    private let state = TSanVisibleMutex(State())
 
     private struct State {
         var buffer = Deque<ChatEventRecord>()

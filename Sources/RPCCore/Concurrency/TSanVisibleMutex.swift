@@ -6,21 +6,24 @@ import Synchronization
 /// happens-before edge from one critical section to the next and reports races on the state it protects that
 /// cannot happen (seen with Swift 6.3.1, even on a plain counter). An acquiring load on entry and a releasing store
 /// on exit, on an atomic of our own, restate that edge in instrumented code. They add no ordering the mutex does
-/// not already give, and on x86 compile to plain moves.
-struct TSanVisibleMutex<Value>: ~Copyable {
+/// not already give, and on x86 compile to plain moves. Services use it wherever they would use `Mutex`, so that
+/// their tests run clean under TSan too.
+public struct TSanVisibleMutex<Value>: ~Copyable {
     private let mutex: Mutex<Value>
     private let edge = Atomic<Int>(0)
 
-    init(_ initialValue: consuming sending Value) {
+    public init(_ initialValue: consuming sending Value) {
         mutex = Mutex(initialValue)
     }
 
     /// Runs `body` with exclusive access to the value.
-    borrowing func withLock<Result>(_ body: (inout sending Value) -> sending Result) -> sending Result {
-        mutex.withLock { value in
+    public borrowing func withLock<Result, Failure: Error>(
+        _ body: (inout sending Value) throws(Failure) -> sending Result
+    ) throws(Failure) -> sending Result {
+        try mutex.withLock { value throws(Failure) in
             _ = edge.load(ordering: .acquiring)
             defer { edge.store(0, ordering: .releasing) }
-            return body(&value)
+            return try body(&value)
         }
     }
 }
