@@ -51,23 +51,38 @@ final class ContentFixture: @unchecked Sendable {
                     }
                 }
             ])
-        let contentPort = try ServiceHarness.unusedPort()
-        let account = try await harness.start(
-            TestAccountDefinition.self,
-            configuration: try harness.configuration(
-                AccountServiceDefinition.defaults,
-                peers: [
-                    "content": contentPort, "booking": booking.port, "chat": try ServiceHarness.unusedPort(),
-                ]),
-            clock: clock)
-        let configuration = try harness.configuration(
-            ContentServiceDefinition.defaults, port: contentPort,
-            peers: ["account": try await account.port, "booking": booking.port]
-        ) { options in
-            options.imageCacheItems = "\(imageCacheItems)"
+        // AccountService must know ContentService's port before ContentService runs (it asks it for review
+        // summaries), so the port is picked first; if something takes it before ContentService binds it
+        // (the start refuses with "already in use"), both start again on another.
+        var attempt = 0
+        var started: (account: RunningService, content: RunningService)?
+        while started == nil {
+            attempt += 1
+            let contentPort = try ServiceHarness.unusedPort()
+            let account = try await harness.start(
+                TestAccountDefinition.self,
+                configuration: try harness.configuration(
+                    AccountServiceDefinition.defaults,
+                    peers: [
+                        "content": contentPort, "booking": booking.port, "chat": try ServiceHarness.unusedPort(),
+                    ]),
+                clock: clock)
+            let configuration = try harness.configuration(
+                ContentServiceDefinition.defaults, port: contentPort,
+                peers: ["account": try await account.port, "booking": booking.port]
+            ) { options in
+                options.imageCacheItems = "\(imageCacheItems)"
+            }
+            TestContentDefinition.register(hooks, for: configuration.dataDirectory)
+            do {
+                let content = try await harness.start(
+                    TestContentDefinition.self, configuration: configuration, clock: clock)
+                started = (account, content)
+            } catch let error as StartupError where attempt < 3 && error.description.contains("already in use") {
+                try await account.stop()
+            }
         }
-        TestContentDefinition.register(hooks, for: configuration.dataDirectory)
-        let content = try await harness.start(TestContentDefinition.self, configuration: configuration, clock: clock)
+        let (account, content) = started!
         let accountClient = try RPCClient(configuration: harness.clientConfiguration(port: try await account.port))
         var contentConfiguration = harness.clientConfiguration(port: try await content.port)
         contentConfiguration.limits = WireLimits(maxFrameBytes: 11 << 20)
