@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: the debug build's tests, then AddressSanitizer (with leak detection) over
-# the codec, crypto, token and TLS tests, then ThreadSanitizer over RPCCore and the service runtime.
+# the codec, crypto, token and TLS tests, then ThreadSanitizer over RPCCore, the service runtime and the
+# two services with the most concurrency (Chat's live streams, Booking's reservation races).
 # Installs what it needs first.
 #
 #   scripts/test.sh           # everything (what CI runs)
@@ -40,6 +41,6 @@ if ! grep -q "Direct leak of 10 byte" <<<"$output"; then
 fi
 echo "planted leak reported: $(grep -m1 'Direct leak of 10 byte' <<<"$output")" >&2
 
-step "ThreadSanitizer: RPCCore and service runtime tests"
+step "ThreadSanitizer: RPCCore, service runtime, ChatService and BookingService tests"
 swift build --build-tests --sanitize=thread --scratch-path .build-tsan
-swift test --skip-build --sanitize=thread --scratch-path .build-tsan --filter 'RPCCoreTests|ServiceRuntimeTests'
+swift test --skip-build --sanitize=thread --scratch-path .build-tsan --filter 'RPCCoreTests|ServiceRuntimeTests|ChatServiceTests|BookingServiceTests'
