@@ -252,7 +252,8 @@ final class JourneyTests: XCTestCase {
             #"{"data": "\#(base64(SampleImages.jpeg(width: 16, height: 16)))", "contentType": "image/jpeg"}"#,
             token: customerToken
         ).string("id")
-        let review = try system.call(
+        // ContentService asks BookingService, which was killed and restarted above.
+        let review = try system.callRetryingUnavailable(
             "content", content + "CreateReview",
             #"""
             {"reservationId": "\#(reservationID)", "score": 5, "text": "볼륨이 오래가요", "photoIds": ["\#(reviewPhoto)"],

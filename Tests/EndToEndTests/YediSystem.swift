@@ -136,6 +136,22 @@ final class YediSystem {
         return object
     }
 
+    /// `call`, repeated while the answer is UNAVAILABLE ("try again"), as an app does: a service that asks a
+    /// peer restarted a moment ago may still be reconnecting to it.
+    @discardableResult
+    func callRetryingUnavailable(
+        _ service: String, _ method: String, _ request: String = "{}", token: String? = nil, timeout: TimeInterval = 20
+    ) throws -> [String: Any] {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            do {
+                return try call(service, method, request, token: token)
+            } catch let failure as E2EFailure where failure.description.contains("UNAVAILABLE") && Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.5)
+            }
+        }
+    }
+
     /// Calls a method that must fail; the gRPC status name from the probe (`ERROR: NOT_FOUND: ...`) and
     /// the exit status, which is 10 + the status code.
     func failingCall(
