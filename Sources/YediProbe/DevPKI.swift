@@ -4,9 +4,6 @@ import Foundation
 /// directory: `$YEDI_PKI` if set (as the services read it), else `deploy/pki` in the working directory or
 /// one of its parents, else the one of the repository the probe was built in (`<repo>/.build/<config>/yedi-probe`).
 enum DevPKI {
-    /// What the defaults look like in help texts.
-    static let displayName = "the dev PKI (deploy/pki)"
-
     /// The dev PKI folder, or nil when none of the places has a `ca.pem`.
     static let directory: String? = find(
         environment: ProcessInfo.processInfo.environment,

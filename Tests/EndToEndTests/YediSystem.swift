@@ -93,9 +93,6 @@ final class YediSystem {
         return results
     }
 
-    /// The log (stderr) of a running service so far.
-    func log(_ service: String) -> String { processes[service]?.errorOutput ?? "" }
-
     func address(_ service: String) -> String { "127.0.0.1:\(rpcPorts[service]!)" }
 
     deinit {
