@@ -20,8 +20,8 @@ public struct ServerLoggingInterceptor: ServerInterceptor {
     ) async throws {
         var context = context
         if context.metadata["request-id"] == nil {
-            let id = requestIDs()
-            context.metadata["request-id"] = id
+            // Known absent: append, instead of the setter's scan to remove earlier values.
+            context.metadata.add("request-id", requestIDs())
         }
         let start = ContinuousClock.now
         do {

@@ -165,15 +165,10 @@ final class ServerConnectionHandler: ChannelInboundHandler {
                 )
             )
         }
-        let metadata = Metadata(frame.metadata)
-        guard metadata.byteCount <= configuration.limits.maxMetadataBytes else {
-            return refuse(
-                id,
-                RPCError(
-                    code: .resourceExhausted,
-                    message: "request metadata exceeds \(configuration.limits.maxMetadataBytes) bytes"
-                )
-            )
+        do {
+            try configuration.limits.checkRequestMetadata(frame.metadata)
+        } catch {
+            return refuse(id, error)
         }
         guard let route = configuration.router.route(for: frame.method) else {
             return refuse(id, RPCError(code: .unimplemented, message: unknownMethodMessage(frame.method)))
@@ -203,7 +198,7 @@ final class ServerConnectionHandler: ChannelInboundHandler {
 
         let serverContext = ServerContext(
             method: route.method,
-            metadata: metadata,
+            metadata: Metadata(frame.metadata),
             deadline: deadline,
             peer: peer,
             logger: logger

@@ -4,13 +4,21 @@ public struct WireLimits: Sendable, Hashable {
     public var maxFrameBytes: Int
     /// Calls a server runs at once on one connection; more are refused with `RESOURCE_EXHAUSTED`.
     public var maxConcurrentCalls: Int
-    /// Bytes of keys and values of one request's metadata.
+    /// Bytes of one request's metadata: keys and values, plus `metadataEntryOverhead` per entry.
     public var maxMetadataBytes: Int
+    /// Entries of one request's metadata; a real caller sends a handful (authorization, traceparent, …).
+    public var maxMetadataEntries: Int
 
-    public init(maxFrameBytes: Int = 4 << 20, maxConcurrentCalls: Int = 256, maxMetadataBytes: Int = 16 << 10) {
+    public init(
+        maxFrameBytes: Int = 4 << 20,
+        maxConcurrentCalls: Int = 256,
+        maxMetadataBytes: Int = 16 << 10,
+        maxMetadataEntries: Int = 64
+    ) {
         self.maxFrameBytes = maxFrameBytes
         self.maxConcurrentCalls = maxConcurrentCalls
         self.maxMetadataBytes = maxMetadataBytes
+        self.maxMetadataEntries = maxMetadataEntries
     }
 
     public static let `default` = WireLimits()
