@@ -119,7 +119,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case .end: endCall(frame)
         case .settings: applySettings(frame)
         case .goaway: goaway(frame)
-        case .ping: write(YediRPC.Frame(kind: .pong, payload: frame.payload))
+        case .ping:
+            write(YediRPC.Frame(kind: .pong, payload: Array(frame.payload.prefix(WireLimits.maxPongPayloadBytes))))
         case .pong:
             keepaliveDeadline?.cancel()
             keepaliveDeadline = nil

@@ -8,8 +8,13 @@ import ProtoBridge
 /// Sits after the TLS handler and the frame decoder. All state is confined to the channel's event
 /// loop; handler tasks reach it through `ServerCallHandle`. Replies are written as calls finish and
 /// flushed once per event-loop tick, so calls that finish together leave in one TLS record.
-final class ServerConnectionHandler: ChannelInboundHandler {
+///
+/// While the connection cannot send (its peer does not read what we write), it asks for no more input:
+/// every frame read may make us write (a PONG, a refusal, a reply), so reading on would queue without
+/// bound.
+final class ServerConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     struct Configuration: Sendable {
@@ -49,6 +54,8 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     private var output: FrameOutput?
     private var idleTimer: Scheduled<Void>?
     private var graceTimer: Scheduled<Void>?
+    /// A read asked for while the connection could not send, issued once it can.
+    private var readHeld = false
 
     init(configuration: Configuration, registry: ConnectionRegistry) {
         self.configuration = configuration
@@ -106,7 +113,8 @@ final class ServerConnectionHandler: ChannelInboundHandler {
         case .request: startCall(frame)
         case .cancel: cancelCall(frame.callID)
         case .windowUpdate: grantWindow(frame.callID, bytes: Int(frame.windowBytes))
-        case .ping: write(YediRPC.Frame(kind: .pong, payload: frame.payload))
+        case .ping:
+            write(YediRPC.Frame(kind: .pong, payload: Array(frame.payload.prefix(WireLimits.maxPongPayloadBytes))))
         case .pong: break
         case .message, .end, .goaway, .settings:
             closeWithGoaway(WireError.unexpectedFrame("\(frame.kind) frames are sent by servers, not clients"))
@@ -124,8 +132,20 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
             for call in calls.values where call.window > 0 { resumeWriter(of: call) }
+            if readHeld {
+                readHeld = false
+                context.read()
+            }
         }
         context.fireChannelWritabilityChanged()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        guard context.channel.isWritable else {
+            readHeld = true
+            return
+        }
+        context.read()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -278,13 +298,20 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     }
 
     private func unknownMethodMessage(_ path: String) -> String {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].isEmpty else { return "malformed method path \"\(path)\"" }
+        let parts = path.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].isEmpty else { return "malformed method path \"\(Self.excerpt(path[...]))\"" }
         let service = parts[1]
         if configuration.router.methods.contains(where: { $0.service == service }) {
-            return "unknown method \(parts[2]) of service \(service)"
+            return "unknown method \(Self.excerpt(parts[2])) of service \(service)"
         }
-        return "unknown service \(service)"
+        return "unknown service \(Self.excerpt(service))"
+    }
+
+    /// Names what a peer sent in a refusal, without sending back more than a line of it.
+    private static func excerpt(_ text: Substring) -> String {
+        let limit = 100
+        guard text.utf8.count > limit else { return String(text) }
+        return String(decoding: text.utf8.prefix(limit), as: UTF8.self) + "…"
     }
 
     private static func endFrame(_ id: UInt64, error: RPCError?) -> YediRPC.Frame {

@@ -23,6 +23,10 @@ public struct WireLimits: Sendable, Hashable {
 
     public static let `default` = WireLimits()
 
+    /// Bytes of a PING's payload a PONG echoes: a keepalive needs 8, and echoing a peer's input without
+    /// bound would let it make us send whatever it sends.
+    static let maxPongPayloadBytes = 64
+
     /// Bytes a frame envelope adds around its payload (call id, kind, status, …) beyond the metadata
     /// and the method name; a payload must leave this much room under `maxFrameBytes`.
     static let envelopeOverhead = 64

@@ -1,4 +1,6 @@
+import Logging
 import NIOCore
+import NIOEmbedded
 import NIOPosix
 import RPCTestSupport
 import XCTest
@@ -62,5 +64,80 @@ final class HostilePeerTests: XCTestCase {
         XCTAssertTrue(ends[1]?.status?.message.contains("16384 bytes") ?? false, ends[1]?.status?.message ?? "")
         XCTAssertNil(ends[2]?.status)
         XCTAssertEqual(service.probe.startedCalls, ["fits"])
+    }
+
+    // MARK: Echoed input
+
+    /// A refusal names what it refuses, but never sends back more than a line of it.
+    func testRefusingAHugeMethodNameDoesNotEchoIt() throws {
+        let connection = try connect()
+        let method = "/yedi.echo.Echo/" + String(repeating: "x", count: 1 << 20)
+        try connection.send([try RawRPCConnection.request(1, text: "x", method: method)])
+        XCTAssertTrue(connection.waitForEnds(count: 1))
+        let end = try XCTUnwrap(RawRPCConnection.ends(try connection.closeAndCollect())[1])
+        XCTAssertEqual(end.status?.code, UInt32(StatusCode.unimplemented.rawValue))
+        let message = end.status?.message ?? ""
+        XCTAssertLessThanOrEqual(message.utf8.count, 512, "the refusal echoed \(message.utf8.count) bytes")
+        XCTAssertTrue(message.contains("Echo"), message)
+    }
+
+    /// A keepalive needs 8 bytes; a PONG never carries back more than 64 of a PING's payload.
+    func testPongEchoesABoundedPartOfThePing() throws {
+        let connection = try connect()
+        let payload = (0..<4_096).map { UInt8(truncatingIfNeeded: $0) }
+        try connection.send([YediRPC.Frame(kind: .ping, payload: payload)])
+        XCTAssertTrue(connection.waitFor { $0.contains { $0.kind == .pong } })
+        let pong = try XCTUnwrap(try connection.closeAndCollect().first { $0.kind == .pong })
+        XCTAssertEqual(pong.payload, Array(payload.prefix(64)))
+    }
+
+    // MARK: Outbound back-pressure
+
+    /// While the connection cannot send (the peer does not read), the server asks for no more input;
+    /// it asks again once the connection can send. Counted at the bottom of the pipeline, where the
+    /// socket would be read.
+    func testServerStopsReadingWhileTheConnectionIsNotWritable() throws {
+        let channel = EmbeddedChannel()
+        let reads = ReadCounter()
+        let configuration = ServerConnectionHandler.Configuration(
+            limits: .default,
+            idleTimeout: .seconds(30),
+            defaultStreamWindowBytes: 1024,
+            router: RPCRouter(),
+            interceptors: [],
+            executor: EventLoopExecutor(channel.embeddedEventLoop),
+            logger: Logger(label: "test.server")
+        )
+        try channel.pipeline.syncOperations.addHandlers(
+            reads,
+            ByteToMessageHandler(FrameDecoder(maxFrameBytes: 1 << 20)),
+            ServerConnectionHandler(configuration: configuration, registry: ConnectionRegistry())
+        )
+        channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 443), promise: nil)
+        channel.read()
+        XCTAssertEqual(reads.count, 1)
+
+        channel.isWritable = false
+        channel.pipeline.fireChannelWritabilityChanged()
+        channel.read()
+        channel.read()
+        XCTAssertEqual(reads.count, 1, "the server read on while it could not send")
+
+        channel.isWritable = true
+        channel.pipeline.fireChannelWritabilityChanged()
+        XCTAssertEqual(reads.count, 2, "the read held back is issued once the connection can send")
+        _ = try channel.finish(acceptAlreadyClosed: true)
+    }
+}
+
+/// Counts the reads that reach the bottom of the pipeline.
+private final class ReadCounter: ChannelOutboundHandler {
+    typealias OutboundIn = Any
+
+    private(set) var count = 0
+
+    func read(context: ChannelHandlerContext) {
+        count += 1
+        context.read()
     }
 }
