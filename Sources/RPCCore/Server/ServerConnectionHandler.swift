@@ -27,10 +27,14 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         var logger: Logger
     }
 
-    /// A call in flight, as the connection tracks it.
+    /// A call whose handler is running, as the connection tracks it. It stays in the table, and counts
+    /// against the concurrency limit, until its handler returns, even once the call ended for the client
+    /// (cancelled, expired): the limit bounds handlers that actually run.
     private final class Call {
         let handle: ServerCallHandle
         var task: Task<Void, Never>?
+        /// The client heard the end (END sent) or gave up (CANCEL): nothing more is sent for it.
+        var ended = false
         var deadlineTimer: Scheduled<Void>?
         /// Streaming: bytes the client still lets us send.
         var window: Int
@@ -239,48 +243,57 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 } else {
                     try await interceptors.run(context: serverContext, handler: run)
                 }
-                handle.finish(nil)
+                handle.handlerReturned(nil)
             } catch let error as RPCError {
-                handle.finish(error)
+                handle.handlerReturned(error)
             } catch is CancellationError {
-                handle.finish(RPCError(code: .cancelled, message: "the call was cancelled"))
+                handle.handlerReturned(RPCError(code: .cancelled, message: "the call was cancelled"))
             } catch {
                 // Unexpected: log it here, tell the caller nothing about our internals.
                 serverContext.logger.error("handler failed: \(error)")
-                handle.finish(RPCError(code: .internalError, message: "internal error"))
+                handle.handlerReturned(RPCError(code: .internalError, message: "internal error"))
             }
         }
     }
 
-    /// Called by the handler task (through its handle) when the call is over; a no-op when the call
-    /// already ended (deadline, cancellation, lost connection).
+    /// Sends the call's END (a unary response, or the status); a no-op when the call already ended
+    /// (deadline, cancellation, shutdown). Its handler may still be running.
     func finishCall(_ id: UInt64, error: RPCError?, payload: ByteBuffer?) {
-        guard let call = calls.removeValue(forKey: id) else { return }
-        call.deadlineTimer?.cancel()
-        call.writer?.resume(throwing: CancellationError())
-        call.writer = nil
+        guard let call = calls[id], !call.ended else { return }
+        end(call)
         write(Self.endFrame(id, error: error), payload: payload)
+    }
+
+    /// Called by the handler task (through its handle) when it returns: ends the call if it had not
+    /// ended, and frees its slot.
+    func handlerReturned(_ id: UInt64, error: RPCError?) {
+        finishCall(id, error: error, payload: nil)
+        guard calls.removeValue(forKey: id) != nil else { return }
         callEnded()
     }
 
     private func expireCall(_ id: UInt64) {
-        guard let call = calls.removeValue(forKey: id) else { return }
+        guard let call = calls[id], !call.ended else { return }
+        end(call)
         call.task?.cancel()
-        call.writer?.resume(throwing: CancellationError())
-        call.writer = nil
         write(
             Self.endFrame(
                 id, error: RPCError(code: .deadlineExceeded, message: "the deadline passed before the call completed")))
-        callEnded()
     }
 
     private func cancelCall(_ id: UInt64) {
-        guard let call = calls.removeValue(forKey: id) else { return }
-        call.deadlineTimer?.cancel()
+        guard let call = calls[id], !call.ended else { return }
+        end(call)
         call.task?.cancel()
+    }
+
+    /// Nothing more is sent for `call`; it keeps its slot until its handler returns.
+    private func end(_ call: Call) {
+        call.ended = true
+        call.deadlineTimer?.cancel()
+        call.deadlineTimer = nil
         call.writer?.resume(throwing: CancellationError())
         call.writer = nil
-        callEnded()
     }
 
     private func refuse(_ id: UInt64, _ error: RPCError) {
@@ -326,7 +339,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     // MARK: Streaming flow control
 
     func sendStreamMessage(_ id: UInt64, payload: ByteBuffer, continuation: UnsafeContinuation<Void, any Error>) {
-        guard let call = calls[id], let context else {
+        guard let call = calls[id], !call.ended, let context else {
             continuation.resume(throwing: CancellationError())
             return
         }
@@ -346,7 +359,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     private func grantWindow(_ id: UInt64, bytes: Int) {
-        guard let call = calls[id] else { return }
+        guard let call = calls[id], !call.ended else { return }
         call.window = call.window.addingReportingOverflow(bytes).overflow ? .max : call.window + bytes
         if call.window > 0, context?.channel.isWritable == true { resumeWriter(of: call) }
     }
@@ -381,6 +394,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 self.calls[id]?.task?.cancel()
                 self.finishCall(id, error: RPCError(code: .unavailable, message: "the server stopped"), payload: nil)
             }
+            // The grace period is over for handlers too: shutdown does not wait on one that ignores
+            // cancellation (closing cancels what is left).
+            self.closeAfterFlush()
         }
     }
 

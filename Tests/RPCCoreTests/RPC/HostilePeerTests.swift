@@ -128,6 +128,72 @@ final class HostilePeerTests: XCTestCase {
         XCTAssertEqual(reads.count, 2, "the read held back is issued once the connection can send")
         _ = try channel.finish(acceptAlreadyClosed: true)
     }
+
+    // MARK: Running handlers
+
+    /// REQUEST and CANCEL pairs: a cancelled call whose handler is still running keeps its slot, so no
+    /// more than the limit of handlers ever run on one connection.
+    func testCancelledCallsKeepTheirSlotUntilTheirHandlerReturns() async throws {
+        let gate = HandlerGate()
+        let gated = try await startGatedServer(gate)
+        let connection = try RawRPCConnection(pki: pki, group: group, port: gated.port)
+        var frames: [YediRPC.Frame] = []
+        for id in UInt64(1)...4 {
+            frames.append(try RawRPCConnection.request(id, text: "held"))
+            frames.append(YediRPC.Frame(callID: id, kind: .cancel))
+        }
+        for id in UInt64(5)...8 { frames.append(try RawRPCConnection.request(id, text: "more")) }
+        try connection.send(frames)
+        XCTAssertTrue(connection.waitForEnds(count: 4))
+        XCTAssertEqual(gate.entered, 4, "only the limit of handlers may run")
+        gate.open()
+        // Once the handlers returned, their slots are free again: a later call is served.
+        var served = false
+        for id in UInt64(9)...200 where !served {
+            try connection.send([try RawRPCConnection.request(id, text: "after")])
+            XCTAssertTrue(connection.waitFor { RawRPCConnection.ends($0)[id] != nil })
+            served = RawRPCConnection.ends(try connection.framesSoFar())[id]?.status == nil
+        }
+        XCTAssertTrue(served)
+        let ends = RawRPCConnection.ends(try connection.closeAndCollect())
+        for id in UInt64(5)...8 { XCTAssertEqual(ends[id]?.status?.code, Self.resourceExhausted, "call \(id)") }
+        await gated.stop()
+    }
+
+    /// Expired calls too: a 1 µs deadline ends the call at once, but its handler still holds a slot.
+    func testExpiredCallsKeepTheirSlotUntilTheirHandlerReturns() async throws {
+        let gate = HandlerGate()
+        let gated = try await startGatedServer(gate)
+        let connection = try RawRPCConnection(pki: pki, group: group, port: gated.port)
+        try connection.send(
+            try (UInt64(1)...4).map { id in
+                var request = try RawRPCConnection.request(id, text: "held")
+                request.timeoutMicros = 1
+                return request
+            }
+        )
+        XCTAssertTrue(connection.waitForEnds(count: 4))
+        try connection.send(try (UInt64(5)...8).map { try RawRPCConnection.request($0, text: "more") })
+        XCTAssertTrue(connection.waitForEnds(count: 8))
+        XCTAssertEqual(gate.entered, 4, "only the limit of handlers may run")
+        gate.open()
+        let ends = RawRPCConnection.ends(try connection.closeAndCollect())
+        for id in UInt64(1)...4 {
+            XCTAssertEqual(ends[id]?.status?.code, UInt32(StatusCode.deadlineExceeded.rawValue), "call \(id)")
+        }
+        for id in UInt64(5)...8 { XCTAssertEqual(ends[id]?.status?.code, Self.resourceExhausted, "call \(id)") }
+        await gated.stop()
+    }
+
+    private func startGatedServer(_ gate: HandlerGate) async throws -> RunningServer {
+        let service = RawHandlerService { payload, _ in
+            await gate.pass()
+            return try YediEcho.EchoResponse(payload: [], text: "done").serializedBytes()
+        }
+        return try await RunningServer.start(pki: pki, services: [service]) { configuration in
+            configuration.limits.maxConcurrentCalls = 4
+        }
+    }
 }
 
 /// Counts the reads that reach the bottom of the pipeline.
