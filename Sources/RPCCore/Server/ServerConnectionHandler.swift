@@ -261,7 +261,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     func finishCall(_ id: UInt64, error: RPCError?, payload: ByteBuffer?) {
         guard let call = calls[id], !call.ended else { return }
         end(call)
-        write(Self.endFrame(id, error: error), payload: payload)
+        writeEnd(id, error: error, payload: payload)
     }
 
     /// Called by the handler task (through its handle) when it returns: ends the call if it had not
@@ -276,9 +276,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         guard let call = calls[id], !call.ended else { return }
         end(call)
         call.task?.cancel()
-        write(
-            Self.endFrame(
-                id, error: RPCError(code: .deadlineExceeded, message: "the deadline passed before the call completed")))
+        writeEnd(id, error: RPCError(code: .deadlineExceeded, message: "the deadline passed before the call completed"))
     }
 
     private func cancelCall(_ id: UInt64) {
@@ -297,7 +295,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     private func refuse(_ id: UInt64, _ error: RPCError) {
-        write(Self.endFrame(id, error: error))
+        writeEnd(id, error: error)
     }
 
     private func callEnded() {
@@ -447,6 +445,19 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     // MARK: Writing
+
+    /// Ends call `id` for the client. A status or trailers that cannot be encoded (a NUL in them) still
+    /// end the call, as INTERNAL: otherwise its caller would wait forever.
+    private func writeEnd(_ id: UInt64, error: RPCError?, payload: ByteBuffer? = nil) {
+        guard let output else { return }
+        do {
+            output.write(encoded: try output.encode(Self.endFrame(id, error: error), payload: payload))
+        } catch {
+            logger.error("the end of call \(id) could not be encoded: \(error)")
+            let fallback = RPCError(code: .internalError, message: "the call's status could not be encoded")
+            output.write(Self.endFrame(id, error: fallback))
+        }
+    }
 
     private func write(_ frame: YediRPC.Frame, payload: ByteBuffer? = nil) {
         output?.write(frame, payload: payload)
