@@ -174,7 +174,12 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     /// would refuse (above its announced frame limit) would make it close the connection, and one that
     /// cannot be encoded would never reach it.
     private func send(_ call: OutgoingCall) {
-        guard let output else { return }
+        guard let output else {
+            // The handler was removed (failEverything ran): the call never left.
+            let error = closedError ?? RPCError(code: .unavailable, message: "the connection was closed")
+            call.resolve(error: UnsentCallError(error: error))
+            return
+        }
         var frame = call.frame
         if let deadline = call.deadline {
             guard let micros = Self.timeoutMicros(until: deadline, now: .now()) else {
