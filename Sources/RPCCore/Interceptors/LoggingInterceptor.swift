@@ -40,6 +40,10 @@ public struct ServerLoggingInterceptor: ServerInterceptor {
     }
 
     private func log(_ context: ServerContext, start: ContinuousClock.Instant, code: StatusCode, message: String?) {
+        // What the client received, when the connection ended the call before the handler returned.
+        let sent = context.statusSentEarly
+        let code = sent?.code ?? code
+        let message = sent?.message ?? message
         var metadata: Logger.Metadata = [
             "rpc.status": "\(code.name)",
             "rpc.duration_ms": "\(Self.milliseconds(ContinuousClock.now - start))",

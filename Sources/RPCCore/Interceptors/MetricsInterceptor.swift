@@ -68,9 +68,13 @@ public struct ServerMetricsInterceptor: ServerInterceptor {
         let start = NIODeadline.now()
         do {
             try await next(context)
-            metrics.record(context.method, code: .ok, nanoseconds: (NIODeadline.now() - start).nanoseconds)
+            // What the client received, when the connection ended the call before the handler returned.
+            let code = context.statusSentEarly?.code ?? .ok
+            metrics.record(context.method, code: code, nanoseconds: (NIODeadline.now() - start).nanoseconds)
         } catch {
-            let code = (error as? RPCError)?.code ?? (error is CancellationError ? .cancelled : .internalError)
+            let code =
+                context.statusSentEarly?.code
+                ?? (error as? RPCError)?.code ?? (error is CancellationError ? .cancelled : .internalError)
             metrics.record(context.method, code: code, nanoseconds: (NIODeadline.now() - start).nanoseconds)
             throw error
         }

@@ -35,6 +35,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         var task: Task<Void, Never>?
         /// The client heard the end (END sent) or gave up (CANCEL): nothing more is sent for it.
         var ended = false
+        /// The status of an end that came before the handler returned, for the interceptors.
+        let endRecord = CallEndRecord()
         var deadlineTimer: Scheduled<Void>?
         /// Streaming: bytes the client still lets us send.
         var window: Int
@@ -220,13 +222,14 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             }
         }
 
-        let serverContext = ServerContext(
+        var serverContext = ServerContext(
             method: route.method,
             metadata: Metadata(frame.metadata),
             deadline: deadline,
             peer: peer,
             logger: logger
         )
+        serverContext.endRecord = call.endRecord
         let interceptors = configuration.interceptors
         let payload = frame.payload
         let run: @Sendable (ServerContext) async throws -> Void = { context in
@@ -274,13 +277,16 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     private func expireCall(_ id: UInt64) {
         guard let call = calls[id], !call.ended else { return }
+        let error = RPCError(code: .deadlineExceeded, message: "the deadline passed before the call completed")
+        call.endRecord.record(error)
         end(call)
         call.task?.cancel()
-        writeEnd(id, error: RPCError(code: .deadlineExceeded, message: "the deadline passed before the call completed"))
+        writeEnd(id, error: error)
     }
 
     private func cancelCall(_ id: UInt64) {
         guard let call = calls[id], !call.ended else { return }
+        call.endRecord.record(RPCError(code: .cancelled, message: "the client cancelled the call"))
         end(call)
         call.task?.cancel()
     }
@@ -388,9 +394,12 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             return
         }
         graceTimer = context.eventLoop.assumeIsolated().scheduleTask(in: gracePeriod) {
-            for id in Array(self.calls.keys) {
-                self.calls[id]?.task?.cancel()
-                self.finishCall(id, error: RPCError(code: .unavailable, message: "the server stopped"), payload: nil)
+            let stopped = RPCError(code: .unavailable, message: "the server stopped")
+            for (id, call) in self.calls where !call.ended {
+                // Recorded before the handler can see its cancellation.
+                call.endRecord.record(stopped)
+                self.finishCall(id, error: stopped, payload: nil)
+                call.task?.cancel()
             }
             // The grace period is over for handlers too: shutdown does not wait on one that ignores
             // cancellation (closing cancels what is left).

@@ -3,15 +3,17 @@ import YediProto
 
 @testable import RPCCore
 
-/// Serves `yedi.echo.Echo/Echo` with one handler on the request's bytes, for behaviours the echo test
+/// Serves `yedi.echo.Echo/Echo` (or another method of Echo) with one handler on the request's bytes, for behaviours the echo test
 /// service cannot produce (statuses no client could send, handlers that ignore cancellation).
+/// A streaming `method` (Expand) ends OK when the handler returns.
 struct RawHandlerService: RPCService {
+    var method = YediEcho.Echo.Method.echo.descriptor
     let handler: @Sendable (_ payload: [UInt8], _ context: ServerContext) async throws -> [UInt8]
 
     var serviceDescriptor: ServiceDescriptor { YediEcho.Echo.descriptor }
 
     func registerMethods(with router: inout RPCRouter) {
-        router.registerRaw(YediEcho.Echo.Method.echo.descriptor, handler: handler)
+        router.registerRaw(method, handler: handler)
     }
 }
 
