@@ -237,7 +237,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             call.resolve(error: error)  // a pending entry is skipped when its turn comes
         case .sent:
             calls.removeValue(forKey: call.id)
-            write(YediRPC.Frame(callID: call.id, kind: .cancel))
+            // The reason (CANCELLED or DEADLINE_EXCEEDED) lets the server record what this caller saw.
+            write(YediRPC.Frame(callID: call.id, kind: .cancel, status: YediRPC.Frame.status(error.code, "")))
             call.resolve(error: error)
             startPending()
         }

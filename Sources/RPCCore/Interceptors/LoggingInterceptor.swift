@@ -39,6 +39,12 @@ public struct ServerLoggingInterceptor: ServerInterceptor {
         }
     }
 
+    public func callRefused(_ method: MethodDescriptor, error: RPCError, logger: Logger) {
+        var metadata: Logger.Metadata = ["rpc.status": "\(error.code.name)", "rpc.duration_ms": "0.000"]
+        if !error.message.isEmpty { metadata["rpc.message"] = "\(error.message)" }
+        logger.log(level: level, "rpc", metadata: metadata)
+    }
+
     private func log(_ context: ServerContext, start: ContinuousClock.Instant, code: StatusCode, message: String?) {
         // What the client received, when the connection ended the call before the handler returned.
         let sent = context.statusSentEarly

@@ -117,7 +117,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         }
         switch frame.kind {
         case .request: startCall(frame)
-        case .cancel: cancelCall(frame.callID)
+        case .cancel: cancelCall(frame.callID, reason: frame.status)
         case .windowUpdate: grantWindow(frame.callID, bytes: Int(frame.windowBytes))
         case .ping:
             write(YediRPC.Frame(kind: .pong, payload: Array(frame.payload.prefix(WireLimits.maxPongPayloadBytes))))
@@ -179,8 +179,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             return
         }
         highestCallID = id
+        let route = configuration.router.route(for: frame.method)
         guard !draining else {
-            return refuse(id, RPCError(code: .unavailable, message: "the server is shutting down"))
+            return refuse(id, RPCError(code: .unavailable, message: "the server is shutting down"), route: route)
         }
         guard calls.count < configuration.limits.maxConcurrentCalls else {
             return refuse(
@@ -188,15 +189,16 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 RPCError(
                     code: .resourceExhausted,
                     message: "more than \(configuration.limits.maxConcurrentCalls) concurrent calls on one connection"
-                )
+                ),
+                route: route
             )
         }
         do {
             try configuration.limits.checkRequestMetadata(frame.metadata)
         } catch {
-            return refuse(id, error)
+            return refuse(id, error, route: route)
         }
-        guard let route = configuration.router.route(for: frame.method) else {
+        guard let route else {
             return refuse(id, RPCError(code: .unimplemented, message: unknownMethodMessage(frame.method)))
         }
         guard let context else { return }
@@ -284,9 +286,15 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         writeEnd(id, error: error)
     }
 
-    private func cancelCall(_ id: UInt64) {
+    /// `reason`: why the client gave up, if it said; its own deadline is the one reason told apart.
+    private func cancelCall(_ id: UInt64, reason: YediRPC.Status?) {
         guard let call = calls[id], !call.ended else { return }
-        call.endRecord.record(RPCError(code: .cancelled, message: "the client cancelled the call"))
+        let expired = reason.map { StatusCode(wireValue: $0.code) } == .deadlineExceeded
+        call.endRecord.record(
+            expired
+                ? RPCError(code: .deadlineExceeded, message: "the deadline passed (the client's clock)")
+                : RPCError(code: .cancelled, message: "the client cancelled the call")
+        )
         end(call)
         call.task?.cancel()
     }
@@ -300,8 +308,13 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         call.writer = nil
     }
 
-    private func refuse(_ id: UInt64, _ error: RPCError) {
+    /// Ends a call that never started; the interceptors hear of it when its method is known.
+    private func refuse(_ id: UInt64, _ error: RPCError, route: RPCRoute? = nil) {
         writeEnd(id, error: error)
+        guard let method = route?.method else { return }
+        var logger = logger
+        logger[metadataKey: "rpc.method"] = "\(method.path)"
+        for interceptor in configuration.interceptors { interceptor.callRefused(method, error: error, logger: logger) }
     }
 
     private func callEnded() {

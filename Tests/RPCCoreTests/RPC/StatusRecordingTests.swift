@@ -1,5 +1,6 @@
 import Logging
 import MetricsTestKit
+import NIOPosix
 import RPCTestSupport
 import XCTest
 import YediProto
@@ -87,5 +88,48 @@ final class StatusRecordingTests: XCTestCase {
         let logged = await eventually { capture.all.contains { $0.message == "rpc" } }
         XCTAssertTrue(logged)
         XCTAssertEqual(capture.all.first { $0.message == "rpc" }?.metadata["rpc.status"], "UNAVAILABLE")
+    }
+
+    /// A call refused before it starts (here: the concurrency limit) is logged and counted as an error
+    /// too, though no handler ran.
+    func testACallRefusedForTheConcurrencyLimitIsRecorded() async throws {
+        let capture = LogCapture()
+        let metrics = TestMetrics()
+        let gate = HandlerGate()
+        let service = RawHandlerService { _, _ in
+            await gate.pass()
+            return []
+        }
+        let server = try await RunningServer.start(
+            pki: pki,
+            services: [service],
+            interceptors: [
+                ServerLoggingInterceptor(requestIDs: { "id" }), ServerMetricsInterceptor(factory: metrics),
+            ],
+            logger: capture.logger()
+        ) { configuration in
+            configuration.limits.maxConcurrentCalls = 1
+        }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let connection = try RawRPCConnection(pki: pki, group: group, port: server.port)
+        try connection.send([
+            try RawRPCConnection.request(1, text: "held"), try RawRPCConnection.request(2, text: "refused"),
+        ])
+        XCTAssertTrue(connection.waitForEnds(count: 1))
+        gate.open()
+        XCTAssertTrue(connection.waitForEnds(count: 2))
+        _ = try connection.closeAndCollect()
+        await server.stop()
+        try await group.shutdownGracefully()
+
+        let statuses = capture.all.filter { $0.message == "rpc" }.compactMap { $0.metadata["rpc.status"] }
+        XCTAssertEqual(statuses.sorted(), ["OK", "RESOURCE_EXHAUSTED"])
+        let method = [("method", "/yedi.echo.Echo/Echo")]
+        XCTAssertEqual(metrics.counterTotal(label: "yedi_rpc_server_calls_total", dimensions: method), 2)
+        XCTAssertEqual(
+            metrics.counterTotal(
+                label: "yedi_rpc_server_errors_total", dimensions: method + [("code", "RESOURCE_EXHAUSTED")]),
+            1)
+        XCTAssertEqual(try metrics.expectTimer("yedi_rpc_server_duration_seconds", method).values.count, 1)
     }
 }
