@@ -30,6 +30,10 @@ static inline void yedi_SSL_CTX_set_read_ahead(SSL_CTX *ctx, int yes) {
     SSL_CTX_set_read_ahead(ctx, yes);
 }
 
+static inline int yedi_SSL_CTX_set1_groups_list(SSL_CTX *ctx, const char *list) {
+    return (int)SSL_CTX_set1_groups_list(ctx, list);
+}
+
 static inline long yedi_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) {
     return SSL_CTX_set_session_cache_mode(ctx, mode);
 }

@@ -43,7 +43,8 @@ public struct Metadata: Sendable, Hashable, Sequence, ExpressibleByDictionaryLit
     public var count: Int { entries.count }
     public var isEmpty: Bool { entries.isEmpty }
 
-    /// Bytes of keys and values, checked against the server's metadata limit.
+    /// Bytes of keys and values (the server's metadata limit also counts each entry's overhead:
+    /// `WireLimits.metadataEntryOverhead`).
     public var byteCount: Int { entries.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count } }
 
     public func makeIterator() -> IndexingIterator<[Entry]> { entries.makeIterator() }

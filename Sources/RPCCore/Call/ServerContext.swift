@@ -21,6 +21,12 @@ public struct ServerContext: Sendable {
     public var trace: TraceContext?
     /// The connection's logger; `logger` adds this call's details to it.
     private var baseLogger: Logger
+    /// Set by the connection that runs the call.
+    var endRecord: CallEndRecord?
+
+    /// The status the client received when the connection ended the call before the handler returned
+    /// (deadline, shutdown, cancellation): what logs and metrics record instead of the handler's outcome.
+    var statusSentEarly: RPCError? { endRecord?.sent }
 
     /// Carries the method, request id, trace id and caller; never tokens. Built when asked for, so
     /// calls whose handlers do not log pay nothing for it.

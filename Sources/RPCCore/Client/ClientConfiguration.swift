@@ -46,6 +46,8 @@ public struct ClientConfiguration: Sendable {
     public var connectionsPerTarget: Int
     /// Timeout of calls whose options give none; nil means none.
     public var defaultTimeout: Duration?
+    /// Bounds the TCP connection; then, again, the TLS handshake and the server's SETTINGS, so a server
+    /// that accepts and never answers fails the attempt instead of holding calls.
     public var connectTimeout: Duration
     /// Delays between reconnection attempts.
     public var reconnectBackoff: Backoff

@@ -137,6 +137,7 @@ final class ClientConnection: Sendable {
             maxFrameBytes: configuration.limits.maxFrameBytes,
             keepaliveInterval: .nanoseconds(configuration.keepaliveInterval.nanoseconds),
             keepaliveTimeout: .nanoseconds(configuration.keepaliveTimeout.nanoseconds),
+            settingsTimeout: .nanoseconds(configuration.connectTimeout.nanoseconds),
             expectedServerIdentity: configuration.expectedServerIdentity,
             logger: logger
         )

@@ -17,6 +17,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         var maxFrameBytes: Int
         var keepaliveInterval: TimeAmount
         var keepaliveTimeout: TimeAmount
+        /// From the TCP connection to the server's SETTINGS (the TLS handshake included).
+        var settingsTimeout: TimeAmount
         /// A URI the server's certificate must carry (`spiffe://yedi/service/booking`), if any.
         var expectedServerIdentity: String?
         var logger: Logger
@@ -43,6 +45,9 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     private var keepaliveTimer: Scheduled<Void>?
     private var keepaliveDeadline: Scheduled<Void>?
     private var receivedSinceLastPing = false
+    /// Fails the connection attempt when the server's SETTINGS do not come.
+    private var settingsTimer: Scheduled<Void>?
+    private var isReady = false
 
     /// Fulfilled by the server's SETTINGS frame (the connection is ready), failed if it never comes.
     let ready: EventLoopPromise<Void>
@@ -66,6 +71,13 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         failEverything(RPCError(code: .unavailable, message: "the connection was closed"))
         self.context = nil
         output = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        settingsTimer = context.eventLoop.assumeIsolated().scheduleTask(in: configuration.settingsTimeout) {
+            self.settingsTimedOut()
+        }
+        context.fireChannelActive()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -119,7 +131,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case .end: endCall(frame)
         case .settings: applySettings(frame)
         case .goaway: goaway(frame)
-        case .ping: write(YediRPC.Frame(kind: .pong, payload: frame.payload))
+        case .ping:
+            write(YediRPC.Frame(kind: .pong, payload: Array(frame.payload.prefix(WireLimits.maxPongPayloadBytes))))
         case .pong:
             keepaliveDeadline?.cancel()
             keepaliveDeadline = nil
@@ -157,26 +170,62 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         }
     }
 
+    /// Sends `call`'s REQUEST, or fails the call alone when the frame cannot be sent: one the server
+    /// would refuse (above its announced frame limit) would make it close the connection, and one that
+    /// cannot be encoded would never reach it.
     private func send(_ call: OutgoingCall) {
+        guard let output else {
+            // The handler was removed (failEverything ran): the call never left.
+            let error = closedError ?? RPCError(code: .unavailable, message: "the connection was closed")
+            call.resolve(error: UnsentCallError(error: error))
+            return
+        }
         var frame = call.frame
         if let deadline = call.deadline {
-            let remaining = deadline - .now()
-            guard remaining > .zero else {
+            guard let micros = Self.timeoutMicros(until: deadline, now: .now()) else {
                 call.resolve(
                     error: RPCError(code: .deadlineExceeded, message: "the deadline passed before the call was sent"))
                 return
             }
-            frame.timeoutMicros = UInt64(remaining.nanoseconds / 1_000)
+            frame.timeoutMicros = micros
+        }
+        lastCallID += 1
+        frame.callID = lastCallID
+        let encoded: ByteBuffer
+        do {
+            encoded = try output.encode(frame, payload: call.payload)
+        } catch {
+            call.resolve(error: RPCError(code: .invalidArgument, message: "the request cannot be sent: \(error)"))
+            return
+        }
+        let frameBytes = encoded.readableBytes - 4
+        guard frameBytes <= configuration.maxFrameBytes else {
+            call.resolve(
+                error: RPCError(
+                    code: .resourceExhausted,
+                    message: "the request frame (\(frameBytes) bytes) exceeds the server's frame limit of "
+                        + "\(configuration.maxFrameBytes) bytes"
+                )
+            )
+            return
+        }
+        if let deadline = call.deadline {
             call.deadlineTimer = context?.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
                 self.cancelCall(call, error: RPCError(code: .deadlineExceeded, message: "the deadline passed"))
             }
         }
-        lastCallID += 1
-        call.id = lastCallID
+        call.id = frame.callID
         call.state = .sent
-        frame.callID = call.id
         calls[call.id] = call
-        write(frame, payload: call.payload)
+        output.write(encoded: encoded)
+    }
+
+    /// The REQUEST's `timeout_micros` for `deadline`; nil when the deadline has passed. Less than a
+    /// microsecond left counts as passed: 0 on the wire would mean "no deadline".
+    static func timeoutMicros(until deadline: NIODeadline, now: NIODeadline) -> UInt64? {
+        let micros = (deadline - now).nanoseconds / 1_000
+        guard micros > 0 else { return nil }
+        return UInt64(micros)
     }
 
     /// The caller gave up (task cancelled, deadline, stream abandoned): tell the server, fail the call.
@@ -188,7 +237,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             call.resolve(error: error)  // a pending entry is skipped when its turn comes
         case .sent:
             calls.removeValue(forKey: call.id)
-            write(YediRPC.Frame(callID: call.id, kind: .cancel))
+            // The reason (CANCELLED or DEADLINE_EXCEEDED) lets the server record what this caller saw.
+            write(YediRPC.Frame(callID: call.id, kind: .cancel, status: YediRPC.Frame.status(error.code, "")))
             call.resolve(error: error)
             startPending()
         }
@@ -239,6 +289,9 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         if frame.maxFrameBytes > 0 {
             configuration.maxFrameBytes = min(configuration.maxFrameBytes, Int(frame.maxFrameBytes))
         }
+        isReady = true
+        settingsTimer?.cancel()
+        settingsTimer = nil
         startKeepalive()
         ready.succeed()
         startPending()
@@ -290,7 +343,21 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         }
     }
 
+    private func settingsTimedOut() {
+        settingsTimer = nil
+        guard !isReady, let context else { return }
+        let error = RPCError(
+            code: .unavailable,
+            message: "no SETTINGS from the server within \(configuration.settingsTimeout.nanoseconds / 1_000_000) ms"
+        )
+        closedError = closedError ?? error
+        ready.fail(error)
+        context.close(promise: nil)
+    }
+
     private func failEverything(_ error: RPCError) {
+        settingsTimer?.cancel()
+        settingsTimer = nil
         keepaliveTimer?.cancel()
         keepaliveTimer = nil
         keepaliveDeadline?.cancel()

@@ -15,11 +15,15 @@ final class ConnectionPool: Sendable {
     }
 
     /// A ready connection. Waits while connections are connecting; fails fast with `UNAVAILABLE` when
-    /// every connection's last attempt failed (as gRPC does), and at the deadline.
+    /// every connection's last attempt failed (as gRPC does), at the deadline, and when cancelled.
     func readyConnection(deadline: ContinuousClock.Instant?) async throws
         -> (ClientConnection, NIOLoopBound<ClientConnectionHandler>)
     {
         while true {
+            try Task.checkCancellation()
+            if let deadline, ContinuousClock.now >= deadline {
+                throw RPCError(code: .deadlineExceeded, message: "the deadline passed while waiting for a connection")
+            }
             let generation = waiters.generation
             if let ready = pickReady() { return ready }
             if waiters.isShutDown {
@@ -45,6 +49,9 @@ final class ConnectionPool: Sendable {
         return nil
     }
 
+    /// Calls waiting for a connection state change (for tests).
+    var waitingCallCount: Int { waiters.waitingCount }
+
     func shutdown() {
         waiters.shutdown()
         for connection in connections { connection.shutdown() }
@@ -65,6 +72,7 @@ private final class PoolWaiters: Sendable {
 
     var generation: UInt64 { waiters.withLock { $0.generation } }
     var isShutDown: Bool { waiters.withLock { $0.shutDown } }
+    var waitingCount: Int { waiters.withLock { $0.continuations.count } }
 
     func shutdown() {
         let pending = waiters.withLock { state -> [CheckedContinuation<Void, Never>] in
@@ -107,7 +115,8 @@ private final class PoolWaiters: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let resumeNow = waiters.withLock { state -> Bool in
-                    if state.generation != generation || state.shutDown { return true }
+                    // Cancelled before this: the cancellation handler already ran and found nothing.
+                    if state.generation != generation || state.shutDown || Task.isCancelled { return true }
                     state.continuations[id] = continuation
                     return false
                 }

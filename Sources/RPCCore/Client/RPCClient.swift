@@ -73,6 +73,9 @@ public final class RPCClient: Service, Sendable {
 
     var connectionStates: [ClientConnection.State] { pool.connections.map(\.currentState) }
 
+    /// Calls waiting for a connection to become ready (for tests).
+    var callsWaitingForConnection: Int { pool.waitingCallCount }
+
     // MARK: Calls
 
     /// Sends `request` and returns the response, or throws the call's `RPCError`.

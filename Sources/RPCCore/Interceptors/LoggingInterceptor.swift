@@ -20,8 +20,8 @@ public struct ServerLoggingInterceptor: ServerInterceptor {
     ) async throws {
         var context = context
         if context.metadata["request-id"] == nil {
-            let id = requestIDs()
-            context.metadata["request-id"] = id
+            // Known absent: append, instead of the setter's scan to remove earlier values.
+            context.metadata.add("request-id", requestIDs())
         }
         let start = ContinuousClock.now
         do {
@@ -39,7 +39,17 @@ public struct ServerLoggingInterceptor: ServerInterceptor {
         }
     }
 
+    public func callRefused(_ method: MethodDescriptor, error: RPCError, logger: Logger) {
+        var metadata: Logger.Metadata = ["rpc.status": "\(error.code.name)", "rpc.duration_ms": "0.000"]
+        if !error.message.isEmpty { metadata["rpc.message"] = "\(error.message)" }
+        logger.log(level: level, "rpc", metadata: metadata)
+    }
+
     private func log(_ context: ServerContext, start: ContinuousClock.Instant, code: StatusCode, message: String?) {
+        // What the client received, when the connection ended the call before the handler returned.
+        let sent = context.statusSentEarly
+        let code = sent?.code ?? code
+        let message = sent?.message ?? message
         var metadata: Logger.Metadata = [
             "rpc.status": "\(code.name)",
             "rpc.duration_ms": "\(Self.milliseconds(ContinuousClock.now - start))",

@@ -1,4 +1,5 @@
 import CoreMetrics
+import Logging
 import NIOCore
 
 /// The metrics of one side (server or client), per method: calls, latency, and errors by code.
@@ -22,7 +23,8 @@ final class RPCMetrics: Sendable {
         self.factory = factory
     }
 
-    func record(_ method: MethodDescriptor, code: StatusCode, nanoseconds: Int64) {
+    /// `nanoseconds` nil: a call refused before it started counts, but has no duration to record.
+    func record(_ method: MethodDescriptor, code: StatusCode, nanoseconds: Int64?) {
         let metrics = methods.withLock { methods in
             if let existing = methods[method.path] { return existing }
             let dimensions = [("method", method.path)]
@@ -34,7 +36,7 @@ final class RPCMetrics: Sendable {
             return made
         }
         metrics.calls.increment()
-        metrics.duration.recordNanoseconds(nanoseconds)
+        if let nanoseconds { metrics.duration.recordNanoseconds(nanoseconds) }
         guard code != .ok else { return }
         let key = "\(method.path) \(code.name)"
         let counter = errors.withLock { errors in
@@ -68,12 +70,20 @@ public struct ServerMetricsInterceptor: ServerInterceptor {
         let start = NIODeadline.now()
         do {
             try await next(context)
-            metrics.record(context.method, code: .ok, nanoseconds: (NIODeadline.now() - start).nanoseconds)
+            // What the client received, when the connection ended the call before the handler returned.
+            let code = context.statusSentEarly?.code ?? .ok
+            metrics.record(context.method, code: code, nanoseconds: (NIODeadline.now() - start).nanoseconds)
         } catch {
-            let code = (error as? RPCError)?.code ?? (error is CancellationError ? .cancelled : .internalError)
+            let code =
+                context.statusSentEarly?.code
+                ?? (error as? RPCError)?.code ?? (error is CancellationError ? .cancelled : .internalError)
             metrics.record(context.method, code: code, nanoseconds: (NIODeadline.now() - start).nanoseconds)
             throw error
         }
+    }
+
+    public func callRefused(_ method: MethodDescriptor, error: RPCError, logger: Logger) {
+        metrics.record(method, code: error.code, nanoseconds: nil)
     }
 }
 

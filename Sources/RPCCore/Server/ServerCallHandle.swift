@@ -42,9 +42,10 @@ final class ServerCallHandle: Sendable {
         onLoop { $0.finishCall(self.id, error: nil, payload: payload) }
     }
 
-    /// Ends the call with `error`'s status, or OK (a no-op if the call already ended).
-    func finish(_ error: RPCError?) {
-        onLoop { $0.finishCall(self.id, error: error, payload: nil) }
+    /// The handler returned: ends the call with `error`'s status, or OK (unless it already ended), and
+    /// frees its slot under the concurrency limit.
+    func handlerReturned(_ error: RPCError?) {
+        onLoop { $0.handlerReturned(self.id, error: error) }
     }
 
     /// Sends one message of a streaming call, waiting for flow-control credit and writability.

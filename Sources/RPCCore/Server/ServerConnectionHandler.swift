@@ -8,8 +8,13 @@ import ProtoBridge
 /// Sits after the TLS handler and the frame decoder. All state is confined to the channel's event
 /// loop; handler tasks reach it through `ServerCallHandle`. Replies are written as calls finish and
 /// flushed once per event-loop tick, so calls that finish together leave in one TLS record.
-final class ServerConnectionHandler: ChannelInboundHandler {
+///
+/// While the connection cannot send (its peer does not read what we write), it asks for no more input:
+/// every frame read may make us write (a PONG, a refusal, a reply), so reading on would queue without
+/// bound.
+final class ServerConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     struct Configuration: Sendable {
@@ -22,10 +27,16 @@ final class ServerConnectionHandler: ChannelInboundHandler {
         var logger: Logger
     }
 
-    /// A call in flight, as the connection tracks it.
+    /// A call whose handler is running, as the connection tracks it. It stays in the table, and counts
+    /// against the concurrency limit, until its handler returns, even once the call ended for the client
+    /// (cancelled, expired): the limit bounds handlers that actually run.
     private final class Call {
         let handle: ServerCallHandle
         var task: Task<Void, Never>?
+        /// The client heard the end (END sent) or gave up (CANCEL): nothing more is sent for it.
+        var ended = false
+        /// The status of an end that came before the handler returned, for the interceptors.
+        let endRecord = CallEndRecord()
         var deadlineTimer: Scheduled<Void>?
         /// Streaming: bytes the client still lets us send.
         var window: Int
@@ -49,6 +60,8 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     private var output: FrameOutput?
     private var idleTimer: Scheduled<Void>?
     private var graceTimer: Scheduled<Void>?
+    /// A read asked for while the connection could not send, issued once it can.
+    private var readHeld = false
 
     init(configuration: Configuration, registry: ConnectionRegistry) {
         self.configuration = configuration
@@ -104,9 +117,10 @@ final class ServerConnectionHandler: ChannelInboundHandler {
         }
         switch frame.kind {
         case .request: startCall(frame)
-        case .cancel: cancelCall(frame.callID)
+        case .cancel: cancelCall(frame.callID, reason: frame.status)
         case .windowUpdate: grantWindow(frame.callID, bytes: Int(frame.windowBytes))
-        case .ping: write(YediRPC.Frame(kind: .pong, payload: frame.payload))
+        case .ping:
+            write(YediRPC.Frame(kind: .pong, payload: Array(frame.payload.prefix(WireLimits.maxPongPayloadBytes))))
         case .pong: break
         case .message, .end, .goaway, .settings:
             closeWithGoaway(WireError.unexpectedFrame("\(frame.kind) frames are sent by servers, not clients"))
@@ -124,8 +138,20 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
             for call in calls.values where call.window > 0 { resumeWriter(of: call) }
+            if readHeld {
+                readHeld = false
+                context.read()
+            }
         }
         context.fireChannelWritabilityChanged()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        guard context.channel.isWritable else {
+            readHeld = true
+            return
+        }
+        context.read()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -153,8 +179,9 @@ final class ServerConnectionHandler: ChannelInboundHandler {
             return
         }
         highestCallID = id
+        let route = configuration.router.route(for: frame.method)
         guard !draining else {
-            return refuse(id, RPCError(code: .unavailable, message: "the server is shutting down"))
+            return refuse(id, RPCError(code: .unavailable, message: "the server is shutting down"), route: route)
         }
         guard calls.count < configuration.limits.maxConcurrentCalls else {
             return refuse(
@@ -162,20 +189,16 @@ final class ServerConnectionHandler: ChannelInboundHandler {
                 RPCError(
                     code: .resourceExhausted,
                     message: "more than \(configuration.limits.maxConcurrentCalls) concurrent calls on one connection"
-                )
+                ),
+                route: route
             )
         }
-        let metadata = Metadata(frame.metadata)
-        guard metadata.byteCount <= configuration.limits.maxMetadataBytes else {
-            return refuse(
-                id,
-                RPCError(
-                    code: .resourceExhausted,
-                    message: "request metadata exceeds \(configuration.limits.maxMetadataBytes) bytes"
-                )
-            )
+        do {
+            try configuration.limits.checkRequestMetadata(frame.metadata)
+        } catch {
+            return refuse(id, error, route: route)
         }
-        guard let route = configuration.router.route(for: frame.method) else {
+        guard let route else {
             return refuse(id, RPCError(code: .unimplemented, message: unknownMethodMessage(frame.method)))
         }
         guard let context else { return }
@@ -201,13 +224,14 @@ final class ServerConnectionHandler: ChannelInboundHandler {
             }
         }
 
-        let serverContext = ServerContext(
+        var serverContext = ServerContext(
             method: route.method,
-            metadata: metadata,
+            metadata: Metadata(frame.metadata),
             deadline: deadline,
             peer: peer,
             logger: logger
         )
+        serverContext.endRecord = call.endRecord
         let interceptors = configuration.interceptors
         let payload = frame.payload
         let run: @Sendable (ServerContext) async throws -> Void = { context in
@@ -224,52 +248,73 @@ final class ServerConnectionHandler: ChannelInboundHandler {
                 } else {
                     try await interceptors.run(context: serverContext, handler: run)
                 }
-                handle.finish(nil)
+                handle.handlerReturned(nil)
             } catch let error as RPCError {
-                handle.finish(error)
+                handle.handlerReturned(error)
             } catch is CancellationError {
-                handle.finish(RPCError(code: .cancelled, message: "the call was cancelled"))
+                handle.handlerReturned(RPCError(code: .cancelled, message: "the call was cancelled"))
             } catch {
                 // Unexpected: log it here, tell the caller nothing about our internals.
                 serverContext.logger.error("handler failed: \(error)")
-                handle.finish(RPCError(code: .internalError, message: "internal error"))
+                handle.handlerReturned(RPCError(code: .internalError, message: "internal error"))
             }
         }
     }
 
-    /// Called by the handler task (through its handle) when the call is over; a no-op when the call
-    /// already ended (deadline, cancellation, lost connection).
+    /// Sends the call's END (a unary response, or the status); a no-op when the call already ended
+    /// (deadline, cancellation, shutdown). Its handler may still be running.
     func finishCall(_ id: UInt64, error: RPCError?, payload: ByteBuffer?) {
-        guard let call = calls.removeValue(forKey: id) else { return }
-        call.deadlineTimer?.cancel()
-        call.writer?.resume(throwing: CancellationError())
-        call.writer = nil
-        write(Self.endFrame(id, error: error), payload: payload)
+        guard let call = calls[id], !call.ended else { return }
+        end(call)
+        writeEnd(id, error: error, payload: payload)
+    }
+
+    /// Called by the handler task (through its handle) when it returns: ends the call if it had not
+    /// ended, and frees its slot.
+    func handlerReturned(_ id: UInt64, error: RPCError?) {
+        finishCall(id, error: error, payload: nil)
+        guard calls.removeValue(forKey: id) != nil else { return }
         callEnded()
     }
 
     private func expireCall(_ id: UInt64) {
-        guard let call = calls.removeValue(forKey: id) else { return }
+        guard let call = calls[id], !call.ended else { return }
+        let error = RPCError(code: .deadlineExceeded, message: "the deadline passed before the call completed")
+        call.endRecord.record(error)
+        end(call)
         call.task?.cancel()
-        call.writer?.resume(throwing: CancellationError())
-        call.writer = nil
-        write(
-            Self.endFrame(
-                id, error: RPCError(code: .deadlineExceeded, message: "the deadline passed before the call completed")))
-        callEnded()
+        writeEnd(id, error: error)
     }
 
-    private func cancelCall(_ id: UInt64) {
-        guard let call = calls.removeValue(forKey: id) else { return }
+    /// `reason`: why the client gave up, if it said; its own deadline is the one reason told apart.
+    private func cancelCall(_ id: UInt64, reason: YediRPC.Status?) {
+        guard let call = calls[id], !call.ended else { return }
+        let expired = reason.map { StatusCode(wireValue: $0.code) } == .deadlineExceeded
+        call.endRecord.record(
+            expired
+                ? RPCError(code: .deadlineExceeded, message: "the deadline passed (the client's clock)")
+                : RPCError(code: .cancelled, message: "the client cancelled the call")
+        )
+        end(call)
+        call.task?.cancel()
+    }
+
+    /// Nothing more is sent for `call`; it keeps its slot until its handler returns.
+    private func end(_ call: Call) {
+        call.ended = true
         call.deadlineTimer?.cancel()
-        call.task?.cancel()
+        call.deadlineTimer = nil
         call.writer?.resume(throwing: CancellationError())
         call.writer = nil
-        callEnded()
     }
 
-    private func refuse(_ id: UInt64, _ error: RPCError) {
-        write(Self.endFrame(id, error: error))
+    /// Ends a call that never started; the interceptors hear of it when its method is known.
+    private func refuse(_ id: UInt64, _ error: RPCError, route: RPCRoute? = nil) {
+        writeEnd(id, error: error)
+        guard let method = route?.method else { return }
+        var logger = logger
+        logger[metadataKey: "rpc.method"] = "\(method.path)"
+        for interceptor in configuration.interceptors { interceptor.callRefused(method, error: error, logger: logger) }
     }
 
     private func callEnded() {
@@ -283,13 +328,20 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     }
 
     private func unknownMethodMessage(_ path: String) -> String {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].isEmpty else { return "malformed method path \"\(path)\"" }
+        let parts = path.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].isEmpty else { return "malformed method path \"\(Self.excerpt(path[...]))\"" }
         let service = parts[1]
         if configuration.router.methods.contains(where: { $0.service == service }) {
-            return "unknown method \(parts[2]) of service \(service)"
+            return "unknown method \(Self.excerpt(parts[2])) of service \(service)"
         }
-        return "unknown service \(service)"
+        return "unknown service \(Self.excerpt(service))"
+    }
+
+    /// Names what a peer sent in a refusal, without sending back more than a line of it.
+    private static func excerpt(_ text: Substring) -> String {
+        let limit = 100
+        guard text.utf8.count > limit else { return String(text) }
+        return String(decoding: text.utf8.prefix(limit), as: UTF8.self) + "…"
     }
 
     private static func endFrame(_ id: UInt64, error: RPCError?) -> YediRPC.Frame {
@@ -304,7 +356,7 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     // MARK: Streaming flow control
 
     func sendStreamMessage(_ id: UInt64, payload: ByteBuffer, continuation: UnsafeContinuation<Void, any Error>) {
-        guard let call = calls[id], let context else {
+        guard let call = calls[id], !call.ended, let context else {
             continuation.resume(throwing: CancellationError())
             return
         }
@@ -324,7 +376,7 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     }
 
     private func grantWindow(_ id: UInt64, bytes: Int) {
-        guard let call = calls[id] else { return }
+        guard let call = calls[id], !call.ended else { return }
         call.window = call.window.addingReportingOverflow(bytes).overflow ? .max : call.window + bytes
         if call.window > 0, context?.channel.isWritable == true { resumeWriter(of: call) }
     }
@@ -355,10 +407,16 @@ final class ServerConnectionHandler: ChannelInboundHandler {
             return
         }
         graceTimer = context.eventLoop.assumeIsolated().scheduleTask(in: gracePeriod) {
-            for id in Array(self.calls.keys) {
-                self.calls[id]?.task?.cancel()
-                self.finishCall(id, error: RPCError(code: .unavailable, message: "the server stopped"), payload: nil)
+            let stopped = RPCError(code: .unavailable, message: "the server stopped")
+            for (id, call) in self.calls where !call.ended {
+                // Recorded before the handler can see its cancellation.
+                call.endRecord.record(stopped)
+                self.finishCall(id, error: stopped, payload: nil)
+                call.task?.cancel()
             }
+            // The grace period is over for handlers too: shutdown does not wait on one that ignores
+            // cancellation (closing cancels what is left).
+            self.closeAfterFlush()
         }
     }
 
@@ -409,6 +467,19 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     }
 
     // MARK: Writing
+
+    /// Ends call `id` for the client. A status or trailers that cannot be encoded (a NUL in them) still
+    /// end the call, as INTERNAL: otherwise its caller would wait forever.
+    private func writeEnd(_ id: UInt64, error: RPCError?, payload: ByteBuffer? = nil) {
+        guard let output else { return }
+        do {
+            output.write(encoded: try output.encode(Self.endFrame(id, error: error), payload: payload))
+        } catch {
+            logger.error("the end of call \(id) could not be encoded: \(error)")
+            let fallback = RPCError(code: .internalError, message: "the call's status could not be encoded")
+            output.write(Self.endFrame(id, error: fallback))
+        }
+    }
 
     private func write(_ frame: YediRPC.Frame, payload: ByteBuffer? = nil) {
         output?.write(frame, payload: payload)

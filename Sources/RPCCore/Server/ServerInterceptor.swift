@@ -1,3 +1,5 @@
+import Logging
+
 /// Middleware around every call a server runs: sees (and may change) the context before the handler,
 /// the outcome after it, and may refuse the call by throwing an `RPCError`.
 ///
@@ -7,6 +9,15 @@ public protocol ServerInterceptor: Sendable {
         context: ServerContext,
         next: @Sendable (ServerContext) async throws -> Void
     ) async throws
+
+    /// A call to a routed method refused before it started (concurrency limit, metadata limits,
+    /// shutdown), which never reaches `intercept`: for interceptors that log or count every call.
+    /// Unknown methods are not reported (their paths are whatever a peer sent). Does nothing by default.
+    func callRefused(_ method: MethodDescriptor, error: RPCError, logger: Logger)
+}
+
+extension ServerInterceptor {
+    public func callRefused(_ method: MethodDescriptor, error: RPCError, logger: Logger) {}
 }
 
 extension Array where Element == any ServerInterceptor {

@@ -19,6 +19,10 @@ enum TLSCipherPolicy {
         "TLS_CHACHA20_POLY1305_SHA256",
     ].joined(separator: ":")
 
+    /// Key exchange groups, in preference order: X25519 (fast, constant-time), then the NIST curves
+    /// every peer has. OpenSSL would otherwise also offer and accept X448, P-521 and finite-field groups.
+    static let groups = ["X25519", "P-256", "P-384"].joined(separator: ":")
+
     /// The largest plaintext one TLS record carries; writes are coalesced up to this size.
     static let maximumRecordPlaintext = 16_384
 }

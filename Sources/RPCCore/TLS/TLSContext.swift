@@ -62,7 +62,8 @@ public final class TLSContext: @unchecked Sendable {
             throw openSSLFailure("cannot set the protocol versions")
         }
         guard SSL_CTX_set_cipher_list(context, TLSCipherPolicy.tls12CipherList) == 1,
-            SSL_CTX_set_ciphersuites(context, TLSCipherPolicy.tls13CipherSuites) == 1
+            SSL_CTX_set_ciphersuites(context, TLSCipherPolicy.tls13CipherSuites) == 1,
+            yedi_SSL_CTX_set1_groups_list(context, TLSCipherPolicy.groups) == 1
         else {
             throw openSSLFailure("cannot set the cipher policy")
         }

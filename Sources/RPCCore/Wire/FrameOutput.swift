@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import ProtoBridge
 
 /// Writes frames to a connection and flushes once per event-loop tick, however many were written in
 /// it: the replies (or requests) of one tick leave in one TLS record and one `write(2)`.
@@ -15,21 +16,32 @@ final class FrameOutput {
         self.logger = logger
     }
 
-    /// Writes `frame` (with `payload` as its payload field, if given) and schedules a flush.
+    /// Writes a connection frame (with `payload` as its payload field, if given) and schedules a flush.
+    /// Its strings are ours, so encoding cannot fail; a call's frames go through `encode` instead, so
+    /// that a failure ends the call.
     func write(_ frame: YediRPC.Frame, payload: ByteBuffer? = nil) {
+        do {
+            write(encoded: try encode(frame, payload: payload))
+        } catch {
+            logger.error("could not encode a frame: \(error)")
+        }
+    }
+
+    /// `frame` with its length prefix (and `payload` as its payload field, if given).
+    func encode(_ frame: YediRPC.Frame, payload: ByteBuffer? = nil) throws(ProtoEncodingError) -> ByteBuffer {
         var buffer = context.channel.allocator.buffer(
             capacity: 64 + frame.method.utf8.count + frame.payload.count + (payload?.readableBytes ?? 0)
         )
-        do {
-            if let payload {
-                try buffer.writeFrame(frame, payload: payload)
-            } else {
-                try buffer.writeFrame(frame)
-            }
-        } catch {
-            logger.error("could not encode a frame: \(error)")
-            return
+        if let payload {
+            try buffer.writeFrame(frame, payload: payload)
+        } else {
+            try buffer.writeFrame(frame)
         }
+        return buffer
+    }
+
+    /// Writes a frame `encode` made and schedules a flush.
+    func write(encoded buffer: ByteBuffer) {
         context.write(NIOAny(buffer), promise: nil)
         guard !flushScheduled else { return }
         flushScheduled = true

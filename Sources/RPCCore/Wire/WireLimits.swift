@@ -4,16 +4,28 @@ public struct WireLimits: Sendable, Hashable {
     public var maxFrameBytes: Int
     /// Calls a server runs at once on one connection; more are refused with `RESOURCE_EXHAUSTED`.
     public var maxConcurrentCalls: Int
-    /// Bytes of keys and values of one request's metadata.
+    /// Bytes of one request's metadata: keys and values, plus `metadataEntryOverhead` per entry.
     public var maxMetadataBytes: Int
+    /// Entries of one request's metadata; a real caller sends a handful (authorization, traceparent, …).
+    public var maxMetadataEntries: Int
 
-    public init(maxFrameBytes: Int = 4 << 20, maxConcurrentCalls: Int = 256, maxMetadataBytes: Int = 16 << 10) {
+    public init(
+        maxFrameBytes: Int = 4 << 20,
+        maxConcurrentCalls: Int = 256,
+        maxMetadataBytes: Int = 16 << 10,
+        maxMetadataEntries: Int = 64
+    ) {
         self.maxFrameBytes = maxFrameBytes
         self.maxConcurrentCalls = maxConcurrentCalls
         self.maxMetadataBytes = maxMetadataBytes
+        self.maxMetadataEntries = maxMetadataEntries
     }
 
     public static let `default` = WireLimits()
+
+    /// Bytes of a PING's payload a PONG echoes: a keepalive needs 8, and echoing a peer's input without
+    /// bound would let it make us send whatever it sends.
+    static let maxPongPayloadBytes = 64
 
     /// Bytes a frame envelope adds around its payload (call id, kind, status, …) beyond the metadata
     /// and the method name; a payload must leave this much room under `maxFrameBytes`.

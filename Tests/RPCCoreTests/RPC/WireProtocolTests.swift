@@ -222,20 +222,10 @@ final class WireProtocolTests: XCTestCase {
     // MARK: Helpers
 
     private func waitForEnds(_ connection: RawRPCConnection, count: Int) -> Bool {
-        waitFor(connection) { frames in frames.filter { $0.kind == .end }.count >= count }
+        connection.waitForEnds(count: count)
     }
 
-    /// Polls what the connection received so far (without closing it).
     private func waitFor(_ connection: RawRPCConnection, _ condition: ([YediRPC.Frame]) -> Bool) -> Bool {
-        let deadline = NIODeadline.now() + .seconds(10)
-        let channel = connection.client.channel
-        while NIODeadline.now() < deadline {
-            let received = try? channel.eventLoop.submit {
-                try channel.pipeline.syncOperations.handler(type: RecordingHandler.self).receivedSoFar
-            }.wait()
-            if let received, let frames = try? RawRPCConnection.parse(received), condition(frames) { return true }
-            usleep(5_000)
-        }
-        return false
+        connection.waitFor(condition)
     }
 }

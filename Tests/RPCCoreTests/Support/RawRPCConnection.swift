@@ -65,4 +65,33 @@ final class RawRPCConnection {
         }
         return frames
     }
+
+    /// Waits until `count` END frames arrived (without closing the connection).
+    func waitForEnds(count: Int) -> Bool {
+        waitFor { frames in frames.filter { $0.kind == .end }.count >= count }
+    }
+
+    /// Polls what the connection received so far (without closing it) until `condition` holds.
+    func waitFor(_ condition: ([YediRPC.Frame]) -> Bool) -> Bool {
+        let deadline = NIODeadline.now() + .seconds(10)
+        while NIODeadline.now() < deadline {
+            if let frames = try? framesSoFar(), condition(frames) { return true }
+            usleep(5_000)
+        }
+        return false
+    }
+
+    /// Every frame received until now (without closing the connection).
+    func framesSoFar() throws -> [YediRPC.Frame] {
+        let channel = client.channel
+        let received = try channel.eventLoop.submit {
+            try channel.pipeline.syncOperations.handler(type: RecordingHandler.self).receivedSoFar
+        }.wait()
+        return try Self.parse(received)
+    }
+
+    /// The END frames received so far, by call id.
+    static func ends(_ frames: [YediRPC.Frame]) -> [UInt64: YediRPC.Frame] {
+        Dictionary(frames.filter { $0.kind == .end }.map { ($0.callID, $0) }, uniquingKeysWith: { first, _ in first })
+    }
 }

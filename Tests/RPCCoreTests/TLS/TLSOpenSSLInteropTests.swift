@@ -99,6 +99,33 @@ final class TLSOpenSSLInteropTests: TLSLoopbackTestCase {
         XCTAssertEqual(outcome.tlsErrors.first?.reason, "unsupported protocol")
     }
 
+    /// Key exchange: X25519, P-256 and P-384 only. A client offering nothing else (X448, P-521) fails
+    /// the handshake. (TLS 1.3: in 1.2 the groups also constrain the certificate's curve.)
+    func testKeyExchangeOffersOnlyX25519P256AndP384() throws {
+        let server = try TLSTestServer.start(
+            group: self.group,
+            context: TLSContext(configuration: self.pki.serverConfiguration())
+        )
+        defer { server.close() }
+        var connections = 0
+        for group in ["X448", "P-521"] {
+            let result = try ProcessRunner.run(
+                ProcessRunner.openssl,
+                self.sClientArguments(port: server.port, ["-tls1_3", "-groups", group]),
+                input: "",
+                timeout: 10
+            )
+            XCTAssertNotEqual(result.exitCode, 0, "\(group):\n\(result.combinedOutput)")
+            let outcome = try server.connections.outcome(connections).wait(timeout: .seconds(10), "outcome")
+            connections += 1
+            XCTAssertNil(outcome.handshake, "\(group) was accepted")
+        }
+        for group in ["X25519", "P-256", "P-384"] {
+            let output = try self.sClientEchoSession(server: server, ["-tls1_3", "-groups", group]).combinedOutput
+            XCTAssertTrue(output.contains("Verify return code: 0 (ok)"), "\(group):\n\(output)")
+        }
+    }
+
     func testSClientTLS12NegotiatesAnAEADSuite() throws {
         let server = try TLSTestServer.start(
             group: self.group,
