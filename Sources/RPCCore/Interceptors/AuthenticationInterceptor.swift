@@ -27,8 +27,8 @@ public struct AuthenticationInterceptor: ServerInterceptor {
 
     public func intercept(
         context: ServerContext,
-        next: @Sendable (ServerContext) async throws -> Void
-    ) async throws {
+        next: @Sendable (ServerContext) async throws -> ServerResponse
+    ) async throws -> ServerResponse {
         var context = context
         context.caller = try await caller(of: context)
         if let token = context.metadata[Self.onBehalfOfMetadataKey] {
@@ -46,7 +46,7 @@ public struct AuthenticationInterceptor: ServerInterceptor {
         if context.method.service != Self.healthService {
             try Self.authorize(context.caller, for: context.method)
         }
-        try await next(context)
+        return try await next(context)
     }
 
     private static let healthService = "yedi.health.Health"

@@ -16,8 +16,8 @@ public struct ServerLoggingInterceptor: ServerInterceptor {
 
     public func intercept(
         context: ServerContext,
-        next: @Sendable (ServerContext) async throws -> Void
-    ) async throws {
+        next: @Sendable (ServerContext) async throws -> ServerResponse
+    ) async throws -> ServerResponse {
         var context = context
         if context.metadata["request-id"] == nil {
             // Known absent: append, instead of the setter's scan to remove earlier values.
@@ -25,8 +25,9 @@ public struct ServerLoggingInterceptor: ServerInterceptor {
         }
         let start = ContinuousClock.now
         do {
-            try await next(context)
+            let response = try await next(context)
             log(context, start: start, code: .ok, message: nil)
+            return response
         } catch let error as RPCError {
             log(context, start: start, code: error.code, message: error.message)
             throw error

@@ -65,14 +65,15 @@ public struct ServerMetricsInterceptor: ServerInterceptor {
 
     public func intercept(
         context: ServerContext,
-        next: @Sendable (ServerContext) async throws -> Void
-    ) async throws {
+        next: @Sendable (ServerContext) async throws -> ServerResponse
+    ) async throws -> ServerResponse {
         let start = NIODeadline.now()
         do {
-            try await next(context)
+            let response = try await next(context)
             // What the client received, when the connection ended the call before the handler returned.
             let code = context.statusSentEarly?.code ?? .ok
             metrics.record(context.method, code: code, nanoseconds: (NIODeadline.now() - start).nanoseconds)
+            return response
         } catch {
             let code =
                 context.statusSentEarly?.code

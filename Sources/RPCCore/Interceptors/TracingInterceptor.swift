@@ -11,15 +11,15 @@ public struct ServerTracingInterceptor: ServerInterceptor {
 
     public func intercept(
         context: ServerContext,
-        next: @Sendable (ServerContext) async throws -> Void
-    ) async throws {
+        next: @Sendable (ServerContext) async throws -> ServerResponse
+    ) async throws -> ServerResponse {
         var context = context
         let incoming = context.metadata["traceparent"].flatMap(TraceContext.init(traceparent:))
         let trace =
             incoming?.child(spanID: ids.spanID())
             ?? TraceContext(traceID: ids.traceID(), spanID: ids.spanID(), flags: 1)!
         context.trace = trace
-        try await next(context)
+        return try await next(context)
     }
 }
 

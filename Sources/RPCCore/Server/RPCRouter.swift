@@ -23,7 +23,7 @@ public struct RPCRouter: Sendable {
         routes[method.descriptor.path] = RPCRoute(method: method.descriptor) { payload, call, context in
             let request = try Request.decodeRequest(payload)
             let response = try await handler(request, context)
-            call.finishUnary(with: try call.encode(response))
+            return ServerResponse(message: try call.encode(response))
         }
     }
 
@@ -36,6 +36,7 @@ public struct RPCRouter: Sendable {
         routes[method.descriptor.path] = RPCRoute(method: method.descriptor) { payload, call, context in
             let request = try Request.decodeRequest(payload)
             try await handler(request, RPCWriter(call: call), context)
+            return ServerResponse(message: nil)
         }
     }
 
@@ -48,7 +49,7 @@ public struct RPCRouter: Sendable {
     ) {
         routes[method.path] = RPCRoute(method: method) { payload, call, context in
             let response = try await handler(payload, context)
-            if method.kind == .unary { call.finishUnary(with: ByteBuffer(bytes: response)) }
+            return ServerResponse(message: method.kind == .unary ? ByteBuffer(bytes: response) : nil)
         }
     }
 
@@ -68,8 +69,10 @@ public struct RPCRouter: Sendable {
 /// One registered method, with its request and response types erased.
 struct RPCRoute: Sendable {
     let method: MethodDescriptor
-    /// Decodes the request and runs the handler; a unary route finishes the call with its response.
-    let run: @Sendable (_ payload: [UInt8], _ call: ServerCallHandle, _ context: ServerContext) async throws -> Void
+    /// Decodes the request and runs the handler; returns a unary call's encoded response.
+    let run:
+        @Sendable (_ payload: [UInt8], _ call: ServerCallHandle, _ context: ServerContext) async throws ->
+            ServerResponse
 }
 
 extension ProtoMessage {

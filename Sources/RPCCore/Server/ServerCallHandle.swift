@@ -37,15 +37,10 @@ final class ServerCallHandle: Sendable {
         return buffer
     }
 
-    /// Ends a unary call with its response (a no-op if the call already ended).
-    func finishUnary(with payload: ByteBuffer) {
-        onLoop { $0.finishCall(self.id, error: nil, payload: payload) }
-    }
-
-    /// The handler returned: ends the call with `error`'s status, or OK (unless it already ended), and
-    /// frees its slot under the concurrency limit.
-    func handlerReturned(_ error: RPCError?) {
-        onLoop { $0.handlerReturned(self.id, error: error) }
+    /// The handler and the interceptors returned: answers the call (unless it already ended) with the
+    /// response or the error, and frees its slot under the concurrency limit.
+    func handlerReturned(_ outcome: Result<ServerResponse, RPCError>) {
+        onLoop { $0.handlerReturned(self.id, outcome: outcome) }
     }
 
     /// Sends one message of a streaming call, waiting for flow-control credit and writability.

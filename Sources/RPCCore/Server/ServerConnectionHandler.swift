@@ -50,6 +50,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     private let configuration: Configuration
+    private let runner: ServerCallRunner
     private let registry: ConnectionRegistry
     private var logger: Logger
     private var context: ChannelHandlerContext?
@@ -65,6 +66,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     init(configuration: Configuration, registry: ConnectionRegistry) {
         self.configuration = configuration
+        self.runner = ServerCallRunner(interceptors: configuration.interceptors, executor: configuration.executor)
         self.registry = registry
         self.logger = configuration.logger
     }
@@ -232,47 +234,24 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             logger: logger
         )
         serverContext.endRecord = call.endRecord
-        let interceptors = configuration.interceptors
-        let payload = frame.payload
-        let run: @Sendable (ServerContext) async throws -> Void = { context in
-            try await ServerContext.$current.withValue(context) {
-                try await route.run(payload, handle, context)
-            }
-        }
-        // Runs on this thread until the handler first suspends: a handler that needs no I/O answers
-        // within this read, and its reply leaves with the others at read-complete.
-        call.task = Task.immediate(executorPreference: configuration.executor) {
-            do {
-                if interceptors.isEmpty {
-                    try await run(serverContext)
-                } else {
-                    try await interceptors.run(context: serverContext, handler: run)
-                }
-                handle.handlerReturned(nil)
-            } catch let error as RPCError {
-                handle.handlerReturned(error)
-            } catch is CancellationError {
-                handle.handlerReturned(RPCError(code: .cancelled, message: "the call was cancelled"))
-            } catch {
-                // Unexpected: log it here, tell the caller nothing about our internals.
-                serverContext.logger.error("handler failed: \(error)")
-                handle.handlerReturned(RPCError(code: .internalError, message: "internal error"))
-            }
-        }
+        call.task = runner.start(route, payload: frame.payload, handle: handle, context: serverContext)
     }
 
     /// Sends the call's END (a unary response, or the status); a no-op when the call already ended
     /// (deadline, cancellation, shutdown). Its handler may still be running.
-    func finishCall(_ id: UInt64, error: RPCError?, payload: ByteBuffer?) {
+    private func finishCall(_ id: UInt64, error: RPCError?, payload: ByteBuffer? = nil, trailers: Metadata = [:]) {
         guard let call = calls[id], !call.ended else { return }
         end(call)
-        writeEnd(id, error: error, payload: payload)
+        writeEnd(id, error: error, payload: payload, trailers: trailers)
     }
 
-    /// Called by the handler task (through its handle) when it returns: ends the call if it had not
-    /// ended, and frees its slot.
-    func handlerReturned(_ id: UInt64, error: RPCError?) {
-        finishCall(id, error: error, payload: nil)
+    /// Called by the call's task (through its handle) once the handler and the interceptors returned:
+    /// answers the call if it had not ended, and frees its slot.
+    func handlerReturned(_ id: UInt64, outcome: Result<ServerResponse, RPCError>) {
+        switch outcome {
+        case .success(let response): finishCall(id, error: nil, payload: response.message, trailers: response.trailers)
+        case .failure(let error): finishCall(id, error: error)
+        }
         guard calls.removeValue(forKey: id) != nil else { return }
         callEnded()
     }
@@ -344,11 +323,11 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         return String(decoding: text.utf8.prefix(limit), as: UTF8.self) + "…"
     }
 
-    private static func endFrame(_ id: UInt64, error: RPCError?) -> YediRPC.Frame {
+    private static func endFrame(_ id: UInt64, error: RPCError?, trailers: Metadata = [:]) -> YediRPC.Frame {
         YediRPC.Frame(
             callID: id,
             kind: .end,
-            metadata: error?.metadata.wire ?? [],
+            metadata: error?.metadata.wire ?? trailers.wire,
             status: error.map { YediRPC.Frame.status($0.code, $0.message) }
         )
     }
@@ -411,7 +390,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             for (id, call) in self.calls where !call.ended {
                 // Recorded before the handler can see its cancellation.
                 call.endRecord.record(stopped)
-                self.finishCall(id, error: stopped, payload: nil)
+                self.finishCall(id, error: stopped)
                 call.task?.cancel()
             }
             // The grace period is over for handlers too: shutdown does not wait on one that ignores
@@ -470,10 +449,11 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     /// Ends call `id` for the client. A status or trailers that cannot be encoded (a NUL in them) still
     /// end the call, as INTERNAL: otherwise its caller would wait forever.
-    private func writeEnd(_ id: UInt64, error: RPCError?, payload: ByteBuffer? = nil) {
+    private func writeEnd(_ id: UInt64, error: RPCError?, payload: ByteBuffer? = nil, trailers: Metadata = [:]) {
         guard let output else { return }
         do {
-            output.write(encoded: try output.encode(Self.endFrame(id, error: error), payload: payload))
+            output.write(
+                encoded: try output.encode(Self.endFrame(id, error: error, trailers: trailers), payload: payload))
         } catch {
             logger.error("the end of call \(id) could not be encoded: \(error)")
             let fallback = RPCError(code: .internalError, message: "the call's status could not be encoded")

@@ -1,14 +1,15 @@
 import Logging
 
 /// Middleware around every call a server runs: sees (and may change) the context before the handler,
-/// the outcome after it, and may refuse the call by throwing an `RPCError`.
+/// and the outcome after it (the response and its trailers, or the error), and may refuse or fail the
+/// call by throwing an `RPCError`. The call is answered with what the outermost interceptor returns.
 ///
 /// Interceptors run in the order the server lists them; the first is the outermost.
 public protocol ServerInterceptor: Sendable {
     func intercept(
         context: ServerContext,
-        next: @Sendable (ServerContext) async throws -> Void
-    ) async throws
+        next: @Sendable (ServerContext) async throws -> ServerResponse
+    ) async throws -> ServerResponse
 
     /// A call to a routed method refused before it started (concurrency limit, metadata limits,
     /// shutdown), which never reaches `intercept`: for interceptors that log or count every call.
@@ -25,10 +26,10 @@ extension Array where Element == any ServerInterceptor {
     func run(
         context: ServerContext,
         from index: Int = 0,
-        handler: @escaping @Sendable (ServerContext) async throws -> Void
-    ) async throws {
+        handler: @escaping @Sendable (ServerContext) async throws -> ServerResponse
+    ) async throws -> ServerResponse {
         guard index < count else { return try await handler(context) }
-        try await self[index].intercept(context: context) { context in
+        return try await self[index].intercept(context: context) { context in
             try await self.run(context: context, from: index + 1, handler: handler)
         }
     }

@@ -1,0 +1,50 @@
+import Logging
+
+/// Runs one call: the handler inside the interceptors, as a task that prefers the connection's event
+/// loop, and hands the outcome to the connection once, after the outermost interceptor returned.
+///
+/// The connection handler only keeps track of calls; this is where a call runs.
+struct ServerCallRunner: Sendable {
+    let interceptors: [any ServerInterceptor]
+    let executor: EventLoopExecutor
+
+    func start(
+        _ route: RPCRoute,
+        payload: [UInt8],
+        handle: ServerCallHandle,
+        context: ServerContext
+    ) -> Task<Void, Never> {
+        let interceptors = interceptors
+        let run: @Sendable (ServerContext) async throws -> ServerResponse = { context in
+            try await ServerContext.$current.withValue(context) {
+                try await route.run(payload, handle, context)
+            }
+        }
+        // Runs on this thread until the handler first suspends: a handler that needs no I/O answers
+        // within the read that brought its request, and its reply leaves with the others at read-complete.
+        return Task.immediate(executorPreference: executor) {
+            do {
+                let response =
+                    interceptors.isEmpty
+                    ? try await run(context) : try await interceptors.run(context: context, handler: run)
+                handle.handlerReturned(.success(response))
+            } catch {
+                handle.handlerReturned(.failure(Self.status(of: error, logger: context.logger)))
+            }
+        }
+    }
+
+    /// What the caller is told about a failure: an `RPCError` as it is, anything else as INTERNAL
+    /// without our internals (logged here instead).
+    static func status(of error: any Error, logger: Logger) -> RPCError {
+        switch error {
+        case let error as RPCError:
+            return error
+        case is CancellationError:
+            return RPCError(code: .cancelled, message: "the call was cancelled")
+        default:
+            logger.error("handler failed: \(error)")
+            return RPCError(code: .internalError, message: "internal error")
+        }
+    }
+}
