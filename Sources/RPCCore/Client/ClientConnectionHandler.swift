@@ -33,7 +33,9 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     private var configuration: Configuration
     private var context: ChannelHandlerContext?
-    /// Calls sent and not yet ended, by wire id.
+    /// Calls sent whose END has not come, by wire id: those still running, and those the caller gave up
+    /// on (`done`), which keep their slot under the server's limit until the server's END says their
+    /// handler returned.
     private var calls: [UInt64: OutgoingCall] = [:]
     /// Calls waiting for a free slot under the server's concurrency limit, oldest first.
     private var pending: Deque<OutgoingCall> = []
@@ -236,11 +238,9 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case .new, .pending:
             call.resolve(error: error)  // a pending entry is skipped when its turn comes
         case .sent:
-            calls.removeValue(forKey: call.id)
             // The reason (CANCELLED or DEADLINE_EXCEEDED) lets the server record what this caller saw.
             write(YediRPC.Frame(callID: call.id, kind: .cancel, status: YediRPC.Frame.status(error.code, "")))
             call.resolve(error: error)
-            startPending()
         }
     }
 
@@ -250,7 +250,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         write(YediRPC.Frame(callID: call.id, kind: .windowUpdate, windowBytes: UInt32(clamping: bytes)))
     }
 
-    var activeCalls: Int { calls.count + pending.count }
+    /// Calls someone still waits for (calls given up on only wait for their END).
+    var activeCalls: Int { calls.values.count { $0.state == .sent } + pending.count }
 
     /// Closes the connection once no call is in flight (client shutdown).
     func closeWhenIdle() {
@@ -266,6 +267,12 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     private func endCall(_ frame: YediRPC.Frame) {
         guard let call = calls.removeValue(forKey: frame.callID) else { return }
+        guard call.state == .sent else {
+            // The caller gave up on it earlier: its slot is free now.
+            startPending()
+            if goingAway, activeCalls == 0 { context?.close(promise: nil) }
+            return
+        }
         let code = StatusCode(wireValue: frame.status?.code ?? 0)
         let trailers = Metadata(frame.metadata)
         let error = code == .ok ? nil : RPCError(code: code, message: frame.status?.message ?? "", metadata: trailers)
@@ -306,13 +313,14 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         let reason = frame.status?.message ?? "the server is going away"
         let unsent = UnsentCallError(error: RPCError(code: .unavailable, message: reason))
         for id in calls.keys where id > frame.lastCallID {
-            calls.removeValue(forKey: id)!.resolve(error: unsent)
+            let call = calls.removeValue(forKey: id)!
+            if call.state == .sent { call.resolve(error: unsent) }
         }
         for waiting in pending where waiting.state == .pending {
             waiting.resolve(error: unsent)
         }
         pending.removeAll()
-        if calls.isEmpty { context?.close(promise: nil) }
+        if activeCalls == 0 { context?.close(promise: nil) }
     }
 
     /// Pings when nothing arrived for an interval; no PONG within the timeout means the peer is gone.
@@ -366,7 +374,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         ready.fail(closedError!)
         let failed = calls
         calls.removeAll()
-        for call in failed.values {
+        for call in failed.values where call.state == .sent {
             call.resolve(error: closedError!)
         }
         for waiting in pending where waiting.state == .pending {

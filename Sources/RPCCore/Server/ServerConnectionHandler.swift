@@ -29,12 +29,15 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     /// A call whose handler is running, as the connection tracks it. It stays in the table, and counts
     /// against the concurrency limit, until its handler returns, even once the call ended for the client
-    /// (cancelled, expired): the limit bounds handlers that actually run.
+    /// (cancelled, expired): the limit bounds handlers that actually run. Its END is sent then, so the
+    /// client, which counts the call until its END, never sends a call this side must refuse.
     private final class Call {
         let handle: ServerCallHandle
         var task: Task<Void, Never>?
-        /// The client heard the end (END sent) or gave up (CANCEL): nothing more is sent for it.
+        /// The call is over (answered, cancelled, expired): no message is sent for it any more.
         var ended = false
+        /// The END for a call that ended before its handler returned, sent when it returns.
+        var owedEnd: RPCError?
         /// The status of an end that came before the handler returned, for the interceptors.
         let endRecord = CallEndRecord()
         var deadlineTimer: Scheduled<Void>?
@@ -248,9 +251,14 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// Called by the call's task (through its handle) once the handler and the interceptors returned:
     /// answers the call if it had not ended, and frees its slot.
     func handlerReturned(_ id: UInt64, outcome: Result<ServerResponse, RPCError>) {
-        switch outcome {
-        case .success(let response): finishCall(id, error: nil, payload: response.message, trailers: response.trailers)
-        case .failure(let error): finishCall(id, error: error)
+        if let owed = calls[id]?.owedEnd {
+            writeEnd(id, error: owed)
+        } else {
+            switch outcome {
+            case .success(let response):
+                finishCall(id, error: nil, payload: response.message, trailers: response.trailers)
+            case .failure(let error): finishCall(id, error: error)
+            }
         }
         guard calls.removeValue(forKey: id) != nil else { return }
         callEnded()
@@ -260,27 +268,28 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         guard let call = calls[id], !call.ended else { return }
         let error = RPCError(code: .deadlineExceeded, message: "the deadline passed before the call completed")
         call.endRecord.record(error)
-        end(call)
+        end(call, owing: error)
         call.task?.cancel()
-        writeEnd(id, error: error)
     }
 
     /// `reason`: why the client gave up, if it said; its own deadline is the one reason told apart.
     private func cancelCall(_ id: UInt64, reason: YediRPC.Status?) {
         guard let call = calls[id], !call.ended else { return }
         let expired = reason.map { StatusCode(wireValue: $0.code) } == .deadlineExceeded
-        call.endRecord.record(
+        let error =
             expired
-                ? RPCError(code: .deadlineExceeded, message: "the deadline passed (the client's clock)")
-                : RPCError(code: .cancelled, message: "the client cancelled the call")
-        )
-        end(call)
+            ? RPCError(code: .deadlineExceeded, message: "the deadline passed (the client's clock)")
+            : RPCError(code: .cancelled, message: "the client cancelled the call")
+        call.endRecord.record(error)
+        end(call, owing: error)
         call.task?.cancel()
     }
 
-    /// Nothing more is sent for `call`; it keeps its slot until its handler returns.
-    private func end(_ call: Call) {
+    /// Nothing more is sent for `call`; it keeps its slot until its handler returns. `owing`: the END
+    /// to send then.
+    private func end(_ call: Call, owing owedEnd: RPCError? = nil) {
         call.ended = true
+        call.owedEnd = owedEnd
         call.deadlineTimer?.cancel()
         call.deadlineTimer = nil
         call.writer?.resume(throwing: CancellationError())

@@ -160,7 +160,8 @@ final class HostilePeerTests: XCTestCase {
         await gated.stop()
     }
 
-    /// Expired calls too: a 1 µs deadline ends the call at once, but its handler still holds a slot.
+    /// Expired calls too: a 1 µs deadline ends the call at once, but its handler still holds a slot
+    /// (and its END, DEADLINE_EXCEEDED, waits for the handler, so the client frees the slot then too).
     func testExpiredCallsKeepTheirSlotUntilTheirHandlerReturns() async throws {
         let gate = HandlerGate()
         let gated = try await startGatedServer(gate)
@@ -172,11 +173,14 @@ final class HostilePeerTests: XCTestCase {
                 return request
             }
         )
-        XCTAssertTrue(connection.waitForEnds(count: 4))
+        let entered = await eventually { gate.entered == 4 }
+        XCTAssertTrue(entered)
         try connection.send(try (UInt64(5)...8).map { try RawRPCConnection.request($0, text: "more") })
-        XCTAssertTrue(connection.waitForEnds(count: 8))
+        XCTAssertTrue(connection.waitForEnds(count: 4))
+        XCTAssertEqual(RawRPCConnection.ends(try connection.framesSoFar()).keys.sorted(), [5, 6, 7, 8])
         XCTAssertEqual(gate.entered, 4, "only the limit of handlers may run")
         gate.open()
+        XCTAssertTrue(connection.waitForEnds(count: 8))
         let ends = RawRPCConnection.ends(try connection.closeAndCollect())
         for id in UInt64(1)...4 {
             XCTAssertEqual(ends[id]?.status?.code, UInt32(StatusCode.deadlineExceeded.rawValue), "call \(id)")
