@@ -1,11 +1,21 @@
 import NIOCore
 import Synchronization
 
-/// The server's open connections, so that shutdown can drain them all and wait until they are closed.
+/// The server's open connections and running handlers, so that shutdown can drain the connections and
+/// wait until they are closed and every handler has returned (a handler may outlive its connection).
 final class ConnectionRegistry: Sendable {
     private struct State {
         var connections: [ObjectIdentifier: NIOLoopBound<ServerConnectionHandler>] = [:]
+        var handlers = 0
         var emptyWaiters: [CheckedContinuation<Void, Never>] = []
+
+        var isEmpty: Bool { connections.isEmpty && handlers == 0 }
+
+        mutating func takeWaitersIfEmpty() -> [CheckedContinuation<Void, Never>] {
+            guard isEmpty else { return [] }
+            defer { emptyWaiters.removeAll() }
+            return emptyWaiters
+        }
     }
 
     private let state = TSanVisibleMutex(State())
@@ -18,9 +28,20 @@ final class ConnectionRegistry: Sendable {
 
     func remove(id: ObjectIdentifier) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            guard state.connections.removeValue(forKey: id) != nil, state.connections.isEmpty else { return [] }
-            defer { state.emptyWaiters.removeAll() }
-            return state.emptyWaiters
+            guard state.connections.removeValue(forKey: id) != nil else { return [] }
+            return state.takeWaitersIfEmpty()
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func handlerStarted() {
+        state.withLock { $0.handlers += 1 }
+    }
+
+    func handlerFinished() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.handlers -= 1
+            return state.takeWaitersIfEmpty()
         }
         for waiter in waiters { waiter.resume() }
     }
@@ -33,11 +54,11 @@ final class ConnectionRegistry: Sendable {
         }
     }
 
-    /// Returns once no connection is open.
+    /// Returns once no connection is open and no handler runs.
     func waitUntilEmpty() async {
         await withCheckedContinuation { continuation in
             let resumeNow = state.withLock { state -> Bool in
-                if state.connections.isEmpty { return true }
+                if state.isEmpty { return true }
                 state.emptyWaiters.append(continuation)
                 return false
             }

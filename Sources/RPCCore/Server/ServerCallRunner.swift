@@ -7,6 +7,8 @@ import Logging
 struct ServerCallRunner: Sendable {
     let interceptors: [any ServerInterceptor]
     let executor: EventLoopExecutor
+    /// Counts the running handlers, so the server's `run()` returns only after the last one.
+    let registry: ConnectionRegistry
 
     func start(
         _ route: RPCRoute,
@@ -15,6 +17,8 @@ struct ServerCallRunner: Sendable {
         context: ServerContext
     ) -> Task<Void, Never> {
         let interceptors = interceptors
+        let registry = registry
+        registry.handlerStarted()
         let run: @Sendable (ServerContext) async throws -> ServerResponse = { context in
             try await ServerContext.$current.withValue(context) {
                 try await route.run(payload, handle, context)
@@ -23,6 +27,7 @@ struct ServerCallRunner: Sendable {
         // Runs on this thread until the handler first suspends: a handler that needs no I/O answers
         // within the read that brought its request, and its reply leaves with the others at read-complete.
         return Task.immediate(executorPreference: executor) {
+            defer { registry.handlerFinished() }
             do {
                 let response =
                     interceptors.isEmpty

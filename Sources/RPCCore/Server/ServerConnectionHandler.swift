@@ -69,7 +69,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     init(configuration: Configuration, registry: ConnectionRegistry) {
         self.configuration = configuration
-        self.runner = ServerCallRunner(interceptors: configuration.interceptors, executor: configuration.executor)
+        self.runner = ServerCallRunner(
+            interceptors: configuration.interceptors, executor: configuration.executor, registry: registry)
         self.registry = registry
         self.logger = configuration.logger
     }
@@ -377,8 +378,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     // MARK: Connection lifecycle
 
-    /// Graceful shutdown: GOAWAY now, refuse new calls, close when the calls in flight are done or
-    /// when `gracePeriod` has passed (then they are cancelled).
+    /// Graceful shutdown: GOAWAY now, refuse new calls, end open streams at once (UNAVAILABLE: their
+    /// clients reconnect elsewhere rather than wait for a stream that would be cut anyway), close when
+    /// the unary calls in flight are done or when `gracePeriod` has passed (then they are cancelled).
     func beginDraining(gracePeriod: TimeAmount) {
         guard !draining, let context else { return }
         draining = true
@@ -389,6 +391,12 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 lastCallID: highestCallID
             )
         )
+        let reconnect = RPCError(code: .unavailable, message: "the server is shutting down: reconnect to continue")
+        for (id, call) in calls where !call.ended && call.handle.method.kind != .unary {
+            call.endRecord.record(reconnect)
+            finishCall(id, error: reconnect)
+            call.task?.cancel()
+        }
         flushNow()
         if calls.isEmpty {
             closeAfterFlush()
