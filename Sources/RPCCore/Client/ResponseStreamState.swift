@@ -65,10 +65,13 @@ final class ResponseStreamState: Sendable {
                 case message([UInt8])
                 case end(RPCError?)
                 case wait
+                case refused
             }
             let outcome = state.withLock { state -> Outcome in
                 if let payload = state.buffer.popFirst() { return .message(payload) }
                 if let end = state.end { return .end(end.error) }
+                // Taking the waiting reader's place would leave it waiting forever.
+                guard state.waiter == nil else { return .refused }
                 state.waiter = continuation
                 return .wait
             }
@@ -79,6 +82,13 @@ final class ResponseStreamState: Sendable {
             case .end(let error?): continuation.resume(throwing: error)
             case .end(nil): continuation.resume(returning: nil)
             case .wait: break
+            case .refused:
+                continuation.resume(
+                    throwing: RPCError(
+                        code: .failedPrecondition,
+                        message: "the response stream is already being read by another task"
+                    )
+                )
             }
         }
     }

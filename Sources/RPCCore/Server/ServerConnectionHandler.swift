@@ -349,6 +349,17 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             continuation.resume(throwing: CancellationError())
             return
         }
+        guard call.writer == nil else {
+            // Taking its place would lose the waiting write; queueing behind it would send messages
+            // in an order nobody chose.
+            continuation.resume(
+                throwing: RPCError(
+                    code: .failedPrecondition,
+                    message: "RPCWriter.write was called while another write of the same stream was waiting"
+                )
+            )
+            return
+        }
         write(YediRPC.Frame(callID: id, kind: .message), payload: payload)
         call.window -= payload.readableBytes
         if call.window > 0, context.channel.isWritable {
