@@ -239,7 +239,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             call.resolve(error: error)  // a pending entry is skipped when its turn comes
         case .sent:
             // The reason (CANCELLED or DEADLINE_EXCEEDED) lets the server record what this caller saw.
-            write(YediRPC.Frame(callID: call.id, kind: .cancel, status: YediRPC.Frame.status(error.code, "")))
+            write(YediRPC.Frame(callID: call.id, kind: .cancel, status: YediRPC.Status(error.code, "")))
             call.resolve(error: error)
         }
     }
@@ -273,9 +273,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             if goingAway, activeCalls == 0 { context?.close(promise: nil) }
             return
         }
-        let code = StatusCode(wireValue: frame.status?.code ?? 0)
         let trailers = Metadata(frame.metadata)
-        let error = code == .ok ? nil : RPCError(code: code, message: frame.status?.message ?? "", metadata: trailers)
+        let error = RPCError(wire: frame.status, trailers: trailers)
         call.resolve(error: error, payload: frame.payload, trailers: trailers)
         startPending()
         if goingAway, activeCalls == 0 { context?.close(promise: nil) }

@@ -276,7 +276,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// `reason`: why the client gave up, if it said; its own deadline is the one reason told apart.
     private func cancelCall(_ id: UInt64, reason: YediRPC.Status?) {
         guard let call = calls[id], !call.ended else { return }
-        let expired = reason.map { StatusCode(wireValue: $0.code) } == .deadlineExceeded
+        let expired = reason?.statusCode == .deadlineExceeded
         let error =
             expired
             ? RPCError(code: .deadlineExceeded, message: "the deadline passed (the client's clock)")
@@ -338,7 +338,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             callID: id,
             kind: .end,
             metadata: error?.metadata.wire ?? trailers.wire,
-            status: error.map { YediRPC.Frame.status($0.code, $0.message) }
+            status: error.map(YediRPC.Status.init)
         )
     }
 
@@ -398,7 +398,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         write(
             YediRPC.Frame(
                 kind: .goaway,
-                status: YediRPC.Frame.status(.unavailable, "the server is shutting down"),
+                status: YediRPC.Status(.unavailable, "the server is shutting down"),
                 lastCallID: highestCallID
             )
         )
@@ -437,7 +437,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             self.write(
                 YediRPC.Frame(
                     kind: .goaway,
-                    status: YediRPC.Frame.status(.unavailable, "idle connection closed"),
+                    status: YediRPC.Status(.unavailable, "idle connection closed"),
                     lastCallID: self.highestCallID
                 )
             )

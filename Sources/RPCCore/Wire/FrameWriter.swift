@@ -40,9 +40,3 @@ extension ByteBuffer {
         return written + writeInteger(UInt8(value))
     }
 }
-
-extension YediRPC.Frame {
-    static func status(_ code: StatusCode, _ message: String) -> YediRPC.Status {
-        YediRPC.Status(code: UInt32(code.rawValue), message: message)
-    }
-}

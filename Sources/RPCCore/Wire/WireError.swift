@@ -24,8 +24,8 @@ public enum WireError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The status a GOAWAY reports for it.
     var status: YediRPC.Status {
         switch self {
-        case .frameTooLarge: YediRPC.Status(code: UInt32(StatusCode.resourceExhausted.rawValue), message: description)
-        default: YediRPC.Status(code: UInt32(StatusCode.invalidArgument.rawValue), message: description)
+        case .frameTooLarge: YediRPC.Status(.resourceExhausted, description)
+        default: YediRPC.Status(.invalidArgument, description)
         }
     }
 }
