@@ -219,16 +219,17 @@ final class ClientConnection: Sendable {
         payload: ByteBuffer,
         deadline: NIODeadline?,
         windowBytes: Int,
+        into stream: ResponseStreamState,
         on handler: NIOLoopBound<ClientConnectionHandler>
-    ) -> (OutgoingCall, ResponseStreamState) {
+    ) -> OutgoingCall {
         var frame = frame
         frame.windowBytes = UInt32(clamping: windowBytes)
         let call = OutgoingCall(frame: frame, payload: payload, deadline: deadline)
-        let stream = ResponseStreamState(windowBytes: windowBytes) { bytes in
+        stream.attach { bytes in
             handler.eventLoop.execute { handler.value.grantWindow(call, bytes: bytes) }
         }
         start(call, responder: .stream(stream), on: handler)
-        return (call, stream)
+        return call
     }
 
     func cancel(_ call: OutgoingCall, on handler: NIOLoopBound<ClientConnectionHandler>, error: RPCError) {

@@ -461,10 +461,12 @@ final class OutgoingCall: @unchecked Sendable {
                 )
             }
         case .stream(let stream):
-            let rpcError = error.map {
-                ($0 as? UnsentCallError)?.error ?? ($0 as? RPCError) ?? RPCError(code: .unknown, message: "\($0)")
+            if let unsent = error as? UnsentCallError {
+                stream.finishUnsent(unsent.error)
+            } else {
+                let rpcError = error.map { ($0 as? RPCError) ?? RPCError(code: .unknown, message: "\($0)") }
+                stream.finish(rpcError, trailers: trailers)
             }
-            stream.finish(rpcError, trailers: trailers)
         }
     }
 

@@ -21,7 +21,7 @@ import ServiceLifecycle
 /// never reached a server are retried on another connection whatever the method.
 public final class RPCClient: Service, Sendable {
     public let configuration: ClientConfiguration
-    private let pool: ConnectionPool
+    let pool: ConnectionPool
 
     public init(
         configuration: ClientConfiguration,
@@ -157,28 +157,46 @@ public final class RPCClient: Service, Sendable {
         let window = options.streamWindowBytes ?? configuration.streamWindowBytes
         do {
             return try await configuration.interceptors.run(call) { call in
-                let (connection, handler, outgoing, stream) = try await self.withAttempts(call) {
-                    connection, handler, frame, deadline in
-                    let (outgoing, stream) = connection.startStream(
-                        frame,
-                        payload: payload,
-                        deadline: deadline,
-                        windowBytes: window,
-                        on: handler
-                    )
-                    return (connection, handler, outgoing, stream)
-                }
+                let stream = ResponseStreamState(windowBytes: window)
+                let attempt = StreamAttempt()
                 let cancelled = RPCError(code: .cancelled, message: "the call was cancelled")
+                @Sendable func launch() async throws {
+                    let started = try await self.withAttempts(call) { connection, handler, frame, deadline in
+                        let outgoing = connection.startStream(
+                            frame, payload: payload, deadline: deadline, windowBytes: window, into: stream, on: handler)
+                        return (connection, handler, outgoing)
+                    }
+                    attempt.set(started)
+                    // Given up on while this attempt was being made: it must not run on unseen.
+                    if stream.isFinished { attempt.cancel(error: cancelled) }
+                }
+                // An attempt the server never saw is made again, before any message, on any connection.
+                stream.restartWhenUnsent(times: pool.connections.count + 1) {
+                    Task {
+                        do {
+                            try await launch()
+                        } catch {
+                            let error = Self.callerFacing(error)
+                            stream.finish(
+                                error as? RPCError ?? RPCError(code: .unknown, message: "\(error)"), trailers: [:])
+                        }
+                    }
+                }
+                try await launch()
+                let giveUp: @Sendable () -> Void = {
+                    stream.finish(cancelled, trailers: [:])
+                    attempt.cancel(error: cancelled)
+                }
                 do {
                     let result = try await withTaskCancellationHandler {
                         try await onResponse(RPCRawResponseStream(state: stream))
                     } onCancel: {
-                        connection.cancel(outgoing, on: handler, error: cancelled)
+                        giveUp()
                     }
-                    if !stream.isFinished { connection.cancel(outgoing, on: handler, error: cancelled) }
+                    if !stream.isFinished { giveUp() }
                     return result
                 } catch {
-                    if !stream.isFinished { connection.cancel(outgoing, on: handler, error: cancelled) }
+                    if !stream.isFinished { giveUp() }
                     throw error
                 }
             }
@@ -306,5 +324,21 @@ public func withRPCClient<Result: Sendable>(
             try? await group.waitForAll()
             throw error
         }
+    }
+}
+
+/// The attempt currently carrying a server-streaming call (it changes when one the server never saw is
+/// made again), so that giving up cancels the right one.
+private final class StreamAttempt: Sendable {
+    private let current = TSanVisibleMutex<(ClientConnection, NIOLoopBound<ClientConnectionHandler>, OutgoingCall)?>(
+        nil)
+
+    func set(_ attempt: (ClientConnection, NIOLoopBound<ClientConnectionHandler>, OutgoingCall)) {
+        current.withLock { $0 = attempt }
+    }
+
+    func cancel(error: RPCError) {
+        guard let (connection, handler, outgoing) = current.withLock({ $0 }) else { return }
+        connection.cancel(outgoing, on: handler, error: error)
     }
 }

@@ -6,6 +6,9 @@ import Synchronization
 ///
 /// The buffer holds at most what the server may send ahead (the call's flow-control window plus one
 /// message): the consumer grants more window only as it takes messages out.
+///
+/// One state outlives the call's attempts: a call the server never saw is sent again (`restart`) and
+/// its consumer, still waiting on the same state, reads the new attempt's messages.
 final class ResponseStreamState: Sendable {
     private struct State {
         var buffer: Deque<[UInt8]> = []
@@ -14,23 +17,54 @@ final class ResponseStreamState: Sendable {
         var end: (error: RPCError?, trailers: Metadata)?
         /// Bytes consumed since the last window grant.
         var consumedSinceGrant = 0
+        /// Asks the current attempt's connection to grant the server more window.
+        var grant: (@Sendable (Int) -> Void)?
+        /// Whether any message arrived (then the call cannot be sent again).
+        var delivered = false
+        /// Sends the call again after an attempt the server never saw, at most `restartsLeft` times.
+        var restart: (@Sendable () -> Void)?
+        var restartsLeft = 0
     }
 
     private let state = TSanVisibleMutex(State())
     private let windowBytes: Int
-    /// Asks the connection to grant the server more window.
-    private let grant: @Sendable (Int) -> Void
 
-    init(windowBytes: Int, grant: @escaping @Sendable (Int) -> Void) {
+    init(windowBytes: Int) {
         self.windowBytes = windowBytes
-        self.grant = grant
+    }
+
+    /// The attempt now carrying the call: window grants go to it.
+    func attach(grant: @escaping @Sendable (Int) -> Void) {
+        state.withLock { $0.grant = grant }
+    }
+
+    /// Lets an attempt the server never saw be replaced by `restart` (which attaches the new one),
+    /// up to `times` times.
+    func restartWhenUnsent(times: Int, _ restart: @escaping @Sendable () -> Void) {
+        state.withLock { state in
+            state.restart = restart
+            state.restartsLeft = times
+        }
     }
 
     // MARK: Producer (the connection's event loop)
 
+    /// The attempt never reached a server: it is sent again if it may be, or the call ends with `error`.
+    func finishUnsent(_ error: RPCError) {
+        let restart = state.withLock { state -> (@Sendable () -> Void)? in
+            guard state.end == nil, !state.delivered, state.restartsLeft > 0, let restart = state.restart else {
+                return nil
+            }
+            state.restartsLeft -= 1
+            return restart
+        }
+        if let restart { restart() } else { finish(error, trailers: [:]) }
+    }
+
     func deliver(_ payload: [UInt8]) {
         let waiter = state.withLock { state -> CheckedContinuation<[UInt8]?, any Error>? in
             guard state.end == nil else { return nil }
+            state.delivered = true
             if let waiter = state.waiter {
                 state.waiter = nil
                 return waiter
@@ -100,12 +134,12 @@ final class ResponseStreamState: Sendable {
 
     /// Returns window to the server in chunks of half the window, so grants stay infrequent.
     private func consumed(_ bytes: Int) {
-        let toGrant = state.withLock { state -> Int in
+        let (toGrant, grant) = state.withLock { state -> (Int, (@Sendable (Int) -> Void)?) in
             state.consumedSinceGrant += bytes
-            guard state.consumedSinceGrant >= max(1, windowBytes / 2) else { return 0 }
+            guard state.consumedSinceGrant >= max(1, windowBytes / 2) else { return (0, nil) }
             defer { state.consumedSinceGrant = 0 }
-            return state.consumedSinceGrant
+            return (state.consumedSinceGrant, state.grant)
         }
-        if toGrant > 0 { grant(toGrant) }
+        if toGrant > 0, let grant { grant(toGrant) }
     }
 }
