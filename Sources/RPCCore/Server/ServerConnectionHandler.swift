@@ -38,6 +38,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         var ended = false
         /// The END for a call that ended before its handler returned, sent when it returns.
         var owedEnd: RPCError?
+        /// What the call's request counts against the connection's memory budget.
+        var heldBytes = 0
         /// The status of an end that came before the handler returned, for the interceptors.
         let endRecord = CallEndRecord()
         var deadlineTimer: Scheduled<Void>?
@@ -64,8 +66,10 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     private var output: FrameOutput?
     private var idleTimer: Scheduled<Void>?
     private var graceTimer: Scheduled<Void>?
-    /// A read asked for while the connection could not send, issued once it can.
+    /// A read asked for while the connection could not send (or its replies filled half the memory
+    /// budget), issued once it can.
     private var readHeld = false
+    private var budget: ConnectionMemoryBudget
 
     init(configuration: Configuration, registry: ConnectionRegistry) {
         self.configuration = configuration
@@ -73,13 +77,17 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             interceptors: configuration.interceptors, executor: configuration.executor, registry: registry)
         self.registry = registry
         self.logger = configuration.logger
+        self.budget = ConnectionMemoryBudget(limit: configuration.limits.maxConnectionBytes)
     }
 
     // MARK: Channel events
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        output = FrameOutput(context: context, logger: logger)
+        output = FrameOutput(context: context, logger: logger) { [unowned self] delta in
+            self.budget.repliesQueued(delta)
+            if delta < 0 { self.resumeReadingIfAllowed() }
+        }
         peer = PeerInfo(address: context.channel.remoteAddress.map { "\($0)" } ?? "unknown")
         logger[metadataKey: "peer"] = "\(peer.address)"
         registry.add(NIOLoopBound(self, eventLoop: context.eventLoop), id: ObjectIdentifier(self))
@@ -144,19 +152,26 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
             for call in calls.values where call.window > 0 { resumeWriter(of: call) }
-            if readHeld {
-                readHeld = false
-                context.read()
-            }
+            resumeReadingIfAllowed()
         }
         context.fireChannelWritabilityChanged()
     }
 
     func read(context: ChannelHandlerContext) {
-        guard context.channel.isWritable else {
+        guard mayRead(context) else {
             readHeld = true
             return
         }
+        context.read()
+    }
+
+    private func mayRead(_ context: ChannelHandlerContext) -> Bool {
+        context.channel.isWritable && !budget.repliesBackedUp
+    }
+
+    private func resumeReadingIfAllowed() {
+        guard readHeld, let context, mayRead(context) else { return }
+        readHeld = false
         context.read()
     }
 
@@ -208,6 +223,18 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             return refuse(id, RPCError(code: .unimplemented, message: unknownMethodMessage(frame.method)))
         }
         guard let context else { return }
+        let cost = ConnectionMemoryBudget.cost(of: frame)
+        guard budget.admitCall(cost) else {
+            return refuse(
+                id,
+                RPCError(
+                    code: .resourceExhausted,
+                    message: "the connection's memory budget (\(budget.limit) bytes) is taken by the calls in "
+                        + "flight and the replies not yet sent"
+                ),
+                route: route
+            )
+        }
 
         idleTimer?.cancel()
         idleTimer = nil
@@ -219,6 +246,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         )
         let window = frame.windowBytes > 0 ? Int(frame.windowBytes) : configuration.defaultStreamWindowBytes
         let call = Call(handle: handle, window: window)
+        call.heldBytes = cost
         calls[id] = call
 
         var deadline: ContinuousClock.Instant?
@@ -261,7 +289,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             case .failure(let error): finishCall(id, error: error)
             }
         }
-        guard calls.removeValue(forKey: id) != nil else { return }
+        guard let call = calls.removeValue(forKey: id) else { return }
+        budget.callEnded(call.heldBytes)
         callEnded()
     }
 

@@ -8,17 +8,25 @@ public struct WireLimits: Sendable, Hashable {
     public var maxMetadataBytes: Int
     /// Entries of one request's metadata; a real caller sends a handful (authorization, traceparent, …).
     public var maxMetadataEntries: Int
+    /// Bytes one connection may hold for its calls: the requests (payload, metadata, method) of calls
+    /// whose handlers run, plus replies written and not yet sent. A call that does not fit is refused
+    /// with `RESOURCE_EXHAUSTED`; while replies alone fill half of it, the connection stops reading.
+    /// With one frame being received (at most `maxFrameBytes`), this bounds what a peer can make a
+    /// connection hold. The default leaves room for 16 calls at the 4 MiB frame limit.
+    public var maxConnectionBytes: Int
 
     public init(
         maxFrameBytes: Int = 4 << 20,
         maxConcurrentCalls: Int = 256,
         maxMetadataBytes: Int = 16 << 10,
-        maxMetadataEntries: Int = 64
+        maxMetadataEntries: Int = 64,
+        maxConnectionBytes: Int = 64 << 20
     ) {
         self.maxFrameBytes = maxFrameBytes
         self.maxConcurrentCalls = maxConcurrentCalls
         self.maxMetadataBytes = maxMetadataBytes
         self.maxMetadataEntries = maxMetadataEntries
+        self.maxConnectionBytes = maxConnectionBytes
     }
 
     public static let `default` = WireLimits()

@@ -1,0 +1,115 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import RPCTestSupport
+import XCTest
+import YediProto
+
+@testable import RPCCore
+
+/// One connection holds at most its memory budget (`WireLimits.maxConnectionBytes`) for the calls it
+/// runs: a peer that floods requests whose handlers do not return is refused beyond it, the process's
+/// resident memory stays near the budget, and another client's calls keep succeeding.
+final class ConnectionMemoryBudgetTests: XCTestCase {
+    var pki: TestPKI!
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
+    override func setUp() async throws {
+        pki = try TestPKI.get()
+    }
+
+    override func tearDown() async throws {
+        try await group.shutdownGracefully()
+    }
+
+    private static func residentBytes() -> Int {
+        let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? "0 0"
+        let pages = Int(statm.split(separator: " ")[1]) ?? 0
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    func testRequestsHeldByRunningHandlersStayWithinTheBudget() async throws {
+        let gate = HandlerGate()
+        let service = RawHandlerService { payload, _ in
+            let request = try YediEcho.EchoRequest(serializedBytes: payload)
+            if request.text == "flood" { await gate.pass() }
+            return try YediEcho.EchoResponse(text: request.text).serializedBytes()
+        }
+        let budget = 16 << 20
+        let server = try await RunningServer.start(pki: pki, services: [service]) { configuration in
+            configuration.limits.maxConnectionBytes = budget
+        }
+        let flood = try RawRPCConnection(pki: pki, group: group, port: server.port)
+        let payload = [UInt8](repeating: 0xA5, count: 3 << 20)
+        let calls = 48
+        let before = Self.residentBytes()
+        var peak = before
+        for id in 1...calls {
+            try flood.send([
+                YediRPC.Frame(
+                    callID: UInt64(2 * id - 1), kind: .request, method: "/yedi.echo.Echo/Echo",
+                    payload: try YediEcho.EchoRequest(payload: payload, text: "flood").serializedBytes())
+            ])
+            peak = max(peak, Self.residentBytes())
+        }
+        // Every request was either taken (its handler waits at the gate) or refused.
+        let settled = await eventually {
+            ((try? RawRPCConnection.ends(flood.framesSoFar()).count) ?? 0) + gate.entered == calls
+        }
+        XCTAssertTrue(settled)
+        peak = max(peak, Self.residentBytes())
+        let ends = RawRPCConnection.ends(try flood.framesSoFar())
+        XCTAssertLessThanOrEqual(gate.entered * (3 << 20), budget, "more requests held than the budget allows")
+        XCTAssertGreaterThan(gate.entered, 0)
+        for end in ends.values {
+            XCTAssertEqual(end.status?.code, UInt32(StatusCode.resourceExhausted.rawValue))
+            XCTAssertTrue(end.status?.message.contains("memory budget") ?? false, "\(end.status?.message ?? "")")
+        }
+        let grown = peak - before
+        print("memory budget flood: \(gate.entered) of \(calls) calls taken, resident memory +\(grown >> 20) MiB")
+        XCTAssertLessThan(grown, 4 * budget, "resident memory grew by \(grown >> 20) MiB")
+
+        // Another client is served meanwhile.
+        try await withRPCClient(configuration: pki.rpcClientConfiguration(ports: [server.port])) { client in
+            let reply = try await YediEcho.Echo.Client(client).echo(.init(text: "other"))
+            XCTAssertEqual(reply.text, "other")
+        }
+        gate.open()
+        _ = try flood.closeAndCollect()
+        await server.stop()
+    }
+
+    // MARK: The budget alone
+
+    func testACallIsAdmittedOnlyWhenItFitsBesideTheCallsAndQueuedReplies() {
+        var budget = ConnectionMemoryBudget(limit: 10_000)
+        XCTAssertTrue(budget.admitCall(6_000))
+        XCTAssertFalse(budget.admitCall(4_001))
+        budget.repliesQueued(3_000)
+        XCTAssertFalse(budget.admitCall(1_001))
+        XCTAssertTrue(budget.admitCall(1_000))
+        budget.callEnded(6_000)
+        budget.repliesQueued(-3_000)
+        XCTAssertEqual(budget.used, 1_000)
+        XCTAssertTrue(budget.admitCall(9_000))
+    }
+
+    func testRepliesFillingHalfTheBudgetStopReading() {
+        var budget = ConnectionMemoryBudget(limit: 10_000)
+        budget.repliesQueued(4_999)
+        XCTAssertFalse(budget.repliesBackedUp)
+        budget.repliesQueued(1)
+        XCTAssertTrue(budget.repliesBackedUp)
+        budget.repliesQueued(-1)
+        XCTAssertFalse(budget.repliesBackedUp)
+    }
+
+    func testARequestCostsItsPayloadMethodAndMetadataAsTheLimitsCountThem() {
+        let frame = YediRPC.Frame(
+            callID: 1, kind: .request, method: "/a.B/C", metadata: [YediRPC.MetadataEntry(key: "k", value: "vv")],
+            payload: [UInt8](repeating: 0, count: 100))
+        XCTAssertEqual(
+            ConnectionMemoryBudget.cost(of: frame),
+            ConnectionMemoryBudget.perCallOverhead + 100 + 6 + WireLimits.metadataEntryOverhead + 3)
+    }
+}
