@@ -3,23 +3,22 @@ import ProtoBridge
 /// What one server connection holds for its calls, against `WireLimits.maxConnectionBytes`: the
 /// requests of calls whose handlers run, and replies written but not yet sent.
 ///
-/// A value the connection handler keeps and consults; it performs no I/O, so it is tested alone.
+/// A value the connection handler keeps and consults; it performs no I/O, so it is tested alone. The
+/// replies not yet sent are the channel's own count (its buffered writable bytes), read when a call asks
+/// to start: the connection already stops reading while the channel is not writable.
 struct ConnectionMemoryBudget {
     let limit: Int
     /// Requests (payload, metadata, method) of calls whose handlers run.
     private(set) var heldByCalls = 0
-    /// Replies written to the channel and not yet sent.
-    private(set) var queuedReplies = 0
 
     init(limit: Int) {
         self.limit = limit
     }
 
-    var used: Int { heldByCalls + queuedReplies }
-
-    /// Takes `bytes` for a call about to start; false (nothing taken) when they do not fit.
-    mutating func admitCall(_ bytes: Int) -> Bool {
-        guard used + bytes <= limit else { return false }
+    /// Takes `bytes` for a call about to start; false (nothing taken) when they do not fit beside the
+    /// calls running and `queuedReplies`.
+    mutating func admitCall(_ bytes: Int, queuedReplies: Int) -> Bool {
+        guard heldByCalls + queuedReplies + bytes <= limit else { return false }
         heldByCalls += bytes
         return true
     }
@@ -28,14 +27,6 @@ struct ConnectionMemoryBudget {
     mutating func callEnded(_ bytes: Int) {
         heldByCalls -= bytes
     }
-
-    /// Replies queued (positive) or sent (negative).
-    mutating func repliesQueued(_ delta: Int) {
-        queuedReplies += delta
-    }
-
-    /// Replies fill half the budget: reading more requests would only queue more.
-    var repliesBackedUp: Bool { queuedReplies * 2 >= limit }
 
     /// What a REQUEST frame makes the connection hold while its call runs: the payload, the metadata
     /// as the metadata limits count it, the method name, and a fixed share for the call's own objects.

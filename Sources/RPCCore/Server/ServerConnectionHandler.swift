@@ -66,8 +66,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     private var output: FrameOutput?
     private var idleTimer: Scheduled<Void>?
     private var graceTimer: Scheduled<Void>?
-    /// A read asked for while the connection could not send (or its replies filled half the memory
-    /// budget), issued once it can.
+    /// A read asked for while the connection could not send, issued once it can.
     private var readHeld = false
     private var budget: ConnectionMemoryBudget
 
@@ -84,10 +83,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        output = FrameOutput(context: context, logger: logger) { [unowned self] delta in
-            self.budget.repliesQueued(delta)
-            if delta < 0 { self.resumeReadingIfAllowed() }
-        }
+        output = FrameOutput(context: context, logger: logger)
         peer = PeerInfo(address: context.channel.remoteAddress.map { "\($0)" } ?? "unknown")
         logger[metadataKey: "peer"] = "\(peer.address)"
         registry.add(NIOLoopBound(self, eventLoop: context.eventLoop), id: ObjectIdentifier(self))
@@ -166,7 +162,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     private func mayRead(_ context: ChannelHandlerContext) -> Bool {
-        context.channel.isWritable && !budget.repliesBackedUp
+        context.channel.isWritable
     }
 
     private func resumeReadingIfAllowed() {
@@ -224,7 +220,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         }
         guard let context else { return }
         let cost = ConnectionMemoryBudget.cost(of: frame)
-        guard budget.admitCall(cost) else {
+        let queuedReplies = (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+        guard budget.admitCall(cost, queuedReplies: queuedReplies) else {
             return refuse(
                 id,
                 RPCError(

@@ -10,13 +10,10 @@ final class FrameOutput {
     private let context: ChannelHandlerContext
     private let logger: Logger
     private var flushScheduled = false
-    /// Told of bytes written (positive) and then sent (negative), if someone keeps count.
-    private let onQueued: ((Int) -> Void)?
 
-    init(context: ChannelHandlerContext, logger: Logger, onQueued: ((Int) -> Void)? = nil) {
+    init(context: ChannelHandlerContext, logger: Logger) {
         self.context = context
         self.logger = logger
-        self.onQueued = onQueued
     }
 
     /// Writes a connection frame (with `payload` as its payload field, if given) and schedules a flush.
@@ -45,15 +42,7 @@ final class FrameOutput {
 
     /// Writes a frame `encode` made and schedules a flush.
     func write(encoded buffer: ByteBuffer) {
-        if let onQueued {
-            let bytes = buffer.readableBytes
-            onQueued(bytes)
-            let promise = context.eventLoop.makePromise(of: Void.self)
-            promise.futureResult.assumeIsolated().whenComplete { _ in onQueued(-bytes) }
-            context.write(NIOAny(buffer), promise: promise)
-        } else {
-            context.write(NIOAny(buffer), promise: nil)
-        }
+        context.write(NIOAny(buffer), promise: nil)
         guard !flushScheduled else { return }
         flushScheduled = true
         context.eventLoop.assumeIsolated().execute {

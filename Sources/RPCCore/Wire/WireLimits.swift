@@ -10,7 +10,7 @@ public struct WireLimits: Sendable, Hashable {
     public var maxMetadataEntries: Int
     /// Bytes one connection may hold for its calls: the requests (payload, metadata, method) of calls
     /// whose handlers run, plus replies written and not yet sent. A call that does not fit is refused
-    /// with `RESOURCE_EXHAUSTED`; while replies alone fill half of it, the connection stops reading.
+    /// with `RESOURCE_EXHAUSTED` (and while replies wait to be sent, the connection reads nothing).
     /// With one frame being received (at most `maxFrameBytes`), this bounds what a peer can make a
     /// connection hold. The default leaves room for 16 calls at the 4 MiB frame limit.
     public var maxConnectionBytes: Int

@@ -83,25 +83,14 @@ final class ConnectionMemoryBudgetTests: XCTestCase {
 
     func testACallIsAdmittedOnlyWhenItFitsBesideTheCallsAndQueuedReplies() {
         var budget = ConnectionMemoryBudget(limit: 10_000)
-        XCTAssertTrue(budget.admitCall(6_000))
-        XCTAssertFalse(budget.admitCall(4_001))
-        budget.repliesQueued(3_000)
-        XCTAssertFalse(budget.admitCall(1_001))
-        XCTAssertTrue(budget.admitCall(1_000))
+        XCTAssertTrue(budget.admitCall(6_000, queuedReplies: 0))
+        XCTAssertFalse(budget.admitCall(4_001, queuedReplies: 0))
+        XCTAssertFalse(budget.admitCall(1_001, queuedReplies: 3_000))
+        XCTAssertTrue(budget.admitCall(1_000, queuedReplies: 3_000))
         budget.callEnded(6_000)
-        budget.repliesQueued(-3_000)
-        XCTAssertEqual(budget.used, 1_000)
-        XCTAssertTrue(budget.admitCall(9_000))
-    }
-
-    func testRepliesFillingHalfTheBudgetStopReading() {
-        var budget = ConnectionMemoryBudget(limit: 10_000)
-        budget.repliesQueued(4_999)
-        XCTAssertFalse(budget.repliesBackedUp)
-        budget.repliesQueued(1)
-        XCTAssertTrue(budget.repliesBackedUp)
-        budget.repliesQueued(-1)
-        XCTAssertFalse(budget.repliesBackedUp)
+        XCTAssertEqual(budget.heldByCalls, 1_000)
+        XCTAssertTrue(budget.admitCall(9_000, queuedReplies: 0))
+        XCTAssertFalse(budget.admitCall(1, queuedReplies: 0))
     }
 
     func testARequestCostsItsPayloadMethodAndMetadataAsTheLimitsCountThem() {
