@@ -2,11 +2,12 @@ import Logging
 import NIOCore
 import ProtoBridge
 
-/// Serves the calls of one client connection: starts a handler task per REQUEST frame, answers with
-/// MESSAGE and END frames, and enforces limits, deadlines, cancellation, flow control and shutdown.
+/// Serves the calls of one client connection: turns frames and timers into events for its
+/// `ServerConnectionStateMachine`, and performs the actions it returns (start a call's task, send END,
+/// GOAWAY, cancel, close). The rules live in the state machine; this class does the I/O.
 ///
 /// Sits after the TLS handler and the frame decoder. All state is confined to the channel's event
-/// loop; handler tasks reach it through `ServerCallHandle`. Replies are written as calls finish and
+/// loop; call tasks reach it through `ServerCallHandle`. Replies are written as calls finish and
 /// flushed once per event-loop tick, so calls that finish together leave in one TLS record.
 ///
 /// While the connection cannot send (its peer does not read what we write), it asks for no more input:
@@ -27,19 +28,10 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         var logger: Logger
     }
 
-    /// A call whose handler is running, as the connection tracks it. It stays in the table, and counts
-    /// against the concurrency limit, until its handler returns, even once the call ended for the client
-    /// (cancelled, expired): the limit bounds handlers that actually run. Its END is sent then, so the
-    /// client, which counts the call until its END, never sends a call this side must refuse.
-    private final class Call {
+    /// What a running call holds besides its state in the machine: its task, timer and flow control.
+    private final class RunningCall {
         let handle: ServerCallHandle
         var task: Task<Void, Never>?
-        /// The call is over (answered, cancelled, expired): no message is sent for it any more.
-        var ended = false
-        /// The END for a call that ended before its handler returned, sent when it returns.
-        var owedEnd: RPCError?
-        /// What the call's request counts against the connection's memory budget.
-        var heldBytes = 0
         /// The status of an end that came before the handler returned, for the interceptors.
         let endRecord = CallEndRecord()
         var deadlineTimer: Scheduled<Void>?
@@ -52,6 +44,14 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             self.handle = handle
             self.window = window
         }
+
+        /// Nothing more is sent for it: its timer stops and a waiting write fails.
+        func stopSending() {
+            deadlineTimer?.cancel()
+            deadlineTimer = nil
+            writer?.resume(throwing: CancellationError())
+            writer = nil
+        }
     }
 
     private let configuration: Configuration
@@ -60,15 +60,13 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     private var logger: Logger
     private var context: ChannelHandlerContext?
     private var peer = PeerInfo(address: "unknown")
-    private var calls: [UInt64: Call] = [:]
-    private var highestCallID: UInt64 = 0
-    private var draining = false
+    private var state: ServerConnectionStateMachine
+    private var running: [UInt64: RunningCall] = [:]
     private var output: FrameOutput?
     private var idleTimer: Scheduled<Void>?
     private var graceTimer: Scheduled<Void>?
     /// A read asked for while the connection could not send, issued once it can.
     private var readHeld = false
-    private var budget: ConnectionMemoryBudget
 
     init(configuration: Configuration, registry: ConnectionRegistry) {
         self.configuration = configuration
@@ -76,7 +74,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             interceptors: configuration.interceptors, executor: configuration.executor, registry: registry)
         self.registry = registry
         self.logger = configuration.logger
-        self.budget = ConnectionMemoryBudget(limit: configuration.limits.maxConnectionBytes)
+        self.state = ServerConnectionStateMachine(limits: configuration.limits)
     }
 
     // MARK: Channel events
@@ -126,8 +124,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             return
         }
         switch frame.kind {
-        case .request: startCall(frame)
-        case .cancel: cancelCall(frame.callID, reason: frame.status)
+        case .request: requestReceived(frame)
+        case .cancel: cancelReceived(frame.callID, reason: frame.status)
         case .windowUpdate: grantWindow(frame.callID, bytes: Int(frame.windowBytes))
         case .ping:
             write(YediRPC.Frame(kind: .pong, payload: Array(frame.payload.prefix(WireLimits.maxPongPayloadBytes))))
@@ -147,27 +145,20 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
-            for call in calls.values where call.window > 0 { resumeWriter(of: call) }
-            resumeReadingIfAllowed()
+            for call in running.values where call.window > 0 { resumeWriter(of: call) }
+            if readHeld {
+                readHeld = false
+                context.read()
+            }
         }
         context.fireChannelWritabilityChanged()
     }
 
     func read(context: ChannelHandlerContext) {
-        guard mayRead(context) else {
+        guard context.channel.isWritable else {
             readHeld = true
             return
         }
-        context.read()
-    }
-
-    private func mayRead(_ context: ChannelHandlerContext) -> Bool {
-        context.channel.isWritable
-    }
-
-    private func resumeReadingIfAllowed() {
-        guard readHeld, let context, mayRead(context) else { return }
-        readHeld = false
         context.read()
     }
 
@@ -189,50 +180,31 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     // MARK: Calls
 
-    private func startCall(_ frame: YediRPC.Frame) {
-        let id = frame.callID
-        guard id > highestCallID else {
-            closeWithGoaway(WireError.unexpectedFrame("call id \(id) is not above the previous one (\(highestCallID))"))
-            return
-        }
-        highestCallID = id
-        let route = configuration.router.route(for: frame.method)
-        guard !draining else {
-            return refuse(id, RPCError(code: .unavailable, message: "the server is shutting down"), route: route)
-        }
-        guard calls.count < configuration.limits.maxConcurrentCalls else {
-            return refuse(
-                id,
-                RPCError(
-                    code: .resourceExhausted,
-                    message: "more than \(configuration.limits.maxConcurrentCalls) concurrent calls on one connection"
-                ),
-                route: route
-            )
-        }
-        do {
-            try configuration.limits.checkRequestMetadata(frame.metadata)
-        } catch {
-            return refuse(id, error, route: route)
-        }
-        guard let route else {
-            return refuse(id, RPCError(code: .unimplemented, message: unknownMethodMessage(frame.method)))
-        }
+    private func requestReceived(_ frame: YediRPC.Frame) {
         guard let context else { return }
+        let id = frame.callID
+        let route = configuration.router.route(for: frame.method)
         let cost = ConnectionMemoryBudget.cost(of: frame)
         let queuedReplies = (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
-        guard budget.admitCall(cost, queuedReplies: queuedReplies) else {
-            return refuse(
-                id,
-                RPCError(
-                    code: .resourceExhausted,
-                    message: "the connection's memory budget (\(budget.limit) bytes) is taken by the calls in "
-                        + "flight and the replies not yet sent"
-                ),
-                route: route
-            )
+        let request = ServerConnectionStateMachine.Request(
+            id: id, kind: route?.method.kind, metadata: frame.metadata, cost: cost, queuedReplies: queuedReplies)
+        switch state.requestReceived(request) {
+        case .start:
+            guard let route else { return }
+            start(frame, route: route, context: context)
+        case .refuse(let error):
+            refuse(id, error, route: route)
+        case .refuseUnknownMethod:
+            refuse(id, RPCError(code: .unimplemented, message: unknownMethodMessage(frame.method)))
+        case .closeWithGoaway(let error):
+            closeWithGoaway(error)
+        case .ignore:
+            break
         }
+    }
 
+    private func start(_ frame: YediRPC.Frame, route: RPCRoute, context: ChannelHandlerContext) {
+        let id = frame.callID
         idleTimer?.cancel()
         idleTimer = nil
         let handle = ServerCallHandle(
@@ -242,16 +214,18 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             maxPayloadBytes: configuration.limits.maxFrameBytes - WireLimits.envelopeOverhead
         )
         let window = frame.windowBytes > 0 ? Int(frame.windowBytes) : configuration.defaultStreamWindowBytes
-        let call = Call(handle: handle, window: window)
-        call.heldBytes = cost
-        calls[id] = call
+        let call = RunningCall(handle: handle, window: window)
+        running[id] = call
 
         var deadline: ContinuousClock.Instant?
         if frame.timeoutMicros > 0 {
             let micros = Int64(clamping: min(frame.timeoutMicros, UInt64(Int64.max / 1_000)))
             deadline = .now + .microseconds(micros)
             call.deadlineTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .microseconds(micros)) {
-                self.expireCall(id)
+                self.endEarly(
+                    id,
+                    RPCError(code: .deadlineExceeded, message: "the deadline passed before the call completed")
+                )
             }
         }
 
@@ -266,61 +240,52 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         call.task = runner.start(route, payload: frame.payload, handle: handle, context: serverContext)
     }
 
-    /// Sends the call's END (a unary response, or the status); a no-op when the call already ended
-    /// (deadline, cancellation, shutdown). Its handler may still be running.
-    private func finishCall(_ id: UInt64, error: RPCError?, payload: ByteBuffer? = nil, trailers: Metadata = [:]) {
-        guard let call = calls[id], !call.ended else { return }
-        end(call)
-        writeEnd(id, error: error, payload: payload, trailers: trailers)
-    }
-
     /// Called by the call's task (through its handle) once the handler and the interceptors returned:
-    /// answers the call if it had not ended, and frees its slot.
+    /// answers the call if its answer is still due, and frees its slot.
     func handlerReturned(_ id: UInt64, outcome: Result<ServerResponse, RPCError>) {
-        if let owed = calls[id]?.owedEnd {
-            writeEnd(id, error: owed)
-        } else {
+        let (end, next) = state.handlerReturned(id)
+        running.removeValue(forKey: id)?.stopSending()
+        switch end {
+        case .sendOutcome:
             switch outcome {
             case .success(let response):
-                finishCall(id, error: nil, payload: response.message, trailers: response.trailers)
-            case .failure(let error): finishCall(id, error: error)
+                writeEnd(id, error: nil, payload: response.message, trailers: response.trailers)
+            case .failure(let error):
+                writeEnd(id, error: error)
             }
+        case .sendOwedEnd(let error): writeEnd(id, error: error)
+        case .nothing: break
         }
-        guard let call = calls.removeValue(forKey: id) else { return }
-        budget.callEnded(call.heldBytes)
-        callEnded()
-    }
-
-    private func expireCall(_ id: UInt64) {
-        guard let call = calls[id], !call.ended else { return }
-        let error = RPCError(code: .deadlineExceeded, message: "the deadline passed before the call completed")
-        call.endRecord.record(error)
-        end(call, owing: error)
-        call.task?.cancel()
+        perform(next)
     }
 
     /// `reason`: why the client gave up, if it said; its own deadline is the one reason told apart.
-    private func cancelCall(_ id: UInt64, reason: YediRPC.Status?) {
-        guard let call = calls[id], !call.ended else { return }
-        let expired = reason?.statusCode == .deadlineExceeded
+    private func cancelReceived(_ id: UInt64, reason: YediRPC.Status?) {
         let error =
-            expired
+            reason?.statusCode == .deadlineExceeded
             ? RPCError(code: .deadlineExceeded, message: "the deadline passed (the client's clock)")
             : RPCError(code: .cancelled, message: "the client cancelled the call")
+        endEarly(id, error)
+    }
+
+    /// The call is over for its client (cancelled, expired); its END waits for its handler.
+    private func endEarly(_ id: UInt64, _ error: RPCError) {
+        guard state.endEarly(id, owing: error), let call = running[id] else { return }
         call.endRecord.record(error)
-        end(call, owing: error)
+        call.stopSending()
         call.task?.cancel()
     }
 
-    /// Nothing more is sent for `call`; it keeps its slot until its handler returns. `owing`: the END
-    /// to send then.
-    private func end(_ call: Call, owing owedEnd: RPCError? = nil) {
-        call.ended = true
-        call.owedEnd = owedEnd
-        call.deadlineTimer?.cancel()
-        call.deadlineTimer = nil
-        call.writer?.resume(throwing: CancellationError())
-        call.writer = nil
+    /// Ends calls for their clients at once with `error` (shutdown), cancelling their handlers.
+    private func endNow(_ ids: [UInt64], _ error: RPCError) {
+        for id in ids {
+            guard let call = running[id] else { continue }
+            // Recorded before the handler can see its cancellation.
+            call.endRecord.record(error)
+            call.stopSending()
+            writeEnd(id, error: error)
+            call.task?.cancel()
+        }
     }
 
     /// Ends a call that never started; the interceptors hear of it when its method is known.
@@ -332,13 +297,11 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         for interceptor in configuration.interceptors { interceptor.callRefused(method, error: error, logger: logger) }
     }
 
-    private func callEnded() {
-        if calls.isEmpty {
-            if draining {
-                closeAfterFlush()
-            } else {
-                armIdleTimer()
-            }
+    private func perform(_ action: ServerConnectionStateMachine.ConnectionAction) {
+        switch action {
+        case .nothing: break
+        case .armIdleTimer: armIdleTimer()
+        case .close: closeAfterFlush()
         }
     }
 
@@ -371,7 +334,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     // MARK: Streaming flow control
 
     func sendStreamMessage(_ id: UInt64, payload: ByteBuffer, continuation: UnsafeContinuation<Void, any Error>) {
-        guard let call = calls[id], !call.ended, let context else {
+        guard state.isSending(id), let call = running[id], let context else {
             continuation.resume(throwing: CancellationError())
             return
         }
@@ -396,18 +359,18 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     func abandonStreamWrite(_ id: UInt64) {
-        guard let call = calls[id], let writer = call.writer else { return }
+        guard let call = running[id], let writer = call.writer else { return }
         call.writer = nil
         writer.resume(throwing: CancellationError())
     }
 
     private func grantWindow(_ id: UInt64, bytes: Int) {
-        guard let call = calls[id], !call.ended else { return }
+        guard state.isSending(id), let call = running[id] else { return }
         call.window = call.window.addingReportingOverflow(bytes).overflow ? .max : call.window + bytes
         if call.window > 0, context?.channel.isWritable == true { resumeWriter(of: call) }
     }
 
-    private func resumeWriter(of call: Call) {
+    private func resumeWriter(of call: RunningCall) {
         guard let writer = call.writer else { return }
         call.writer = nil
         writer.resume()
@@ -419,34 +382,25 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// clients reconnect elsewhere rather than wait for a stream that would be cut anyway), close when
     /// the unary calls in flight are done or when `gracePeriod` has passed (then they are cancelled).
     func beginDraining(gracePeriod: TimeAmount) {
-        guard !draining, let context else { return }
-        draining = true
+        guard let context, let drain = state.beginDraining() else { return }
         write(
             YediRPC.Frame(
                 kind: .goaway,
                 status: YediRPC.Status(.unavailable, "the server is shutting down"),
-                lastCallID: highestCallID
+                lastCallID: drain.lastCallID
             )
         )
-        let reconnect = RPCError(code: .unavailable, message: "the server is shutting down: reconnect to continue")
-        for (id, call) in calls where !call.ended && call.handle.method.kind != .unary {
-            call.endRecord.record(reconnect)
-            finishCall(id, error: reconnect)
-            call.task?.cancel()
-        }
+        endNow(
+            drain.streamsToEnd,
+            RPCError(code: .unavailable, message: "the server is shutting down: reconnect to continue")
+        )
         flushNow()
-        if calls.isEmpty {
+        if drain.closeNow {
             closeAfterFlush()
             return
         }
         graceTimer = context.eventLoop.assumeIsolated().scheduleTask(in: gracePeriod) {
-            let stopped = RPCError(code: .unavailable, message: "the server stopped")
-            for (id, call) in self.calls where !call.ended {
-                // Recorded before the handler can see its cancellation.
-                call.endRecord.record(stopped)
-                self.finishCall(id, error: stopped)
-                call.task?.cancel()
-            }
+            self.endNow(self.state.gracePeriodEnded(), RPCError(code: .unavailable, message: "the server stopped"))
             // The grace period is over for handlers too: shutdown does not wait on one that ignores
             // cancellation (closing cancels what is left).
             self.closeAfterFlush()
@@ -457,14 +411,13 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         guard let context, idleTimer == nil, configuration.idleTimeout > .zero else { return }
         idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: configuration.idleTimeout) {
             self.idleTimer = nil
-            guard self.calls.isEmpty, !self.draining else { return }
+            guard self.state.idleTimerFired() else { return }
             self.logger.debug("closing an idle connection")
-            self.draining = true
             self.write(
                 YediRPC.Frame(
                     kind: .goaway,
                     status: YediRPC.Status(.unavailable, "idle connection closed"),
-                    lastCallID: self.highestCallID
+                    lastCallID: self.state.highestCallID
                 )
             )
             self.closeAfterFlush()
@@ -473,8 +426,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     private func closeWithGoaway(_ error: WireError) {
         guard let context else { return }
-        draining = true
-        write(YediRPC.Frame(kind: .goaway, status: error.status, lastCallID: highestCallID))
+        state.protocolViolated()
+        write(YediRPC.Frame(kind: .goaway, status: error.status, lastCallID: state.highestCallID))
         flushNow()
         context.close(promise: nil)
     }
@@ -484,18 +437,19 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         context?.close(promise: nil)
     }
 
+    /// The one place a connection's calls are torn down: the connection is gone, every handler still
+    /// running is cancelled.
     private func tearDown() {
         idleTimer?.cancel()
         idleTimer = nil
         graceTimer?.cancel()
         graceTimer = nil
-        for call in calls.values {
-            call.deadlineTimer?.cancel()
+        for id in state.connectionClosed() {
+            guard let call = running.removeValue(forKey: id) else { continue }
+            call.stopSending()
             call.task?.cancel()
-            call.writer?.resume(throwing: CancellationError())
-            call.writer = nil
         }
-        calls.removeAll()
+        running.removeAll()
         registry.remove(id: ObjectIdentifier(self))
     }
 

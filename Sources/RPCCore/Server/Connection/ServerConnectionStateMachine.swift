@@ -1,0 +1,216 @@
+import ProtoBridge
+
+/// The life of one server connection as a value: which calls run, which ended for their client, what
+/// the connection still accepts, and when it closes. Events go in as method calls and what to do comes
+/// back as actions, which `ServerConnectionHandler` performs (frames, task cancellation, timers, close).
+///
+/// It does no I/O, so every rule here is tested without sockets or TLS
+/// (`ServerConnectionStateMachineTests`), as swift-nio's and postgres-nio's connection state machines are.
+struct ServerConnectionStateMachine {
+    enum Phase: Equatable {
+        /// Serving calls.
+        case serving
+        /// GOAWAY sent: new calls are refused; the connection closes when the calls in flight are done.
+        case draining
+        /// Closing: nothing more is accepted or sent.
+        case closed
+    }
+
+    /// A call whose handler runs. It keeps its slot and its share of the memory budget until its
+    /// handler returns, even once it ended for its client: the limits bound handlers that run.
+    struct Call: Equatable {
+        let isStream: Bool
+        let heldBytes: Int
+        /// Over for its client: nothing more is sent for it but the END it is owed.
+        var ended = false
+        /// The END to send when the handler returns, for a call that ended early (the client cancelled,
+        /// the deadline passed): sent then, so the client frees its slot when this side does.
+        var owedEnd: RPCError?
+    }
+
+    private(set) var phase = Phase.serving
+    private(set) var calls: [UInt64: Call] = [:]
+    private(set) var highestCallID: UInt64 = 0
+    private var budget: ConnectionMemoryBudget
+    let limits: WireLimits
+
+    init(limits: WireLimits) {
+        self.limits = limits
+        self.budget = ConnectionMemoryBudget(limit: limits.maxConnectionBytes)
+    }
+
+    // MARK: Requests
+
+    /// A REQUEST frame, as far as the rules need it.
+    struct Request {
+        var id: UInt64
+        /// The routed method's kind; nil for a method this server does not serve.
+        var kind: RPCKind?
+        var metadata: [YediRPC.MetadataEntry]
+        /// What the call would hold while it runs (`ConnectionMemoryBudget.cost(of:)`).
+        var cost: Int
+        /// Replies written and not yet sent on the connection.
+        var queuedReplies: Int
+    }
+
+    enum RequestAction: Equatable {
+        /// Run the handler.
+        case start
+        /// Answer END with this status at once (the interceptors hear of it).
+        case refuse(RPCError)
+        /// Answer END `UNIMPLEMENTED`: the method is not served here.
+        case refuseUnknownMethod
+        /// The peer broke the protocol: GOAWAY with this error, then close.
+        case closeWithGoaway(WireError)
+        /// Closing: ignore it.
+        case ignore
+    }
+
+    /// The checks, in order: call ids only grow, shutdown, the concurrency limit, the metadata limits, the
+    /// method, the memory budget.
+    mutating func requestReceived(_ request: Request) -> RequestAction {
+        guard phase != .closed else { return .ignore }
+        guard request.id > highestCallID else {
+            phase = .closed
+            return .closeWithGoaway(
+                .unexpectedFrame("call id \(request.id) is not above the previous one (\(highestCallID))"))
+        }
+        highestCallID = request.id
+        guard phase == .serving else {
+            return .refuse(RPCError(code: .unavailable, message: "the server is shutting down"))
+        }
+        guard calls.count < limits.maxConcurrentCalls else {
+            return .refuse(
+                RPCError(
+                    code: .resourceExhausted,
+                    message: "more than \(limits.maxConcurrentCalls) concurrent calls on one connection"
+                )
+            )
+        }
+        do {
+            try limits.checkRequestMetadata(request.metadata)
+        } catch {
+            return .refuse(error)
+        }
+        guard let kind = request.kind else { return .refuseUnknownMethod }
+        guard budget.admitCall(request.cost, queuedReplies: request.queuedReplies) else {
+            return .refuse(
+                RPCError(
+                    code: .resourceExhausted,
+                    message: "the connection's memory budget (\(budget.limit) bytes) is taken by the calls in "
+                        + "flight and the replies not yet sent"
+                )
+            )
+        }
+        calls[request.id] = Call(isStream: kind != .unary, heldBytes: request.cost)
+        return .start
+    }
+
+    // MARK: Calls ending
+
+    /// Whether messages may still be sent for call `id`.
+    func isSending(_ id: UInt64) -> Bool {
+        calls[id].map { !$0.ended } ?? false
+    }
+
+    /// The client cancelled, or the deadline passed: the call is over for its client, and `owing` is
+    /// the END it gets when the handler returns. True when the handler must be told (cancelled).
+    mutating func endEarly(_ id: UInt64, owing status: RPCError) -> Bool {
+        guard var call = calls[id], !call.ended else { return false }
+        call.ended = true
+        call.owedEnd = status
+        calls[id] = call
+        return true
+    }
+
+    /// What to send when a handler returns.
+    enum ReturnAction: Equatable {
+        /// The handler's outcome (its response, or its error).
+        case sendOutcome
+        /// The END the call was owed since it ended early.
+        case sendOwedEnd(RPCError)
+        /// Nothing: its END went out already (shutdown ended it), or the call is unknown.
+        case nothing
+    }
+
+    /// What the connection does next.
+    enum ConnectionAction: Equatable {
+        case nothing
+        /// No call left: start counting idleness.
+        case armIdleTimer
+        /// Draining and no call left: close.
+        case close
+    }
+
+    /// A handler returned: its END (if still due), its slot and its memory are released.
+    mutating func handlerReturned(_ id: UInt64) -> (ReturnAction, ConnectionAction) {
+        guard let call = calls.removeValue(forKey: id) else { return (.nothing, .nothing) }
+        budget.callEnded(call.heldBytes)
+        let end: ReturnAction =
+            if let owed = call.owedEnd { .sendOwedEnd(owed) } else if call.ended { .nothing } else { .sendOutcome }
+        guard calls.isEmpty else { return (end, .nothing) }
+        switch phase {
+        case .serving: return (end, .armIdleTimer)
+        case .draining:
+            phase = .closed
+            return (end, .close)
+        case .closed: return (end, .nothing)
+        }
+    }
+
+    // MARK: Shutdown
+
+    struct DrainAction: Equatable {
+        /// For the GOAWAY: calls up to this id are (or were) served.
+        var lastCallID: UInt64
+        /// Open streams to end at once with UNAVAILABLE (their clients reconnect elsewhere).
+        var streamsToEnd: [UInt64]
+        /// No call left: close after the GOAWAY.
+        var closeNow: Bool
+    }
+
+    /// Graceful shutdown begins; nil when it already had.
+    mutating func beginDraining() -> DrainAction? {
+        guard phase == .serving else { return nil }
+        phase = .draining
+        var streams: [UInt64] = []
+        for (id, call) in calls where call.isStream && !call.ended {
+            calls[id]!.ended = true
+            streams.append(id)
+        }
+        if calls.isEmpty { phase = .closed }
+        return DrainAction(lastCallID: highestCallID, streamsToEnd: streams.sorted(), closeNow: phase == .closed)
+    }
+
+    /// The grace period is over: the calls still going for their clients, to end now with UNAVAILABLE
+    /// (their handlers cancelled); then the connection closes.
+    mutating func gracePeriodEnded() -> [UInt64] {
+        guard phase == .draining else { return [] }
+        phase = .closed
+        var ending: [UInt64] = []
+        for (id, call) in calls where !call.ended {
+            calls[id]!.ended = true
+            ending.append(id)
+        }
+        return ending.sorted()
+    }
+
+    /// The idle timer fired: true to say GOAWAY and close (no call came meanwhile).
+    mutating func idleTimerFired() -> Bool {
+        guard phase == .serving, calls.isEmpty else { return false }
+        phase = .closed
+        return true
+    }
+
+    /// The peer broke the protocol (a malformed frame, a server's frame kind): GOAWAY and close.
+    mutating func protocolViolated() {
+        phase = .closed
+    }
+
+    /// The connection is gone: the handlers still running, to cancel. Their returns find nothing.
+    mutating func connectionClosed() -> [UInt64] {
+        phase = .closed
+        defer { calls.removeAll() }
+        return calls.keys.sorted()
+    }
+}
