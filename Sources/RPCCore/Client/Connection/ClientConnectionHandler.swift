@@ -4,7 +4,9 @@ import NIOCore
 import ProtoBridge
 
 /// The client end of one connection: numbers calls, writes REQUEST frames, matches MESSAGE and END
-/// frames to their calls, and keeps the connection honest (server limits, GOAWAY, keepalive).
+/// frames to their calls, and keeps the connection honest (server limits, GOAWAY, keepalive). The
+/// rules (slots, SETTINGS, GOAWAY, why it closed) live in its `ClientConnectionStateMachine`; this class
+/// keeps the calls' objects and timers and does the I/O.
 ///
 /// All state is confined to the channel's event loop; `ClientConnection` reaches it with `onLoop`.
 /// Requests started in the same event-loop tick leave in one flush.
@@ -31,25 +33,19 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case stream(ResponseStreamState)
     }
 
-    private var configuration: Configuration
+    private let configuration: Configuration
     private var context: ChannelHandlerContext?
-    /// Calls sent whose END has not come, by wire id: those still running, and those the caller gave up
-    /// on (`done`), which keep their slot under the server's limit until the server's END says their
-    /// handler returned.
+    private var state: ClientConnectionStateMachine
+    /// Calls sent whose callers wait for them, by wire id.
     private var calls: [UInt64: OutgoingCall] = [:]
     /// Calls waiting for a free slot under the server's concurrency limit, oldest first.
     private var pending: Deque<OutgoingCall> = []
-    /// Wire ids are given out here, on the loop, so the server sees them strictly increasing.
-    private var lastCallID: UInt64 = 0
     private var output: FrameOutput?
-    private var goingAway = false
-    private var closedError: RPCError?
     private var keepaliveTimer: Scheduled<Void>?
     private var keepaliveDeadline: Scheduled<Void>?
     private var receivedSinceLastPing = false
     /// Fails the connection attempt when the server's SETTINGS do not come.
     private var settingsTimer: Scheduled<Void>?
-    private var isReady = false
 
     /// Fulfilled by the server's SETTINGS frame (the connection is ready), failed if it never comes.
     let ready: EventLoopPromise<Void>
@@ -58,6 +54,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     init(configuration: Configuration, eventLoop: any EventLoop, onGoaway: @escaping @Sendable () -> Void) {
         self.configuration = configuration
+        self.state = ClientConnectionStateMachine(
+            maxConcurrentCalls: configuration.maxConcurrentCalls, maxFrameBytes: configuration.maxFrameBytes)
         self.ready = eventLoop.makePromise()
         self.onGoaway = onGoaway
     }
@@ -83,7 +81,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        failEverything(closedError ?? RPCError(code: .unavailable, message: "the connection was lost"))
+        failEverything(RPCError(code: .unavailable, message: "the connection was lost"))
         context.fireChannelInactive()
     }
 
@@ -93,7 +91,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case let error as TLSError: message = "TLS: \(error)"
         default: message = "\(error)"
         }
-        closedError = closedError ?? RPCError(code: .unavailable, message: "connection failed: \(message)")
+        state.failed(RPCError(code: .unavailable, message: "connection failed: \(message)"))
         // The connection attempt learns the real cause (a TLS failure, say), not just UNAVAILABLE.
         ready.fail(error)
         context.close(promise: nil)
@@ -110,7 +108,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
                 message:
                     "the server is not \(expected): its certificate names \(names.isEmpty ? "no service" : "\(names)")"
             )
-            closedError = error
+            state.failed(error)
             ready.fail(error)
             context.close(promise: nil)
             return
@@ -123,7 +121,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         do {
             frame = try YediRPC.Frame.decoding(unwrapInboundIn(data))
         } catch {
-            closedError = RPCError(code: .unavailable, message: "the server sent a \(error)")
+            state.failed(RPCError(code: .unavailable, message: "the server sent a \(error)"))
             context.close(promise: nil)
             return
         }
@@ -139,7 +137,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             keepaliveDeadline?.cancel()
             keepaliveDeadline = nil
         case .request, .cancel, .windowUpdate:
-            closedError = RPCError(code: .internalError, message: "the server sent a \(frame.kind) frame")
+            state.failed(RPCError(code: .internalError, message: "the server sent a \(frame.kind) frame"))
             context.close(promise: nil)
         case .unspecified, .unrecognized:
             break  // from a newer protocol revision
@@ -159,16 +157,12 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             call.resolveEarlyError()  // cancelled before it got here
             return
         }
-        if let closedError {
-            call.resolve(error: UnsentCallError(error: closedError))
-        } else if goingAway {
-            call.resolve(
-                error: UnsentCallError(error: RPCError(code: .unavailable, message: "the connection is going away")))
-        } else if calls.count >= configuration.maxConcurrentCalls {
+        switch state.startDecision() {
+        case .failUnsent(let error): call.resolve(error: UnsentCallError(error: error))
+        case .wait:
             call.state = .pending
             pending.append(call)
-        } else {
-            send(call)
+        case .send: send(call)
         }
     }
 
@@ -178,7 +172,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     private func send(_ call: OutgoingCall) {
         guard let output else {
             // The handler was removed (failEverything ran): the call never left.
-            let error = closedError ?? RPCError(code: .unavailable, message: "the connection was closed")
+            let error = state.closedError ?? RPCError(code: .unavailable, message: "the connection was closed")
             call.resolve(error: UnsentCallError(error: error))
             return
         }
@@ -191,8 +185,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             }
             frame.timeoutMicros = micros
         }
-        lastCallID += 1
-        frame.callID = lastCallID
+        frame.callID = state.nextCallID()
         let encoded: ByteBuffer
         do {
             encoded = try output.encode(frame, payload: call.payload)
@@ -201,12 +194,12 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             return
         }
         let frameBytes = encoded.readableBytes - 4
-        guard frameBytes <= configuration.maxFrameBytes else {
+        guard frameBytes <= state.maxFrameBytes else {
             call.resolve(
                 error: RPCError(
                     code: .resourceExhausted,
                     message: "the request frame (\(frameBytes) bytes) exceeds the server's frame limit of "
-                        + "\(configuration.maxFrameBytes) bytes"
+                        + "\(state.maxFrameBytes) bytes"
                 )
             )
             return
@@ -219,6 +212,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         call.id = frame.callID
         call.state = .sent
         calls[call.id] = call
+        state.callSent(call.id)
         output.write(encoded: encoded)
     }
 
@@ -238,9 +232,13 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case .new, .pending:
             call.resolve(error: error)  // a pending entry is skipped when its turn comes
         case .sent:
-            // The reason (CANCELLED or DEADLINE_EXCEEDED) lets the server record what this caller saw.
-            write(YediRPC.Frame(callID: call.id, kind: .cancel, status: YediRPC.Status(error.code, "")))
+            calls.removeValue(forKey: call.id)
+            if state.callAbandoned(call.id) {
+                // The reason (CANCELLED or DEADLINE_EXCEEDED) lets the server record what this caller saw.
+                write(YediRPC.Frame(callID: call.id, kind: .cancel, status: YediRPC.Status(error.code, "")))
+            }
             call.resolve(error: error)
+            closeIfIdle()
         }
     }
 
@@ -251,12 +249,16 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     }
 
     /// Calls someone still waits for (calls given up on only wait for their END).
-    var activeCalls: Int { calls.values.count { $0.state == .sent } + pending.count }
+    var activeCalls: Int { state.activeCalls(pending: pending.count) }
 
     /// Closes the connection once no call is in flight (client shutdown).
     func closeWhenIdle() {
-        goingAway = true
-        if activeCalls == 0 { context?.close(promise: nil) }
+        state.closeWhenIdle()
+        closeIfIdle()
+    }
+
+    private func closeIfIdle() {
+        if state.shouldClose(pending: pending.count) { context?.close(promise: nil) }
     }
 
     // MARK: Responses
@@ -266,22 +268,21 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     }
 
     private func endCall(_ frame: YediRPC.Frame) {
-        guard let call = calls.removeValue(forKey: frame.callID) else { return }
-        guard call.state == .sent else {
-            // The caller gave up on it earlier: its slot is free now.
-            startPending()
-            if goingAway, activeCalls == 0 { context?.close(promise: nil) }
-            return
+        switch state.endReceived(frame.callID) {
+        case .unknown: return
+        case .slotFreed: break  // its caller gave up earlier
+        case .resolve:
+            guard let call = calls.removeValue(forKey: frame.callID) else { break }
+            let trailers = Metadata(frame.metadata)
+            call.resolve(
+                error: RPCError(wire: frame.status, trailers: trailers), payload: frame.payload, trailers: trailers)
         }
-        let trailers = Metadata(frame.metadata)
-        let error = RPCError(wire: frame.status, trailers: trailers)
-        call.resolve(error: error, payload: frame.payload, trailers: trailers)
         startPending()
-        if goingAway, activeCalls == 0 { context?.close(promise: nil) }
+        closeIfIdle()
     }
 
     private func startPending() {
-        while calls.count < configuration.maxConcurrentCalls, let next = pending.popFirst() {
+        while state.hasFreeSlot, let next = pending.popFirst() {
             if next.state == .pending { send(next) }
         }
     }
@@ -289,13 +290,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     // MARK: Connection frames
 
     private func applySettings(_ frame: YediRPC.Frame) {
-        if frame.maxConcurrentCalls > 0 {
-            configuration.maxConcurrentCalls = min(configuration.maxConcurrentCalls, Int(frame.maxConcurrentCalls))
-        }
-        if frame.maxFrameBytes > 0 {
-            configuration.maxFrameBytes = min(configuration.maxFrameBytes, Int(frame.maxFrameBytes))
-        }
-        isReady = true
+        _ = state.settingsReceived(
+            maxConcurrentCalls: frame.maxConcurrentCalls, maxFrameBytes: frame.maxFrameBytes)
         settingsTimer?.cancel()
         settingsTimer = nil
         startKeepalive()
@@ -306,20 +302,16 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     /// Calls above `last_call_id` were not processed: they fail as unsent, so they can be retried
     /// elsewhere; calls at or below it still complete.
     private func goaway(_ frame: YediRPC.Frame) {
-        guard !goingAway else { return }
-        goingAway = true
+        guard let unseen = state.goawayReceived(lastCallID: frame.lastCallID) else { return }
         onGoaway()
         let reason = frame.status?.message ?? "the server is going away"
         let unsent = UnsentCallError(error: RPCError(code: .unavailable, message: reason))
-        for id in calls.keys where id > frame.lastCallID {
-            let call = calls.removeValue(forKey: id)!
-            if call.state == .sent { call.resolve(error: unsent) }
-        }
+        for id in unseen { calls.removeValue(forKey: id)?.resolve(error: unsent) }
         for waiting in pending where waiting.state == .pending {
             waiting.resolve(error: unsent)
         }
         pending.removeAll()
-        if activeCalls == 0 { context?.close(promise: nil) }
+        closeIfIdle()
     }
 
     /// Pings when nothing arrived for an interval; no PONG within the timeout means the peer is gone.
@@ -345,19 +337,19 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         write(YediRPC.Frame(kind: .ping, payload: [0x79, 0x65, 0x64, 0x69, 0, 0, 0, 1]))
         keepaliveDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: configuration.keepaliveTimeout) {
             self.configuration.logger.notice("keepalive: no answer from the server; closing the connection")
-            self.closedError = RPCError(code: .unavailable, message: "keepalive timeout: the server stopped answering")
+            self.state.failed(RPCError(code: .unavailable, message: "keepalive timeout: the server stopped answering"))
             context.close(promise: nil)
         }
     }
 
     private func settingsTimedOut() {
         settingsTimer = nil
-        guard !isReady, let context else { return }
+        guard !state.isReady, let context else { return }
         let error = RPCError(
             code: .unavailable,
             message: "no SETTINGS from the server within \(configuration.settingsTimeout.nanoseconds / 1_000_000) ms"
         )
-        closedError = closedError ?? error
+        state.failed(error)
         ready.fail(error)
         context.close(promise: nil)
     }
@@ -369,15 +361,13 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         keepaliveTimer = nil
         keepaliveDeadline?.cancel()
         keepaliveDeadline = nil
-        closedError = closedError ?? error
-        ready.fail(closedError!)
+        let (closedError, running) = state.closed(error)
+        ready.fail(closedError)
         let failed = calls
         calls.removeAll()
-        for call in failed.values where call.state == .sent {
-            call.resolve(error: closedError!)
-        }
+        for id in running { failed[id]?.resolve(error: closedError) }
         for waiting in pending where waiting.state == .pending {
-            waiting.resolve(error: UnsentCallError(error: closedError!))
+            waiting.resolve(error: UnsentCallError(error: closedError))
         }
         pending.removeAll()
     }
