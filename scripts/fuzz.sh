@@ -12,7 +12,7 @@
 # A release build (-c release): the debug build's NIO and protobuf paths ran several times slower per
 # input. Package.swift's fuzz section adds the coverage instrumentation Swift targets otherwise lack.
 # The fuzz targets are declared in Package.swift only when YEDI_FUZZ=1 (they have no `main`, libFuzzer
-# provides it); this script sets it. Scratch path: .build-fuzz (ignored by git).
+# provides it); this script sets it. Scratch path: .build-fuzz (ignored by git), or YEDI_FUZZ_SCRATCH.
 #
 # YEDI_FUZZ_WRITE_SEEDS=<dir> <binary> writes a target's seed corpus to <dir> instead of fuzzing
 # (scripts/fuzz.sh seeds regenerates Fuzz/corpus/ that way).
@@ -27,7 +27,7 @@ runs=${YEDI_FUZZ_RUNS:-10000000}
 unset YEDI_FUZZ_WRITE_SEEDS
 export YEDI_FUZZ_RUNS=10000000
 nice_level=${NICE:-15}
-scratch=.build-fuzz
+scratch=${YEDI_FUZZ_SCRATCH:-.build-fuzz}
 all_targets=(frame message json tls)
 
 product() { echo "$1-fuzzer"; }
