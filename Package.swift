@@ -345,7 +345,23 @@ let package = Package(
 // it links only with `--sanitize=fuzzer`; a normal `swift build --build-tests` must not see them.
 // Build and run them with `scripts/fuzz.sh [target|all] [seconds]` (it sets YEDI_FUZZ=1).
 if ProcessInfo.processInfo.environment["YEDI_FUZZ"] == "1" {
-    let fuzzFlags: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
+    // `swift build --sanitize=fuzzer` compiles C targets with `-fsanitize=fuzzer` (coverage included), but
+    // the Swift driver hands the frontend only `-sanitize=address` (`swiftc -sanitize=fuzzer -###`): in the
+    // release fuzz build no Swift object had a coverage counter, so the frame target saw only protobuf-c's
+    // and NIO's C edges (cov 15 at start) and mutated blind. The decoders under test and the targets get
+    // the instrumentation clang's -fsanitize=fuzzer uses, explicitly.
+    let coverage: SwiftSetting = .unsafeFlags([
+        "-sanitize-coverage=edge,indirect-calls,trace-cmp,inline-8bit-counters,pc-table"
+    ])
+    let fuzzFlags: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"]), coverage]
+    for target in package.targets where ["RPCCore", "ProtoBridge", "ProtoJSON", "YediProto"].contains(target.name) {
+        var settings = (target.swiftSettings ?? []) + [coverage]
+        // The frame target drives the internal ServerConnectionHandler (`@testable import RPCCore`); the
+        // fuzz build is a release build (`-c release`, several times faster per input than debug), where
+        // only a module built with -enable-testing can be imported that way.
+        if target.name == "RPCCore" { settings.append(.unsafeFlags(["-enable-testing"])) }
+        target.swiftSettings = settings
+    }
     let fuzzTargets: [(name: String, product: String, dependencies: [Target.Dependency])] = [
         (
             "FrameFuzzer", "frame-fuzzer",

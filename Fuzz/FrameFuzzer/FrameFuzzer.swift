@@ -36,6 +36,9 @@ let router: RPCRouter = {
     return router
 }()
 
+// Built once, not per input: what does not depend on the channel (the logger, the peer's address).
+let logger = Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() })
+let peerAddress = try! SocketAddress(ipAddress: "127.0.0.1", port: 443)
 let limits = WireLimits(maxFrameBytes: 1 << 16, maxConcurrentCalls: 4, maxMetadataBytes: 1 << 10)
 let handshake = TLSHandshakeInfo(
     protocolVersion: .tls13,
@@ -58,14 +61,14 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         router: router,
         interceptors: [],
         executor: EventLoopExecutor(channel.embeddedEventLoop),
-        logger: Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() })
+        logger: logger
     )
     let registry = ConnectionRegistry()
     try! channel.pipeline.syncOperations.addHandlers(
         ByteToMessageHandler(FrameDecoder(maxFrameBytes: limits.maxFrameBytes)),
         ServerConnectionHandler(configuration: configuration, registry: registry)
     )
-    channel.connect(to: try! SocketAddress(ipAddress: "127.0.0.1", port: 443), promise: nil)
+    channel.connect(to: peerAddress, promise: nil)
     channel.pipeline.fireUserInboundEventTriggered(TLSEvent.handshakeCompleted(handshake))
 
     var offset = 0

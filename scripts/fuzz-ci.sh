@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# CI's brief fuzz pass (issue 15): builds the four libFuzzer targets (one release build with the fuzzer and
+# AddressSanitizer, scratch path .build-fuzz) and runs each on its committed seeds for a short while, so
+# that a decoder change that crashes, leaks or hangs on a known or nearby input fails the next CI run.
+# Exits non-zero on any finding (scripts/fuzz.sh prints the input's path and the sanitizer report).
+#
+#   scripts/fuzz-ci.sh            # YEDI_FUZZ_CI_SECONDS (default 20) per target
+#
+# The long runs (ten million executions per target) are done by hand: see docs/fuzzing.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exec scripts/fuzz.sh all "${YEDI_FUZZ_CI_SECONDS:-20}"
