@@ -65,9 +65,11 @@ final class ConnectionMemoryBudgetTests: XCTestCase {
             XCTAssertEqual(end.status?.code, UInt32(StatusCode.resourceExhausted.rawValue))
             XCTAssertTrue(end.status?.message.contains("memory budget") ?? false, "\(end.status?.message ?? "")")
         }
+        // Measured +47 to +59 MiB with the budget (copies of the taken requests, allocator slack), +305 MiB
+        // without it: the bound leaves room for the allocator, not for a missing budget.
         let grown = peak - before
         print("memory budget flood: \(gate.entered) of \(calls) calls taken, resident memory +\(grown >> 20) MiB")
-        XCTAssertLessThan(grown, 4 * budget, "resident memory grew by \(grown >> 20) MiB")
+        XCTAssertLessThan(grown, 6 * budget, "resident memory grew by \(grown >> 20) MiB")
 
         // Another client is served meanwhile.
         try await withRPCClient(configuration: pki.rpcClientConfiguration(ports: [server.port])) { client in
