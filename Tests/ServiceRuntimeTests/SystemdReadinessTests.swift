@@ -27,13 +27,35 @@ final class SystemdReadinessTests: XCTestCase {
         XCTAssertEqual(
             ready?.split(separator: "\n").first, "READY=1", "got \(ready ?? "nothing"): \(process.errorOutput)")
         XCTAssertTrue(ready?.contains("STATUS=serving RPC on ") == true, "the status names the address")
-        XCTAssertTrue(process.errorOutput.contains("listening"), "READY came after the server listened")
+        // The port is open when READY arrives; the log line may still be in the pipe, so it is waited for.
+        let address = ready?.split(separator: "STATUS=serving RPC on ").last?.split(separator: ",").first
+        let port = address?.split(separator: ":").last
+        XCTAssertTrue(
+            port.flatMap { Int($0) }.map(Self.acceptsConnections(port:)) == true,
+            "READY before listening: \(ready ?? "")")
+        XCTAssertTrue(process.waitForOutput(timeout: 10) { $0.contains("listening") }, process.errorOutput)
 
         process.send(SIGTERM)
         let stopping = socket.receive(timeout: 30)
         XCTAssertEqual(stopping?.split(separator: "\n").first, "STOPPING=1")
         let result = process.finish(timeout: 30)
         XCTAssertEqual(result.exitCode, 0, result.errorOutput)
+    }
+
+    /// Whether a TCP connect to the loopback port succeeds now (no retry: a refusal is the answer).
+    private static func acceptsConnections(port: Int) -> Bool {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
     }
 }
 
