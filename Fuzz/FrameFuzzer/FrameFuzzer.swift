@@ -17,6 +17,9 @@ import YediProto
 ///
 /// The first byte sets how the rest is cut into reads (1…255 bytes each; 0: one read), so frames split
 /// across reads are covered too. Every input gets a fresh channel that is closed and drained at the end.
+///
+/// Before that, the rest is read as one frame's body by the hand-written `InboundFrame` reader and by
+/// the generated decoder (protobuf-c): they must accept the same bytes and read the same fields.
 let router: RPCRouter = {
     var router = RPCRouter()
     router.register(
@@ -52,6 +55,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size >= 1 else { return 0 }
     let chunk = data[0] == 0 ? max(size - 1, 1) : Int(data[0])
     let bytes = UnsafeBufferPointer(start: data + 1, count: size - 1)
+    checkReadersAgree(ByteBuffer(bytes: bytes))
 
     let channel = EmbeddedChannel()
     let configuration = ServerConnectionHandler.Configuration(
@@ -85,6 +89,22 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     _ = try? channel.finish()
     channel.embeddedEventLoop.run()
     return 0
+}
+
+/// Traps (a crash libFuzzer reports with the input) when the two frame readers disagree.
+func checkReadersAgree(_ body: ByteBuffer) {
+    let generated = try? YediRPC.Frame(buffer: body)
+    let frame = try? InboundFrame.read(body)
+    let handWritten = frame.map {
+        YediRPC.Frame(
+            callID: $0.callID, kind: $0.kind, method: $0.method, metadata: $0.metadata,
+            timeoutMicros: $0.timeoutMicros, payload: Array($0.payload.readableBytesView), status: $0.status,
+            windowBytes: $0.windowBytes, lastCallID: $0.lastCallID, maxConcurrentCalls: $0.maxConcurrentCalls,
+            maxFrameBytes: $0.maxFrameBytes)
+    }
+    precondition(
+        handWritten == generated,
+        "InboundFrame read \(String(describing: handWritten)), protobuf-c \(String(describing: generated))")
 }
 
 /// `YEDI_FUZZ_WRITE_SEEDS=<dir>`: writes the seed corpus into `dir` and exits, instead of fuzzing:

@@ -112,10 +112,10 @@ enum WireValidator {
 }
 
 /// UTF-8 validation that also reports NUL bytes (valid UTF-8, but not representable in a C string).
-enum UTF8Validation {
-    enum Result { case valid, invalid, containsNUL }
+package enum UTF8Validation {
+    package enum Result { case valid, invalid, containsNUL }
 
-    static func check(_ bytes: UnsafeRawBufferPointer) -> Result {
+    package static func check(_ bytes: UnsafeRawBufferPointer) -> Result {
         var index = 0
         let count = bytes.count
         var sawNUL = false

@@ -86,7 +86,7 @@ public final class RPCClient: Service, Sendable {
     ) async throws -> Response {
         let reply = try await unary(method.descriptor, payloadBuffer: try encodeRequest(request), options: options)
         do {
-            return try Response(serializedBytes: reply.payload)
+            return try Response(buffer: reply.buffer)
         } catch {
             throw RPCError(code: .internalError, message: "the response could not be decoded: \(error)")
         }
@@ -114,7 +114,7 @@ public final class RPCClient: Service, Sendable {
                 let reply = try await self.withAttempts(call) { connection, handler, frame, deadline in
                     try await connection.unary(frame, payload: payload, deadline: deadline, on: handler)
                 }
-                return RPCRawReply(payload: reply.payload, trailers: reply.trailers)
+                return RPCRawReply(buffer: reply.payload, trailers: reply.trailers)
             }
         } catch {
             throw Self.callerFacing(error)

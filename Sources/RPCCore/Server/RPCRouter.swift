@@ -20,10 +20,15 @@ public struct RPCRouter: Sendable {
         unary handler: @escaping @Sendable (Request, ServerContext) async throws -> Response
     ) {
         precondition(method.descriptor.kind == .unary, "\(method.descriptor) is not unary")
-        routes[method.descriptor.path] = RPCRoute(method: method.descriptor) { payload, call, context in
-            let request = try Request.decodeRequest(payload)
-            let response = try await handler(request, context)
-            return ServerResponse(message: try call.encode(response))
+        routes[method.descriptor.path] = RPCRoute(method: method.descriptor) { payload in
+            let request: Request
+            do throws(RPCError) { request = try Request.decodeRequest(payload) } catch {
+                return RPCRoute.failing(error)
+            }
+            return { call, context in
+                let response = try await handler(request, context)
+                return ServerResponse(message: try call.encode(response))
+            }
         }
     }
 
@@ -33,10 +38,15 @@ public struct RPCRouter: Sendable {
         serverStreaming handler: @escaping @Sendable (Request, RPCWriter<Response>, ServerContext) async throws -> Void
     ) {
         precondition(method.descriptor.kind == .serverStreaming, "\(method.descriptor) is not server-streaming")
-        routes[method.descriptor.path] = RPCRoute(method: method.descriptor) { payload, call, context in
-            let request = try Request.decodeRequest(payload)
-            try await handler(request, RPCWriter(call: call), context)
-            return ServerResponse(message: nil)
+        routes[method.descriptor.path] = RPCRoute(method: method.descriptor) { payload in
+            let request: Request
+            do throws(RPCError) { request = try Request.decodeRequest(payload) } catch {
+                return RPCRoute.failing(error)
+            }
+            return { call, context in
+                try await handler(request, RPCWriter(call: call), context)
+                return ServerResponse(message: nil)
+            }
         }
     }
 
@@ -47,9 +57,12 @@ public struct RPCRouter: Sendable {
         _ method: MethodDescriptor,
         handler: @escaping @Sendable (_ payload: [UInt8], _ context: ServerContext) async throws -> [UInt8]
     ) {
-        routes[method.path] = RPCRoute(method: method) { payload, call, context in
-            let response = try await handler(payload, context)
-            return ServerResponse(message: method.kind == .unary ? ByteBuffer(bytes: response) : nil)
+        routes[method.path] = RPCRoute(method: method) { payload in
+            let request = Array(payload.readableBytesView)
+            return { _, context in
+                let response = try await handler(request, context)
+                return ServerResponse(message: method.kind == .unary ? ByteBuffer(bytes: response) : nil)
+            }
         }
     }
 
@@ -57,8 +70,8 @@ public struct RPCRouter: Sendable {
     /// published before its handlers are written. Registering a handler later replaces the placeholder.
     public mutating func registerPlaceholder(for service: ServiceDescriptor) {
         for method in service.methods where routes[method.path] == nil {
-            routes[method.path] = RPCRoute(method: method) { _, _, _ in
-                throw RPCError(code: .unimplemented, message: "\(method.path) is not implemented yet")
+            routes[method.path] = RPCRoute(method: method) { _ in
+                RPCRoute.failing(RPCError(code: .unimplemented, message: "\(method.path) is not implemented yet"))
             }
         }
     }
@@ -68,18 +81,27 @@ public struct RPCRouter: Sendable {
 
 /// One registered method, with its request and response types erased.
 struct RPCRoute: Sendable {
+    /// A call ready to run: the handler with its decoded request. Returns a unary call's encoded response.
+    typealias PreparedCall =
+        @Sendable (_ call: ServerCallHandle, _ context: ServerContext) async throws -> ServerResponse
+
     let method: MethodDescriptor
-    /// Decodes the request and runs the handler; returns a unary call's encoded response.
-    let run:
-        @Sendable (_ payload: [UInt8], _ call: ServerCallHandle, _ context: ServerContext) async throws ->
-            ServerResponse
+    /// Decodes the request from the received bytes, once, before the call's task starts, so no handler
+    /// keeps the connection's receive buffer alive. A request that does not decode still becomes a call,
+    /// one that fails with INVALID_ARGUMENT inside the interceptors: authentication answers first, and
+    /// the failure is logged and counted like any other.
+    let prepare: @Sendable (_ payload: ByteBuffer) -> PreparedCall
+
+    static func failing(_ error: RPCError) -> PreparedCall {
+        { _, _ in throw error }
+    }
 }
 
 extension ProtoMessage {
     /// An undecodable request is the caller's fault: `INVALID_ARGUMENT`, naming the message type.
-    static func decodeRequest(_ payload: [UInt8]) throws(RPCError) -> Self {
+    static func decodeRequest(_ payload: ByteBuffer) throws(RPCError) -> Self {
         do {
-            return try Self(serializedBytes: payload)
+            return try Self(buffer: payload)
         } catch {
             throw RPCError(code: .invalidArgument, message: error.description)
         }

@@ -11,8 +11,7 @@ struct ServerCallRunner: Sendable {
     let registry: ConnectionRegistry
 
     func start(
-        _ route: RPCRoute,
-        payload: [UInt8],
+        _ call: @escaping RPCRoute.PreparedCall,
         handle: ServerCallHandle,
         context: ServerContext
     ) -> Task<Void, Never> {
@@ -21,7 +20,7 @@ struct ServerCallRunner: Sendable {
         registry.handlerStarted()
         let run: @Sendable (ServerContext) async throws -> ServerResponse = { context in
             try await ServerContext.$current.withValue(context) {
-                try await route.run(payload, handle, context)
+                try await call(handle, context)
             }
         }
         // Runs on this thread until the handler first suspends: a handler that needs no I/O answers

@@ -4,11 +4,12 @@ import ProtoBridge
 /// Splits the byte stream into frames: a 4-byte big-endian length N, then N bytes of a `yedi.rpc.Frame`.
 ///
 /// The length is checked against the limit before anything is buffered for the frame, so a peer cannot
-/// make us allocate more than `maxFrameBytes`. It passes each frame on as a slice of the bytes received
-/// (no copy); the connection handler decodes it (`YediRPC.Frame.decoding(_:)`). All frames that arrived
-/// in one read are passed on before the read completes, so the handler can answer them in one flush.
+/// make us allocate more than `maxFrameBytes`. It passes each frame on read (`InboundFrame`), its
+/// payload a slice of the bytes received (no copy); a frame that does not parse is an error, as the
+/// connection cannot be trusted after it. All frames that arrived in one read are passed on before the
+/// read completes, so the handler can answer them in one flush.
 struct FrameDecoder: ByteToMessageDecoder {
-    typealias InboundOut = ByteBuffer
+    typealias InboundOut = InboundFrame
 
     let maxFrameBytes: Int
 
@@ -19,7 +20,8 @@ struct FrameDecoder: ByteToMessageDecoder {
         }
         guard buffer.readableBytes >= 4 + Int(length) else { return .needMoreData }
         buffer.moveReaderIndex(forwardBy: 4)
-        context.fireChannelRead(wrapInboundOut(buffer.readSlice(length: Int(length))!))
+        let frame = try InboundFrame.read(buffer.readSlice(length: Int(length))!)
+        context.fireChannelRead(wrapInboundOut(frame))
         return .continue
     }
 
@@ -33,16 +35,5 @@ struct FrameDecoder: ByteToMessageDecoder {
             throw WireError.truncatedFrame(bufferedBytes: buffered)
         }
         return .needMoreData
-    }
-}
-
-extension YediRPC.Frame {
-    /// Decodes one frame's bytes; a frame that does not parse means the connection cannot be trusted.
-    static func decoding(_ body: ByteBuffer) throws(WireError) -> YediRPC.Frame {
-        do {
-            return try YediRPC.Frame(buffer: body)
-        } catch {
-            throw .malformedFrame(error)
-        }
     }
 }

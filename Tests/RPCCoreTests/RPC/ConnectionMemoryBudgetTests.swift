@@ -95,10 +95,14 @@ final class ConnectionMemoryBudgetTests: XCTestCase {
         XCTAssertFalse(budget.admitCall(1, queuedReplies: 0))
     }
 
-    func testARequestCostsItsPayloadMethodAndMetadataAsTheLimitsCountThem() {
-        let frame = YediRPC.Frame(
-            callID: 1, kind: .request, method: "/a.B/C", metadata: [YediRPC.MetadataEntry(key: "k", value: "vv")],
-            payload: [UInt8](repeating: 0, count: 100))
+    func testARequestCostsItsPayloadMethodAndMetadataAsTheLimitsCountThem() throws {
+        let frame = try InboundFrame.read(
+            ByteBuffer(
+                bytes: try YediRPC.Frame(
+                    callID: 1, kind: .request, method: "/a.B/C",
+                    metadata: [YediRPC.MetadataEntry(key: "k", value: "vv")],
+                    payload: [UInt8](repeating: 0, count: 100)
+                ).serializedBytes()))
         XCTAssertEqual(
             ConnectionMemoryBudget.cost(of: frame),
             ConnectionMemoryBudget.perCallOverhead + 100 + 6 + WireLimits.metadataEntryOverhead + 3)

@@ -11,7 +11,7 @@ import ProtoBridge
 /// All state is confined to the channel's event loop; `ClientConnection` reaches it with `onLoop`.
 /// Requests started in the same event-loop tick leave in one flush.
 final class ClientConnectionHandler: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
+    typealias InboundIn = InboundFrame
     typealias OutboundOut = ByteBuffer
 
     struct Configuration: Sendable {
@@ -88,10 +88,11 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         let message: String
         switch error {
-        case let error as TLSError: message = "TLS: \(error)"
-        default: message = "\(error)"
+        case let error as TLSError: message = "connection failed: TLS: \(error)"
+        case let error as WireError: message = "the server sent a \(error)"
+        default: message = "connection failed: \(error)"
         }
-        state.failed(RPCError(code: .unavailable, message: "connection failed: \(message)"))
+        state.failed(RPCError(code: .unavailable, message: message))
         // The connection attempt learns the real cause (a TLS failure, say), not just UNAVAILABLE.
         ready.fail(error)
         context.close(promise: nil)
@@ -117,14 +118,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame: YediRPC.Frame
-        do {
-            frame = try YediRPC.Frame.decoding(unwrapInboundIn(data))
-        } catch {
-            state.failed(RPCError(code: .unavailable, message: "the server sent a \(error)"))
-            context.close(promise: nil)
-            return
-        }
+        let frame = unwrapInboundIn(data)
         receivedSinceLastPing = true
         switch frame.kind {
         case .message: deliverMessage(frame)
@@ -132,7 +126,9 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case .settings: applySettings(frame)
         case .goaway: goaway(frame)
         case .ping:
-            write(YediRPC.Frame(kind: .pong, payload: Array(frame.payload.prefix(WireLimits.maxPongPayloadBytes))))
+            let echoed = frame.payload.getSlice(
+                at: frame.payload.readerIndex, length: min(frame.payload.readableBytes, WireLimits.maxPongPayloadBytes))
+            write(YediRPC.Frame(kind: .pong), payload: echoed)
         case .pong:
             keepaliveDeadline?.cancel()
             keepaliveDeadline = nil
@@ -263,11 +259,11 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     // MARK: Responses
 
-    private func deliverMessage(_ frame: YediRPC.Frame) {
+    private func deliverMessage(_ frame: InboundFrame) {
         calls[frame.callID]?.deliver(frame.payload)  // absent: cancelled meanwhile
     }
 
-    private func endCall(_ frame: YediRPC.Frame) {
+    private func endCall(_ frame: InboundFrame) {
         switch state.endReceived(frame.callID) {
         case .unknown: return
         case .slotFreed: break  // its caller gave up earlier
@@ -289,7 +285,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     // MARK: Connection frames
 
-    private func applySettings(_ frame: YediRPC.Frame) {
+    private func applySettings(_ frame: InboundFrame) {
         _ = state.settingsReceived(
             maxConcurrentCalls: frame.maxConcurrentCalls, maxFrameBytes: frame.maxFrameBytes)
         settingsTimer?.cancel()
@@ -301,7 +297,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     /// Calls above `last_call_id` were not processed: they fail as unsent, so they can be retried
     /// elsewhere; calls at or below it still complete.
-    private func goaway(_ frame: YediRPC.Frame) {
+    private func goaway(_ frame: InboundFrame) {
         guard let unseen = state.goawayReceived(lastCallID: frame.lastCallID) else { return }
         onGoaway()
         let reason = frame.status?.message ?? "the server is going away"
@@ -406,7 +402,7 @@ final class OutgoingCall: @unchecked Sendable {
     var id: UInt64 = 0
     var deadlineTimer: Scheduled<Void>?
     /// A unary response that came as MESSAGE before its END.
-    var unaryPayload: [UInt8]?
+    var unaryPayload: ByteBuffer?
     /// Why the call ended before its responder was attached (cancelled before it was started).
     private var earlyError: (any Error)?
 
@@ -422,17 +418,18 @@ final class OutgoingCall: @unchecked Sendable {
         self.responder = responder
     }
 
-    /// Delivers a message of a streaming call.
-    func deliver(_ payload: [UInt8]) {
+    /// Delivers a message of a call. A stream's messages are copied out of the receive buffer, as they
+    /// may wait for their reader; a unary response is decoded as soon as the call ends.
+    func deliver(_ payload: ByteBuffer) {
         switch responder {
         case .unary?: unaryPayload = payload
-        case .stream(let stream)?: stream.deliver(payload)
+        case .stream(let stream)?: stream.deliver(Array(payload.readableBytesView))
         case nil: break
         }
     }
 
     /// Ends the call: `error` is an `RPCError`, an `UnsentCallError`, or nil for success.
-    func resolve(error: (any Error)?, payload: [UInt8] = [], trailers: Metadata = [:]) {
+    func resolve(error: (any Error)?, payload: ByteBuffer? = nil, trailers: Metadata = [:]) {
         state = .done
         deadlineTimer?.cancel()
         deadlineTimer = nil
@@ -447,7 +444,9 @@ final class OutgoingCall: @unchecked Sendable {
                 continuation.resume(throwing: error)
             } else {
                 continuation.resume(
-                    returning: UnaryReply(payload: payload.isEmpty ? (unaryPayload ?? []) : payload, trailers: trailers)
+                    returning: UnaryReply(
+                        payload: payload.flatMap { $0.readableBytes > 0 ? $0 : nil } ?? unaryPayload ?? ByteBuffer(),
+                        trailers: trailers)
                 )
             }
         case .stream(let stream):
@@ -468,6 +467,7 @@ final class OutgoingCall: @unchecked Sendable {
 
 /// The outcome of a successful unary call.
 struct UnaryReply: Sendable {
-    var payload: [UInt8]
+    /// A slice of the bytes received: decoded by the caller, once.
+    var payload: ByteBuffer
     var trailers: Metadata
 }

@@ -30,8 +30,8 @@ struct ConnectionMemoryBudget {
 
     /// What a REQUEST frame makes the connection hold while its call runs: the payload, the metadata
     /// as the metadata limits count it, the method name, and a fixed share for the call's own objects.
-    static func cost(of request: YediRPC.Frame) -> Int {
-        var bytes = perCallOverhead + request.payload.count + request.method.utf8.count
+    static func cost(of request: InboundFrame) -> Int {
+        var bytes = perCallOverhead + request.payload.readableBytes + request.method.utf8.count
         for entry in request.metadata {
             bytes += WireLimits.metadataEntryOverhead + entry.key.utf8.count + entry.value.utf8.count
         }

@@ -14,7 +14,7 @@ import ProtoBridge
 /// every frame read may make us write (a PONG, a refusal, a reply), so reading on would queue without
 /// bound.
 final class ServerConnectionHandler: ChannelDuplexHandler {
-    typealias InboundIn = ByteBuffer
+    typealias InboundIn = InboundFrame
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
@@ -115,20 +115,15 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame: YediRPC.Frame
-        do {
-            frame = try YediRPC.Frame.decoding(unwrapInboundIn(data))
-        } catch {
-            logger.notice("closing the connection: \(error)")
-            closeWithGoaway(error)
-            return
-        }
+        let frame = unwrapInboundIn(data)
         switch frame.kind {
         case .request: requestReceived(frame)
         case .cancel: cancelReceived(frame.callID, reason: frame.status)
         case .windowUpdate: grantWindow(frame.callID, bytes: Int(frame.windowBytes))
         case .ping:
-            write(YediRPC.Frame(kind: .pong, payload: Array(frame.payload.prefix(WireLimits.maxPongPayloadBytes))))
+            let echoed = frame.payload.getSlice(
+                at: frame.payload.readerIndex, length: min(frame.payload.readableBytes, WireLimits.maxPongPayloadBytes))
+            write(YediRPC.Frame(kind: .pong), payload: echoed)
         case .pong: break
         case .message, .end, .goaway, .settings:
             closeWithGoaway(WireError.unexpectedFrame("\(frame.kind) frames are sent by servers, not clients"))
@@ -180,7 +175,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     // MARK: Calls
 
-    private func requestReceived(_ frame: YediRPC.Frame) {
+    private func requestReceived(_ frame: InboundFrame) {
         guard let context else { return }
         let id = frame.callID
         let route = configuration.router.route(for: frame.method)
@@ -203,7 +198,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         }
     }
 
-    private func start(_ frame: YediRPC.Frame, route: RPCRoute, context: ChannelHandlerContext) {
+    private func start(_ frame: InboundFrame, route: RPCRoute, context: ChannelHandlerContext) {
         let id = frame.callID
         idleTimer?.cancel()
         idleTimer = nil
@@ -237,7 +232,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             logger: logger
         )
         serverContext.endRecord = call.endRecord
-        call.task = runner.start(route, payload: frame.payload, handle: handle, context: serverContext)
+        call.task = runner.start(route.prepare(frame.payload), handle: handle, context: serverContext)
     }
 
     /// Called by the call's task (through its handle) once the handler and the interceptors returned:

@@ -1,0 +1,221 @@
+import NIOCore
+import ProtoBridge
+
+/// A received `yedi.rpc.Frame` (proto/rpc.proto), read in one pass over the bytes that carried it.
+///
+/// The payload stays a slice of the received buffer, so the request or response inside it is decoded
+/// once, straight from those bytes, by whoever knows its type. Strings are checked for UTF-8 (and NUL,
+/// which protobuf-c's C strings cannot carry) once, here. Frames are written with the generated
+/// `YediRPC.Frame`; reading them is hand-written because every call pays for it, and the generic path
+/// (validate, unpack with protobuf-c, copy into Swift values) made the payload take three copies.
+/// `InboundFrameTests` checks it against that path on valid and mutated frames.
+struct InboundFrame {
+    var callID: UInt64 = 0
+    var kind: YediRPC.FrameKind = .unspecified
+    var method = ""
+    var metadata: [YediRPC.MetadataEntry] = []
+    var timeoutMicros: UInt64 = 0
+    var payload: ByteBuffer
+    var status: YediRPC.Status?
+    var windowBytes: UInt32 = 0
+    var lastCallID: UInt64 = 0
+    var maxConcurrentCalls: UInt32 = 0
+    var maxFrameBytes: UInt32 = 0
+
+    /// Reads the frame in `body` (a frame's bytes, without the length prefix). Unknown fields are
+    /// skipped, as protobuf requires; anything protobuf-c would refuse is refused the same way.
+    static func read(_ body: ByteBuffer) throws(WireError) -> InboundFrame {
+        var frame = InboundFrame(payload: ByteBuffer())
+        let start = body.readerIndex
+        let result: Result<Void, ProtoDecodingError> = body.withUnsafeReadableBytes { bytes in
+            do throws(FrameReader.Failure) {
+                var reader = FrameReader(bytes: bytes)
+                try frame.readFields(&reader, payloadFrom: body, at: start)
+                return .success(())
+            } catch {
+                return .failure(error.decodingError(in: "yedi.rpc.Frame"))
+            }
+        }
+        if case .failure(let error) = result { throw .malformedFrame(error) }
+        return frame
+    }
+
+    private mutating func readFields(_ reader: inout FrameReader, payloadFrom body: ByteBuffer, at start: Int)
+        throws(FrameReader.Failure)
+    {
+        while !reader.isAtEnd {
+            let (number, wireType) = try reader.tag()
+            do throws(FrameReader.Failure) {
+                switch number {
+                case 1: callID = try reader.uint64(wireType)
+                case 2: kind = YediRPC.FrameKind(rawValue: Int32(truncatingIfNeeded: try reader.uint64(wireType)))
+                case 3: method = try reader.string(wireType)
+                case 4:
+                    var entry = FrameReader(bytes: try reader.bytes(wireType))
+                    metadata.append(try Self.readMetadataEntry(&entry))
+                case 5: timeoutMicros = try reader.uint64(wireType)
+                case 6:
+                    let range = try reader.bytesRange(wireType)
+                    payload = body.getSlice(at: start + range.lowerBound, length: range.count)!
+                case 7:
+                    var nested = FrameReader(bytes: try reader.bytes(wireType))
+                    // A message field that occurs twice: the last one counts, as in protobuf-c 1.4.
+                    status = try Self.readStatus(&nested)
+                case 8: windowBytes = UInt32(truncatingIfNeeded: try reader.uint64(wireType))
+                case 9: lastCallID = try reader.uint64(wireType)
+                case 10: maxConcurrentCalls = UInt32(truncatingIfNeeded: try reader.uint64(wireType))
+                case 11: maxFrameBytes = UInt32(truncatingIfNeeded: try reader.uint64(wireType))
+                default: try reader.skip(wireType)
+                }
+            } catch {
+                throw error.within(Self.fieldNames[number] ?? "#\(number)")
+            }
+        }
+    }
+
+    private static let fieldNames: [UInt64: String] = [
+        1: "call_id", 2: "kind", 3: "method", 4: "metadata", 5: "timeout_micros", 6: "payload", 7: "status",
+        8: "window_bytes", 9: "last_call_id", 10: "max_concurrent_calls", 11: "max_frame_bytes",
+    ]
+
+    private static func readMetadataEntry(_ reader: inout FrameReader) throws(FrameReader.Failure)
+        -> YediRPC.MetadataEntry
+    {
+        var entry = YediRPC.MetadataEntry()
+        while !reader.isAtEnd {
+            let (number, wireType) = try reader.tag()
+            do throws(FrameReader.Failure) {
+                switch number {
+                case 1: entry.key = try reader.string(wireType)
+                case 2: entry.value = try reader.string(wireType)
+                default: try reader.skip(wireType)
+                }
+            } catch {
+                throw error.within(number == 1 ? "key" : number == 2 ? "value" : "#\(number)")
+            }
+        }
+        return entry
+    }
+
+    private static func readStatus(_ reader: inout FrameReader) throws(FrameReader.Failure) -> YediRPC.Status {
+        var status = YediRPC.Status()
+        while !reader.isAtEnd {
+            let (number, wireType) = try reader.tag()
+            do throws(FrameReader.Failure) {
+                switch number {
+                case 1: status.code = UInt32(truncatingIfNeeded: try reader.uint64(wireType))
+                case 2: status.message = try reader.string(wireType)
+                default: try reader.skip(wireType)
+                }
+            } catch {
+                throw error.within(number == 1 ? "code" : number == 2 ? "message" : "#\(number)")
+            }
+        }
+        return status
+    }
+}
+
+/// A cursor over one message's bytes that never reads past their end, with the protobuf wire rules the
+/// frame's field types need.
+private struct FrameReader {
+    /// Why the bytes are refused, and where (field names, innermost first).
+    struct Failure: Error {
+        var reason: ProtoDecodingError.Reason
+        var path: [String] = []
+
+        func within(_ field: String) -> Failure {
+            var failure = self
+            failure.path.append(field)
+            return failure
+        }
+
+        func decodingError(in messageType: String) -> ProtoDecodingError {
+            ProtoDecodingError(
+                messageType: messageType,
+                fieldPath: path.isEmpty ? nil : path.reversed().joined(separator: "."),
+                reason: reason
+            )
+        }
+    }
+
+    let bytes: UnsafeRawBufferPointer
+    private(set) var position = 0
+
+    init(bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+    }
+
+    var isAtEnd: Bool { position >= bytes.count }
+
+    /// The next field's number and wire type.
+    mutating func tag() throws(Failure) -> (number: UInt64, wireType: UInt8) {
+        let tag = try varint()
+        let number = tag >> 3
+        guard number > 0, number <= 0x1FFF_FFFF else { throw Failure(reason: .invalidFieldNumber(number)) }
+        let wireType = UInt8(tag & 7)
+        guard wireType == 0 || wireType == 1 || wireType == 2 || wireType == 5 else {
+            throw Failure(reason: .invalidWireType(wireType))
+        }
+        return (number, wireType)
+    }
+
+    mutating func uint64(_ wireType: UInt8) throws(Failure) -> UInt64 {
+        guard wireType == 0 else { throw Failure(reason: .wrongWireType(expected: 0, found: wireType)) }
+        return try varint()
+    }
+
+    mutating func string(_ wireType: UInt8) throws(Failure) -> String {
+        let value = try bytes(wireType)
+        switch UTF8Validation.check(value) {
+        case .valid: return String(decoding: value, as: UTF8.self)
+        case .invalid: throw Failure(reason: .invalidUTF8)
+        case .containsNUL: throw Failure(reason: .stringContainsNUL)
+        }
+    }
+
+    mutating func bytes(_ wireType: UInt8) throws(Failure) -> UnsafeRawBufferPointer {
+        let range = try bytesRange(wireType)
+        return UnsafeRawBufferPointer(rebasing: bytes[range])
+    }
+
+    /// A length-delimited value's offsets within `bytes`.
+    mutating func bytesRange(_ wireType: UInt8) throws(Failure) -> Range<Int> {
+        guard wireType == 2 else { throw Failure(reason: .wrongWireType(expected: 2, found: wireType)) }
+        let length = try varint()
+        let available = bytes.count - position
+        guard length <= UInt64(available) else {
+            throw Failure(reason: .lengthPastEnd(declared: length, available: available))
+        }
+        defer { position += Int(length) }
+        return position..<position + Int(length)
+    }
+
+    /// Passes over a field this reader does not know.
+    mutating func skip(_ wireType: UInt8) throws(Failure) {
+        switch wireType {
+        case 0: _ = try varint()
+        case 1: try advance(8)
+        case 5: try advance(4)
+        default: _ = try bytesRange(wireType)
+        }
+    }
+
+    private mutating func advance(_ count: Int) throws(Failure) {
+        guard bytes.count - position >= count else { throw Failure(reason: .truncated) }
+        position += count
+    }
+
+    private mutating func varint() throws(Failure) -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            guard position < bytes.count else { throw Failure(reason: .truncated) }
+            let byte = bytes[position]
+            position += 1
+            if shift < 64 { result |= UInt64(byte & 0x7F) << shift }
+            if byte & 0x80 == 0 { return result }
+            shift += 7
+            if shift >= 70 { throw Failure(reason: .varintTooLong) }
+        }
+    }
+}
