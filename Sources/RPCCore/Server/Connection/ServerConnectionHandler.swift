@@ -67,6 +67,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     private var graceTimer: Scheduled<Void>?
     /// A read asked for while the connection could not send, issued once it can.
     private var readHeld = false
+    /// The replies queued in the socket when this read began. Read once per read, not per request: the
+    /// replies of this read are flushed only after it, so the figure cannot change within it.
+    private var queuedRepliesAtRead: Int?
 
     init(configuration: Configuration, registry: ConnectionRegistry) {
         self.configuration = configuration
@@ -134,6 +137,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        queuedRepliesAtRead = nil
         flushNow()
         context.fireChannelReadComplete()
     }
@@ -180,7 +184,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         let id = frame.callID
         let route = configuration.router.route(for: frame.method)
         let cost = ConnectionMemoryBudget.cost(of: frame)
-        let queuedReplies = (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+        let queuedReplies =
+            queuedRepliesAtRead ?? (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+        queuedRepliesAtRead = queuedReplies
         let request = ServerConnectionStateMachine.Request(
             id: id, kind: route?.method.kind, metadata: frame.metadata, cost: cost, queuedReplies: queuedReplies)
         switch state.requestReceived(request) {
