@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: the debug build's tests, then AddressSanitizer (with leak detection) over
-# the codec, crypto, token and TLS tests, then ThreadSanitizer over RPCCore, the service runtime and the
+# the codec, frame-reader, crypto, token and TLS tests, then ThreadSanitizer over RPCCore, the service runtime and the
 # two services with the most concurrency (Chat's live streams, Booking's reservation races).
 # Installs what it needs first.
 #
@@ -22,10 +22,10 @@ swift test --skip-build --parallel --num-workers 2
 export LSAN_OPTIONS="suppressions=$PWD/Tests/lsan-suppressions.txt:print_suppressions=0"
 export ASAN_OPTIONS="detect_leaks=1"
 
-step "AddressSanitizer + LeakSanitizer: codec, crypto, token and TLS tests"
+step "AddressSanitizer + LeakSanitizer: codec, frame-reader, crypto, token and TLS tests"
 swift build --build-tests --sanitize=address --scratch-path .build-asan
 swift test --skip-build --sanitize=address --scratch-path .build-asan \
-  --filter 'ProtoBridgeTests|YediCryptoTests|AccessTokenTests|RPCCoreTests\.TLS'
+  --filter 'ProtoBridgeTests|YediCryptoTests|AccessTokenTests|RPCCoreTests\.TLS|RPCCoreTests\.InboundFrameTests'
 
 step "LeakSanitizer still reports a leak of ours (a planted 10-byte leak)"
 if output=$(YEDI_PLANT_LEAK=1 swift test --skip-build --sanitize=address --scratch-path .build-asan \
