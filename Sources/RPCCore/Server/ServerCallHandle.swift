@@ -45,12 +45,14 @@ final class ServerCallHandle: Sendable {
 
     /// Sends one message of a streaming call, waiting for flow-control credit and writability.
     func send(_ payload: ByteBuffer) async throws {
+        let write = StreamWrite()
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
-                onLoop { $0.sendStreamMessage(self.id, payload: payload, continuation: continuation) }
+                onLoop { $0.sendStreamMessage(self.id, payload: payload, write: write, continuation: continuation) }
             }
         } onCancel: {
-            onLoop { $0.abandonStreamWrite(self.id) }
+            write.cancel()
+            onLoop { $0.abandonStreamWrite(self.id, write) }
         }
     }
 

@@ -71,6 +71,60 @@ final class StreamSharingTests: XCTestCase {
         }
     }
 
+    /// The first write waits for credit; a second task, already cancelled, tries to write too.
+    private struct CancelledSecondWriterService: RPCService {
+        let outcomes: LockedValue<[String]>
+
+        var serviceDescriptor: ServiceDescriptor { YediEcho.Echo.descriptor }
+
+        func registerMethods(with router: inout RPCRouter) {
+            let outcomes = outcomes
+            router.register(YediEcho.Echo.Method.expand) { (request, writer, _) in
+                let message = YediEcho.EchoResponse(payload: [UInt8](repeating: 1, count: 64), text: "m")
+                await withTaskGroup(of: String.self) { group in
+                    group.addTask {
+                        do {
+                            try await writer.write(message)
+                            return "first: written"
+                        } catch {
+                            return "first: \(error)"
+                        }
+                    }
+                    group.addTask {
+                        try? await Task.sleep(for: .milliseconds(200))  // the first write waits by now
+                        withUnsafeCurrentTask { $0?.cancel() }
+                        do {
+                            try await writer.write(message)
+                            return "second: written"
+                        } catch is CancellationError {
+                            return "second: cancelled"
+                        } catch {
+                            return "second: \(error)"
+                        }
+                    }
+                    for await outcome in group { outcomes.withLock { $0.append(outcome) } }
+                }
+            }
+        }
+    }
+
+    /// Cancelling one task's write must not fail another task's waiting write.
+    func testCancellingOneWriteLeavesAnotherTasksWaitingWriteAlone() async throws {
+        let outcomes = LockedValue<[String]>([])
+        let server = try await RunningServer.start(
+            pki: pki, services: [CancelledSecondWriterService(outcomes: outcomes)])
+        try await withRPCClient(configuration: pki.rpcClientConfiguration(ports: [server.port])) { client in
+            try await YediEcho.Echo.Client(client).expand(
+                .init(count: 2, text: "x"), options: .init(timeout: .seconds(20), streamWindowBytes: 16)
+            ) { responses in
+                try await Task.sleep(for: .milliseconds(600))
+                for try await _ in responses {}
+            }
+        }
+        XCTAssertEqual(outcomes.value.sorted(), ["first: written", "second: cancelled"])
+        await server.stop()
+    }
+
     func testASecondConcurrentReaderIsRefused() async throws {
         let server = try await RunningServer.start(pki: pki, services: [EchoTestService()])
         try await withRPCClient(configuration: pki.rpcClientConfiguration(ports: [server.port])) { client in

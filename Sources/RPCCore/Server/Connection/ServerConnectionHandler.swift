@@ -38,7 +38,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         /// Streaming: bytes the client still lets us send.
         var window: Int
         /// Streaming: the handler waiting to send more.
-        var writer: UnsafeContinuation<Void, any Error>?
+        var writer: (write: StreamWrite, continuation: UnsafeContinuation<Void, any Error>)?
 
         init(handle: ServerCallHandle, window: Int) {
             self.handle = handle
@@ -49,7 +49,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         func stopSending() {
             deadlineTimer?.cancel()
             deadlineTimer = nil
-            writer?.resume(throwing: CancellationError())
+            writer?.continuation.resume(throwing: CancellationError())
             writer = nil
         }
     }
@@ -334,8 +334,10 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     // MARK: Streaming flow control
 
-    func sendStreamMessage(_ id: UInt64, payload: ByteBuffer, continuation: UnsafeContinuation<Void, any Error>) {
-        guard state.isSending(id), let call = running[id], let context else {
+    func sendStreamMessage(
+        _ id: UInt64, payload: ByteBuffer, write stream: StreamWrite, continuation: UnsafeContinuation<Void, any Error>
+    ) {
+        guard state.isSending(id), let call = running[id], let context, !stream.isCancelled else {
             continuation.resume(throwing: CancellationError())
             return
         }
@@ -355,14 +357,15 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         if call.window > 0, context.channel.isWritable {
             continuation.resume()
         } else {
-            call.writer = continuation
+            call.writer = (stream, continuation)
         }
     }
 
-    func abandonStreamWrite(_ id: UInt64) {
-        guard let call = running[id], let writer = call.writer else { return }
+    /// `write` was cancelled: it stops waiting, if it is the write waiting (not another task's).
+    func abandonStreamWrite(_ id: UInt64, _ write: StreamWrite) {
+        guard let call = running[id], let writer = call.writer, writer.write === write else { return }
         call.writer = nil
-        writer.resume(throwing: CancellationError())
+        writer.continuation.resume(throwing: CancellationError())
     }
 
     private func grantWindow(_ id: UInt64, bytes: Int) {
@@ -374,7 +377,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     private func resumeWriter(of call: RunningCall) {
         guard let writer = call.writer else { return }
         call.writer = nil
-        writer.resume()
+        writer.continuation.resume()
     }
 
     // MARK: Connection lifecycle
