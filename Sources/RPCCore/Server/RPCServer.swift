@@ -153,6 +153,8 @@ public final class RPCServer: Service, Sendable {
         let tlsContext = tlsContext
         let connections = connections
         let maxFrameBytes = configuration.limits.maxFrameBytes
+        // One past the limit, so that a call over it is still seen to be over it.
+        let maxMetadataEntries = configuration.limits.maxMetadataEntries + 1
         return try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -165,7 +167,8 @@ public final class RPCServer: Service, Sendable {
                         executors[ObjectIdentifier(channel.eventLoop)] ?? EventLoopExecutor(channel.eventLoop)
                     try channel.pipeline.syncOperations.addHandlers(
                         try TLSHandler(serverContext: tlsContext),
-                        ByteToMessageHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)),
+                        ByteToMessageHandler(
+                            FrameDecoder(maxFrameBytes: maxFrameBytes, maxMetadataEntries: maxMetadataEntries)),
                         ServerConnectionHandler(configuration: perConnection, registry: connections)
                     )
                 }

@@ -12,6 +12,8 @@ struct FrameDecoder: ByteToMessageDecoder {
     typealias InboundOut = InboundFrame
 
     let maxFrameBytes: Int
+    /// Request metadata entries kept per frame; more are counted only (`InboundFrame.read`).
+    var maxMetadataEntries = Int.max
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) else { return .needMoreData }
@@ -20,7 +22,8 @@ struct FrameDecoder: ByteToMessageDecoder {
         }
         guard buffer.readableBytes >= 4 + Int(length) else { return .needMoreData }
         buffer.moveReaderIndex(forwardBy: 4)
-        let frame = try InboundFrame.read(buffer.readSlice(length: Int(length))!)
+        let frame = try InboundFrame.read(
+            buffer.readSlice(length: Int(length))!, maxMetadataEntries: maxMetadataEntries)
         context.fireChannelRead(wrapInboundOut(frame))
         return .continue
     }

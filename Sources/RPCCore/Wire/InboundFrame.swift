@@ -14,6 +14,9 @@ struct InboundFrame {
     var kind: YediRPC.FrameKind = .unspecified
     var method = ""
     var metadata: [YediRPC.MetadataEntry] = []
+    /// Metadata entries read (and checked) but not kept, past the reader's `maxMetadataEntries`: a
+    /// frame of a million empty entries costs a count, not a million objects.
+    var metadataEntriesNotKept = 0
     var timeoutMicros: UInt64 = 0
     var payload: ByteBuffer
     var status: YediRPC.Status?
@@ -23,14 +26,16 @@ struct InboundFrame {
     var maxFrameBytes: UInt32 = 0
 
     /// Reads the frame in `body` (a frame's bytes, without the length prefix). Unknown fields are
-    /// skipped, as protobuf requires; anything protobuf-c would refuse is refused the same way.
-    static func read(_ body: ByteBuffer) throws(WireError) -> InboundFrame {
+    /// skipped, as protobuf requires; anything protobuf-c would refuse is refused the same way. Metadata
+    /// entries past `maxMetadataEntries` are checked and counted but not kept (the server refuses such
+    /// a call by the count).
+    static func read(_ body: ByteBuffer, maxMetadataEntries: Int = .max) throws(WireError) -> InboundFrame {
         var frame = InboundFrame(payload: ByteBuffer())
         let start = body.readerIndex
         let result: Result<Void, ProtoDecodingError> = body.withUnsafeReadableBytes { bytes in
             do throws(FrameReader.Failure) {
                 var reader = FrameReader(bytes: bytes)
-                try frame.readFields(&reader, payloadFrom: body, at: start)
+                try frame.readFields(&reader, payloadFrom: body, at: start, maxMetadataEntries: maxMetadataEntries)
                 return .success(())
             } catch {
                 return .failure(error.decodingError(in: "yedi.rpc.Frame"))
@@ -40,9 +45,9 @@ struct InboundFrame {
         return frame
     }
 
-    private mutating func readFields(_ reader: inout FrameReader, payloadFrom body: ByteBuffer, at start: Int)
-        throws(FrameReader.Failure)
-    {
+    private mutating func readFields(
+        _ reader: inout FrameReader, payloadFrom body: ByteBuffer, at start: Int, maxMetadataEntries: Int
+    ) throws(FrameReader.Failure) {
         while !reader.isAtEnd {
             let (number, wireType) = try reader.tag()
             do throws(FrameReader.Failure) {
@@ -52,7 +57,12 @@ struct InboundFrame {
                 case 3: method = try reader.string(wireType)
                 case 4:
                     var entry = FrameReader(bytes: try reader.bytes(wireType))
-                    metadata.append(try Self.readMetadataEntry(&entry))
+                    let read = try Self.readMetadataEntry(&entry)
+                    if metadata.count < maxMetadataEntries {
+                        metadata.append(read)
+                    } else {
+                        metadataEntriesNotKept += 1
+                    }
                 case 5: timeoutMicros = try reader.uint64(wireType)
                 case 6:
                     let range = try reader.bytesRange(wireType)

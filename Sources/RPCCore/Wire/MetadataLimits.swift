@@ -6,12 +6,14 @@ extension WireLimits {
     public static let metadataEntryOverhead = 32
 
     /// Refuses request metadata over the limits, by count first, then by size: checked on the entries
-    /// as decoded, before the server builds anything of its own from them.
-    func checkRequestMetadata(_ entries: [YediRPC.MetadataEntry]) throws(RPCError) {
-        guard entries.count <= maxMetadataEntries else {
+    /// as decoded, before the server builds anything of its own from them. `notKept`: entries the frame
+    /// reader counted but did not keep.
+    func checkRequestMetadata(_ entries: [YediRPC.MetadataEntry], notKept: Int = 0) throws(RPCError) {
+        let count = entries.count + notKept
+        guard count <= maxMetadataEntries else {
             throw RPCError(
                 code: .resourceExhausted,
-                message: "request metadata has \(entries.count) entries, more than \(maxMetadataEntries)"
+                message: "request metadata has \(count) entries, more than \(maxMetadataEntries)"
             )
         }
         var bytes = 0

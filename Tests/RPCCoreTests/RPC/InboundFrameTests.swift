@@ -64,6 +64,19 @@ final class InboundFrameTests: XCTestCase {
         XCTAssertEqual(Self.generated(frame), try YediRPC.Frame(buffer: body))
     }
 
+    /// A million empty metadata entries in one frame: the reader keeps the first ones and counts the
+    /// rest (the server refuses the call by that count), instead of building a million objects.
+    func testMetadataEntriesPastTheLimitAreCountedNotKept() throws {
+        var bytes = try YediRPC.Frame(callID: 1, kind: .request, method: "/a/b").serializedBytes()
+        for _ in 0..<1_000_000 { bytes += [0x22, 0x00] }
+        let frame = try InboundFrame.read(ByteBuffer(bytes: bytes), maxMetadataEntries: 65)
+        XCTAssertEqual(frame.metadata.count, 65)
+        XCTAssertEqual(frame.metadataEntriesNotKept, 1_000_000 - 65)
+        XCTAssertThrowsError(try WireLimits.default.checkRequestMetadata(frame.metadata, notKept: 999_935)) {
+            XCTAssertEqual(($0 as? RPCError)?.message, "request metadata has 1000000 entries, more than 64")
+        }
+    }
+
     func testBadFramesAreRefusedNamingTheField() throws {
         let cases: [(bytes: [UInt8], path: String?, reason: ProtoDecodingError.Reason)] = [
             ([0x1A, 2, 0xC3, 0x28], "method", .invalidUTF8),

@@ -188,7 +188,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             queuedRepliesAtRead ?? (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
         queuedRepliesAtRead = queuedReplies
         let request = ServerConnectionStateMachine.Request(
-            id: id, kind: route?.method.kind, metadata: frame.metadata, cost: cost, queuedReplies: queuedReplies)
+            id: id, kind: route?.method.kind, metadata: frame.metadata,
+            metadataEntriesNotKept: frame.metadataEntriesNotKept, cost: cost, queuedReplies: queuedReplies)
         switch state.requestReceived(request) {
         case .start:
             guard let route else { return }

@@ -47,6 +47,8 @@ struct ServerConnectionStateMachine {
         /// The routed method's kind; nil for a method this server does not serve.
         var kind: RPCKind?
         var metadata: [YediRPC.MetadataEntry]
+        /// Entries the frame had beyond those kept in `metadata`.
+        var metadataEntriesNotKept = 0
         /// What the call would hold while it runs (`ConnectionMemoryBudget.cost(of:)`).
         var cost: Int
         /// Replies written and not yet sent on the connection.
@@ -88,7 +90,7 @@ struct ServerConnectionStateMachine {
             )
         }
         do {
-            try limits.checkRequestMetadata(request.metadata)
+            try limits.checkRequestMetadata(request.metadata, notKept: request.metadataEntriesNotKept)
         } catch {
             return .refuse(error)
         }
