@@ -47,9 +47,12 @@ final class ObservabilityShutdownTests: XCTestCase {
                         await Task.yield()  // until the listener is closed: shutdown has begun
                     }
                     try await connection.write("67890")
+                    // The whole response, then the server's close (readToEnd returns at EOF). Whether the
+                    // response also says `connection: close` depends on whether the connection heard of the
+                    // shutdown before it answered: the listener closes first, on its own loop.
                     let second = try await connection.readToEnd()
                     XCTAssertTrue(second.hasPrefix("HTTP/1.1 405 Method Not Allowed\r\n"), second)
-                    XCTAssertTrue(second.lowercased().contains("connection: close\r\n"), second)
+                    XCTAssertTrue(second.hasSuffix("method not allowed\n"), second)
                 }
                 try await group.waitForAll()
             }
