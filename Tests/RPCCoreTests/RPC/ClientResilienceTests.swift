@@ -162,6 +162,25 @@ final class ClientResilienceTests: XCTestCase {
         try await group.shutdownGracefully()
     }
 
+    /// A server that answers a call with bytes that are not a frame: the call fails with UNAVAILABLE,
+    /// saying the server broke the protocol, and the client does not hang or crash.
+    func testAMalformedFrameFromTheServerFailsTheCallClearly() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        // A 1-byte frame holding a tag with wire type 3 (a group), which no frame may carry.
+        let silent = try SilentServer.start(pki: pki, group: group, answeringRequestsWith: [0, 0, 0, 1, 0x0B])
+        try await withRPCClient(configuration: pki.rpcClientConfiguration(ports: [silent.port])) { client in
+            do {
+                _ = try await YediEcho.Echo.Client(client).echo(.init(text: "x"), options: .init(retry: false))
+                XCTFail("expected UNAVAILABLE")
+            } catch let error as RPCError {
+                XCTAssertEqual(error.code, .unavailable)
+                XCTAssertTrue(error.message.contains("the server broke the protocol: malformed frame"), error.message)
+            }
+        }
+        try await silent.channel.close()
+        try await group.shutdownGracefully()
+    }
+
     /// The client's graceful shutdown lets a call in flight finish.
     func testClientShutdownLetsInFlightCallsFinish() async throws {
         let service = EchoTestService()
@@ -185,7 +204,8 @@ final class ClientResilienceTests: XCTestCase {
     }
 }
 
-/// Completes TLS, sends SETTINGS, then ignores everything (counting pings): a peer that hung.
+/// Completes TLS, sends SETTINGS, then ignores everything (counting pings): a peer that hung. Or, with
+/// `answeringRequestsWith`, answers every REQUEST with those bytes: a peer that broke the protocol.
 final class SilentServer: Sendable {
     let channel: any Channel
     private let pings: LockedValue<Int>
@@ -198,7 +218,9 @@ final class SilentServer: Sendable {
         self.pings = pings
     }
 
-    static func start(pki: TestPKI, group: any EventLoopGroup) throws -> SilentServer {
+    static func start(pki: TestPKI, group: any EventLoopGroup, answeringRequestsWith reply: [UInt8]? = nil) throws
+        -> SilentServer
+    {
         let context = try TLSContext(configuration: pki.serverConfiguration())
         let pings = LockedValue(0)
         let channel = try ServerBootstrap(group: group)
@@ -207,7 +229,7 @@ final class SilentServer: Sendable {
                     try channel.pipeline.syncOperations.addHandlers(
                         try TLSHandler(serverContext: context),
                         ByteToMessageHandler(FrameDecoder(maxFrameBytes: 1 << 20)),
-                        SilentHandler(pings: pings)
+                        SilentHandler(pings: pings, reply: reply)
                     )
                 }
             }
@@ -222,8 +244,12 @@ private final class SilentHandler: ChannelInboundHandler {
     typealias OutboundOut = ByteBuffer
 
     let pings: LockedValue<Int>
+    let reply: [UInt8]?
 
-    init(pings: LockedValue<Int>) { self.pings = pings }
+    init(pings: LockedValue<Int>, reply: [UInt8]?) {
+        self.pings = pings
+        self.reply = reply
+    }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case .handshakeCompleted? = event as? TLSEvent {
@@ -234,6 +260,10 @@ private final class SilentHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if unwrapInboundIn(data).kind == .ping { pings.withLock { $0 += 1 } }
+        let frame = unwrapInboundIn(data)
+        if frame.kind == .ping { pings.withLock { $0 += 1 } }
+        if frame.kind == .request, let reply {
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: reply)), promise: nil)
+        }
     }
 }

@@ -89,7 +89,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         let message: String
         switch error {
         case let error as TLSError: message = "connection failed: TLS: \(error)"
-        case let error as WireError: message = "the server sent a \(error)"
+        case let error as WireError: message = "the server broke the protocol: \(error)"
         default: message = "connection failed: \(error)"
         }
         state.failed(RPCError(code: .unavailable, message: message))
