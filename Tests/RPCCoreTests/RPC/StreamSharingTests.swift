@@ -13,26 +13,31 @@ final class StreamSharingTests: XCTestCase {
         pki = try TestPKI.get()
     }
 
-    /// Expand writes two messages at once from two child tasks; what each write did is reported.
-    private struct TwoWritersService: RPCService {
+    /// Expand writes one message from each of several child tasks at once; each runs its prelude first,
+    /// and what each write did is reported as "<index>: written|cancelled|refused: …|failed: …".
+    private struct ConcurrentWritersService: RPCService {
+        let preludes: [@Sendable () async -> Void]
         let outcomes: LockedValue<[String]>
 
         var serviceDescriptor: ServiceDescriptor { YediEcho.Echo.descriptor }
 
         func registerMethods(with router: inout RPCRouter) {
-            let outcomes = outcomes
+            let (preludes, outcomes) = (preludes, outcomes)
             router.register(YediEcho.Echo.Method.expand) { (request, writer, _) in
                 let message = YediEcho.EchoResponse(payload: [UInt8](repeating: 1, count: 64), text: "m")
                 await withTaskGroup(of: String.self) { group in
-                    for _ in 0..<2 {
+                    for (index, prelude) in preludes.enumerated() {
                         group.addTask {
+                            await prelude()
                             do {
                                 try await writer.write(message)
-                                return "written"
+                                return "\(index): written"
+                            } catch is CancellationError {
+                                return "\(index): cancelled"
                             } catch let error as RPCError {
-                                return "refused: \(error.message)"
+                                return "\(index): refused: \(error.message)"
                             } catch {
-                                return "failed: \(error)"
+                                return "\(index): failed: \(error)"
                             }
                         }
                     }
@@ -44,7 +49,8 @@ final class StreamSharingTests: XCTestCase {
 
     func testASecondConcurrentWriteIsRefusedAndTheFirstCompletes() async throws {
         let outcomes = LockedValue<[String]>([])
-        let server = try await RunningServer.start(pki: pki, services: [TwoWritersService(outcomes: outcomes)])
+        let service = ConcurrentWritersService(preludes: [{}, {}], outcomes: outcomes)
+        let server = try await RunningServer.start(pki: pki, services: [service])
         try await withRPCClient(configuration: pki.rpcClientConfiguration(ports: [server.port])) { client in
             let received = LockedValue(0)
             // A 16-byte window: the first write uses it up and waits for credit while the second comes.
@@ -58,7 +64,7 @@ final class StreamSharingTests: XCTestCase {
             }
             let bothReported = await eventually(timeout: .seconds(5)) { outcomes.value.count == 2 }
             XCTAssertTrue(bothReported, "a writer was forgotten: \(outcomes.value)")
-            XCTAssertEqual(outcomes.value.filter { $0 == "written" }.count, 1, "\(outcomes.value)")
+            XCTAssertEqual(outcomes.value.filter { $0.hasSuffix(": written") }.count, 1, "\(outcomes.value)")
             XCTAssertEqual(outcomes.value.filter { $0.contains("another write") }.count, 1, "\(outcomes.value)")
             if bothReported {
                 try await stream.value
@@ -71,48 +77,16 @@ final class StreamSharingTests: XCTestCase {
         }
     }
 
-    /// The first write waits for credit; a second task, already cancelled, tries to write too.
-    private struct CancelledSecondWriterService: RPCService {
-        let outcomes: LockedValue<[String]>
-
-        var serviceDescriptor: ServiceDescriptor { YediEcho.Echo.descriptor }
-
-        func registerMethods(with router: inout RPCRouter) {
-            let outcomes = outcomes
-            router.register(YediEcho.Echo.Method.expand) { (request, writer, _) in
-                let message = YediEcho.EchoResponse(payload: [UInt8](repeating: 1, count: 64), text: "m")
-                await withTaskGroup(of: String.self) { group in
-                    group.addTask {
-                        do {
-                            try await writer.write(message)
-                            return "first: written"
-                        } catch {
-                            return "first: \(error)"
-                        }
-                    }
-                    group.addTask {
-                        try? await Task.sleep(for: .milliseconds(200))  // the first write waits by now
-                        withUnsafeCurrentTask { $0?.cancel() }
-                        do {
-                            try await writer.write(message)
-                            return "second: written"
-                        } catch is CancellationError {
-                            return "second: cancelled"
-                        } catch {
-                            return "second: \(error)"
-                        }
-                    }
-                    for await outcome in group { outcomes.withLock { $0.append(outcome) } }
-                }
-            }
-        }
-    }
-
     /// Cancelling one task's write must not fail another task's waiting write.
     func testCancellingOneWriteLeavesAnotherTasksWaitingWriteAlone() async throws {
         let outcomes = LockedValue<[String]>([])
-        let server = try await RunningServer.start(
-            pki: pki, services: [CancelledSecondWriterService(outcomes: outcomes)])
+        // The first write waits for credit; the second task, already cancelled, tries to write too.
+        let cancelledSecond: @Sendable () async -> Void = {
+            try? await Task.sleep(for: .milliseconds(200))  // the first write waits by now
+            withUnsafeCurrentTask { $0?.cancel() }
+        }
+        let service = ConcurrentWritersService(preludes: [{}, cancelledSecond], outcomes: outcomes)
+        let server = try await RunningServer.start(pki: pki, services: [service])
         try await withRPCClient(configuration: pki.rpcClientConfiguration(ports: [server.port])) { client in
             try await YediEcho.Echo.Client(client).expand(
                 .init(count: 2, text: "x"), options: .init(timeout: .seconds(20), streamWindowBytes: 16)
@@ -121,7 +95,7 @@ final class StreamSharingTests: XCTestCase {
                 for try await _ in responses {}
             }
         }
-        XCTAssertEqual(outcomes.value.sorted(), ["first: written", "second: cancelled"])
+        XCTAssertEqual(outcomes.value.sorted(), ["0: written", "1: cancelled"])
         await server.stop()
     }
 
