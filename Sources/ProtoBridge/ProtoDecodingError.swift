@@ -13,6 +13,9 @@ public struct ProtoDecodingError: Error, Hashable, Sendable, CustomStringConvert
         case invalidFieldNumber(UInt64)
         /// A varint longer than 10 bytes.
         case varintTooLong
+        /// A field's tag longer than 5 bytes: protobuf-c reads a tag in at most 5, even when the extra
+        /// bytes only pad it with zero bits.
+        case tagTooLong
         /// A string field holds bytes that are not UTF-8.
         case invalidUTF8
         /// A string field holds a NUL byte, which protobuf-c's C strings cannot carry.
@@ -49,6 +52,7 @@ public struct ProtoDecodingError: Error, Hashable, Sendable, CustomStringConvert
         case .wrongWireType(let expected, let found): "wire type \(found) where the schema expects \(expected)"
         case .invalidFieldNumber(let number): "invalid field number \(number)"
         case .varintTooLong: "a varint is longer than 10 bytes"
+        case .tagTooLong: "a field's tag is longer than 5 bytes"
         case .invalidUTF8: "a string is not valid UTF-8"
         case .stringContainsNUL: "a string contains a NUL byte"
         case .unpackFailed: "protobuf-c could not unpack the input"

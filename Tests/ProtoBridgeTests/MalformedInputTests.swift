@@ -68,6 +68,16 @@ final class MalformedInputTests: XCTestCase {
             YediAccount.User.self, [0x50] + [UInt8](repeating: 0xFF, count: 11), .varintTooLong, field: "created_at_ms")
     }
 
+    /// Field 1 (`id`, "A") behind a 6-byte tag padded with zero bits: protobuf-c refuses tags over 5 bytes,
+    /// so the validator does, with the reason (protobuf-c gives none). The frame fuzzer found the gap.
+    func testATagLongerThanFiveBytes() {
+        assertDecodeFails(
+            YediAccount.User.self, [0x8A, 0x80, 0x80, 0x80, 0x80, 0x00, 0x01, 0x41], .tagTooLong, field: nil)
+        XCTAssertEqual(
+            try YediAccount.User(serializedBytes: [0x8A, 0x80, 0x80, 0x80, 0x00, 0x01, 0x41]).id, "A",
+            "a 5-byte tag is read")
+    }
+
     func testInvalidUTF8() {
         let invalid: [[UInt8]] = [
             [0xC3, 0x28],  // bad continuation

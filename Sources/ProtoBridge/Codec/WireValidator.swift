@@ -27,7 +27,9 @@ enum WireValidator {
     private static func scan(_ bytes: UnsafeRawBufferPointer, _ schema: MessageSchema) throws(Failure) {
         var reader = Reader(bytes: bytes)
         while !reader.isAtEnd {
+            let tagStart = reader.position
             let tag = try reader.varint()
+            guard reader.position - tagStart <= 5 else { throw Failure(reason: .tagTooLong) }
             let number = tag >> 3
             guard number > 0, number <= 0x1FFF_FFFF else { throw Failure(reason: .invalidFieldNumber(number)) }
             guard let wireType = WireType(rawValue: UInt8(tag & 7)),

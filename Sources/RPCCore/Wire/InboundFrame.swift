@@ -48,6 +48,7 @@ struct InboundFrame {
     private mutating func readFields(
         _ reader: inout FrameReader, payloadFrom body: ByteBuffer, at start: Int, maxMetadataEntries: Int
     ) throws(FrameReader.Failure) {
+        var statusHasMessage = false
         while !reader.isAtEnd {
             let (number, wireType) = try reader.tag()
             do throws(FrameReader.Failure) {
@@ -69,8 +70,13 @@ struct InboundFrame {
                     payload = body.getSlice(at: start + range.lowerBound, length: range.count)!
                 case 7:
                     var nested = FrameReader(bytes: try reader.bytes(wireType))
-                    // A message field that occurs twice: the last one counts, as in protobuf-c 1.4.
-                    status = try Self.readStatus(&nested)
+                    var (read, hasMessage) = try Self.readStatus(&nested)
+                    // A message field that occurs again is merged into the earlier one, as protobuf-c 1.4
+                    // does: the code is the last one's, and a message the last one leaves out keeps its
+                    // earlier value (an empty message that is present does not).
+                    if !hasMessage, statusHasMessage, let earlier = status { read.message = earlier.message }
+                    statusHasMessage = statusHasMessage || hasMessage
+                    status = read
                 case 8: windowBytes = UInt32(truncatingIfNeeded: try reader.uint64(wireType))
                 case 9: lastCallID = try reader.uint64(wireType)
                 case 10: maxConcurrentCalls = UInt32(truncatingIfNeeded: try reader.uint64(wireType))
@@ -107,21 +113,27 @@ struct InboundFrame {
         return entry
     }
 
-    private static func readStatus(_ reader: inout FrameReader) throws(FrameReader.Failure) -> YediRPC.Status {
+    /// A status, and whether its message field was present (which protobuf-c's merge goes by).
+    private static func readStatus(_ reader: inout FrameReader) throws(FrameReader.Failure)
+        -> (YediRPC.Status, hasMessage: Bool)
+    {
         var status = YediRPC.Status()
+        var hasMessage = false
         while !reader.isAtEnd {
             let (number, wireType) = try reader.tag()
             do throws(FrameReader.Failure) {
                 switch number {
                 case 1: status.code = UInt32(truncatingIfNeeded: try reader.uint64(wireType))
-                case 2: status.message = try reader.string(wireType)
+                case 2:
+                    status.message = try reader.string(wireType)
+                    hasMessage = true
                 default: try reader.skip(wireType)
                 }
             } catch {
                 throw error.within(number == 1 ? "code" : number == 2 ? "message" : "#\(number)")
             }
         }
-        return status
+        return (status, hasMessage)
     }
 }
 
@@ -159,7 +171,9 @@ private struct FrameReader {
 
     /// The next field's number and wire type.
     mutating func tag() throws(Failure) -> (number: UInt64, wireType: UInt8) {
+        let start = position
         let tag = try varint()
+        guard position - start <= 5 else { throw Failure(reason: .tagTooLong) }
         let number = tag >> 3
         guard number > 0, number <= 0x1FFF_FFFF else { throw Failure(reason: .invalidFieldNumber(number)) }
         let wireType = UInt8(tag & 7)

@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import ProtoBridge
 import XCTest
@@ -56,12 +57,21 @@ final class InboundFrameTests: XCTestCase {
         bytes += [0x7A, 2, 0x41, 0x42]  // field 15, bytes
         bytes += [0x1A, 4] + Array("/c/d".utf8)  // method again: the last one counts
         bytes += [0x3A, 2, 0x08, 0x05]  // status { code: 5 }
-        bytes += [0x3A, 3, 0x12, 1, 0x78]  // status { message: "x" }: replaces the first, as in protobuf-c
+        bytes += [0x3A, 3, 0x12, 1, 0x78]  // status { message: "x" }: merged, its code 0 is the last one's
         let body = ByteBuffer(bytes: bytes)
         let frame = try InboundFrame.read(body)
         XCTAssertEqual(frame.method, "/c/d")
         XCTAssertEqual(frame.status, YediRPC.Status(code: 0, message: "x"))
         XCTAssertEqual(Self.generated(frame), try YediRPC.Frame(buffer: body))
+
+        // protobuf-c 1.4 merges a message field that occurs again: a message the last status leaves out
+        // keeps its earlier value, one that is present (even empty) replaces it.
+        let kept = ByteBuffer(bytes: bytes + [0x3A, 2, 0x08, 0x09])  // status { code: 9 }
+        XCTAssertEqual(try InboundFrame.read(kept).status, YediRPC.Status(code: 9, message: "x"))
+        XCTAssertEqual(try YediRPC.Frame(buffer: kept).status, YediRPC.Status(code: 9, message: "x"))
+        let replaced = ByteBuffer(bytes: bytes + [0x3A, 4, 0x08, 0x09, 0x12, 0])  // status { code: 9, message: "" }
+        XCTAssertEqual(try InboundFrame.read(replaced).status, YediRPC.Status(code: 9, message: ""))
+        XCTAssertEqual(try YediRPC.Frame(buffer: replaced).status, YediRPC.Status(code: 9, message: ""))
     }
 
     /// A million empty metadata entries in one frame: the reader keeps the first ones and counts the
@@ -87,6 +97,7 @@ final class InboundFrameTests: XCTestCase {
             ([0x08] + [UInt8](repeating: 0xFF, count: 10) + [0x01], "call_id", .varintTooLong),
             ([0x0B], nil, .invalidWireType(3)),
             ([0x00], nil, .invalidFieldNumber(0)),
+            ([0x88, 0x80, 0x80, 0x80, 0x80, 0x00, 0x01], nil, .tagTooLong),  // call_id behind a 6-byte tag
             ([0x3A, 2, 0x0E, 0x00], "status", .invalidWireType(6)),
         ]
         for (bytes, path, reason) in cases {
@@ -127,6 +138,24 @@ final class InboundFrameTests: XCTestCase {
         }
         XCTAssertGreaterThan(accepted, 1_000, "the mutants exercise accepted frames")
         XCTAssertGreaterThan(refused, 1_000, "the mutants exercise refused frames")
+    }
+
+    /// Inputs on which the frame fuzzer found the two readers disagreeing (`Fuzz/fixtures/frame/`, each
+    /// the fuzz input: the harness's read-size byte, then the frame's bytes).
+    func testFuzzFindingsAreReadAsTheGeneratedDecoderReadsThem() throws {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../../Fuzz/fixtures/frame").standardized
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        XCTAssertFalse(names.isEmpty, "no fixtures in \(directory.path)")
+        for name in names {
+            let input = try Data(contentsOf: directory.appendingPathComponent(name))
+            let body = ByteBuffer(bytes: input.dropFirst())
+            let expected = Result { try YediRPC.Frame(buffer: body) }
+            let actual = Result { try InboundFrame.read(body) }.map(Self.generated)
+            XCTAssertEqual(
+                try? actual.get(), try? expected.get(),
+                "\(name): InboundFrame \(actual), protobuf-c \(expected)")
+        }
     }
 
     private static func generated(_ frame: InboundFrame) -> YediRPC.Frame {
