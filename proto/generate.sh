@@ -5,7 +5,7 @@
 #   proto/generate.sh           # regenerate
 #   proto/generate.sh --check   # regenerate into a temporary copy and fail if the committed files differ
 #
-# Access rules (proto/access.proto) are custom method options. protoc reads the real files (the Swift
+# Access rules and field sizes (proto/access.proto) are custom method and field options. protoc reads the real files (the Swift
 # generator needs the options); protoc-c gets copies without them: protoc-c 1.4.1 would #include a
 # descriptor.pb-c.h that does not exist for a file importing descriptor.proto, and protobuf-c keeps no
 # method options anyway, so its output is the same without them. access.proto itself has no C code.
@@ -24,18 +24,20 @@ modules=(
   "YediProto=common.proto,echo.proto,account.proto,content.proto,booking.proto,chat.proto,runtime.proto"
 )
 
-# Copies `proto/<file>` for protoc-c into <dir> without the access rules: the `import "access.proto";`
-# line and every `option (yedi.rpc.…) = …;` line. Fails if an access option is left (one not alone on
-# its line), so protoc-c never sees a half-stripped file.
+# Copies `proto/<file>` for protoc-c into <dir> without the access rules and field sizes: the
+# `import "access.proto";` line, every `option (yedi.rpc.…) = …;` line and every field's
+# `[(yedi.rpc.…) = …]`. Fails if an option is left (one not written that way), so protoc-c never sees a
+# half-stripped file.
 strip_access_rules() { # dir files...
   local dir=$1
   shift
   for file in "$@"; do
     sed -E -e '/^[[:space:]]*import "access\.proto";[[:space:]]*$/d' \
       -e '/^[[:space:]]*option \(yedi\.rpc\.[a-z_]+\) = [^;]*;[[:space:]]*(\/\/.*)?$/d' \
+      -e 's/[[:space:]]*\[\(yedi\.rpc\.[^]]*\][[:space:]]*;/;/' \
       "proto/$file" >"$dir/$file"
     if grep -nE 'access\.proto|\(yedi\.rpc\.' "$dir/$file" >&2; then
-      echo "proto/$file: put each access option alone on its own line" >&2
+      echo "proto/$file: put each access option alone on its own line, field sizes in [...] before the ;" >&2
       return 1
     fi
   done
@@ -69,15 +71,18 @@ generate_into() { # output root
     --descriptors "$work/descriptors.pb" \
     --c-target "$c_target" \
     --sources "$out/Sources" \
+    --limits-doc "$out/docs/services.md" \
     "${module_args[@]}"
 }
 
-generated_paths=(Sources/CProtobufC Sources/RPCCore/Generated Sources/YediProto/Generated)
+# docs/services.md is written, not generated: only its field-limits table is (between its markers).
+generated_paths=(Sources/CProtobufC Sources/RPCCore/Generated Sources/YediProto/Generated docs/services.md)
 
 if [[ ${1:-} == "--check" ]]; then
   scratch=$(mktemp -d)
   trap 'rm -rf "$scratch"' EXIT
-  mkdir -p "$scratch/Sources"
+  mkdir -p "$scratch/Sources" "$scratch/docs"
+  cp docs/services.md "$scratch/docs/services.md"
   generate_into "$scratch"
   status=0
   for path in "${generated_paths[@]}"; do

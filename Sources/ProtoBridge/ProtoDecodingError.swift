@@ -24,6 +24,11 @@ public struct ProtoDecodingError: Error, Hashable, Sendable, CustomStringConvert
         case unpackFailed
         /// The generated or dynamic code read a field with a type other than its schema's.
         case schemaMismatch(String)
+        /// A string or bytes value (or one element of a repeated one) longer than its declared
+        /// `max_bytes` (proto/access.proto).
+        case tooManyBytes(limit: Int, actual: Int)
+        /// A repeated field with more elements than its declared `max_items`.
+        case tooManyItems(limit: Int, actual: Int)
     }
 
     /// The full name of the message type being decoded.
@@ -43,6 +48,15 @@ public struct ProtoDecodingError: Error, Hashable, Sendable, CustomStringConvert
         return "cannot decode \(messageType)\(location): \(reasonText)"
     }
 
+    /// A field over its declared size, as a caller reads it: `designer.shop.name: at most 200 bytes of
+    /// UTF-8 (got 3500000)`; nil for every other reason.
+    public var sizeLimitText: String? {
+        switch reason {
+        case .tooManyBytes, .tooManyItems: "\(fieldPath ?? messageType): \(reasonText)"
+        default: nil
+        }
+    }
+
     private var reasonText: String {
         switch reason {
         case .truncated: "the input is truncated"
@@ -57,6 +71,8 @@ public struct ProtoDecodingError: Error, Hashable, Sendable, CustomStringConvert
         case .stringContainsNUL: "a string contains a NUL byte"
         case .unpackFailed: "protobuf-c could not unpack the input"
         case .schemaMismatch(let detail): "schema mismatch: \(detail)"
+        case .tooManyBytes(let limit, let actual): "at most \(limit) bytes of UTF-8 (got \(actual))"
+        case .tooManyItems(let limit, let actual): "at most \(limit) items (got \(actual))"
         }
     }
 }

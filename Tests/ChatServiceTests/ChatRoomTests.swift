@@ -148,6 +148,22 @@ final class ChatRoomTests: XCTestCase {
         XCTAssertEqual(history.messages.count, 1)
     }
 
+    /// One grapheme of 3.5 MB (combining marks) was once accepted as "1 character", and the room's
+    /// history page then failed for both members. The decoder refuses it by its UTF-8 bytes.
+    func testAOneGraphemeMultiMegabyteTextIsRefusedByItsBytesAndTheRoomStaysReadable() async throws {
+        let customer = try await fixture.signUp(.customer)
+        let designer = try await fixture.signUp(.designer)
+        let room = try await fixture.openRoomID(customer, designer)
+        let huge = "e" + String(repeating: "\u{301}", count: 1_750_000)
+        XCTAssertEqual(huge.count, 1)
+        let refused = await rpcError { try await self.fixture.send(customer, room, huge) }
+        XCTAssertEqual(refused?.code, .invalidArgument)
+        XCTAssertEqual(refused?.message, "text.text: at most 8000 bytes of UTF-8 (got 3500001)")
+        _ = try await fixture.send(designer, room, "안녕하세요")
+        let history = try await fixture.chat.listMessages(.init(roomID: room), options: designer.options)
+        XCTAssertEqual(history.messages.map(\.body), [.text(.init(text: "안녕하세요"))])
+    }
+
     func testAnImageMustExistInContentServiceAndBeTheSenders() async throws {
         let customer = try await fixture.signUp(.customer)
         let designer = try await fixture.signUp(.designer)

@@ -1,5 +1,11 @@
 import CProtobufC
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Reads a message's fields out of the protoc-c struct that `protobuf_c_message_unpack` produced.
 ///
 /// Generated `init(from:)` initialisers call `read(at:)` once per field. The struct and everything it
@@ -98,6 +104,49 @@ public struct MessageDecoder {
             throw oneofWithoutMessage(at: number)
         }
         return message
+    }
+
+    // MARK: Declared sizes
+
+    /// Refuses field `number` when it holds more than `maxItems` elements, or a string or bytes value
+    /// (each element, when repeated) of more than `maxBytes` bytes. Generated `init(from:)`s call it
+    /// before `read(at:)`, with the field's `max_items` and `max_bytes`: it reads the C struct only, so
+    /// an oversized value is refused before anything is copied into Swift.
+    public func limit(at number: Int, maxItems: Int = .max, maxBytes: Int = .max) throws(ProtoDecodingError) {
+        guard let field = table.field(number) else { throw mismatch(number, "no such field") }
+        if field.isOneof, oneofCase(at: number) != number { return }
+        var sizes: [Int] = []
+        if field.isRepeated {
+            let count = base.load(fromByteOffset: field.quantifierOffset, as: Int.self)
+            guard count <= maxItems else { throw sizeError(number, .tooManyItems(limit: maxItems, actual: count)) }
+            guard maxBytes < .max else { return }
+            switch field.storage {
+            case .string:
+                let (pointer, count) = try array(number, .string, of: UnsafePointer<CChar>?.self)
+                sizes = (0..<count).map { pointer[$0].map { strlen($0) } ?? 0 }
+            case .bytes:
+                let (pointer, count) = try array(number, .bytes, of: ProtobufCBinaryData.self)
+                sizes = (0..<count).map { pointer[$0].len }
+            default: return
+            }
+        } else {
+            switch field.storage {
+            case .string:
+                sizes = [
+                    base.load(fromByteOffset: field.offset, as: UnsafePointer<CChar>?.self).map { strlen($0) } ?? 0
+                ]
+            case .bytes:
+                sizes = [base.load(fromByteOffset: field.offset, as: ProtobufCBinaryData.self).len]
+            default: return
+            }
+        }
+        if let largest = sizes.max(), largest > maxBytes {
+            throw sizeError(number, .tooManyBytes(limit: maxBytes, actual: largest))
+        }
+    }
+
+    private func sizeError(_ number: Int, _ reason: ProtoDecodingError.Reason) -> ProtoDecodingError {
+        ProtoDecodingError(messageType: schema.fullName, fieldPath: name(of: number), reason: reason)
     }
 
     // MARK: Repeated fields

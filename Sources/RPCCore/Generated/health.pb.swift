@@ -20,6 +20,7 @@ extension YediHealth {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 256)
             self.service = try decoder.read(at: 1)
         }
     }

@@ -98,12 +98,13 @@ struct RPCRoute: Sendable {
 }
 
 extension ProtoMessage {
-    /// An undecodable request is the caller's fault: `INVALID_ARGUMENT`, naming the message type.
+    /// An undecodable request is the caller's fault: `INVALID_ARGUMENT`, naming the message type, or
+    /// the field and its limit when a value is over its declared size.
     static func decodeRequest(_ payload: ByteBuffer) throws(RPCError) -> Self {
         do {
             return try Self(buffer: payload)
         } catch {
-            throw RPCError(code: .invalidArgument, message: error.description)
+            throw RPCError(code: .invalidArgument, message: error.sizeLimitText ?? error.description)
         }
     }
 }

@@ -243,8 +243,11 @@ extension YediAccount {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 200)
             self.city = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 400)
             self.district = try decoder.read(at: 2)
+            try decoder.limit(at: 3, maxBytes: 800)
             self.detail = try decoder.read(at: 3)
         }
     }
@@ -271,7 +274,9 @@ extension YediAccount {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 120)
             self.kind = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 2000)
             self.url = try decoder.read(at: 2)
         }
     }
@@ -327,14 +332,18 @@ extension YediAccount {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 200)
             self.name = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 64)
             self.phone = try decoder.read(at: 2)
             self.address = try decoder.read(at: 3)
             self.latitude = try decoder.read(at: 4)
             self.longitude = try decoder.read(at: 5)
             self.openingHour = try decoder.read(at: 6)
             self.closingHour = try decoder.read(at: 7)
+            try decoder.limit(at: 8, maxItems: 10)
             self.messengerLinks = try decoder.read(at: 8)
+            try decoder.limit(at: 9, maxBytes: 64)
             self.timeZone = try decoder.read(at: 9)
         }
     }
@@ -532,7 +541,9 @@ extension YediAccount {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 4000)
             self.description = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxItems: 20, maxBytes: 120)
             self.skills = try decoder.read(at: 2)
             self.rank = try decoder.read(at: 3)
             self.shop = try decoder.read(at: 4)
@@ -585,9 +596,13 @@ extension YediAccount {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 254)
             self.email = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 512)
             self.password = try decoder.read(at: 2)
+            try decoder.limit(at: 3, maxBytes: 200)
             self.name = try decoder.read(at: 3)
+            try decoder.limit(at: 4, maxBytes: 64)
             self.phone = try decoder.read(at: 4)
             self.gender = try decoder.read(at: 5)
             self.birthDate = try decoder.read(at: 6)
@@ -641,7 +656,9 @@ extension YediAccount {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 254)
             self.email = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 512)
             self.password = try decoder.read(at: 2)
         }
     }
@@ -687,6 +704,7 @@ extension YediAccount {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 256)
             self.refreshToken = try decoder.read(at: 1)
         }
     }
@@ -727,6 +745,7 @@ extension YediAccount {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 256)
             self.refreshToken = try decoder.read(at: 1)
         }
     }
@@ -775,6 +794,7 @@ extension YediAccount {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.userID = try decoder.read(at: 1)
         }
     }
@@ -797,6 +817,7 @@ extension YediAccount {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxItems: 100, maxBytes: 128)
             self.userIDs = try decoder.read(at: 1)
         }
     }
@@ -837,6 +858,7 @@ extension YediAccount {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.designerID = try decoder.read(at: 1)
         }
     }
@@ -884,12 +906,17 @@ extension YediAccount {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxItems: 16, maxBytes: 64)
             self.fields = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 200)
             self.name = try decoder.read(at: 2)
+            try decoder.limit(at: 3, maxBytes: 64)
             self.phone = try decoder.read(at: 3)
             self.gender = try decoder.read(at: 4)
             self.birthDate = try decoder.read(at: 5)
+            try decoder.limit(at: 6, maxBytes: 128)
             self.profileImageID = try decoder.read(at: 6)
+            try decoder.limit(at: 7, maxBytes: 200)
             self.favouriteStyle = try decoder.read(at: 7)
         }
     }
@@ -918,7 +945,9 @@ extension YediAccount {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 4000)
             self.description = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxItems: 20, maxBytes: 120)
             self.skills = try decoder.read(at: 2)
             self.rank = try decoder.read(at: 3)
         }
@@ -966,6 +995,7 @@ extension YediAccount {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 200)
             self.query = try decoder.read(at: 1)
             self.page = try decoder.read(at: 2)
         }
@@ -1101,8 +1131,12 @@ extension YediAccount {
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             switch decoder.oneofCase(at: 1) {
-            case 1: self.entry = .query(try decoder.read(at: 1))
-            case 2: self.entry = .designerID(try decoder.read(at: 2))
+            case 1:
+                try decoder.limit(at: 1, maxBytes: 200)
+                self.entry = .query(try decoder.read(at: 1))
+            case 2:
+                try decoder.limit(at: 2, maxBytes: 128)
+                self.entry = .designerID(try decoder.read(at: 2))
             default: self.entry = nil
             }
         }
@@ -1125,6 +1159,7 @@ extension YediAccount {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.id = try decoder.read(at: 1)
         }
     }
@@ -1145,6 +1180,7 @@ extension YediAccount {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.designerID = try decoder.read(at: 1)
         }
     }
@@ -1237,6 +1273,7 @@ extension YediAccount {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.userID = try decoder.read(at: 1)
         }
     }
@@ -1278,6 +1315,7 @@ extension YediAccount {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.designerID = try decoder.read(at: 1)
         }
     }
@@ -1336,6 +1374,7 @@ extension YediAccount {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 512)
             self.password = try decoder.read(at: 1)
         }
     }

@@ -194,7 +194,9 @@ extension YediBooking {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.id = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 160)
             self.name = try decoder.read(at: 2)
             self.category = try decoder.read(at: 3)
             self.priceKRW = try decoder.read(at: 4)
@@ -281,12 +283,17 @@ extension YediBooking {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.designerID = try decoder.read(at: 1)
             self.openingMinute = try decoder.read(at: 2)
             self.closingMinute = try decoder.read(at: 3)
+            try decoder.limit(at: 4, maxBytes: 64)
             self.timeZone = try decoder.read(at: 4)
+            try decoder.limit(at: 5, maxItems: 10)
             self.breaks = try decoder.read(at: 5)
+            try decoder.limit(at: 6, maxItems: 4000)
             self.closedDays = try decoder.read(at: 6)
+            try decoder.limit(at: 7, maxItems: 7)
             self.closedWeekdays = try decoder.read(at: 7)
             self.slotMinutes = try decoder.read(at: 8)
         }
@@ -308,6 +315,7 @@ extension YediBooking {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.designerID = try decoder.read(at: 1)
         }
     }
@@ -355,7 +363,9 @@ extension YediBooking {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxItems: 100)
             self.add = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxItems: 100)
             self.remove = try decoder.read(at: 2)
         }
     }
@@ -401,6 +411,7 @@ extension YediBooking {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.designerID = try decoder.read(at: 1)
         }
     }
@@ -422,6 +433,7 @@ extension YediBooking {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxItems: 50)
             self.styles = try decoder.read(at: 1)
         }
     }
@@ -451,6 +463,7 @@ extension YediBooking {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.designerID = try decoder.read(at: 1)
             self.from = try decoder.read(at: 2)
             self.to = try decoder.read(at: 3)
@@ -630,9 +643,12 @@ extension YediBooking {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.designerID = try decoder.read(at: 1)
             self.startAtMs = try decoder.read(at: 2)
+            try decoder.limit(at: 3, maxItems: 20, maxBytes: 128)
             self.styleIDs = try decoder.read(at: 3)
+            try decoder.limit(at: 4, maxBytes: 128)
             self.idempotencyKey = try decoder.read(at: 4)
         }
     }
@@ -653,6 +669,7 @@ extension YediBooking {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.reservationID = try decoder.read(at: 1)
         }
     }
@@ -883,6 +900,7 @@ extension YediBooking {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.reservationID = try decoder.read(at: 1)
         }
     }

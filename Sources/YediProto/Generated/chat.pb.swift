@@ -51,6 +51,7 @@ extension YediChat {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 8000)
             self.text = try decoder.read(at: 1)
         }
     }
@@ -107,9 +108,12 @@ extension YediChat {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.postID = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 400)
             self.postTitle = try decoder.read(at: 2)
             self.firstPhoto = try decoder.read(at: 3)
+            try decoder.limit(at: 4, maxBytes: 8000)
             self.text = try decoder.read(at: 4)
         }
     }
@@ -136,6 +140,7 @@ extension YediChat {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.reservationID = try decoder.read(at: 1)
             self.startAtMs = try decoder.read(at: 2)
         }
@@ -354,8 +359,11 @@ extension YediChat {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.designerID = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 128)
             self.postID = try decoder.read(at: 2)
+            try decoder.limit(at: 3, maxBytes: 128)
             self.clientMessageID = try decoder.read(at: 3)
         }
     }
@@ -430,6 +438,7 @@ extension YediChat {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.roomID = try decoder.read(at: 1)
             switch decoder.oneofCase(at: 2) {
             case 2: self.body = .text(try decoder.oneofMessage(at: 2))
@@ -438,6 +447,7 @@ extension YediChat {
             case 5: self.body = .reservation(try decoder.oneofMessage(at: 5))
             default: self.body = nil
             }
+            try decoder.limit(at: 6, maxBytes: 128)
             self.clientMessageID = try decoder.read(at: 6)
         }
     }
@@ -473,6 +483,7 @@ extension YediChat {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.roomID = try decoder.read(at: 1)
             self.limit = try decoder.read(at: 2)
             self.beforeSeq = try decoder.read(at: 3)
@@ -539,6 +550,7 @@ extension YediChat {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.roomID = try decoder.read(at: 1)
             self.upToSeq = try decoder.read(at: 2)
         }

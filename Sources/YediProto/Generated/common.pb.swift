@@ -102,6 +102,7 @@ extension YediCommon {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 1024)
             self.cursor = try decoder.read(at: 1)
             self.limit = try decoder.read(at: 2)
         }
@@ -157,7 +158,9 @@ extension YediCommon {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.id = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 2048)
             self.url = try decoder.read(at: 2)
             self.width = try decoder.read(at: 3)
             self.height = try decoder.read(at: 4)
@@ -182,6 +185,7 @@ extension YediCommon {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.userID = try decoder.read(at: 1)
         }
     }

@@ -266,10 +266,13 @@ extension YediContent {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 400)
             self.title = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 8000)
             self.description = try decoder.read(at: 2)
             self.priceKRW = try decoder.read(at: 3)
             self.category = try decoder.read(at: 4)
+            try decoder.limit(at: 5, maxItems: 20, maxBytes: 128)
             self.photoIDs = try decoder.read(at: 5)
         }
     }
@@ -311,11 +314,15 @@ extension YediContent {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.postID = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 400)
             self.title = try decoder.read(at: 2)
+            try decoder.limit(at: 3, maxBytes: 8000)
             self.description = try decoder.read(at: 3)
             self.priceKRW = try decoder.read(at: 4)
             self.category = try decoder.read(at: 5)
+            try decoder.limit(at: 6, maxItems: 20, maxBytes: 128)
             self.photoIDs = try decoder.read(at: 6)
         }
     }
@@ -336,6 +343,7 @@ extension YediContent {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.postID = try decoder.read(at: 1)
         }
     }
@@ -370,6 +378,7 @@ extension YediContent {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.postID = try decoder.read(at: 1)
         }
     }
@@ -452,6 +461,7 @@ extension YediContent {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.designerID = try decoder.read(at: 1)
             self.page = try decoder.read(at: 2)
         }
@@ -473,6 +483,7 @@ extension YediContent {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.postID = try decoder.read(at: 1)
         }
     }
@@ -545,7 +556,9 @@ extension YediContent {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 10485760)
             self.data = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 64)
             self.contentType = try decoder.read(at: 2)
         }
     }
@@ -566,6 +579,7 @@ extension YediContent {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.imageID = try decoder.read(at: 1)
         }
     }
@@ -695,10 +709,14 @@ extension YediContent {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.reservationID = try decoder.read(at: 1)
             self.score = try decoder.read(at: 2)
+            try decoder.limit(at: 3, maxBytes: 8000)
             self.text = try decoder.read(at: 3)
+            try decoder.limit(at: 4, maxItems: 20, maxBytes: 128)
             self.photoIDs = try decoder.read(at: 4)
+            try decoder.limit(at: 5, maxItems: 15)
             self.keywords = try decoder.read(at: 5)
         }
     }
@@ -724,6 +742,7 @@ extension YediContent {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
             self.designerID = try decoder.read(at: 1)
             self.page = try decoder.read(at: 2)
         }
@@ -859,6 +878,7 @@ extension YediContent {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxItems: 100, maxBytes: 128)
             self.designerIDs = try decoder.read(at: 1)
         }
     }
@@ -939,6 +959,7 @@ extension YediContent {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxItems: 100, maxBytes: 128)
             self.imageIDs = try decoder.read(at: 1)
         }
     }
@@ -1008,6 +1029,7 @@ extension YediContent {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxItems: 100, maxBytes: 128)
             self.postIDs = try decoder.read(at: 1)
         }
     }

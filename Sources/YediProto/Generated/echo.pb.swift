@@ -24,7 +24,9 @@ extension YediEcho {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 16777216)
             self.payload = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 65536)
             self.text = try decoder.read(at: 2)
         }
     }
@@ -88,6 +90,7 @@ extension YediEcho {
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.count = try decoder.read(at: 1)
             self.payloadSize = try decoder.read(at: 2)
+            try decoder.limit(at: 3, maxBytes: 65536)
             self.text = try decoder.read(at: 3)
         }
     }
