@@ -56,6 +56,45 @@ final class OutboxTests: XCTestCase {
         try await content.stop()
     }
 
+    /// Delivery was once sequential: one callee that accepted connections and never answered held every
+    /// other peer's jobs for its 10 s timeout.
+    func testAHungPeerDoesNotDelayTheOtherPeersDeliveries() async throws {
+        let hung = try SilentListener()
+        let content = try await harness.start(
+            ContentServiceDefinition.self, configuration: try harness.configuration(ContentServiceDefinition.defaults))
+        let account = try await harness.start(
+            AccountServiceDefinition.self,
+            configuration: try harness.configuration(
+                AccountServiceDefinition.defaults, peers: ["chat": hung.port, "content": try await content.port])
+        )
+        let env = account.environment
+        let started = ContinuousClock.now
+        let (hungJob, liveJob) = try await env.database.write { db in
+            (
+                try env.outbox.enqueue(
+                    in: db, peer: "chat", method: YediChat.ChatService.Method.purgeUser,
+                    request: YediCommon.PurgeUserRequest(userID: "u-1")),
+                try env.outbox.enqueue(
+                    in: db, peer: "content", method: YediContent.ContentService.Method.purgeUser,
+                    request: YediCommon.PurgeUserRequest(userID: "u-1"))
+            )
+        }
+        let delivered = try await eventually(timeout: 30) {
+            try await env.database.read { db in
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM runtime_outbox WHERE id = ?", arguments: [liveJob])
+            } == 0
+        }
+        let elapsed = ContinuousClock.now - started
+        XCTAssertTrue(delivered)
+        XCTAssertLessThan(elapsed, .seconds(5), "the live peer's job waited behind the hung peer's")
+        let stillPending = try await env.database.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM runtime_outbox WHERE id = ?", arguments: [hungJob])
+        }
+        XCTAssertEqual(stillPending, 1, "the hung peer cannot have accepted its job")
+        try await account.stop()
+        try await content.stop()
+    }
+
     func testAJobIsNotDeliveredWhenItsTransactionRollsBack() async throws {
         let contentPort = try ServiceHarness.unusedPort()
         let account = try await harness.start(
@@ -164,4 +203,33 @@ enum ReceiverDefinition: ServiceDefinition {
             }
         ]
     }
+}
+
+/// A TCP port whose connections the kernel completes but nobody ever reads or answers: a hung peer.
+final class SilentListener {
+    let port: Int
+    private let socketFD: Int32
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EMFILE) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(fd, address, length) == 0 && listen(fd, 128) == 0 && getsockname(fd, address, &length) == 0
+            }
+        }
+        guard bound else {
+            close(fd)
+            throw POSIXError(.EADDRINUSE)
+        }
+        socketFD = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(socketFD) }
 }

@@ -5,7 +5,8 @@ import RPCCore
 import ServiceLifecycle
 import YediProto
 
-/// Delivers the outbox's jobs to their peers, oldest first, until each is accepted.
+/// Delivers the outbox's jobs to their peers, oldest first per peer, the peers in parallel, until each
+/// job is accepted.
 ///
 /// A job that fails (peer down, timeout, any error status) is retried with exponential backoff up to
 /// `maximumBackoff`, for ever: the change that wrote it has committed, so giving up would leave the
@@ -39,9 +40,9 @@ public final class OutboxWorker: Service, Sendable {
 
     public func run() async throws {
         await cancelWhenGracefulShutdown {
-            var retryAt: [String: ContinuousClock.Instant] = [:]
+            var backoff = DeliveryBackoff()
             while !Task.isCancelled {
-                let next = await self.deliverDueJobs(retryAt: &retryAt)
+                let next = await self.deliverDueJobs(backoff: &backoff)
                 let wait = next.map { max(.zero, $0 - .now) } ?? self.settings.pollInterval
                 await self.outbox.wakeUp.wait(timeout: min(wait, self.settings.pollInterval))
             }
@@ -56,8 +57,29 @@ public final class OutboxWorker: Service, Sendable {
         var attempts: Int
     }
 
-    /// Delivers every job that is due; returns when the earliest one in backoff becomes due.
-    private func deliverDueJobs(retryAt: inout [String: ContinuousClock.Instant]) async -> ContinuousClock.Instant? {
+    /// When each failed job, and each peer that failed, may be tried again.
+    ///
+    /// Per peer: after a failure the peer's other jobs wait too, so a peer that is down costs one
+    /// attempt per backoff, not one per job; the other peers are not affected.
+    private struct DeliveryBackoff {
+        var jobs: [String: ContinuousClock.Instant] = [:]
+        var peers: [String: ContinuousClock.Instant] = [:]
+
+        func isWaiting(_ job: Job, now: ContinuousClock.Instant) -> Bool {
+            (jobs[job.id].map { $0 > now } ?? false) || (peers[job.peer].map { $0 > now } ?? false)
+        }
+    }
+
+    /// What delivering one peer's due jobs came to.
+    private struct PeerRound: Sendable {
+        var delivered: [String] = []
+        /// The job that failed (the round stops at it) and when it, and its peer, may be tried again.
+        var failed: (job: String, retryAt: ContinuousClock.Instant)?
+    }
+
+    /// Delivers every job that is due, each peer's jobs in order and the peers in parallel (one hung
+    /// peer delays only its own jobs); returns when the earliest one in backoff becomes due.
+    private func deliverDueJobs(backoff: inout DeliveryBackoff) async -> ContinuousClock.Instant? {
         let jobs: [Job]
         do {
             jobs = try await database.read { db in
@@ -77,25 +99,47 @@ public final class OutboxWorker: Service, Sendable {
             return .now + settings.pollInterval
         }
         let pending = Set(jobs.map(\.id))
-        retryAt = retryAt.filter { pending.contains($0.key) }
+        backoff.jobs = backoff.jobs.filter { pending.contains($0.key) }
+        let now = ContinuousClock.now
+        let due = Dictionary(grouping: jobs.filter { !backoff.isWaiting($0, now: now) }, by: \.peer)
+        let rounds = await withTaskGroup(of: (String, PeerRound).self) { group in
+            for (peer, peerJobs) in due {
+                group.addTask { (peer, await self.deliver(peerJobs)) }
+            }
+            return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        for (peer, round) in rounds {
+            for id in round.delivered { backoff.jobs[id] = nil }
+            if let failed = round.failed {
+                backoff.jobs[failed.job] = failed.retryAt
+                backoff.peers[peer] = failed.retryAt
+            } else {
+                backoff.peers[peer] = nil
+            }
+        }
+        return backoff.jobs.values.min()
+    }
+
+    /// Delivers one peer's jobs in order, stopping at the first failure.
+    private func deliver(_ jobs: [Job]) async -> PeerRound {
+        var round = PeerRound()
         for job in jobs where Task.isCancelled == false {
-            if let due = retryAt[job.id], due > .now { continue }
             do {
                 try await deliver(job)
                 try await database.write { db in
                     try db.execute(sql: "DELETE FROM runtime_outbox WHERE id = ?", arguments: [job.id])
                 }
-                retryAt[job.id] = nil
+                round.delivered.append(job.id)
                 logger.debug("outbox: delivered", metadata: ["job": "\(job.id)", "method": "\(job.method)"])
             } catch {
                 if Task.isCancelled { break }
                 let attempts = job.attempts + 1
                 let delay = backoff(afterAttempts: attempts)
-                retryAt[job.id] = .now + delay
+                round.failed = (job.id, .now + delay)
                 logger.warning(
                     "outbox: delivery failed; will retry",
                     metadata: [
-                        "job": "\(job.id)", "method": "\(job.method)", "attempt": "\(attempts)",
+                        "job": "\(job.id)", "peer": "\(job.peer)", "method": "\(job.method)", "attempt": "\(attempts)",
                         "retry-in": "\(delay)", "error": "\(error)",
                     ]
                 )
@@ -104,9 +148,10 @@ public final class OutboxWorker: Service, Sendable {
                         sql: "UPDATE runtime_outbox SET attempts = ?, last_error = ? WHERE id = ?",
                         arguments: [attempts, String(describing: error).prefix(500).description, job.id])
                 }
+                break
             }
         }
-        return retryAt.values.min()
+        return round
     }
 
     private func deliver(_ job: Job) async throws {
