@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes the Yedi development PKI with the openssl CLI: a CA, one certificate per service (usable as
-# both TLS server and TLS client, since services call each other) and one client certificate for
-# the CLI probe. All keys are ECDSA P-256, all signatures SHA-256. Also the access token signing key
+# both TLS server and TLS client, since services call each other), one client certificate for the
+# CLI probe and one for the operator's calls through it (operator.pem: DevClock). All keys are ECDSA
+# P-256, all signatures SHA-256. Also the access token signing key
 # (Ed25519): token-signing.key (PKCS#8) and token-signing.pub.pem, which services verify tokens with.
 #
 # Usage: deploy/dev-pki.sh [DIR]     (DIR defaults to deploy/pki, which git ignores)
@@ -115,6 +116,9 @@ for service in "${SERVICES[@]}"; do
         "serverAuth, clientAuth"
 done
 make_leaf "$PROBE" "$PROBE" "URI:spiffe://yedi/client/$PROBE" "clientAuth"
+# The operator's certificate, for the probe's operator-only calls (yedi.runtime.DevClock): a client-only
+# service identity that no service process runs as.
+make_leaf operator operator "URI:spiffe://yedi/service/operator" "clientAuth"
 make_token_key
 
 if ((${#made[@]} == 0)); then

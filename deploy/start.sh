@@ -6,7 +6,8 @@
 # lines of its log, and the others are stopped.
 #
 #   deploy/start.sh               # build (release), then run in the foreground
-#   deploy/start.sh --dev-clock   # also let `yedi.runtime.DevClock/AdvanceClock` move the clocks (demos)
+#   deploy/start.sh --dev-clock   # development mode, and let the operator's certificate move the clocks
+#                                 # (`yedi.runtime.DevClock/AdvanceClock`, for demos; see README.md)
 #   deploy/start.sh --debug       # a debug build instead (quicker to build while developing)
 #
 # Ports (RPC over TLS / metrics and health over plain HTTP on loopback):
@@ -19,9 +20,9 @@ extra=()
 configuration=release
 for argument in "$@"; do
   case $argument in
-  --dev-clock) extra+=(--dev-clock) ;;
+  --dev-clock) extra+=(--development --dev-clock) ;;
   --debug) configuration=debug ;;
-  -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+  -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
   *) echo "start: unknown option $argument (see --help)" >&2; exit 2 ;;
   esac
 done

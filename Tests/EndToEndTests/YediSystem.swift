@@ -54,7 +54,8 @@ final class YediSystem {
     private func launch(_ service: String) throws {
         var arguments = [
             "--host", "127.0.0.1", "--port", "\(rpcPorts[service]!)", "--metrics-port", "\(metricsPorts[service]!)",
-            "--pki", pki.devPKI.path, "--data", dataDirectory(service).path, "--dev-clock", "--log-level", "info",
+            "--pki", pki.devPKI.path, "--data", dataDirectory(service).path, "--development", "--dev-clock",
+            "--log-level", "info",
             "--shutdown-grace", "2",
         ]
         for peer in Self.services where peer != service {
@@ -95,6 +96,9 @@ final class YediSystem {
 
     func address(_ service: String) -> String { "127.0.0.1:\(rpcPorts[service]!)" }
 
+    /// The CPU time `service`'s process has used so far.
+    func cpuTime(_ service: String) -> Duration? { processes[service]?.cpuTime }
+
     deinit {
         for process in processes.values { process.kill() }
         try? FileManager.default.removeItem(at: root)
@@ -119,11 +123,13 @@ final class YediSystem {
     /// the probe's stderr if the call does not succeed.
     @discardableResult
     func call(
-        _ service: String, _ method: String, _ request: String = "{}", token: String? = nil,
+        _ service: String, _ method: String, _ request: String = "{}", token: String? = nil, asOperator: Bool = false,
         file: StaticString = #filePath, line: UInt = #line
     ) throws -> [String: Any] {
+        let operatorIdentity = ["--cert", pki.certificate("operator"), "--key", pki.key("operator")]
         let result = try runProbe(
-            ["call", address(service), method, request, "--emit-defaults"] + (token.map { ["--token", $0] } ?? []))
+            ["call", address(service), method, request, "--emit-defaults"] + (token.map { ["--token", $0] } ?? [])
+                + (asOperator ? operatorIdentity : []))
         guard result.exitCode == 0 else {
             throw E2EFailure("\(method) \(request) failed (exit \(result.exitCode)): \(result.errorOutput)")
         }

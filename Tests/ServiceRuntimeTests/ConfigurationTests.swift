@@ -112,8 +112,10 @@ final class ConfigurationTests: XCTestCase {
         }
         XCTAssertEqual(try resolve(["--pki", "/etc/yedi"]).caFile, "/etc/yedi/ca.pem")
         XCTAssertEqual(try resolve(["--shutdown-grace", "2.5"]).shutdownGrace, .milliseconds(2_500))
-        XCTAssertTrue(try resolve(["--dev-clock"]).devClock)
-        XCTAssertTrue(try resolve([], ["YEDI_DEV_CLOCK": "1"]).devClock)
+        XCTAssertTrue(try resolve(["--development", "--dev-clock"]).devClock)
+        XCTAssertTrue(try resolve([], ["YEDI_DEVELOPMENT": "1", "YEDI_DEV_CLOCK": "1"]).devClock)
+        XCTAssertTrue(try resolve([], ["YEDI_DEVELOPMENT": "1"]).development)
+        XCTAssertFalse(try resolve([]).development)
     }
 
     func testAFlagWinsOverTheEnvironment() throws {

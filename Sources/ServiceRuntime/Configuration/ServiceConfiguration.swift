@@ -24,6 +24,9 @@ public struct ServiceConfiguration: Sendable {
     public var maxFrameBytes: Int
     public var logLevel: Logger.Level
     public var shutdownGrace: Duration
+    /// Development-only features may be on (`--development`); never in production.
+    public var development: Bool
+    /// The clock may be moved forward (`--dev-clock`); only in development mode.
     public var devClock: Bool
 
     /// Reads `options` over `environment` (`YEDI_…` variables) over `defaults`; throws a
@@ -72,6 +75,13 @@ public struct ServiceConfiguration: Sendable {
 
         let devClockFromEnvironment = try reader.boolean(environment["YEDI_DEV_CLOCK"], flag: "dev-clock")
         let devClock = options.devClock || devClockFromEnvironment
+        let developmentFromEnvironment = try reader.boolean(environment["YEDI_DEVELOPMENT"], flag: "development")
+        let development = options.development || developmentFromEnvironment
+        guard !devClock || development else {
+            throw reader.error(
+                "dev-clock",
+                "a movable clock is for development only: start with --development (YEDI_DEVELOPMENT=1) too")
+        }
 
         return ServiceConfiguration(
             name: defaults.name,
@@ -96,6 +106,7 @@ public struct ServiceConfiguration: Sendable {
                 range: 1_024...(64 << 20)),
             logLevel: level,
             shutdownGrace: .milliseconds(Int64(grace * 1_000)),
+            development: development,
             devClock: devClock
         )
     }

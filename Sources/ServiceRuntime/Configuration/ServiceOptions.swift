@@ -69,8 +69,15 @@ public struct ServiceOptions: ParsableArguments {
 
     @Flag(
         help: """
-            DEVELOPMENT ONLY: let yedi.runtime.DevClock/AdvanceClock move this process's clock forward. \
-            (YEDI_DEV_CLOCK=1)
+            Development mode: development-only features may be switched on (--dev-clock); the process says \
+            so in its log. Never in production. (YEDI_DEVELOPMENT=1)
+            """)
+    public var development = false
+
+    @Flag(
+        help: """
+            DEVELOPMENT ONLY, with --development: let yedi.runtime.DevClock/AdvanceClock (callable with the \
+            operator's service certificate only) move this process's clock forward. (YEDI_DEV_CLOCK=1)
             """)
     public var devClock = false
 

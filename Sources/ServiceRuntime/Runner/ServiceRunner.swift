@@ -123,6 +123,9 @@ private struct Assembly {
     ) async throws -> Assembly {
         try await StartupChecks.run(configuration)
         let clock = configuration.devClock ? AdjustableClock(base: clock) : clock
+        if configuration.development {
+            logger.warning("DEVELOPMENT MODE: started with --development; development-only features may be on.")
+        }
         if configuration.devClock {
             logger.warning(
                 "DEVELOPMENT CLOCK: started with --dev-clock, so yedi.runtime.DevClock/AdvanceClock can move this process's clock forward. Never in production."

@@ -56,13 +56,15 @@ extension YediRuntime {
 extension YediRuntime {
     /// Development only: moves the process's clock forward so that tests and demos reach "tomorrow" or "past
     /// reservations" without waiting. Every service process hosts it, and refuses it (FAILED_PRECONDITION)
-    /// unless the process was started with --dev-clock (YEDI_DEV_CLOCK=1), which it says in its log.
+    /// unless the process was started with --development and --dev-clock, which it says in its log. Only the
+    /// operator's service certificate may call it (deploy/pki/operator.pem, made by deploy/dev-pki.sh), never
+    /// an anonymous or signed-in caller.
     public enum DevClock {
         /// The methods of `yedi.runtime.DevClock`.
         public enum Method {
             public static let advanceClock = RPCMethod<YediRuntime.AdvanceClockRequest, YediRuntime.AdvanceClockResponse>(
                 service: "yedi.runtime.DevClock", method: "AdvanceClock", kind: .unary, idempotency: .unknown,
-                access: .anyone)
+                access: .service(callers: ["operator"]))
         }
 
         /// `yedi.runtime.DevClock` as RPCCore routes it and the probe lists it.

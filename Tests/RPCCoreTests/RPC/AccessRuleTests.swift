@@ -64,7 +64,7 @@ final class AccessRuleTests: XCTestCase {
             services: YediProtoCatalog.services.map(AcceptAllService.init),
             interceptors: [AuthenticationInterceptor(verifier: try pki.tokenVerifier())]
         )
-        let identities = Set(Self.services + ["yedi-probe"])
+        let identities = Set(Self.services + ["yedi-probe", "operator"])
         var clients: [String: RPCClient] = [:]
         var runs: [Task<Void, Never>] = []
         for identity in identities {
