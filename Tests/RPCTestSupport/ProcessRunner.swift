@@ -41,6 +41,19 @@ public final class RunningProcess: @unchecked Sendable {
     private let stdout = OutputCollector()
     private let stderr = OutputCollector()
 
+    /// The CPU time (user + system) the child has used so far, from `/proc/<pid>/stat`; nil when it
+    /// cannot be read (the child was reaped, or not Linux).
+    public var cpuTime: Duration? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let nameEnd = stat.lastIndex(of: ")")
+        else { return nil }
+        // After the parenthesised name: field 3 (state) is index 0, so utime (14) and stime (15) are 11 and 12.
+        let fields = stat[stat.index(after: nameEnd)...].split(separator: " ")
+        guard fields.count > 12, let user = Int64(fields[11]), let system = Int64(fields[12]) else { return nil }
+        let ticksPerSecond = Int64(sysconf(Int32(_SC_CLK_TCK)))
+        return .milliseconds((user + system) * 1_000 / ticksPerSecond)
+    }
+
     /// - Parameters:
     ///   - environment: variables to set or replace (nil values remove one) on top of this process's.
     ///   - workingDirectory: the child's working directory (default: this process's).
