@@ -11,7 +11,7 @@ public struct JWTVerifier: AccessTokenVerifier {
     /// Larger tokens are refused before any parsing; ours are a few hundred bytes.
     public static let maximumTokenSize = 4096
 
-    private let keys: [String: TokenVerificationKey]
+    private var keys: [String: TokenVerificationKey]
     private let allowedClockSkew: TimeInterval
     private let now: @Sendable () -> Date
 
@@ -25,6 +25,13 @@ public struct JWTVerifier: AccessTokenVerifier {
         let (seconds, attoseconds) = allowedClockSkew.components
         self.allowedClockSkew = max(0, Double(seconds) + Double(attoseconds) / 1e18)
         self.now = now
+    }
+
+    /// The same verifier trusting `keys` instead.
+    public func withKeys(_ keys: [TokenVerificationKey]) -> JWTVerifier {
+        var copy = self
+        copy.keys = Dictionary(keys.map { ($0.keyID, $0) }, uniquingKeysWith: { first, _ in first })
+        return copy
     }
 
     public func verify(accessToken: String) async throws -> Caller {
@@ -65,7 +72,7 @@ public struct JWTVerifier: AccessTokenVerifier {
             throw Self.failure("access token claims invalid: empty sub or role, or a non-finite time")
         }
         let now = now().timeIntervalSince1970
-        guard now <= payload.exp + allowedClockSkew else { throw Self.failure("access token expired") }
+        guard !isExpired(at: payload.exp, now: now) else { throw Self.failure("access token expired") }
         guard payload.iat <= now + allowedClockSkew else { throw Self.failure("access token not yet valid") }
         guard payload.iat <= payload.exp else { throw Self.failure("access token claims invalid: exp before iat") }
         return AccessTokenClaims(
@@ -77,6 +84,17 @@ public struct JWTVerifier: AccessTokenVerifier {
             expiresAt: Date(timeIntervalSince1970: payload.exp)
         )
     }
+
+    /// Whether verified claims have expired since (a cached token is checked again on every use).
+    public func hasExpired(_ claims: AccessTokenClaims) -> Bool {
+        isExpired(at: claims.expiresAt.timeIntervalSince1970, now: now().timeIntervalSince1970)
+    }
+
+    private func isExpired(at expiry: TimeInterval, now: TimeInterval) -> Bool {
+        now > expiry + allowedClockSkew
+    }
+
+    static let expired = failure("access token expired")
 
     private static func failure(_ message: String) -> RPCError {
         RPCError(code: .unauthenticated, message: message)

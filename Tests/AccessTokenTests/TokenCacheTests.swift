@@ -1,0 +1,112 @@
+import AccessTokens
+import Foundation
+import RPCCore
+import Synchronization
+import XCTest
+import YediCrypto
+
+/// `CachingTokenVerifier`: each distinct token verified once; expiry, keys and revocations still hold on
+/// every hit; nothing that failed is remembered.
+final class TokenCacheTests: XCTestCase {
+    private let signingKey = TokenSigningKey(privateKey: .generate())
+    private let clock = TestClock()
+
+    private func verifier(revocations: (any AccessTokenRevocations)? = nil) -> (
+        CachingTokenVerifier, LRUCache<[UInt8], AccessTokenClaims>
+    ) {
+        let cache = LRUCache<[UInt8], AccessTokenClaims>(name: "test-tokens", capacity: 16)
+        let jwt = JWTVerifier(keys: [signingKey.verificationKey], now: clock.function)
+        return (CachingTokenVerifier(verifier: jwt, revocations: revocations, cache: cache), cache)
+    }
+
+    private func token(_ user: String = "u-1", lifetime: Duration = .seconds(900)) throws -> String {
+        try AccessTokenIssuer(signingKey: signingKey, lifetime: lifetime, now: clock.function)
+            .issue(userID: user, role: .customer, sessionID: "s-1").token
+    }
+
+    func testTokenCacheHitServesTheClaimsWithoutVerifyingAgain() async throws {
+        let (verifier, cache) = verifier()
+        let token = try token()
+        let first = try await verifier.claims(of: token)
+        XCTAssertEqual(cache.statistics.misses, 1)
+        for _ in 0..<5 {
+            let again = try await verifier.claims(of: token)
+            XCTAssertEqual(again, first)
+        }
+        XCTAssertEqual(cache.statistics.hits, 5, "the later uses were served from the cache")
+        XCTAssertEqual(cache.statistics.misses, 1, "verified once")
+    }
+
+    func testTokenCacheRefusesAnExpiredTokenEvenWhenCached() async throws {
+        let (verifier, _) = verifier()
+        let token = try token(lifetime: .seconds(60))
+        _ = try await verifier.claims(of: token)
+        clock.now += 120
+        await assertUnauthenticated(verifier, token, containing: "expired")
+    }
+
+    func testTokenCacheRefusesATokenOfARemovedKeyAfterTheKeyChange() async throws {
+        let (verifier, cache) = verifier()
+        let token = try token()
+        _ = try await verifier.claims(of: token)
+        let other = TokenSigningKey(privateKey: .generate())
+        verifier.replaceKeys([other.verificationKey])
+        XCTAssertEqual(cache.count, 0, "the cache is emptied with the keys")
+        await assertUnauthenticated(verifier, token, containing: "unknown signing key")
+    }
+
+    func testTokenCacheNeverServesATamperedToken() async throws {
+        let (verifier, _) = verifier()
+        let token = try token()
+        _ = try await verifier.claims(of: token)
+        var parts = token.split(separator: ".").map(String.init)
+        let claims = String(decoding: Base64URL.decode(parts[1]) ?? [], as: UTF8.self)
+            .replacingOccurrences(of: "\"customer\"", with: "\"designer\"")
+        parts[1] = Base64URL.encode(Array(claims.utf8))
+        await assertUnauthenticated(verifier, parts.joined(separator: "."), containing: "signature")
+    }
+
+    func testTokenCacheKeepsNoFailure() async throws {
+        let (verifier, cache) = verifier()
+        for _ in 0..<3 { await assertUnauthenticated(verifier, "a.b.c", containing: "malformed") }
+        XCTAssertEqual(cache.count, 0)
+        XCTAssertEqual(cache.statistics.hits, 0)
+    }
+
+    func testTokenCacheRefusesARevokedUserOnAHitAtOnce() async throws {
+        let revoked = Revoked()
+        let (verifier, _) = verifier(revocations: revoked)
+        let gone = try token("u-gone")
+        _ = try await verifier.claims(of: gone)
+        revoked.revoke("u-gone", at: clock.now)
+        await assertUnauthenticated(verifier, gone, containing: "revoked")
+        _ = try await verifier.claims(of: try token("u-stays"))
+        // A token issued after the revocation instant is not revoked by it.
+        clock.now += 10
+        _ = try await verifier.claims(of: try token("u-gone"))
+    }
+
+    private func assertUnauthenticated(
+        _ verifier: CachingTokenVerifier, _ token: String, containing text: String,
+        file: StaticString = #filePath, line: UInt = #line
+    ) async {
+        do {
+            _ = try await verifier.claims(of: token)
+            XCTFail("the token was accepted", file: file, line: line)
+        } catch {
+            XCTAssertEqual(error.code, .unauthenticated, file: file, line: line)
+            XCTAssertTrue(error.message.contains(text), error.message, file: file, line: line)
+        }
+    }
+}
+
+/// Revocations a test sets by hand.
+private final class Revoked: AccessTokenRevocations {
+    private let revokedAt = Mutex<[String: Date]>([:])
+
+    func revoke(_ user: String, at instant: Date) { revokedAt.withLock { $0[user] = instant } }
+
+    func isRevoked(userID: String, issuedAt: Date) -> Bool {
+        revokedAt.withLock { $0[userID].map { issuedAt <= $0 } ?? false }
+    }
+}
