@@ -29,7 +29,7 @@ enum AccountServiceDefinition: ServiceDefinition {
         let clock = env.clock
         let peers = env.peers
         return AccountHandlers(
-            store: SQLiteAccountStore(database: env.database, outbox: env.outbox),
+            store: SQLiteAccountStore(database: env.database, outbox: env.outbox, revokedUsers: env.revokedUsers),
             passwords: passwords,
             sessions: SessionIssuer(
                 tokens: AccessTokenIssuer(signingKey: signingKey, now: { clock.now }), clock: clock, ids: env.ids),

@@ -139,12 +139,14 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__rpc__frame__descriptor,
     &yedi__runtime__advance_clock_request__descriptor,
     &yedi__runtime__advance_clock_response__descriptor,
+    &yedi__runtime__revoke_user_request__descriptor,
+    &yedi__runtime__revoke_user_response__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 137; }
+size_t yedi_message_descriptor_count(void) { return 139; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 137 ? message_descriptors[index] : NULL;
+    return index < 139 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
@@ -177,10 +179,11 @@ static const ProtobufCServiceDescriptor *const service_descriptors[] = {
     &yedi__echo__echo__descriptor,
     &yedi__health__health__descriptor,
     &yedi__runtime__dev_clock__descriptor,
+    &yedi__runtime__revocations__descriptor,
 };
 
-size_t yedi_service_descriptor_count(void) { return 7; }
+size_t yedi_service_descriptor_count(void) { return 8; }
 
 const ProtobufCServiceDescriptor *yedi_service_descriptor_at(size_t index) {
-    return index < 7 ? service_descriptors[index] : NULL;
+    return index < 8 ? service_descriptors[index] : NULL;
 }

@@ -97,6 +97,96 @@ void   yedi__runtime__advance_clock_response__free_unpacked
   assert(message->base.descriptor == &yedi__runtime__advance_clock_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__runtime__revoke_user_request__init
+                     (Yedi__Runtime__RevokeUserRequest         *message)
+{
+  static const Yedi__Runtime__RevokeUserRequest init_value = YEDI__RUNTIME__REVOKE_USER_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__runtime__revoke_user_request__get_packed_size
+                     (const Yedi__Runtime__RevokeUserRequest *message)
+{
+  assert(message->base.descriptor == &yedi__runtime__revoke_user_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__runtime__revoke_user_request__pack
+                     (const Yedi__Runtime__RevokeUserRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__runtime__revoke_user_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__runtime__revoke_user_request__pack_to_buffer
+                     (const Yedi__Runtime__RevokeUserRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__runtime__revoke_user_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Runtime__RevokeUserRequest *
+       yedi__runtime__revoke_user_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Runtime__RevokeUserRequest *)
+     protobuf_c_message_unpack (&yedi__runtime__revoke_user_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__runtime__revoke_user_request__free_unpacked
+                     (Yedi__Runtime__RevokeUserRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__runtime__revoke_user_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__runtime__revoke_user_response__init
+                     (Yedi__Runtime__RevokeUserResponse         *message)
+{
+  static const Yedi__Runtime__RevokeUserResponse init_value = YEDI__RUNTIME__REVOKE_USER_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__runtime__revoke_user_response__get_packed_size
+                     (const Yedi__Runtime__RevokeUserResponse *message)
+{
+  assert(message->base.descriptor == &yedi__runtime__revoke_user_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__runtime__revoke_user_response__pack
+                     (const Yedi__Runtime__RevokeUserResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__runtime__revoke_user_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__runtime__revoke_user_response__pack_to_buffer
+                     (const Yedi__Runtime__RevokeUserResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__runtime__revoke_user_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Runtime__RevokeUserResponse *
+       yedi__runtime__revoke_user_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Runtime__RevokeUserResponse *)
+     protobuf_c_message_unpack (&yedi__runtime__revoke_user_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__runtime__revoke_user_response__free_unpacked
+                     (Yedi__Runtime__RevokeUserResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__runtime__revoke_user_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor yedi__runtime__advance_clock_request__field_descriptors[1] =
 {
   {
@@ -186,6 +276,88 @@ const ProtobufCMessageDescriptor yedi__runtime__advance_clock_response__descript
   (ProtobufCMessageInit) yedi__runtime__advance_clock_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor yedi__runtime__revoke_user_request__field_descriptors[3] =
+{
+  {
+    "user_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Runtime__RevokeUserRequest, user_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "revoked_at_ms",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Runtime__RevokeUserRequest, revoked_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "keep_until_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Runtime__RevokeUserRequest, keep_until_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__runtime__revoke_user_request__field_indices_by_name[] = {
+  2,   /* field[2] = keep_until_ms */
+  1,   /* field[1] = revoked_at_ms */
+  0,   /* field[0] = user_id */
+};
+static const ProtobufCIntRange yedi__runtime__revoke_user_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor yedi__runtime__revoke_user_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.runtime.RevokeUserRequest",
+  "RevokeUserRequest",
+  "Yedi__Runtime__RevokeUserRequest",
+  "yedi.runtime",
+  sizeof(Yedi__Runtime__RevokeUserRequest),
+  3,
+  yedi__runtime__revoke_user_request__field_descriptors,
+  yedi__runtime__revoke_user_request__field_indices_by_name,
+  1,  yedi__runtime__revoke_user_request__number_ranges,
+  (ProtobufCMessageInit) yedi__runtime__revoke_user_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define yedi__runtime__revoke_user_response__field_descriptors NULL
+#define yedi__runtime__revoke_user_response__field_indices_by_name NULL
+#define yedi__runtime__revoke_user_response__number_ranges NULL
+const ProtobufCMessageDescriptor yedi__runtime__revoke_user_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.runtime.RevokeUserResponse",
+  "RevokeUserResponse",
+  "Yedi__Runtime__RevokeUserResponse",
+  "yedi.runtime",
+  sizeof(Yedi__Runtime__RevokeUserResponse),
+  0,
+  yedi__runtime__revoke_user_response__field_descriptors,
+  yedi__runtime__revoke_user_response__field_indices_by_name,
+  0,  yedi__runtime__revoke_user_response__number_ranges,
+  (ProtobufCMessageInit) yedi__runtime__revoke_user_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCMethodDescriptor yedi__runtime__dev_clock__method_descriptors[1] =
 {
   { "AdvanceClock", &yedi__runtime__advance_clock_request__descriptor, &yedi__runtime__advance_clock_response__descriptor },
@@ -217,5 +389,38 @@ void yedi__runtime__dev_clock__init (Yedi__Runtime__DevClock_Service *service,
 {
   protobuf_c_service_generated_init (&service->base,
                                      &yedi__runtime__dev_clock__descriptor,
+                                     (ProtobufCServiceDestroy) destroy);
+}
+static const ProtobufCMethodDescriptor yedi__runtime__revocations__method_descriptors[1] =
+{
+  { "RevokeUser", &yedi__runtime__revoke_user_request__descriptor, &yedi__runtime__revoke_user_response__descriptor },
+};
+const unsigned yedi__runtime__revocations__method_indices_by_name[] = {
+  0         /* RevokeUser */
+};
+const ProtobufCServiceDescriptor yedi__runtime__revocations__descriptor =
+{
+  PROTOBUF_C__SERVICE_DESCRIPTOR_MAGIC,
+  "yedi.runtime.Revocations",
+  "Revocations",
+  "Yedi__Runtime__Revocations",
+  "yedi.runtime",
+  1,
+  yedi__runtime__revocations__method_descriptors,
+  yedi__runtime__revocations__method_indices_by_name
+};
+void yedi__runtime__revocations__revoke_user(ProtobufCService *service,
+                                             const Yedi__Runtime__RevokeUserRequest *input,
+                                             Yedi__Runtime__RevokeUserResponse_Closure closure,
+                                             void *closure_data)
+{
+  assert(service->descriptor == &yedi__runtime__revocations__descriptor);
+  service->invoke(service, 0, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__runtime__revocations__init (Yedi__Runtime__Revocations_Service *service,
+                                       Yedi__Runtime__Revocations_ServiceDestroy destroy)
+{
+  protobuf_c_service_generated_init (&service->base,
+                                     &yedi__runtime__revocations__descriptor,
                                      (ProtobufCServiceDestroy) destroy);
 }

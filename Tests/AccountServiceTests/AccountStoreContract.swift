@@ -95,16 +95,16 @@ enum AccountStoreContract {
             XCTAssertEqual(error, .notFound)
         }
         // Deleting a follower gives the count back; deleting the designer removes the follows.
-        let deletedc2 = try await store.deleteAccount(userID: "c2")
+        let deletedc2 = try await store.deleteAccount(userID: "c2", now: 1_000)
         XCTAssertTrue(deletedc2)
         let profile = try await store.designer(id: "d1")
         XCTAssertEqual(profile?.1.followerCount, 0)
         _ = try await store.follow(customerID: "c1", designerID: "d1", now: 5)
-        let deletedd1 = try await store.deleteAccount(userID: "d1")
+        let deletedd1 = try await store.deleteAccount(userID: "d1", now: 1_000)
         XCTAssertTrue(deletedd1)
         let followed = try await store.followedDesignerIDs(userID: "c1")
         XCTAssertEqual(followed, [])
-        let deletedAgain = try await store.deleteAccount(userID: "d1")
+        let deletedAgain = try await store.deleteAccount(userID: "d1", now: 1_000)
         XCTAssertFalse(deletedAgain, "already gone")
     }
 
@@ -117,7 +117,7 @@ enum AccountStoreContract {
         try await store.saveThrottle(
             key: "d1@example.com",
             ThrottleRecord(failures: 1, windowStartedAtMilliseconds: 0, lockedUntilMilliseconds: 0))
-        let deletedd1 = try await store.deleteAccount(userID: "d1")
+        let deletedd1 = try await store.deleteAccount(userID: "d1", now: 1_000)
         XCTAssertTrue(deletedd1)
         let gone = try await store.user(id: "d1")
         XCTAssertNil(gone)
@@ -138,14 +138,16 @@ final class SQLiteAccountStoreTests: XCTestCase {
     private var database: ServiceDatabase!
     private var store: SQLiteAccountStore!
 
-    override func setUpWithError() throws {
+    override func setUp() async throws {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("yedi-account-store-\(UUID().uuidString)").path
         database = try ServiceDatabase.open(
             directory: directory, name: "account", migrations: AccountServiceDefinition.migrate,
             logger: Logger(label: "test"))
+        let clock = ManualClock()
         store = SQLiteAccountStore(
-            database: database, outbox: Outbox(ids: SequentialIDGenerator(prefix: "job"), clock: ManualClock()))
+            database: database, outbox: Outbox(ids: SequentialIDGenerator(prefix: "job"), clock: clock),
+            revokedUsers: try await RevokedUsers(database: database, clock: clock))
         addTeardownBlock { [database] in
             try? database?.close()
             try? FileManager.default.removeItem(atPath: directory)
@@ -166,18 +168,24 @@ final class SQLiteAccountStoreTests: XCTestCase {
 
     func testDeletionRemovesEveryTraceAndSchedulesThePurges() async throws {
         try await AccountStoreContract.deletionRemovesEveryTrace(store)
-        // SQLite-specific: the purges sit in the outbox, written by the same transaction.
+        // SQLite-specific: the revocations and purges sit in the outbox, written by the same transaction,
+        // each peer's revocation before its purge (a peer's jobs are delivered in order).
         let jobs = try await database.read { db in
-            try Row.fetchAll(db, sql: "SELECT peer, method FROM runtime_outbox ORDER BY peer").map {
+            try Row.fetchAll(db, sql: "SELECT peer, method FROM runtime_outbox ORDER BY peer, rowid").map {
                 "\($0["peer"] as String) \($0["method"] as String)"
             }
         }
         XCTAssertEqual(
             jobs,
             [
-                "booking yedi.booking.BookingService/PurgeUser", "chat yedi.chat.ChatService/PurgeUser",
-                "content yedi.content.ContentService/PurgeUser",
+                "booking yedi.runtime.Revocations/RevokeUser", "booking yedi.booking.BookingService/PurgeUser",
+                "chat yedi.runtime.Revocations/RevokeUser", "chat yedi.chat.ChatService/PurgeUser",
+                "content yedi.runtime.Revocations/RevokeUser", "content yedi.content.ContentService/PurgeUser",
             ])
+        let revoked = try await database.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM runtime_revoked_user")
+        }
+        XCTAssertEqual(revoked, 1, "deleted users' tokens are revoked in the deleting transaction")
         let integrity = try await database.integrityCheck()
         XCTAssertEqual(integrity, "ok")
     }

@@ -63,7 +63,9 @@ final class AccountFixture: Sendable {
 
     /// The SQLite store under the running service, for checks behind the RPCs.
     var store: SQLiteAccountStore {
-        SQLiteAccountStore(database: service.environment.database, outbox: service.environment.outbox)
+        SQLiteAccountStore(
+            database: service.environment.database, outbox: service.environment.outbox,
+            revokedUsers: service.environment.revokedUsers)
     }
 }
 

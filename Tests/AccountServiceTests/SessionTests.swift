@@ -31,7 +31,7 @@ final class SessionTests: XCTestCase {
         XCTAssertEqual(me.birthDate, .init(year: 1995, month: 4, day: 12))
 
         // The token is a standard JWT the other services verify locally.
-        let claims = try fixture.service.environment.tokenVerifier.claims(of: session.accessToken)
+        let claims = try await fixture.service.environment.tokenVerifier.claims(of: session.accessToken)
         XCTAssertEqual(claims.userID, customer.user?.id)
         XCTAssertEqual(claims.role, .customer)
         XCTAssertEqual(claims.sessionID?.isEmpty, false)

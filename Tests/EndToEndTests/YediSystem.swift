@@ -112,6 +112,14 @@ final class YediSystem {
             probePath, arguments, input: input, timeout: timeout, environment: ["YEDI_PKI": pki.devPKI.path])
     }
 
+    /// `runProbe`, for other threads (the system itself is not thread-safe).
+    var probeRunner: @Sendable ([String]) throws -> ProcessResult {
+        let (probePath, pkiPath) = (self.probePath, pki.devPKI.path)
+        return { arguments in
+            try ProcessRunner.run(probePath, arguments, timeout: 60, environment: ["YEDI_PKI": pkiPath])
+        }
+    }
+
     /// A probe following a server stream (`Subscribe`), one JSON object per line on its stdout.
     func follow(_ service: String, _ method: String, _ request: String, token: String) throws -> RunningProcess {
         try RunningProcess(

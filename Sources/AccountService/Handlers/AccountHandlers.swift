@@ -341,7 +341,7 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
         guard try await passwords.verify(request.password, against: user.passwordHash) else {
             throw RPCError(code: .permissionDenied, message: "password: wrong password")
         }
-        _ = try await store.deleteAccount(userID: user.id)
+        _ = try await store.deleteAccount(userID: user.id, now: clock.nowMilliseconds)
         context.logger.info("account deleted; purging the user from every service", metadata: ["user": "\(user.id)"])
         return YediAccount.DeleteAccountResponse()
     }

@@ -66,9 +66,10 @@ protocol AccountStore: Sendable {
     // MARK: Deletion
 
     /// Removes everything AccountService holds of the user (sessions, follows both ways with the counts
-    /// they changed, recent searches, shop, profile) and, in the same transaction, schedules `PurgeUser`
-    /// on every peer that holds user data. Returns false if there was no such user.
-    func deleteAccount(userID: String) async throws -> Bool
+    /// they changed, recent searches, shop, profile), revokes their tokens as of `now` and, in the same
+    /// transaction, schedules `RevokeUser` then `PurgeUser` on every peer that holds user data. Returns
+    /// false if there was no such user.
+    func deleteAccount(userID: String, now: Int64) async throws -> Bool
 }
 
 enum SessionRotation: Sendable, Equatable {

@@ -8,6 +8,9 @@ import YediProto
 struct SQLiteAccountStore: AccountStore {
     let database: ServiceDatabase
     let outbox: Outbox
+    /// Deleted users' tokens stop working here in the deleting transaction, and everywhere else through
+    /// `RevokeUser` jobs, each delivered before that peer's `PurgeUser`.
+    let revokedUsers: RevokedUsers
     /// The services that hold user data and get `PurgeUser` when an account is deleted.
     static let purgedPeers:
         [(peer: String, method: RPCMethod<YediCommon.PurgeUserRequest, YediCommon.PurgeUserResponse>)] = [
@@ -356,8 +359,9 @@ struct SQLiteAccountStore: AccountStore {
 
     // MARK: Deletion
 
-    func deleteAccount(userID: String) async throws -> Bool {
+    func deleteAccount(userID: String, now: Int64) async throws -> Bool {
         let outbox = self.outbox
+        let revokedUsers = self.revokedUsers
         return try await database.write { db in
             guard let email = try String.fetchOne(db, sql: "SELECT email FROM user WHERE id = ?", arguments: [userID])
             else { return false }
@@ -379,7 +383,15 @@ struct SQLiteAccountStore: AccountStore {
             try db.execute(sql: "DELETE FROM sign_in_throttle WHERE key = ?", arguments: [email])
             // Sessions, the designer row and the user's own recent searches go with the user (ON DELETE CASCADE).
             try db.execute(sql: "DELETE FROM user WHERE id = ?", arguments: [userID])
+            let revocation = YediRuntime.RevokeUserRequest(
+                userID: userID, revokedAtMs: now, keepUntilMs: now + RevokedUsers.retention.wholeMilliseconds)
+            try revokedUsers.revoke(
+                userID: userID, revokedAt: revocation.revokedAtMs, keepUntil: revocation.keepUntilMs, in: db)
+            // Per peer, jobs are delivered in order: the revocation (which waits for the user's running
+            // calls there) before the purge.
             for (peer, method) in Self.purgedPeers {
+                try outbox.enqueue(
+                    in: db, peer: peer, method: YediRuntime.Revocations.Method.revokeUser, request: revocation)
                 try outbox.enqueue(in: db, peer: peer, method: method, request: .init(userID: userID))
             }
             return true

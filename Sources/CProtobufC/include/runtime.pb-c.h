@@ -17,6 +17,8 @@ PROTOBUF_C__BEGIN_DECLS
 
 typedef struct Yedi__Runtime__AdvanceClockRequest Yedi__Runtime__AdvanceClockRequest;
 typedef struct Yedi__Runtime__AdvanceClockResponse Yedi__Runtime__AdvanceClockResponse;
+typedef struct Yedi__Runtime__RevokeUserRequest Yedi__Runtime__RevokeUserRequest;
+typedef struct Yedi__Runtime__RevokeUserResponse Yedi__Runtime__RevokeUserResponse;
 
 
 /* --- enums --- */
@@ -52,6 +54,36 @@ struct  Yedi__Runtime__AdvanceClockResponse
 #define YEDI__RUNTIME__ADVANCE_CLOCK_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__runtime__advance_clock_response__descriptor) \
     , 0, 0 }
+
+
+struct  Yedi__Runtime__RevokeUserRequest
+{
+  ProtobufCMessage base;
+  /*
+   * The user whose access tokens stop working here: deleted (or, later, suspended) by AccountService.
+   */
+  char *user_id;
+  /*
+   * Tokens issued at or before this instant are refused (milliseconds since the Unix epoch).
+   */
+  int64_t revoked_at_ms;
+  /*
+   * When the revocation may be forgotten: after the last such token has expired.
+   */
+  int64_t keep_until_ms;
+};
+#define YEDI__RUNTIME__REVOKE_USER_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__runtime__revoke_user_request__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, 0 }
+
+
+struct  Yedi__Runtime__RevokeUserResponse
+{
+  ProtobufCMessage base;
+};
+#define YEDI__RUNTIME__REVOKE_USER_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__runtime__revoke_user_response__descriptor) \
+     }
 
 
 /* Yedi__Runtime__AdvanceClockRequest methods */
@@ -92,6 +124,44 @@ Yedi__Runtime__AdvanceClockResponse *
 void   yedi__runtime__advance_clock_response__free_unpacked
                      (Yedi__Runtime__AdvanceClockResponse *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Runtime__RevokeUserRequest methods */
+void   yedi__runtime__revoke_user_request__init
+                     (Yedi__Runtime__RevokeUserRequest         *message);
+size_t yedi__runtime__revoke_user_request__get_packed_size
+                     (const Yedi__Runtime__RevokeUserRequest   *message);
+size_t yedi__runtime__revoke_user_request__pack
+                     (const Yedi__Runtime__RevokeUserRequest   *message,
+                      uint8_t             *out);
+size_t yedi__runtime__revoke_user_request__pack_to_buffer
+                     (const Yedi__Runtime__RevokeUserRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Runtime__RevokeUserRequest *
+       yedi__runtime__revoke_user_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__runtime__revoke_user_request__free_unpacked
+                     (Yedi__Runtime__RevokeUserRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Runtime__RevokeUserResponse methods */
+void   yedi__runtime__revoke_user_response__init
+                     (Yedi__Runtime__RevokeUserResponse         *message);
+size_t yedi__runtime__revoke_user_response__get_packed_size
+                     (const Yedi__Runtime__RevokeUserResponse   *message);
+size_t yedi__runtime__revoke_user_response__pack
+                     (const Yedi__Runtime__RevokeUserResponse   *message,
+                      uint8_t             *out);
+size_t yedi__runtime__revoke_user_response__pack_to_buffer
+                     (const Yedi__Runtime__RevokeUserResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Runtime__RevokeUserResponse *
+       yedi__runtime__revoke_user_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__runtime__revoke_user_response__free_unpacked
+                     (Yedi__Runtime__RevokeUserResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Yedi__Runtime__AdvanceClockRequest_Closure)
@@ -99,6 +169,12 @@ typedef void (*Yedi__Runtime__AdvanceClockRequest_Closure)
                   void *closure_data);
 typedef void (*Yedi__Runtime__AdvanceClockResponse_Closure)
                  (const Yedi__Runtime__AdvanceClockResponse *message,
+                  void *closure_data);
+typedef void (*Yedi__Runtime__RevokeUserRequest_Closure)
+                 (const Yedi__Runtime__RevokeUserRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Runtime__RevokeUserResponse_Closure)
+                 (const Yedi__Runtime__RevokeUserResponse *message,
                   void *closure_data);
 
 /* --- services --- */
@@ -124,12 +200,36 @@ void yedi__runtime__dev_clock__advance_clock(ProtobufCService *service,
                                              const Yedi__Runtime__AdvanceClockRequest *input,
                                              Yedi__Runtime__AdvanceClockResponse_Closure closure,
                                              void *closure_data);
+typedef struct Yedi__Runtime__Revocations_Service Yedi__Runtime__Revocations_Service;
+struct Yedi__Runtime__Revocations_Service
+{
+  ProtobufCService base;
+  void (*revoke_user)(Yedi__Runtime__Revocations_Service *service,
+                      const Yedi__Runtime__RevokeUserRequest *input,
+                      Yedi__Runtime__RevokeUserResponse_Closure closure,
+                      void *closure_data);
+};
+typedef void (*Yedi__Runtime__Revocations_ServiceDestroy)(Yedi__Runtime__Revocations_Service *);
+void yedi__runtime__revocations__init (Yedi__Runtime__Revocations_Service *service,
+                                       Yedi__Runtime__Revocations_ServiceDestroy destroy);
+#define YEDI__RUNTIME__REVOCATIONS__BASE_INIT \
+    { &yedi__runtime__revocations__descriptor, protobuf_c_service_invoke_internal, NULL }
+#define YEDI__RUNTIME__REVOCATIONS__INIT(function_prefix__) \
+    { YEDI__RUNTIME__REVOCATIONS__BASE_INIT,\
+      function_prefix__ ## revoke_user  }
+void yedi__runtime__revocations__revoke_user(ProtobufCService *service,
+                                             const Yedi__Runtime__RevokeUserRequest *input,
+                                             Yedi__Runtime__RevokeUserResponse_Closure closure,
+                                             void *closure_data);
 
 /* --- descriptors --- */
 
 extern const ProtobufCMessageDescriptor yedi__runtime__advance_clock_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__runtime__advance_clock_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__runtime__revoke_user_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__runtime__revoke_user_response__descriptor;
 extern const ProtobufCServiceDescriptor yedi__runtime__dev_clock__descriptor;
+extern const ProtobufCServiceDescriptor yedi__runtime__revocations__descriptor;
 
 PROTOBUF_C__END_DECLS
 

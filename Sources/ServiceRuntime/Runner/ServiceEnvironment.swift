@@ -16,8 +16,11 @@ public final class ServiceEnvironment: Sendable {
     public let dataDirectory: URL
     public let database: ServiceDatabase
     public let peers: ServicePeers
-    /// Checks access tokens locally with the public key(s); what the authentication interceptor uses.
-    public let tokenVerifier: JWTVerifier
+    /// Checks access tokens locally with the public key(s), each distinct token once, refusing revoked
+    /// users; what the authentication interceptor uses.
+    public let tokenVerifier: CachingTokenVerifier
+    /// Users whose tokens no longer count here (deleted accounts).
+    public let revokedUsers: RevokedUsers
     /// Signs access tokens; only for a service whose definition `issuesTokens` (AccountService).
     public let tokenSigningKey: TokenSigningKey?
     public let clock: any WallClock
@@ -34,7 +37,8 @@ public final class ServiceEnvironment: Sendable {
         logger: Logger,
         database: ServiceDatabase,
         peers: ServicePeers,
-        tokenVerifier: JWTVerifier,
+        tokenVerifier: CachingTokenVerifier,
+        revokedUsers: RevokedUsers,
         tokenSigningKey: TokenSigningKey?,
         clock: any WallClock,
         ids: any IDGenerator,
@@ -47,6 +51,7 @@ public final class ServiceEnvironment: Sendable {
         self.database = database
         self.peers = peers
         self.tokenVerifier = tokenVerifier
+        self.revokedUsers = revokedUsers
         self.tokenSigningKey = tokenSigningKey
         self.clock = clock
         self.ids = ids

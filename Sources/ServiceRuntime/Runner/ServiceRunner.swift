@@ -133,7 +133,7 @@ private struct Assembly {
         }
         // Before anything creates a metric: metrics made earlier stay bound to the no-op backend.
         let registry = YediMetrics.bootstrapPrometheus()
-        let tokenVerifier = try TokenKeys.verifier(configuration: configuration, clock: clock)
+        let jwtVerifier = try TokenKeys.verifier(configuration: configuration, clock: clock)
         let signingKey = Definition.issuesTokens ? try TokenKeys.signingKey(configuration: configuration) : nil
         let database = try ServiceDatabase.open(
             directory: configuration.dataDirectory,
@@ -145,12 +145,20 @@ private struct Assembly {
             let group = MultiThreadedEventLoopGroup.singleton
             let peers = try ServicePeers(configuration: configuration, logger: logger, eventLoopGroup: group)
             let outbox = Outbox(ids: ids, clock: clock)
+            let revokedUsers = try await RevokedUsers(database: database, clock: clock)
+            let tokenVerifier = CachingTokenVerifier(
+                verifier: jwtVerifier, revocations: revokedUsers,
+                cache: LRUCache(
+                    name: "access-tokens", capacity: CachingTokenVerifier.defaultCapacity,
+                    metricsFactory: MetricsSystem.factory))
+            let userCalls = UserCallTracker()
             let environment = ServiceEnvironment(
                 configuration: configuration,
                 logger: logger,
                 database: database,
                 peers: peers,
                 tokenVerifier: tokenVerifier,
+                revokedUsers: revokedUsers,
                 tokenSigningKey: signingKey,
                 clock: clock,
                 ids: ids,
@@ -172,13 +180,17 @@ private struct Assembly {
                     limits: WireLimits(maxFrameBytes: configuration.maxFrameBytes),
                     shutdownGracePeriod: configuration.shutdownGrace
                 ),
-                services: services + [DevClockService(clock: clock as? AdjustableClock, logger: logger)],
+                services: services + [
+                    DevClockService(clock: clock as? AdjustableClock, logger: logger),
+                    RevocationService(revokedUsers: revokedUsers, database: database, calls: userCalls),
+                ],
                 placeholders: Definition.placeholders,
                 interceptors: [
                     ServerTracingInterceptor(),
                     ServerLoggingInterceptor(requestIDs: { ids.next() }),
                     ServerMetricsInterceptor(),
                     AuthenticationInterceptor(verifier: tokenVerifier),
+                    userCalls,
                 ],
                 logger: logger
             )

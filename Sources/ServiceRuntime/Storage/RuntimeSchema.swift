@@ -1,7 +1,7 @@
 import GRDB
 
-/// The tables every service's database has, whatever the service: the outbox (jobs to deliver to peers)
-/// and the receipt ledger (requests from peers already applied).
+/// The tables every service's database has, whatever the service: the outbox (jobs to deliver to peers),
+/// the receipt ledger (requests from peers already applied) and the revoked users (`RevokedUsers`).
 enum RuntimeSchema {
     static func register(in migrator: inout DatabaseMigrator) {
         migrator.registerMigration("runtime-1-outbox-and-receipts") { db in
@@ -20,6 +20,17 @@ enum RuntimeSchema {
                 table.primaryKey("key", .text)
                 table.column("method", .text).notNull()
                 table.column("applied_at_ms", .integer).notNull()
+            }
+        }
+        migrator.registerMigration("runtime-2-revoked-users") { db in
+            try db.create(table: "runtime_revoked_user") { table in
+                // The SHA-256 of the user id (`RevokedUsers.digest`), not the id: a deleted user's id must
+                // not stay in any data file.
+                table.primaryKey("user_digest", .text)
+                // Tokens issued at or before it are refused.
+                table.column("revoked_at_ms", .integer).notNull()
+                // After the last such token expired: the row may go.
+                table.column("keep_until_ms", .integer).notNull()
             }
         }
     }

@@ -137,6 +137,8 @@ public enum YediProtoCatalog {
         YediChat.StreamEvent.self,
         YediRuntime.AdvanceClockRequest.self,
         YediRuntime.AdvanceClockResponse.self,
+        YediRuntime.RevokeUserRequest.self,
+        YediRuntime.RevokeUserResponse.self,
     ]
 
     public static let enumTypes: [any ProtoEnum.Type] = [
@@ -160,5 +162,6 @@ public enum YediProtoCatalog {
         YediBooking.BookingService.descriptor,
         YediChat.ChatService.descriptor,
         YediRuntime.DevClock.descriptor,
+        YediRuntime.Revocations.descriptor,
     ]
 }

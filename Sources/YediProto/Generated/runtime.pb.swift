@@ -54,6 +54,54 @@ extension YediRuntime {
 }
 
 extension YediRuntime {
+    public struct RevokeUserRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.runtime.RevokeUserRequest")
+
+        /// The user whose access tokens stop working here: deleted (or, later, suspended) by AccountService.
+        public var userID: String
+
+        /// Tokens issued at or before this instant are refused (milliseconds since the Unix epoch).
+        public var revokedAtMs: Int64
+
+        /// When the revocation may be forgotten: after the last such token has expired.
+        public var keepUntilMs: Int64
+
+        public init(userID: String = "", revokedAtMs: Int64 = 0, keepUntilMs: Int64 = 0) {
+            self.userID = userID
+            self.revokedAtMs = revokedAtMs
+            self.keepUntilMs = keepUntilMs
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.userID, at: 1)
+            try encoder.write(self.revokedAtMs, at: 2)
+            try encoder.write(self.keepUntilMs, at: 3)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
+            self.userID = try decoder.read(at: 1)
+            self.revokedAtMs = try decoder.read(at: 2)
+            self.keepUntilMs = try decoder.read(at: 3)
+        }
+    }
+}
+
+extension YediRuntime {
+    public struct RevokeUserResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.runtime.RevokeUserResponse")
+
+        public init() {}
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+        }
+    }
+}
+
+extension YediRuntime {
     /// Development only: moves the process's clock forward so that tests and demos reach "tomorrow" or "past
     /// reservations" without waiting. Every service process hosts it, and refuses it (FAILED_PRECONDITION)
     /// unless the process was started with --development and --dev-clock, which it says in its log. Only the
@@ -99,6 +147,55 @@ extension YediRuntime.DevClock.ServiceProtocol {
     public func registerMethods(with router: inout RPCRouter) {
         router.register(YediRuntime.DevClock.Method.advanceClock, unary: { request, context in
             try await self.advanceClock(request, context: context)
+        })
+    }
+}
+
+extension YediRuntime {
+    /// Internal: AccountService tells every service, through its outbox, that a user's access tokens no
+    /// longer count (docs/security.md). Hosted by every service process. The answer comes only once the
+    /// user's calls that were running here have ended, so a `PurgeUser` delivered after it finds nothing
+    /// written behind its back.
+    public enum Revocations {
+        /// The methods of `yedi.runtime.Revocations`.
+        public enum Method {
+            public static let revokeUser = RPCMethod<YediRuntime.RevokeUserRequest, YediRuntime.RevokeUserResponse>(
+                service: "yedi.runtime.Revocations", method: "RevokeUser", kind: .unary, idempotency: .idempotent,
+                access: .service(callers: ["account"]))
+        }
+
+        /// `yedi.runtime.Revocations` as RPCCore routes it and the probe lists it.
+        public static let descriptor = ServiceDescriptor(
+            fullName: "yedi.runtime.Revocations",
+            methods: [Method.revokeUser.descriptor]
+        )
+
+        /// Serve `yedi.runtime.Revocations` by implementing these methods and passing the value to an `RPCServer`.
+        public protocol ServiceProtocol: RPCService {
+            func revokeUser(_ request: YediRuntime.RevokeUserRequest, context: ServerContext) async throws -> YediRuntime.RevokeUserResponse
+        }
+
+        /// Typed calls to `yedi.runtime.Revocations` through an `RPCClient`.
+        public struct Client: Sendable {
+            public let rpcClient: RPCClient
+
+            public init(_ rpcClient: RPCClient) {
+                self.rpcClient = rpcClient
+            }
+
+            public func revokeUser(_ request: YediRuntime.RevokeUserRequest, options: CallOptions = .defaults) async throws -> YediRuntime.RevokeUserResponse {
+                try await rpcClient.unary(Method.revokeUser, request, options: options)
+            }
+        }
+    }
+}
+
+extension YediRuntime.Revocations.ServiceProtocol {
+    public var serviceDescriptor: ServiceDescriptor { YediRuntime.Revocations.descriptor }
+
+    public func registerMethods(with router: inout RPCRouter) {
+        router.register(YediRuntime.Revocations.Method.revokeUser, unary: { request, context in
+            try await self.revokeUser(request, context: context)
         })
     }
 }
