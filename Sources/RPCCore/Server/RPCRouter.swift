@@ -91,6 +91,8 @@ struct RPCRoute: Sendable {
     /// one that fails with INVALID_ARGUMENT inside the interceptors: authentication answers first, and
     /// the failure is logged and counted like any other.
     let prepare: @Sendable (_ payload: ByteBuffer) -> PreparedCall
+    /// How large this method's replies have been (for a unary call's share of the memory budget).
+    let replySizes = ReplySizeEstimate()
 
     static func failing(_ error: RPCError) -> PreparedCall {
         { _, _ in throw error }

@@ -145,6 +145,7 @@ public final class RPCServer: Service, Sendable {
             limits: configuration.limits,
             idleTimeout: .nanoseconds(configuration.idleTimeout.nanoseconds),
             defaultStreamWindowBytes: configuration.defaultStreamWindowBytes,
+            replyStallTimeout: .nanoseconds(configuration.replyStallTimeout.nanoseconds),
             router: router,
             interceptors: interceptors,
             executor: EventLoopExecutor(group.any()),

@@ -15,6 +15,10 @@ public struct ServerConfiguration: Sendable {
     public var shutdownGracePeriod: Duration
     /// Flow-control window of server-streaming calls whose client did not choose one.
     public var defaultStreamWindowBytes: Int
+    /// A connection with replies outstanding (counted in `limits.maxConnectionBytes`) on which none is
+    /// written, and the socket's queue does not shrink, for this long is closed: its peer stopped
+    /// reading, and would otherwise keep those replies and its calls in memory. Zero never closes.
+    public var replyStallTimeout: Duration
 
     public init(
         host: String = "127.0.0.1",
@@ -23,7 +27,8 @@ public struct ServerConfiguration: Sendable {
         limits: WireLimits = .default,
         idleTimeout: Duration = .seconds(300),
         shutdownGracePeriod: Duration = .seconds(10),
-        defaultStreamWindowBytes: Int = 256 << 10
+        defaultStreamWindowBytes: Int = 256 << 10,
+        replyStallTimeout: Duration = .seconds(30)
     ) {
         self.host = host
         self.port = port
@@ -32,5 +37,6 @@ public struct ServerConfiguration: Sendable {
         self.idleTimeout = idleTimeout
         self.shutdownGracePeriod = shutdownGracePeriod
         self.defaultStreamWindowBytes = defaultStreamWindowBytes
+        self.replyStallTimeout = replyStallTimeout
     }
 }

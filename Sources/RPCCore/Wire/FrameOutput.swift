@@ -40,9 +40,10 @@ final class FrameOutput {
         return buffer
     }
 
-    /// Writes a frame `encode` made and schedules a flush.
-    func write(encoded buffer: ByteBuffer) {
-        context.write(NIOAny(buffer), promise: nil)
+    /// Writes a frame `encode` made and schedules a flush; `promise` completes once it is written to
+    /// the socket (or failed with the connection).
+    func write(encoded buffer: ByteBuffer, promise: EventLoopPromise<Void>? = nil) {
+        context.write(NIOAny(buffer), promise: promise)
         guard !flushScheduled else { return }
         flushScheduled = true
         context.eventLoop.assumeIsolated().execute {

@@ -9,8 +9,10 @@ public struct WireLimits: Sendable, Hashable {
     /// Entries of one request's metadata; a real caller sends a handful (authorization, traceparent, …).
     public var maxMetadataEntries: Int
     /// Bytes one connection may hold for its calls: the requests (payload, metadata, method) of calls
-    /// whose handlers run, plus replies written and not yet sent. A call that does not fit is refused
-    /// with `RESOURCE_EXHAUSTED` (and while replies wait to be sent, the connection reads nothing).
+    /// whose handlers run, plus replies produced and not yet written to the socket, plus a unary call's
+    /// share for its reply (the largest its method produced). A call that does not fit is refused
+    /// with `RESOURCE_EXHAUSTED`, one whose reply's share does not fit waits to start, and a reply that
+    /// does not fit waits to be written (and while the socket is full, the connection reads nothing).
     /// With one frame being received (at most `maxFrameBytes`), this bounds what a peer can make a
     /// connection hold. The default leaves room for 16 calls at the 4 MiB frame limit.
     public var maxConnectionBytes: Int

@@ -12,7 +12,9 @@ import ProtoBridge
 ///
 /// While the connection cannot send (its peer does not read what we write), it asks for no more input:
 /// every frame read may make us write (a PONG, a refusal, a reply), so reading on would queue without
-/// bound.
+/// bound. Replies (a unary response, a stream message) count against the connection's memory budget
+/// until written; one that does not fit waits (a stream's write with it), and a peer that lets them
+/// stall for `replyStallTimeout` is dropped.
 final class ServerConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = InboundFrame
     typealias OutboundIn = ByteBuffer
@@ -22,6 +24,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         var limits: WireLimits
         var idleTimeout: TimeAmount
         var defaultStreamWindowBytes: Int
+        /// Replies outstanding and none written (nor the socket's queue shrinking) for this long: close.
+        var replyStallTimeout: TimeAmount = ReplyStallWatch.defaultTimeout
         var router: RPCRouter
         var interceptors: [any ServerInterceptor]
         var executor: EventLoopExecutor
@@ -39,10 +43,15 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         var window: Int
         /// Streaming: the handler waiting to send more.
         var writer: (write: StreamWrite, continuation: UnsafeContinuation<Void, any Error>)?
+        /// Streaming: the writer's message waits for room in the memory budget; it resumes after.
+        var messageWaiting = false
+        /// Where its method's reply sizes are recorded.
+        let replySizes: ReplySizeEstimate
 
-        init(handle: ServerCallHandle, window: Int) {
+        init(handle: ServerCallHandle, window: Int, replySizes: ReplySizeEstimate) {
             self.handle = handle
             self.window = window
+            self.replySizes = replySizes
         }
 
         /// Nothing more is sent for it: its timer stops and a waiting write fails.
@@ -65,6 +74,12 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     private var output: FrameOutput?
     private var idleTimer: Scheduled<Void>?
     private var graceTimer: Scheduled<Void>?
+    private var stallTimer: Scheduled<Void>?
+    /// The encoded frames of replies waiting for room in the memory budget, by the machine's ticket.
+    private var waitingReplies: [UInt64: (callID: UInt64, frame: ByteBuffer, isMessage: Bool)] = [:]
+    /// Calls accepted whose handlers wait to start (`ServerConnectionStateMachine.heldCalls`).
+    private var heldCalls:
+        [UInt64: (frame: InboundFrame, route: RPCRoute, deadline: NIODeadline?, timer: Scheduled<Void>?)] = [:]
     /// A read asked for while the connection could not send, issued once it can.
     private var readHeld = false
     /// The replies queued in the socket when this read began. Read once per read, not per request: the
@@ -77,7 +92,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             interceptors: configuration.interceptors, executor: configuration.executor, registry: registry)
         self.registry = registry
         self.logger = configuration.logger
-        self.state = ServerConnectionStateMachine(limits: configuration.limits)
+        self.state = ServerConnectionStateMachine(
+            limits: configuration.limits, replyStallTimeout: configuration.replyStallTimeout)
     }
 
     // MARK: Channel events
@@ -187,13 +203,31 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         let queuedReplies =
             queuedRepliesAtRead ?? (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
         queuedRepliesAtRead = queuedReplies
+        let share = route.map { $0.replySizes.bytes > 0 ? $0.replySizes.bytes + WireLimits.envelopeOverhead : 0 } ?? 0
         let request = ServerConnectionStateMachine.Request(
             id: id, kind: route?.method.kind, metadata: frame.metadata,
-            metadataEntriesNotKept: frame.metadataEntriesNotKept, cost: cost, queuedReplies: queuedReplies)
+            metadataEntriesNotKept: frame.metadataEntriesNotKept, cost: cost, queuedReplies: queuedReplies,
+            replyShare: share)
+        // The deadline runs from the request's arrival, even while the call is held.
+        var deadline: NIODeadline?
+        if frame.timeoutMicros > 0 {
+            deadline = .now() + .microseconds(Int64(clamping: min(frame.timeoutMicros, UInt64(Int64.max / 1_000))))
+        }
         switch state.requestReceived(request) {
         case .start:
             guard let route else { return }
-            start(frame, route: route, context: context)
+            start(frame, route: route, deadline: deadline, context: context)
+        case .hold:
+            guard let route else { return }
+            idleTimer?.cancel()
+            idleTimer = nil
+            let timer = deadline.map { deadline in
+                context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
+                    self.endEarly(
+                        id, RPCError(code: .deadlineExceeded, message: "the deadline passed before the call started"))
+                }
+            }
+            heldCalls[id] = (frame, route, deadline, timer)
         case .refuse(let error):
             refuse(id, error, route: route)
         case .refuseUnknownMethod:
@@ -205,7 +239,17 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         }
     }
 
-    private func start(_ frame: InboundFrame, route: RPCRoute, context: ChannelHandlerContext) {
+    /// Starts the held calls whose reply's share fits now.
+    private func startHeldCalls() {
+        guard let context else { return }
+        for id in state.callsToStart() {
+            guard let held = heldCalls.removeValue(forKey: id) else { continue }
+            held.timer?.cancel()
+            start(held.frame, route: held.route, deadline: held.deadline, context: context)
+        }
+    }
+
+    private func start(_ frame: InboundFrame, route: RPCRoute, deadline: NIODeadline?, context: ChannelHandlerContext) {
         let id = frame.callID
         idleTimer?.cancel()
         idleTimer = nil
@@ -216,14 +260,11 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             maxPayloadBytes: configuration.limits.maxFrameBytes - WireLimits.envelopeOverhead
         )
         let window = frame.windowBytes > 0 ? Int(frame.windowBytes) : configuration.defaultStreamWindowBytes
-        let call = RunningCall(handle: handle, window: window)
+        let call = RunningCall(handle: handle, window: window, replySizes: route.replySizes)
         running[id] = call
 
-        var deadline: ContinuousClock.Instant?
-        if frame.timeoutMicros > 0 {
-            let micros = Int64(clamping: min(frame.timeoutMicros, UInt64(Int64.max / 1_000)))
-            deadline = .now + .microseconds(micros)
-            call.deadlineTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .microseconds(micros)) {
+        if let deadline {
+            call.deadlineTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
                 self.endEarly(
                     id,
                     RPCError(code: .deadlineExceeded, message: "the deadline passed before the call completed")
@@ -234,7 +275,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         var serverContext = ServerContext(
             method: route.method,
             metadata: Metadata(frame.metadata),
-            deadline: deadline,
+            deadline: deadline.map { .now + .nanoseconds(($0 - .now()).nanoseconds) },
             peer: peer,
             logger: logger
         )
@@ -246,12 +287,16 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// answers the call if its answer is still due, and frees its slot.
     func handlerReturned(_ id: UInt64, outcome: Result<ServerResponse, RPCError>) {
         let (end, next) = state.handlerReturned(id)
-        running.removeValue(forKey: id)?.stopSending()
+        let call = running.removeValue(forKey: id)
+        call?.stopSending()
+        if case .success(let response) = outcome, let message = response.message {
+            call?.replySizes.record(message.readableBytes)
+        }
         switch end {
         case .sendOutcome:
             switch outcome {
             case .success(let response):
-                writeEnd(id, error: nil, payload: response.message, trailers: response.trailers)
+                writeEnd(id, error: nil, payload: response.message, trailers: response.trailers, counted: true)
             case .failure(let error):
                 writeEnd(id, error: error)
             }
@@ -259,6 +304,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         case .nothing: break
         }
         perform(next)
+        startHeldCalls()
     }
 
     /// `reason`: why the client gave up, if it said; its own deadline is the one reason told apart.
@@ -272,6 +318,12 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     /// The call is over for its client (cancelled, expired); its END waits for its handler.
     private func endEarly(_ id: UInt64, _ error: RPCError) {
+        if let next = state.heldCallEnded(id) {
+            heldCalls.removeValue(forKey: id)?.timer?.cancel()
+            writeEnd(id, error: error)
+            perform(next)
+            return
+        }
         guard state.endEarly(id, owing: error), let call = running[id] else { return }
         call.endRecord.record(error)
         call.stopSending()
@@ -281,7 +333,13 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// Ends calls for their clients at once with `error` (shutdown), cancelling their handlers.
     private func endNow(_ ids: [UInt64], _ error: RPCError) {
         for id in ids {
-            guard let call = running[id] else { continue }
+            guard let call = running[id] else {
+                if let held = heldCalls.removeValue(forKey: id) {
+                    held.timer?.cancel()
+                    writeEnd(id, error: error)
+                }
+                continue
+            }
             // Recorded before the handler can see its cancellation.
             call.endRecord.record(error)
             call.stopSending()
@@ -353,9 +411,14 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             )
             return
         }
-        write(YediRPC.Frame(callID: id, kind: .message), payload: payload)
+        guard let output, let frame = try? output.encode(YediRPC.Frame(callID: id, kind: .message), payload: payload)
+        else {
+            continuation.resume(throwing: RPCError(code: .internalError, message: "the message could not be encoded"))
+            return
+        }
         call.window -= payload.readableBytes
-        if call.window > 0, context.channel.isWritable {
+        call.messageWaiting = !sendReply(id, frame, isMessage: true)
+        if !call.messageWaiting, call.window > 0, context.channel.isWritable {
             continuation.resume()
         } else {
             call.writer = (stream, continuation)
@@ -376,7 +439,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     private func resumeWriter(of call: RunningCall) {
-        guard let writer = call.writer else { return }
+        guard !call.messageWaiting, let writer = call.writer else { return }
         call.writer = nil
         writer.continuation.resume()
     }
@@ -437,7 +500,12 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         context.close(promise: nil)
     }
 
+    /// A graceful close: the replies still waiting for the budget leave first.
     private func closeAfterFlush() {
+        for ticket in state.releaseWaitingReplies() {
+            guard let reply = waitingReplies.removeValue(forKey: ticket) else { continue }
+            writeCounted(reply.frame)
+        }
         flushNow()
         context?.close(promise: nil)
     }
@@ -449,6 +517,11 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         idleTimer = nil
         graceTimer?.cancel()
         graceTimer = nil
+        stallTimer?.cancel()
+        stallTimer = nil
+        waitingReplies.removeAll()
+        for held in heldCalls.values { held.timer?.cancel() }
+        heldCalls.removeAll()
         for id in state.connectionClosed() {
             guard let call = running.removeValue(forKey: id) else { continue }
             call.stopSending()
@@ -461,12 +534,19 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     // MARK: Writing
 
     /// Ends call `id` for the client. A status or trailers that cannot be encoded (a NUL in them) still
-    /// end the call, as INTERNAL: otherwise its caller would wait forever.
-    private func writeEnd(_ id: UInt64, error: RPCError?, payload: ByteBuffer? = nil, trailers: Metadata = [:]) {
+    /// end the call, as INTERNAL: otherwise its caller would wait forever. `counted`: a handler's reply,
+    /// which goes through the memory budget (refusals and statuses are small, and bounded by reading).
+    private func writeEnd(
+        _ id: UInt64, error: RPCError?, payload: ByteBuffer? = nil, trailers: Metadata = [:], counted: Bool = false
+    ) {
         guard let output else { return }
         do {
-            output.write(
-                encoded: try output.encode(Self.endFrame(id, error: error, trailers: trailers), payload: payload))
+            let frame = try output.encode(Self.endFrame(id, error: error, trailers: trailers), payload: payload)
+            if counted {
+                sendReply(id, frame)
+            } else {
+                output.write(encoded: frame)
+            }
         } catch {
             logger.error("the end of call \(id) could not be encoded: \(error)")
             let fallback = RPCError(code: .internalError, message: "the call's status could not be encoded")
@@ -476,6 +556,78 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     private func write(_ frame: YediRPC.Frame, payload: ByteBuffer? = nil) {
         output?.write(frame, payload: payload)
+    }
+
+    // MARK: Replies and the memory budget
+
+    /// Writes a reply frame of call `callID` if the budget has room for it, or holds it until it has;
+    /// true when written.
+    @discardableResult
+    private func sendReply(_ callID: UInt64, _ frame: ByteBuffer, isMessage: Bool = false) -> Bool {
+        switch state.replyProduced(bytes: frame.readableBytes, at: .now()) {
+        case .write:
+            writeCounted(frame)
+            armStallTimer()
+            return true
+        case .wait(let ticket):
+            waitingReplies[ticket] = (callID, frame, isMessage)
+            armStallTimer()
+            return false
+        }
+    }
+
+    /// Writes a reply the budget counts, and gives its bytes back once it is written.
+    private func writeCounted(_ frame: ByteBuffer) {
+        guard let output, let context else { return }
+        let bytes = frame.readableBytes
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        promise.futureResult.assumeIsolated().whenComplete { _ in self.replyWritten(bytes) }
+        output.write(encoded: frame, promise: promise)
+    }
+
+    /// A reply left: the replies waiting that fit now are written, in order. A stream message whose
+    /// call is over for its client is dropped (its writer was already told).
+    private func replyWritten(_ bytes: Int) {
+        var released = [bytes]
+        while let next = released.popLast() {
+            for ticket in state.replyWritten(bytes: next, at: .now()) {
+                guard let reply = waitingReplies.removeValue(forKey: ticket) else { continue }
+                guard reply.isMessage else {
+                    writeCounted(reply.frame)
+                    continue
+                }
+                let call = running[reply.callID]
+                call?.messageWaiting = false
+                guard state.isSending(reply.callID) else {
+                    released.append(reply.frame.readableBytes)
+                    continue
+                }
+                writeCounted(reply.frame)
+                if let call, call.window > 0, context?.channel.isWritable == true { resumeWriter(of: call) }
+            }
+        }
+        startHeldCalls()
+    }
+
+    /// Watches the replies outstanding: a peer that takes none of them for `replyStallTimeout` is
+    /// dropped, which frees them and cancels its calls.
+    private func armStallTimer(at deadline: NIODeadline? = nil) {
+        guard stallTimer == nil, let context, let due = deadline ?? state.nextStallCheck else { return }
+        stallTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: due) {
+            self.stallTimer = nil
+            guard let context = self.context else { return }
+            let queued = (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+            switch self.state.stallCheck(at: .now(), queuedBytes: queued) {
+            case .nothing: break
+            case .checkAgain(let next):
+                self.armStallTimer(at: next)
+            case .close:
+                self.logger.notice(
+                    "closing a connection whose peer read none of its replies for \(self.configuration.replyStallTimeout)"
+                )
+                context.close(promise: nil)
+            }
+        }
     }
 
     private func flushNow() {

@@ -1,3 +1,4 @@
+import NIOCore
 import ProtoBridge
 
 /// The life of one server connection as a value: which calls run, which ended for their client, what
@@ -21,6 +22,10 @@ struct ServerConnectionStateMachine {
     struct Call: Equatable {
         let isStream: Bool
         let heldBytes: Int
+        /// Set aside for its reply once it starts (a unary call's `ReplySizeEstimate`).
+        var replyShare = 0
+        /// False while it waits for room for `replyShare`; its handler has not started.
+        var started = true
         /// Over for its client: nothing more is sent for it but the END it is owed.
         var ended = false
         /// The END to send when the handler returns, for a call that ended early (the client cancelled,
@@ -31,12 +36,19 @@ struct ServerConnectionStateMachine {
     private(set) var phase = Phase.serving
     private(set) var calls: [UInt64: Call] = [:]
     private(set) var highestCallID: UInt64 = 0
-    private var budget: ConnectionMemoryBudget
+    private(set) var budget: ConnectionMemoryBudget
+    private(set) var stall: ReplyStallWatch
+    /// Replies that did not fit in the budget, in the order their handlers produced them.
+    private(set) var waitingReplies: [WaitingReply] = []
+    /// Calls accepted that wait, in order, for room to set their reply's share aside.
+    private(set) var heldCalls: [UInt64] = []
+    private var lastTicket: UInt64 = 0
     let limits: WireLimits
 
-    init(limits: WireLimits) {
+    init(limits: WireLimits, replyStallTimeout: TimeAmount = ReplyStallWatch.defaultTimeout) {
         self.limits = limits
         self.budget = ConnectionMemoryBudget(limit: limits.maxConnectionBytes)
+        self.stall = ReplyStallWatch(timeout: replyStallTimeout)
     }
 
     // MARK: Requests
@@ -53,11 +65,15 @@ struct ServerConnectionStateMachine {
         var cost: Int
         /// Replies written and not yet sent on the connection.
         var queuedReplies: Int
+        /// To set aside for a unary call's reply (`ReplySizeEstimate`); 0 for none.
+        var replyShare = 0
     }
 
     enum RequestAction: Equatable {
         /// Run the handler.
         case start
+        /// Accepted, but its handler waits to start until its reply's share fits (`callsToStart`).
+        case hold
         /// Answer END with this status at once (the interceptors hear of it).
         case refuse(RPCError)
         /// Answer END `UNIMPLEMENTED`: the method is not served here.
@@ -69,7 +85,8 @@ struct ServerConnectionStateMachine {
     }
 
     /// The checks, in order: call ids only grow, shutdown, the concurrency limit, the metadata limits, the
-    /// method, the memory budget.
+    /// method, the memory budget (no call starts while replies wait for it: its reply would wait too).
+    /// A unary call whose reply's share does not fit yet is held: it keeps its slot and starts later.
     mutating func requestReceived(_ request: Request) -> RequestAction {
         guard phase != .closed else { return .ignore }
         guard request.id > highestCallID else {
@@ -95,17 +112,48 @@ struct ServerConnectionStateMachine {
             return .refuse(error)
         }
         guard let kind = request.kind else { return .refuseUnknownMethod }
-        guard budget.admitCall(request.cost, queuedReplies: request.queuedReplies) else {
+        guard waitingReplies.isEmpty, budget.admitCall(request.cost, queuedReplies: request.queuedReplies) else {
             return .refuse(
                 RPCError(
                     code: .resourceExhausted,
                     message: "the connection's memory budget (\(budget.limit) bytes) is taken by the calls in "
-                        + "flight and the replies not yet sent"
+                        + "flight and the replies not yet sent (read the replies to make room)"
                 )
             )
         }
-        calls[request.id] = Call(isStream: kind != .unary, heldBytes: request.cost)
+        let share = kind == .unary ? max(0, request.replyShare) : 0
+        guard share > 0 else {
+            calls[request.id] = Call(isStream: kind != .unary, heldBytes: request.cost)
+            return .start
+        }
+        calls[request.id] = Call(isStream: false, heldBytes: request.cost, replyShare: share, started: false)
+        let first = heldCalls.isEmpty
+        heldCalls.append(request.id)
+        guard first, !callsToStart().isEmpty else { return .hold }
         return .start
+    }
+
+    /// The held calls whose reply's share fits now, in order: start their handlers. Called when memory
+    /// is freed (a handler returned, a reply was written).
+    mutating func callsToStart() -> [UInt64] {
+        guard phase != .closed else { return [] }
+        var starting: [UInt64] = []
+        while let id = heldCalls.first, let call = calls[id] {
+            let alone = budget.heldByReplies == 0 && !calls.values.contains { $0.started && $0.replyShare > 0 }
+            guard budget.setAside(call.replyShare, alone: alone) else { break }
+            heldCalls.removeFirst()
+            calls[id]!.started = true
+            starting.append(id)
+        }
+        return starting
+    }
+
+    /// A held call ended before it started (the client cancelled, the deadline passed): nil when it is
+    /// not held; otherwise it is gone, and what the connection does next. Its END is sent at once.
+    mutating func heldCallEnded(_ id: UInt64) -> ConnectionAction? {
+        guard let index = heldCalls.firstIndex(of: id) else { return nil }
+        heldCalls.remove(at: index)
+        return handlerReturned(id).1
     }
 
     // MARK: Calls ending
@@ -147,7 +195,7 @@ struct ServerConnectionStateMachine {
     /// A handler returned: its END (if still due), its slot and its memory are released.
     mutating func handlerReturned(_ id: UInt64) -> (ReturnAction, ConnectionAction) {
         guard let call = calls.removeValue(forKey: id) else { return (.nothing, .nothing) }
-        budget.callEnded(call.heldBytes)
+        budget.callEnded(call.heldBytes + (call.started ? call.replyShare : 0))
         let end: ReturnAction =
             if let owed = call.owedEnd { .sendOwedEnd(owed) } else if call.ended { .nothing } else { .sendOutcome }
         guard calls.isEmpty else { return (end, .nothing) }
@@ -157,6 +205,74 @@ struct ServerConnectionStateMachine {
             phase = .closed
             return (end, .close)
         case .closed: return (end, .nothing)
+        }
+    }
+
+    // MARK: Replies
+
+    /// A reply frame (a unary call's END with its response, or a stream's MESSAGE) that waits for room in
+    /// the budget; `ticket` names it to the handler, which holds its bytes.
+    struct WaitingReply: Equatable {
+        let ticket: UInt64
+        let bytes: Int
+    }
+
+    enum ReplyAction: Equatable {
+        /// Write it now: its bytes are counted until `replyWritten`.
+        case write
+        /// Hold it (its stream's writer waits) until `replyWritten` names this ticket.
+        case wait(ticket: UInt64)
+    }
+
+    /// A handler produced a reply frame of `bytes`. It is written if it fits in the budget and no reply
+    /// waits before it (replies leave in the order they came); otherwise it waits.
+    mutating func replyProduced(bytes: Int, at now: NIODeadline) -> ReplyAction {
+        stall.replyTaken(at: now)
+        if waitingReplies.isEmpty, budget.admitReply(bytes) { return .write }
+        lastTicket += 1
+        waitingReplies.append(WaitingReply(ticket: lastTicket, bytes: bytes))
+        return .wait(ticket: lastTicket)
+    }
+
+    /// A reply of `bytes` was written to the socket (or failed with the connection): the waiting replies
+    /// that fit now, in order, to write (their bytes counted from now).
+    mutating func replyWritten(bytes: Int, at now: NIODeadline) -> [UInt64] {
+        budget.replyWritten(bytes)
+        var admitted: [UInt64] = []
+        while let first = waitingReplies.first, budget.admitReply(first.bytes) {
+            waitingReplies.removeFirst()
+            admitted.append(first.ticket)
+        }
+        stall.replyWritten(at: now, outstanding: budget.heldByReplies > 0 || !waitingReplies.isEmpty)
+        return admitted
+    }
+
+    /// The connection closes gracefully (drained, idle): every waiting reply, to write before it does.
+    mutating func releaseWaitingReplies() -> [UInt64] {
+        defer { waitingReplies.removeAll() }
+        for reply in waitingReplies { budget.forceReply(reply.bytes) }
+        return waitingReplies.map(\.ticket)
+    }
+
+    /// When to check next whether the replies move; nil while none is outstanding.
+    var nextStallCheck: NIODeadline? { phase == .closed ? nil : stall.nextCheck }
+
+    enum StallAction: Equatable {
+        case nothing
+        case checkAgain(at: NIODeadline)
+        /// The peer took nothing for the stall timeout: close without a word (it would not read it).
+        case close
+    }
+
+    /// The stall check's timer fired; `queuedBytes` is what the socket holds now.
+    mutating func stallCheck(at now: NIODeadline, queuedBytes: Int) -> StallAction {
+        guard phase != .closed else { return .nothing }
+        switch stall.check(at: now, queuedBytes: queuedBytes) {
+        case .idle: return .nothing
+        case .moving(let next): return .checkAgain(at: next)
+        case .stalled:
+            phase = .closed
+            return .close
         }
     }
 
@@ -212,6 +328,8 @@ struct ServerConnectionStateMachine {
     /// The connection is gone: the handlers still running, to cancel. Their returns find nothing.
     mutating func connectionClosed() -> [UInt64] {
         phase = .closed
+        waitingReplies.removeAll()
+        heldCalls.removeAll()
         defer { calls.removeAll() }
         return calls.keys.sorted()
     }
