@@ -140,12 +140,14 @@ final class ReplyBudgetRulesTests: XCTestCase {
         XCTAssertTrue(machine.heldCalls.isEmpty)
     }
 
-    func testTheReplySizeEstimateKeepsTheLargestReply() {
+    func testTheReplySizeEstimateKeepsTheLargestReplyAndTheColdSizeBeforeTheFirst() {
         let estimate = ReplySizeEstimate()
-        XCTAssertEqual(estimate.bytes, 0)
+        XCTAssertEqual(estimate.bytes(cold: 4 << 20), 4 << 20, "before any reply: the largest a reply may be")
+        estimate.record(10)
+        XCTAssertEqual(estimate.bytes(cold: 4 << 20), 10)
         estimate.record(4_000)
         estimate.record(10)
-        XCTAssertEqual(estimate.bytes, 4_000)
+        XCTAssertEqual(estimate.bytes(cold: 4 << 20), 4_000)
     }
 
     // MARK: Stalls

@@ -203,7 +203,11 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         let queuedReplies =
             queuedRepliesAtRead ?? (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
         queuedRepliesAtRead = queuedReplies
-        let share = route.map { $0.replySizes.bytes > 0 ? $0.replySizes.bytes + WireLimits.envelopeOverhead : 0 } ?? 0
+        let share =
+            route.map { route in
+                let bytes = route.replySizes.bytes(cold: configuration.limits.maxFrameBytes)
+                return bytes > 0 ? bytes + WireLimits.envelopeOverhead : 0
+            } ?? 0
         let request = ServerConnectionStateMachine.Request(
             id: id, kind: route?.method.kind, metadata: frame.metadata,
             metadataEntriesNotKept: frame.metadataEntriesNotKept, cost: cost, queuedReplies: queuedReplies,
