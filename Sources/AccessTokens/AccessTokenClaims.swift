@@ -37,6 +37,10 @@ public struct AccessTokenClaims: Sendable, Hashable {
         AuthenticatedUser(id: userID, role: role, sessionID: sessionID, app: app)
     }
 
+    /// `aud` of a token issued for `app` (nil: YeDi itself): a token minted for one app is refused by the
+    /// services of another.
+    public static func audience(app: String?) -> String { app ?? "yedi" }
+
     /// `iss` of every Yedi access token.
     public static let issuer = "yedi-account"
 }

@@ -4,8 +4,8 @@ import YediCrypto
 
 /// Mints access tokens: compact JWS (RFC 7515) JWTs signed with EdDSA/Ed25519 (RFC 8037).
 ///
-/// Header `{"alg":"EdDSA","typ":"JWT","kid":…}`; claims `iss`, `sub`, `role`, `sid`, `app`, `iat`,
-/// `exp` (whole seconds). Short-lived by design: services verify offline, so a token cannot be revoked
+/// Header `{"alg":"EdDSA","typ":"JWT","kid":…}`; claims `iss`, `aud` (the app the token is for: `app`,
+/// or `yedi`), `sub`, `role`, `sid`, `app`, `iat`, `exp` (whole seconds). Short-lived by design: services verify offline, so a token cannot be revoked
 /// before it expires; refresh goes through the account service.
 public struct AccessTokenIssuer: Sendable {
     public let signingKey: TokenSigningKey
@@ -44,6 +44,7 @@ public struct AccessTokenIssuer: Sendable {
         ])
         var members: [(String, String)] = [
             ("iss", JSONText.string(AccessTokenClaims.issuer)),
+            ("aud", JSONText.string(AccessTokenClaims.audience(app: app))),
             ("sub", JSONText.string(userID)),
             ("role", JSONText.string(role.rawValue)),
         ]

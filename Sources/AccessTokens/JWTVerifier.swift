@@ -12,16 +12,22 @@ public struct JWTVerifier: AccessTokenVerifier {
     public static let maximumTokenSize = 4096
 
     private var keys: [String: TokenVerificationKey]
+    /// The `aud` values accepted: the apps this service serves.
+    private let audiences: Set<String>
     private let allowedClockSkew: TimeInterval
     private let now: @Sendable () -> Date
 
-    /// - Parameter keys: every key whose tokens are accepted (several during a rotation).
+    /// - Parameters:
+    ///   - keys: every key whose tokens are accepted (several during a rotation).
+    ///   - audiences: the `aud` claims accepted; YeDi's alone by default.
     public init(
         keys: [TokenVerificationKey],
+        audiences: Set<String> = [AccessTokenClaims.audience(app: nil)],
         allowedClockSkew: Duration = .seconds(30),
         now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.keys = Dictionary(keys.map { ($0.keyID, $0) }, uniquingKeysWith: { first, _ in first })
+        self.audiences = audiences
         let (seconds, attoseconds) = allowedClockSkew.components
         self.allowedClockSkew = max(0, Double(seconds) + Double(attoseconds) / 1e18)
         self.now = now
@@ -75,6 +81,9 @@ public struct JWTVerifier: AccessTokenVerifier {
         guard !isExpired(at: payload.exp, now: now) else { throw Self.failure("access token expired") }
         guard payload.iat <= now + allowedClockSkew else { throw Self.failure("access token not yet valid") }
         guard payload.iat <= payload.exp else { throw Self.failure("access token claims invalid: exp before iat") }
+        guard let audience = payload.aud, audiences.contains(audience) else {
+            throw Self.failure("access token audience not accepted: it was issued for another app")
+        }
         return AccessTokenClaims(
             userID: payload.sub,
             role: UserRole(rawValue: payload.role),
@@ -110,6 +119,7 @@ public struct JWTVerifier: AccessTokenVerifier {
     /// The claims this verifier needs; unknown claims are ignored so the set can grow.
     private struct Payload: Decodable {
         var iss: String?
+        var aud: String?
         var sub: String
         var role: String
         var sid: String?

@@ -10,7 +10,7 @@ final class AccessTokenRoundTripTests: XCTestCase {
 
     func testIssuedTokenVerifies() async throws {
         let issuer = AccessTokenIssuer(signingKey: signingKey, now: clock.function)
-        let verifier = JWTVerifier(keys: [signingKey.verificationKey], now: clock.function)
+        let verifier = JWTVerifier(keys: [signingKey.verificationKey], audiences: ["yedi-nails"], now: clock.function)
         let (token, issued) = try issuer.issue(userID: "u-42", role: .designer, sessionID: "s-7", app: "yedi-nails")
         XCTAssertEqual(token.split(separator: ".").count, 3)
         let claims = try verifier.claims(of: token)

@@ -25,7 +25,7 @@ final class InteropTests: XCTestCase {
         let header = #"{ "kid": "\#(key.keyID)", "typ": "JWT", "alg": "EdDSA" }"#
         let claims = #"""
             {"exp": \#(now + 300), "iat": \#(now), "sub": "u\/9", "role": "designer", "sid": "s-1",
-             "iss": "yedi-account", "jti": "x", "extra": {"nested": [1, 2]}}
+             "iss": "yedi-account", "aud": "yedi", "jti": "x", "extra": {"nested": [1, 2]}}
             """#
         let input = HandMadeToken.part(header) + "." + HandMadeToken.part(claims)
         let inputFile = directory.appendingPathComponent("input").path

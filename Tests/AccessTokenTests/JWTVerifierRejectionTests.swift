@@ -35,6 +35,24 @@ final class JWTVerifierRejectionTests: XCTestCase {
         assertRejected(token, by: strict, "access token expired")
     }
 
+    // MARK: Audience
+
+    /// A token minted for one app is refused by the services of another, and one without `aud` too.
+    func testATokenForAnotherAppOrWithoutAudienceIsRefused() throws {
+        let slp = try AccessTokenIssuer(signingKey: signingKey, now: clock.function)
+            .issue(userID: "u-1", role: .customer, sessionID: "s-1", app: "slp").token
+        assertRejected(slp, by: verifier, "audience not accepted")
+        let slpVerifier = JWTVerifier(keys: [signingKey.verificationKey], audiences: ["slp"], now: clock.function)
+        XCTAssertEqual(try slpVerifier.claims(of: slp).app, "slp")
+        assertRejected(try issue(), by: slpVerifier, "audience not accepted")
+        let noAudience = try HandMadeToken.signed(
+            header: HandMadeToken.header(kid: signingKey.keyID),
+            claims: #"{"iss":"yedi-account","sub":"u-1","role":"customer","iat":\#(now),"exp":\#(now + 600)}"#,
+            key: privateKey)
+        assertRejected(noAudience, by: verifier, "audience not accepted")
+        XCTAssertNoThrow(try verifier.claims(of: try issue()))
+    }
+
     func testNotYetValid() throws {
         let token = try issue()
         let issuedAt = clock.now
