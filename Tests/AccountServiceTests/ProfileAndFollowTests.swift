@@ -26,6 +26,12 @@ final class ProfileAndFollowTests: XCTestCase {
 
     private var customerToken: CallOptions { fixture.options(customer.session!.accessToken) }
     private var designerToken: CallOptions { fixture.options(designer.session!.accessToken) }
+    private var onBehalfOfCustomer: CallOptions { onBehalfOf(customer.session!.accessToken) }
+
+    /// What a service sends when it calls for the user holding `token`.
+    private func onBehalfOf(_ token: String) -> CallOptions {
+        CallOptions(metadata: [AuthenticationInterceptor.onBehalfOfMetadataKey: token])
+    }
 
     func testUpdateProfileChangesOnlyTheNamedFields() async throws {
         let updated = try await fixture.account.updateProfile(
@@ -175,16 +181,29 @@ final class ProfileAndFollowTests: XCTestCase {
                 port: try await fixture.service.port, identity: "content")
         ) { client in
             try await YediAccount.AccountService.Client(client).listFollowedDesignerIDs(
-                .init(userID: self.customer.user!.id))
+                .init(userID: self.customer.user!.id), options: self.onBehalfOfCustomer)
         }
         XCTAssertEqual(Set(forFeed.designerIDs), Set(designerIDs))
+        // ContentService acting for nobody, or for another user, does not read whom a user follows.
+        for options in [CallOptions(), onBehalfOf(designer.session!.accessToken)] {
+            let refused = await statusCode {
+                try await withRPCClient(
+                    configuration: self.fixture.harness.clientConfiguration(
+                        port: try await self.fixture.service.port, identity: "content")
+                ) { client in
+                    _ = try await YediAccount.AccountService.Client(client).listFollowedDesignerIDs(
+                        .init(userID: self.customer.user!.id), options: options)
+                }
+            }
+            XCTAssertEqual(refused, .permissionDenied)
+        }
         let byBooking = await statusCode {
             try await withRPCClient(
                 configuration: self.fixture.harness.clientConfiguration(
                     port: try await self.fixture.service.port, identity: "booking")
             ) { client in
                 _ = try await YediAccount.AccountService.Client(client).listFollowedDesignerIDs(
-                    .init(userID: self.customer.user!.id))
+                    .init(userID: self.customer.user!.id), options: self.onBehalfOfCustomer)
             }
         }
         XCTAssertEqual(byBooking, .permissionDenied, "only ContentService asks for the feed")

@@ -175,14 +175,33 @@ final class ReservationTests: XCTestCase {
                 .init(reservationID: booked.id), options: try self.fixture.customer())
         }
         XCTAssertEqual(userAsks, .permissionDenied)
+        func onBehalfOf(_ options: CallOptions) -> CallOptions {
+            var forwarded = CallOptions()
+            forwarded.metadata[AuthenticationInterceptor.onBehalfOfMetadataKey] = String(
+                options.metadata["authorization"]!.dropFirst("Bearer ".count))
+            return forwarded
+        }
         for caller in ["content", "chat"] {
             let (client, rpc, task) = try await fixture.serviceClient(caller)
-            let seen = try await client.getReservation(.init(reservationID: booked.id))
-            XCTAssertEqual(seen.customerID, "customer-1")
-            XCTAssertEqual(seen.designerID, "designer-1")
-            XCTAssertEqual(seen.startAtMs, booked.startAtMs)
-            XCTAssertEqual(seen.status, .confirmed)
-            let missing = await statusCode { _ = try await client.getReservation(.init(reservationID: "nope")) }
+            for party in [try fixture.customer(), try fixture.designer()] {
+                let seen = try await client.getReservation(.init(reservationID: booked.id), options: onBehalfOf(party))
+                XCTAssertEqual(seen.customerID, "customer-1")
+                XCTAssertEqual(seen.designerID, "designer-1")
+                XCTAssertEqual(seen.startAtMs, booked.startAtMs)
+                XCTAssertEqual(seen.status, .confirmed)
+            }
+            // A service acting for nobody, or for someone else, does not read a reservation by naming it.
+            let forNobody = await statusCode { _ = try await client.getReservation(.init(reservationID: booked.id)) }
+            XCTAssertEqual(forNobody, .permissionDenied)
+            let forAnother = await statusCode {
+                _ = try await client.getReservation(
+                    .init(reservationID: booked.id), options: onBehalfOf(try self.fixture.customer("customer-2")))
+            }
+            XCTAssertEqual(forAnother, .permissionDenied)
+            let missing = await statusCode {
+                _ = try await client.getReservation(
+                    .init(reservationID: "nope"), options: onBehalfOf(try self.fixture.customer()))
+            }
             XCTAssertEqual(missing, .notFound)
             let purge = await statusCode { _ = try await client.purgeUser(.init(userID: "customer-1")) }
             XCTAssertEqual(purge, .permissionDenied, "only account purges")

@@ -314,6 +314,7 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
         _ request: YediAccount.ListFollowedDesignerIdsRequest, context: ServerContext
     ) async throws -> YediAccount.ListFollowedDesignerIdsResponse {
         guard !request.userID.isEmpty else { throw FieldRules.invalid("user_id", "required") }
+        try context.requireActing(forOneOf: [request.userID], field: "user_id")
         return YediAccount.ListFollowedDesignerIdsResponse(
             designerIDs: try await store.followedDesignerIDs(userID: request.userID))
     }

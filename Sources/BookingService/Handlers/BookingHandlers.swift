@@ -290,6 +290,9 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
         guard let reservation = try await store.reservation(id: id) else {
             throw RPCError(code: .notFound, message: "no such reservation")
         }
+        // Only for a service acting for the reservation's customer or designer.
+        try context.requireActing(
+            forOneOf: [reservation.customerID, reservation.designerID], field: "reservation_id")
         return message(reservation, now: clock.nowMilliseconds)
     }
 
