@@ -12,8 +12,11 @@ public struct ServerContext: Sendable {
     public let deadline: ContinuousClock.Instant?
     /// The connection's peer, with its verified client certificate identity (mutual TLS).
     public let peer: PeerInfo
-    /// Who the call acts for; set by `AuthenticationInterceptor`.
-    public var caller: Caller
+    /// Who the call acts for; set by `AuthenticationInterceptor` (and kept for the interceptors outside
+    /// it, which log the call).
+    public var caller: Caller {
+        didSet { endRecord?.record(caller: caller) }
+    }
     /// The end user a service caller acts for (`yedi-on-behalf-of`, verified like any access token);
     /// set by `AuthenticationInterceptor`, nil when the caller is not a service or named nobody.
     public var onBehalfOf: AuthenticatedUser?
@@ -27,6 +30,9 @@ public struct ServerContext: Sendable {
     /// The status the client received when the connection ended the call before the handler returned
     /// (deadline, shutdown, cancellation): what logs and metrics record instead of the handler's outcome.
     var statusSentEarly: RPCError? { endRecord?.sent }
+
+    /// The caller as authentication established it, also when read from a context made before it ran.
+    var authenticatedCaller: Caller { endRecord?.caller ?? caller }
 
     /// Carries the method, request id, trace id and caller; never tokens. Built when asked for, so
     /// calls whose handlers do not log pay nothing for it.

@@ -54,7 +54,7 @@ public struct ServerLoggingInterceptor: ServerInterceptor {
         var metadata: Logger.Metadata = [
             "rpc.status": "\(code.name)",
             "rpc.duration_ms": "\(Self.milliseconds(ContinuousClock.now - start))",
-            "rpc.caller": "\(context.caller)",
+            "rpc.caller": "\(context.authenticatedCaller)",
         ]
         if let message, !message.isEmpty { metadata["rpc.message"] = "\(message)" }
         // Server errors stand out; a client's mistakes do not.

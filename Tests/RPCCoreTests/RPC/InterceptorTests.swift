@@ -49,6 +49,32 @@ final class InterceptorTests: XCTestCase {
         }
     }
 
+    /// The request log runs outside authentication (so refused calls are logged too), and once wrote
+    /// `rpc.caller=anonymous` for every authenticated call: it now names the caller authentication found.
+    func testTheLogLineOfAnAuthenticatedCallNamesItsCaller() async throws {
+        let capture = LogCapture()
+        let server = try await RunningServer.start(
+            pki: pki,
+            services: [EchoTestService()],
+            interceptors: [
+                ServerLoggingInterceptor(requestIDs: { "id" }),
+                AuthenticationInterceptor(verifier: try pki.tokenVerifier()),
+            ],
+            logger: capture.logger()
+        )
+        try await withRPCClient(configuration: pki.rpcClientConfiguration(ports: [server.port])) { client in
+            let echo = YediEcho.Echo.Client(client)
+            _ = try await echo.echo(
+                .init(text: "hi"), options: .init(metadata: ["authorization": TestAccessToken.customer.authorization]))
+            _ = try? await echo.echo(.init(text: "hi"))
+            _ = try? await echo.echo(
+                .init(text: "hi"), options: .init(metadata: ["authorization": TestAccessToken.tampered.authorization]))
+        }
+        await server.stop()
+        let callers = capture.all.filter { $0.message == "rpc" }.map { $0.metadata["rpc.caller"] }
+        XCTAssertEqual(callers, ["user u-customer (customer)", "anonymous", "anonymous"])
+    }
+
     /// A handler calling another service passes the trace on: both servers see the same trace id,
     /// and the second sees the first's span as its parent.
     func testTraceparentPropagatesFromIncomingToOutgoingCalls() async throws {
