@@ -73,16 +73,11 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
         guard let email = try? FieldRules.email(request.email), !request.password.isEmpty,
             request.password.count <= 128
         else { throw refused }
-        let now = clock.nowMilliseconds
-        let record = try await store.throttle(key: email)
-        try throttle.check(record, now: now)
+        let address = ClientAddress.key(of: context.peer.address)
         let user = try await store.user(email: email)
-        let matches = try await passwords.verify(request.password, against: user?.passwordHash ?? decoyHash)
-        guard let user, matches else {
-            try await store.saveThrottle(key: email, throttle.failed(record, now: now))
-            throw refused
-        }
-        if record != nil { try await store.clearThrottle(key: email) }
+        guard try await checkPassword(request.password, of: email, hash: user?.passwordHash, address: address, context),
+            let user
+        else { throw refused }
         let refresh = sessions.newRefreshToken(userID: user.id)
         try await store.createSession(refresh.record)
         return YediAccount.SignInResponse(
@@ -338,7 +333,11 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
         _ request: YediAccount.DeleteAccountRequest, context: ServerContext
     ) async throws -> YediAccount.DeleteAccountResponse {
         let user = try await currentUser(context)
-        guard try await passwords.verify(request.password, against: user.passwordHash) else {
+        let address = ClientAddress.key(of: context.peer.address)
+        guard !request.password.isEmpty, request.password.count <= 128,
+            try await checkPassword(
+                request.password, of: user.email, hash: user.passwordHash, address: address, context)
+        else {
             throw RPCError(code: .permissionDenied, message: "password: wrong password")
         }
         _ = try await store.deleteAccount(userID: user.id)
@@ -347,6 +346,32 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
     }
 
     // MARK: Helpers
+
+    /// Checks `password` under the sign-in throttle of (`account`, `address`): throws
+    /// `RESOURCE_EXHAUSTED` while that pair is locked or the account is slowed, else returns whether the
+    /// password matches `hash` (a missing hash is checked against the decoy, so it takes the same time).
+    private func checkPassword(
+        _ password: String, of account: String, hash: String?, address: String, _ context: ServerContext
+    ) async throws -> Bool {
+        let now = clock.nowMilliseconds
+        let decision = try await store.beginPasswordAttempt(
+            account: account, address: address, now: now, throttle: throttle)
+        if let refusal = throttle.refusal(decision, now: now) { throw refusal }
+        let matches: Bool
+        do {
+            matches = try await passwords.verify(password, against: hash ?? decoyHash)
+        } catch {
+            try? await store.endPasswordAttempt(
+                account: account, address: address, outcome: .abandoned, throttle: throttle)
+            throw error
+        }
+        if matches, hash != nil {
+            try await store.endPasswordAttempt(
+                account: account, address: address, outcome: .succeeded, throttle: throttle)
+            return true
+        }
+        return false
+    }
 
     private func callerID(_ context: ServerContext) throws(RPCError) -> String {
         guard let id = context.caller.userID else {
