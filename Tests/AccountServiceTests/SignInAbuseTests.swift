@@ -10,8 +10,8 @@ import YediProto
 
 @testable import AccountService
 
-/// Issue 24, abuse resistance: the throttle is atomic, a stranger cannot lock an owner out, and
-/// DeleteAccount's password check is throttled too.
+/// Issue 24, abuse resistance: sign-in and sign-up are not an anonymous CPU lever, the throttle is
+/// atomic, a stranger cannot lock an owner out, and DeleteAccount's password check is throttled too.
 ///
 /// RPCClient cannot choose its source address, so tests that need several client addresses call the
 /// handlers directly with a context naming the peer; the others go over TLS from loopback.
@@ -27,6 +27,84 @@ final class SignInAbuseTests: XCTestCase {
 
     private static let signIn = YediAccount.AccountService.Method.signIn.descriptor
     private static let signUp = YediAccount.AccountService.Method.signUp.descriptor
+
+    // MARK: 1. The CPU lever
+
+    /// A flood of 120 anonymous sign-ins from one address, at the production scrypt cost, leaves a
+    /// sign-in from another address answered within twice the time of one derivation: the flood is
+    /// held to its address's allowance, and the KDF queue serves the other address first.
+    func testAFloodFromOneAddressLeavesAnotherAddressServedWithinTwiceTheKDFTime() async throws {
+        let fixture = try await AccountFixture.start { options in
+            options.signInRatePerAddress = "\(ServiceConfiguration.defaultSignInRatePerAddress)"
+            options.signInRatePerConnection = "\(ServiceConfiguration.defaultSignInRatePerConnection)"
+        }
+        let passwords = PasswordHasher()
+        let handlers = try await AccountServiceDefinition.handlers(fixture.service.environment, passwords: passwords)
+        _ = try await handlers.signUp(SampleAccounts.customer(), context: Self.context(Self.signUp, from: "10.0.0.1"))
+        let legitimate = YediAccount.SignInRequest(email: "minji@example.com", password: "hair2024!")
+
+        // One sign-in alone (its derivation and its three small transactions), at this moment's machine
+        // load: the larger of two.
+        var kdf = Duration.zero
+        for port in 0..<2 {
+            let start = ContinuousClock.now
+            _ = try await handlers.signIn(legitimate, context: Self.context(Self.signIn, from: "10.0.0.1", port: port))
+            kdf = max(kdf, ContinuousClock.now - start)
+        }
+        let flood = Task { await floodOfSignIns(handlers, from: "10.6.6.6", count: 120) }
+        try await Task.sleep(for: .milliseconds(20))  // the flood has the KDF threads
+        let start = ContinuousClock.now
+        let answer = try await handlers.signIn(
+            legitimate, context: Self.context(Self.signIn, from: "10.0.0.1", port: 41_000))
+        let latency = ContinuousClock.now - start
+        XCTAssertNotNil(answer.session)
+        let codes = await flood.value
+        XCTAssertGreaterThanOrEqual(
+            codes.filter { $0 == .resourceExhausted }.count, 100, "the flood was refused: \(codes)")
+        XCTAssertLessThan(latency, kdf * 2, "legitimate sign-in took \(latency), alone \(kdf)")
+        try await fixture.stop()
+    }
+
+    /// Over TLS with the default limits: 120 sign-ins on one connection are refused at once past the
+    /// connection's allowance, each with a `retry-after`, and another connection from the same address
+    /// is still served.
+    func testAFloodOverTLSIsRefusedQuicklyAndALegitimateCallIsServed() async throws {
+        let fixture = try await AccountFixture.start { options in
+            options.signInRatePerAddress = "\(ServiceConfiguration.defaultSignInRatePerAddress)"
+            options.signInRatePerConnection = "\(ServiceConfiguration.defaultSignInRatePerConnection)"
+        }
+        let other = try RPCClient(
+            configuration: fixture.harness.clientConfiguration(port: try await fixture.service.port))
+        let otherTask = Task { await other.run() }
+        _ = try await YediAccount.AccountService.Client(other).signUp(SampleAccounts.customer())
+
+        let start = ContinuousClock.now
+        let errors = await withTaskGroup(of: RPCError?.self) { group in
+            for index in 0..<120 {
+                group.addTask {
+                    await rpcError {
+                        _ = try await fixture.account.signIn(
+                            .init(email: "x\(index)@example.com", password: "guess\(index)a"))
+                    }
+                }
+            }
+            return await group.reduce(into: [RPCError?]()) { $0.append($1) }
+        }
+        let elapsed = ContinuousClock.now - start
+        let refused = errors.filter { $0?.code == .resourceExhausted }
+        // Past the connection's allowance; of the calls within it, some may find the KDF queue's share
+        // for this address full, which is refused the same way.
+        XCTAssertGreaterThanOrEqual(refused.count, 120 - ServiceConfiguration.defaultSignInRatePerConnection.burst)
+        XCTAssertTrue(refused.allSatisfy { Int($0?.metadata["retry-after"] ?? "") ?? 0 >= 1 }, "\(refused.first!!)")
+        XCTAssertLessThan(elapsed, .seconds(10), "refusals cost no hashing")
+
+        let answer = try await YediAccount.AccountService.Client(other).signIn(
+            .init(email: "minji@example.com", password: "hair2024!"))
+        XCTAssertNotNil(answer.session, "another connection from the same address is served")
+        other.beginGracefulShutdown()
+        await otherTask.value
+        try await fixture.stop()
+    }
 
     // MARK: 2. The throttle is atomic
 
@@ -135,5 +213,24 @@ final class SignInAbuseTests: XCTestCase {
         }
         XCTAssertEqual(gone, .unauthenticated)
         try await fixture.stop()
+    }
+}
+
+/// `count` concurrent sign-ins with wrong passwords for unknown emails from `address`, each on a
+/// connection of its own; their status codes.
+private func floodOfSignIns(_ handlers: AccountHandlers, from address: String, count: Int) async -> [StatusCode?] {
+    await withTaskGroup(of: StatusCode?.self) { group in
+        for index in 0..<count {
+            let context = ServerContext(
+                method: YediAccount.AccountService.Method.signIn.descriptor, metadata: [:], deadline: nil,
+                peer: PeerInfo(address: "[IPv4]\(address)/\(address):\(20_000 + index)"), logger: Logger(label: "test"))
+            group.addTask {
+                await statusCode {
+                    _ = try await handlers.signIn(
+                        .init(email: "victim\(index)@example.com", password: "guess\(index)x1"), context: context)
+                }
+            }
+        }
+        return await group.reduce(into: [StatusCode?]()) { $0.append($1) }
     }
 }
