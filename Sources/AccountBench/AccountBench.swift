@@ -66,7 +66,10 @@ struct AccountBench: AsyncParsableCommand {
         // 1. Start once on an empty folder so the service creates its own schema, then stop it.
         // Peers on a port nothing listens on: the bench never reaches another system by accident.
         let nowhere = try ServiceProcess.freePort()
-        let peers = ["content", "booking", "chat"].flatMap { ["--peer", "\($0)=127.0.0.1:\(nowhere)"] }
+        // The sign-in figures are the service's throughput: the limits on one client (docs/account.md) off.
+        let peers =
+            ["content", "booking", "chat"].flatMap { ["--peer", "\($0)=127.0.0.1:\(nowhere)"] }
+            + ["--sign-in-rate-per-address", "1000000/60", "--sign-in-rate-per-connection", "1000000/60"]
         var process = try await ServiceProcess.start(
             executable, name: "AccountService", pki: pkiDirectory, data: data,
             log: work.appendingPathComponent("service-1.log").path, arguments: peers)

@@ -34,6 +34,9 @@ enum AccountServiceDefinition: ServiceDefinition {
             sessions: SessionIssuer(
                 tokens: AccessTokenIssuer(signingKey: signingKey, now: { clock.now }), clock: clock, ids: env.ids),
             throttle: SignInThrottle(),
+            limits: ClientRateLimits(
+                perAddress: env.configuration.signInRatePerAddress,
+                perConnection: env.configuration.signInRatePerConnection),
             clock: clock,
             ids: env.ids,
             reviews: { designerIDs in

@@ -62,6 +62,8 @@ struct ContentBench: AsyncParsableCommand {
             arguments: [
                 "--peer", "content=127.0.0.1:\(contentPort)", "--peer", "booking=127.0.0.1:\(nowhere)",
                 "--peer", "chat=127.0.0.1:\(nowhere)",
+                // The seeding signs up every designer on one connection: the limits on one client off.
+                "--sign-in-rate-per-address", "1000000/60", "--sign-in-rate-per-connection", "1000000/60",
             ])
         defer { try? account.stop() }
         let content = try await ServiceProcess.start(

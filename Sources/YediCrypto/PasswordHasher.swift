@@ -5,7 +5,9 @@
 /// still verifies old rows, and `needsRehash` says which to re-hash at the next successful sign-in.
 ///
 /// The KDF never runs on the caller's thread (an event loop): `hash` and `verify` hop to
-/// `KDFThreadPool`, which also bounds how many 32 MiB derivations run at once.
+/// `KDFThreadPool`, which also bounds how many 32 MiB derivations run at once and how many may wait.
+/// Callers name whose work it is (`key`, the client address) and when they stop waiting (`deadline`), so
+/// the pool can share its threads fairly and drop work nobody waits for (`KDFQueueError`).
 public struct PasswordHasher: Sendable {
     public let parameters: Parameters
 
@@ -16,16 +18,23 @@ public struct PasswordHasher: Sendable {
     }
 
     /// A new encoded hash of `password` with a fresh random salt.
-    public func hash(_ password: String) async throws -> String {
+    public func hash(
+        _ password: String, key: String = "", deadline: ContinuousClock.Instant? = nil
+    ) async throws -> String {
         let hasher = self
-        return try await KDFThreadPool.shared.run { try hasher.hashSync(password) }
+        return try await KDFThreadPool.shared.run(key: key, deadline: deadline) { try hasher.hashSync(password) }
     }
 
     /// True when `password` is the one `encoded` was made from. Throws `CryptoError` when `encoded` is
-    /// not a hash this type reads (malformed, another algorithm, parameters beyond the limits).
-    public func verify(_ password: String, against encoded: String) async throws -> Bool {
+    /// not a hash this type reads (malformed, another algorithm, parameters beyond the limits), and
+    /// `KDFQueueError` when the work was refused or dropped (queue full, caller gone).
+    public func verify(
+        _ password: String, against encoded: String, key: String = "", deadline: ContinuousClock.Instant? = nil
+    ) async throws -> Bool {
         let hash = try EncodedPasswordHash(parsing: encoded)
-        return try await KDFThreadPool.shared.run { try Self.verifySync(password, against: hash) }
+        return try await KDFThreadPool.shared.run(key: key, deadline: deadline) {
+            try Self.verifySync(password, against: hash)
+        }
     }
 
     /// True when `encoded` was made with weaker parameters than this hasher's (or cannot be read), so

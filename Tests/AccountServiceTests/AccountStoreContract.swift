@@ -114,9 +114,9 @@ enum AccountStoreContract {
             user("d1", role: .designer), designer: designer("d1", shop: "지울가게"), session: session("s2", user: "d1"))
         _ = try await store.recordRecentSearch(userID: "c1", kind: .designer, value: "d1", id: "r1", now: 1, keep: 20)
         _ = try await store.recordRecentSearch(userID: "d1", kind: .query, value: "펌", id: "r2", now: 1, keep: 20)
-        try await store.saveThrottle(
-            key: "d1@example.com",
-            ThrottleRecord(failures: 1, windowStartedAtMilliseconds: 0, lockedUntilMilliseconds: 0))
+        let attempt = try await store.beginPasswordAttempt(
+            account: "d1@example.com", address: "10.0.0.1", now: 1, throttle: SignInThrottle())
+        XCTAssertEqual(attempt, .admitted)
         let deletedd1 = try await store.deleteAccount(userID: "d1", now: 1_000)
         XCTAssertTrue(deletedd1)
         let gone = try await store.user(id: "d1")
@@ -128,8 +128,36 @@ enum AccountStoreContract {
         let session = try await store.rotateSession(
             refreshHash: Array("hash-s2".utf8), next: session("s3", user: ""), now: 2)
         XCTAssertEqual(session, .unknown)
-        let throttle = try await store.throttle(key: "d1@example.com")
-        XCTAssertNil(throttle)
+        let attempts = try await store.passwordAttempts(account: "d1@example.com", address: "10.0.0.1")
+        XCTAssertEqual(attempts, ThrottleState(), "the deleted account's attempts are forgotten")
+    }
+
+    /// Concurrent attempts are decided one after the other: of 30 at once from one address, exactly
+    /// `maximumFailures` go ahead and the pair is locked; another address is not.
+    static func passwordAttemptsAreDecidedOneAtATime(_ store: any AccountStore) async throws {
+        let throttle = SignInThrottle()
+        let decisions = try await withThrowingTaskGroup(of: ThrottleDecision.self) { group in
+            for _ in 0..<30 {
+                group.addTask {
+                    try await store.beginPasswordAttempt(
+                        account: "a@example.com", address: "10.0.0.1", now: 1_000, throttle: throttle)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        XCTAssertEqual(decisions.filter { $0 == .admitted }.count, throttle.maximumFailures)
+        XCTAssertEqual(
+            decisions.filter { $0 == .locked(untilMilliseconds: 1_000 + throttle.lockoutMilliseconds) }.count,
+            30 - throttle.maximumFailures)
+        let other = try await store.beginPasswordAttempt(
+            account: "a@example.com", address: "10.0.0.2", now: 1_000, throttle: throttle)
+        XCTAssertEqual(other, .admitted, "another address is not locked")
+        // A right password gives its failure back and makes the address known to the account.
+        try await store.endPasswordAttempt(
+            account: "a@example.com", address: "10.0.0.2", outcome: .succeeded, throttle: throttle)
+        let known = try await store.passwordAttempts(account: "a@example.com", address: "10.0.0.2")
+        XCTAssertEqual(known.pair, ThrottleRecord(windowStartedAtMilliseconds: 1_000, known: true))
+        XCTAssertEqual(known.account?.failures, throttle.maximumFailures, "the failures of 10.0.0.1 still count")
     }
 }
 
@@ -164,6 +192,10 @@ final class SQLiteAccountStoreTests: XCTestCase {
 
     func testFollowCountsStayExact() async throws {
         try await AccountStoreContract.followCountsStayExact(store)
+    }
+
+    func testPasswordAttemptsAreDecidedOneAtATime() async throws {
+        try await AccountStoreContract.passwordAttemptsAreDecidedOneAtATime(store)
     }
 
     func testDeletionRemovesEveryTraceAndSchedulesThePurges() async throws {

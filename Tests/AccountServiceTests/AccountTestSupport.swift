@@ -28,7 +28,8 @@ final class AccountFixture: Sendable {
         peers: [String: Int] = [:],
         clock: ManualClock = ManualClock(),
         harness: ServiceHarness? = nil,
-        dataDirectory: String? = nil
+        dataDirectory: String? = nil,
+        configure: (inout ServiceOptions) -> Void = { _ in }
     ) async throws -> AccountFixture {
         let harness = try harness ?? ServiceHarness()
         var allPeers = peers
@@ -38,7 +39,7 @@ final class AccountFixture: Sendable {
         let service = try await harness.start(
             TestAccountDefinition.self,
             configuration: try harness.configuration(
-                AccountServiceDefinition.defaults, peers: allPeers, dataDirectory: dataDirectory),
+                AccountServiceDefinition.defaults, peers: allPeers, dataDirectory: dataDirectory, configure: configure),
             clock: clock)
         let client = try RPCClient(configuration: harness.clientConfiguration(port: try await service.port))
         return AccountFixture(harness: harness, service: service, clock: clock, client: client)

@@ -99,6 +99,12 @@ final class ConfigurationTests: XCTestCase {
             OptionCase(
                 flag: "--shutdown-grace", variable: "YEDI_SHUTDOWN_GRACE", value: "2.5",
                 read: { "\($0.shutdownGrace)" }, bad: "soon"),
+            .init(
+                flag: "--sign-in-rate-per-address", variable: "YEDI_SIGN_IN_RATE_PER_ADDRESS", value: "5/30",
+                read: { "\($0.signInRatePerAddress)" }, bad: "5 per minute"),
+            .init(
+                flag: "--sign-in-rate-per-connection", variable: "YEDI_SIGN_IN_RATE_PER_CONNECTION", value: "3/10",
+                read: { "\($0.signInRatePerConnection)" }, bad: "0/60"),
         ]
     }
 

@@ -41,6 +41,10 @@ public struct ServiceHarness: Sendable {
         options.logLevel = "warning"
         options.shutdownGrace = "1"
         options.peers = peers.sorted { $0.key < $1.key }.map { "\($0.key)=127.0.0.1:\($0.value)" }
+        // Tests sign up many users over one loopback connection on a clock that stands still; the
+        // tests of the limits set their own.
+        options.signInRatePerAddress = "1000000/60"
+        options.signInRatePerConnection = "1000000/60"
         configure(&options)
         return try ServiceConfiguration.resolve(options: options, environment: [:], defaults: defaults)
     }

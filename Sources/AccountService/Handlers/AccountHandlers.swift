@@ -13,6 +13,8 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
     let passwords: PasswordHasher
     let sessions: SessionIssuer
     let throttle: SignInThrottle
+    /// Per client address and per connection, for the calls that cost a password hash (and refresh).
+    let limits: ClientRateLimits
     let clock: any WallClock
     let ids: any IDGenerator
     /// Rating and review count come from ContentService, the owner of reviews.
@@ -53,7 +55,10 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
         } else if request.designer != nil {
             throw FieldRules.invalid("designer", "only for a designer")
         }
-        user.passwordHash = try await passwords.hash(request.password)
+        let address = try admit(context)
+        user.passwordHash = try await kdf {
+            try await passwords.hash(request.password, key: address, deadline: context.deadline)
+        }
         let refresh = sessions.newRefreshToken(userID: user.id)
         do {
             try await store.createUser(user, designer: designer, session: refresh.record)
@@ -73,16 +78,11 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
         guard let email = try? FieldRules.email(request.email), !request.password.isEmpty,
             request.password.count <= 128
         else { throw refused }
-        let now = clock.nowMilliseconds
-        let record = try await store.throttle(key: email)
-        try throttle.check(record, now: now)
+        let address = try admit(context)
         let user = try await store.user(email: email)
-        let matches = try await passwords.verify(request.password, against: user?.passwordHash ?? decoyHash)
-        guard let user, matches else {
-            try await store.saveThrottle(key: email, throttle.failed(record, now: now))
-            throw refused
-        }
-        if record != nil { try await store.clearThrottle(key: email) }
+        guard try await checkPassword(request.password, of: email, hash: user?.passwordHash, address: address, context),
+            let user
+        else { throw refused }
         let refresh = sessions.newRefreshToken(userID: user.id)
         try await store.createSession(refresh.record)
         return YediAccount.SignInResponse(
@@ -98,6 +98,7 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
         guard !request.refreshToken.isEmpty, request.refreshToken.utf8.count <= 200 else {
             throw RPCError(code: .unauthenticated, message: "refresh token unknown or signed out")
         }
+        try admit(context)
         let next = sessions.newRefreshToken(userID: "")
         let outcome = try await store.rotateSession(
             refreshHash: SessionIssuer.hash(request.refreshToken), next: next.record, now: clock.nowMilliseconds)
@@ -339,7 +340,11 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
         _ request: YediAccount.DeleteAccountRequest, context: ServerContext
     ) async throws -> YediAccount.DeleteAccountResponse {
         let user = try await currentUser(context)
-        guard try await passwords.verify(request.password, against: user.passwordHash) else {
+        let address = try admit(context)
+        guard !request.password.isEmpty, request.password.count <= 128,
+            try await checkPassword(
+                request.password, of: user.email, hash: user.passwordHash, address: address, context)
+        else {
             throw RPCError(code: .permissionDenied, message: "password: wrong password")
         }
         _ = try await store.deleteAccount(userID: user.id, now: clock.nowMilliseconds)
@@ -348,6 +353,60 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
     }
 
     // MARK: Helpers
+
+    /// Charges a costly call to its client address and connection; returns the address key.
+    @discardableResult
+    private func admit(_ context: ServerContext) throws(RPCError) -> String {
+        try limits.admit(context.peer, now: clock.now.timeIntervalSince1970)
+    }
+
+    /// Checks `password` under the sign-in throttle of (`account`, `address`): throws
+    /// `RESOURCE_EXHAUSTED` while that pair is locked or the account is slowed, else returns whether the
+    /// password matches `hash` (a missing hash is checked against the decoy, so it takes the same time).
+    private func checkPassword(
+        _ password: String, of account: String, hash: String?, address: String, _ context: ServerContext
+    ) async throws -> Bool {
+        let now = clock.nowMilliseconds
+        let decision = try await store.beginPasswordAttempt(
+            account: account, address: address, now: now, throttle: throttle)
+        if let refusal = throttle.refusal(decision, now: now) { throw refusal }
+        let matches: Bool
+        do {
+            matches = try await kdf {
+                try await passwords.verify(
+                    password, against: hash ?? decoyHash, key: address, deadline: context.deadline)
+            }
+        } catch {
+            try? await store.endPasswordAttempt(
+                account: account, address: address, outcome: .abandoned, throttle: throttle)
+            throw error
+        }
+        if matches, hash != nil {
+            try await store.endPasswordAttempt(
+                account: account, address: address, outcome: .succeeded, throttle: throttle)
+            return true
+        }
+        return false
+    }
+
+    /// Runs a password hash, answering for the KDF queue: full is `RESOURCE_EXHAUSTED` (retry in 1 s);
+    /// a caller gone before its turn gets the status it left with.
+    private func kdf<Value: Sendable>(_ work: () async throws -> Value) async throws -> Value {
+        do {
+            return try await work()
+        } catch let error as KDFQueueError {
+            switch error {
+            case .full:
+                throw RPCError(
+                    code: .resourceExhausted, message: "busy: too many password checks waiting; try again in 1 s",
+                    metadata: ["retry-after": "1"])
+            case .deadlineExceeded:
+                throw RPCError(code: .deadlineExceeded, message: "deadline passed before the password was checked")
+            case .cancelled:
+                throw RPCError(code: .cancelled, message: "cancelled before the password was checked")
+            }
+        }
+    }
 
     private func callerID(_ context: ServerContext) throws(RPCError) -> String {
         guard let id = context.caller.userID else {

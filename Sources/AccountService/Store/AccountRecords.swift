@@ -75,11 +75,29 @@ struct SessionRecord: Sendable, Hashable {
     var expiresAtMilliseconds: Int64
 }
 
-/// Failed sign-ins for one email address, kept in the database so a restart does not reset them.
+/// Failed password attempts for one account from one client address (or from all of them, the account's
+/// backstop), kept in the database so a restart does not reset them.
 struct ThrottleRecord: Sendable, Hashable {
     var failures: Int
     var windowStartedAtMilliseconds: Int64
+    /// For a pair, the end of its lockout; for an account's backstop, when the next attempt from a new
+    /// address may start while the account is slowed.
     var lockedUntilMilliseconds: Int64
+    /// The account signed in from this address: the backstop does not slow it.
+    var known: Bool = false
+
+    init(failures: Int = 0, windowStartedAtMilliseconds: Int64, lockedUntilMilliseconds: Int64 = 0, known: Bool = false)
+    {
+        self.failures = failures
+        self.windowStartedAtMilliseconds = windowStartedAtMilliseconds
+        self.lockedUntilMilliseconds = lockedUntilMilliseconds
+        self.known = known
+    }
+
+    /// No failures yet, a window starting at `now`.
+    init(now: Int64, known: Bool = false) {
+        self.init(windowStartedAtMilliseconds: now, known: known)
+    }
 }
 
 enum RecentSearchKind: String, Sendable {

@@ -85,5 +85,26 @@ enum AccountSchema {
                     """
             )
         }
+
+        // Sign-in failures per (account, client address) instead of per email, so a stranger cannot lock
+        // the owner out (`SignInThrottle`). `address` '' is the account's backstop row. The old per-email
+        // counts are dropped: at most 15 minutes of lockout are forgotten once.
+        migrator.registerMigration("account-2-password-attempts") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE password_attempt (
+                        account TEXT NOT NULL,
+                        address TEXT NOT NULL,
+                        failures INTEGER NOT NULL,
+                        window_started_at_ms INTEGER NOT NULL,
+                        locked_until_ms INTEGER NOT NULL,
+                        known INTEGER NOT NULL DEFAULT 0,
+                        PRIMARY KEY (account, address)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX password_attempt_stale ON password_attempt(known, window_started_at_ms);
+                    DROP TABLE sign_in_throttle;
+                    """
+            )
+        }
     }
 }

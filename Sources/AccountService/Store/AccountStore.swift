@@ -28,11 +28,20 @@ protocol AccountStore: Sendable {
     @discardableResult
     func revokeFamily(refreshHash: [UInt8], now: Int64) async throws -> Bool
 
-    // MARK: Sign-in throttle
+    // MARK: Password attempts (the sign-in throttle)
 
-    func throttle(key: String) async throws -> ThrottleRecord?
-    func saveThrottle(key: String, _ record: ThrottleRecord) async throws
-    func clearThrottle(key: String) async throws
+    /// Reads the (account, address) record and the account's backstop, lets `throttle` decide the
+    /// attempt at `now` and writes what it changed, in one transaction: concurrent attempts are decided
+    /// one after the other. An admitted attempt is already counted as a failure.
+    func beginPasswordAttempt(
+        account: String, address: String, now: Int64, throttle: SignInThrottle
+    ) async throws -> ThrottleDecision
+    /// Gives back an admitted attempt's failure (`SignInThrottle.end`), in one transaction.
+    func endPasswordAttempt(
+        account: String, address: String, outcome: PasswordAttemptOutcome, throttle: SignInThrottle
+    ) async throws
+    /// The (account, address) record and the account's backstop as stored (tests, support).
+    func passwordAttempts(account: String, address: String) async throws -> ThrottleState
 
     // MARK: Follows
 

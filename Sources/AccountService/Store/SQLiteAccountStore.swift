@@ -172,33 +172,73 @@ struct SQLiteAccountStore: AccountStore {
         }
     }
 
-    // MARK: Sign-in throttle
+    // MARK: Password attempts (the sign-in throttle)
 
-    func throttle(key: String) async throws -> ThrottleRecord? {
-        try await database.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM sign_in_throttle WHERE key = ?", arguments: [key]).map { row in
-                ThrottleRecord(
-                    failures: row["failures"], windowStartedAtMilliseconds: row["window_started_at_ms"],
-                    lockedUntilMilliseconds: row["locked_until_ms"])
-            }
-        }
-    }
-
-    func saveThrottle(key: String, _ record: ThrottleRecord) async throws {
+    func beginPasswordAttempt(
+        account: String, address: String, now: Int64, throttle: SignInThrottle
+    ) async throws -> ThrottleDecision {
         try await database.write { db in
+            // Forget a few records that no longer change an answer, so guesses at many emails do not
+            // grow the table without bound.
             try db.execute(
                 sql: """
-                    INSERT INTO sign_in_throttle (key, failures, window_started_at_ms, locked_until_ms) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (key) DO UPDATE SET failures = excluded.failures,
-                        window_started_at_ms = excluded.window_started_at_ms, locked_until_ms = excluded.locked_until_ms
+                    DELETE FROM password_attempt WHERE (account, address) IN (
+                        SELECT account, address FROM password_attempt
+                        WHERE known = 0 AND window_started_at_ms < ? AND locked_until_ms <= ? LIMIT 8)
                     """,
-                arguments: [key, record.failures, record.windowStartedAtMilliseconds, record.lockedUntilMilliseconds])
+                arguments: [now - throttle.windowMilliseconds, now])
+            var state = try Self.attempts(db, account: account, address: address)
+            let before = state
+            let decision = throttle.begin(&state, now: now)
+            if state != before { try Self.save(db, state, account: account, address: address) }
+            return decision
         }
     }
 
-    func clearThrottle(key: String) async throws {
+    func endPasswordAttempt(
+        account: String, address: String, outcome: PasswordAttemptOutcome, throttle: SignInThrottle
+    ) async throws {
         try await database.write { db in
-            try db.execute(sql: "DELETE FROM sign_in_throttle WHERE key = ?", arguments: [key])
+            var state = try Self.attempts(db, account: account, address: address)
+            throttle.end(&state, outcome)
+            try Self.save(db, state, account: account, address: address)
+        }
+    }
+
+    func passwordAttempts(account: String, address: String) async throws -> ThrottleState {
+        try await database.read { db in try Self.attempts(db, account: account, address: address) }
+    }
+
+    /// The account's backstop row has the address ''.
+    private static func attempts(_ db: Database, account: String, address: String) throws -> ThrottleState {
+        func record(_ address: String) throws -> ThrottleRecord? {
+            try Row.fetchOne(
+                db, sql: "SELECT * FROM password_attempt WHERE account = ? AND address = ?",
+                arguments: [account, address]
+            ).map { row in
+                ThrottleRecord(
+                    failures: row["failures"], windowStartedAtMilliseconds: row["window_started_at_ms"],
+                    lockedUntilMilliseconds: row["locked_until_ms"], known: row["known"])
+            }
+        }
+        return ThrottleState(pair: try record(address), account: try record(""))
+    }
+
+    private static func save(_ db: Database, _ state: ThrottleState, account: String, address: String) throws {
+        for (key, record) in [(address, state.pair), ("", state.account)] {
+            guard let record else { continue }
+            try db.execute(
+                sql: """
+                    INSERT INTO password_attempt (account, address, failures, window_started_at_ms, locked_until_ms, known)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (account, address) DO UPDATE SET failures = excluded.failures,
+                        window_started_at_ms = excluded.window_started_at_ms, locked_until_ms = excluded.locked_until_ms,
+                        known = excluded.known
+                    """,
+                arguments: [
+                    account, key, record.failures, record.windowStartedAtMilliseconds, record.lockedUntilMilliseconds,
+                    record.known,
+                ])
         }
     }
 
@@ -380,7 +420,7 @@ struct SQLiteAccountStore: AccountStore {
             // Other users' "visited designer" entries for this designer.
             try db.execute(
                 sql: "DELETE FROM recent_search WHERE kind = 'designer' AND value = ?", arguments: [userID])
-            try db.execute(sql: "DELETE FROM sign_in_throttle WHERE key = ?", arguments: [email])
+            try db.execute(sql: "DELETE FROM password_attempt WHERE account = ?", arguments: [email])
             // Sessions, the designer row and the user's own recent searches go with the user (ON DELETE CASCADE).
             try db.execute(sql: "DELETE FROM user WHERE id = ?", arguments: [userID])
             let revocation = YediRuntime.RevokeUserRequest(

@@ -22,6 +22,10 @@ public struct ServiceConfiguration: Sendable {
     public var imageCacheItems: Int
     public var textCacheItems: Int
     public var maxFrameBytes: Int
+    /// Token buckets for the costly anonymous calls (`ClientRateLimits`), per client address and per
+    /// connection.
+    public var signInRatePerAddress: RateLimit
+    public var signInRatePerConnection: RateLimit
     public var logLevel: Logger.Level
     public var shutdownGrace: Duration
     /// Development-only features may be on (`--development`); never in production.
@@ -104,12 +108,24 @@ public struct ServiceConfiguration: Sendable {
             maxFrameBytes: try reader.integer(
                 options.maxFrameBytes, flag: "max-frame-bytes", default: defaults.maxFrameBytes,
                 range: 1_024...(64 << 20)),
+            signInRatePerAddress: try reader.rate(
+                options.signInRatePerAddress, flag: "sign-in-rate-per-address",
+                default: Self.defaultSignInRatePerAddress),
+            signInRatePerConnection: try reader.rate(
+                options.signInRatePerConnection, flag: "sign-in-rate-per-connection",
+                default: Self.defaultSignInRatePerConnection),
             logLevel: level,
             shutdownGrace: .milliseconds(Int64(grace * 1_000)),
             development: development,
             devClock: devClock
         )
     }
+
+    /// 20 per minute per address: a household or an office behind one address signs in a few times a
+    /// minute at most; an attacker gets 20 hashes (~2 CPU-seconds) a minute per address.
+    public static let defaultSignInRatePerAddress = RateLimit(burst: 20, period: .seconds(60))
+    /// 10 per minute per connection: an app makes one or two of these calls per connection.
+    public static let defaultSignInRatePerConnection = RateLimit(burst: 10, period: .seconds(60))
 
     /// `account=10.0.0.5:7001,10.0.0.6:7001`
     private static func parsePeer(
@@ -210,6 +226,16 @@ private struct OptionReader {
             throw error(flag, "\"\(text)\" is not a number from \(range.lowerBound) to \(range.upperBound)")
         }
         return number
+    }
+
+    /// `CALLS/SECONDS`, e.g. `20/60`.
+    func rate(_ value: String?, flag: String, default fallback: RateLimit) throws(ConfigurationError) -> RateLimit {
+        guard let text = raw(value, flag: flag) else { return fallback }
+        guard let limit = RateLimit(parsing: text) else {
+            throw error(
+                flag, "\"\(text)\" is not CALLS/SECONDS (calls 1 to 1000000, seconds 1 to 86400), e.g. \(fallback)")
+        }
+        return limit
     }
 
     func boolean(_ value: String?, flag: String) throws(ConfigurationError) -> Bool {

@@ -61,6 +61,19 @@ public struct ServiceOptions: ParsableArguments {
     @Option(help: "Largest frame accepted, in bytes. (YEDI_MAX_FRAME_BYTES; default: the service's own)")
     public var maxFrameBytes: String?
 
+    @Option(
+        help: """
+            Costly anonymous calls (AccountService: sign-up, sign-in, refresh, the deletion password check) \
+            per client address, as CALLS/SECONDS. (YEDI_SIGN_IN_RATE_PER_ADDRESS; default 20/60)
+            """)
+    public var signInRatePerAddress: String?
+
+    @Option(
+        help: """
+            The same calls per connection, as CALLS/SECONDS. (YEDI_SIGN_IN_RATE_PER_CONNECTION; default 10/60)
+            """)
+    public var signInRatePerConnection: String?
+
     @Option(help: "trace, debug, info, notice, warning, error or critical. (YEDI_LOG_LEVEL; default info)")
     public var logLevel: String?
 

@@ -1,0 +1,236 @@
+import Foundation
+import Logging
+import RPCCore
+import RPCTestSupport
+import ServiceRuntime
+import ServiceTestSupport
+import XCTest
+import YediCrypto
+import YediProto
+
+@testable import AccountService
+
+/// Issue 24, abuse resistance: sign-in and sign-up are not an anonymous CPU lever, the throttle is
+/// atomic, a stranger cannot lock an owner out, and DeleteAccount's password check is throttled too.
+///
+/// RPCClient cannot choose its source address, so tests that need several client addresses call the
+/// handlers directly with a context naming the peer; the others go over TLS from loopback.
+final class SignInAbuseTests: XCTestCase {
+    /// A call's context as the server would make it for a connection from `address`:`port`.
+    private static func context(
+        _ method: MethodDescriptor, from address: String, port: Int = 40_000
+    ) -> ServerContext {
+        ServerContext(
+            method: method, metadata: [:], deadline: nil,
+            peer: PeerInfo(address: "[IPv4]\(address)/\(address):\(port)"), logger: Logger(label: "test"))
+    }
+
+    private static let signIn = YediAccount.AccountService.Method.signIn.descriptor
+    private static let signUp = YediAccount.AccountService.Method.signUp.descriptor
+
+    // MARK: 1. The CPU lever
+
+    /// A flood of 120 anonymous sign-ins from one address, at the production scrypt cost, leaves a
+    /// sign-in from another address answered within twice the time of one derivation: the flood is
+    /// held to its address's allowance, and the KDF queue serves the other address first.
+    func testAFloodFromOneAddressLeavesAnotherAddressServedWithinTwiceTheKDFTime() async throws {
+        let fixture = try await AccountFixture.start { options in
+            options.signInRatePerAddress = "\(ServiceConfiguration.defaultSignInRatePerAddress)"
+            options.signInRatePerConnection = "\(ServiceConfiguration.defaultSignInRatePerConnection)"
+        }
+        let passwords = PasswordHasher()
+        let handlers = try await AccountServiceDefinition.handlers(fixture.service.environment, passwords: passwords)
+        _ = try await handlers.signUp(SampleAccounts.customer(), context: Self.context(Self.signUp, from: "10.0.0.1"))
+        let legitimate = YediAccount.SignInRequest(email: "minji@example.com", password: "hair2024!")
+
+        // One sign-in alone (its derivation and its three small transactions), at this moment's machine
+        // load: the larger of two.
+        var kdf = Duration.zero
+        for port in 0..<2 {
+            let start = ContinuousClock.now
+            _ = try await handlers.signIn(legitimate, context: Self.context(Self.signIn, from: "10.0.0.1", port: port))
+            kdf = max(kdf, ContinuousClock.now - start)
+        }
+        let flood = Task { await floodOfSignIns(handlers, from: "10.6.6.6", count: 120) }
+        try await Task.sleep(for: .milliseconds(20))  // the flood has the KDF threads
+        let start = ContinuousClock.now
+        let answer = try await handlers.signIn(
+            legitimate, context: Self.context(Self.signIn, from: "10.0.0.1", port: 41_000))
+        let latency = ContinuousClock.now - start
+        XCTAssertNotNil(answer.session)
+        let codes = await flood.value
+        XCTAssertGreaterThanOrEqual(
+            codes.filter { $0 == .resourceExhausted }.count, 100, "the flood was refused: \(codes)")
+        XCTAssertLessThan(latency, kdf * 2, "legitimate sign-in took \(latency), alone \(kdf)")
+        try await fixture.stop()
+    }
+
+    /// Over TLS with the default limits: 120 sign-ins on one connection are refused at once past the
+    /// connection's allowance, each with a `retry-after`, and another connection from the same address
+    /// is still served.
+    func testAFloodOverTLSIsRefusedQuicklyAndALegitimateCallIsServed() async throws {
+        let fixture = try await AccountFixture.start { options in
+            options.signInRatePerAddress = "\(ServiceConfiguration.defaultSignInRatePerAddress)"
+            options.signInRatePerConnection = "\(ServiceConfiguration.defaultSignInRatePerConnection)"
+        }
+        let other = try RPCClient(
+            configuration: fixture.harness.clientConfiguration(port: try await fixture.service.port))
+        let otherTask = Task { await other.run() }
+        _ = try await YediAccount.AccountService.Client(other).signUp(SampleAccounts.customer())
+
+        let start = ContinuousClock.now
+        let errors = await withTaskGroup(of: RPCError?.self) { group in
+            for index in 0..<120 {
+                group.addTask {
+                    await rpcError {
+                        _ = try await fixture.account.signIn(
+                            .init(email: "x\(index)@example.com", password: "guess\(index)a"))
+                    }
+                }
+            }
+            return await group.reduce(into: [RPCError?]()) { $0.append($1) }
+        }
+        let elapsed = ContinuousClock.now - start
+        let refused = errors.filter { $0?.code == .resourceExhausted }
+        // Past the connection's allowance; of the calls within it, some may find the KDF queue's share
+        // for this address full, which is refused the same way.
+        XCTAssertGreaterThanOrEqual(refused.count, 120 - ServiceConfiguration.defaultSignInRatePerConnection.burst)
+        XCTAssertTrue(refused.allSatisfy { Int($0?.metadata["retry-after"] ?? "") ?? 0 >= 1 }, "\(refused.first!!)")
+        XCTAssertLessThan(elapsed, .seconds(10), "refusals cost no hashing")
+
+        let answer = try await YediAccount.AccountService.Client(other).signIn(
+            .init(email: "minji@example.com", password: "hair2024!"))
+        XCTAssertNotNil(answer.session, "another connection from the same address is served")
+        other.beginGracefulShutdown()
+        await otherTask.value
+        try await fixture.stop()
+    }
+
+    // MARK: 2. The throttle is atomic
+
+    /// 30 concurrent wrong passwords: at most `maximumFailures` get the normal answer and the account is
+    /// locked afterwards (before, all 30 got "wrong password" and the account stayed open).
+    func testConcurrentWrongPasswordsLockTheAccount() async throws {
+        let fixture = try await AccountFixture.start()
+        _ = try await fixture.account.signUp(SampleAccounts.customer())
+        let codes = await withTaskGroup(of: StatusCode?.self) { group in
+            for index in 0..<30 {
+                group.addTask {
+                    await statusCode {
+                        _ = try await fixture.account.signIn(
+                            .init(email: "minji@example.com", password: "guess\(index)x"))
+                    }
+                }
+            }
+            return await group.reduce(into: [StatusCode?]()) { $0.append($1) }
+        }
+        let maximum = SignInThrottle().maximumFailures
+        XCTAssertLessThanOrEqual(codes.filter { $0 == .unauthenticated }.count, maximum, "\(codes)")
+        XCTAssertEqual(codes.filter { $0 == .resourceExhausted }.count, 30 - maximum, "\(codes)")
+        let right = await statusCode {
+            _ = try await fixture.account.signIn(.init(email: "minji@example.com", password: "hair2024!"))
+        }
+        XCTAssertEqual(right, .resourceExhausted, "locked afterwards")
+        try await fixture.stop()
+    }
+
+    // MARK: 3. Lockout is not a denial of service
+
+    /// An attacker at another address locks only themselves out; the owner at their usual address signs
+    /// in. A guess spread over many addresses slows new addresses, never the owner's.
+    func testAStrangerCannotLockTheOwnerOut() async throws {
+        let fixture = try await AccountFixture.start()
+        let handlers = try await AccountServiceDefinition.handlers(
+            fixture.service.environment, passwords: PasswordHasher(parameters: .fastForTests))
+        _ = try await handlers.signUp(SampleAccounts.customer(), context: Self.context(Self.signUp, from: "10.0.0.1"))
+        let right = YediAccount.SignInRequest(email: "minji@example.com", password: "hair2024!")
+        let wrong = YediAccount.SignInRequest(email: "minji@example.com", password: "guess12345")
+        // The owner signs in from their usual address.
+        _ = try await handlers.signIn(right, context: Self.context(Self.signIn, from: "10.0.0.1"))
+
+        for attempt in 0..<8 {
+            let answer = await statusCode {
+                _ = try await handlers.signIn(wrong, context: Self.context(Self.signIn, from: "10.6.6.6"))
+            }
+            XCTAssertEqual(answer, attempt < 5 ? .unauthenticated : .resourceExhausted, "attempt \(attempt)")
+        }
+        let attackerWithTheRightPassword = await statusCode {
+            _ = try await handlers.signIn(right, context: Self.context(Self.signIn, from: "10.6.6.6"))
+        }
+        XCTAssertEqual(attackerWithTheRightPassword, .resourceExhausted, "the attacker's address is locked")
+        let owner = try await handlers.signIn(right, context: Self.context(Self.signIn, from: "10.0.0.1"))
+        XCTAssertNotNil(owner.session, "the owner is not")
+
+        // Spread over 60 addresses: past the backstop, a new address gets one attempt per 30 s.
+        for index in 0..<60 {
+            _ = await statusCode {
+                _ = try await handlers.signIn(wrong, context: Self.context(Self.signIn, from: "10.7.0.\(index)"))
+            }
+        }
+        let newAddress = await rpcError {
+            _ = try await handlers.signIn(right, context: Self.context(Self.signIn, from: "10.8.0.1"))
+        }
+        XCTAssertEqual(newAddress?.code, .resourceExhausted, "slowed")
+        XCTAssertLessThanOrEqual(Int(newAddress?.metadata["retry-after"] ?? "") ?? 99, 30)
+        let ownerAgain = try await handlers.signIn(right, context: Self.context(Self.signIn, from: "10.0.0.1"))
+        XCTAssertNotNil(ownerAgain.session, "the owner's usual address is not slowed")
+        fixture.clock.advance(by: 31)
+        let later = try await handlers.signIn(right, context: Self.context(Self.signIn, from: "10.8.0.1"))
+        XCTAssertNotNil(later.session, "slowed, not locked: the owner on a new device gets in")
+        try await fixture.stop()
+    }
+
+    // MARK: 4. DeleteAccount's password check
+
+    /// Wrong passwords on DeleteAccount count like wrong sign-ins: after five, even the right password
+    /// waits out the lock (and sign-in from that address is locked too), until the lockout passes.
+    func testDeleteAccountPasswordCheckIsThrottledLikeSignIn() async throws {
+        let fixture = try await AccountFixture.start()
+        let signedUp = try await fixture.account.signUp(SampleAccounts.customer())
+        let token = try XCTUnwrap(signedUp.session?.accessToken)
+        for _ in 0..<5 {
+            let wrong = await statusCode {
+                _ = try await fixture.account.deleteAccount(
+                    .init(password: "guess12345"), options: fixture.options(token))
+            }
+            XCTAssertEqual(wrong, .permissionDenied)
+        }
+        let locked = await rpcError {
+            _ = try await fixture.account.deleteAccount(.init(password: "hair2024!"), options: fixture.options(token))
+        }
+        XCTAssertEqual(locked?.code, .resourceExhausted)
+        XCTAssertEqual(locked?.metadata["retry-after"], "900")
+        let signIn = await statusCode {
+            _ = try await fixture.account.signIn(.init(email: "minji@example.com", password: "hair2024!"))
+        }
+        XCTAssertEqual(signIn, .resourceExhausted, "one throttle for both password checks")
+        fixture.clock.advance(by: 15 * 60 + 1)
+        let refreshed = try await fixture.account.refreshSession(.init(refreshToken: signedUp.session!.refreshToken))
+        _ = try await fixture.account.deleteAccount(
+            .init(password: "hair2024!"), options: fixture.options(refreshed.session!.accessToken))
+        let gone = await statusCode {
+            _ = try await fixture.account.getMe(.init(), options: fixture.options(refreshed.session!.accessToken))
+        }
+        XCTAssertEqual(gone, .unauthenticated)
+        try await fixture.stop()
+    }
+}
+
+/// `count` concurrent sign-ins with wrong passwords for unknown emails from `address`, each on a
+/// connection of its own; their status codes.
+private func floodOfSignIns(_ handlers: AccountHandlers, from address: String, count: Int) async -> [StatusCode?] {
+    await withTaskGroup(of: StatusCode?.self) { group in
+        for index in 0..<count {
+            let context = ServerContext(
+                method: YediAccount.AccountService.Method.signIn.descriptor, metadata: [:], deadline: nil,
+                peer: PeerInfo(address: "[IPv4]\(address)/\(address):\(20_000 + index)"), logger: Logger(label: "test"))
+            group.addTask {
+                await statusCode {
+                    _ = try await handlers.signIn(
+                        .init(email: "victim\(index)@example.com", password: "guess\(index)x1"), context: context)
+                }
+            }
+        }
+        return await group.reduce(into: [StatusCode?]()) { $0.append($1) }
+    }
+}
