@@ -264,7 +264,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
         let applied = try await store.purgeUser(request.userID, delivery: context, now: clock.nowMilliseconds)
         context.logger.info(
             "purge user: reservations, schedule and menu removed",
-            metadata: ["user": "\(request.userID)", "first-delivery": "\(applied)"])
+            metadata: ["user": "\(context.userTag(request.userID))", "first-delivery": "\(applied)"])
         return YediCommon.PurgeUserResponse()
     }
 
@@ -293,7 +293,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
         } catch {
             context.logger.warning(
                 "AccountService did not give the shop hours",
-                metadata: ["designer": "\(designerID)", "error": "\(error)"])
+                metadata: ["designer": "\(context.userTag(designerID))", "error": "\(error)"])
             throw RPCError(
                 code: .unavailable, message: "the designer's shop hours are unavailable right now; try again")
         }

@@ -13,12 +13,16 @@ public struct ServerContext: Sendable {
     /// The connection's peer, with its verified client certificate identity (mutual TLS).
     public let peer: PeerInfo
     /// Who the call acts for; set by `AuthenticationInterceptor`.
-    public var caller: Caller
+    public var caller: Caller {
+        didSet { endRecord?.caller = caller }
+    }
     /// The end user a service caller acts for (`yedi-on-behalf-of`, verified like any access token);
     /// set by `AuthenticationInterceptor`, nil when the caller is not a service or named nobody.
     public var onBehalfOf: AuthenticatedUser?
     /// The trace this call belongs to; set by `TracingInterceptor`.
     public var trace: TraceContext?
+    /// How logs name users (the caller, and handlers' own lines: `context.userTag(id)`).
+    public var userTag: LogUserTag
     /// The connection's logger; `logger` adds this call's details to it.
     private var baseLogger: Logger
     /// Set by the connection that runs the call.
@@ -36,7 +40,7 @@ public struct ServerContext: Sendable {
             logger[metadataKey: "rpc.method"] = "\(method.path)"
             if let requestID = metadata["request-id"] { logger[metadataKey: "request-id"] = "\(requestID)" }
             if let trace { logger[metadataKey: "trace-id"] = "\(trace.traceID)" }
-            if caller != .anonymous { logger[metadataKey: "rpc.caller"] = "\(caller)" }
+            if caller != .anonymous { logger[metadataKey: "rpc.caller"] = "\(userTag.caller(caller))" }
             return logger
         }
         set { baseLogger = newValue }
@@ -50,8 +54,10 @@ public struct ServerContext: Sendable {
         caller: Caller = .anonymous,
         onBehalfOf: AuthenticatedUser? = nil,
         trace: TraceContext? = nil,
+        userTag: LogUserTag = .perProcess,
         logger: Logger
     ) {
+        self.userTag = userTag
         self.method = method
         self.metadata = metadata
         self.deadline = deadline

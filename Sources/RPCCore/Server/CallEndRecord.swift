@@ -1,8 +1,17 @@
 /// The status a connection sent for a call it ended itself (deadline, shutdown, the client's CANCEL)
 /// while the handler still ran. The handler then sees only a cancellation, so the interceptors that
-/// log and count calls read this to record what the client received.
+/// log and count calls read this to record what the client received. It also keeps the caller that
+/// authentication established, for the request line of the logging interceptor outside it.
 final class CallEndRecord: Sendable {
     private let status = TSanVisibleMutex<RPCError?>(nil)
+    private let authenticated = TSanVisibleMutex<Caller?>(nil)
+
+    /// The caller authentication established (inner interceptors change their copy of the context;
+    /// the logging interceptor, outside them, reads it here for the request line).
+    var caller: Caller? {
+        get { authenticated.withLock { $0 } }
+        set { authenticated.withLock { $0 = newValue } }
+    }
 
     /// The status sent, if the connection ended the call before its handler returned.
     var sent: RPCError? { status.withLock { $0 } }

@@ -15,6 +15,8 @@ public struct ServerConfiguration: Sendable {
     public var shutdownGracePeriod: Duration
     /// Flow-control window of server-streaming calls whose client did not choose one.
     public var defaultStreamWindowBytes: Int
+    /// How the server's logs name users; services give their deployment's keyed hash.
+    public var userTag: LogUserTag
 
     public init(
         host: String = "127.0.0.1",
@@ -23,8 +25,10 @@ public struct ServerConfiguration: Sendable {
         limits: WireLimits = .default,
         idleTimeout: Duration = .seconds(300),
         shutdownGracePeriod: Duration = .seconds(10),
-        defaultStreamWindowBytes: Int = 256 << 10
+        defaultStreamWindowBytes: Int = 256 << 10,
+        userTag: LogUserTag = .perProcess
     ) {
+        self.userTag = userTag
         self.host = host
         self.port = port
         self.tls = tls

@@ -25,6 +25,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         var router: RPCRouter
         var interceptors: [any ServerInterceptor]
         var executor: EventLoopExecutor
+        var userTag: LogUserTag = .perProcess
         var logger: Logger
     }
 
@@ -236,6 +237,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             metadata: Metadata(frame.metadata),
             deadline: deadline,
             peer: peer,
+            userTag: configuration.userTag,
             logger: logger
         )
         serverContext.endRecord = call.endRecord
