@@ -4,30 +4,54 @@
 #   deploy/install.sh                          # all four services on this host
 #   deploy/install.sh account                  # one host per service: name the ones this host runs
 #   deploy/install.sh --bin DIR content chat   # executables from DIR (default: a fresh release build)
+#   deploy/install.sh --plan [SERVICES]        # print the owners and modes it sets, change nothing
 #
 # What it does, idempotently:
-#   - creates the system user and group `yedi` (no login, no home);
+#   - creates one system user per service, yedi-<service> (no login, no home, its own group), and the
+#     group `yedi` they all belong to (it may read what every service needs: CA, token public key, log key);
 #   - copies the executables to /opt/yedi/bin and links /opt/yedi/bin/yedi-<service> to each;
-#   - copies deploy/systemd/yedi@.service to /etc/systemd/system and reloads systemd;
+#   - copies deploy/systemd/yedi@.service to /etc/systemd/system (User=yedi-%i) and reloads systemd;
+#   - installs deploy/journald/yedi.conf (log retention) as /etc/systemd/journald.conf.d/yedi.conf;
 #   - copies deploy/env/<service>.env to /etc/yedi/<service>.env unless one exists (edit it: peers, paths);
+#   - makes /etc/yedi/pki/log.key (32 random bytes) unless one exists: copy the same file to every host;
 #   - checks /etc/yedi/pki has the CA, the service's certificate and key, and the token keys it needs,
-#     and makes the keys readable by `yedi` only.
+#     and sets the owners and modes of `--plan`: each service reads only its own key, only AccountService
+#     the token signing key.
 # It does not start anything: `systemctl enable --now yedi@<service>` once the settings are right.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 declare -A executable=([account]=AccountService [content]=ContentService [booking]=BookingService [chat]=ChatService)
 bin=""
+plan_only=0
 services=()
 while (($#)); do
   case $1 in
   --bin) bin=$2; shift 2 ;;
+  --plan) plan_only=1; shift ;;
   account | content | booking | chat) services+=("$1"); shift ;;
-  -h | --help) sed -n '2,17p' "$0"; exit 0 ;;
+  -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
   *) echo "install: unknown argument $1 (services: account content booking chat)" >&2; exit 2 ;;
   esac
 done
 ((${#services[@]})) || services=(account content booking chat)
+
+# The files' owners and modes, one `PATH OWNER GROUP MODE` line each: what the services may read is
+# decided here and nowhere else (Tests/ServiceRuntimeTests/DeploymentFilesTests.swift checks it).
+plan() {
+  echo "/etc/yedi root root 0755"
+  echo "/etc/yedi/pki root yedi 0750"
+  echo "/etc/yedi/pki/ca.pem root yedi 0644"
+  echo "/etc/yedi/pki/token-signing.pub.pem root yedi 0644"
+  echo "/etc/yedi/pki/log.key root yedi 0640"
+  for service in "${services[@]}"; do
+    echo "/etc/yedi/pki/$service.pem root yedi 0644"
+    echo "/etc/yedi/pki/$service.key root yedi-$service 0640"
+    echo "/etc/yedi/$service.env root yedi-$service 0640"
+    [[ $service != account ]] || echo "/etc/yedi/pki/token-signing.key root yedi-account 0640"
+  done
+}
+if ((plan_only)); then plan; exit 0; fi
 [[ $(id -u) == 0 ]] || { echo "install: run as root" >&2; exit 1; }
 
 if [[ -z $bin ]]; then
@@ -36,8 +60,13 @@ if [[ -z $bin ]]; then
 fi
 
 getent group yedi >/dev/null || groupadd --system yedi
-getent passwd yedi >/dev/null ||
-  useradd --system --gid yedi --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin yedi
+for service in "${services[@]}"; do
+  user=yedi-$service
+  getent group "$user" >/dev/null || groupadd --system "$user"
+  getent passwd "$user" >/dev/null ||
+    useradd --system --gid "$user" --groups yedi --no-create-home --home-dir /nonexistent \
+      --shell /usr/sbin/nologin "$user"
+done
 
 install -d -m 0755 /opt/yedi/bin /etc/yedi
 install -d -m 0750 -g yedi /etc/yedi/pki
@@ -45,12 +74,21 @@ for service in "${services[@]}"; do
   install -m 0755 "$bin/${executable[$service]}" "/opt/yedi/bin/${executable[$service]}"
   ln -sfn "${executable[$service]}" "/opt/yedi/bin/yedi-$service"
   if [[ ! -e /etc/yedi/$service.env ]]; then
-    install -m 0640 -g yedi "deploy/env/$service.env" "/etc/yedi/$service.env"
+    install -m 0640 -g "yedi-$service" "deploy/env/$service.env" "/etc/yedi/$service.env"
     echo "install: wrote /etc/yedi/$service.env from the example: set its peers and paths" >&2
   fi
 done
+if [[ ! -s /etc/yedi/pki/log.key ]]; then
+  (umask 0077 && head -c 32 /dev/urandom >/etc/yedi/pki/log.key)
+  echo "install: made /etc/yedi/pki/log.key: copy it to the other hosts, so a user has one tag in all logs" >&2
+fi
 install -m 0644 deploy/systemd/yedi@.service /etc/systemd/system/yedi@.service
-command -v systemctl >/dev/null && systemctl daemon-reload
+install -d -m 0755 /etc/systemd/journald.conf.d
+install -m 0644 deploy/journald/yedi.conf /etc/systemd/journald.conf.d/yedi.conf
+if command -v systemctl >/dev/null; then
+  systemctl daemon-reload
+  systemctl try-restart systemd-journald || true
+fi
 
 missing=()
 for file in ca.pem token-signing.pub.pem; do [[ -s /etc/yedi/pki/$file ]] || missing+=("$file"); done
@@ -58,10 +96,11 @@ for service in "${services[@]}"; do
   for file in "$service.pem" "$service.key"; do [[ -s /etc/yedi/pki/$file ]] || missing+=("$file"); done
   [[ $service != account || -s /etc/yedi/pki/token-signing.key ]] || missing+=(token-signing.key)
 done
-for key in /etc/yedi/pki/*.key; do
-  [[ -e $key ]] && chown root:yedi "$key" && chmod 0640 "$key"
-done
+while read -r path owner group mode; do
+  [[ -e $path ]] && chown "$owner:$group" "$path" && chmod "$mode" "$path"
+done < <(plan)
 if ((${#missing[@]})); then
-  echo "install: /etc/yedi/pki still needs: ${missing[*]} (see deploy/README.md, \"Certificates\")" >&2
+  echo "install: /etc/yedi/pki still needs: ${missing[*]} (see deploy/README.md, \"Certificates\"); run" \
+    "install.sh again to set their owners and modes" >&2
 fi
 echo "install: done. Start with: systemctl enable --now $(printf 'yedi@%s ' "${services[@]}")" >&2

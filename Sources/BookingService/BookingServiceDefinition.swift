@@ -18,8 +18,16 @@ enum BookingServiceDefinition: ServiceDefinition {
 
     static func handlers(_ env: ServiceEnvironment) -> BookingHandlers {
         let peers = env.peers
+        // Days of free slots, as many as the text caches hold (`--text-cache-items`).
+        let freeDays = FreeDayCache(
+            days: LRUCache(
+                name: "booking-free-days", capacity: env.configuration.textCacheItems, metricsFactory: env.metrics),
+            versions: LRUCache(
+                name: "booking-free-day-versions", capacity: env.configuration.textCacheItems,
+                metricsFactory: env.metrics))
         return BookingHandlers(
-            store: SQLiteBookingStore(database: env.database), clock: env.clock, ids: env.ids,
+            store: FreeDayInvalidatingStore(inner: SQLiteBookingStore(database: env.database), cache: freeDays),
+            freeDays: freeDays, clock: env.clock, ids: env.ids,
             shopHours: { designerID in
                 let account = YediAccount.AccountService.Client(try peers.client(for: "account"))
                 return try await account.getShopHours(

@@ -71,15 +71,16 @@ final class BookingFixture: @unchecked Sendable {
         clock: ManualClock = ManualClock(BookingFixture.seoul(2027, 3, 10, hour: 8)),
         harness: ServiceHarness? = nil,
         shops: ShopDirectory = ShopDirectory(),
-        dataDirectory: String? = nil
+        dataDirectory: String? = nil,
+        logs: ServiceLogCapture? = nil
     ) async throws -> BookingFixture {
         let harness = try harness ?? ServiceHarness()
         let account = try await shops.start(harness)
+        var configuration = try harness.configuration(
+            BookingServiceDefinition.defaults, peers: ["account": account.port], dataDirectory: dataDirectory)
+        if logs != nil { configuration.logLevel = .info }
         let service = try await harness.start(
-            BookingServiceDefinition.self,
-            configuration: try harness.configuration(
-                BookingServiceDefinition.defaults, peers: ["account": account.port], dataDirectory: dataDirectory),
-            clock: clock)
+            BookingServiceDefinition.self, configuration: configuration, clock: clock, logger: logs?.logger())
         let client = try RPCClient(configuration: harness.clientConfiguration(port: try await service.port))
         return BookingFixture(
             harness: harness, service: service, clock: clock, shops: shops, account: account, client: client)

@@ -51,6 +51,71 @@ final class DeploymentFilesTests: XCTestCase {
         XCTAssertTrue(replicated, "at least one example shows a peer with several replicas")
     }
 
+    /// `deploy/install.sh --plan`: the owners and modes install.sh sets, as `PATH OWNER GROUP MODE` lines.
+    private static func installPlan(_ services: [String] = []) throws -> [String: [String]] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [repository.appendingPathComponent("deploy/install.sh").path, "--plan"] + services
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        var plan: [String: [String]] = [:]
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+            let fields = line.split(separator: " ").map(String.init)
+            XCTAssertEqual(fields.count, 4, String(line))
+            plan[fields[0]] = Array(fields.dropFirst())
+        }
+        return plan
+    }
+
+    func testEachServiceReadsOnlyItsOwnKeyAndOnlyAccountTheSigningKey() throws {
+        let plan = try Self.installPlan()
+        for (name, _) in Self.services {
+            XCTAssertEqual(plan["/etc/yedi/pki/\(name).key"], ["root", "yedi-\(name)", "0640"], name)
+            XCTAssertEqual(plan["/etc/yedi/\(name).env"], ["root", "yedi-\(name)", "0640"], name)
+            XCTAssertEqual(plan["/etc/yedi/pki/\(name).pem"], ["root", "yedi", "0644"], name)
+        }
+        XCTAssertEqual(plan["/etc/yedi/pki/token-signing.key"], ["root", "yedi-account", "0640"])
+        // Shared by every service (the group `yedi`): the CA, the token public key, the log key.
+        XCTAssertEqual(plan["/etc/yedi/pki/ca.pem"], ["root", "yedi", "0644"])
+        XCTAssertEqual(plan["/etc/yedi/pki/token-signing.pub.pem"], ["root", "yedi", "0644"])
+        XCTAssertEqual(plan["/etc/yedi/pki/log.key"], ["root", "yedi", "0640"])
+        XCTAssertEqual(plan["/etc/yedi/pki"], ["root", "yedi", "0750"])
+        for (path, entry) in plan where path.hasSuffix(".key") && path != "/etc/yedi/pki/log.key" {
+            XCTAssertNotEqual(entry[1], "yedi", "\(path): no private key is readable by every service")
+        }
+        // A host running only BookingService gets no signing key and no other service's key.
+        let booking = try Self.installPlan(["booking"])
+        XCTAssertNil(booking["/etc/yedi/pki/token-signing.key"])
+        XCTAssertEqual(
+            booking.keys.filter { $0.hasSuffix(".key") }.sorted(),
+            [
+                "/etc/yedi/pki/booking.key", "/etc/yedi/pki/log.key",
+            ])
+    }
+
+    func testTheUnitRunsEachServiceAsItsOwnUserWithPrivateData() throws {
+        let unit = try String(
+            contentsOf: Self.repository.appendingPathComponent("deploy/systemd/yedi@.service"), encoding: .utf8)
+        let lines = Set(unit.split(separator: "\n").map(String.init))
+        for setting in [
+            "User=yedi-%i", "Group=yedi-%i", "SupplementaryGroups=yedi", "StateDirectory=yedi/%i",
+            "StateDirectoryMode=0700", "UMask=0077",
+        ] {
+            XCTAssertTrue(lines.contains(setting), "yedi@.service lacks \(setting)")
+        }
+        XCTAssertFalse(lines.contains("User=yedi"), "no shared user")
+        let journald = try String(
+            contentsOf: Self.repository.appendingPathComponent("deploy/journald/yedi.conf"), encoding: .utf8)
+        XCTAssertTrue(journald.contains("MaxRetentionSec=30day"), "log retention is shipped")
+        let install = try String(
+            contentsOf: Self.repository.appendingPathComponent("deploy/install.sh"), encoding: .utf8)
+        XCTAssertTrue(install.contains("/etc/systemd/journald.conf.d/yedi.conf"), "install.sh installs it")
+    }
+
     /// systemd's EnvironmentFile syntax as these files use it: KEY=VALUE, optional double quotes, comments.
     private static func parseEnvironmentFile(_ path: String) throws -> [String: String] {
         var variables: [String: String] = [:]

@@ -54,9 +54,10 @@ public struct ServiceHarness: Sendable {
         _ definition: Definition.Type,
         configuration: ServiceConfiguration,
         clock: any WallClock = SystemClock(),
-        ids: (any IDGenerator)? = nil
+        ids: (any IDGenerator)? = nil,
+        logger: Logger? = nil
     ) async throws -> RunningService {
-        var logger = Logger(label: "test.\(configuration.name)")
+        var logger = logger ?? Logger(label: "test.\(configuration.name)")
         logger.logLevel = .warning
         return try await ServiceRunner.start(
             definition, configuration: configuration, clock: clock, ids: ids, logger: logger)

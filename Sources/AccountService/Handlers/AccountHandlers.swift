@@ -348,7 +348,8 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
             throw RPCError(code: .permissionDenied, message: "password: wrong password")
         }
         _ = try await store.deleteAccount(userID: user.id, now: clock.nowMilliseconds)
-        context.logger.info("account deleted; purging the user from every service", metadata: ["user": "\(user.id)"])
+        context.logger.info(
+            "account deleted; purging the user from every service", metadata: ["user": "\(context.userTag(user.id))"])
         return YediAccount.DeleteAccountResponse()
     }
 

@@ -8,6 +8,8 @@ import YediProto
 /// enforced before these run; handlers check ownership and validate fields.
 struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     let store: any BookingStore
+    /// Free slots by (designer, day); `store` invalidates it on every change they depend on.
+    let freeDays: FreeDayCache
     let clock: any WallClock
     let ids: any IDGenerator
     /// A designer's shop hours from AccountService (throws its RPCError, e.g. NOT_FOUND for a non-designer).
@@ -79,44 +81,6 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
         let styles = try BookingRules.menu(request.styles, existing: existing, newID: ids.next)
         try await store.replaceMenu(designerID: designerID, styles: styles)
         return YediBooking.Menu(designerID: designerID, styles: styles.map(Self.style))
-    }
-
-    // MARK: Free slots
-
-    func listFreeSlots(_ request: YediBooking.ListFreeSlotsRequest, context: ServerContext) async throws
-        -> YediBooking.ListFreeSlotsResponse
-    {
-        let designerID = try BookingRules.id(request.designerID, field: "designer_id")
-        let from = try BookingRules.day(request.from, field: "from")
-        let to = try BookingRules.day(request.to, field: "to")
-        guard from <= to else { throw BookingRules.invalid("to", "before from") }
-        guard to.dayNumber - from.dayNumber < BookingRules.maximumRangeDays else {
-            throw BookingRules.invalid("to", "at most \(BookingRules.maximumRangeDays) days from `from`")
-        }
-        let schedule = try await schedule(of: designerID, context: context)
-        let grid = try await grid(schedule, from: from, through: to)
-        let now = clock.nowMilliseconds
-        let rangeStart = grid.clock.startOfDay(from)
-        let rangeEnd = grid.clock.startOfDay(to.adding(days: 1))
-        let booked = Set(
-            try await store.bookedCells(
-                designerID: designerID, from: rangeStart, until: rangeEnd + grid.slotMilliseconds))
-        var days: [YediBooking.DaySlots] = []
-        for dayNumber in from.dayNumber...to.dayNumber {
-            let day = LocalDay(dayNumber: dayNumber)
-            guard !grid.isClosed(day) else {
-                days.append(YediBooking.DaySlots(date: Self.date(day), closed: true))
-                continue
-            }
-            let free = grid.slots(on: day).filter { slot in
-                !slot.inBreak && slot.start > now
-                    && !BookingSchema.cells(from: slot.start, until: slot.start + grid.slotMilliseconds).contains(
-                        where: booked.contains)
-            }
-            days.append(YediBooking.DaySlots(date: Self.date(day), closed: false, freeStartAtMs: free.map(\.start)))
-        }
-        return YediBooking.ListFreeSlotsResponse(
-            timeZone: schedule.timeZone, slotMinutes: Int32(schedule.slotMinutes), days: days)
     }
 
     // MARK: Reservations
@@ -303,7 +267,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
         let applied = try await store.purgeUser(request.userID, delivery: context, now: clock.nowMilliseconds)
         context.logger.info(
             "purge user: reservations, schedule and menu removed",
-            metadata: ["user": "\(request.userID)", "first-delivery": "\(applied)"])
+            metadata: ["user": "\(context.userTag(request.userID))", "first-delivery": "\(applied)"])
         return YediCommon.PurgeUserResponse()
     }
 
@@ -322,7 +286,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     /// AccountService unreachable then: UNAVAILABLE (try again), for reads too; a schedule is never made up
     /// from defaults, so the first hours a designer's customers see are the shop's. Once stored, the
     /// schedule never needs AccountService again.
-    private func schedule(of designerID: String, context: ServerContext) async throws -> ScheduleRecord {
+    func schedule(of designerID: String, context: ServerContext) async throws -> ScheduleRecord {
         if let stored = try await store.schedule(designerID: designerID) { return stored }
         let hours: YediAccount.ShopHours
         do {
@@ -332,7 +296,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
         } catch {
             context.logger.warning(
                 "AccountService did not give the shop hours",
-                metadata: ["designer": "\(designerID)", "error": "\(error)"])
+                metadata: ["designer": "\(context.userTag(designerID))", "error": "\(error)"])
             throw RPCError(
                 code: .unavailable, message: "the designer's shop hours are unavailable right now; try again")
         }
@@ -351,12 +315,12 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
         return try await store.createDesigner(schedule, menu: DefaultMenu.styles(newID: ids.next))
     }
 
-    private func shopClock(_ schedule: ScheduleRecord) -> ShopClock {
+    func shopClock(_ schedule: ScheduleRecord) -> ShopClock {
         // Zones are checked when stored; Seoul only if the system's tz database lost one since.
         ShopClock(identifier: schedule.timeZone) ?? ShopClock(identifier: ShopClock.defaultZone)!
     }
 
-    private func grid(_ schedule: ScheduleRecord, from: LocalDay, through: LocalDay) async throws -> SlotGrid {
+    func grid(_ schedule: ScheduleRecord, from: LocalDay, through: LocalDay) async throws -> SlotGrid {
         SlotGrid(
             schedule: schedule, clock: shopClock(schedule),
             closedDays: Set(try await store.closedDays(designerID: schedule.designerID, from: from, through: through)))

@@ -4,7 +4,9 @@ import YediProto
 
 /// Field validation of BookingService requests: each failure is INVALID_ARGUMENT naming the field.
 enum BookingRules {
-    static let maximumRangeDays = 62
+    /// Days one `ListFreeSlots` call covers: it is anonymous, and each day is up to 288 slots to check.
+    /// The app shows a month; a client wanting more asks again from the next day.
+    static let maximumRangeDays = 31
     static let closedDayHorizonDays = 731
     static let bookingHorizonMilliseconds: Int64 = 366 * 86_400_000
 

@@ -295,7 +295,9 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
         let first = try await recordDelivery(context)
         context.logger.info(
             "purged user",
-            metadata: ["user": "\(request.userID)", "rooms": "\(rooms.count)", "first-delivery": "\(first)"])
+            metadata: [
+                "user": "\(context.userTag(request.userID))", "rooms": "\(rooms.count)", "first-delivery": "\(first)",
+            ])
         return YediCommon.PurgeUserResponse()
     }
 

@@ -70,7 +70,7 @@ extension ContentHandlers {
         context.logger.info(
             "user purged",
             metadata: [
-                "user": "\(userID)", "images": "\(outcome.removedImageIDs.count)",
+                "user": "\(context.userTag(userID))", "images": "\(outcome.removedImageIDs.count)",
                 "first-delivery": "\(outcome.firstDelivery)",
             ])
         return YediCommon.PurgeUserResponse()

@@ -20,8 +20,12 @@ struct ImageInfo: Sendable, Equatable {
 /// A header that does not parse (truncated, inconsistent, zero or absurd sizes) is refused with a reason,
 /// so nothing that only starts like an image is stored.
 enum ImageFormat {
-    /// Larger sides than this are not photos a phone app shows; refusing them keeps decoders downstream safe.
-    static let maximumSide = 20_000
+    /// Larger sides than this are not photos a phone app shows. A few bytes of header can claim any size,
+    /// and whoever decodes the image later (a thumbnailer, the app) allocates width × height × 4 bytes:
+    /// the limits keep that under about 160 MB, whatever the file's own size.
+    static let maximumSide = 8_192
+    /// 40 megapixels: above any phone camera's photo, and 8,192 × 8,192 (67 Mpx) is refused by this one.
+    static let maximumPixels = 40_000_000
 
     static func inspect(_ bytes: [UInt8]) -> Result<ImageInfo, ImageFormatError> {
         if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return png(bytes) }
@@ -54,6 +58,8 @@ enum ImageFormat {
                 }
                 width = Int(be32(bytes, data))
                 height = Int(be32(bytes, data + 4))
+                // Refused at the header, before walking the rest of the file.
+                if case .failure(let refusal) = sized(.png, width, height) { return .failure(refusal) }
                 let depth = bytes[data + 8]
                 let colour = bytes[data + 9]
                 guard [1, 2, 4, 8, 16].contains(depth), [0, 2, 3, 4, 6].contains(colour) else {
@@ -140,8 +146,14 @@ enum ImageFormat {
     // MARK: Helpers
 
     private static func sized(_ type: ImageType, _ width: Int, _ height: Int) -> Result<ImageInfo, ImageFormatError> {
-        guard (1...maximumSide).contains(width), (1...maximumSide).contains(height) else {
+        guard width >= 1, height >= 1 else {
             return .failure(ImageFormatError("\(type.contentType): size \(width)×\(height) is out of range"))
+        }
+        guard width <= maximumSide, height <= maximumSide, width * height <= maximumPixels else {
+            return .failure(
+                ImageFormatError(
+                    "\(type.contentType): \(width)×\(height) px is over the limit of \(maximumSide) px per side "
+                        + "and \(maximumPixels / 1_000_000) megapixels"))
         }
         return .success(ImageInfo(type: type, width: width, height: height))
     }

@@ -12,16 +12,17 @@ public struct ServerContext: Sendable {
     public let deadline: ContinuousClock.Instant?
     /// The connection's peer, with its verified client certificate identity (mutual TLS).
     public let peer: PeerInfo
-    /// Who the call acts for; set by `AuthenticationInterceptor` (and kept for the interceptors outside
-    /// it, which log the call).
+    /// Who the call acts for; set by `AuthenticationInterceptor`.
     public var caller: Caller {
-        didSet { endRecord?.record(caller: caller) }
+        didSet { endRecord?.caller = caller }
     }
     /// The end user a service caller acts for (`yedi-on-behalf-of`, verified like any access token);
     /// set by `AuthenticationInterceptor`, nil when the caller is not a service or named nobody.
     public var onBehalfOf: AuthenticatedUser?
     /// The trace this call belongs to; set by `TracingInterceptor`.
     public var trace: TraceContext?
+    /// How logs name users (the caller, and handlers' own lines: `context.userTag(id)`).
+    public var userTag: LogUserTag
     /// The connection's logger; `logger` adds this call's details to it.
     private var baseLogger: Logger
     /// Set by the connection that runs the call.
@@ -42,7 +43,7 @@ public struct ServerContext: Sendable {
             logger[metadataKey: "rpc.method"] = "\(method.path)"
             if let requestID = metadata["request-id"] { logger[metadataKey: "request-id"] = "\(requestID)" }
             if let trace { logger[metadataKey: "trace-id"] = "\(trace.traceID)" }
-            if caller != .anonymous { logger[metadataKey: "rpc.caller"] = "\(caller)" }
+            if caller != .anonymous { logger[metadataKey: "rpc.caller"] = "\(userTag.caller(caller))" }
             return logger
         }
         set { baseLogger = newValue }
@@ -56,8 +57,10 @@ public struct ServerContext: Sendable {
         caller: Caller = .anonymous,
         onBehalfOf: AuthenticatedUser? = nil,
         trace: TraceContext? = nil,
+        userTag: LogUserTag = .perProcess,
         logger: Logger
     ) {
+        self.userTag = userTag
         self.method = method
         self.metadata = metadata
         self.deadline = deadline

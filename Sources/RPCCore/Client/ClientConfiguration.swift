@@ -61,7 +61,9 @@ public struct ClientConfiguration: Sendable {
     public var retryBackoff: Backoff
     /// Shared by all calls of the client; stops retrying when many calls fail.
     public var retryThrottle: RetryThrottle
-    /// Limits this client keeps to until the server's SETTINGS say otherwise (then the lower wins).
+    /// Limits this client keeps to until the server's SETTINGS arrive. Then the lower concurrency wins,
+    /// requests may be as large as the server announced (it is the one that refuses them), and replies
+    /// as large as the server announced, up to `maxConnectionBytes`.
     public var limits: WireLimits
     /// Default flow-control window of server-streaming calls.
     public var streamWindowBytes: Int

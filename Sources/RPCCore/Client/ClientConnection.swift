@@ -132,9 +132,12 @@ final class ClientConnection: Sendable {
     }
 
     private func connect() async throws -> (any Channel, NIOLoopBound<ClientConnectionHandler>) {
+        let receiveLimit = FrameSizeLimit(configuration.limits.maxFrameBytes)
         let handlerConfiguration = ClientConnectionHandler.Configuration(
             maxConcurrentCalls: configuration.limits.maxConcurrentCalls,
             maxFrameBytes: configuration.limits.maxFrameBytes,
+            frameCeiling: configuration.limits.maxConnectionBytes,
+            receiveLimit: receiveLimit,
             keepaliveInterval: .nanoseconds(configuration.keepaliveInterval.nanoseconds),
             keepaliveTimeout: .nanoseconds(configuration.keepaliveTimeout.nanoseconds),
             settingsTimeout: .nanoseconds(configuration.connectTimeout.nanoseconds),
@@ -145,7 +148,6 @@ final class ClientConnection: Sendable {
         let tlsContext = tlsContext
         let goingAway = goingAway
         let onStateChange = onStateChange
-        let maxFrameBytes = configuration.limits.maxFrameBytes
         let (channel, handler) = try await ClientBootstrap(group: group)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelOption(.socketOption(.so_keepalive), value: 1)
@@ -166,7 +168,7 @@ final class ClientConnection: Sendable {
                     do {
                         try channel.pipeline.syncOperations.addHandlers(
                             tls,
-                            ByteToMessageHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)),
+                            ByteToMessageHandler(FrameDecoder(limit: receiveLimit)),
                             handler
                         )
                     } catch {

@@ -108,7 +108,6 @@ public final class RPCClient: Service, Sendable {
         options: CallOptions
     ) async throws -> RPCRawReply {
         let call = makeCall(method, options)
-        try checkSize(payload)
         do {
             return try await configuration.interceptors.run(call) { call in
                 let reply = try await self.withAttempts(call) { connection, handler, frame, deadline in
@@ -153,7 +152,6 @@ public final class RPCClient: Service, Sendable {
         onResponse: (RPCRawResponseStream) async throws -> Result
     ) async throws -> Result {
         let call = makeCall(method, options)
-        try checkSize(payload)
         let window = options.streamWindowBytes ?? configuration.streamWindowBytes
         do {
             return try await configuration.interceptors.run(call) { call in
@@ -241,16 +239,6 @@ public final class RPCClient: Service, Sendable {
             throw RPCError(code: .invalidArgument, message: "the request cannot be encoded: \(error)")
         }
         return buffer
-    }
-
-    private func checkSize(_ payload: ByteBuffer) throws(RPCError) {
-        let limit = configuration.limits.maxFrameBytes - WireLimits.envelopeOverhead
-        guard payload.readableBytes <= limit else {
-            throw RPCError(
-                code: .resourceExhausted,
-                message: "the request (\(payload.readableBytes) bytes) exceeds the frame limit of \(limit) bytes"
-            )
-        }
     }
 
     /// Runs `attempt` on a ready connection, again on another one when the call never reached a

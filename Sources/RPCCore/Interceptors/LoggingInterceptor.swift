@@ -1,7 +1,8 @@
 import Logging
 
-/// Logs one line per call: method, status, duration, request id and caller — never metadata values
-/// such as tokens, nor messages (which may hold passwords).
+/// Logs one line per call: method, status, duration, request id and caller (a user as a keyed tag,
+/// `ServerContext.userTag`) — never metadata values such as tokens, nor messages (which may hold
+/// passwords).
 ///
 /// Gives calls without a `request-id` one, so every line of a call can be found.
 public struct ServerLoggingInterceptor: ServerInterceptor {
@@ -54,7 +55,7 @@ public struct ServerLoggingInterceptor: ServerInterceptor {
         var metadata: Logger.Metadata = [
             "rpc.status": "\(code.name)",
             "rpc.duration_ms": "\(Self.milliseconds(ContinuousClock.now - start))",
-            "rpc.caller": "\(context.authenticatedCaller)",
+            "rpc.caller": "\(context.userTag.caller(context.authenticatedCaller))",
         ]
         if let message, !message.isEmpty { metadata["rpc.message"] = "\(message)" }
         // Server errors stand out; a client's mistakes do not.

@@ -1,16 +1,16 @@
-/// What the outer interceptors (logging, metrics) record of a call but cannot see in the context they
-/// passed on: the status a connection sent for a call it ended itself (deadline, shutdown, the client's
-/// CANCEL) while the handler still ran — the handler then sees only a cancellation — and the caller that
-/// authentication, running inside them, established.
+/// The status a connection sent for a call it ended itself (deadline, shutdown, the client's CANCEL)
+/// while the handler still ran. The handler then sees only a cancellation, so the interceptors that
+/// log and count calls read this to record what the client received. It also keeps the caller that
+/// authentication established, for the request line of the logging interceptor outside it.
 final class CallEndRecord: Sendable {
     private let status = TSanVisibleMutex<RPCError?>(nil)
     private let authenticated = TSanVisibleMutex<Caller?>(nil)
 
-    /// The caller authentication established, once it has.
-    var caller: Caller? { authenticated.withLock { $0 } }
-
-    func record(caller: Caller) {
-        authenticated.withLock { $0 = caller }
+    /// The caller authentication established (inner interceptors change their copy of the context;
+    /// the logging interceptor, outside them, reads it here for the request line).
+    var caller: Caller? {
+        get { authenticated.withLock { $0 } }
+        set { authenticated.withLock { $0 = newValue } }
     }
 
     /// The status sent, if the connection ended the call before its handler returned.

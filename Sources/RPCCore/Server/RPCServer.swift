@@ -149,6 +149,7 @@ public final class RPCServer: Service, Sendable {
             router: router,
             interceptors: interceptors,
             executor: EventLoopExecutor(group.any()),
+            userTag: configuration.userTag,
             logger: logger
         )
         let tlsContext = tlsContext

@@ -19,6 +19,8 @@ public struct ServerConfiguration: Sendable {
     /// written, and the socket's queue does not shrink, for this long is closed: its peer stopped
     /// reading, and would otherwise keep those replies and its calls in memory. Zero never closes.
     public var replyStallTimeout: Duration
+    /// How the server's logs name users; services give their deployment's keyed hash.
+    public var userTag: LogUserTag
 
     public init(
         host: String = "127.0.0.1",
@@ -28,8 +30,10 @@ public struct ServerConfiguration: Sendable {
         idleTimeout: Duration = .seconds(300),
         shutdownGracePeriod: Duration = .seconds(10),
         defaultStreamWindowBytes: Int = 256 << 10,
-        replyStallTimeout: Duration = .seconds(30)
+        replyStallTimeout: Duration = .seconds(30),
+        userTag: LogUserTag = .perProcess
     ) {
+        self.userTag = userTag
         self.host = host
         self.port = port
         self.tls = tls

@@ -11,9 +11,21 @@ import ProtoBridge
 struct FrameDecoder: ByteToMessageDecoder {
     typealias InboundOut = InboundFrame
 
-    let maxFrameBytes: Int
+    let limit: FrameSizeLimit
     /// Request metadata entries kept per frame; more are counted only (`InboundFrame.read`).
     var maxMetadataEntries = Int.max
+
+    var maxFrameBytes: Int { limit.bytes }
+
+    init(maxFrameBytes: Int, maxMetadataEntries: Int = .max) {
+        self.init(limit: FrameSizeLimit(maxFrameBytes), maxMetadataEntries: maxMetadataEntries)
+    }
+
+    /// With a limit the connection's handler may change later (a client, on the server's SETTINGS).
+    init(limit: FrameSizeLimit, maxMetadataEntries: Int = .max) {
+        self.limit = limit
+        self.maxMetadataEntries = maxMetadataEntries
+    }
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) else { return .needMoreData }

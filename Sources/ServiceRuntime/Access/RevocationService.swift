@@ -30,7 +30,7 @@ struct RevocationService: YediRuntime.Revocations.ServiceProtocol {
             // The job is retried: the purge must not run while a write of the user may still commit.
             throw RPCError(code: .unavailable, message: "calls of the revoked user are still running")
         }
-        context.logger.info("user revoked", metadata: ["user": "\(request.userID)"])
+        context.logger.info("user revoked", metadata: ["user": "\(context.userTag(request.userID))"])
         return YediRuntime.RevokeUserResponse()
     }
 }

@@ -17,6 +17,8 @@ public struct ServiceConfiguration: Sendable {
     public var tokenPublicKeyFiles: [String]
     /// Only the token issuer (AccountService) loads it.
     public var tokenSigningKeyFile: String
+    /// The key of the user tags in logs (`LogKey`); nil: `<data>/log.key`.
+    public var logKeyFile: String?
     /// Peer service name → its addresses.
     public var peers: [String: [ClientConfiguration.Target]]
     public var imageCacheItems: Int
@@ -100,6 +102,9 @@ public struct ServiceConfiguration: Sendable {
             tokenPublicKeyFiles: tokenKeyFiles,
             tokenSigningKeyFile: reader.text(
                 options.tokenSigningKey, flag: "token-signing-key", default: inPKI("token-signing.key")),
+            logKeyFile: Optional(reader.text(options.logKey, flag: "log-key", default: "")).flatMap {
+                $0.isEmpty ? nil : $0
+            },
             peers: peers,
             imageCacheItems: try reader.integer(
                 options.imageCacheItems, flag: "image-cache-items", default: 50, range: 1...1_000_000),

@@ -45,6 +45,13 @@ public struct ServiceOptions: ParsableArguments {
     public var tokenSigningKey: String?
 
     @Option(
+        help: """
+            File with the deployment's key (16+ bytes) for the user tags in logs (user=h:…), shared by the \
+            services. (YEDI_LOG_KEY; default: <data>/log.key, made on first start)
+            """)
+    public var logKey: String?
+
+    @Option(
         name: .customLong("peer"),
         help: """
             A peer service and its addresses, NAME=HOST:PORT[,HOST:PORT…] (replicas); repeat per peer. \

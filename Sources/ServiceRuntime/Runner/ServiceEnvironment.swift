@@ -63,6 +63,7 @@ public final class ServiceEnvironment: Sendable {
     public func dataFolder(_ name: String) throws -> URL {
         let url = dataDirectory.appendingPathComponent(name, isDirectory: true)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        try PrivateFiles.tighten(url.path, to: PrivateFiles.folderMode)
         return url
     }
 

@@ -133,6 +133,7 @@ private struct Assembly {
         }
         // Before anything creates a metric: metrics made earlier stay bound to the no-op backend.
         let registry = YediMetrics.bootstrapPrometheus()
+        let userTag = try LogKey.userTag(configuration)
         let jwtVerifier = try TokenKeys.verifier(configuration: configuration, clock: clock)
         let signingKey = Definition.issuesTokens ? try TokenKeys.signingKey(configuration: configuration) : nil
         let database = try ServiceDatabase.open(
@@ -178,7 +179,8 @@ private struct Assembly {
                         clientCertificateVerification: .optional
                     ),
                     limits: WireLimits(maxFrameBytes: configuration.maxFrameBytes),
-                    shutdownGracePeriod: configuration.shutdownGrace
+                    shutdownGracePeriod: configuration.shutdownGrace,
+                    userTag: userTag
                 ),
                 services: services + [
                     DevClockService(clock: clock as? AdjustableClock, logger: logger),

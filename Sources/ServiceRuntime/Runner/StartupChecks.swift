@@ -56,6 +56,7 @@ enum StartupChecks {
             StartupError("data folder \(path) cannot be used: \(reason) (set with --data or YEDI_DATA)")
         }
         if let reason = makeDirectories(path) { throw refuse("cannot create it: \(reason)") }
+        try PrivateFiles.tighten(path, to: PrivateFiles.folderMode)
         let probe = URL(fileURLWithPath: path).appendingPathComponent(".yedi-write-check").path
         let descriptor = open(probe, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw refuse("cannot write in it: \(String(cString: strerror(errno)))") }

@@ -32,7 +32,10 @@ public final class ServiceDatabase: Sendable {
         logger: Logger
     ) throws -> ServiceDatabase {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try PrivateFiles.tighten(directory, to: PrivateFiles.folderMode)
         let path = URL(fileURLWithPath: directory).appendingPathComponent("\(name).sqlite").path
+        try PrivateFiles.createDatabaseFile(path)
+        for file in PrivateFiles.databaseFiles(path) { try PrivateFiles.tighten(file, to: PrivateFiles.fileMode) }
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(5)
@@ -45,6 +48,7 @@ public final class ServiceDatabase: Sendable {
         RuntimeSchema.register(in: &migrator)
         migrations(&migrator)
         try migrator.migrate(pool)
+        for file in PrivateFiles.databaseFiles(path) { try PrivateFiles.tighten(file, to: PrivateFiles.fileMode) }
         logger.info("database ready", metadata: ["path": "\(path)"])
         return ServiceDatabase(pool: pool, path: path)
     }

@@ -13,14 +13,19 @@ final class ClientConnectionStateMachineTests: XCTestCase {
         return id
     }
 
-    func testTheServersSettingsLowerTheLimitsAndMakeTheConnectionReady() {
+    func testTheServersSettingsSetTheLimitsAndMakeTheConnectionReady() {
         XCTAssertFalse(machine.isReady)
         XCTAssertTrue(machine.settingsReceived(maxConcurrentCalls: 2, maxFrameBytes: 4096))
         XCTAssertFalse(machine.settingsReceived(maxConcurrentCalls: 0, maxFrameBytes: 0), "ready once")
         XCTAssertEqual(machine.maxConcurrentCalls, 2)
-        XCTAssertEqual(machine.maxFrameBytes, 4096)
-        XCTAssertFalse(machine.settingsReceived(maxConcurrentCalls: 500, maxFrameBytes: 1 << 30))
+        XCTAssertEqual(machine.maxSendFrameBytes, 4096, "a smaller announced frame limit is kept to")
+        XCTAssertEqual(machine.maxReceiveFrameBytes, 1 << 20, "we still accept what we always accepted")
+        XCTAssertFalse(machine.settingsReceived(maxConcurrentCalls: 500, maxFrameBytes: 11 << 20))
         XCTAssertEqual(machine.maxConcurrentCalls, 2, "never above our own")
+        XCTAssertEqual(machine.maxSendFrameBytes, 11 << 20, "a larger announced frame limit is used, not ours")
+        XCTAssertEqual(machine.maxReceiveFrameBytes, 11 << 20, "and its replies are accepted")
+        _ = machine.settingsReceived(maxConcurrentCalls: 0, maxFrameBytes: 1 << 30)
+        XCTAssertEqual(machine.maxReceiveFrameBytes, 64 << 20, "a server cannot raise what we buffer past the ceiling")
     }
 
     func testCallIDsGrowAndCallsWaitForAFreeSlot() {

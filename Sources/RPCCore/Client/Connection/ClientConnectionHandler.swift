@@ -17,6 +17,10 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     struct Configuration: Sendable {
         var maxConcurrentCalls: Int
         var maxFrameBytes: Int
+        /// The most a server's SETTINGS can raise what we accept to (`WireLimits.maxConnectionBytes`).
+        var frameCeiling: Int
+        /// The limit of this connection's `FrameDecoder`, set to what the server announced.
+        var receiveLimit: FrameSizeLimit
         var keepaliveInterval: TimeAmount
         var keepaliveTimeout: TimeAmount
         /// From the TCP connection to the server's SETTINGS (the TLS handshake included).
@@ -55,7 +59,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     init(configuration: Configuration, eventLoop: any EventLoop, onGoaway: @escaping @Sendable () -> Void) {
         self.configuration = configuration
         self.state = ClientConnectionStateMachine(
-            maxConcurrentCalls: configuration.maxConcurrentCalls, maxFrameBytes: configuration.maxFrameBytes)
+            maxConcurrentCalls: configuration.maxConcurrentCalls, maxFrameBytes: configuration.maxFrameBytes,
+            frameCeiling: configuration.frameCeiling)
         self.ready = eventLoop.makePromise()
         self.onGoaway = onGoaway
     }
@@ -190,12 +195,12 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             return
         }
         let frameBytes = encoded.readableBytes - 4
-        guard frameBytes <= state.maxFrameBytes else {
+        guard frameBytes <= state.maxSendFrameBytes else {
             call.resolve(
                 error: RPCError(
                     code: .resourceExhausted,
-                    message: "the request frame (\(frameBytes) bytes) exceeds the server's frame limit of "
-                        + "\(state.maxFrameBytes) bytes"
+                    message: "the request frame (\(frameBytes) bytes) exceeds the frame limit of "
+                        + "\(state.maxSendFrameBytes) bytes the server announced; nothing was sent"
                 )
             )
             return
@@ -288,6 +293,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     private func applySettings(_ frame: InboundFrame) {
         _ = state.settingsReceived(
             maxConcurrentCalls: frame.maxConcurrentCalls, maxFrameBytes: frame.maxFrameBytes)
+        configuration.receiveLimit.bytes = state.maxReceiveFrameBytes
         settingsTimer?.cancel()
         settingsTimer = nil
         startKeepalive()

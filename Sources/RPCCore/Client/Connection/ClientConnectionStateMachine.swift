@@ -16,7 +16,14 @@ struct ClientConnectionStateMachine {
     private(set) var calls: [UInt64: CallPhase] = [:]
     /// The lower of ours and the server's (SETTINGS).
     private(set) var maxConcurrentCalls: Int
-    private(set) var maxFrameBytes: Int
+    /// The largest request frame we send: ours until SETTINGS, then the server's announced limit, whatever
+    /// ours is. The server is the one that refuses a larger frame, so a client default (4 MiB) must not
+    /// stop a 10 MiB upload to a server that takes 11 MiB, nor let a frame through it would refuse.
+    private(set) var maxSendFrameBytes: Int
+    /// The largest frame we accept: the server's announced limit (its replies stay within it) if larger
+    /// than ours, but never above `frameCeiling`, so a server cannot make us buffer whatever it announces.
+    private(set) var maxReceiveFrameBytes: Int
+    let frameCeiling: Int
     /// The server's SETTINGS came.
     private(set) var isReady = false
     /// No new call goes out: the server said GOAWAY, or the client is shutting down.
@@ -26,9 +33,11 @@ struct ClientConnectionStateMachine {
     /// Wire ids are given out here, so the server sees them strictly increasing.
     private var lastCallID: UInt64 = 0
 
-    init(maxConcurrentCalls: Int, maxFrameBytes: Int) {
+    init(maxConcurrentCalls: Int, maxFrameBytes: Int, frameCeiling: Int = 64 << 20) {
         self.maxConcurrentCalls = maxConcurrentCalls
-        self.maxFrameBytes = maxFrameBytes
+        self.maxSendFrameBytes = maxFrameBytes
+        self.maxReceiveFrameBytes = maxFrameBytes
+        self.frameCeiling = max(frameCeiling, maxFrameBytes)
     }
 
     // MARK: Starting calls
@@ -94,7 +103,10 @@ struct ClientConnectionStateMachine {
     /// Applies the server's limits (0: not announced). True the first time: the connection is ready.
     mutating func settingsReceived(maxConcurrentCalls: UInt32, maxFrameBytes: UInt32) -> Bool {
         if maxConcurrentCalls > 0 { self.maxConcurrentCalls = min(self.maxConcurrentCalls, Int(maxConcurrentCalls)) }
-        if maxFrameBytes > 0 { self.maxFrameBytes = min(self.maxFrameBytes, Int(maxFrameBytes)) }
+        if maxFrameBytes > 0 {
+            maxSendFrameBytes = Int(maxFrameBytes)
+            maxReceiveFrameBytes = max(maxReceiveFrameBytes, min(Int(maxFrameBytes), frameCeiling))
+        }
         defer { isReady = true }
         return !isReady
     }

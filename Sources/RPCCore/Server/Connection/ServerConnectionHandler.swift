@@ -29,6 +29,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         var router: RPCRouter
         var interceptors: [any ServerInterceptor]
         var executor: EventLoopExecutor
+        var userTag: LogUserTag = .perProcess
         var logger: Logger
     }
 
@@ -281,6 +282,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             metadata: Metadata(frame.metadata),
             deadline: deadline.map { .now + .nanoseconds(($0 - .now()).nanoseconds) },
             peer: peer,
+            userTag: configuration.userTag,
             logger: logger
         )
         serverContext.endRecord = call.endRecord
