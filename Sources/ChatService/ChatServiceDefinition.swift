@@ -22,8 +22,6 @@ enum ChatServiceDefinition: ServiceDefinition {
     static func handlers(_ env: ServiceEnvironment, hub: ChatEventHub, peers: ChatPeers? = nil) -> ChatHandlers {
         env.addDrainingService(ChatStreamShutdown(hub: hub))
         let peers = peers ?? ChatPeers.live(env.peers)
-        let database = env.database
-        let clock = env.clock
         return ChatHandlers(
             store: SQLiteChatStore(database: env.database, sink: { hub.publish($0) }),
             peers: peers,
@@ -31,12 +29,6 @@ enum ChatServiceDefinition: ServiceDefinition {
             cache: HistoryCache(),
             hub: hub,
             clock: env.clock,
-            ids: env.ids,
-            recordDelivery: { context in
-                let now = clock.nowMilliseconds
-                return try await database.write { db in
-                    try ReceiptLedger.isFirstDelivery(in: db, context: context, nowMilliseconds: now)
-                }
-            })
+            ids: env.ids)
     }
 }

@@ -154,9 +154,9 @@ enum BookingStoreContract {
         XCTAssertEqual(window.map(\.id), ["r1", "r2", "r3"])
     }
 
-    /// `delivery(job)`: the context of outbox job `job`'s delivery from "account".
+    /// `delivery(job)`: outbox job `job`'s delivery from "account".
     static func purgeRemovesTheUserOncePerDelivery(
-        _ store: any BookingStore, delivery: (String) -> ServerContext
+        _ store: any BookingStore, delivery: (String) -> Delivery
     ) async throws {
         let context = delivery("job-1")
         _ = try await store.createDesigner(schedule("d1"), menu: [style("s1")])
@@ -239,12 +239,13 @@ final class SQLiteBookingStoreTests: XCTestCase {
         try await BookingStoreContract.purgeRemovesTheUserOncePerDelivery(store, delivery: Self.delivery)
     }
 
-    /// The context of an outbox job's PurgeUser delivery from "account".
-    static func delivery(_ job: String) -> ServerContext {
-        ServerContext(
-            method: YediBooking.BookingService.Method.purgeUser.descriptor,
-            metadata: [Outbox.idempotencyKeyMetadata: job], deadline: nil, peer: PeerInfo(address: "test"),
-            caller: .service(name: "account"), logger: Logger(label: "test"))
+    /// An outbox job's PurgeUser delivery from "account", as a handler makes it from its call.
+    static func delivery(_ job: String) -> Delivery {
+        Delivery(
+            ServerContext(
+                method: YediBooking.BookingService.Method.purgeUser.descriptor,
+                metadata: [Outbox.idempotencyKeyMetadata: job], deadline: nil, peer: PeerInfo(address: "test"),
+                caller: .service(name: "account"), logger: Logger(label: "test")))
     }
 }
 

@@ -195,7 +195,7 @@ enum ReceiverDefinition: ServiceDefinition {
                     gate.arrived()
                     try await gate.waitUntilOpen()
                     let first = try await env.database.write { db in
-                        try ReceiptLedger.isFirstDelivery(in: db, context: context, nowMilliseconds: 0)
+                        try ReceiptLedger.isFirstDelivery(in: db, Delivery(context), nowMilliseconds: 0)
                     }
                     if first { gate.recordApplied(request.userID) }
                     return YediCommon.PurgeUserResponse()

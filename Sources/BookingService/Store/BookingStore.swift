@@ -1,4 +1,5 @@
 import RPCCore
+import ServiceRuntime
 
 /// What BookingService keeps, behind a protocol so handlers never see SQL and a second engine
 /// (PostgreSQL) can run the same contract tests (`BookingStoreContract`).
@@ -45,5 +46,5 @@ protocol BookingStore: Sendable {
     /// Removes the user's reservations (as customer and as designer) and their schedule and menu, once
     /// per outbox delivery: the delivery is recorded in the same transaction (the runtime's receipt
     /// ledger); a redelivery changes nothing and answers false.
-    func purgeUser(_ userID: String, delivery: ServerContext, now: Int64) async throws -> Bool
+    func purgeUser(_ userID: String, delivery: Delivery, now: Int64) async throws -> Bool
 }

@@ -1,4 +1,5 @@
 import RPCCore
+import ServiceRuntime
 
 /// A `BookingStore` that tells the `FreeDayCache` about every change free slots depend on, after the
 /// change commits. Being a store, it sees every write, whichever handler (or outbox delivery) makes it:
@@ -45,7 +46,7 @@ struct FreeDayInvalidatingStore: BookingStore {
         }
     }
 
-    func purgeUser(_ userID: String, delivery: ServerContext, now: Int64) async throws -> Bool {
+    func purgeUser(_ userID: String, delivery: Delivery, now: Int64) async throws -> Bool {
         // As customer, the user's reservations held other designers' slots.
         defer { cache.invalidateAll() }
         return try await inner.purgeUser(userID, delivery: delivery, now: now)

@@ -177,9 +177,9 @@ struct SQLiteBookingStore: BookingStore {
 
     // MARK: Deletion
 
-    func purgeUser(_ userID: String, delivery: ServerContext, now: Int64) async throws -> Bool {
+    func purgeUser(_ userID: String, delivery: Delivery, now: Int64) async throws -> Bool {
         try await database.write { db in
-            guard try ReceiptLedger.isFirstDelivery(in: db, context: delivery, nowMilliseconds: now) else {
+            guard try ReceiptLedger.isFirstDelivery(in: db, delivery, nowMilliseconds: now) else {
                 return false
             }
             // booked_cell rows go with their reservations (ON DELETE CASCADE), closed days with the schedule.

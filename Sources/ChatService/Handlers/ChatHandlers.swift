@@ -13,9 +13,6 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
     let hub: ChatEventHub
     let clock: any WallClock
     let ids: any IDGenerator
-    /// Records an outbox delivery of PurgeUser; true the first time (for the log only: the purge is
-    /// idempotent by itself).
-    let recordDelivery: @Sendable (ServerContext) async throws -> Bool
 
     static let maxTextCharacters = 2_000
     static let defaultPageSize = 13
@@ -289,14 +286,15 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
         guard !request.userID.isEmpty else {
             throw RPCError(code: .invalidArgument, message: "user_id is required")
         }
-        let rooms = try await store.purgeUser(userID: request.userID)
-        for room in rooms { cache.invalidate(room: room, roomRemoved: true) }
+        let purged = try await store.purgeUser(
+            userID: request.userID, delivery: Delivery(context), now: clock.nowMilliseconds)
+        for room in purged.roomIDs { cache.invalidate(room: room, roomRemoved: true) }
         hub.end(userID: request.userID, RPCError(code: .unauthenticated, message: "this account was deleted"))
-        let first = try await recordDelivery(context)
         context.logger.info(
             "purged user",
             metadata: [
-                "user": "\(context.userTag(request.userID))", "rooms": "\(rooms.count)", "first-delivery": "\(first)",
+                "user": "\(context.userTag(request.userID))", "rooms": "\(purged.roomIDs.count)",
+                "first-delivery": "\(purged.firstDelivery)",
             ])
         return YediCommon.PurgeUserResponse()
     }

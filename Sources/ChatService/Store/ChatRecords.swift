@@ -119,3 +119,10 @@ enum ChatStoreError: Error, Equatable {
     case roomNotFound
     case notMember
 }
+
+/// What purging a user removed: the rooms they were in, and whether this delivery of the purge was the
+/// first (its receipt recorded in the same transaction).
+struct PurgedRooms: Sendable, Hashable {
+    var roomIDs: [String]
+    var firstDelivery: Bool
+}

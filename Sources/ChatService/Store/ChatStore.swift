@@ -1,3 +1,5 @@
+import ServiceRuntime
+
 /// Where ChatService keeps its data. Handlers see only this protocol (`SQLiteChatStore` is the SQLite
 /// one), so a second engine can replace it and `ChatStoreContract` runs against both.
 ///
@@ -32,8 +34,9 @@ protocol ChatStore: Sendable {
     /// The recipient's events after `position`, oldest first.
     func events(recipientID: String, afterPosition position: Int64, limit: Int) async throws -> [ChatEventRecord]
     /// Deletes every room `userID` is a member of (both sides), their messages, and the events of those
-    /// rooms and of the user. Returns the rooms removed; idempotent.
-    func purgeUser(userID: String) async throws -> [String]
+    /// rooms and of the user, recording `delivery` (an outbox job's) in the same transaction. Returns the
+    /// rooms removed; idempotent.
+    func purgeUser(userID: String, delivery: Delivery?, now: Int64) async throws -> PurgedRooms
 }
 
 /// Receives committed events, in position order (called on the store's writer, so keep it short).

@@ -248,8 +248,9 @@ struct SQLiteChatStore: ChatStore {
 
     // MARK: Deletion
 
-    func purgeUser(userID: String) async throws -> [String] {
+    func purgeUser(userID: String, delivery: Delivery?, now: Int64) async throws -> PurgedRooms {
         try await database.write { db in
+            let first = try delivery.map { try ReceiptLedger.isFirstDelivery(in: db, $0, nowMilliseconds: now) }
             let rooms = try String.fetchAll(
                 db, sql: "SELECT room_id FROM chat_room_member WHERE user_id = ?", arguments: [userID])
             try db.execute(sql: "DELETE FROM chat_event WHERE recipient_id = ?", arguments: [userID])
@@ -258,7 +259,7 @@ struct SQLiteChatStore: ChatStore {
                 // Members and messages go with the room (ON DELETE CASCADE).
                 try db.execute(sql: "DELETE FROM chat_room WHERE id = ?", arguments: [room])
             }
-            return rooms
+            return PurgedRooms(roomIDs: rooms, firstDelivery: first ?? true)
         }
     }
 

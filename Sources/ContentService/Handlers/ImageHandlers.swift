@@ -1,4 +1,5 @@
 import RPCCore
+import ServiceRuntime
 import YediProto
 
 extension ContentHandlers {
@@ -58,7 +59,7 @@ extension ContentHandlers {
         -> YediCommon.PurgeUserResponse
     {
         let userID = try FieldRules.required(request.userID, field: "user_id")
-        let outcome = try await store.purgeUser(userID, delivery: context, now: clock.nowMilliseconds)
+        let outcome = try await store.purgeUser(userID, delivery: Delivery(context), now: clock.nowMilliseconds)
         images.evict(outcome.removedImageIDs)
         authors.forget(userID)
         do {

@@ -1,4 +1,5 @@
 import RPCCore
+import ServiceRuntime
 
 /// Where ContentService keeps its rows. Handlers see only this protocol (the SQLite implementation is
 /// `SQLiteContentStore`), so a second engine can replace it and the same contract tests run against both.
@@ -56,7 +57,7 @@ protocol ContentStore: Sendable {
     /// changed, reviews written by or about them with the summaries recomputed, their images) and records
     /// the blobs no image refers to any more for `collectUnreferencedBlobs`. `delivery` (the PurgeUser
     /// call) goes to the receipt ledger. Idempotent.
-    func purgeUser(_ userID: String, delivery: ServerContext?, now: Int64) async throws -> PurgeOutcome
+    func purgeUser(_ userID: String, delivery: Delivery?, now: Int64) async throws -> PurgeOutcome
     /// Calls `delete` for each recorded blob that still no image refers to, then forgets it; returns how
     /// many were deleted. Runs in one write transaction, so no upload can claim a blob meanwhile.
     func collectUnreferencedBlobs(_ delete: @escaping @Sendable (String) throws -> Void) async throws -> Int

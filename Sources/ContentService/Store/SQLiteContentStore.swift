@@ -291,10 +291,10 @@ struct SQLiteContentStore: ContentStore {
 
     // MARK: Account deletion
 
-    func purgeUser(_ userID: String, delivery: ServerContext?, now: Int64) async throws -> PurgeOutcome {
+    func purgeUser(_ userID: String, delivery: Delivery?, now: Int64) async throws -> PurgeOutcome {
         try await database.write { db in
             let first = try delivery.map {
-                try ReceiptLedger.isFirstDelivery(in: db, context: $0, nowMilliseconds: now)
+                try ReceiptLedger.isFirstDelivery(in: db, $0, nowMilliseconds: now)
             }
             // Their likes, with the counts they added.
             try db.execute(

@@ -168,7 +168,7 @@ enum PurgeStubs {
                 recorder.arrived(service, request.userID)
                 try await recorder.waitWhileHeld(service)
                 let first = try await env.database.write { db in
-                    try ReceiptLedger.isFirstDelivery(in: db, context: context, nowMilliseconds: 0)
+                    try ReceiptLedger.isFirstDelivery(in: db, Delivery(context), nowMilliseconds: 0)
                 }
                 if first { recorder.recordApplied(service, request.userID) }
                 return YediCommon.PurgeUserResponse()

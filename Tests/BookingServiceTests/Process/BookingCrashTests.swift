@@ -90,7 +90,11 @@ final class BookingCrashTests: XCTestCase {
         try await withRPCClient(configuration: second.clientConfiguration(identity: "content")) { client in
             let booking = YediBooking.BookingService.Client(client)
             for (id, slot) in acknowledged {
-                let reservation = try await booking.getReservation(.init(reservationID: id))
+                // Read as ContentService acting for the reservation's designer.
+                let designer = try harness.token(user: slot.designer, role: .designer)
+                let reservation = try await booking.getReservation(
+                    .init(reservationID: id),
+                    options: CallOptions(metadata: [AuthenticationInterceptor.onBehalfOfMetadataKey: designer]))
                 XCTAssertEqual(reservation.status, .confirmed, id)
                 XCTAssertEqual(reservation.designerID, slot.designer)
                 XCTAssertEqual(reservation.startAtMs, slot.start)
