@@ -71,15 +71,15 @@ final class BookingFixture: @unchecked Sendable {
         clock: ManualClock = ManualClock(BookingFixture.seoul(2027, 3, 10, hour: 8)),
         harness: ServiceHarness? = nil,
         shops: ShopDirectory = ShopDirectory(),
-        dataDirectory: String? = nil
+        dataDirectory: String? = nil,
+        quotas: QuotaLimits = .defaults
     ) async throws -> BookingFixture {
         let harness = try harness ?? ServiceHarness()
         let account = try await shops.start(harness)
-        let service = try await harness.start(
-            BookingServiceDefinition.self,
-            configuration: try harness.configuration(
-                BookingServiceDefinition.defaults, peers: ["account": account.port], dataDirectory: dataDirectory),
-            clock: clock)
+        var configuration = try harness.configuration(
+            BookingServiceDefinition.defaults, peers: ["account": account.port], dataDirectory: dataDirectory)
+        configuration.quotas = quotas
+        let service = try await harness.start(BookingServiceDefinition.self, configuration: configuration, clock: clock)
         let client = try RPCClient(configuration: harness.clientConfiguration(port: try await service.port))
         return BookingFixture(
             harness: harness, service: service, clock: clock, shops: shops, account: account, client: client)
