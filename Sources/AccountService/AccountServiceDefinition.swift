@@ -28,8 +28,10 @@ enum AccountServiceDefinition: ServiceDefinition {
         }
         let clock = env.clock
         let peers = env.peers
+        let store = SQLiteAccountStore(database: env.database, outbox: env.outbox, revokedUsers: env.revokedUsers)
+        env.addBackgroundService(sessionPruning(env, store: store))
         return AccountHandlers(
-            store: SQLiteAccountStore(database: env.database, outbox: env.outbox, revokedUsers: env.revokedUsers),
+            store: store,
             passwords: passwords,
             sessions: SessionIssuer(
                 tokens: AccessTokenIssuer(signingKey: signingKey, now: { clock.now }), clock: clock, ids: env.ids),
@@ -55,5 +57,17 @@ enum AccountServiceDefinition: ServiceDefinition {
             },
             decoyHash: try await passwords.hash(Base64URL.encode(SecureRandom.bytes(16)))
         )
+    }
+
+    /// How often dead sessions are pruned (and once at start).
+    static let pruningPeriod: Duration = .seconds(3_600)
+
+    /// Deletes session rows expired or revoked longer than `--retention sessions.dead` ago (24 h).
+    static func sessionPruning(_ env: ServiceEnvironment, store: any AccountStore) -> PeriodicJob {
+        let clock = env.clock
+        let retention = env.configuration.retention.deadSessions
+        return PeriodicJob(name: "session-pruning", period: pruningPeriod, logger: env.logger) {
+            try await store.pruneSessions(deadBefore: clock.nowMilliseconds - retention)
+        }
     }
 }

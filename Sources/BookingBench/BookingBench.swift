@@ -64,7 +64,11 @@ struct BookingBench: AsyncParsableCommand {
 
         // 1. Start once so the service creates its schema, then stop it. 2. Seed. 3. Start for the figures.
         // AccountService on a port nothing listens on: the seeded designers never need it.
-        let peers = ["--peer", "account=127.0.0.1:\(try ServiceProcess.freePort())"]
+        // Each bench client books hundreds of slots: the per-customer quotas would stop the race early.
+        let peers = [
+            "--peer", "account=127.0.0.1:\(try ServiceProcess.freePort())",
+            "--quota", "reservations.open=1000000", "--quota", "reservations.day=1000000",
+        ]
         var process = try await ServiceProcess.start(
             executable, name: "BookingService", pki: pkiDirectory, data: data,
             log: work.appendingPathComponent("service-1.log").path, arguments: peers)

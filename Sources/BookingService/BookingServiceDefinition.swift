@@ -32,6 +32,7 @@ enum BookingServiceDefinition: ServiceDefinition {
                 let account = YediAccount.AccountService.Client(try peers.client(for: "account"))
                 return try await account.getShopHours(
                     .init(designerID: designerID), options: CallOptions(timeout: .seconds(2)))
-            })
+            },
+            quotas: env.configuration.quotas)
     }
 }

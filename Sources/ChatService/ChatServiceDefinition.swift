@@ -22,13 +22,28 @@ enum ChatServiceDefinition: ServiceDefinition {
     static func handlers(_ env: ServiceEnvironment, hub: ChatEventHub, peers: ChatPeers? = nil) -> ChatHandlers {
         env.addDrainingService(ChatStreamShutdown(hub: hub))
         let peers = peers ?? ChatPeers.live(env.peers)
+        let store = SQLiteChatStore(database: env.database, sink: { hub.publish($0) })
+        env.addBackgroundService(eventPruning(env, store: store))
         return ChatHandlers(
-            store: SQLiteChatStore(database: env.database, sink: { hub.publish($0) }),
+            store: store,
             peers: peers,
             profiles: ProfileDirectory(fetch: peers.profiles, clock: env.clock),
             cache: HistoryCache(),
             hub: hub,
             clock: env.clock,
-            ids: env.ids)
+            ids: env.ids,
+            quotas: env.configuration.quotas)
+    }
+
+    /// How often stream events past their retention are pruned (and once at start).
+    static let pruningPeriod: Duration = .seconds(3_600)
+
+    /// Deletes stream events older than `--retention chat.events` (7 days by default).
+    static func eventPruning(_ env: ServiceEnvironment, store: any ChatStore) -> PeriodicJob {
+        let clock = env.clock
+        let retention = env.configuration.retention.chatEvents
+        return PeriodicJob(name: "chat-event-pruning", period: pruningPeriod, logger: env.logger) {
+            try await store.pruneEvents(createdBefore: clock.nowMilliseconds - retention)
+        }
     }
 }

@@ -37,6 +37,10 @@ enum ContentServiceDefinition: ServiceDefinition {
             env.logger.info("deleted image files left by an interrupted purge", metadata: ["files": "\(collected)"])
         }
         let peers = peers ?? ContentPeers.live(env.peers)
+        let collector = imageCollector(env, images: images, peers: peers)
+        env.addBackgroundService(
+            PeriodicJob(
+                name: "unreferenced-images", period: collectionPeriod, logger: env.logger, work: collector.collect))
         return ContentHandlers(
             store: store,
             images: images,
@@ -46,6 +50,18 @@ enum ContentServiceDefinition: ServiceDefinition {
                 clock: env.clock, lookup: peers.users),
             peers: peers,
             clock: env.clock,
-            ids: env.ids)
+            ids: env.ids,
+            quotas: env.configuration.quotas)
+    }
+
+    /// How often unreferenced images past their grace are looked for (and once at start).
+    static let collectionPeriod: Duration = .seconds(3_600)
+
+    static func imageCollector(_ env: ServiceEnvironment, images: ImageLibrary, peers: ContentPeers)
+        -> UnreferencedImageCollector
+    {
+        UnreferencedImageCollector(
+            store: images.store, images: images, users: peers.users, clock: env.clock,
+            grace: env.configuration.retention.unreferencedImages)
     }
 }

@@ -124,6 +124,34 @@ enum BookingStoreContract {
         XCTAssertEqual(outcome3, .created(otherCustomer))
     }
 
+    /// 20 concurrent reserves by one customer with room for 4 open: exactly 4 commit; the others throw
+    /// `QuotaExceeded` and hold no cell.
+    static func quotasHoldUnderConcurrentReserves(_ store: any BookingStore) async throws {
+        let quotas = ReservationQuotas(
+            open: Quota(name: "reservations.open", limit: 4, counted: "upcoming reservations"),
+            perDay: Quota(name: "reservations.day", limit: 10, counted: "reservations made per day"))
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<20 {
+                group.addTask {
+                    let r = reservation("q\(index)", start: base + Int64(index) * hour)
+                    do {
+                        _ = try await store.reserve(r, cells: cells(r), quotas: quotas)
+                        return true
+                    } catch {
+                        XCTAssertEqual(error as? QuotaExceeded, QuotaExceeded(quota: quotas.open))
+                        return false
+                    }
+                }
+            }
+            var all: [Bool] = []
+            for await outcome in group { all.append(outcome) }
+            return all
+        }
+        XCTAssertEqual(outcomes.filter { $0 }.count, 4)
+        let booked = try await store.bookedCells(designerID: "d1", from: base, until: base + 20 * hour)
+        XCTAssertEqual(booked.count, 4 * 12)
+    }
+
     static func listsPageByStartAndStatus(_ store: any BookingStore) async throws {
         var all: [ReservationRecord] = []
         for index in 0..<5 {
@@ -229,6 +257,10 @@ final class SQLiteBookingStoreTests: XCTestCase {
 
     func testIdempotencyKeysAnswerTheFirstReservation() async throws {
         try await BookingStoreContract.idempotencyKeysAnswerTheFirstReservation(store)
+    }
+
+    func testQuotasHoldUnderConcurrentReserves() async throws {
+        try await BookingStoreContract.quotasHoldUnderConcurrentReserves(store)
     }
 
     func testListsPageByStartAndStatus() async throws {

@@ -72,13 +72,15 @@ final class BookingFixture: @unchecked Sendable {
         harness: ServiceHarness? = nil,
         shops: ShopDirectory = ShopDirectory(),
         dataDirectory: String? = nil,
-        logs: ServiceLogCapture? = nil
+        logs: ServiceLogCapture? = nil,
+        quotas: QuotaLimits = .defaults
     ) async throws -> BookingFixture {
         let harness = try harness ?? ServiceHarness()
         let account = try await shops.start(harness)
         var configuration = try harness.configuration(
             BookingServiceDefinition.defaults, peers: ["account": account.port], dataDirectory: dataDirectory)
         if logs != nil { configuration.logLevel = .info }
+        configuration.quotas = quotas
         let service = try await harness.start(
             BookingServiceDefinition.self, configuration: configuration, clock: clock, logger: logs?.logger())
         let client = try RPCClient(configuration: harness.clientConfiguration(port: try await service.port))

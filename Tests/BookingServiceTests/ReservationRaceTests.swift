@@ -14,7 +14,11 @@ final class ReservationRaceTests: XCTestCase {
     private typealias F = BookingFixture
 
     func testConcurrentClientsNeverDoubleBook() async throws {
-        let fixture = try await BookingFixture.start()
+        // Each racer books many slots here: a test of double booking, not of the per-customer quotas.
+        var quotas = QuotaLimits.defaults
+        _ = quotas.set("reservations.open", to: 1_000)
+        _ = quotas.set("reservations.day", to: 1_000)
+        let fixture = try await BookingFixture.start(quotas: quotas)
         fixture.shops.add("designer-1")
         let port = try await fixture.service.port
         let clients = try (0..<100).map { _ in

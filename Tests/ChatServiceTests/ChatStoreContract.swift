@@ -173,6 +173,67 @@ enum ChatStoreContract {
         XCTAssertEqual(next.rooms.map(\.room.id), [r1.id])
     }
 
+    /// Pruning deletes a prefix of positions by creation time and records, per recipient, the highest
+    /// position it removed; a rerun removes nothing more; a purge forgets the user's record.
+    static func pruningRemovesOldEventsAndRecordsHowFarPerRecipient(_ make: Factory) async throws {
+        let store = try make({ _ in })
+        let room = try await store.openRoom(
+            kind: "consult", customerID: "c1", designerID: "d1", newRoomID: "r1", now: 1, postShare: nil
+        ).room
+        _ = try await store.appendMessage(draft("m1", room: room.id, from: "c1", text: "old"))
+        var recent = draft("m2", room: room.id, from: "d1", text: "new")
+        recent.sentAtMilliseconds = 5_000
+        _ = try await store.appendMessage(recent)
+        let before = try await store.events(recipientID: "c1", afterPosition: 0, limit: 100)
+        XCTAssertEqual(before.count, 3)
+        let removed = try await store.pruneEvents(createdBefore: 2_000)
+        XCTAssertEqual(removed, 4, "room created and m1, for both members")
+        let c1Through = try await store.prunedThrough(recipientID: "c1")
+        XCTAssertEqual(c1Through, before[1].position)
+        let strangerThrough = try await store.prunedThrough(recipientID: "c2")
+        XCTAssertEqual(strangerThrough, 0)
+        let after = try await store.events(recipientID: "c1", afterPosition: 0, limit: 100)
+        XCTAssertEqual(after, [before[2]])
+        let again = try await store.pruneEvents(createdBefore: 2_000)
+        XCTAssertEqual(again, 0)
+        let unchanged = try await store.prunedThrough(recipientID: "c1")
+        XCTAssertEqual(unchanged, before[1].position)
+        _ = try await store.purgeUser(userID: "c1", delivery: nil, now: 3_000)
+        let forgotten = try await store.prunedThrough(recipientID: "c1")
+        XCTAssertEqual(forgotten, 0)
+    }
+
+    /// A new room over the customer's daily quota is refused, concurrently too; an existing one is not.
+    static func roomQuotaCountsNewRoomsOnly(_ make: Factory) async throws {
+        let store = try make({ _ in })
+        let quota = Quota(name: "rooms.day", limit: 3, counted: "chat rooms opened per day")
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<10 {
+                group.addTask {
+                    do {
+                        _ = try await store.openRoom(
+                            kind: "consult", customerID: "c1", designerID: "d\(index)", newRoomID: "r\(index)",
+                            now: 1_000, postShare: nil, quota: quota)
+                        return true
+                    } catch {
+                        XCTAssertEqual(error as? QuotaExceeded, QuotaExceeded(quota: quota))
+                        return false
+                    }
+                }
+            }
+            var all: [Bool] = []
+            for await outcome in group { all.append(outcome) }
+            return all
+        }
+        XCTAssertEqual(outcomes.filter { $0 }.count, 3)
+        let opened = try await store.rooms(userID: "c1", afterActivity: nil, limit: 100).rooms
+        let existing = try XCTUnwrap(opened.first).room
+        let reopened = try await store.openRoom(
+            kind: "consult", customerID: "c1", designerID: existing.designerID, newRoomID: "again", now: 1_000,
+            postShare: nil, quota: quota)
+        XCTAssertEqual(reopened.room.id, existing.id)
+    }
+
     static func purgeRemovesRoomsMessagesAndEventsIdempotently(_ make: Factory) async throws {
         let store = try make({ _ in })
         let r1 = try await store.openRoom(
@@ -240,5 +301,13 @@ final class SQLiteChatStoreTests: XCTestCase {
 
     func testPurgeRemovesRoomsMessagesAndEventsIdempotently() async throws {
         try await ChatStoreContract.purgeRemovesRoomsMessagesAndEventsIdempotently(make)
+    }
+
+    func testPruningRemovesOldEventsAndRecordsHowFarPerRecipient() async throws {
+        try await ChatStoreContract.pruningRemovesOldEventsAndRecordsHowFarPerRecipient(make)
+    }
+
+    func testRoomQuotaCountsNewRoomsOnly() async throws {
+        try await ChatStoreContract.roomQuotaCountsNewRoomsOnly(make)
     }
 }

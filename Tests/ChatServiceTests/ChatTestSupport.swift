@@ -26,6 +26,8 @@ final class ChatFixture: Sendable {
     let dataDirectory: String
     let hubCapacity: Int
     let shutdownGrace: Int
+    /// `--quota` entries for ChatService (`rooms.day=5`).
+    let quotas: [String]
     private let running: NIOLockedValueBox<(service: RunningService, client: RPCClient, task: Task<Void, Never>)?>
     private let accountClient: RPCClient
     private let accountTask: Task<Void, Never>
@@ -33,9 +35,9 @@ final class ChatFixture: Sendable {
     /// - Parameters:
     ///   - inMemoryDisk: keep the chat database on tmpfs (the big stream tests: fsync costs nothing there).
     ///   - shutdownGrace: seconds the chat server's drain may take.
-    static func start(hubCapacity: Int = 1_024, inMemoryDisk: Bool = false, shutdownGrace: Int = 1) async throws
-        -> ChatFixture
-    {
+    static func start(
+        hubCapacity: Int = 1_024, inMemoryDisk: Bool = false, shutdownGrace: Int = 1, quotas: [String] = []
+    ) async throws -> ChatFixture {
         let harness = try ServiceHarness()
         // Starts at the real time: the peer stand-ins check forwarded tokens against the system clock.
         let clock = ManualClock(Date())
@@ -55,7 +57,7 @@ final class ChatFixture: Sendable {
         let accountClient = try RPCClient(configuration: harness.clientConfiguration(port: try await account.port))
         let fixture = ChatFixture(
             harness: harness, account: account, content: content, booking: booking, peers: peers, clock: clock,
-            dataDirectory: dataDirectory, hubCapacity: hubCapacity, shutdownGrace: shutdownGrace,
+            dataDirectory: dataDirectory, hubCapacity: hubCapacity, shutdownGrace: shutdownGrace, quotas: quotas,
             accountClient: accountClient)
         try await fixture.startChat()
         return fixture
@@ -64,9 +66,10 @@ final class ChatFixture: Sendable {
     private init(
         harness: ServiceHarness, account: RunningService, content: PeerServer, booking: PeerServer,
         peers: FakePeerData, clock: ManualClock, dataDirectory: String, hubCapacity: Int, shutdownGrace: Int,
-        accountClient: RPCClient
+        quotas: [String], accountClient: RPCClient
     ) {
         self.shutdownGrace = shutdownGrace
+        self.quotas = quotas
         self.harness = harness
         self.account = account
         self.content = content
@@ -85,7 +88,11 @@ final class ChatFixture: Sendable {
         let configuration = try harness.configuration(
             ChatServiceDefinition.defaults,
             peers: ["account": try await account.port, "content": content.port, "booking": booking.port],
-            dataDirectory: dataDirectory, configure: { [shutdownGrace] in $0.shutdownGrace = "\(shutdownGrace)" })
+            dataDirectory: dataDirectory,
+            configure: { [shutdownGrace, quotas] in
+                $0.shutdownGrace = "\(shutdownGrace)"
+                $0.quotas = quotas
+            })
         TestChatDefinition.register(ChatEventHub(capacity: hubCapacity), for: dataDirectory)
         let service = try await harness.start(TestChatDefinition.self, configuration: configuration, clock: clock)
         let client = try RPCClient(configuration: harness.clientConfiguration(port: try await service.port))

@@ -170,6 +170,45 @@ enum ContentStoreContract {
         XCTAssertEqual(mine.map(\.id), ["r2", "r1"])
     }
 
+    /// Unreferenced = no post, no review, not pinned; paged oldest first; a delete re-checks and lists the
+    /// blobs; an upload over its quota is refused and its blob listed.
+    static func unreferencedImagesAreFoundDeletedAndQuotasHold(_ store: any ContentStore) async throws {
+        let images = (1...5).map { image("i\($0)", owner: "u1") }
+        for record in images { try await store.insertImage(record) }
+        try await store.createPost(post("p1", photos: [images[0]], at: 1))
+        try await store.createReview(
+            review(
+                "r1", reservation: "res1", designer: "d1", customer: "u1", score: 5, keywords: [1], photos: [images[1]])
+        )
+        try await store.pinImages(ids: ["i3"], now: 2)
+        let first = try await store.unreferencedImages(createdBefore: 2, after: nil, limit: 1)
+        XCTAssertEqual(first.map(\.id), ["i4"])
+        let next = try await store.unreferencedImages(createdBefore: 2, after: first.last, limit: 10)
+        XCTAssertEqual(next.map(\.id), ["i5"])
+        let young = try await store.unreferencedImages(createdBefore: 1, after: nil, limit: 10)
+        XCTAssertEqual(young, [], "within the grace period")
+        let deleted = try await store.deleteUnreferencedImages(ids: ["i1", "i3", "i4"], createdBefore: 2)
+        XCTAssertEqual(deleted, ["i4"], "used and pinned images stay")
+        let blobs = LockedNames()
+        _ = try await store.collectUnreferencedBlobs { blobs.append($0) }
+        XCTAssertEqual(blobs.names, [images[3].sha256])
+
+        let quotas = UploadQuotas(
+            perDay: Quota(name: "uploads.day-bytes", limit: 1_000, counted: "bytes"),
+            total: Quota(name: "uploads.total-bytes", limit: 450, counted: "bytes"))
+        let over = image("i6", owner: "u1", sha: String(repeating: "f", count: 64))
+        do {
+            try await store.insertImage(over, quotas: quotas)
+            XCTFail("a fifth 100-byte image passed a 450-byte total")
+        } catch {
+            XCTAssertEqual(error as? QuotaExceeded, QuotaExceeded(quota: quotas.total))
+        }
+        let refused = LockedNames()
+        _ = try await store.collectUnreferencedBlobs { refused.append($0) }
+        XCTAssertEqual(refused.names, [over.sha256], "the refused upload's blob is listed")
+        try await store.insertImage(image("i7", owner: "u2"), quotas: quotas)
+    }
+
     static func purgeRemovesTheUserAndListsOnlyUnreferencedBlobs(_ store: any ContentStore) async throws {
         let own = image("i1", owner: "c1", sha: String(repeating: "1", count: 64))
         let shared = image("i2", owner: "c1", sha: String(repeating: "2", count: 64))
@@ -255,6 +294,10 @@ final class SQLiteContentStoreTests: XCTestCase {
 
     func testReviewsKeepTheirSummaryExact() async throws {
         try await ContentStoreContract.reviewsKeepTheirSummaryExact(try makeStore())
+    }
+
+    func testUnreferencedImagesAreFoundDeletedAndQuotasHold() async throws {
+        try await ContentStoreContract.unreferencedImagesAreFoundDeletedAndQuotasHold(try makeStore())
     }
 
     func testPurgeRemovesTheUserAndListsOnlyUnreferencedBlobs() async throws {

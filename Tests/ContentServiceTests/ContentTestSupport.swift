@@ -32,7 +32,8 @@ final class ContentFixture: @unchecked Sendable {
     /// The reservations the fake BookingService knows.
     var reservations: LockedValue<[String: YediBooking.Reservation]> { hooks.reservations }
 
-    static func start(imageCacheItems: Int = 50) async throws -> ContentFixture {
+    /// `quotas`: `--quota` entries for ContentService (`posts.day=2`).
+    static func start(imageCacheItems: Int = 50, quotas: [String] = []) async throws -> ContentFixture {
         let harness = try ServiceHarness()
         let clock = ManualClock(Date())
         let hooks = TestHooks()
@@ -72,6 +73,7 @@ final class ContentFixture: @unchecked Sendable {
                 peers: ["account": try await account.port, "booking": booking.port]
             ) { options in
                 options.imageCacheItems = "\(imageCacheItems)"
+                options.quotas = quotas
             }
             TestContentDefinition.register(hooks, for: configuration.dataDirectory)
             do {

@@ -11,7 +11,8 @@ import YediProto
 /// AccountService, the category filter, authors in one lookup per page and the caller's likes.
 final class FeedTests: XCTestCase {
     func testAThousandPostsInPagesOfSevenWhilePostsAreAddedAreEachSeenOnce() async throws {
-        let fixture = try await ContentFixture.start()
+        // 250 posts per designer in a day: a test of paging, not of the posts.day quota.
+        let fixture = try await ContentFixture.start(quotas: ["posts.day=100000"])
         var people: [ContentFixture.Person] = []
         for index in 0..<4 { people.append(try await fixture.designer("디자이너\(index)")) }
         var uploads: [String: YediCommon.ImageRef] = [:]

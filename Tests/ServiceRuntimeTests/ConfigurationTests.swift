@@ -105,6 +105,12 @@ final class ConfigurationTests: XCTestCase {
             .init(
                 flag: "--sign-in-rate-per-connection", variable: "YEDI_SIGN_IN_RATE_PER_CONNECTION", value: "3/10",
                 read: { "\($0.signInRatePerConnection)" }, bad: "0/60"),
+            .init(
+                flag: "--quota", variable: "YEDI_QUOTAS", value: "reservations.open=3",
+                read: { "\($0.quotas.reservationsOpen.limit)" }, bad: "reservations.forever=3"),
+            .init(
+                flag: "--retention", variable: "YEDI_RETENTION", value: "chat.events=48",
+                read: { "\($0.retention.chatEvents)" }, bad: "chat.events=-1"),
         ]
     }
 
@@ -122,6 +128,34 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertTrue(try resolve([], ["YEDI_DEVELOPMENT": "1", "YEDI_DEV_CLOCK": "1"]).devClock)
         XCTAssertTrue(try resolve([], ["YEDI_DEVELOPMENT": "1"]).development)
         XCTAssertFalse(try resolve([]).development)
+    }
+
+    /// The documented defaults; several entries from the variable; a bad one names the quota or period.
+    func testQuotasAndRetention() throws {
+        let defaults = try resolve([])
+        XCTAssertEqual(defaults.quotas.reservationsOpen.limit, 5)
+        XCTAssertEqual(defaults.quotas.reservationsPerDay.limit, 10)
+        XCTAssertEqual(defaults.quotas.reviewsPerDay.limit, 20)
+        XCTAssertEqual(defaults.quotas.roomsPerDay.limit, 50)
+        XCTAssertEqual(defaults.quotas.postsPerDay.limit, 30)
+        XCTAssertEqual(defaults.quotas.uploadBytesPerDay.limit, 200 << 20)
+        XCTAssertEqual(defaults.quotas.uploadBytesTotal.limit, 2 << 30)
+        XCTAssertEqual(defaults.retention.unreferencedImages, 24 * 3_600_000)
+        XCTAssertEqual(defaults.retention.chatEvents, 7 * 24 * 3_600_000)
+        XCTAssertEqual(defaults.retention.deadSessions, 24 * 3_600_000)
+        XCTAssertEqual(
+            defaults.quotas.reservationsOpen.description, "quota reservations.open: at most 5 upcoming reservations")
+
+        let set = try resolve(
+            [], ["YEDI_QUOTAS": "posts.day=1; reviews.day=0", "YEDI_RETENTION": "images.unreferenced=0.5"])
+        XCTAssertEqual(set.quotas.postsPerDay.limit, 1)
+        XCTAssertEqual(set.quotas.reviewsPerDay.limit, 0)
+        XCTAssertEqual(set.quotas.roomsPerDay.limit, 50, "the others keep their defaults")
+        XCTAssertEqual(set.retention.unreferencedImages, 1_800_000)
+
+        XCTAssertTrue(resolveError(["--quota", "posts.day=many"])?.problem.contains("posts.day=many") ?? false)
+        XCTAssertTrue(resolveError(["--quota", "posts"])?.problem.contains("NAME=VALUE") ?? false)
+        XCTAssertTrue(resolveError(["--retention", "mail=3"])?.problem.contains("\"mail\" is not") ?? false)
     }
 
     func testAFlagWinsOverTheEnvironment() throws {

@@ -106,5 +106,15 @@ enum AccountSchema {
                     """
             )
         }
+
+        // Issue 24: dead sessions (expired or revoked) are pruned by time; these indexes find them without
+        // reading the live ones.
+        migrator.registerMigration("account-3-session-pruning") { db in
+            try db.execute(
+                sql: """
+                    CREATE INDEX session_by_expiry ON session(expires_at_ms);
+                    CREATE INDEX session_by_revocation ON session(revoked_at_ms) WHERE revoked_at_ms IS NOT NULL;
+                    """)
+        }
     }
 }

@@ -27,6 +27,9 @@ protocol AccountStore: Sendable {
     /// Revokes the family of the token, if it is known. Returns whether it was.
     @discardableResult
     func revokeFamily(refreshHash: [UInt8], now: Int64) async throws -> Bool
+    /// Deletes the session rows that expired or were revoked before `deadBefore`; answers how many.
+    /// Used rows that have not expired stay: presenting one again is how a stolen token is noticed.
+    func pruneSessions(deadBefore: Int64) async throws -> Int
 
     // MARK: Password attempts (the sign-in throttle)
 

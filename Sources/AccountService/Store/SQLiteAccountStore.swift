@@ -159,6 +159,15 @@ struct SQLiteAccountStore: AccountStore {
         }
     }
 
+    func pruneSessions(deadBefore: Int64) async throws -> Int {
+        try await database.write { db in
+            try db.execute(
+                sql: "DELETE FROM session WHERE expires_at_ms < ? OR revoked_at_ms < ?",
+                arguments: [deadBefore, deadBefore])
+            return db.changesCount
+        }
+    }
+
     func revokeFamily(refreshHash: [UInt8], now: Int64) async throws -> Bool {
         try await database.write { db in
             guard

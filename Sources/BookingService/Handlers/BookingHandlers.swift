@@ -14,6 +14,8 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     let ids: any IDGenerator
     /// A designer's shop hours from AccountService (throws its RPCError, e.g. NOT_FOUND for a non-designer).
     let shopHours: @Sendable (String) async throws -> YediAccount.ShopHours
+    /// `reservations.open` and `reservations.day` are enforced in `store.reserve`'s transaction.
+    var quotas: QuotaLimits = .defaults
 
     static let defaultSlotMinutes = 60
 
@@ -128,13 +130,16 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
             totalPriceKRW: styles.reduce(0) { $0 + $1.priceKRW }, status: .confirmed, idempotencyKey: key,
             createdAtMilliseconds: now, cancelledAtMilliseconds: nil)
         do {
-            switch try await store.reserve(reservation, cells: BookingSchema.cells(from: request.startAtMs, until: end))
-            {
+            let cells = BookingSchema.cells(from: request.startAtMs, until: end)
+            let limits = ReservationQuotas(open: quotas.reservationsOpen, perDay: quotas.reservationsPerDay)
+            switch try await store.reserve(reservation, cells: cells, quotas: limits) {
             case .created(let created): return message(created, now: now)
             case .existing(let earlier): return try answerRetry(earlier, request)
             }
         } catch BookingStoreError.slotTaken {
             throw RPCError(code: .alreadyExists, message: "start_at_ms: the slot is already booked")
+        } catch let exceeded as QuotaExceeded {
+            throw exceeded.status
         }
     }
 
@@ -348,27 +353,5 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
             throw BookingRules.invalid("idempotency_key", "already used for another reservation")
         }
         return message(earlier, now: clock.nowMilliseconds)
-    }
-
-    func message(_ record: ReservationRecord, now: Int64) -> YediBooking.Reservation {
-        let zone = ShopClock(identifier: record.timeZone) ?? ShopClock(identifier: ShopClock.defaultZone)!
-        let daysLeft = zone.local(record.startAtMilliseconds).day.dayNumber - zone.today(now).dayNumber
-        return YediBooking.Reservation(
-            id: record.id, customerID: record.customerID, designerID: record.designerID,
-            startAtMs: record.startAtMilliseconds, styles: record.styles.map(Self.style),
-            totalPriceKRW: record.totalPriceKRW, status: record.status == .confirmed ? .confirmed : .cancelled,
-            createdAtMs: record.createdAtMilliseconds, daysLeft: Int32(clamping: daysLeft),
-            endAtMs: record.endAtMilliseconds, timeZone: record.timeZone,
-            cancelledAtMs: record.cancelledAtMilliseconds ?? 0)
-    }
-
-    static func style(_ record: StyleRecord) -> YediBooking.Style {
-        YediBooking.Style(
-            id: record.id, name: record.name, category: YediCommon.HairCategory(rawValue: Int32(record.category)),
-            priceKRW: record.priceKRW, durationMinutes: Int32(record.durationMinutes))
-    }
-
-    static func date(_ day: LocalDay) -> YediCommon.LocalDate {
-        YediCommon.LocalDate(year: Int32(day.year), month: Int32(day.month), day: Int32(day.day))
     }
 }

@@ -26,8 +26,10 @@ protocol BookingStore: Sendable {
     /// Starts of the booked cells in [from, until), ascending.
     func bookedCells(designerID: String, from: Int64, until: Int64) async throws -> [Int64]
     /// Inserts `reservation` (confirmed) with its `cells`, or answers the customer's reservation with the
-    /// same idempotency key. Throws `BookingStoreError.slotTaken` when a cell is held.
-    func reserve(_ reservation: ReservationRecord, cells: [Int64]) async throws -> ReserveOutcome
+    /// same idempotency key. Throws `BookingStoreError.slotTaken` when a cell is held, and `QuotaExceeded`
+    /// when the customer is at one of `quotas` (counted in the same transaction as the insert).
+    func reserve(_ reservation: ReservationRecord, cells: [Int64], quotas: ReservationQuotas?) async throws
+        -> ReserveOutcome
     func reservation(id: String) async throws -> ReservationRecord?
     func reservation(customerID: String, idempotencyKey: String) async throws -> ReservationRecord?
     /// Marks a confirmed reservation cancelled and frees its cells; answers the reservation as stored
@@ -47,4 +49,18 @@ protocol BookingStore: Sendable {
     /// per outbox delivery: the delivery is recorded in the same transaction (the runtime's receipt
     /// ledger); a redelivery changes nothing and answers false.
     func purgeUser(_ userID: String, delivery: Delivery, now: Int64) async throws -> Bool
+}
+
+extension BookingStore {
+    /// Without quotas (store tests about booking itself).
+    func reserve(_ reservation: ReservationRecord, cells: [Int64]) async throws -> ReserveOutcome {
+        try await reserve(reservation, cells: cells, quotas: nil)
+    }
+}
+
+/// A customer's reservation quotas: upcoming (confirmed, not started) at once, and made per Seoul day
+/// (cancelled ones count: cancelling does not give the day's quota back).
+struct ReservationQuotas: Sendable {
+    var open: Quota
+    var perDay: Quota
 }

@@ -30,9 +30,11 @@ struct FreeDayInvalidatingStore: BookingStore {
         try await inner.replaceMenu(designerID: designerID, styles: styles)
     }
 
-    func reserve(_ reservation: ReservationRecord, cells: [Int64]) async throws -> ReserveOutcome {
+    func reserve(_ reservation: ReservationRecord, cells: [Int64], quotas: ReservationQuotas?) async throws
+        -> ReserveOutcome
+    {
         defer { cache.invalidate(reservation.designerID) }
-        return try await inner.reserve(reservation, cells: cells)
+        return try await inner.reserve(reservation, cells: cells, quotas: quotas)
     }
 
     func cancel(id: String, at milliseconds: Int64) async throws -> ReservationRecord? {

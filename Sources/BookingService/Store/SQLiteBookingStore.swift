@@ -81,7 +81,9 @@ struct SQLiteBookingStore: BookingStore {
         }
     }
 
-    func reserve(_ reservation: ReservationRecord, cells: [Int64]) async throws -> ReserveOutcome {
+    func reserve(_ reservation: ReservationRecord, cells: [Int64], quotas: ReservationQuotas?) async throws
+        -> ReserveOutcome
+    {
         do {
             return try await database.write { db in
                 if let key = reservation.idempotencyKey,
@@ -89,6 +91,7 @@ struct SQLiteBookingStore: BookingStore {
                 {
                     return .existing(existing)
                 }
+                if let quotas { try Self.check(quotas, for: reservation, db) }
                 try Self.insert(reservation, db)
                 for cell in cells {
                     try db.execute(
@@ -100,6 +103,24 @@ struct SQLiteBookingStore: BookingStore {
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
             throw BookingStoreError.slotTaken
         }
+    }
+
+    /// Counted in the inserting transaction (SQLite has one writer), so concurrent creates cannot overshoot.
+    private static func check(_ quotas: ReservationQuotas, for reservation: ReservationRecord, _ db: Database) throws {
+        let now = reservation.createdAtMilliseconds
+        let open =
+            try Int64.fetchOne(
+                db,
+                sql: """
+                    SELECT COUNT(*) FROM reservation
+                    WHERE customer_id = ? AND status = 'confirmed' AND start_at_ms > ?
+                    """, arguments: [reservation.customerID, now]) ?? 0
+        try quotas.open.check(used: open)
+        let today =
+            try Int64.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM reservation WHERE customer_id = ? AND created_at_ms >= ?",
+                arguments: [reservation.customerID, QuotaDay.start(of: now)]) ?? 0
+        try quotas.perDay.check(used: today)
     }
 
     func reservation(id: String) async throws -> ReservationRecord? {

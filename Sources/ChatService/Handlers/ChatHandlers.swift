@@ -13,6 +13,8 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
     let hub: ChatEventHub
     let clock: any WallClock
     let ids: any IDGenerator
+    /// `rooms.day`, enforced in `store.openRoom`'s transaction.
+    var quotas: QuotaLimits = .defaults
 
     static let maxTextCharacters = 2_000
     static let defaultPageSize = 13
@@ -55,9 +57,14 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
         } else if clientID != nil {
             throw RPCError(code: .invalidArgument, message: "client_message_id: only with post_id")
         }
-        let opened = try await store.openRoom(
-            kind: RoomRecord.consultKind, customerID: customerID, designerID: designerID, newRoomID: ids.next(),
-            now: clock.nowMilliseconds, postShare: share)
+        let opened: OpenedRoom
+        do {
+            opened = try await store.openRoom(
+                kind: RoomRecord.consultKind, customerID: customerID, designerID: designerID, newRoomID: ids.next(),
+                now: clock.nowMilliseconds, postShare: share, quota: quotas.roomsPerDay)
+        } catch let exceeded as QuotaExceeded {
+            throw exceeded.status
+        }
         cache.remember(opened.room)
         if opened.postShare != nil { cache.invalidate(room: opened.room.id) }
         var room = ChatMessages.room(opened.room)
@@ -261,6 +268,17 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
         while true {
             let stored = try await store.events(
                 recipientID: subscription.userID, afterPosition: last, limit: Self.catchUpBatch)
+            // Checked after the read: pruning commits its deletions with its watermark, so a watermark at
+            // most `last` now means the read missed nothing; a later one means it may have, and skipping
+            // silently would lose messages.
+            guard try await store.prunedThrough(recipientID: subscription.userID) <= last else {
+                throw RPCError(
+                    code: .outOfRange,
+                    message: """
+                        after_position \(last) is older than the events kept (older ones are pruned); reload with \
+                        ListRooms and subscribe from its stream_position
+                        """)
+            }
             for event in stored {
                 try await writer.write(ChatMessages.event(event))
                 last = event.position

@@ -70,5 +70,18 @@ enum ChatSchema {
                     CREATE INDEX chat_event_by_room ON chat_event(room_id);
                     """)
         }
+        // Issue 24: the rooms.day quota counts a customer's rooms by creation time; pruning old events
+        // records, per recipient, the highest position it removed, so a resume from before it is refused
+        // (and only then: a recipient who had seen everything pruned resumes as before).
+        migrator.registerMigration("chat-2") { db in
+            try db.execute(
+                sql: """
+                    CREATE INDEX chat_room_by_customer ON chat_room(customer_id, created_at_ms);
+                    CREATE TABLE chat_event_pruned (
+                        recipient_id TEXT PRIMARY KEY,
+                        through_position INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    """)
+        }
     }
 }

@@ -9,10 +9,12 @@ import ServiceRuntime
 /// never reorders.
 protocol ChatStore: Sendable {
     /// The pair's room of `kind`, created (with `newRoomID`) if missing; then, if given, appends
-    /// `postShare` (idempotent by its client id). Concurrent calls for one pair get one room.
+    /// `postShare` (idempotent by its client id). Concurrent calls for one pair get one room. Creating one
+    /// when the customer's rooms created this Seoul day reach `quota` throws `QuotaExceeded` (counted in
+    /// the same transaction); an existing room is always answered.
     func openRoom(
         kind: String, customerID: String, designerID: String, newRoomID: String, now: Int64,
-        postShare: MessageDraft?
+        postShare: MessageDraft?, quota: Quota?
     ) async throws -> OpenedRoom
     func room(id: String) async throws -> RoomRecord?
     /// Appends with the next seq, or returns the original if the sender already sent this client id.
@@ -31,12 +33,30 @@ protocol ChatStore: Sendable {
     func rooms(userID: String, afterActivity: Int64?, limit: Int) async throws -> RoomListRecord
     /// The highest event position ever given out (purged events included): no client can have seen more.
     func highestPosition() async throws -> Int64
+    /// The highest position of the recipient's events that pruning removed (0: none): a resume from before
+    /// it would miss some.
+    func prunedThrough(recipientID: String) async throws -> Int64
+    /// Deletes the events created before `createdBefore` (a prefix of positions: it stops at the first
+    /// newer one) and records, per recipient, the highest position it removed; answers how many.
+    func pruneEvents(createdBefore: Int64) async throws -> Int
     /// The recipient's events after `position`, oldest first.
     func events(recipientID: String, afterPosition position: Int64, limit: Int) async throws -> [ChatEventRecord]
     /// Deletes every room `userID` is a member of (both sides), their messages, and the events of those
     /// rooms and of the user, recording `delivery` (an outbox job's) in the same transaction. Returns the
     /// rooms removed; idempotent.
     func purgeUser(userID: String, delivery: Delivery?, now: Int64) async throws -> PurgedRooms
+}
+
+extension ChatStore {
+    /// Without a quota (store tests about rooms themselves).
+    func openRoom(
+        kind: String, customerID: String, designerID: String, newRoomID: String, now: Int64,
+        postShare: MessageDraft?
+    ) async throws -> OpenedRoom {
+        try await openRoom(
+            kind: kind, customerID: customerID, designerID: designerID, newRoomID: newRoomID, now: now,
+            postShare: postShare, quota: nil)
+    }
 }
 
 /// Receives committed events, in position order (called on the store's writer, so keep it short).

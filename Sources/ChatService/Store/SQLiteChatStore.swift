@@ -17,11 +17,14 @@ struct SQLiteChatStore: ChatStore {
 
     func openRoom(
         kind: String, customerID: String, designerID: String, newRoomID: String, now: Int64,
-        postShare: MessageDraft?
+        postShare: MessageDraft?, quota: Quota?
     ) async throws -> OpenedRoom {
         let sink = sink
         return try await database.write { db in
             var events: [ChatEventRecord] = []
+            if let quota {
+                try Self.checkRoomQuota(quota, kind: kind, customerID: customerID, designerID: designerID, now: now, db)
+            }
             try db.execute(
                 sql: """
                     INSERT INTO chat_room (id, kind, customer_id, designer_id, created_at_ms, last_activity_at_ms)
@@ -254,6 +257,7 @@ struct SQLiteChatStore: ChatStore {
             let rooms = try String.fetchAll(
                 db, sql: "SELECT room_id FROM chat_room_member WHERE user_id = ?", arguments: [userID])
             try db.execute(sql: "DELETE FROM chat_event WHERE recipient_id = ?", arguments: [userID])
+            try db.execute(sql: "DELETE FROM chat_event_pruned WHERE recipient_id = ?", arguments: [userID])
             for room in rooms {
                 try db.execute(sql: "DELETE FROM chat_event WHERE room_id = ?", arguments: [room])
                 // Members and messages go with the room (ON DELETE CASCADE).

@@ -12,6 +12,8 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
     let peers: ContentPeers
     let clock: any WallClock
     let ids: any IDGenerator
+    /// `posts.day`, `reviews.day` and the upload byte quotas, enforced in the store's transactions.
+    var quotas: QuotaLimits = .defaults
 
     /// The app loads 3 posts per page.
     static let postPageDefault = 3
@@ -28,7 +30,11 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
             priceKRW: try FieldRules.price(request.priceKRW), category: try FieldRules.category(request.category),
             photos: try await ownedImages(request.photoIDs, owner: designerID, field: "photo_ids", maximum: 10),
             likeCount: 0, createdAtMilliseconds: now, updatedAtMilliseconds: now)
-        try await store.createPost(post)
+        do {
+            try await store.createPost(post, quota: quotas.postsPerDay)
+        } catch let exceeded as QuotaExceeded {
+            throw exceeded.status
+        }
         return try await messages([post], context: context)[0]
     }
 

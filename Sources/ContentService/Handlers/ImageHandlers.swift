@@ -8,7 +8,8 @@ extension ContentHandlers {
     {
         let image = try await images.upload(
             request.data, claimedType: request.contentType, ownerID: try callerID(context), id: ids.next(),
-            now: clock.nowMilliseconds)
+            now: clock.nowMilliseconds,
+            quotas: UploadQuotas(perDay: quotas.uploadBytesPerDay, total: quotas.uploadBytesTotal))
         return Self.imageRef(image)
     }
 
@@ -23,12 +24,14 @@ extension ContentHandlers {
     }
 
     /// For ChatService's image messages: the images that exist, in the order asked, with their uploader.
+    /// They are pinned: a chat message now shows them, so unreferenced-image collection keeps them.
     func getImageRefs(_ request: YediContent.GetImageRefsRequest, context: ServerContext) async throws
         -> YediContent.GetImageRefsResponse
     {
         let ids = try FieldRules.batch(request.imageIDs, field: "image_ids")
-        let found = Dictionary(
-            try await store.images(ids: ids).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let images = try await store.images(ids: ids)
+        try await store.pinImages(ids: images.map(\.id), now: clock.nowMilliseconds)
+        let found = Dictionary(images.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         return YediContent.GetImageRefsResponse(
             images: ids.compactMap { id in
                 found[id].map { YediContent.OwnedImageRef(image: Self.imageRef($0), ownerID: $0.ownerID) }

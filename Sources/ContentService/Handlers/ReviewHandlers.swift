@@ -1,4 +1,5 @@
 import RPCCore
+import ServiceRuntime
 import YediProto
 
 extension ContentHandlers {
@@ -40,9 +41,11 @@ extension ContentHandlers {
             id: ids.next(), reservationID: reservationID, designerID: reservation.designerID, customerID: customerID,
             score: score, text: text, photos: photos, keywords: keywords, createdAtMilliseconds: now)
         do {
-            try await store.createReview(review)
+            try await store.createReview(review, quota: quotas.reviewsPerDay)
         } catch ContentStoreError.alreadyReviewed {
             throw RPCError(code: .alreadyExists, message: "reservation_id: this reservation already has a review")
+        } catch let exceeded as QuotaExceeded {
+            throw exceeded.status
         }
         return Self.review(review)
     }

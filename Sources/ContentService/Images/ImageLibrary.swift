@@ -27,10 +27,11 @@ final class ImageLibrary: Sendable {
     }
 
     /// Checks and stores `bytes` as a new image of `ownerID`. `claimedType`, if not empty, must agree with
-    /// what the bytes are.
-    func upload(_ bytes: [UInt8], claimedType: String, ownerID: String, id: String, now: Int64) async throws
-        -> ImageRecord
-    {
+    /// what the bytes are. Over one of `quotas`: `RESOURCE_EXHAUSTED`, and the blob just written goes again
+    /// (unless another image has the same bytes).
+    func upload(
+        _ bytes: [UInt8], claimedType: String, ownerID: String, id: String, now: Int64, quotas: UploadQuotas? = nil
+    ) async throws -> ImageRecord {
         guard !bytes.isEmpty else { throw RPCError(code: .invalidArgument, message: "data: required") }
         guard bytes.count <= Self.maximumBytes else {
             throw RPCError(
@@ -55,7 +56,12 @@ final class ImageLibrary: Sendable {
         let record = ImageRecord(
             id: id, ownerID: ownerID, sha256: sha, contentType: info.type.contentType, width: info.width,
             height: info.height, byteCount: bytes.count, createdAtMilliseconds: now)
-        try await store.insertImage(record)
+        do {
+            try await store.insertImage(record, quotas: quotas)
+        } catch let exceeded as QuotaExceeded {
+            _ = try? await collectGarbage()
+            throw exceeded.status
+        }
         // A purge may have collected the blob between our write and the row's commit; the row now protects
         // it, so writing it again (if gone) is final.
         try await Self.offload {

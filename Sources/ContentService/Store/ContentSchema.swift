@@ -98,5 +98,14 @@ enum ContentSchema {
                     """
             )
         }
+        // Issue 24: images ChatService's messages use are pinned (it asks `GetImageRefs`); collection of
+        // unreferenced images goes by creation time.
+        migrator.registerMigration("content-2") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE image ADD COLUMN pinned_at_ms INTEGER;
+                    CREATE INDEX image_by_time ON image(created_at_ms);
+                    """)
+        }
     }
 }

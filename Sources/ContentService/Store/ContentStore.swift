@@ -8,14 +8,17 @@ import ServiceRuntime
 protocol ContentStore: Sendable {
     // MARK: Images
 
-    func insertImage(_ image: ImageRecord) async throws
+    /// Adds the image row unless its owner is at one of `quotas` (counted in the same transaction): then
+    /// throws `QuotaExceeded` and lists the blob for `collectUnreferencedBlobs`.
+    func insertImage(_ image: ImageRecord, quotas: UploadQuotas?) async throws
     /// The images among `ids` that exist, in no particular order.
     func images(ids: [String]) async throws -> [ImageRecord]
 
     // MARK: Posts
 
-    /// Adds the post with its photos (`post.photos` in order; only their ids are used).
-    func createPost(_ post: PostRecord) async throws
+    /// Adds the post with its photos (`post.photos` in order; only their ids are used). `QuotaExceeded`
+    /// when the designer's posts created this Seoul day reach `quota` (counted in the transaction).
+    func createPost(_ post: PostRecord, quota: Quota?) async throws
     /// Replaces title, description, price, category, photos and the update time; keeps likes and the
     /// creation time. `ContentStoreError.notFound` if the post does not exist.
     func updatePost(_ post: PostRecord) async throws
@@ -43,8 +46,9 @@ protocol ContentStore: Sendable {
     // MARK: Reviews
 
     /// Adds the review and updates the designer's summary in the same transaction.
-    /// `ContentStoreError.alreadyReviewed` if the reservation has a review.
-    func createReview(_ review: ReviewRecord) async throws
+    /// `ContentStoreError.alreadyReviewed` if the reservation has a review; `QuotaExceeded` when the
+    /// customer's reviews this Seoul day reach `quota` (counted in the transaction).
+    func createReview(_ review: ReviewRecord, quota: Quota?) async throws
     /// Newest first by (creation time, id).
     func reviews(designerID: String, after position: ListPosition?, limit: Int) async throws -> [ReviewRecord]
     func reviews(customerID: String, after position: ListPosition?, limit: Int) async throws -> [ReviewRecord]
@@ -61,4 +65,30 @@ protocol ContentStore: Sendable {
     /// Calls `delete` for each recorded blob that still no image refers to, then forgets it; returns how
     /// many were deleted. Runs in one write transaction, so no upload can claim a blob meanwhile.
     func collectUnreferencedBlobs(_ delete: @escaping @Sendable (String) throws -> Void) async throws -> Int
+
+    // MARK: Unreferenced images
+
+    /// Marks the images as used outside this service (ChatService's image messages, which it learns of
+    /// through `GetImageRefs`), so that collection keeps them.
+    func pinImages(ids: [String], now: Int64) async throws
+    /// Images created before `createdBefore` that no post or review uses and nothing pinned, oldest first
+    /// by (creation time, id), strictly after `after`.
+    func unreferencedImages(createdBefore: Int64, after: ImageRecord?, limit: Int) async throws -> [ImageRecord]
+    /// Deletes those of `ids` that are still unreferenced and created before `createdBefore` (checked again
+    /// in this transaction, so an image a post took meanwhile stays); lists their blobs for
+    /// `collectUnreferencedBlobs`. Answers the ids deleted.
+    func deleteUnreferencedImages(ids: [String], createdBefore: Int64) async throws -> [String]
+}
+
+extension ContentStore {
+    /// Without quotas (store tests about the rows themselves).
+    func insertImage(_ image: ImageRecord) async throws { try await insertImage(image, quotas: nil) }
+    func createPost(_ post: PostRecord) async throws { try await createPost(post, quota: nil) }
+    func createReview(_ review: ReviewRecord) async throws { try await createReview(review, quota: nil) }
+}
+
+/// An uploader's byte quotas: uploaded this Seoul day (images deleted since do not count), and stored.
+struct UploadQuotas: Sendable {
+    var perDay: Quota
+    var total: Quota
 }

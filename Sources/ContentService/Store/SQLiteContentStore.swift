@@ -8,8 +8,14 @@ struct SQLiteContentStore: ContentStore {
 
     // MARK: Images
 
-    func insertImage(_ image: ImageRecord) async throws {
-        try await database.write { db in
+    func insertImage(_ image: ImageRecord, quotas: UploadQuotas?) async throws {
+        let refusal = try await database.write { db -> QuotaExceeded? in
+            if let quotas, let exceeded = try Self.exceeded(quotas, by: image, db) {
+                // The blob is already written: list it, so that it goes unless another image uses it.
+                try db.execute(
+                    sql: "INSERT OR IGNORE INTO image_blob_garbage (sha256) VALUES (?)", arguments: [image.sha256])
+                return exceeded
+            }
             try db.execute(
                 sql: """
                     INSERT INTO image (id, owner_id, sha256, content_type, width, height, byte_count, created_at_ms)
@@ -21,7 +27,9 @@ struct SQLiteContentStore: ContentStore {
                 ])
             // The blob is wanted again: a pending deletion of it must not run.
             try db.execute(sql: "DELETE FROM image_blob_garbage WHERE sha256 = ?", arguments: [image.sha256])
+            return nil
         }
+        if let refusal { throw refusal }
     }
 
     func images(ids: [String]) async throws -> [ImageRecord] {
@@ -36,8 +44,13 @@ struct SQLiteContentStore: ContentStore {
 
     // MARK: Posts
 
-    func createPost(_ post: PostRecord) async throws {
+    func createPost(_ post: PostRecord, quota: Quota?) async throws {
         try await database.write { db in
+            if let quota {
+                try quota.check(
+                    used: try Self.count(
+                        db, table: "post", column: "designer_id", post.designerID, since: post.createdAtMilliseconds))
+            }
             try db.execute(
                 sql: """
                     INSERT INTO post (id, designer_id, title, description, price_krw, category, like_count,
@@ -180,9 +193,15 @@ struct SQLiteContentStore: ContentStore {
 
     // MARK: Reviews
 
-    func createReview(_ review: ReviewRecord) async throws {
+    func createReview(_ review: ReviewRecord, quota: Quota?) async throws {
         do {
             try await database.write { db in
+                if let quota {
+                    let today = try Self.count(
+                        db, table: "review", column: "customer_id", review.customerID,
+                        since: review.createdAtMilliseconds)
+                    try quota.check(used: today)
+                }
                 try db.execute(
                     sql: """
                         INSERT INTO review (id, reservation_id, designer_id, customer_id, score, text, created_at_ms)

@@ -34,6 +34,10 @@ public struct ServiceConfiguration: Sendable {
     public var development: Bool
     /// The clock may be moved forward (`--dev-clock`); only in development mode.
     public var devClock: Bool
+    /// Per-user limits (`--quota NAME=LIMIT`).
+    public var quotas: QuotaLimits = .defaults
+    /// How long deletable rows are kept (`--retention NAME=HOURS`).
+    public var retention: RetentionPeriods = .defaults
 
     /// Reads `options` over `environment` (`YEDI_…` variables) over `defaults`; throws a
     /// `ConfigurationError` naming the first bad option.
@@ -89,6 +93,27 @@ public struct ServiceConfiguration: Sendable {
                 "a movable clock is for development only: start with --development (YEDI_DEVELOPMENT=1) too")
         }
 
+        var quotas = QuotaLimits.defaults
+        for (name, value) in try reader.entries(options.quotas, flag: "quota", variable: "YEDI_QUOTAS") {
+            guard let limit = Int64(value), (0...(1 << 50)).contains(limit) else {
+                throw reader.error("quota", "\"\(name)=\(value)\": the limit is not a whole number from 0 to 2^50")
+            }
+            guard quotas.set(name, to: limit) else {
+                let names = QuotaLimits.catalogue.map(\.name).joined(separator: ", ")
+                throw reader.error("quota", "\"\(name)\" is not a quota; one of \(names)")
+            }
+        }
+        var retention = RetentionPeriods.defaults
+        for (name, value) in try reader.entries(options.retention, flag: "retention", variable: "YEDI_RETENTION") {
+            guard let hours = Double(value), (0.001...87_600).contains(hours) else {
+                throw reader.error("retention", "\"\(name)=\(value)\": the hours are not a number from 0.001 to 87600")
+            }
+            guard retention.set(name, hours: hours) else {
+                let names = RetentionPeriods.catalogue.map(\.name).joined(separator: ", ")
+                throw reader.error("retention", "\"\(name)\" is not a retention period; one of \(names)")
+            }
+        }
+
         return ServiceConfiguration(
             name: defaults.name,
             host: host,
@@ -122,7 +147,9 @@ public struct ServiceConfiguration: Sendable {
             logLevel: level,
             shutdownGrace: .milliseconds(Int64(grace * 1_000)),
             development: development,
-            devClock: devClock
+            devClock: devClock,
+            quotas: quotas,
+            retention: retention
         )
     }
 
@@ -187,13 +214,31 @@ private struct OptionReader {
     }
 
     func error(_ flag: String, _ problem: String) -> ConfigurationError {
-        // `--peer` repeats; its variable holds the whole list.
-        let variable = flag == "peer" ? "YEDI_PEERS" : Self.variable(flag)
+        // `--peer`, `--quota` and `--retention` repeat; their variable holds the whole list.
+        let lists = ["peer": "YEDI_PEERS", "quota": "YEDI_QUOTAS", "retention": "YEDI_RETENTION"]
+        let variable = lists[flag] ?? Self.variable(flag)
         return ConfigurationError(option: "--\(flag) (\(variable))", problem: problem)
     }
 
     func raw(_ value: String?, flag: String) -> String? {
         value ?? environment[Self.variable(flag)]
+    }
+
+    /// `NAME=VALUE` entries of a repeated flag, else of its variable (separated by spaces or ';').
+    func entries(_ values: [String], flag: String, variable: String) throws(ConfigurationError) -> [(String, String)] {
+        let list =
+            values.isEmpty
+            ? (environment[variable] ?? "").split(whereSeparator: { $0 == " " || $0 == ";" }).map(String.init)
+            : values
+        var entries: [(String, String)] = []
+        for entry in list {
+            let parts = entry.split(separator: "=", maxSplits: 1).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            guard parts.count == 2, !parts[0].isEmpty else { throw error(flag, "\"\(entry)\" is not NAME=VALUE") }
+            entries.append((parts[0], parts[1]))
+        }
+        return entries
     }
 
     func text(_ value: String?, flag: String, default fallback: String) -> String {

@@ -59,6 +59,22 @@ public struct ServiceOptions: ParsableArguments {
             """)
     public var peers: [String] = []
 
+    @Option(
+        name: .customLong("quota"),
+        help: """
+            A per-user quota, NAME=LIMIT (docs/services.md, "Quotas and retention"); repeat per quota. \
+            (YEDI_QUOTAS, entries separated by spaces or ';'; default: the documented limits)
+            """)
+    public var quotas: [String] = []
+
+    @Option(
+        name: .customLong("retention"),
+        help: """
+            How long deletable rows are kept, NAME=HOURS (docs/services.md, "Quotas and retention"); repeat \
+            per name. (YEDI_RETENTION, entries separated by spaces or ';'; default: the documented periods)
+            """)
+    public var retention: [String] = []
+
     @Option(help: "Images the in-memory cache keeps. (YEDI_IMAGE_CACHE_ITEMS; default 50)")
     public var imageCacheItems: String?
 

@@ -165,6 +165,8 @@ final class BookingProcess: @unchecked Sendable {
         var arguments = [
             "--pki", harness.pki.devPKI.path, "--data", dataDirectory, "--port", "\(port)",
             "--metrics-port", "\(try ServiceHarness.unusedPort())", "--log-level", "warning", "--shutdown-grace", "1",
+            // The burst is 8 customers booking hundreds of slots: about durability, not the per-user quotas.
+            "--quota", "reservations.open=1000", "--quota", "reservations.day=1000",
         ]
         for (name, peerPort) in peers.sorted(by: { $0.key < $1.key }) {
             arguments += ["--peer", "\(name)=127.0.0.1:\(peerPort)"]
