@@ -59,6 +59,15 @@ enum ContentStoreContract {
         } catch let error as ContentStoreError {
             XCTAssertEqual(error, .notFound)
         }
+        // A photo collected after the handler checked it: refused as gone, nothing stored half-way.
+        do {
+            try await store.createPost(post("p2", photos: [a, image("collected", owner: "d1")], at: 30))
+            XCTFail("stored a post with a photo that is gone")
+        } catch let error as ContentStoreError {
+            XCTAssertEqual(error, .imageGone)
+        }
+        let halfStored = try await store.post(id: "p2")
+        XCTAssertNil(halfStored)
         let deleted = try await store.deletePost(id: "p1")
         let deletedAgain = try await store.deletePost(id: "p1")
         XCTAssertEqual([deleted, deletedAgain], [true, false])

@@ -18,6 +18,9 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
     /// The app loads 3 posts per page.
     static let postPageDefault = 3
     static let reviewPageDefault = 20
+    static let imageGone = RPCError(
+        code: .notFound,
+        message: "photo_ids: an image is gone (uploads nothing uses are removed after a grace period): upload it again")
 
     // MARK: Posts
 
@@ -34,6 +37,8 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
             try await store.createPost(post, quota: quotas.postsPerDay)
         } catch let exceeded as QuotaExceeded {
             throw exceeded.status
+        } catch ContentStoreError.imageGone {
+            throw Self.imageGone
         }
         return try await messages([post], context: context)[0]
     }
@@ -51,6 +56,8 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
             try await store.updatePost(post)
         } catch ContentStoreError.notFound {
             throw RPCError(code: .notFound, message: "post_id: no such post")
+        } catch ContentStoreError.imageGone {
+            throw Self.imageGone
         }
         guard let saved = try await store.post(id: post.id) else {
             throw RPCError(code: .notFound, message: "post_id: no such post")

@@ -44,6 +44,8 @@ extension ContentHandlers {
             try await store.createReview(review, quota: quotas.reviewsPerDay)
         } catch ContentStoreError.alreadyReviewed {
             throw RPCError(code: .alreadyExists, message: "reservation_id: this reservation already has a review")
+        } catch ContentStoreError.imageGone {
+            throw Self.imageGone
         } catch let exceeded as QuotaExceeded {
             throw exceeded.status
         }

@@ -83,4 +83,6 @@ struct PurgeOutcome: Sendable, Equatable {
 enum ContentStoreError: Error, Equatable {
     case notFound
     case alreadyReviewed
+    /// A photo was removed (an unused upload past its grace period) after the handler checked it.
+    case imageGone
 }

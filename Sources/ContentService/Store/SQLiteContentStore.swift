@@ -406,6 +406,15 @@ struct SQLiteContentStore: ContentStore {
     private static func insertPhotos(
         table: String, owner: String, id: String, _ photos: [ImageRecord], _ db: Database
     ) throws {
+        // In the writing transaction: an image the handler checked may have been collected since.
+        let distinct = Array(Set(photos.map(\.id)))
+        if !distinct.isEmpty {
+            let found =
+                try Int.fetchOne(
+                    db, sql: "SELECT COUNT(*) FROM image WHERE id IN (\(databaseQuestionMarks(count: distinct.count)))",
+                    arguments: StatementArguments(distinct)) ?? 0
+            guard found == distinct.count else { throw ContentStoreError.imageGone }
+        }
         for (position, photo) in photos.enumerated() {
             try db.execute(
                 sql: "INSERT INTO \(table) (\(owner), position, image_id) VALUES (?, ?, ?)",
