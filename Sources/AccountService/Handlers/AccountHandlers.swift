@@ -228,13 +228,13 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
     func listRecentSearches(
         _ request: YediAccount.ListRecentSearchesRequest, context: ServerContext
     ) async throws -> YediAccount.ListRecentSearchesResponse {
-        Self.recentSearches(try await store.recentSearches(userID: try callerID(context)))
+        Self.recentSearches(try await store.recentSearches(userID: try context.requireUser().id))
     }
 
     func recordRecentSearch(
         _ request: YediAccount.RecordRecentSearchRequest, context: ServerContext
     ) async throws -> YediAccount.ListRecentSearchesResponse {
-        let userID = try callerID(context)
+        let userID = try context.requireUser().id
         let kind: RecentSearchKind
         let value: String
         switch request.entry {
@@ -261,7 +261,7 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
     ) async throws -> YediAccount.ListRecentSearchesResponse {
         Self.recentSearches(
             try await store.deleteRecentSearches(
-                userID: try callerID(context), id: request.id.isEmpty ? nil : request.id))
+                userID: try context.requireUser().id, id: request.id.isEmpty ? nil : request.id))
     }
 
     // MARK: Follows
@@ -288,7 +288,7 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
         _ context: ServerContext,
         _ change: (String, String) async throws -> Int64
     ) async throws -> Int64 {
-        let customer = try callerID(context)
+        let customer = try context.requireUser().id
         guard !request.designerID.isEmpty else { throw FieldRules.invalid("designer_id", "required") }
         guard request.designerID != customer else {
             throw RPCError(code: .invalidArgument, message: "designer_id: you cannot follow yourself")
@@ -305,7 +305,7 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
     ) async throws -> YediAccount.ListFollowingResponse {
         let page = try PageCursor.read(request.page, field: "page")
         let rows = try await store.following(
-            customerID: try callerID(context), after: page.position, limit: page.limit + 1)
+            customerID: try context.requireUser().id, after: page.position, limit: page.limit + 1)
         return YediAccount.ListFollowingResponse(
             designers: rows.prefix(page.limit).map { Self.summary($0.0) },
             page: PageCursor.next(rows, limit: page.limit))
@@ -409,23 +409,16 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
         }
     }
 
-    private func callerID(_ context: ServerContext) throws(RPCError) -> String {
-        guard let id = context.caller.userID else {
-            throw RPCError(code: .unauthenticated, message: "sign-in required: send an access token")
-        }
-        return id
-    }
-
     /// The caller's account; a token that outlived its account is refused.
     private func currentUser(_ context: ServerContext) async throws -> UserRecord {
-        guard let user = try await store.user(id: try callerID(context)) else {
+        guard let user = try await store.user(id: try context.requireUser().id) else {
             throw RPCError(code: .unauthenticated, message: "this account no longer exists")
         }
         return user
     }
 
     private func currentDesigner(_ context: ServerContext) async throws -> (UserRecord, DesignerRecord) {
-        guard let found = try await store.designer(id: try callerID(context)) else {
+        guard let found = try await store.designer(id: try context.requireUser().id) else {
             throw RPCError(code: .unauthenticated, message: "this account no longer exists")
         }
         return found

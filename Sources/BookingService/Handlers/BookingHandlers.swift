@@ -31,7 +31,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     func updateSchedule(_ request: YediBooking.UpdateScheduleRequest, context: ServerContext) async throws
         -> YediBooking.Schedule
     {
-        let designerID = try callerID(context)
+        let designerID = try context.requireUser().id
         if let named = request.schedule?.designerID, !named.isEmpty, named != designerID {
             throw RPCError(
                 code: .permissionDenied, message: "schedule.designer_id: you can only edit your own schedule")
@@ -45,7 +45,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     func updateClosedDays(_ request: YediBooking.UpdateClosedDaysRequest, context: ServerContext) async throws
         -> YediBooking.Schedule
     {
-        let designerID = try callerID(context)
+        let designerID = try context.requireUser().id
         guard request.add.count + request.remove.count <= 100 else {
             throw BookingRules.invalid("add", "at most 100 dates per call")
         }
@@ -77,7 +77,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     }
 
     func updateMenu(_ request: YediBooking.UpdateMenuRequest, context: ServerContext) async throws -> YediBooking.Menu {
-        let designerID = try callerID(context)
+        let designerID = try context.requireUser().id
         _ = try await schedule(of: designerID, context: context)
         let existing = Set(try await store.menu(designerID: designerID).map(\.id))
         let styles = try BookingRules.menu(request.styles, existing: existing, newID: ids.next)
@@ -90,7 +90,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     func createReservation(_ request: YediBooking.CreateReservationRequest, context: ServerContext) async throws
         -> YediBooking.Reservation
     {
-        let customerID = try callerID(context)
+        let customerID = try context.requireUser().id
         let designerID = try BookingRules.id(request.designerID, field: "designer_id")
         guard designerID != customerID else { throw BookingRules.invalid("designer_id", "that is you") }
         guard (1...10).contains(request.styleIDs.count) else { throw BookingRules.invalid("style_ids", "1–10 styles") }
@@ -146,7 +146,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     func cancelReservation(_ request: YediBooking.CancelReservationRequest, context: ServerContext) async throws
         -> YediBooking.Reservation
     {
-        let userID = try callerID(context)
+        let userID = try context.requireUser().id
         let id = try BookingRules.id(request.reservationID, field: "reservation_id")
         guard let reservation = try await store.reservation(id: id) else {
             throw RPCError(code: .notFound, message: "no such reservation")
@@ -192,7 +192,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     func getDayTimeline(_ request: YediBooking.GetDayTimelineRequest, context: ServerContext) async throws
         -> YediBooking.GetDayTimelineResponse
     {
-        let designerID = try callerID(context)
+        let designerID = try context.requireUser().id
         let day = try BookingRules.day(request.date, field: "date")
         let schedule = try await schedule(of: designerID, context: context)
         let grid = try await grid(schedule, from: day, through: day)
@@ -227,7 +227,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     func getMonthCalendar(_ request: YediBooking.GetMonthCalendarRequest, context: ServerContext) async throws
         -> YediBooking.GetMonthCalendarResponse
     {
-        let designerID = try callerID(context)
+        let designerID = try context.requireUser().id
         guard (2000...2200).contains(request.year) else { throw BookingRules.invalid("year", "2000–2200") }
         guard let first = LocalDay(year: Int(request.year), month: Int(request.month), day: 1) else {
             throw BookingRules.invalid("month", "1–12")
@@ -277,13 +277,6 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     }
 
     // MARK: Helpers
-
-    private func callerID(_ context: ServerContext) throws(RPCError) -> String {
-        guard let id = context.caller.userID else {
-            throw RPCError(code: .unauthenticated, message: "sign-in required: send an access token")
-        }
-        return id
-    }
 
     /// The designer's schedule; the first time a designer is seen, AccountService says whether the id is a
     /// designer's and gives the shop hours the schedule starts from (with the default menu).

@@ -28,7 +28,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
 
     func openRoom(_ request: YediChat.OpenRoomRequest, context: ServerContext) async throws -> YediChat.OpenRoomResponse
     {
-        let customerID = try callerID(context)
+        let customerID = try context.requireUser().id
         let designerID = try Self.id(request.designerID, field: "designer_id")
         guard designerID != customerID else {
             throw RPCError(code: .invalidArgument, message: "designer_id: you cannot open a room with yourself")
@@ -83,7 +83,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
     func listRooms(_ request: YediChat.ListRoomsRequest, context: ServerContext) async throws
         -> YediChat.ListRoomsResponse
     {
-        let userID = try callerID(context)
+        let userID = try context.requireUser().id
         let page = request.page ?? .init()
         let limit = try Self.limit(page.limit, default: Self.defaultRoomPageSize)
         var after: Int64?
@@ -122,7 +122,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
     func sendMessage(_ request: YediChat.SendMessageRequest, context: ServerContext) async throws
         -> YediChat.ChatMessage
     {
-        let senderID = try callerID(context)
+        let senderID = try context.requireUser().id
         let room = try await memberRoom(request.roomID, userID: senderID)
         let clientID = try Self.clientMessageID(request.clientMessageID)
         let body: MessageBodyRecord
@@ -180,7 +180,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
     func listMessages(_ request: YediChat.ListMessagesRequest, context: ServerContext) async throws
         -> YediChat.ListMessagesResponse
     {
-        let userID = try callerID(context)
+        let userID = try context.requireUser().id
         let room = try await memberRoom(request.roomID, userID: userID)
         let limit = try Self.limit(request.limit, default: Self.defaultPageSize)
         guard request.beforeSeq >= 0, request.afterSeq >= 0 else {
@@ -212,7 +212,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
     func markRead(_ request: YediChat.MarkReadRequest, context: ServerContext) async throws
         -> YediChat.MarkReadResponse
     {
-        let userID = try callerID(context)
+        let userID = try context.requireUser().id
         let room = try await memberRoom(request.roomID, userID: userID)
         guard request.upToSeq >= 0 else {
             throw RPCError(code: .invalidArgument, message: "up_to_seq cannot be negative")
@@ -233,7 +233,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
     func subscribe(
         _ request: YediChat.SubscribeRequest, writer: RPCWriter<YediChat.StreamEvent>, context: ServerContext
     ) async throws {
-        let userID = try callerID(context)
+        let userID = try context.requireUser().id
         guard request.afterPosition >= 0 else {
             throw RPCError(code: .invalidArgument, message: "after_position cannot be negative")
         }
@@ -318,13 +318,6 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
     }
 
     // MARK: Helpers
-
-    private func callerID(_ context: ServerContext) throws(RPCError) -> String {
-        guard let id = context.caller.userID else {
-            throw RPCError(code: .unauthenticated, message: "sign-in required: send an access token")
-        }
-        return id
-    }
 
     /// The room, if `userID` is a member. A stranger gets NOT_FOUND for a missing room and
     /// PERMISSION_DENIED for someone else's (room ids are unguessable, so this reveals nothing useful).

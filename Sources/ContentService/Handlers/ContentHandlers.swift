@@ -25,7 +25,7 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
     // MARK: Posts
 
     func createPost(_ request: YediContent.CreatePostRequest, context: ServerContext) async throws -> YediContent.Post {
-        let designerID = try callerID(context)
+        let designerID = try context.requireUser().id
         let now = clock.nowMilliseconds
         let post = PostRecord(
             id: ids.next(), designerID: designerID, title: try FieldRules.title(request.title),
@@ -44,7 +44,7 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
     }
 
     func updatePost(_ request: YediContent.UpdatePostRequest, context: ServerContext) async throws -> YediContent.Post {
-        let designerID = try callerID(context)
+        let designerID = try context.requireUser().id
         var post = try await ownPost(request.postID, designerID: designerID)
         post.title = try FieldRules.title(request.title)
         post.description = try FieldRules.description(request.description)
@@ -68,7 +68,7 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
     func deletePost(_ request: YediContent.DeletePostRequest, context: ServerContext) async throws
         -> YediContent.DeletePostResponse
     {
-        let post = try await ownPost(request.postID, designerID: try callerID(context))
+        let post = try await ownPost(request.postID, designerID: try context.requireUser().id)
         guard try await store.deletePost(id: post.id) else {
             throw RPCError(code: .notFound, message: "post_id: no such post")
         }
@@ -127,7 +127,7 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
     // MARK: Likes
 
     func like(_ request: YediContent.LikeRequest, context: ServerContext) async throws -> YediContent.LikeResponse {
-        let userID = try callerID(context)
+        let userID = try context.requireUser().id
         let postID = try FieldRules.required(request.postID, field: "post_id")
         do {
             let count = try await store.like(postID: postID, userID: userID, now: clock.nowMilliseconds)
@@ -138,7 +138,7 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
     }
 
     func unlike(_ request: YediContent.LikeRequest, context: ServerContext) async throws -> YediContent.LikeResponse {
-        let userID = try callerID(context)
+        let userID = try context.requireUser().id
         let postID = try FieldRules.required(request.postID, field: "post_id")
         do {
             let count = try await store.unlike(postID: postID, userID: userID)
@@ -151,20 +151,13 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
     func listLikedPosts(
         _ request: YediContent.ListLikedPostsRequest, context: ServerContext
     ) async throws -> YediContent.FeedPage {
-        let userID = try callerID(context)
+        let userID = try context.requireUser().id
         let page = try PageCursor.read(request.page, list: .likes, defaultLimit: Self.postPageDefault)
         let rows = try await store.likedPosts(userID: userID, after: page.position, limit: page.limit + 1)
         return try await feedPage(rows, page.limit, list: .likes, context: context)
     }
 
     // MARK: Helpers
-
-    func callerID(_ context: ServerContext) throws(RPCError) -> String {
-        guard let id = context.caller.userID else {
-            throw RPCError(code: .unauthenticated, message: "sign-in required: send an access token")
-        }
-        return id
-    }
 
     /// The post if `designerID` wrote it: NOT_FOUND if there is none, PERMISSION_DENIED if someone else did.
     private func ownPost(_ postID: String, designerID: String) async throws -> PostRecord {

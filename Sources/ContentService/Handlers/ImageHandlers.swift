@@ -7,7 +7,7 @@ extension ContentHandlers {
         -> YediCommon.ImageRef
     {
         let image = try await images.upload(
-            request.data, claimedType: request.contentType, ownerID: try callerID(context), id: ids.next(),
+            request.data, claimedType: request.contentType, ownerID: try context.requireUser().id, id: ids.next(),
             now: clock.nowMilliseconds,
             quotas: UploadQuotas(perDay: quotas.uploadBytesPerDay, total: quotas.uploadBytesTotal))
         return Self.imageRef(image)
