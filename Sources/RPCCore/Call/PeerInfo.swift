@@ -9,6 +9,8 @@ public final class PeerInfo: Sendable, Hashable, CustomStringConvertible {
     /// The Yedi service named in the certificate's URI SAN (`spiffe://yedi/service/<name>`), if any:
     /// only service certificates from the dev PKI's CA carry one.
     public let serviceName: String?
+    /// The connection's failed authentications (`AuthenticationInterceptor`'s budget).
+    public let authenticationFailures = AuthenticationFailures()
 
     public init(address: String, identity: PeerIdentity? = nil) {
         self.address = address

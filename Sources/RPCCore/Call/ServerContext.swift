@@ -32,6 +32,13 @@ public struct ServerContext: Sendable {
     /// (deadline, shutdown, cancellation): what logs and metrics record instead of the handler's outcome.
     var statusSentEarly: RPCError? { endRecord?.sent }
 
+    /// Asks the connection to close after this call is answered: a GOAWAY saying `reason`, new calls
+    /// refused, the calls in flight finished. For a peer that misbehaves at a level above the protocol
+    /// (too many failed authentications); does nothing for a context not run by a connection.
+    public func closeConnectionAfterThisCall(_ reason: RPCError) {
+        endRecord?.requestClose(reason)
+    }
+
     /// The caller as authentication established it, also when read from a context made before it ran.
     var authenticatedCaller: Caller { endRecord?.caller ?? caller }
 

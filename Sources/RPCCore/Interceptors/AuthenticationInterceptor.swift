@@ -19,10 +19,20 @@ public struct AuthenticationInterceptor: ServerInterceptor {
     public static let onBehalfOfMetadataKey = "yedi-on-behalf-of"
 
     private let verifier: (any AccessTokenVerifier)?
+    private let failureLimit: Int
+    private let failurePeriod: Duration
 
-    /// - Parameter verifier: Checks access tokens; without one every token is refused.
-    public init(verifier: (any AccessTokenVerifier)?) {
+    /// - Parameters:
+    ///   - verifier: Checks access tokens; without one every token is refused.
+    ///   - failureLimit, failurePeriod: A connection with more failed authentications than
+    ///     `failureLimit` within `failurePeriod` is closed after the one that passed the limit (a GOAWAY
+    ///     saying why): a client flooding bad tokens loses its connection, the others are not affected.
+    public init(
+        verifier: (any AccessTokenVerifier)?, failureLimit: Int = 20, failurePeriod: Duration = .seconds(10)
+    ) {
         self.verifier = verifier
+        self.failureLimit = failureLimit
+        self.failurePeriod = failurePeriod
     }
 
     public func intercept(
@@ -30,7 +40,17 @@ public struct AuthenticationInterceptor: ServerInterceptor {
         next: @Sendable (ServerContext) async throws -> ServerResponse
     ) async throws -> ServerResponse {
         var context = context
-        context.caller = try await caller(of: context)
+        do {
+            context.caller = try await caller(of: context)
+        } catch let error as RPCError where error.code == .unauthenticated {
+            if context.peer.authenticationFailures.record(at: .now, limit: failureLimit, period: failurePeriod) {
+                context.closeConnectionAfterThisCall(
+                    RPCError(
+                        code: .unauthenticated,
+                        message: "too many failed authentications on this connection: closing it"))
+            }
+            throw error
+        }
         if let token = context.metadata[Self.onBehalfOfMetadataKey] {
             guard case .service = context.caller else {
                 throw RPCError(

@@ -311,6 +311,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         }
         perform(next)
         startHeldCalls()
+        if let reason = call?.endRecord.closeReason {
+            beginDraining(gracePeriod: .seconds(5), reason: reason)
+        }
     }
 
     /// `reason`: why the client gave up, if it said; its own deadline is the one reason told apart.
@@ -455,12 +458,17 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// Graceful shutdown: GOAWAY now, refuse new calls, end open streams at once (UNAVAILABLE: their
     /// clients reconnect elsewhere rather than wait for a stream that would be cut anyway), close when
     /// the unary calls in flight are done or when `gracePeriod` has passed (then they are cancelled).
-    func beginDraining(gracePeriod: TimeAmount) {
+    ///
+    /// Also when a call asked for it (`ServerContext.closeConnectionAfterThisCall`), with its reason.
+    func beginDraining(
+        gracePeriod: TimeAmount,
+        reason: RPCError = RPCError(code: .unavailable, message: "the server is shutting down")
+    ) {
         guard let context, let drain = state.beginDraining() else { return }
         write(
             YediRPC.Frame(
                 kind: .goaway,
-                status: YediRPC.Status(.unavailable, "the server is shutting down"),
+                status: YediRPC.Status(reason.code, reason.message),
                 lastCallID: drain.lastCallID
             )
         )
