@@ -15,7 +15,9 @@ public final class CachingTokenVerifier: AccessTokenVerifier, Sendable {
     /// The default number of tokens kept: about one per active user of a busy service.
     public static let defaultCapacity = 10_000
 
-    private let verifier: TSanVisibleMutex<JWTVerifier>
+    /// The verifier a miss goes through, and its generation (bumped by `replaceKeys`): a miss verified
+    /// with keys that were replaced meanwhile is not cached.
+    private let verifier: TSanVisibleMutex<(JWTVerifier, generation: Int)>
     private let cache: LRUCache<[UInt8], AccessTokenClaims>
     private let revocations: (any AccessTokenRevocations)?
 
@@ -23,13 +25,13 @@ public final class CachingTokenVerifier: AccessTokenVerifier, Sendable {
         verifier: JWTVerifier, capacity: Int = defaultCapacity, revocations: (any AccessTokenRevocations)? = nil,
         cache: LRUCache<[UInt8], AccessTokenClaims>? = nil
     ) {
-        self.verifier = TSanVisibleMutex(verifier)
+        self.verifier = TSanVisibleMutex((verifier, 0))
         self.cache = cache ?? LRUCache(name: "access-tokens", capacity: capacity)
         self.revocations = revocations
     }
 
     /// The verifier a miss goes through (its keys, its clock).
-    public var current: JWTVerifier { verifier.withLock { $0 } }
+    public var current: JWTVerifier { verifier.withLock { $0.0 } }
 
     public func verify(accessToken: String) async throws -> Caller {
         .user(try await claims(of: accessToken).authenticatedUser)
@@ -37,7 +39,7 @@ public final class CachingTokenVerifier: AccessTokenVerifier, Sendable {
 
     /// The claims of a valid, unexpired, unrevoked token: from the cache, or verified and then cached.
     public func claims(of token: String) async throws(RPCError) -> AccessTokenClaims {
-        let verifier = self.current
+        let (verifier, generation) = self.verifier.withLock { $0 }
         guard token.utf8.count <= JWTVerifier.maximumTokenSize else {
             return try verifier.claims(of: token)  // refused by the verifier, before any hashing
         }
@@ -51,7 +53,7 @@ public final class CachingTokenVerifier: AccessTokenVerifier, Sendable {
             claims = cached
         } else {
             claims = try await Self.offTheEventLoop { () throws(RPCError) in try verifier.claims(of: token) }
-            cache.put(claims, forKey: key)
+            if self.verifier.withLock({ $0.generation == generation }) { cache.put(claims, forKey: key) }
         }
         if let revocations, revocations.isRevoked(userID: claims.userID, issuedAt: claims.issuedAt) {
             throw RPCError(code: .unauthenticated, message: "this account's sign-ins were revoked")
@@ -61,7 +63,7 @@ public final class CachingTokenVerifier: AccessTokenVerifier, Sendable {
 
     /// Trusts `keys` from now on (a rotation or a removed key); every cached token is verified again.
     public func replaceKeys(_ keys: [TokenVerificationKey]) {
-        verifier.withLock { $0 = $0.withKeys(keys) }
+        verifier.withLock { $0 = ($0.0.withKeys(keys), $0.generation + 1) }
         cache.removeAll()
     }
 

@@ -52,6 +52,10 @@ final class RevocationTests: XCTestCase {
             _ = try system.call(call.service, call.method, call.request, token: token)
         }
 
+        // A live chat stream of the customer's stays open through the deletion: it must not hold the
+        // revocation (which waits for the user's calls) and must end when the user is revoked.
+        let stream = try system.follow("chat", "yedi.chat.ChatService/Subscribe", "{}", token: token)
+
         // Each service is called in a loop, from its own thread, while the account is deleted.
         let stop = LockedFlag()
         let group = DispatchGroup()
@@ -68,6 +72,8 @@ final class RevocationTests: XCTestCase {
         let accountData = system.dataDirectory("account")
         let delivered = try eventually(timeout: 60) { try DataScan.find(customerID, in: accountData).isEmpty }
         XCTAssertTrue(delivered, "Account's outbox still holds the revocations and purges")
+        let streamEnd = stream.finish(timeout: 10)
+        XCTAssertEqual(streamEnd.exitCode, 26, "the stream ends UNAUTHENTICATED: \(streamEnd.errorOutput)")
         for call in calls {
             let refused = try system.failingCall(call.service, call.method, call.request, token: token)
             XCTAssertEqual(refused.status, "UNAUTHENTICATED", "\(call.method): \(refused.message)")

@@ -99,11 +99,13 @@ enum ContentSchema {
             )
         }
         // Issue 24: images ChatService's messages use are pinned (it asks `GetImageRefs`); collection of
-        // unreferenced images goes by creation time.
+        // unreferenced images goes by creation time. Every image that exists before this migration is
+        // pinned: the chat messages already sent with one never asked, and must not lose it.
         migrator.registerMigration("content-2") { db in
             try db.execute(
                 sql: """
                     ALTER TABLE image ADD COLUMN pinned_at_ms INTEGER;
+                    UPDATE image SET pinned_at_ms = created_at_ms;
                     CREATE INDEX image_by_time ON image(created_at_ms);
                     """)
         }

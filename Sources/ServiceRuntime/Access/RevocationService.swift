@@ -9,8 +9,11 @@ struct RevocationService: YediRuntime.Revocations.ServiceProtocol {
     let revokedUsers: RevokedUsers
     let database: ServiceDatabase
     let calls: UserCallTracker
-    /// The longest a running call of the user is waited for; a call runs for at most its deadline.
-    var drainTimeout: Duration = .seconds(30)
+    /// What the service does when a user is revoked (end their live streams), before the wait.
+    let onRevoked: @Sendable (String) async -> Void
+    /// The longest a running call of the user is waited for: under the outbox's delivery timeout (10 s),
+    /// so the answer arrives; a longer call makes the job fail and be delivered again.
+    var drainTimeout: Duration = .seconds(8)
 
     func revokeUser(
         _ request: YediRuntime.RevokeUserRequest, context: ServerContext
@@ -26,6 +29,7 @@ struct RevocationService: YediRuntime.Revocations.ServiceProtocol {
             try revokedUsers.revoke(
                 userID: request.userID, revokedAt: request.revokedAtMs, keepUntil: request.keepUntilMs, in: db)
         }
+        await onRevoked(request.userID)
         guard await calls.waitUntilIdle(request.userID, timeout: drainTimeout) else {
             // The job is retried: the purge must not run while a write of the user may still commit.
             throw RPCError(code: .unavailable, message: "calls of the revoked user are still running")

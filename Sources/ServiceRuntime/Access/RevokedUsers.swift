@@ -14,7 +14,7 @@ import YediCrypto
 /// the peers write it when that arrives. A row is kept until every token it revokes has expired, and
 /// holds a digest of the user id rather than the id: once the purge has run, no data file of any service
 /// names a deleted user.
-public final class RevokedUsers: AccessTokenRevocations, Sendable {
+public final class RevokedUsers: AccessTokenRevocations, RevocationLookup, Sendable {
     /// How long a revocation is kept: far longer than an access token lives (15 minutes).
     public static let retention: Duration = .seconds(24 * 3_600)
 
@@ -48,6 +48,11 @@ public final class RevokedUsers: AccessTokenRevocations, Sendable {
         let digest = Self.digest(userID)
         guard let entry = entries.withLock({ $0[digest] }) else { return false }
         return Int64((issuedAt.timeIntervalSince1970 * 1_000).rounded(.down)) <= entry.revokedAtMilliseconds
+    }
+
+    public func hasRevocation(_ userID: String) -> Bool {
+        let digest = Self.digest(userID)
+        return entries.withLock { $0[digest] != nil }
     }
 
     /// Revokes the tokens of `userID` issued up to `revokedAt`, inside the caller's write transaction; it

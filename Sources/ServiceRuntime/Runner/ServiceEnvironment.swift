@@ -31,6 +31,7 @@ public final class ServiceEnvironment: Sendable {
     public let metrics: any MetricsFactory
     private let background = NIOLockedValueBox<[any Service]>([])
     private let draining = NIOLockedValueBox<[any Service]>([])
+    private let revocationHooks = NIOLockedValueBox<[@Sendable (String) async -> Void]>([])
 
     init(
         configuration: ServiceConfiguration,
@@ -83,4 +84,15 @@ public final class ServiceEnvironment: Sendable {
     }
 
     var drainingServices: [any Service] { draining.withLockedValue { $0 } }
+
+    /// Runs `hook` with the user's id when AccountService revokes a user here (a deleted account), before
+    /// the revocation waits for the user's unary calls: for what does not end by itself, such as the
+    /// user's live streams (ChatService ends them).
+    public func onUserRevoked(_ hook: @escaping @Sendable (String) async -> Void) {
+        revocationHooks.withLockedValue { $0.append(hook) }
+    }
+
+    func userRevoked(_ userID: String) async {
+        for hook in revocationHooks.withLockedValue({ $0 }) { await hook(userID) }
+    }
 }

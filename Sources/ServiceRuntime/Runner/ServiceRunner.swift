@@ -152,7 +152,7 @@ private struct Assembly {
                 cache: LRUCache(
                     name: "access-tokens", capacity: CachingTokenVerifier.defaultCapacity,
                     metricsFactory: MetricsSystem.factory))
-            let userCalls = UserCallTracker()
+            let userCalls = UserCallTracker(revokedUsers: revokedUsers)
             let environment = ServiceEnvironment(
                 configuration: configuration,
                 logger: logger,
@@ -184,7 +184,9 @@ private struct Assembly {
                 ),
                 services: services + [
                     DevClockService(clock: clock as? AdjustableClock, logger: logger),
-                    RevocationService(revokedUsers: revokedUsers, database: database, calls: userCalls),
+                    RevocationService(
+                        revokedUsers: revokedUsers, database: database, calls: userCalls,
+                        onRevoked: { await environment.userRevoked($0) }),
                 ],
                 placeholders: Definition.placeholders,
                 interceptors: [
