@@ -39,6 +39,9 @@ enum AccountServiceDefinition: ServiceDefinition {
             limits: ClientRateLimits(
                 perAddress: env.configuration.signInRatePerAddress,
                 perConnection: env.configuration.signInRatePerConnection),
+            refreshLimits: ClientRateLimits(
+                perAddress: env.configuration.signInRatePerAddress.scaled(by: 10),
+                perConnection: env.configuration.signInRatePerConnection.scaled(by: 10)),
             clock: clock,
             ids: env.ids,
             reviews: { designerIDs in

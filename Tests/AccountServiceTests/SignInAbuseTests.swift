@@ -70,6 +70,32 @@ final class SignInAbuseTests: XCTestCase {
         try await fixture.stop()
     }
 
+    /// RefreshSession has its own allowance: a sign-in flood that spends an address's sign-in allowance
+    /// leaves the refreshes of the users behind that address (a carrier's NAT) working.
+    func testASignInFloodFromAnAddressLeavesItsRefreshesAlone() async throws {
+        let fixture = try await AccountFixture.start { options in
+            options.signInRatePerAddress = "3/60"
+            options.signInRatePerConnection = "100/60"
+        }
+        let handlers = try await AccountServiceDefinition.handlers(
+            fixture.service.environment, passwords: PasswordHasher(parameters: .fastForTests))
+        let signedUp = try await handlers.signUp(
+            SampleAccounts.customer(), context: Self.context(Self.signUp, from: "100.64.0.1", port: 1))
+        _ = await floodOfSignIns(handlers, from: "100.64.0.1", count: 10)
+        let refused = await statusCode {
+            _ = try await handlers.signIn(
+                .init(email: "minji@example.com", password: "hair2024!"),
+                context: Self.context(Self.signIn, from: "100.64.0.1", port: 2))
+        }
+        XCTAssertEqual(refused, .resourceExhausted, "the address's sign-in allowance is spent")
+        let refreshed = try await handlers.refreshSession(
+            .init(refreshToken: try XCTUnwrap(signedUp.session?.refreshToken)),
+            context: Self.context(
+                YediAccount.AccountService.Method.refreshSession.descriptor, from: "100.64.0.1", port: 3))
+        XCTAssertNotNil(refreshed.session, "a refresh from the same address still works")
+        try await fixture.stop()
+    }
+
     /// Over TLS with the default limits: 120 sign-ins on one connection are refused at once past the
     /// connection's allowance, each with a `retry-after`, and another connection from the same address
     /// is still served.

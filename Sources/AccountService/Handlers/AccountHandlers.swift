@@ -15,6 +15,10 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
     let throttle: SignInThrottle
     /// Per client address and per connection, for the calls that cost a password hash (and refresh).
     let limits: ClientRateLimits
+    /// RefreshSession's own allowance: it hashes no password, and every signed-in app refreshes every
+    /// 15 minutes, so behind a shared address (a carrier's NAT) it needs far more than sign-in, and must
+    /// not be spent by someone's sign-in flood.
+    let refreshLimits: ClientRateLimits
     let clock: any WallClock
     let ids: any IDGenerator
     /// Rating and review count come from ContentService, the owner of reviews.
@@ -98,7 +102,7 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
         guard !request.refreshToken.isEmpty, request.refreshToken.utf8.count <= 200 else {
             throw RPCError(code: .unauthenticated, message: "refresh token unknown or signed out")
         }
-        try admit(context)
+        try refreshLimits.admit(context.peer, now: clock.now.timeIntervalSince1970)
         let next = sessions.newRefreshToken(userID: "")
         let outcome = try await store.rotateSession(
             refreshHash: SessionIssuer.hash(request.refreshToken), next: next.record, now: clock.nowMilliseconds)

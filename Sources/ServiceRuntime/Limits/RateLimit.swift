@@ -19,6 +19,11 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
     /// Seconds for one token to come back.
     var secondsPerToken: Double { period.seconds / Double(burst) }
 
+    /// `factor` times as many calls in the same period.
+    public func scaled(by factor: Int) -> RateLimit {
+        RateLimit(burst: burst * factor, period: period)
+    }
+
     /// `20/60`: 20 calls per 60 seconds.
     public var description: String { "\(burst)/\(Int(period.seconds.rounded()))" }
 
