@@ -2,7 +2,6 @@ import AccessTokens
 import Foundation
 import GRDB
 import RPCCore
-import Synchronization
 import YediCrypto
 
 /// The users of this process's service whose access tokens no longer count (deleted accounts; later,
@@ -23,7 +22,7 @@ public final class RevokedUsers: AccessTokenRevocations, RevocationLookup, Senda
         var keepUntilMilliseconds: Int64
     }
 
-    private let entries: Mutex<[String: Entry]>
+    private let entries: TSanVisibleMutex<[String: Entry]>
     private let clock: any WallClock
 
     /// Loads the revocations still in force from `database`, forgetting those past their retention.
@@ -40,7 +39,7 @@ public final class RevokedUsers: AccessTokenRevocations, RevocationLookup, Senda
         for (digest, revokedAt, keepUntil) in rows {
             entries[digest] = Entry(revokedAtMilliseconds: revokedAt, keepUntilMilliseconds: keepUntil)
         }
-        self.entries = Mutex(entries)
+        self.entries = TSanVisibleMutex(entries)
         self.clock = clock
     }
 

@@ -1,6 +1,5 @@
 import Foundation
 import RPCCore
-import Synchronization
 
 /// Counts each user's unary calls running in this process, so that revoking a user can wait for the
 /// calls that started before it: a write of theirs that commits after the purge would otherwise survive
@@ -12,7 +11,7 @@ import Synchronization
 /// Server-streaming calls are not counted: they may run for hours (a chat stream), and a service whose
 /// streams belong to users ends them when a user is revoked (`ServiceEnvironment.onUserRevoked`).
 public final class UserCallTracker: ServerInterceptor, Sendable {
-    private let running = Mutex<[String: Int]>([:])
+    private let running = TSanVisibleMutex<[String: Int]>([:])
     private let revokedUsers: (any RevocationLookup)?
 
     public init(revokedUsers: (any RevocationLookup)? = nil) {

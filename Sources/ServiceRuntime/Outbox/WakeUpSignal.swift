@@ -1,4 +1,4 @@
-import Synchronization
+import RPCCore
 
 /// Wakes the outbox worker when a job was committed, so delivery starts at once instead of at the next poll.
 ///
@@ -22,7 +22,7 @@ final class WakeUpSignal: Sendable {
         var nextID: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = TSanVisibleMutex(State())
 
     init() {}
 
