@@ -61,6 +61,9 @@ final class KDFThreadPool: Sendable {
             }
         } onCancel: {
             cancelled.set()
+            // Still waiting: out of the queue at once, so abandoned work holds no place a live caller
+            // needs. Already taken by a thread: that thread sees the flag and drops it.
+            state.withdraw(key: key, cancelled)?.drop(.cancelled)
         }
     }
 
@@ -137,6 +140,26 @@ private final class WorkQueue: @unchecked Sendable {
         // Every worker looks: the one woken by `signal` might be unable to take this key.
         condition.broadcast()
         return nil
+    }
+
+    /// Removes the waiting job whose cancellation flag is `flag`; nil when a thread already took it (or it
+    /// was never queued).
+    func withdraw(key: String, _ flag: CancelFlag) -> Job? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard var waiting = jobs[key], let index = waiting.firstIndex(where: { $0.cancelled === flag }) else {
+            return nil
+        }
+        let job = waiting.remove(at: index)
+        if waiting.isEmpty {
+            jobs[key] = nil
+            keys.removeAll { $0 == key }
+            if running[key] == nil { lastServed[key] = nil }
+        } else {
+            jobs[key] = waiting
+        }
+        count -= 1
+        return job
     }
 
     /// The next job: among the waiting keys below `runningPerKey`, the one with the fewest jobs running,

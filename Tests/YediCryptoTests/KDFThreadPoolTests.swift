@@ -90,6 +90,30 @@ final class KDFThreadPoolTests: XCTestCase {
         XCTAssertEqual(runs.value, 1, "the pool goes on")
     }
 
+    /// A cancelled caller leaves the queue at once (its place freed for a live caller, its task resumed),
+    /// not when a thread gets to it.
+    func testACancelledCallerLeavesTheQueueAtOnce() async throws {
+        let pool = KDFThreadPool(threadCount: 1, queueLimit: 1, perKeyLimit: 1)
+        let (gate, blocker) = await blocked(pool)
+        let runs = Counter()
+        let abandoned = Task { try await pool.run(key: "a") { runs.add() } }
+        try await waitUntil(pool, waiting: 1)
+        abandoned.cancel()
+        do {
+            try await abandoned.value
+            XCTFail("ran after its caller was cancelled")
+        } catch {
+            XCTAssertEqual(error as? KDFQueueError, .cancelled, "resumed while the thread is still blocked")
+        }
+        XCTAssertEqual(pool.waiting, 0)
+        let live = Task { try await pool.run(key: "b") { runs.add() } }
+        try await waitUntil(pool, waiting: 1)  // the freed place was taken, not refused as full
+        gate.release()
+        try await blocker.value
+        try await live.value
+        XCTAssertEqual(runs.value, 1, "only the live caller's work ran")
+    }
+
     func testAnotherKeyGoesBeforeAFlood() async throws {
         let pool = KDFThreadPool(threadCount: 1)
         let (gate, blocker) = await blocked(pool, key: "flood")
