@@ -144,18 +144,20 @@ let package = Package(
             ]
         ),
 
-        // MARK: Benchmarks (release builds; they print figures, tests never time anything)
+        // MARK: Benchmarks (in Benchmarks/; release builds; they print figures, tests never time anything)
 
         /// Leak soak: thousands of TLS connect-handshake-close cycles against an in-process server.
         .executableTarget(
             name: "TLSSoak",
-            dependencies: ["RPCCore", nioCore, nioPosix, argumentParser]
+            dependencies: ["RPCCore", nioCore, nioPosix, argumentParser],
+            path: "Benchmarks/TLSSoak"
         ),
 
         /// Token verification, password hashing and database round trips of the service foundation.
         .executableTarget(
             name: "FoundationBench",
-            dependencies: ["ServiceRuntime", "AccessTokens", "YediCrypto", "RPCCore", argumentParser, grdb, logging]
+            dependencies: ["ServiceRuntime", "AccessTokens", "YediCrypto", "RPCCore", argumentParser, grdb, logging],
+            path: "Benchmarks/FoundationBench"
         ),
 
         /// Sign-ins/s, token verifications/s and designer search latency against the real AccountService
@@ -166,7 +168,8 @@ let package = Package(
                 "BenchSupport",
                 "RPCCore", "YediProto", "AccessTokens", "YediCrypto", argumentParser, grdb, logging,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
-            ]
+            ],
+            path: "Benchmarks/AccountBench"
         ),
 
         /// Feed pages with author lookups and image reads with a warm and a cold cache, against the real
@@ -177,7 +180,8 @@ let package = Package(
                 "BenchSupport",
                 "RPCCore", "YediProto", argumentParser, logging,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
-            ]
+            ],
+            path: "Benchmarks/ContentBench"
         ),
 
         /// Free-slot latency over 31 days with 300 reservations, and reservations/s with 64 clients contending
@@ -189,7 +193,8 @@ let package = Package(
                 "BenchSupport",
                 "RPCCore", "YediProto", "AccessTokens", "YediCrypto", argumentParser, grdb, logging,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
-            ]
+            ],
+            path: "Benchmarks/BookingBench"
         ),
 
         /// Send-to-delivery latency over 1,000 open streams and history page latency (warm and cold cache)
@@ -200,7 +205,8 @@ let package = Package(
                 "BenchSupport",
                 "ServiceRuntime", "RPCCore", "YediProto", "AccessTokens", argumentParser, logging,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
-            ]
+            ],
+            path: "Benchmarks/ChatBench"
         ),
 
         /// What the service benches share: the service executable as a child process, the throwaway dev PKI,
@@ -210,14 +216,16 @@ let package = Package(
             dependencies: [
                 "RPCCore", "YediProto", argumentParser, logging,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
-            ]
+            ],
+            path: "Benchmarks/BenchSupport"
         ),
 
         /// Replaces malloc & co. in a benchmark executable to count allocations.
-        .target(name: "CAllocationCounter"),
+        .target(name: "CAllocationCounter", path: "Benchmarks/CAllocationCounter"),
         .executableTarget(
             name: "CodecBench",
-            dependencies: ["ProtoBridge", "RPCCore", "YediProto", "CAllocationCounter", argumentParser]
+            dependencies: ["ProtoBridge", "RPCCore", "YediProto", "CAllocationCounter", argumentParser],
+            path: "Benchmarks/CodecBench"
         ),
 
         .executableTarget(
@@ -225,7 +233,8 @@ let package = Package(
             dependencies: [
                 "RPCCore", "YediProto", argumentParser, nioCore, nioPosix, logging,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
-            ]
+            ],
+            path: "Benchmarks/EchoBench"
         ),
 
         // MARK: Tests
