@@ -1,0 +1,192 @@
+import AccessTokens
+import Foundation
+import Logging
+import RPCCore
+import ServiceRuntime
+import YediCrypto
+import YediProto
+
+/// Sign-up, sign-in, sessions and deletion: the calls that cost a password hash, with the rate limits,
+/// the KDF queue and the throttle in front of it (docs/account.md, "Abuse resistance").
+extension AccountHandlers {
+    // MARK: Sign-up and sessions
+
+    func signUp(_ request: YediAccount.SignUpRequest, context: ServerContext) async throws -> YediAccount.SignUpResponse
+    {
+        let email = try FieldRules.email(request.email)
+        try FieldRules.password(request.password)
+        let role: UserRole
+        switch request.role {
+        case .customer: role = .customer
+        case .designer: role = .designer
+        default: throw FieldRules.invalid("role", "choose customer or designer")
+        }
+        var user = UserRecord(
+            id: ids.next(), role: role, email: email, name: try FieldRules.name(request.name),
+            phone: try FieldRules.mobilePhone(request.phone), gender: try FieldRules.gender(request.gender),
+            birthDate: try FieldRules.birthDate(request.birthDate, today: clock.now), passwordHash: "",
+            createdAtMilliseconds: clock.nowMilliseconds)
+        var designer: DesignerRecord?
+        if role == .designer {
+            guard let profile = request.designer else {
+                throw FieldRules.invalid("designer", "required for a designer")
+            }
+            designer = DesignerRecord(
+                userID: user.id,
+                description: try FieldRules.text(profile.description, field: "designer.description", maximum: 1_000),
+                skills: try FieldRules.skills(profile.skills, field: "designer.skills"),
+                rank: try FieldRules.rank(profile.rank, field: "designer.rank"),
+                shop: try FieldRules.shop(profile.shop, field: "designer.shop"))
+        } else if request.designer != nil {
+            throw FieldRules.invalid("designer", "only for a designer")
+        }
+        let address = try admit(context)
+        user.passwordHash = try await kdf {
+            try await passwords.hash(request.password, key: address, deadline: context.deadline)
+        }
+        let refresh = sessions.newRefreshToken(userID: user.id)
+        do {
+            try await store.createUser(user, designer: designer, session: refresh.record)
+        } catch AccountStoreError.emailTaken {
+            throw RPCError(code: .alreadyExists, message: "email: an account with this email exists")
+        }
+        return YediAccount.SignUpResponse(
+            user: Self.user(user),
+            session: try sessions.session(
+                for: user, familyID: refresh.record.familyID, refreshToken: refresh.token,
+                refreshExpiresAt: refresh.record.expiresAtMilliseconds))
+    }
+
+    func signIn(_ request: YediAccount.SignInRequest, context: ServerContext) async throws -> YediAccount.SignInResponse
+    {
+        let refused = RPCError(code: .unauthenticated, message: "wrong email or password")
+        guard let email = try? FieldRules.email(request.email), !request.password.isEmpty,
+            request.password.count <= 128
+        else { throw refused }
+        let address = try admit(context)
+        let user = try await store.user(email: email)
+        guard try await checkPassword(request.password, of: email, hash: user?.passwordHash, address: address, context),
+            let user
+        else { throw refused }
+        let refresh = sessions.newRefreshToken(userID: user.id)
+        try await store.createSession(refresh.record)
+        return YediAccount.SignInResponse(
+            user: Self.user(user),
+            session: try sessions.session(
+                for: user, familyID: refresh.record.familyID, refreshToken: refresh.token,
+                refreshExpiresAt: refresh.record.expiresAtMilliseconds))
+    }
+
+    func refreshSession(
+        _ request: YediAccount.RefreshSessionRequest, context: ServerContext
+    ) async throws -> YediAccount.RefreshSessionResponse {
+        guard !request.refreshToken.isEmpty, request.refreshToken.utf8.count <= 200 else {
+            throw RPCError(code: .unauthenticated, message: "refresh token unknown or signed out")
+        }
+        try refreshLimits.admit(context.peer, now: clock.now.timeIntervalSince1970)
+        let next = sessions.newRefreshToken(userID: "")
+        let outcome = try await store.rotateSession(
+            refreshHash: SessionIssuer.hash(request.refreshToken), next: next.record, now: clock.nowMilliseconds)
+        switch outcome {
+        case .rotated(let userID, let familyID):
+            guard let user = try await store.user(id: userID) else {
+                throw RPCError(code: .unauthenticated, message: "refresh token unknown or signed out")
+            }
+            return YediAccount.RefreshSessionResponse(
+                session: try sessions.session(
+                    for: user, familyID: familyID, refreshToken: next.token,
+                    refreshExpiresAt: next.record.expiresAtMilliseconds))
+        case .reused:
+            throw RPCError(
+                code: .unauthenticated,
+                message: "refresh token already used: the session was ended everywhere; sign in again")
+        case .expired:
+            throw RPCError(code: .unauthenticated, message: "refresh token expired; sign in again")
+        case .unknown:
+            throw RPCError(code: .unauthenticated, message: "refresh token unknown or signed out")
+        }
+    }
+
+    func signOut(_ request: YediAccount.SignOutRequest, context: ServerContext) async throws
+        -> YediAccount.SignOutResponse
+    {
+        if !request.refreshToken.isEmpty, request.refreshToken.utf8.count <= 200 {
+            try await store.revokeFamily(
+                refreshHash: SessionIssuer.hash(request.refreshToken), now: clock.nowMilliseconds)
+        }
+        return YediAccount.SignOutResponse()
+    }
+
+    // MARK: Deletion
+
+    func deleteAccount(
+        _ request: YediAccount.DeleteAccountRequest, context: ServerContext
+    ) async throws -> YediAccount.DeleteAccountResponse {
+        let user = try await currentUser(context)
+        let address = try admit(context)
+        guard !request.password.isEmpty, request.password.count <= 128,
+            try await checkPassword(
+                request.password, of: user.email, hash: user.passwordHash, address: address, context)
+        else {
+            throw RPCError(code: .permissionDenied, message: "password: wrong password")
+        }
+        _ = try await store.deleteAccount(userID: user.id, now: clock.nowMilliseconds)
+        context.logger.info(
+            "account deleted; purging the user from every service", metadata: ["user": "\(context.userTag(user.id))"])
+        return YediAccount.DeleteAccountResponse()
+    }
+
+    /// Charges a costly call to its client address and connection; returns the address key.
+    @discardableResult
+    func admit(_ context: ServerContext) throws(RPCError) -> String {
+        try limits.admit(context.peer, now: clock.now.timeIntervalSince1970)
+    }
+
+    /// Checks `password` under the sign-in throttle of (`account`, `address`): throws
+    /// `RESOURCE_EXHAUSTED` while that pair is locked or the account is slowed, else returns whether the
+    /// password matches `hash` (a missing hash is checked against the decoy, so it takes the same time).
+    func checkPassword(
+        _ password: String, of account: String, hash: String?, address: String, _ context: ServerContext
+    ) async throws -> Bool {
+        let now = clock.nowMilliseconds
+        let decision = try await store.beginPasswordAttempt(
+            account: account, address: address, now: now, throttle: throttle)
+        if let refusal = throttle.refusal(decision, now: now) { throw refusal }
+        let matches: Bool
+        do {
+            matches = try await kdf {
+                try await passwords.verify(
+                    password, against: hash ?? decoyHash, key: address, deadline: context.deadline)
+            }
+        } catch {
+            try? await store.endPasswordAttempt(
+                account: account, address: address, outcome: .abandoned, throttle: throttle)
+            throw error
+        }
+        if matches, hash != nil {
+            try await store.endPasswordAttempt(
+                account: account, address: address, outcome: .succeeded, throttle: throttle)
+            return true
+        }
+        return false
+    }
+
+    /// Runs a password hash, answering for the KDF queue: full is `RESOURCE_EXHAUSTED` (retry in 1 s);
+    /// a caller gone before its turn gets the status it left with.
+    func kdf<Value: Sendable>(_ work: () async throws -> Value) async throws -> Value {
+        do {
+            return try await work()
+        } catch let error as KDFQueueError {
+            switch error {
+            case .full:
+                throw RPCError(
+                    code: .resourceExhausted, message: "busy: too many password checks waiting; try again in 1 s",
+                    metadata: ["retry-after": "1"])
+            case .deadlineExceeded:
+                throw RPCError(code: .deadlineExceeded, message: "deadline passed before the password was checked")
+            case .cancelled:
+                throw RPCError(code: .cancelled, message: "cancelled before the password was checked")
+            }
+        }
+    }
+}
