@@ -34,7 +34,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     /// What a running call holds besides its state in the machine: its task, timer and flow control.
-    private final class RunningCall {
+    final class RunningCall {
         let handle: ServerCallHandle
         var task: Task<Void, Never>?
         /// The status of an end that came before the handler returned, for the interceptors.
@@ -64,20 +64,22 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         }
     }
 
-    private let configuration: Configuration
+    // Internal rather than private only for ServerConnectionHandler+Replies.swift: the same class, split
+    // by concern.
+    let configuration: Configuration
     private let runner: ServerCallRunner
     private let registry: ConnectionRegistry
-    private var logger: Logger
-    private var context: ChannelHandlerContext?
+    var logger: Logger
+    var context: ChannelHandlerContext?
     private var peer = PeerInfo(address: "unknown")
-    private var state: ServerConnectionStateMachine
-    private var running: [UInt64: RunningCall] = [:]
-    private var output: FrameOutput?
+    var state: ServerConnectionStateMachine
+    var running: [UInt64: RunningCall] = [:]
+    var output: FrameOutput?
     private var idleTimer: Scheduled<Void>?
     private var graceTimer: Scheduled<Void>?
-    private var stallTimer: Scheduled<Void>?
+    var stallTimer: Scheduled<Void>?
     /// The encoded frames of replies waiting for room in the memory budget, by the machine's ticket.
-    private var waitingReplies: [UInt64: (callID: UInt64, frame: ByteBuffer, isMessage: Bool)] = [:]
+    var waitingReplies: [UInt64: (callID: UInt64, frame: ByteBuffer, isMessage: Bool)] = [:]
     /// Calls accepted whose handlers wait to start (`ServerConnectionStateMachine.heldCalls`).
     private var heldCalls:
         [UInt64: (frame: InboundFrame, route: RPCRoute, deadline: NIODeadline?, timer: Scheduled<Void>?)] = [:]
@@ -245,7 +247,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     /// Starts the held calls whose reply's share fits now.
-    private func startHeldCalls() {
+    func startHeldCalls() {
         guard let context else { return }
         for id in state.callsToStart() {
             guard let held = heldCalls.removeValue(forKey: id) else { continue }
@@ -447,7 +449,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         if call.window > 0, context?.channel.isWritable == true { resumeWriter(of: call) }
     }
 
-    private func resumeWriter(of call: RunningCall) {
+    func resumeWriter(of call: RunningCall) {
         guard !call.messageWaiting, let writer = call.writer else { return }
         call.writer = nil
         writer.continuation.resume()
@@ -570,78 +572,6 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     private func write(_ frame: YediRPC.Frame, payload: ByteBuffer? = nil) {
         output?.write(frame, payload: payload)
-    }
-
-    // MARK: Replies and the memory budget
-
-    /// Writes a reply frame of call `callID` if the budget has room for it, or holds it until it has;
-    /// true when written.
-    @discardableResult
-    private func sendReply(_ callID: UInt64, _ frame: ByteBuffer, isMessage: Bool = false) -> Bool {
-        switch state.replyProduced(bytes: frame.readableBytes, at: .now()) {
-        case .write:
-            writeCounted(frame)
-            armStallTimer()
-            return true
-        case .wait(let ticket):
-            waitingReplies[ticket] = (callID, frame, isMessage)
-            armStallTimer()
-            return false
-        }
-    }
-
-    /// Writes a reply the budget counts, and gives its bytes back once it is written.
-    private func writeCounted(_ frame: ByteBuffer) {
-        guard let output, let context else { return }
-        let bytes = frame.readableBytes
-        let promise = context.eventLoop.makePromise(of: Void.self)
-        promise.futureResult.assumeIsolated().whenComplete { _ in self.replyWritten(bytes) }
-        output.write(encoded: frame, promise: promise)
-    }
-
-    /// A reply left: the replies waiting that fit now are written, in order. A stream message whose
-    /// call is over for its client is dropped (its writer was already told).
-    private func replyWritten(_ bytes: Int) {
-        var released = [bytes]
-        while let next = released.popLast() {
-            for ticket in state.replyWritten(bytes: next, at: .now()) {
-                guard let reply = waitingReplies.removeValue(forKey: ticket) else { continue }
-                guard reply.isMessage else {
-                    writeCounted(reply.frame)
-                    continue
-                }
-                let call = running[reply.callID]
-                call?.messageWaiting = false
-                guard state.isSending(reply.callID) else {
-                    released.append(reply.frame.readableBytes)
-                    continue
-                }
-                writeCounted(reply.frame)
-                if let call, call.window > 0, context?.channel.isWritable == true { resumeWriter(of: call) }
-            }
-        }
-        startHeldCalls()
-    }
-
-    /// Watches the replies outstanding: a peer that takes none of them for `replyStallTimeout` is
-    /// dropped, which frees them and cancels its calls.
-    private func armStallTimer(at deadline: NIODeadline? = nil) {
-        guard stallTimer == nil, let context, let due = deadline ?? state.nextStallCheck else { return }
-        stallTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: due) {
-            self.stallTimer = nil
-            guard let context = self.context else { return }
-            let queued = (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
-            switch self.state.stallCheck(at: .now(), queuedBytes: queued) {
-            case .nothing: break
-            case .checkAgain(let next):
-                self.armStallTimer(at: next)
-            case .close:
-                self.logger.notice(
-                    "closing a connection whose peer read none of its replies for \(self.configuration.replyStallTimeout)"
-                )
-                context.close(promise: nil)
-            }
-        }
     }
 
     private func flushNow() {
