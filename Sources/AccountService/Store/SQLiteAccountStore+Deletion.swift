@@ -1,0 +1,50 @@
+import Foundation
+import GRDB
+import RPCCore
+import ServiceRuntime
+import YediProto
+
+/// Deleting an account: everything AccountService holds of the user, the revocation and the jobs that
+/// tell every other service, in one transaction.
+extension SQLiteAccountStore {
+    // MARK: Deletion
+
+    func deleteAccount(userID: String, now: Int64) async throws -> Bool {
+        let outbox = self.outbox
+        let revokedUsers = self.revokedUsers
+        return try await database.write { db in
+            guard let email = try String.fetchOne(db, sql: "SELECT email FROM user WHERE id = ?", arguments: [userID])
+            else { return false }
+            // Follows the user made: give back the counts before the rows go.
+            try db.execute(
+                sql: """
+                    UPDATE designer SET follower_count = follower_count - 1
+                    WHERE user_id IN (SELECT designer_id FROM follow WHERE customer_id = ?)
+                    """,
+                arguments: [userID])
+            try db.execute(
+                sql: "DELETE FROM follow WHERE customer_id = ? OR designer_id = ?", arguments: [userID, userID])
+            try db.execute(
+                sql: "DELETE FROM designer_search WHERE rowid = (SELECT rowid FROM designer WHERE user_id = ?)",
+                arguments: [userID])
+            // Other users' "visited designer" entries for this designer.
+            try db.execute(
+                sql: "DELETE FROM recent_search WHERE kind = 'designer' AND value = ?", arguments: [userID])
+            try db.execute(sql: "DELETE FROM password_attempt WHERE account = ?", arguments: [email])
+            // Sessions, the designer row and the user's own recent searches go with the user (ON DELETE CASCADE).
+            try db.execute(sql: "DELETE FROM user WHERE id = ?", arguments: [userID])
+            let revocation = YediRuntime.RevokeUserRequest(
+                userID: userID, revokedAtMs: now, keepUntilMs: now + RevokedUsers.retention.wholeMilliseconds)
+            try revokedUsers.revoke(
+                userID: userID, revokedAt: revocation.revokedAtMs, keepUntil: revocation.keepUntilMs, in: db)
+            // Per peer, jobs are delivered in order: the revocation (which waits for the user's running
+            // calls there) before the purge.
+            for (peer, method) in Self.purgedPeers {
+                try outbox.enqueue(
+                    in: db, peer: peer, method: YediRuntime.Revocations.Method.revokeUser, request: revocation)
+                try outbox.enqueue(in: db, peer: peer, method: method, request: .init(userID: userID))
+            }
+            return true
+        }
+    }
+}
