@@ -1,12 +1,11 @@
 import Foundation
 import RPCCore
+import ServiceRuntime
 import YediProto
 
 /// The rules for each field a user sends, each failing with `INVALID_ARGUMENT` naming the field.
 enum FieldRules {
-    static func invalid(_ field: String, _ problem: String) -> RPCError {
-        RPCError(code: .invalidArgument, message: "\(field): \(problem)")
-    }
+    static func invalid(_ field: String, _ problem: String) -> RPCError { FieldRule.invalid(field, problem) }
 
     /// Lowercased. A pragmatic check (one @, a dot in the domain, no spaces), not RFC 5322.
     static func email(_ value: String, field: String = "email") throws(RPCError) -> String {
@@ -88,9 +87,7 @@ enum FieldRules {
     }
 
     static func text(_ value: String, field: String, maximum: Int) throws(RPCError) -> String {
-        let text = value.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard text.count <= maximum else { throw invalid(field, "at most \(maximum) characters") }
-        return text
+        try FieldRule.text(value, field: field, maxCharacters: maximum, required: false)
     }
 
     static func skills(_ values: [String], field: String) throws(RPCError) -> [String] {

@@ -1,5 +1,6 @@
 import Foundation
 import RPCCore
+import ServiceRuntime
 import YediProto
 
 /// Field validation of BookingService requests: each failure is INVALID_ARGUMENT naming the field.
@@ -10,15 +11,9 @@ enum BookingRules {
     static let closedDayHorizonDays = 731
     static let bookingHorizonMilliseconds: Int64 = 366 * 86_400_000
 
-    static func invalid(_ field: String, _ problem: String) -> RPCError {
-        RPCError(code: .invalidArgument, message: "\(field): \(problem)")
-    }
+    static func invalid(_ field: String, _ problem: String) -> RPCError { FieldRule.invalid(field, problem) }
 
-    static func id(_ value: String, field: String) throws(RPCError) -> String {
-        guard !value.isEmpty else { throw invalid(field, "required") }
-        guard value.utf8.count <= 64 else { throw invalid(field, "too long") }
-        return value
-    }
+    static func id(_ value: String, field: String) throws(RPCError) -> String { try FieldRule.id(value, field: field) }
 
     static func day(_ value: YediCommon.LocalDate?, field: String) throws(RPCError) -> LocalDay {
         guard let value else { throw invalid(field, "required") }

@@ -345,13 +345,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
         }
     }
 
-    static func id(_ value: String, field: String) throws(RPCError) -> String {
-        guard !value.isEmpty else { throw RPCError(code: .invalidArgument, message: "\(field) is required") }
-        guard value.utf8.count <= 64 else {
-            throw RPCError(code: .invalidArgument, message: "\(field): at most 64 bytes")
-        }
-        return value
-    }
+    static func id(_ value: String, field: String) throws(RPCError) -> String { try FieldRule.id(value, field: field) }
 
     static func clientMessageID(_ value: String) throws(RPCError) -> String? {
         if value.isEmpty { return nil }
@@ -363,16 +357,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
 
     /// Trimmed text: at most 2,000 characters (grapheme clusters, as a user counts them).
     static func text(_ value: String, field: String, required: Bool) throws(RPCError) -> String {
-        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
-        if required, trimmed.isEmpty {
-            throw RPCError(code: .invalidArgument, message: "\(field): write something (it is empty)")
-        }
-        guard trimmed.count <= maxTextCharacters else {
-            throw RPCError(
-                code: .invalidArgument,
-                message: "\(field): at most \(maxTextCharacters) characters (got \(trimmed.count))")
-        }
-        return trimmed
+        try FieldRule.text(value, field: field, maxCharacters: maxTextCharacters, required: required)
     }
 
     static func limit(_ value: Int32, default defaultValue: Int) throws(RPCError) -> Int {

@@ -1,25 +1,19 @@
 import Foundation
 import RPCCore
+import ServiceRuntime
 import YediProto
 
 /// Field checks shared by the handlers: each failure is INVALID_ARGUMENT naming the field.
 enum FieldRules {
-    static func invalid(_ field: String, _ problem: String) -> RPCError {
-        RPCError(code: .invalidArgument, message: "\(field): \(problem)")
-    }
+    static func invalid(_ field: String, _ problem: String) -> RPCError { FieldRule.invalid(field, problem) }
 
     static func required(_ value: String, field: String) throws(RPCError) -> String {
-        guard !value.isEmpty else { throw invalid(field, "required") }
-        guard value.utf8.count <= 128 else { throw invalid(field, "too long for an id") }
-        return value
+        try FieldRule.id(value, field: field)
     }
 
     /// Trimmed text, required, at most `maximum` characters.
     static func text(_ value: String, field: String, maximum: Int) throws(RPCError) -> String {
-        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty else { throw invalid(field, "required") }
-        guard trimmed.count <= maximum else { throw invalid(field, "at most \(maximum) characters") }
-        return trimmed
+        try FieldRule.text(value, field: field, maxCharacters: maximum, required: true)
     }
 
     static func title(_ value: String) throws(RPCError) -> String {
