@@ -72,7 +72,7 @@ final class BookingFixture: @unchecked Sendable {
         harness: ServiceHarness? = nil,
         shops: ShopDirectory = ShopDirectory(),
         dataDirectory: String? = nil,
-        logs: ServiceLogCapture? = nil,
+        logs: LogCapture? = nil,
         quotas: QuotaLimits = .defaults
     ) async throws -> BookingFixture {
         let harness = try harness ?? ServiceHarness()

@@ -1,5 +1,6 @@
 import Foundation
 import RPCCore
+import RPCTestSupport
 import ServiceTestSupport
 import XCTest
 import YediProto
@@ -12,7 +13,7 @@ final class PurgeLogTests: XCTestCase {
     private typealias F = BookingFixture
 
     func testAPurgesLogLinesAndTheRequestLinesDoNotContainTheUserID() async throws {
-        let logs = ServiceLogCapture()
+        let logs = LogCapture()
         let fixture = try await BookingFixture.start(logs: logs)
         fixture.shops.add("designer-1")
         let secret = "customer-7f3e9c"

@@ -22,12 +22,6 @@ final class ConnectionMemoryBudgetTests: XCTestCase {
         try await group.shutdownGracefully()
     }
 
-    private static func residentBytes() -> Int {
-        let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? "0 0"
-        let pages = Int(statm.split(separator: " ")[1]) ?? 0
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-    }
-
     func testRequestsHeldByRunningHandlersStayWithinTheBudget() async throws {
         let gate = HandlerGate()
         let service = RawHandlerService { payload, _ in
@@ -42,7 +36,7 @@ final class ConnectionMemoryBudgetTests: XCTestCase {
         let flood = try RawRPCConnection(pki: pki, group: group, port: server.port)
         let payload = [UInt8](repeating: 0xA5, count: 3 << 20)
         let calls = 48
-        let before = Self.residentBytes()
+        let before = residentBytes()
         var peak = before
         for id in 1...calls {
             try flood.send([
@@ -50,14 +44,14 @@ final class ConnectionMemoryBudgetTests: XCTestCase {
                     callID: UInt64(2 * id - 1), kind: .request, method: "/yedi.echo.Echo/Echo",
                     payload: try YediEcho.EchoRequest(payload: payload, text: "flood").serializedBytes())
             ])
-            peak = max(peak, Self.residentBytes())
+            peak = max(peak, residentBytes())
         }
         // Every request was either taken (its handler waits at the gate) or refused.
         let settled = await eventually {
             ((try? RawRPCConnection.ends(flood.framesSoFar()).count) ?? 0) + gate.entered == calls
         }
         XCTAssertTrue(settled)
-        peak = max(peak, Self.residentBytes())
+        peak = max(peak, residentBytes())
         let ends = RawRPCConnection.ends(try flood.framesSoFar())
         XCTAssertLessThanOrEqual(gate.entered * (3 << 20), budget, "more requests held than the budget allows")
         XCTAssertGreaterThan(gate.entered, 0)

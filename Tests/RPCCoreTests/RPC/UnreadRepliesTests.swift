@@ -22,12 +22,6 @@ final class UnreadRepliesTests: XCTestCase {
         try await group.shutdownGracefully()
     }
 
-    private static func residentBytes() -> Int {
-        let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? "0 0"
-        let pages = Int(statm.split(separator: " ")[1]) ?? 0
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-    }
-
     static let replyBytes = 4 << 20
     static let budget = 16 << 20
 
@@ -72,20 +66,20 @@ final class UnreadRepliesTests: XCTestCase {
         try await withRPCClient(configuration: clientConfiguration(server)) { try await largeReplies($0, ["warm"]) }
         let flood = try nonReadingConnection(port: server.port)
         let calls = 64
-        let before = Self.residentBytes()
+        let before = residentBytes()
         var peak = before
         try flood.send(try (1...calls).map { try RawRPCConnection.request(UInt64($0), text: "flood") })
         // Let the server do all it will with what it read.
         for _ in 0..<20 {
             try await Task.sleep(for: .milliseconds(100))
-            peak = max(peak, Self.residentBytes())
+            peak = max(peak, residentBytes())
         }
 
         // Another client's large replies arrive meanwhile.
         try await withRPCClient(configuration: clientConfiguration(server)) { client in
             try await largeReplies(client, (0..<4).map { "other \($0)" })
         }
-        peak = max(peak, Self.residentBytes())
+        peak = max(peak, residentBytes())
         let grown = peak - before
         print(
             "unread replies: \(calls) requests for \(Self.replyBytes >> 20) MiB replies never read, "

@@ -1,24 +1,33 @@
 import Logging
-import Synchronization
+import RPCCore
 
-@testable import RPCCore
-
-/// Keeps every log record, so tests can assert on what was (and was not) logged.
-final class LogCapture: Sendable {
-    struct Record: Sendable {
-        var level: Logger.Level
-        var message: String
-        var metadata: [String: String]
+/// Keeps every log record, so tests can assert on what was (and was not) logged: an RPC server's, or a
+/// whole service's started in-process.
+public final class LogCapture: Sendable {
+    public struct Record: Sendable {
+        public var level: Logger.Level
+        public var message: String
+        public var metadata: [String: String]
 
         /// Message and metadata as one line, for "never contains" checks.
-        var line: String { "\(message) \(metadata.sorted { $0.key < $1.key })" }
+        public var line: String { "\(message) \(metadata.sorted { $0.key < $1.key })" }
     }
 
     private let records = TSanVisibleMutex<[Record]>([])
 
-    var all: [Record] { records.withLock { $0 } }
+    public init() {}
 
-    func logger(label: String = "test") -> Logger {
+    public var all: [Record] { records.withLock { $0 } }
+
+    /// Each record as one line: level, message and metadata (`key=value`, sorted by key).
+    public var lines: [String] {
+        all.map { record in
+            let fields = record.metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+            return "\(record.level) \(record.message) \(fields.joined(separator: " "))"
+        }
+    }
+
+    public func logger(label: String = "test") -> Logger {
         Logger(label: label) { _ in Handler(capture: self) }
     }
 
