@@ -165,7 +165,7 @@ let package = Package(
         .executableTarget(
             name: "AccountBench",
             dependencies: [
-                "BenchSupport",
+                "BenchSupport", "ServiceRuntime",
                 "RPCCore", "YediProto", "AccessTokens", "YediCrypto", argumentParser, grdb, logging,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
@@ -177,7 +177,7 @@ let package = Package(
         .executableTarget(
             name: "ContentBench",
             dependencies: [
-                "BenchSupport",
+                "BenchSupport", "ServiceRuntime",
                 "RPCCore", "YediProto", argumentParser, logging,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],

@@ -42,15 +42,23 @@ done
 account=127.0.0.1:$account_port chat=127.0.0.1:$chat_port
 rss() { awk '/VmRSS/ { printf "%.0f MiB", $2 / 1024 }' "/proc/$chat_pid/status"; }
 millis() { date +%s%3N; }
-designer=$("$probe" call "$account" yedi.account.AccountService/SignUp '{"email": "d@example.com",
+# SignUp, then CompleteSignUp with the code the development sender wrote; prints the access token.
+sign_up() {
+    local id
+    id=$("$probe" call "$account" yedi.account.AccountService/SignUp "$1" --field verificationId)
+    "$probe" call "$account" yedi.account.AccountService/CompleteSignUp --field session.accessToken \
+        "{\"verificationId\": \"$id\", \"code\": \"$("$probe" sent-mail --folder "$work/account/sent-mail" \
+            --verification-id "$id" --value code)\"}"
+}
+designer=$(sign_up '{"email": "d@example.com",
   "password": "scissors99", "name": "Designer", "phone": "01098765432", "gender": "GENDER_MALE",
   "birthDate": {"year": 1988, "month": 11, "day": 3}, "role": "ROLE_DESIGNER", "designer": {
   "rank": "DESIGNER_RANK_PRINCIPAL", "shop": {"name": "Shop", "phone": "0255551234",
-  "address": {"city": "Seoul", "district": "Gangnam", "detail": "3F"}}}}' --field session.accessToken)
+  "address": {"city": "Seoul", "district": "Gangnam", "detail": "3F"}}}}')
 designer_id=$("$probe" call "$account" yedi.account.AccountService/GetMe --token "$designer" --field id)
-customer=$("$probe" call "$account" yedi.account.AccountService/SignUp '{"email": "c@example.com",
+customer=$(sign_up '{"email": "c@example.com",
   "password": "hair2024!", "name": "Customer", "phone": "01012345678", "gender": "GENDER_FEMALE",
-  "birthDate": {"year": 1995, "month": 4, "day": 12}, "role": "ROLE_CUSTOMER"}' --field session.accessToken)
+  "birthDate": {"year": 1995, "month": 4, "day": 12}, "role": "ROLE_CUSTOMER"}')
 room=$("$probe" call "$chat" yedi.chat.ChatService/OpenRoom --token "$customer" \
     "{\"designerId\": \"$designer_id\"}" --field room.id)
 

@@ -121,10 +121,12 @@ Yedi is up. Data in $data/<service>, logs in $data/logs/.
   booking  rpc 127.0.0.1:7003   metrics http://127.0.0.1:9103/metrics
   chat     rpc 127.0.0.1:7004   metrics http://127.0.0.1:9104/metrics
 Dev PKI (CA, service and probe certificates, token signing keys; NOT for production): $pki
-The probe finds it by itself from anywhere in this checkout. Try (sign up, sign in, who am I):
+Mail (sign-up codes) goes to files in $data/account/sent-mail: \`yedi-probe sent-mail\` lists it.
+The probe finds it by itself from anywhere in this checkout. Try (sign up with the mailed code, sign in, who am I):
 
   P=$probe
-  \$P call 127.0.0.1:7001 yedi.account.AccountService/SignUp '{"email": "minji@example.com", "password": "hair2024!", "name": "김민지", "phone": "01012345678", "gender": "GENDER_FEMALE", "birthDate": {"year": 1995, "month": 4, "day": 12}, "role": "ROLE_CUSTOMER"}'
+  ID=\$(\$P call 127.0.0.1:7001 yedi.account.AccountService/SignUp '{"email": "minji@example.com", "password": "hair2024!", "name": "김민지", "phone": "01012345678", "gender": "GENDER_FEMALE", "birthDate": {"year": 1995, "month": 4, "day": 12}, "role": "ROLE_CUSTOMER"}' --field verificationId)
+  \$P call 127.0.0.1:7001 yedi.account.AccountService/CompleteSignUp "{\\"verificationId\\": \\"\$ID\\", \\"code\\": \\"\$(\$P sent-mail --verification-id \$ID --value code)\\"}" --field user.id
   TOKEN=\$(\$P call 127.0.0.1:7001 yedi.account.AccountService/SignIn '{"email": "minji@example.com", "password": "hair2024!"}' --field session.accessToken)
   \$P call 127.0.0.1:7001 yedi.account.AccountService/GetMe --token "\$TOKEN"
 

@@ -6,6 +6,7 @@ import GRDB
 import Histogram
 import Logging
 import RPCCore
+import ServiceRuntime
 import YediCrypto
 import YediProto
 
@@ -100,11 +101,11 @@ struct AccountBench: AsyncParsableCommand {
             let account = YediAccount.AccountService.Client(client)
             var token = ""
             for email in emails {
-                let answer = try await account.signUp(
+                let answer = try await account.signUpCompletely(
                     .init(
                         email: email, password: password, name: "벤치 고객", phone: "01012345678", gender: .female,
                         birthDate: .init(year: 1995, month: 4, day: 12), role: .customer),
-                    options: CallOptions(timeout: .seconds(30)))
+                    accountData: URL(fileURLWithPath: process.data), options: CallOptions(timeout: .seconds(30)))
                 token = answer.session?.accessToken ?? ""
             }
             return token

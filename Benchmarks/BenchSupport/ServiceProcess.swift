@@ -14,6 +14,8 @@ public struct ServiceProcess: @unchecked Sendable {
     public let name: String
     public let port: Int
     public let pki: String
+    /// Its data folder (`--data`).
+    public let data: String
     public let log: String
     private let process: Process
 
@@ -46,7 +48,7 @@ public struct ServiceProcess: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = output
         try process.run()
-        let running = ServiceProcess(name: name, port: port, pki: pki, log: log, process: process)
+        let running = ServiceProcess(name: name, port: port, pki: pki, data: data, log: log, process: process)
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             guard process.isRunning else { throw BenchError("\(name) exited at start; see \(log)") }

@@ -3,6 +3,7 @@ import BenchSupport
 import Foundation
 import Histogram
 import RPCCore
+import ServiceRuntime
 import YediProto
 
 /// ContentService as it runs: the real `ContentService` and `AccountService` executables (found next to
@@ -94,7 +95,7 @@ struct ContentBench: AsyncParsableCommand {
             let accounts = YediAccount.AccountService.Client(client)
             var tokens: [String] = []
             for index in 0..<designers {
-                let answer = try await accounts.signUp(
+                let answer = try await accounts.signUpCompletely(
                     .init(
                         email: "bench-designer-\(index)@example.com", password: "bench-password-1",
                         name: "디자이너 \(index)", phone: "01012345678", gender: .male,
@@ -105,7 +106,7 @@ struct ContentBench: AsyncParsableCommand {
                                 name: "살롱 \(index)", phone: "0255512345",
                                 address: .init(city: "서울", district: "강남구", detail: "1층"), latitude: 37.5,
                                 longitude: 127))),
-                    options: CallOptions(timeout: .seconds(60)))
+                    accountData: URL(fileURLWithPath: account.data), options: CallOptions(timeout: .seconds(60)))
                 tokens.append(answer.session?.accessToken ?? "")
             }
             return tokens

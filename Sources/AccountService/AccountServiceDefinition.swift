@@ -21,8 +21,14 @@ enum AccountServiceDefinition: ServiceDefinition {
         [try await handlers(env, passwords: PasswordHasher())]
     }
 
-    /// The handlers on `env`; tests pass a cheaper password hasher.
-    static func handlers(_ env: ServiceEnvironment, passwords: PasswordHasher) async throws -> AccountHandlers {
+    /// Mails SignUp sends one address per hour (docs/account.md, "Sign-up").
+    static let mailsPerRecipient = RateLimit(burst: 5, period: .seconds(3_600))
+
+    /// The handlers on `env`; tests pass a cheaper password hasher (and may fix the mailed codes).
+    static func handlers(
+        _ env: ServiceEnvironment, passwords: PasswordHasher,
+        codes: any VerificationCodeGenerator = RandomVerificationCodes()
+    ) async throws -> AccountHandlers {
         guard let signingKey = env.tokenSigningKey else {
             throw ConfigurationError(option: "--token-signing-key (YEDI_TOKEN_SIGNING_KEY)", problem: "required")
         }
@@ -30,6 +36,7 @@ enum AccountServiceDefinition: ServiceDefinition {
         let peers = env.peers
         let store = SQLiteAccountStore(database: env.database, outbox: env.outbox, revokedUsers: env.revokedUsers)
         env.addBackgroundService(sessionPruning(env, store: store))
+        env.outbox.register(try mailSender(env))
         return AccountHandlers(
             store: store,
             passwords: passwords,
@@ -44,6 +51,8 @@ enum AccountServiceDefinition: ServiceDefinition {
                 perConnection: env.configuration.signInRatePerConnection.scaled(by: 10)),
             clock: clock,
             ids: env.ids,
+            codes: codes,
+            mailsPerRecipient: SharedRateLimiter(limit: mailsPerRecipient),
             reviews: { designerIDs in
                 let content = YediContent.ContentService.Client(try peers.client(for: "content"))
                 let answer = try await content.getReviewSummaries(
@@ -62,15 +71,30 @@ enum AccountServiceDefinition: ServiceDefinition {
         )
     }
 
-    /// How often dead sessions are pruned (and once at start).
+    /// Where SignUp's mail goes: files in `<data>/sent-mail` (`DevelopmentMailSender`), the only sender
+    /// until the platform issue adds a mail API adapter; said in the log outside development mode, where
+    /// nobody would read them.
+    static func mailSender(_ env: ServiceEnvironment) throws -> any MailSender {
+        let folder = try env.dataFolder("sent-mail")
+        if !env.configuration.development {
+            env.logger.warning(
+                "mail: no mail API is configured; sign-up codes are written to files, not sent",
+                metadata: ["folder": "\(folder.path)"])
+        }
+        return DevelopmentMailSender(folder: folder, clock: env.clock)
+    }
+
+    /// How often dead sessions and expired sign-ups are pruned (and once at start).
     static let pruningPeriod: Duration = .seconds(3_600)
 
-    /// Deletes session rows expired or revoked longer than `--retention sessions.dead` ago (24 h).
+    /// Deletes session rows expired or revoked longer than `--retention sessions.dead` ago (24 h), and
+    /// sign-ups whose code expired as long ago.
     static func sessionPruning(_ env: ServiceEnvironment, store: any AccountStore) -> PeriodicJob {
         let clock = env.clock
         let retention = env.configuration.retention.deadSessions
         return PeriodicJob(name: "session-pruning", period: pruningPeriod, logger: env.logger) {
-            try await store.pruneSessions(deadBefore: clock.nowMilliseconds - retention)
+            let cutoff = clock.nowMilliseconds - retention
+            return try await store.pruneSessions(deadBefore: cutoff) + store.pruneSignUps(expiredBefore: cutoff)
         }
     }
 }

@@ -547,6 +547,96 @@ void   yedi__account__sign_up_response__free_unpacked
   assert(message->base.descriptor == &yedi__account__sign_up_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__account__complete_sign_up_request__init
+                     (Yedi__Account__CompleteSignUpRequest         *message)
+{
+  static const Yedi__Account__CompleteSignUpRequest init_value = YEDI__ACCOUNT__COMPLETE_SIGN_UP_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__account__complete_sign_up_request__get_packed_size
+                     (const Yedi__Account__CompleteSignUpRequest *message)
+{
+  assert(message->base.descriptor == &yedi__account__complete_sign_up_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__complete_sign_up_request__pack
+                     (const Yedi__Account__CompleteSignUpRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__complete_sign_up_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__complete_sign_up_request__pack_to_buffer
+                     (const Yedi__Account__CompleteSignUpRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__complete_sign_up_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__CompleteSignUpRequest *
+       yedi__account__complete_sign_up_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__CompleteSignUpRequest *)
+     protobuf_c_message_unpack (&yedi__account__complete_sign_up_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__complete_sign_up_request__free_unpacked
+                     (Yedi__Account__CompleteSignUpRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__complete_sign_up_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__complete_sign_up_response__init
+                     (Yedi__Account__CompleteSignUpResponse         *message)
+{
+  static const Yedi__Account__CompleteSignUpResponse init_value = YEDI__ACCOUNT__COMPLETE_SIGN_UP_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__account__complete_sign_up_response__get_packed_size
+                     (const Yedi__Account__CompleteSignUpResponse *message)
+{
+  assert(message->base.descriptor == &yedi__account__complete_sign_up_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__complete_sign_up_response__pack
+                     (const Yedi__Account__CompleteSignUpResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__complete_sign_up_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__complete_sign_up_response__pack_to_buffer
+                     (const Yedi__Account__CompleteSignUpResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__complete_sign_up_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__CompleteSignUpResponse *
+       yedi__account__complete_sign_up_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__CompleteSignUpResponse *)
+     protobuf_c_message_unpack (&yedi__account__complete_sign_up_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__complete_sign_up_response__free_unpacked
+                     (Yedi__Account__CompleteSignUpResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__complete_sign_up_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__account__sign_in_request__init
                      (Yedi__Account__SignInRequest         *message)
 {
@@ -2987,37 +3077,37 @@ const ProtobufCMessageDescriptor yedi__account__sign_up_request__descriptor =
 static const ProtobufCFieldDescriptor yedi__account__sign_up_response__field_descriptors[2] =
 {
   {
-    "user",
-    1,
+    "verification_id",
+    3,
     PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_MESSAGE,
+    PROTOBUF_C_TYPE_STRING,
     0,   /* quantifier_offset */
-    offsetof(Yedi__Account__SignUpResponse, user),
-    &yedi__account__user__descriptor,
+    offsetof(Yedi__Account__SignUpResponse, verification_id),
     NULL,
+    &protobuf_c_empty_string,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "session",
-    2,
+    "code_expires_at_ms",
+    4,
     PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_MESSAGE,
+    PROTOBUF_C_TYPE_INT64,
     0,   /* quantifier_offset */
-    offsetof(Yedi__Account__SignUpResponse, session),
-    &yedi__account__session__descriptor,
+    offsetof(Yedi__Account__SignUpResponse, code_expires_at_ms),
+    NULL,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
 };
 static const unsigned yedi__account__sign_up_response__field_indices_by_name[] = {
-  1,   /* field[1] = session */
-  0,   /* field[0] = user */
+  1,   /* field[1] = code_expires_at_ms */
+  0,   /* field[0] = verification_id */
 };
 static const ProtobufCIntRange yedi__account__sign_up_response__number_ranges[1 + 1] =
 {
-  { 1, 0 },
+  { 3, 0 },
   { 0, 2 }
 };
 const ProtobufCMessageDescriptor yedi__account__sign_up_response__descriptor =
@@ -3033,6 +3123,108 @@ const ProtobufCMessageDescriptor yedi__account__sign_up_response__descriptor =
   yedi__account__sign_up_response__field_indices_by_name,
   1,  yedi__account__sign_up_response__number_ranges,
   (ProtobufCMessageInit) yedi__account__sign_up_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__complete_sign_up_request__field_descriptors[2] =
+{
+  {
+    "verification_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__CompleteSignUpRequest, verification_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "code",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__CompleteSignUpRequest, code),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__complete_sign_up_request__field_indices_by_name[] = {
+  1,   /* field[1] = code */
+  0,   /* field[0] = verification_id */
+};
+static const ProtobufCIntRange yedi__account__complete_sign_up_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__account__complete_sign_up_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.CompleteSignUpRequest",
+  "CompleteSignUpRequest",
+  "Yedi__Account__CompleteSignUpRequest",
+  "yedi.account",
+  sizeof(Yedi__Account__CompleteSignUpRequest),
+  2,
+  yedi__account__complete_sign_up_request__field_descriptors,
+  yedi__account__complete_sign_up_request__field_indices_by_name,
+  1,  yedi__account__complete_sign_up_request__number_ranges,
+  (ProtobufCMessageInit) yedi__account__complete_sign_up_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__complete_sign_up_response__field_descriptors[2] =
+{
+  {
+    "user",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__CompleteSignUpResponse, user),
+    &yedi__account__user__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "session",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__CompleteSignUpResponse, session),
+    &yedi__account__session__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__complete_sign_up_response__field_indices_by_name[] = {
+  1,   /* field[1] = session */
+  0,   /* field[0] = user */
+};
+static const ProtobufCIntRange yedi__account__complete_sign_up_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__account__complete_sign_up_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.CompleteSignUpResponse",
+  "CompleteSignUpResponse",
+  "Yedi__Account__CompleteSignUpResponse",
+  "yedi.account",
+  sizeof(Yedi__Account__CompleteSignUpResponse),
+  2,
+  yedi__account__complete_sign_up_response__field_descriptors,
+  yedi__account__complete_sign_up_response__field_indices_by_name,
+  1,  yedi__account__complete_sign_up_response__number_ranges,
+  (ProtobufCMessageInit) yedi__account__complete_sign_up_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor yedi__account__sign_in_request__field_descriptors[2] =
@@ -4500,9 +4692,10 @@ const ProtobufCEnumDescriptor yedi__account__designer_rank__descriptor =
   yedi__account__designer_rank__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor yedi__account__account_service__method_descriptors[21] =
+static const ProtobufCMethodDescriptor yedi__account__account_service__method_descriptors[22] =
 {
   { "SignUp", &yedi__account__sign_up_request__descriptor, &yedi__account__sign_up_response__descriptor },
+  { "CompleteSignUp", &yedi__account__complete_sign_up_request__descriptor, &yedi__account__complete_sign_up_response__descriptor },
   { "SignIn", &yedi__account__sign_in_request__descriptor, &yedi__account__sign_in_response__descriptor },
   { "RefreshSession", &yedi__account__refresh_session_request__descriptor, &yedi__account__refresh_session_response__descriptor },
   { "SignOut", &yedi__account__sign_out_request__descriptor, &yedi__account__sign_out_response__descriptor },
@@ -4525,27 +4718,28 @@ static const ProtobufCMethodDescriptor yedi__account__account_service__method_de
   { "DeleteAccount", &yedi__account__delete_account_request__descriptor, &yedi__account__delete_account_response__descriptor },
 };
 const unsigned yedi__account__account_service__method_indices_by_name[] = {
-  6,        /* BatchGetUsers */
-  20,        /* DeleteAccount */
-  14,        /* DeleteRecentSearch */
-  15,        /* Follow */
-  7,        /* GetDesigner */
-  4,        /* GetMe */
-  19,        /* GetShopHours */
-  5,        /* GetUser */
-  18,        /* ListFollowedDesignerIds */
-  17,        /* ListFollowing */
-  12,        /* ListRecentSearches */
-  13,        /* RecordRecentSearch */
-  2,        /* RefreshSession */
-  11,        /* SearchDesigners */
-  1,        /* SignIn */
-  3,        /* SignOut */
+  7,        /* BatchGetUsers */
+  1,        /* CompleteSignUp */
+  21,        /* DeleteAccount */
+  15,        /* DeleteRecentSearch */
+  16,        /* Follow */
+  8,        /* GetDesigner */
+  5,        /* GetMe */
+  20,        /* GetShopHours */
+  6,        /* GetUser */
+  19,        /* ListFollowedDesignerIds */
+  18,        /* ListFollowing */
+  13,        /* ListRecentSearches */
+  14,        /* RecordRecentSearch */
+  3,        /* RefreshSession */
+  12,        /* SearchDesigners */
+  2,        /* SignIn */
+  4,        /* SignOut */
   0,        /* SignUp */
-  16,        /* Unfollow */
-  9,        /* UpdateDesignerProfile */
-  8,        /* UpdateProfile */
-  10         /* UpdateShop */
+  17,        /* Unfollow */
+  10,        /* UpdateDesignerProfile */
+  9,        /* UpdateProfile */
+  11         /* UpdateShop */
 };
 const ProtobufCServiceDescriptor yedi__account__account_service__descriptor =
 {
@@ -4554,7 +4748,7 @@ const ProtobufCServiceDescriptor yedi__account__account_service__descriptor =
   "AccountService",
   "Yedi__Account__AccountService",
   "yedi.account",
-  21,
+  22,
   yedi__account__account_service__method_descriptors,
   yedi__account__account_service__method_indices_by_name
 };
@@ -4566,13 +4760,21 @@ void yedi__account__account_service__sign_up(ProtobufCService *service,
   assert(service->descriptor == &yedi__account__account_service__descriptor);
   service->invoke(service, 0, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
+void yedi__account__account_service__complete_sign_up(ProtobufCService *service,
+                                                      const Yedi__Account__CompleteSignUpRequest *input,
+                                                      Yedi__Account__CompleteSignUpResponse_Closure closure,
+                                                      void *closure_data)
+{
+  assert(service->descriptor == &yedi__account__account_service__descriptor);
+  service->invoke(service, 1, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
 void yedi__account__account_service__sign_in(ProtobufCService *service,
                                              const Yedi__Account__SignInRequest *input,
                                              Yedi__Account__SignInResponse_Closure closure,
                                              void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 1, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 2, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__refresh_session(ProtobufCService *service,
                                                      const Yedi__Account__RefreshSessionRequest *input,
@@ -4580,7 +4782,7 @@ void yedi__account__account_service__refresh_session(ProtobufCService *service,
                                                      void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 2, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 3, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__sign_out(ProtobufCService *service,
                                               const Yedi__Account__SignOutRequest *input,
@@ -4588,7 +4790,7 @@ void yedi__account__account_service__sign_out(ProtobufCService *service,
                                               void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 3, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 4, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__get_me(ProtobufCService *service,
                                             const Yedi__Account__GetMeRequest *input,
@@ -4596,7 +4798,7 @@ void yedi__account__account_service__get_me(ProtobufCService *service,
                                             void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 4, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__get_user(ProtobufCService *service,
                                               const Yedi__Account__GetUserRequest *input,
@@ -4604,7 +4806,7 @@ void yedi__account__account_service__get_user(ProtobufCService *service,
                                               void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__batch_get_users(ProtobufCService *service,
                                                      const Yedi__Account__BatchGetUsersRequest *input,
@@ -4612,7 +4814,7 @@ void yedi__account__account_service__batch_get_users(ProtobufCService *service,
                                                      void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__get_designer(ProtobufCService *service,
                                                   const Yedi__Account__GetDesignerRequest *input,
@@ -4620,7 +4822,7 @@ void yedi__account__account_service__get_designer(ProtobufCService *service,
                                                   void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__update_profile(ProtobufCService *service,
                                                     const Yedi__Account__UpdateProfileRequest *input,
@@ -4628,7 +4830,7 @@ void yedi__account__account_service__update_profile(ProtobufCService *service,
                                                     void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__update_designer_profile(ProtobufCService *service,
                                                              const Yedi__Account__UpdateDesignerProfileRequest *input,
@@ -4636,7 +4838,7 @@ void yedi__account__account_service__update_designer_profile(ProtobufCService *s
                                                              void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__update_shop(ProtobufCService *service,
                                                  const Yedi__Account__UpdateShopRequest *input,
@@ -4644,7 +4846,7 @@ void yedi__account__account_service__update_shop(ProtobufCService *service,
                                                  void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__search_designers(ProtobufCService *service,
                                                       const Yedi__Account__SearchDesignersRequest *input,
@@ -4652,7 +4854,7 @@ void yedi__account__account_service__search_designers(ProtobufCService *service,
                                                       void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 12, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__list_recent_searches(ProtobufCService *service,
                                                           const Yedi__Account__ListRecentSearchesRequest *input,
@@ -4660,7 +4862,7 @@ void yedi__account__account_service__list_recent_searches(ProtobufCService *serv
                                                           void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 12, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__record_recent_search(ProtobufCService *service,
                                                           const Yedi__Account__RecordRecentSearchRequest *input,
@@ -4668,7 +4870,7 @@ void yedi__account__account_service__record_recent_search(ProtobufCService *serv
                                                           void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__delete_recent_search(ProtobufCService *service,
                                                           const Yedi__Account__DeleteRecentSearchRequest *input,
@@ -4676,7 +4878,7 @@ void yedi__account__account_service__delete_recent_search(ProtobufCService *serv
                                                           void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 15, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__follow(ProtobufCService *service,
                                             const Yedi__Account__FollowRequest *input,
@@ -4684,7 +4886,7 @@ void yedi__account__account_service__follow(ProtobufCService *service,
                                             void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 15, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 16, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__unfollow(ProtobufCService *service,
                                               const Yedi__Account__FollowRequest *input,
@@ -4692,7 +4894,7 @@ void yedi__account__account_service__unfollow(ProtobufCService *service,
                                               void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 16, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 17, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__list_following(ProtobufCService *service,
                                                     const Yedi__Account__ListFollowingRequest *input,
@@ -4700,7 +4902,7 @@ void yedi__account__account_service__list_following(ProtobufCService *service,
                                                     void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 17, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 18, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__list_followed_designer_ids(ProtobufCService *service,
                                                                 const Yedi__Account__ListFollowedDesignerIdsRequest *input,
@@ -4708,7 +4910,7 @@ void yedi__account__account_service__list_followed_designer_ids(ProtobufCService
                                                                 void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 18, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 19, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__get_shop_hours(ProtobufCService *service,
                                                     const Yedi__Account__GetShopHoursRequest *input,
@@ -4716,7 +4918,7 @@ void yedi__account__account_service__get_shop_hours(ProtobufCService *service,
                                                     void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 19, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 20, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__delete_account(ProtobufCService *service,
                                                     const Yedi__Account__DeleteAccountRequest *input,
@@ -4724,7 +4926,7 @@ void yedi__account__account_service__delete_account(ProtobufCService *service,
                                                     void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 20, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 21, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__init (Yedi__Account__AccountService_Service *service,
                                            Yedi__Account__AccountService_ServiceDestroy destroy)

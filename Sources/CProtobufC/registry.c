@@ -14,6 +14,8 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__account__designer_profile__descriptor,
     &yedi__account__sign_up_request__descriptor,
     &yedi__account__sign_up_response__descriptor,
+    &yedi__account__complete_sign_up_request__descriptor,
+    &yedi__account__complete_sign_up_response__descriptor,
     &yedi__account__sign_in_request__descriptor,
     &yedi__account__sign_in_response__descriptor,
     &yedi__account__refresh_session_request__descriptor,
@@ -141,12 +143,14 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__runtime__advance_clock_response__descriptor,
     &yedi__runtime__revoke_user_request__descriptor,
     &yedi__runtime__revoke_user_response__descriptor,
+    &yedi__runtime__mail_message__descriptor,
+    &yedi__runtime__mail_value__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 139; }
+size_t yedi_message_descriptor_count(void) { return 143; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 139 ? message_descriptors[index] : NULL;
+    return index < 143 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {

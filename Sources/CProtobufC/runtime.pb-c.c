@@ -187,6 +187,96 @@ void   yedi__runtime__revoke_user_response__free_unpacked
   assert(message->base.descriptor == &yedi__runtime__revoke_user_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__runtime__mail_message__init
+                     (Yedi__Runtime__MailMessage         *message)
+{
+  static const Yedi__Runtime__MailMessage init_value = YEDI__RUNTIME__MAIL_MESSAGE__INIT;
+  *message = init_value;
+}
+size_t yedi__runtime__mail_message__get_packed_size
+                     (const Yedi__Runtime__MailMessage *message)
+{
+  assert(message->base.descriptor == &yedi__runtime__mail_message__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__runtime__mail_message__pack
+                     (const Yedi__Runtime__MailMessage *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__runtime__mail_message__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__runtime__mail_message__pack_to_buffer
+                     (const Yedi__Runtime__MailMessage *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__runtime__mail_message__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Runtime__MailMessage *
+       yedi__runtime__mail_message__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Runtime__MailMessage *)
+     protobuf_c_message_unpack (&yedi__runtime__mail_message__descriptor,
+                                allocator, len, data);
+}
+void   yedi__runtime__mail_message__free_unpacked
+                     (Yedi__Runtime__MailMessage *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__runtime__mail_message__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__runtime__mail_value__init
+                     (Yedi__Runtime__MailValue         *message)
+{
+  static const Yedi__Runtime__MailValue init_value = YEDI__RUNTIME__MAIL_VALUE__INIT;
+  *message = init_value;
+}
+size_t yedi__runtime__mail_value__get_packed_size
+                     (const Yedi__Runtime__MailValue *message)
+{
+  assert(message->base.descriptor == &yedi__runtime__mail_value__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__runtime__mail_value__pack
+                     (const Yedi__Runtime__MailValue *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__runtime__mail_value__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__runtime__mail_value__pack_to_buffer
+                     (const Yedi__Runtime__MailValue *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__runtime__mail_value__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Runtime__MailValue *
+       yedi__runtime__mail_value__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Runtime__MailValue *)
+     protobuf_c_message_unpack (&yedi__runtime__mail_value__descriptor,
+                                allocator, len, data);
+}
+void   yedi__runtime__mail_value__free_unpacked
+                     (Yedi__Runtime__MailValue *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__runtime__mail_value__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor yedi__runtime__advance_clock_request__field_descriptors[1] =
 {
   {
@@ -356,6 +446,147 @@ const ProtobufCMessageDescriptor yedi__runtime__revoke_user_response__descriptor
   yedi__runtime__revoke_user_response__field_indices_by_name,
   0,  yedi__runtime__revoke_user_response__number_ranges,
   (ProtobufCMessageInit) yedi__runtime__revoke_user_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__runtime__mail_message__field_descriptors[5] =
+{
+  {
+    "to",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Runtime__MailMessage, to),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "subject",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Runtime__MailMessage, subject),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "text",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Runtime__MailMessage, text),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "template",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Runtime__MailMessage, template_),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "values",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Runtime__MailMessage, n_values),
+    offsetof(Yedi__Runtime__MailMessage, values),
+    &yedi__runtime__mail_value__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__runtime__mail_message__field_indices_by_name[] = {
+  1,   /* field[1] = subject */
+  3,   /* field[3] = template */
+  2,   /* field[2] = text */
+  0,   /* field[0] = to */
+  4,   /* field[4] = values */
+};
+static const ProtobufCIntRange yedi__runtime__mail_message__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor yedi__runtime__mail_message__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.runtime.MailMessage",
+  "MailMessage",
+  "Yedi__Runtime__MailMessage",
+  "yedi.runtime",
+  sizeof(Yedi__Runtime__MailMessage),
+  5,
+  yedi__runtime__mail_message__field_descriptors,
+  yedi__runtime__mail_message__field_indices_by_name,
+  1,  yedi__runtime__mail_message__number_ranges,
+  (ProtobufCMessageInit) yedi__runtime__mail_message__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__runtime__mail_value__field_descriptors[2] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Runtime__MailValue, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Runtime__MailValue, value),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__runtime__mail_value__field_indices_by_name[] = {
+  0,   /* field[0] = name */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange yedi__runtime__mail_value__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__runtime__mail_value__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.runtime.MailValue",
+  "MailValue",
+  "Yedi__Runtime__MailValue",
+  "yedi.runtime",
+  sizeof(Yedi__Runtime__MailValue),
+  2,
+  yedi__runtime__mail_value__field_descriptors,
+  yedi__runtime__mail_value__field_indices_by_name,
+  1,  yedi__runtime__mail_value__number_ranges,
+  (ProtobufCMessageInit) yedi__runtime__mail_value__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCMethodDescriptor yedi__runtime__dev_clock__method_descriptors[1] =

@@ -4,6 +4,7 @@ import Logging
 import RPCCore
 import ServiceRuntime
 import XCTest
+import YediProto
 
 @testable import AccountService
 
@@ -54,6 +55,62 @@ enum AccountStoreContract {
         }
         let afterRefusal = try await store.user(id: "u2")
         XCTAssertNil(afterRefusal, "the refused sign-up left nothing behind")
+    }
+
+    static func pendingSignUp(_ id: String, email: String, expires: Int64 = 1_000) -> PendingSignUpRecord {
+        PendingSignUpRecord(
+            id: id, email: email, request: [1, 2, 3], passwordHash: "$scrypt$test", codeHash: Array("code-\(id)".utf8),
+            expiresAtMilliseconds: expires, createdAtMilliseconds: 0)
+    }
+
+    /// A sign-up is checked against its own code only, spends a try per wrong code, completes once, and
+    /// cannot complete onto an address that got an account meanwhile.
+    static func signUpsCompleteOnceWithTheirOwnCode(_ store: any AccountStore) async throws {
+        let mail = YediRuntime.MailMessage(to: "new@example.com", subject: "code", text: "123456")
+        try await store.startSignUp(pendingSignUp("p1", email: "new@example.com"), mail: mail)
+        try await store.startSignUp(pendingSignUp("p2", email: "new@example.com"), mail: mail)
+        try await store.startSignUp(nil, mail: mail)  // a notice: nothing pending
+
+        let crossed = try await store.checkSignUpCode(
+            id: "p1", codeHash: Array("code-p2".utf8), now: 10, maximumAttempts: 2)
+        XCTAssertNil(crossed, "another sign-up's code")
+        let late = try await store.checkSignUpCode(
+            id: "p2", codeHash: Array("code-p2".utf8), now: 1_000, maximumAttempts: 2)
+        XCTAssertNil(late, "expired")
+        let unknown = try await store.checkSignUpCode(
+            id: "p9", codeHash: Array("code-p9".utf8), now: 10, maximumAttempts: 2)
+        XCTAssertNil(unknown)
+        let right = try await store.checkSignUpCode(
+            id: "p1", codeHash: Array("code-p1".utf8), now: 10, maximumAttempts: 2)
+        XCTAssertEqual(right, pendingSignUp("p1", email: "new@example.com").with(attempts: 1))
+        _ = try await store.checkSignUpCode(id: "p1", codeHash: Array("wrong".utf8), now: 10, maximumAttempts: 2)
+        let spent = try await store.checkSignUpCode(
+            id: "p1", codeHash: Array("code-p1".utf8), now: 10, maximumAttempts: 2)
+        XCTAssertNil(spent, "two wrong codes spent both tries")
+
+        let user = user("u1", email: "new@example.com")
+        try await store.completeSignUp(id: "p2", user: user, designer: nil, session: session("s1", user: "u1"))
+        let created = try await store.user(email: "new@example.com")
+        XCTAssertEqual(created, user)
+        do {
+            try await store.completeSignUp(id: "p2", user: user, designer: nil, session: session("s2", user: "u1"))
+            XCTFail("a sign-up completed twice")
+        } catch let error as AccountStoreError {
+            XCTAssertEqual(error, .notFound)
+        }
+        try await store.startSignUp(pendingSignUp("p3", email: "new@example.com", expires: 5_000), mail: mail)
+        do {
+            try await store.completeSignUp(
+                id: "p3", user: Self.user("u2", email: "new@example.com"), designer: nil,
+                session: session("s3", user: "u2"))
+            XCTFail("a second account for the address")
+        } catch let error as AccountStoreError {
+            XCTAssertEqual(error, .emailTaken)
+        }
+        let pruned = try await store.pruneSignUps(expiredBefore: 2_000)
+        XCTAssertEqual(pruned, 1, "p1 (expired at 1 000) goes; p3 (5 000) stays")
+        let p3 = try await store.checkSignUpCode(id: "p3", codeHash: Array("code-p3".utf8), now: 10, maximumAttempts: 5)
+        XCTAssertNotNil(p3, "a refused completion leaves the sign-up as it was")
     }
 
     static func sessionsRotateOnceAndReuseRevokesTheFamily(_ store: any AccountStore) async throws {
@@ -186,6 +243,15 @@ final class SQLiteAccountStoreTests: XCTestCase {
         try await AccountStoreContract.usersRoundTripAndEmailsAreUnique(store)
     }
 
+    func testSignUpsCompleteOnceWithTheirOwnCode() async throws {
+        try await AccountStoreContract.signUpsCompleteOnceWithTheirOwnCode(store)
+        // SQLite-specific: each sign-up's mail sits in the outbox, written by the same transaction.
+        let mails = try await database.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM runtime_outbox WHERE peer = 'mail'")
+        }
+        XCTAssertEqual(mails, 4)
+    }
+
     func testSessionsRotateOnceAndReuseRevokesTheFamily() async throws {
         try await AccountStoreContract.sessionsRotateOnceAndReuseRevokesTheFamily(store)
     }
@@ -220,5 +286,13 @@ final class SQLiteAccountStoreTests: XCTestCase {
         XCTAssertEqual(revoked, 1, "deleted users' tokens are revoked in the deleting transaction")
         let integrity = try await database.integrityCheck()
         XCTAssertEqual(integrity, "ok")
+    }
+}
+
+extension PendingSignUpRecord {
+    fileprivate func with(attempts: Int) -> PendingSignUpRecord {
+        var copy = self
+        copy.attempts = attempts
+        return copy
     }
 }

@@ -59,6 +59,17 @@ final class AccountFixture: Sendable {
         try await service.stop()
     }
 
+    /// Signs up the whole way: `SignUp`, the code from the service's development mailbox, `CompleteSignUp`.
+    func signUp(_ request: YediAccount.SignUpRequest) async throws -> YediAccount.CompleteSignUpResponse {
+        try await account.signUpCompletely(request, accountData: service.environment.dataDirectory)
+    }
+
+    /// The mail the service has sent so far, oldest first.
+    func sentMail() throws -> [SentMail] {
+        try DevelopmentMailSender.messages(
+            in: service.environment.dataDirectory.appendingPathComponent("sent-mail"))
+    }
+
     /// `authorization: Bearer <token>`
     func options(_ token: String) -> CallOptions { ServiceHarness.bearer(token) }
 

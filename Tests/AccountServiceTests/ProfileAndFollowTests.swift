@@ -11,13 +11,13 @@ import YediProto
 /// Profiles (own, public, batch for services), designer profile and shop updates, follows.
 final class ProfileAndFollowTests: XCTestCase {
     private var fixture: AccountFixture!
-    private var customer: YediAccount.SignUpResponse!
-    private var designer: YediAccount.SignUpResponse!
+    private var customer: YediAccount.CompleteSignUpResponse!
+    private var designer: YediAccount.CompleteSignUpResponse!
 
     override func setUp() async throws {
         fixture = try await AccountFixture.start()
-        customer = try await fixture.account.signUp(SampleAccounts.customer())
-        designer = try await fixture.account.signUp(SampleAccounts.designer())
+        customer = try await fixture.signUp(SampleAccounts.customer())
+        designer = try await fixture.signUp(SampleAccounts.designer())
     }
 
     override func tearDown() async throws {
@@ -154,7 +154,7 @@ final class ProfileAndFollowTests: XCTestCase {
     func testFollowingListsNewestFirstInPagesAndForTheFeed() async throws {
         var designerIDs: [String] = []
         for index in 0..<5 {
-            let signedUp = try await fixture.account.signUp(
+            let signedUp = try await fixture.signUp(
                 SampleAccounts.designer("d\(index)@example.com", name: "디자이너\(index)"))
             designerIDs.append(signedUp.user!.id)
             fixture.clock.advance(by: 1)

@@ -15,8 +15,8 @@ final class ReviewSummaryTests: XCTestCase {
         let content = try await harness.start(
             SummaryStubDefinition.self, configuration: try harness.configuration(SummaryStubDefinition.defaults))
         let fixture = try await AccountFixture.start(peers: ["content": try await content.port], harness: harness)
-        let designer = try await fixture.account.signUp(SampleAccounts.designer())
-        let customer = try await fixture.account.signUp(SampleAccounts.customer())
+        let designer = try await fixture.signUp(SampleAccounts.designer())
+        let customer = try await fixture.signUp(SampleAccounts.customer())
         _ = try await fixture.account.follow(
             .init(designerID: designer.user!.id), options: fixture.options(customer.session!.accessToken))
 

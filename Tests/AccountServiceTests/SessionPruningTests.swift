@@ -21,7 +21,7 @@ final class SessionPruningTests: XCTestCase {
             try await env.database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM session") ?? 0 }
         }
         // Family 1: signed up (token 1), rotated (token 1 used, token 2 live). Family 2: signed in, signed out.
-        let signedUp = try await fixture.account.signUp(SampleAccounts.customer())
+        let signedUp = try await fixture.signUp(SampleAccounts.customer())
         let token1 = try XCTUnwrap(signedUp.session?.refreshToken)
         let rotated = try await fixture.account.refreshSession(.init(refreshToken: token1))
         XCTAssertNotNil(rotated.session?.refreshToken)
@@ -50,6 +50,31 @@ final class SessionPruningTests: XCTestCase {
         let expired = await job.runOnce()
         XCTAssertEqual(expired, 2)
         let left = try await rows()
+        XCTAssertEqual(left, 0)
+        try await fixture.stop()
+    }
+
+    /// A sign-up never completed is pruned with the dead sessions, once its code has been expired for the
+    /// same retention; a completed one left nothing behind.
+    func testAbandonedSignUpsArePrunedAfterTheirRetention() async throws {
+        let fixture = try await AccountFixture.start()
+        let env = fixture.service.environment
+        let job = AccountServiceDefinition.sessionPruning(env, store: fixture.store)
+        func pending() async throws -> Int {
+            try await env.database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM pending_sign_up") ?? 0 }
+        }
+        _ = try await fixture.signUp(SampleAccounts.customer())
+        _ = try await fixture.account.signUp(SampleAccounts.customer("abandoned@example.com"))
+        let waiting = try await pending()
+        XCTAssertEqual(waiting, 1, "the completed sign-up is gone, the abandoned one waits")
+
+        fixture.clock.advance(by: 15 * 60 + 86_400 - 10)
+        let early = await job.runOnce()
+        XCTAssertEqual(early, 0)
+        fixture.clock.advance(by: 20)
+        let pruned = await job.runOnce()
+        XCTAssertEqual(pruned, 1)
+        let left = try await pending()
         XCTAssertEqual(left, 0)
         try await fixture.stop()
     }

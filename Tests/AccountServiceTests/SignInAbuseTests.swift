@@ -26,7 +26,21 @@ final class SignInAbuseTests: XCTestCase {
     }
 
     private static let signIn = YediAccount.AccountService.Method.signIn.descriptor
-    private static let signUp = YediAccount.AccountService.Method.signUp.descriptor
+
+    /// SignUp and CompleteSignUp straight on `handlers`, from `address`, with the code from the mailbox.
+    private static func signUp(
+        _ request: YediAccount.SignUpRequest, with handlers: AccountHandlers, of fixture: AccountFixture,
+        from address: String, port: Int = 40_000
+    ) async throws -> YediAccount.CompleteSignUpResponse {
+        let started = try await handlers.signUp(
+            request, context: context(YediAccount.AccountService.Method.signUp.descriptor, from: address, port: port))
+        let code = try await DevelopmentMailSender.code(
+            forSignUp: started.verificationID,
+            in: fixture.service.environment.dataDirectory.appendingPathComponent("sent-mail"), timeout: .seconds(20))
+        return try await handlers.completeSignUp(
+            .init(verificationID: started.verificationID, code: code),
+            context: context(YediAccount.AccountService.Method.completeSignUp.descriptor, from: address, port: port))
+    }
 
     // MARK: 1. The CPU lever
 
@@ -40,7 +54,7 @@ final class SignInAbuseTests: XCTestCase {
         }
         let passwords = PasswordHasher()
         let handlers = try await AccountServiceDefinition.handlers(fixture.service.environment, passwords: passwords)
-        _ = try await handlers.signUp(SampleAccounts.customer(), context: Self.context(Self.signUp, from: "10.0.0.1"))
+        _ = try await Self.signUp(SampleAccounts.customer(), with: handlers, of: fixture, from: "10.0.0.1")
         let legitimate = YediAccount.SignInRequest(email: "minji@example.com", password: "hair2024!")
 
         // One sign-in alone (its derivation and its three small transactions), at this moment's machine
@@ -79,8 +93,8 @@ final class SignInAbuseTests: XCTestCase {
         }
         let handlers = try await AccountServiceDefinition.handlers(
             fixture.service.environment, passwords: PasswordHasher(parameters: .fastForTests))
-        let signedUp = try await handlers.signUp(
-            SampleAccounts.customer(), context: Self.context(Self.signUp, from: "100.64.0.1", port: 1))
+        let signedUp = try await Self.signUp(
+            SampleAccounts.customer(), with: handlers, of: fixture, from: "100.64.0.1", port: 1)
         _ = await floodOfSignIns(handlers, from: "100.64.0.1", count: 10)
         let refused = await statusCode {
             _ = try await handlers.signIn(
@@ -107,7 +121,8 @@ final class SignInAbuseTests: XCTestCase {
         let other = try RPCClient(
             configuration: fixture.harness.clientConfiguration(port: try await fixture.service.port))
         let otherTask = Task { await other.run() }
-        _ = try await YediAccount.AccountService.Client(other).signUp(SampleAccounts.customer())
+        _ = try await YediAccount.AccountService.Client(other).signUpCompletely(
+            SampleAccounts.customer(), accountData: fixture.service.environment.dataDirectory)
 
         let start = ContinuousClock.now
         let errors = await withTaskGroup(of: RPCError?.self) { group in
@@ -143,7 +158,7 @@ final class SignInAbuseTests: XCTestCase {
     /// locked afterwards (before, all 30 got "wrong password" and the account stayed open).
     func testConcurrentWrongPasswordsLockTheAccount() async throws {
         let fixture = try await AccountFixture.start()
-        _ = try await fixture.account.signUp(SampleAccounts.customer())
+        _ = try await fixture.signUp(SampleAccounts.customer())
         let codes = await withTaskGroup(of: StatusCode?.self) { group in
             for index in 0..<30 {
                 group.addTask {
@@ -173,7 +188,7 @@ final class SignInAbuseTests: XCTestCase {
         let fixture = try await AccountFixture.start()
         let handlers = try await AccountServiceDefinition.handlers(
             fixture.service.environment, passwords: PasswordHasher(parameters: .fastForTests))
-        _ = try await handlers.signUp(SampleAccounts.customer(), context: Self.context(Self.signUp, from: "10.0.0.1"))
+        _ = try await Self.signUp(SampleAccounts.customer(), with: handlers, of: fixture, from: "10.0.0.1")
         let right = YediAccount.SignInRequest(email: "minji@example.com", password: "hair2024!")
         let wrong = YediAccount.SignInRequest(email: "minji@example.com", password: "guess12345")
         // The owner signs in from their usual address.
@@ -217,7 +232,7 @@ final class SignInAbuseTests: XCTestCase {
     /// waits out the lock (and sign-in from that address is locked too), until the lockout passes.
     func testDeleteAccountPasswordCheckIsThrottledLikeSignIn() async throws {
         let fixture = try await AccountFixture.start()
-        let signedUp = try await fixture.account.signUp(SampleAccounts.customer())
+        let signedUp = try await fixture.signUp(SampleAccounts.customer())
         let token = try XCTUnwrap(signedUp.session?.accessToken)
         for _ in 0..<5 {
             let wrong = await statusCode {

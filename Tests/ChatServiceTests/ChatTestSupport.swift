@@ -163,8 +163,8 @@ final class ChatFixture: Sendable {
         var request =
             role == .designer ? SampleAccounts.designer(email, name: name) : SampleAccounts.customer(email)
         request.name = name
-        let answer = try await YediAccount.AccountService.Client(accountClient).signUp(
-            request, options: CallOptions(timeout: .seconds(10)))
+        let answer = try await YediAccount.AccountService.Client(accountClient).signUpCompletely(
+            request, accountData: account.environment.dataDirectory, options: CallOptions(timeout: .seconds(10)))
         let id = try XCTUnwrap(answer.user?.id)
         return User(id: id, token: try harness.token(user: id, role: role, now: clock.now), name: name)
     }

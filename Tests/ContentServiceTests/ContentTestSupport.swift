@@ -155,14 +155,14 @@ final class ContentFixture: @unchecked Sendable {
         let number = nextNumber()
         var request = SampleAccounts.designer("designer\(number)@example.com", name: name)
         request.designer?.shop?.name = "살롱 \(number)"
-        let answer = try await accounts.signUp(request)
+        let answer = try await accounts.signUpCompletely(request, accountData: account.environment.dataDirectory)
         return Person(id: answer.user!.id, token: answer.session!.accessToken)
     }
 
     func customer(_ name: String = "김민지") async throws -> Person {
         var request = SampleAccounts.customer("customer\(nextNumber())@example.com")
         request.name = name
-        let answer = try await accounts.signUp(request)
+        let answer = try await accounts.signUpCompletely(request, accountData: account.environment.dataDirectory)
         return Person(id: answer.user!.id, token: answer.session!.accessToken)
     }
 

@@ -71,8 +71,7 @@ final class JourneyTests: XCTestCase {
 
     func testTheWholeJourney() throws {
         // — The designer signs up and sets up the schedule: 10:00–20:00, a 13:00–14:00 break, a closed day.
-        let designer = try system.call(
-            "account", account + "SignUp",
+        let designer = try system.signUp(
             #"""
             {"email": "jiho@example.com", "password": "scissors99", "name": "박지호", "phone": "01098765432",
              "gender": "GENDER_MALE", "birthDate": {"year": 1988, "month": 11, "day": 3}, "role": "ROLE_DESIGNER",
@@ -117,8 +116,7 @@ final class JourneyTests: XCTestCase {
         XCTAssertEqual((post.at("photos") as? [Any])?.count, 2)
 
         // — The customer signs up, finds the designer by part of the name, follows, likes.
-        _ = try system.call(
-            "account", account + "SignUp",
+        _ = try system.signUp(
             #"""
             {"email": "minji@example.com", "password": "hair2024!", "name": "김민지", "phone": "01012345678",
              "gender": "GENDER_FEMALE", "birthDate": {"year": 1995, "month": 4, "day": 12}, "role": "ROLE_CUSTOMER"}

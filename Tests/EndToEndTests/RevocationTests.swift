@@ -21,8 +21,7 @@ final class RevocationTests: XCTestCase {
     /// Account's outbox has delivered, every call is UNAUTHENTICATED and no data file holds the user id.
     func testADeletedUsersTokenIsRefusedEverywhereAndNothingTheyWroteMeanwhileRemains() throws {
         try system.startAll()
-        let designer = try system.call(
-            "account", "yedi.account.AccountService/SignUp",
+        let designer = try system.signUp(
             #"""
             {"email": "jiho@example.com", "password": "scissors99", "name": "박지호", "phone": "01098765432",
              "gender": "GENDER_MALE", "birthDate": {"year": 1988, "month": 11, "day": 3}, "role": "ROLE_DESIGNER",
@@ -30,8 +29,7 @@ final class RevocationTests: XCTestCase {
                "address": {"city": "서울", "district": "강남구", "detail": "3층"}}}}
             """#)
         let designerID = designer.string("user.id")
-        let customer = try system.call(
-            "account", "yedi.account.AccountService/SignUp",
+        let customer = try system.signUp(
             #"""
             {"email": "minji@example.com", "password": "hair2024!", "name": "김민지", "phone": "01012345678",
              "gender": "GENDER_FEMALE", "birthDate": {"year": 1995, "month": 4, "day": 12}, "role": "ROLE_CUSTOMER"}

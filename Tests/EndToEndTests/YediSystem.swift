@@ -147,6 +147,26 @@ final class YediSystem {
         return object
     }
 
+    /// Signs up the whole way through the probe, as the README's tour does: `SignUp`, the code from
+    /// `yedi-probe sent-mail` (AccountService's development mailbox), `CompleteSignUp`; its reply
+    /// (`user`, `session`).
+    @discardableResult
+    func signUp(_ request: String, file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
+        let started = try call("account", "yedi.account.AccountService/SignUp", request)
+        let verificationID = started.string("verificationId")
+        let code = try runProbe([
+            "sent-mail", "--folder", dataDirectory("account").appendingPathComponent("sent-mail").path,
+            "--verification-id", verificationID, "--value", "code", "--wait", "20",
+        ])
+        guard code.exitCode == 0 else {
+            throw E2EFailure("sent-mail: no code (exit \(code.exitCode)): \(code.errorOutput)")
+        }
+        return try call(
+            "account", "yedi.account.AccountService/CompleteSignUp",
+            #"{"verificationId": "\#(verificationID)", "code": "\#(code.output.trimmingCharacters(in: .whitespacesAndNewlines))"}"#
+        )
+    }
+
     /// `call`, repeated while the answer is UNAVAILABLE ("try again"), as an app does: a service that asks a
     /// peer restarted a moment ago may still be reconnecting to it.
     @discardableResult

@@ -105,7 +105,7 @@ final class ProbeSchemaTests: XCTestCase {
         XCTAssertFalse(text.contains("message yedi.account.User {"), text)
 
         // A type of another package (yedi.common), two levels down, with its fields.
-        let signUp = try probe(["describe", "yedi.account.SignUpResponse"])
+        let signUp = try probe(["describe", "yedi.account.CompleteSignUpResponse"])
         assertExit(signUp, 0)
         XCTAssertTrue(signUp.output.contains("  yedi.common.LocalDate birth_date = 7;\n"), signUp.output)
         XCTAssertTrue(signUp.output.contains("message yedi.common.LocalDate {\n  int32 year = 1;\n"), signUp.output)

@@ -21,6 +21,11 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
     let refreshLimits: ClientRateLimits
     let clock: any WallClock
     let ids: any IDGenerator
+    /// The 6-digit codes SignUp mails.
+    let codes: any VerificationCodeGenerator
+    /// Mails SignUp sends one address (a code or a notice), so nobody can use SignUp to flood a mailbox.
+    /// Past it SignUp answers the same and sends nothing.
+    let mailsPerRecipient: SharedRateLimiter<String>
     /// Rating and review count come from ContentService, the owner of reviews.
     let reviews: @Sendable ([String]) async throws -> [String: YediAccount.ReviewSummary]
     /// Checked against when the email is unknown, so both failures take the same time.

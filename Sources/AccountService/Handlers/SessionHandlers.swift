@@ -6,56 +6,11 @@ import ServiceRuntime
 import YediCrypto
 import YediProto
 
-/// Sign-up, sign-in, sessions and deletion: the calls that cost a password hash, with the rate limits,
-/// the KDF queue and the throttle in front of it (docs/account.md, "Abuse resistance").
+/// Sign-in, sessions and deletion: the calls that cost a password hash, with the rate limits, the KDF
+/// queue and the throttle in front of it (docs/account.md, "Abuse resistance"). Sign-up is in
+/// `SignUpHandlers.swift`.
 extension AccountHandlers {
-    // MARK: Sign-up and sessions
-
-    func signUp(_ request: YediAccount.SignUpRequest, context: ServerContext) async throws -> YediAccount.SignUpResponse
-    {
-        let email = try FieldRules.email(request.email)
-        try FieldRules.password(request.password)
-        let role: UserRole
-        switch request.role {
-        case .customer: role = .customer
-        case .designer: role = .designer
-        default: throw FieldRules.invalid("role", "choose customer or designer")
-        }
-        var user = UserRecord(
-            id: ids.next(), role: role, email: email, name: try FieldRules.name(request.name),
-            phone: try FieldRules.mobilePhone(request.phone), gender: try FieldRules.gender(request.gender),
-            birthDate: try FieldRules.birthDate(request.birthDate, today: clock.now), passwordHash: "",
-            createdAtMilliseconds: clock.nowMilliseconds)
-        var designer: DesignerRecord?
-        if role == .designer {
-            guard let profile = request.designer else {
-                throw FieldRules.invalid("designer", "required for a designer")
-            }
-            designer = DesignerRecord(
-                userID: user.id,
-                description: try FieldRules.text(profile.description, field: "designer.description", maximum: 1_000),
-                skills: try FieldRules.skills(profile.skills, field: "designer.skills"),
-                rank: try FieldRules.rank(profile.rank, field: "designer.rank"),
-                shop: try FieldRules.shop(profile.shop, field: "designer.shop"))
-        } else if request.designer != nil {
-            throw FieldRules.invalid("designer", "only for a designer")
-        }
-        let address = try admit(context)
-        user.passwordHash = try await kdf {
-            try await passwords.hash(request.password, key: address, deadline: context.deadline)
-        }
-        let refresh = sessions.newRefreshToken(userID: user.id)
-        do {
-            try await store.createUser(user, designer: designer, session: refresh.record)
-        } catch AccountStoreError.emailTaken {
-            throw RPCError(code: .alreadyExists, message: "email: an account with this email exists")
-        }
-        return YediAccount.SignUpResponse(
-            user: Self.user(user),
-            session: try sessions.session(
-                for: user, familyID: refresh.record.familyID, refreshToken: refresh.token,
-                refreshExpiresAt: refresh.record.expiresAtMilliseconds))
-    }
+    // MARK: Sessions
 
     func signIn(_ request: YediAccount.SignInRequest, context: ServerContext) async throws -> YediAccount.SignInResponse
     {

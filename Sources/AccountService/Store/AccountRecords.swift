@@ -19,6 +19,23 @@ struct UserRecord: Sendable, Hashable {
     var createdAtMilliseconds: Int64
 }
 
+/// A sign-up waiting for the code mailed to its address: what SignUp was given, kept until
+/// CompleteSignUp (or 15 minutes). No account exists yet.
+struct PendingSignUpRecord: Sendable, Hashable {
+    /// The `verification_id` SignUp answered.
+    var id: String
+    /// Lowercased.
+    var email: String
+    /// The `SignUpRequest` as sent, without its password; its fields are checked again on completion.
+    var request: [UInt8]
+    var passwordHash: String
+    /// HMAC-SHA-256 of the code keyed by `id`: the database never holds a code.
+    var codeHash: [UInt8]
+    var attempts: Int = 0
+    var expiresAtMilliseconds: Int64
+    var createdAtMilliseconds: Int64
+}
+
 struct DateParts: Sendable, Hashable {
     var year: Int
     var month: Int

@@ -116,5 +116,25 @@ enum AccountSchema {
                     CREATE INDEX session_by_revocation ON session(revoked_at_ms) WHERE revoked_at_ms IS NOT NULL;
                     """)
         }
+
+        // Issue 24: sign-up waits for the code mailed to the address, so SignUp answers the same whether
+        // or not the address has an account. One row per SignUp call (not per email): a stranger's
+        // SignUp for your address cannot replace yours. Rows live 15 minutes, then are pruned.
+        migrator.registerMigration("account-4-pending-sign-ups") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE pending_sign_up (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        email TEXT NOT NULL,
+                        request BLOB NOT NULL,
+                        password_hash TEXT NOT NULL,
+                        code_hash BLOB NOT NULL,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        expires_at_ms INTEGER NOT NULL,
+                        created_at_ms INTEGER NOT NULL
+                    );
+                    CREATE INDEX pending_sign_up_by_expiry ON pending_sign_up(expires_at_ms);
+                    """)
+        }
     }
 }

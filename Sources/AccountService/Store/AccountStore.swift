@@ -1,4 +1,5 @@
 import RPCCore
+import YediProto
 
 /// Where AccountService keeps its data. Handlers see only this protocol (the SQLite implementation is
 /// `SQLiteAccountStore`), so a second engine can replace it and the same store tests run against both.
@@ -17,6 +18,22 @@ protocol AccountStore: Sendable {
     func updateUser(_ user: UserRecord) async throws
     /// Replaces the designer's profile and shop (the follower count is the store's own and is kept).
     func updateDesigner(_ designer: DesignerRecord) async throws
+
+    // MARK: Sign-ups waiting for their mailed code
+
+    /// Keeps `pending` (nil when the address has an account already) and queues `mail` to the address,
+    /// in one transaction.
+    func startSignUp(_ pending: PendingSignUpRecord?, mail: YediRuntime.MailMessage) async throws
+    /// The sign-up `id` if `codeHash` is its code, it has not expired at `now` and has tries left; a
+    /// wrong code spends one of its `maximumAttempts` tries. Nil for every refusal alike.
+    func checkSignUpCode(id: String, codeHash: [UInt8], now: Int64, maximumAttempts: Int) async throws
+        -> PendingSignUpRecord?
+    /// Creates the account of sign-up `id` and removes the sign-up, in one transaction:
+    /// `AccountStoreError.notFound` if it is gone (completed meanwhile), `.emailTaken` if the address
+    /// got an account meanwhile.
+    func completeSignUp(id: String, user: UserRecord, designer: DesignerRecord?, session: SessionRecord) async throws
+    /// Deletes the sign-ups that expired before `expiredBefore`; answers how many.
+    func pruneSignUps(expiredBefore: Int64) async throws -> Int
 
     // MARK: Sessions
 

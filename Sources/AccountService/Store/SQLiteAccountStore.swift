@@ -23,19 +23,24 @@ struct SQLiteAccountStore: AccountStore {
 
     func createUser(_ user: UserRecord, designer: DesignerRecord?, session: SessionRecord) async throws {
         do {
-            try await database.write { db in
-                try Self.insert(user, db)
-                if let designer {
-                    try Self.insert(designer, db)
-                    try Self.index(designerID: user.id, db)
-                }
-                try Self.insert(session, db)
-            }
-        } catch let error as DatabaseError
-            where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE && error.message?.contains("user.email") == true
-        {
+            try await database.write { db in try Self.insert(user, designer: designer, session: session, db) }
+        } catch let error as DatabaseError where Self.isEmailTaken(error) {
             throw AccountStoreError.emailTaken
         }
+    }
+
+    /// A new account's rows: the user, their designer profile (and its search index) and first session.
+    static func insert(_ user: UserRecord, designer: DesignerRecord?, session: SessionRecord, _ db: Database) throws {
+        try insert(user, db)
+        if let designer {
+            try insert(designer, db)
+            try index(designerID: user.id, db)
+        }
+        try insert(session, db)
+    }
+
+    static func isEmailTaken(_ error: DatabaseError) -> Bool {
+        error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE && error.message?.contains("user.email") == true
     }
 
     /// Adds many users in one transaction (seeding a test or bench database; imports), without sessions.

@@ -29,6 +29,8 @@ typedef struct Yedi__Account__Session Yedi__Account__Session;
 typedef struct Yedi__Account__DesignerProfile Yedi__Account__DesignerProfile;
 typedef struct Yedi__Account__SignUpRequest Yedi__Account__SignUpRequest;
 typedef struct Yedi__Account__SignUpResponse Yedi__Account__SignUpResponse;
+typedef struct Yedi__Account__CompleteSignUpRequest Yedi__Account__CompleteSignUpRequest;
+typedef struct Yedi__Account__CompleteSignUpResponse Yedi__Account__CompleteSignUpResponse;
 typedef struct Yedi__Account__SignInRequest Yedi__Account__SignInRequest;
 typedef struct Yedi__Account__SignInResponse Yedi__Account__SignInResponse;
 typedef struct Yedi__Account__RefreshSessionRequest Yedi__Account__RefreshSessionRequest;
@@ -339,14 +341,52 @@ struct  Yedi__Account__SignUpRequest
     , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, YEDI__ACCOUNT__GENDER__GENDER_UNSPECIFIED, NULL, YEDI__ACCOUNT__ROLE__ROLE_UNSPECIFIED, NULL }
 
 
+/*
+ * The same answer whether or not the email already has an account, so that SignUp cannot be used to
+ * find out who uses Yedi: the difference goes to the mailbox (a code for a new account, a notice for an
+ * existing one), which only the address's owner reads.
+ */
 struct  Yedi__Account__SignUpResponse
+{
+  ProtobufCMessage base;
+  /*
+   * Identifies this sign-up to CompleteSignUp, together with the code mailed to the address. A second
+   * SignUp for the same address starts a second, independent sign-up: nobody can complete another
+   * person's sign-up, or make theirs complete with different details.
+   */
+  char *verification_id;
+  /*
+   * When the mailed code stops working (15 minutes), in milliseconds since the Unix epoch.
+   */
+  int64_t code_expires_at_ms;
+};
+#define YEDI__ACCOUNT__SIGN_UP_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__sign_up_response__descriptor) \
+    , (char *)protobuf_c_empty_string, 0 }
+
+
+struct  Yedi__Account__CompleteSignUpRequest
+{
+  ProtobufCMessage base;
+  char *verification_id;
+  /*
+   * The 6 digits mailed to the address.
+   */
+  char *code;
+};
+#define YEDI__ACCOUNT__COMPLETE_SIGN_UP_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__complete_sign_up_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Account__CompleteSignUpResponse
 {
   ProtobufCMessage base;
   Yedi__Account__User *user;
   Yedi__Account__Session *session;
 };
-#define YEDI__ACCOUNT__SIGN_UP_RESPONSE__INIT \
- { PROTOBUF_C_MESSAGE_INIT (&yedi__account__sign_up_response__descriptor) \
+#define YEDI__ACCOUNT__COMPLETE_SIGN_UP_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__complete_sign_up_response__descriptor) \
     , NULL, NULL }
 
 
@@ -979,6 +1019,44 @@ Yedi__Account__SignUpResponse *
 void   yedi__account__sign_up_response__free_unpacked
                      (Yedi__Account__SignUpResponse *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Account__CompleteSignUpRequest methods */
+void   yedi__account__complete_sign_up_request__init
+                     (Yedi__Account__CompleteSignUpRequest         *message);
+size_t yedi__account__complete_sign_up_request__get_packed_size
+                     (const Yedi__Account__CompleteSignUpRequest   *message);
+size_t yedi__account__complete_sign_up_request__pack
+                     (const Yedi__Account__CompleteSignUpRequest   *message,
+                      uint8_t             *out);
+size_t yedi__account__complete_sign_up_request__pack_to_buffer
+                     (const Yedi__Account__CompleteSignUpRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__CompleteSignUpRequest *
+       yedi__account__complete_sign_up_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__complete_sign_up_request__free_unpacked
+                     (Yedi__Account__CompleteSignUpRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__CompleteSignUpResponse methods */
+void   yedi__account__complete_sign_up_response__init
+                     (Yedi__Account__CompleteSignUpResponse         *message);
+size_t yedi__account__complete_sign_up_response__get_packed_size
+                     (const Yedi__Account__CompleteSignUpResponse   *message);
+size_t yedi__account__complete_sign_up_response__pack
+                     (const Yedi__Account__CompleteSignUpResponse   *message,
+                      uint8_t             *out);
+size_t yedi__account__complete_sign_up_response__pack_to_buffer
+                     (const Yedi__Account__CompleteSignUpResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__CompleteSignUpResponse *
+       yedi__account__complete_sign_up_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__complete_sign_up_response__free_unpacked
+                     (Yedi__Account__CompleteSignUpResponse *message,
+                      ProtobufCAllocator *allocator);
 /* Yedi__Account__SignInRequest methods */
 void   yedi__account__sign_in_request__init
                      (Yedi__Account__SignInRequest         *message);
@@ -1606,6 +1684,12 @@ typedef void (*Yedi__Account__SignUpRequest_Closure)
 typedef void (*Yedi__Account__SignUpResponse_Closure)
                  (const Yedi__Account__SignUpResponse *message,
                   void *closure_data);
+typedef void (*Yedi__Account__CompleteSignUpRequest_Closure)
+                 (const Yedi__Account__CompleteSignUpRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__CompleteSignUpResponse_Closure)
+                 (const Yedi__Account__CompleteSignUpResponse *message,
+                  void *closure_data);
 typedef void (*Yedi__Account__SignInRequest_Closure)
                  (const Yedi__Account__SignInRequest *message,
                   void *closure_data);
@@ -1710,6 +1794,10 @@ struct Yedi__Account__AccountService_Service
                   const Yedi__Account__SignUpRequest *input,
                   Yedi__Account__SignUpResponse_Closure closure,
                   void *closure_data);
+  void (*complete_sign_up)(Yedi__Account__AccountService_Service *service,
+                           const Yedi__Account__CompleteSignUpRequest *input,
+                           Yedi__Account__CompleteSignUpResponse_Closure closure,
+                           void *closure_data);
   void (*sign_in)(Yedi__Account__AccountService_Service *service,
                   const Yedi__Account__SignInRequest *input,
                   Yedi__Account__SignInResponse_Closure closure,
@@ -1799,6 +1887,7 @@ void yedi__account__account_service__init (Yedi__Account__AccountService_Service
 #define YEDI__ACCOUNT__ACCOUNT_SERVICE__INIT(function_prefix__) \
     { YEDI__ACCOUNT__ACCOUNT_SERVICE__BASE_INIT,\
       function_prefix__ ## sign_up,\
+      function_prefix__ ## complete_sign_up,\
       function_prefix__ ## sign_in,\
       function_prefix__ ## refresh_session,\
       function_prefix__ ## sign_out,\
@@ -1823,6 +1912,10 @@ void yedi__account__account_service__sign_up(ProtobufCService *service,
                                              const Yedi__Account__SignUpRequest *input,
                                              Yedi__Account__SignUpResponse_Closure closure,
                                              void *closure_data);
+void yedi__account__account_service__complete_sign_up(ProtobufCService *service,
+                                                      const Yedi__Account__CompleteSignUpRequest *input,
+                                                      Yedi__Account__CompleteSignUpResponse_Closure closure,
+                                                      void *closure_data);
 void yedi__account__account_service__sign_in(ProtobufCService *service,
                                              const Yedi__Account__SignInRequest *input,
                                              Yedi__Account__SignInResponse_Closure closure,
@@ -1921,6 +2014,8 @@ extern const ProtobufCMessageDescriptor yedi__account__session__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__designer_profile__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__sign_up_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__sign_up_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__complete_sign_up_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__complete_sign_up_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__sign_in_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__sign_in_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__refresh_session_request__descriptor;

@@ -19,6 +19,8 @@ typedef struct Yedi__Runtime__AdvanceClockRequest Yedi__Runtime__AdvanceClockReq
 typedef struct Yedi__Runtime__AdvanceClockResponse Yedi__Runtime__AdvanceClockResponse;
 typedef struct Yedi__Runtime__RevokeUserRequest Yedi__Runtime__RevokeUserRequest;
 typedef struct Yedi__Runtime__RevokeUserResponse Yedi__Runtime__RevokeUserResponse;
+typedef struct Yedi__Runtime__MailMessage Yedi__Runtime__MailMessage;
+typedef struct Yedi__Runtime__MailValue Yedi__Runtime__MailValue;
 
 
 /* --- enums --- */
@@ -84,6 +86,47 @@ struct  Yedi__Runtime__RevokeUserResponse
 #define YEDI__RUNTIME__REVOKE_USER_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__runtime__revoke_user_response__descriptor) \
      }
+
+
+/*
+ * An e-mail for the outbox to hand to the process's mail sender (docs/senders.md): written in the same
+ * transaction as the change that needs it, sent after the commit, retried until the sender takes it, and
+ * never sent twice for one job.
+ */
+struct  Yedi__Runtime__MailMessage
+{
+  ProtobufCMessage base;
+  char *to;
+  char *subject;
+  /*
+   * Plain text.
+   */
+  char *text;
+  /*
+   * Which message this is ("sign-up-code", "sign-up-existing-account"), for the development mailbox and
+   * for a mail API's templates.
+   */
+  char *template_;
+  /*
+   * The values the text was made from (the code of a "sign-up-code"), so tools can read them.
+   */
+  size_t n_values;
+  Yedi__Runtime__MailValue **values;
+};
+#define YEDI__RUNTIME__MAIL_MESSAGE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__runtime__mail_message__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL }
+
+
+struct  Yedi__Runtime__MailValue
+{
+  ProtobufCMessage base;
+  char *name;
+  char *value;
+};
+#define YEDI__RUNTIME__MAIL_VALUE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__runtime__mail_value__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 /* Yedi__Runtime__AdvanceClockRequest methods */
@@ -162,6 +205,44 @@ Yedi__Runtime__RevokeUserResponse *
 void   yedi__runtime__revoke_user_response__free_unpacked
                      (Yedi__Runtime__RevokeUserResponse *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Runtime__MailMessage methods */
+void   yedi__runtime__mail_message__init
+                     (Yedi__Runtime__MailMessage         *message);
+size_t yedi__runtime__mail_message__get_packed_size
+                     (const Yedi__Runtime__MailMessage   *message);
+size_t yedi__runtime__mail_message__pack
+                     (const Yedi__Runtime__MailMessage   *message,
+                      uint8_t             *out);
+size_t yedi__runtime__mail_message__pack_to_buffer
+                     (const Yedi__Runtime__MailMessage   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Runtime__MailMessage *
+       yedi__runtime__mail_message__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__runtime__mail_message__free_unpacked
+                     (Yedi__Runtime__MailMessage *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Runtime__MailValue methods */
+void   yedi__runtime__mail_value__init
+                     (Yedi__Runtime__MailValue         *message);
+size_t yedi__runtime__mail_value__get_packed_size
+                     (const Yedi__Runtime__MailValue   *message);
+size_t yedi__runtime__mail_value__pack
+                     (const Yedi__Runtime__MailValue   *message,
+                      uint8_t             *out);
+size_t yedi__runtime__mail_value__pack_to_buffer
+                     (const Yedi__Runtime__MailValue   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Runtime__MailValue *
+       yedi__runtime__mail_value__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__runtime__mail_value__free_unpacked
+                     (Yedi__Runtime__MailValue *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Yedi__Runtime__AdvanceClockRequest_Closure)
@@ -175,6 +256,12 @@ typedef void (*Yedi__Runtime__RevokeUserRequest_Closure)
                   void *closure_data);
 typedef void (*Yedi__Runtime__RevokeUserResponse_Closure)
                  (const Yedi__Runtime__RevokeUserResponse *message,
+                  void *closure_data);
+typedef void (*Yedi__Runtime__MailMessage_Closure)
+                 (const Yedi__Runtime__MailMessage *message,
+                  void *closure_data);
+typedef void (*Yedi__Runtime__MailValue_Closure)
+                 (const Yedi__Runtime__MailValue *message,
                   void *closure_data);
 
 /* --- services --- */
@@ -228,6 +315,8 @@ extern const ProtobufCMessageDescriptor yedi__runtime__advance_clock_request__de
 extern const ProtobufCMessageDescriptor yedi__runtime__advance_clock_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__runtime__revoke_user_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__runtime__revoke_user_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__runtime__mail_message__descriptor;
+extern const ProtobufCMessageDescriptor yedi__runtime__mail_value__descriptor;
 extern const ProtobufCServiceDescriptor yedi__runtime__dev_clock__descriptor;
 extern const ProtobufCServiceDescriptor yedi__runtime__revocations__descriptor;
 

@@ -5,8 +5,8 @@ import RPCCore
 import ServiceLifecycle
 import YediProto
 
-/// Delivers the outbox's jobs to their peers, oldest first per peer, the peers in parallel, until each
-/// job is accepted.
+/// Delivers the outbox's jobs to their peers (and in-process senders), oldest first per peer, the peers
+/// in parallel, until each job is accepted.
 ///
 /// A job that fails (peer down, timeout, any error status) is retried with exponential backoff up to
 /// `maximumBackoff`, for ever: the change that wrote it has committed, so giving up would leave the
@@ -155,6 +155,10 @@ public final class OutboxWorker: Service, Sendable {
     }
 
     private func deliver(_ job: Job) async throws {
+        if let sender = outbox.sender(for: job.peer) {
+            try await sender.send(payload: job.payload, jobID: job.id)
+            return
+        }
         guard let method = Self.method(named: job.method) else {
             throw RPCError(code: .unimplemented, message: "unknown method \(job.method)")
         }

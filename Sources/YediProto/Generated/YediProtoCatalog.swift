@@ -26,6 +26,8 @@ public enum YediProtoCatalog {
         YediAccount.DesignerProfile.self,
         YediAccount.SignUpRequest.self,
         YediAccount.SignUpResponse.self,
+        YediAccount.CompleteSignUpRequest.self,
+        YediAccount.CompleteSignUpResponse.self,
         YediAccount.SignInRequest.self,
         YediAccount.SignInResponse.self,
         YediAccount.RefreshSessionRequest.self,
@@ -139,6 +141,8 @@ public enum YediProtoCatalog {
         YediRuntime.AdvanceClockResponse.self,
         YediRuntime.RevokeUserRequest.self,
         YediRuntime.RevokeUserResponse.self,
+        YediRuntime.MailMessage.self,
+        YediRuntime.MailValue.self,
     ]
 
     public static let enumTypes: [any ProtoEnum.Type] = [

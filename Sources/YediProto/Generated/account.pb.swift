@@ -613,8 +613,68 @@ extension YediAccount {
 }
 
 extension YediAccount {
+    /// The same answer whether or not the email already has an account, so that SignUp cannot be used to
+    /// find out who uses Yedi: the difference goes to the mailbox (a code for a new account, a notice for an
+    /// existing one), which only the address's owner reads.
     public struct SignUpResponse: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.account.SignUpResponse")
+
+        /// Identifies this sign-up to CompleteSignUp, together with the code mailed to the address. A second
+        /// SignUp for the same address starts a second, independent sign-up: nobody can complete another
+        /// person's sign-up, or make theirs complete with different details.
+        public var verificationID: String
+
+        /// When the mailed code stops working (15 minutes), in milliseconds since the Unix epoch.
+        public var codeExpiresAtMs: Int64
+
+        public init(verificationID: String = "", codeExpiresAtMs: Int64 = 0) {
+            self.verificationID = verificationID
+            self.codeExpiresAtMs = codeExpiresAtMs
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.verificationID, at: 3)
+            try encoder.write(self.codeExpiresAtMs, at: 4)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.verificationID = try decoder.read(at: 3)
+            self.codeExpiresAtMs = try decoder.read(at: 4)
+        }
+    }
+}
+
+extension YediAccount {
+    public struct CompleteSignUpRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.CompleteSignUpRequest")
+
+        public var verificationID: String
+
+        /// The 6 digits mailed to the address.
+        public var code: String
+
+        public init(verificationID: String = "", code: String = "") {
+            self.verificationID = verificationID
+            self.code = code
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.verificationID, at: 1)
+            try encoder.write(self.code, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
+            self.verificationID = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 16)
+            self.code = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediAccount {
+    public struct CompleteSignUpResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.CompleteSignUpResponse")
 
         public var user: YediAccount.User?
 
@@ -1398,8 +1458,16 @@ extension YediAccount {
     public enum AccountService {
         /// The methods of `yedi.account.AccountService`.
         public enum Method {
+            /// Starts a sign-up: checks the fields, hashes the password and mails a 6-digit code to the address
+            /// (or, if the address has an account already, a notice instead). Nothing exists until CompleteSignUp.
             public static let signUp = RPCMethod<YediAccount.SignUpRequest, YediAccount.SignUpResponse>(
                 service: "yedi.account.AccountService", method: "SignUp", kind: .unary, idempotency: .unknown,
+                access: .anyone)
+            /// Creates the account of a sign-up whose mailed code is right, and signs it in. A wrong, expired or
+            /// used code, an unknown id, and an address taken meanwhile all get the same UNAUTHENTICATED; a
+            /// sign-up allows 5 tries.
+            public static let completeSignUp = RPCMethod<YediAccount.CompleteSignUpRequest, YediAccount.CompleteSignUpResponse>(
+                service: "yedi.account.AccountService", method: "CompleteSignUp", kind: .unary, idempotency: .unknown,
                 access: .anyone)
             public static let signIn = RPCMethod<YediAccount.SignInRequest, YediAccount.SignInResponse>(
                 service: "yedi.account.AccountService", method: "SignIn", kind: .unary, idempotency: .unknown,
@@ -1468,12 +1536,18 @@ extension YediAccount {
         /// `yedi.account.AccountService` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.account.AccountService",
-            methods: [Method.signUp.descriptor, Method.signIn.descriptor, Method.refreshSession.descriptor, Method.signOut.descriptor, Method.getMe.descriptor, Method.getUser.descriptor, Method.batchGetUsers.descriptor, Method.getDesigner.descriptor, Method.updateProfile.descriptor, Method.updateDesignerProfile.descriptor, Method.updateShop.descriptor, Method.searchDesigners.descriptor, Method.listRecentSearches.descriptor, Method.recordRecentSearch.descriptor, Method.deleteRecentSearch.descriptor, Method.follow.descriptor, Method.unfollow.descriptor, Method.listFollowing.descriptor, Method.listFollowedDesignerIDs.descriptor, Method.getShopHours.descriptor, Method.deleteAccount.descriptor]
+            methods: [Method.signUp.descriptor, Method.completeSignUp.descriptor, Method.signIn.descriptor, Method.refreshSession.descriptor, Method.signOut.descriptor, Method.getMe.descriptor, Method.getUser.descriptor, Method.batchGetUsers.descriptor, Method.getDesigner.descriptor, Method.updateProfile.descriptor, Method.updateDesignerProfile.descriptor, Method.updateShop.descriptor, Method.searchDesigners.descriptor, Method.listRecentSearches.descriptor, Method.recordRecentSearch.descriptor, Method.deleteRecentSearch.descriptor, Method.follow.descriptor, Method.unfollow.descriptor, Method.listFollowing.descriptor, Method.listFollowedDesignerIDs.descriptor, Method.getShopHours.descriptor, Method.deleteAccount.descriptor]
         )
 
         /// Serve `yedi.account.AccountService` by implementing these methods and passing the value to an `RPCServer`.
         public protocol ServiceProtocol: RPCService {
+            /// Starts a sign-up: checks the fields, hashes the password and mails a 6-digit code to the address
+            /// (or, if the address has an account already, a notice instead). Nothing exists until CompleteSignUp.
             func signUp(_ request: YediAccount.SignUpRequest, context: ServerContext) async throws -> YediAccount.SignUpResponse
+            /// Creates the account of a sign-up whose mailed code is right, and signs it in. A wrong, expired or
+            /// used code, an unknown id, and an address taken meanwhile all get the same UNAUTHENTICATED; a
+            /// sign-up allows 5 tries.
+            func completeSignUp(_ request: YediAccount.CompleteSignUpRequest, context: ServerContext) async throws -> YediAccount.CompleteSignUpResponse
             func signIn(_ request: YediAccount.SignInRequest, context: ServerContext) async throws -> YediAccount.SignInResponse
             func refreshSession(_ request: YediAccount.RefreshSessionRequest, context: ServerContext) async throws -> YediAccount.RefreshSessionResponse
             /// Ends the session family of the refresh token (the access token may have expired already).
@@ -1506,8 +1580,17 @@ extension YediAccount {
                 self.rpcClient = rpcClient
             }
 
+            /// Starts a sign-up: checks the fields, hashes the password and mails a 6-digit code to the address
+            /// (or, if the address has an account already, a notice instead). Nothing exists until CompleteSignUp.
             public func signUp(_ request: YediAccount.SignUpRequest, options: CallOptions = .defaults) async throws -> YediAccount.SignUpResponse {
                 try await rpcClient.unary(Method.signUp, request, options: options)
+            }
+
+            /// Creates the account of a sign-up whose mailed code is right, and signs it in. A wrong, expired or
+            /// used code, an unknown id, and an address taken meanwhile all get the same UNAUTHENTICATED; a
+            /// sign-up allows 5 tries.
+            public func completeSignUp(_ request: YediAccount.CompleteSignUpRequest, options: CallOptions = .defaults) async throws -> YediAccount.CompleteSignUpResponse {
+                try await rpcClient.unary(Method.completeSignUp, request, options: options)
             }
 
             public func signIn(_ request: YediAccount.SignInRequest, options: CallOptions = .defaults) async throws -> YediAccount.SignInResponse {
@@ -1601,6 +1684,9 @@ extension YediAccount.AccountService.ServiceProtocol {
     public func registerMethods(with router: inout RPCRouter) {
         router.register(YediAccount.AccountService.Method.signUp, unary: { request, context in
             try await self.signUp(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.completeSignUp, unary: { request, context in
+            try await self.completeSignUp(request, context: context)
         })
         router.register(YediAccount.AccountService.Method.signIn, unary: { request, context in
             try await self.signIn(request, context: context)

@@ -102,6 +102,78 @@ extension YediRuntime {
 }
 
 extension YediRuntime {
+    /// An e-mail for the outbox to hand to the process's mail sender (docs/senders.md): written in the same
+    /// transaction as the change that needs it, sent after the commit, retried until the sender takes it, and
+    /// never sent twice for one job.
+    public struct MailMessage: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.runtime.MailMessage")
+
+        public var to: String
+
+        public var subject: String
+
+        /// Plain text.
+        public var text: String
+
+        /// Which message this is ("sign-up-code", "sign-up-existing-account"), for the development mailbox and
+        /// for a mail API's templates.
+        public var template: String
+
+        /// The values the text was made from (the code of a "sign-up-code"), so tools can read them.
+        public var values: [YediRuntime.MailValue]
+
+        public init(to: String = "", subject: String = "", text: String = "", template: String = "", values: [YediRuntime.MailValue] = []) {
+            self.to = to
+            self.subject = subject
+            self.text = text
+            self.template = template
+            self.values = values
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.to, at: 1)
+            try encoder.write(self.subject, at: 2)
+            try encoder.write(self.text, at: 3)
+            try encoder.write(self.template, at: 4)
+            try encoder.write(self.values, at: 5)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.to = try decoder.read(at: 1)
+            self.subject = try decoder.read(at: 2)
+            self.text = try decoder.read(at: 3)
+            self.template = try decoder.read(at: 4)
+            self.values = try decoder.read(at: 5)
+        }
+    }
+}
+
+extension YediRuntime {
+    public struct MailValue: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.runtime.MailValue")
+
+        public var name: String
+
+        public var value: String
+
+        public init(name: String = "", value: String = "") {
+            self.name = name
+            self.value = value
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.name, at: 1)
+            try encoder.write(self.value, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.name = try decoder.read(at: 1)
+            self.value = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediRuntime {
     /// Development only: moves the process's clock forward so that tests and demos reach "tomorrow" or "past
     /// reservations" without waiting. Every service process hosts it, and refuses it (FAILED_PRECONDITION)
     /// unless the process was started with --development and --dev-clock, which it says in its log. Only the

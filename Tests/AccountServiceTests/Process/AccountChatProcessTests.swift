@@ -29,8 +29,9 @@ final class AccountChatProcessTests: XCTestCase {
         // Sign up with no client certificate (an app), sign in presenting the probe's certificate.
         let request = SampleAccounts.customer("process-tls@example.com")
         let signedUp = try await withRPCClient(configuration: account.clientConfiguration()) { client in
-            try await YediAccount.AccountService.Client(client).signUp(
-                request, options: CallOptions(timeout: .seconds(10)))
+            try await YediAccount.AccountService.Client(client).signUpCompletely(
+                request, accountData: harness.dataRoot.appendingPathComponent("account"),
+                options: CallOptions(timeout: .seconds(10)))
         }
         let signedIn = try await withRPCClient(configuration: account.clientConfiguration(identity: "yedi-probe")) {
             client in

@@ -30,13 +30,17 @@ final class AccountCrashTests: XCTestCase {
             for index in 0..<200 {
                 let request = SampleAccounts.customer(email(index))
                 guard answered.count == Self.answeredBeforeKill else {
-                    _ = try await account.signUp(request, options: CallOptions(timeout: .seconds(10)))
+                    _ = try await account.signUpCompletely(
+                        request, accountData: URL(fileURLWithPath: dataDirectory),
+                        options: CallOptions(timeout: .seconds(10)))
                     answered.append(request.email)
                     continue
                 }
                 // The next sign-up is in flight (hashing or committing) when the process is killed.
                 async let outcome = statusCode {
-                    _ = try await account.signUp(request, options: CallOptions(timeout: .seconds(10)))
+                    _ = try await account.signUpCompletely(
+                        request, accountData: URL(fileURLWithPath: dataDirectory),
+                        options: CallOptions(timeout: .seconds(10)))
                 }
                 try await Task.sleep(for: .milliseconds(Int.random(in: 20...250)))
                 first.kill()

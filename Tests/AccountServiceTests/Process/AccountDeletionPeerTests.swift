@@ -24,7 +24,7 @@ final class AccountDeletionPeerTests: XCTestCase {
         let stubs = try await PurgeStubSet.start(harness: harness)
         let fixture = try await AccountFixture.start(peers: try await stubs.ports())
         let request = SampleAccounts.customer("delete-me@example.com")
-        let session = try await fixture.account.signUp(request)
+        let session = try await fixture.signUp(request)
         let userID = try XCTUnwrap(session.user?.id)
         let token = try XCTUnwrap(session.session?.accessToken)
 
@@ -57,7 +57,7 @@ final class AccountDeletionPeerTests: XCTestCase {
         ports["chat"] = chatPort
         let fixture = try await AccountFixture.start(peers: ports)
         let request = SampleAccounts.customer("chat-is-down@example.com")
-        let session = try await fixture.account.signUp(request)
+        let session = try await fixture.signUp(request)
         let userID = try XCTUnwrap(session.user?.id)
         let token = try XCTUnwrap(session.session?.accessToken)
 
@@ -97,7 +97,8 @@ final class AccountDeletionPeerTests: XCTestCase {
         let request = SampleAccounts.customer("crash-after-delete@example.com")
         let userID = try await withRPCClient(configuration: first.clientConfiguration()) { client in
             let account = YediAccount.AccountService.Client(client)
-            let session = try await account.signUp(request, options: CallOptions(timeout: .seconds(10)))
+            let session = try await account.signUpCompletely(
+                request, accountData: URL(fileURLWithPath: dataDirectory), options: CallOptions(timeout: .seconds(10)))
             _ = try await account.deleteAccount(
                 .init(password: request.password),
                 options: ServiceHarness.bearer(try XCTUnwrap(session.session?.accessToken)))

@@ -1,0 +1,67 @@
+import Foundation
+import GRDB
+import ServiceRuntime
+import YediCrypto
+import YediProto
+
+/// Sign-ups waiting for the code mailed to their address (`pending_sign_up`), and the mail that carries it.
+extension SQLiteAccountStore {
+    func startSignUp(_ pending: PendingSignUpRecord?, mail: YediRuntime.MailMessage) async throws {
+        try await database.write { db in
+            if let pending {
+                try db.execute(
+                    sql: """
+                        INSERT INTO pending_sign_up
+                            (id, email, request, password_hash, code_hash, attempts, expires_at_ms, created_at_ms)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        pending.id, pending.email, Data(pending.request), pending.passwordHash,
+                        Data(pending.codeHash), pending.attempts, pending.expiresAtMilliseconds,
+                        pending.createdAtMilliseconds,
+                    ])
+            }
+            try outbox.enqueue(in: db, mail: mail)
+        }
+    }
+
+    func checkSignUpCode(id: String, codeHash: [UInt8], now: Int64, maximumAttempts: Int) async throws
+        -> PendingSignUpRecord?
+    {
+        try await database.write { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM pending_sign_up WHERE id = ?", arguments: [id])
+            else { return nil }
+            let pending = PendingSignUpRecord(
+                id: row["id"], email: row["email"], request: [UInt8]((row["request"] as Data?) ?? Data()),
+                passwordHash: row["password_hash"], codeHash: [UInt8]((row["code_hash"] as Data?) ?? Data()),
+                attempts: row["attempts"], expiresAtMilliseconds: row["expires_at_ms"],
+                createdAtMilliseconds: row["created_at_ms"])
+            guard pending.expiresAtMilliseconds > now, pending.attempts < maximumAttempts else { return nil }
+            guard ConstantTime.equals(pending.codeHash, codeHash) else {
+                try db.execute(
+                    sql: "UPDATE pending_sign_up SET attempts = attempts + 1 WHERE id = ?", arguments: [id])
+                return nil
+            }
+            return pending
+        }
+    }
+
+    func completeSignUp(id: String, user: UserRecord, designer: DesignerRecord?, session: SessionRecord) async throws {
+        do {
+            try await database.write { db in
+                try db.execute(sql: "DELETE FROM pending_sign_up WHERE id = ?", arguments: [id])
+                guard db.changesCount == 1 else { throw AccountStoreError.notFound }
+                try Self.insert(user, designer: designer, session: session, db)
+            }
+        } catch let error as DatabaseError where Self.isEmailTaken(error) {
+            throw AccountStoreError.emailTaken
+        }
+    }
+
+    func pruneSignUps(expiredBefore: Int64) async throws -> Int {
+        try await database.write { db in
+            try db.execute(sql: "DELETE FROM pending_sign_up WHERE expires_at_ms < ?", arguments: [expiredBefore])
+            return db.changesCount
+        }
+    }
+}

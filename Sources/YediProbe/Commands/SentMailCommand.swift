@@ -1,0 +1,103 @@
+import ArgumentParser
+import Foundation
+
+/// `yedi-probe sent-mail`: reads the mail AccountService's development mail sender wrote (one JSON file
+/// per message in `<account data>/sent-mail`), so a person trying the system gets the sign-up code
+/// without a mail server.
+struct SentMailCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sent-mail",
+        abstract: "Lists the mail a development AccountService sent (sign-up codes), or prints one value.",
+        discussion: """
+            Prints each matching message as one line of JSON, oldest first; with --value, only that value \
+            of the newest match (for scripts: CODE=$(yedi-probe sent-mail --to a@b.kr --value code)). \
+            Waits up to --wait seconds for a match (the outbox sends just after the commit). Exits 9 when \
+            nothing matches.
+            """
+    )
+
+    @Option(
+        help: ArgumentHelp(
+            "The folder (default: data/account/sent-mail beside the dev PKI's deploy/, as deploy/start.sh makes it).",
+            valueName: "folder"))
+    var folder: String?
+
+    @Option(help: ArgumentHelp("Only mail to this address.", valueName: "address"))
+    var to: String?
+
+    @Option(help: ArgumentHelp("Only the mail of this sign-up (SignUp's verificationId).", valueName: "id"))
+    var verificationId: String?
+
+    @Option(help: ArgumentHelp("Print only this value of the newest match (code, verification_id).", valueName: "name"))
+    var value: String?
+
+    @Option(help: "Seconds to wait for a matching message.")
+    var wait: Double = 10
+
+    struct Message: Decodable {
+        var id: String
+        var to: String
+        var subject: String
+        var text: String
+        var template: String
+        var values: [String: String]
+        var sentAtMs: Int64
+    }
+
+    func run() async throws {
+        let folder = try resolvedFolder()
+        let deadline = Date() + max(0, wait)
+        var matches = try read(folder)
+        while matches.isEmpty, Date() < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            matches = try read(folder)
+        }
+        guard let newest = matches.last else {
+            throw ProbeError("yedi-probe: no mail matches in \(folder.path)", exitCode: ExitStatus.noSuchField)
+        }
+        if let value {
+            guard let found = newest.values[value] else {
+                throw ProbeError("yedi-probe: the newest match has no value \(value)", exitCode: ExitStatus.noSuchField)
+            }
+            Output.line(found)
+            return
+        }
+        for message in matches {
+            let line = try String(
+                decoding: JSONSerialization.data(
+                    withJSONObject: [
+                        "id": message.id, "to": message.to, "subject": message.subject, "text": message.text,
+                        "template": message.template, "values": message.values, "sentAtMs": message.sentAtMs,
+                    ] as [String: Any], options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self)
+            Output.line(line)
+        }
+    }
+
+    private func resolvedFolder() throws -> URL {
+        if let folder { return URL(fileURLWithPath: folder) }
+        guard let pki = DevPKI.directory else {
+            throw ProbeError(
+                "yedi-probe: no dev PKI found to locate data/ from; pass --folder", exitCode: ExitStatus.usage)
+        }
+        return URL(fileURLWithPath: pki).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("data/account/sent-mail")
+    }
+
+    private func read(_ folder: URL) throws -> [Message] {
+        let files: [URL]
+        do {
+            files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
+        } catch {
+            throw ProbeError("yedi-probe: cannot read \(folder.path): \(error)", exitCode: ExitStatus.cannotReadInput)
+        }
+        return
+            files
+            .filter { $0.pathExtension == "json" }
+            .compactMap { try? JSONDecoder().decode(Message.self, from: Data(contentsOf: $0)) }
+            .filter { message in
+                (to.map { message.to == $0.lowercased() } ?? true)
+                    && (verificationId.map { message.values["verification_id"] == $0 } ?? true)
+            }
+            .sorted { ($0.sentAtMs, $0.id) < ($1.sentAtMs, $1.id) }
+    }
+}
