@@ -666,7 +666,7 @@ extension YediAccount {
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             try decoder.limit(at: 1, maxBytes: 128)
             self.verificationID = try decoder.read(at: 1)
-            try decoder.limit(at: 2, maxBytes: 16)
+            try decoder.limit(at: 2, maxBytes: 64)
             self.code = try decoder.read(at: 2)
         }
     }
