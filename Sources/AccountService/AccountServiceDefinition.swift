@@ -51,6 +51,7 @@ enum AccountServiceDefinition: ServiceDefinition {
                 perConnection: env.configuration.signInRatePerConnection.scaled(by: 10)),
             clock: clock,
             ids: env.ids,
+            pages: AccountPages(env),
             codes: codes,
             mailsPerRecipient: SharedRateLimiter(limit: mailsPerRecipient),
             reviews: { designerIDs in

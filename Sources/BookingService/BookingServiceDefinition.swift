@@ -27,7 +27,7 @@ enum BookingServiceDefinition: ServiceDefinition {
                 metricsFactory: env.metrics))
         return BookingHandlers(
             store: FreeDayInvalidatingStore(inner: SQLiteBookingStore(database: env.database), cache: freeDays),
-            freeDays: freeDays, clock: env.clock, ids: env.ids,
+            freeDays: freeDays, clock: env.clock, ids: env.ids, reservationPages: env.pageList("reservations"),
             shopHours: { designerID in
                 let account = YediAccount.AccountService.Client(try peers.client(for: "account"))
                 return try await account.getShopHours(

@@ -37,6 +37,7 @@ enum ChatServiceDefinition: ServiceDefinition {
             hub: hub,
             clock: env.clock,
             ids: env.ids,
+            roomPages: env.pageList("rooms", defaultLimit: 20, maximumLimit: ChatHandlers.maxPageSize),
             quotas: env.configuration.quotas)
     }
 

@@ -51,6 +51,7 @@ enum ContentServiceDefinition: ServiceDefinition {
             peers: peers,
             clock: env.clock,
             ids: env.ids,
+            pages: ContentPages(env),
             quotas: env.configuration.quotas)
     }
 

@@ -170,7 +170,7 @@ enum BookingStoreContract {
         XCTAssertEqual(past.map(\.id), ["r2", "r1"])
         let older = try await store.reservations(
             of: .customer("c1"), filter: .past, now: now,
-            after: ReservationPosition(startAtMilliseconds: past[1].startAtMilliseconds, id: past[1].id), limit: 2)
+            after: ReservationPosition(key: past[1].startAtMilliseconds, id: past[1].id), limit: 2)
         XCTAssertEqual(older.map(\.id), ["r0"])
         let cancelled = try await store.reservations(
             of: .customer("c1"), filter: .cancelled, now: now, after: nil, limit: 5)

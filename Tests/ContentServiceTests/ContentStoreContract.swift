@@ -90,7 +90,7 @@ enum ContentStoreContract {
             let page = try await store.posts(.everything, after: position, limit: 3)
             guard let last = page.last else { break }
             seen += page.map(\.id)
-            position = ListPosition(milliseconds: last.createdAtMilliseconds, id: last.id)
+            position = ListPosition(key: last.createdAtMilliseconds, id: last.id)
             // A row landing at an old time while paging: never inside pages already read.
             try await store.createPost(post("z\(seen.count)", photos: [photo], at: 0))
         }
@@ -127,7 +127,7 @@ enum ContentStoreContract {
         let liked = try await store.likedPosts(userID: "c1", after: nil, limit: 10)
         XCTAssertEqual(liked.map(\.0.id), ["p2", "p1"], "newest like first")
         XCTAssertEqual(
-            liked.map(\.1), [ListPosition(milliseconds: 20, id: "p2"), ListPosition(milliseconds: 10, id: "p1")])
+            liked.map(\.1), [ListPosition(key: 20, id: "p2"), ListPosition(key: 10, id: "p1")])
         let after = try await store.likedPosts(userID: "c1", after: liked[0].1, limit: 10)
         XCTAssertEqual(after.map(\.0.id), ["p1"])
         let which = try await store.likedPostIDs(userID: "c1", among: ["p1", "p2", "p3"])
@@ -173,7 +173,7 @@ enum ContentStoreContract {
         XCTAssertEqual(byDesigner.first?.photos, [photo])
         XCTAssertEqual(byDesigner.first?.keywords, [10])
         let next = try await store.reviews(
-            designerID: "d1", after: ListPosition(milliseconds: 2, id: "r2"), limit: 5)
+            designerID: "d1", after: ListPosition(key: 2, id: "r2"), limit: 5)
         XCTAssertEqual(next.map(\.keywords), [[10, 2]], "keywords in the order given")
         let mine = try await store.reviews(customerID: "c1", after: nil, limit: 5)
         XCTAssertEqual(mine.map(\.id), ["r2", "r1"])

@@ -21,6 +21,7 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
     let refreshLimits: ClientRateLimits
     let clock: any WallClock
     let ids: any IDGenerator
+    let pages: AccountPages
     /// The 6-digit codes SignUp mails.
     let codes: any VerificationCodeGenerator
     /// Mails SignUp sends one address (a code or a notice), so nobody can use SignUp to flood a mailbox.
@@ -119,11 +120,11 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
         let query = request.query.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !query.isEmpty else { throw FieldRules.invalid("query", "required") }
         guard query.count <= 50 else { throw FieldRules.invalid("query", "at most 50 characters") }
-        let page = try PageCursor.read(request.page, field: "page")
-        let hits = try await store.searchDesigners(query: query, after: page.position, limit: page.limit + 1)
+        let page = try pages.designerSearch.read(request.page, as: String.self)
+        let hits = try await store.searchDesigners(query: query, after: page.after, limit: page.limit + 1)
         return YediAccount.SearchDesignersResponse(
             designers: hits.prefix(page.limit).map { Self.summary($0.0) },
-            page: PageCursor.next(hits, limit: page.limit))
+            page: pages.designerSearch.next(hits.map(\.1), limit: page.limit))
     }
 
     func listRecentSearches(
@@ -204,12 +205,12 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
     func listFollowing(
         _ request: YediAccount.ListFollowingRequest, context: ServerContext
     ) async throws -> YediAccount.ListFollowingResponse {
-        let page = try PageCursor.read(request.page, field: "page")
+        let page = try pages.following.read(request.page, as: String.self)
         let rows = try await store.following(
-            customerID: try context.requireUser().id, after: page.position, limit: page.limit + 1)
+            customerID: try context.requireUser().id, after: page.after, limit: page.limit + 1)
         return YediAccount.ListFollowingResponse(
             designers: rows.prefix(page.limit).map { Self.summary($0.0) },
-            page: PageCursor.next(rows, limit: page.limit))
+            page: pages.following.next(rows.map(\.1), limit: page.limit))
     }
 
     func listFollowedDesignerIDs(

@@ -1,4 +1,5 @@
 import RPCCore
+import ServiceRuntime
 
 /// What the store keeps of a user: plain values, so handlers and tests never see the database's types.
 struct UserRecord: Sendable, Hashable {
@@ -129,8 +130,5 @@ struct RecentSearchRecord: Sendable, Hashable {
     var searchedAtMilliseconds: Int64
 }
 
-/// A position in a list ordered by a key and then an id; encoded in the opaque page cursor.
-struct ListPosition: Sendable, Hashable {
-    var key: String
-    var id: String
-}
+/// A position in a list ordered by a text key (a name) and then an id; encoded in the opaque page cursor.
+typealias ListPosition = PagePosition<String>

@@ -12,6 +12,8 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     let freeDays: FreeDayCache
     let clock: any WallClock
     let ids: any IDGenerator
+    /// A user's reservations, by start and id.
+    let reservationPages: PageList
     /// A designer's shop hours from AccountService (throws its RPCError, e.g. NOT_FOUND for a non-designer).
     let shopHours: @Sendable (String) async throws -> YediAccount.ShopHours
     /// `reservations.open` and `reservations.day` are enforced in `store.reserve`'s transaction.
@@ -181,12 +183,14 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
         default: throw BookingRules.invalid("filter", "upcoming, past or cancelled")
         }
         let party: ReservationParty = user.role == .designer ? .designer(user.id) : .customer(user.id)
-        let (position, limit) = try ReservationCursor.read(request.page)
+        let page = try reservationPages.read(request.page, as: Int64.self)
         let now = clock.nowMilliseconds
-        let rows = try await store.reservations(of: party, filter: filter, now: now, after: position, limit: limit + 1)
+        let rows = try await store.reservations(
+            of: party, filter: filter, now: now, after: page.after, limit: page.limit + 1)
         return YediBooking.ListReservationsResponse(
-            reservations: rows.prefix(limit).map { message($0, now: now) },
-            page: ReservationCursor.next(rows, limit: limit))
+            reservations: rows.prefix(page.limit).map { message($0, now: now) },
+            page: reservationPages.next(
+                rows.map { ReservationPosition(key: $0.startAtMilliseconds, id: $0.id) }, limit: page.limit))
     }
 
     func getDayTimeline(_ request: YediBooking.GetDayTimelineRequest, context: ServerContext) async throws

@@ -1,3 +1,5 @@
+import ServiceRuntime
+
 /// A break in local minutes after midnight: [start, end).
 struct BreakRange: Equatable, Codable, Sendable {
     var start: Int
@@ -64,11 +66,8 @@ enum ReservationParty: Sendable {
     case designer(String)
 }
 
-/// The position after which a page starts (the last row of the previous page).
-struct ReservationPosition: Equatable, Sendable {
-    var startAtMilliseconds: Int64
-    var id: String
-}
+/// The position after which a page starts (the last row of the previous page): its start and id.
+typealias ReservationPosition = PagePosition<Int64>
 
 enum ReserveOutcome: Equatable, Sendable {
     case created(ReservationRecord)

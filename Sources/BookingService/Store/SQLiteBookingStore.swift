@@ -172,7 +172,7 @@ struct SQLiteBookingStore: BookingStore {
         }
         if let position {
             sql += ascending ? " AND (start_at_ms, id) > (?, ?)" : " AND (start_at_ms, id) < (?, ?)"
-            arguments += [position.startAtMilliseconds, position.id]
+            arguments += [position.key, position.id]
         }
         sql += ascending ? " ORDER BY start_at_ms, id" : " ORDER BY start_at_ms DESC, id DESC"
         sql += " LIMIT ?"

@@ -13,13 +13,14 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
     let hub: ChatEventHub
     let clock: any WallClock
     let ids: any IDGenerator
+    /// A user's rooms, most recent activity first (the key is the room's last position in the stream).
+    let roomPages: PageList
     /// `rooms.day`, enforced in `store.openRoom`'s transaction.
     var quotas: QuotaLimits = .defaults
 
     static let maxTextCharacters = 2_000
     static let defaultPageSize = 13
     static let maxPageSize = 100
-    static let defaultRoomPageSize = 20
     static let consultText = "이 게시물 보고 상담하러 왔어요"
     /// Stored events read per query while a stream catches up.
     static let catchUpBatch = 500
@@ -84,16 +85,8 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
         -> YediChat.ListRoomsResponse
     {
         let userID = try context.requireUser().id
-        let page = request.page ?? .init()
-        let limit = try Self.limit(page.limit, default: Self.defaultRoomPageSize)
-        var after: Int64?
-        if !page.cursor.isEmpty {
-            guard let position = Int64(page.cursor), position > 0 else {
-                throw RPCError(code: .invalidArgument, message: "page.cursor: not a cursor from this method")
-            }
-            after = position
-        }
-        let list = try await store.rooms(userID: userID, afterActivity: after, limit: limit + 1)
+        let (after, limit) = try roomPages.read(request.page, as: Int64.self)
+        let list = try await store.rooms(userID: userID, afterActivity: after?.key, limit: limit + 1)
         let shown = Array(list.rooms.prefix(limit))
         let names = await profiles.profiles(shown.map { $0.room.other(than: userID) })
         let rooms = shown.map { summary -> YediChat.Room in
@@ -111,9 +104,9 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
             room.otherReadSeq = summary.otherReadSeq
             return room
         }
-        let next = list.rooms.count > limit ? shown.last.map { "\($0.activityPosition)" } ?? "" : ""
         return YediChat.ListRoomsResponse(
-            rooms: rooms, page: .init(nextCursor: next), totalUnread: list.totalUnread,
+            rooms: rooms, page: roomPages.next(list.rooms.map { PagePosition(key: $0.activityPosition) }, limit: limit),
+            totalUnread: list.totalUnread,
             streamPosition: list.headPosition)
     }
 

@@ -12,12 +12,10 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
     let peers: ContentPeers
     let clock: any WallClock
     let ids: any IDGenerator
+    let pages: ContentPages
     /// `posts.day`, `reviews.day` and the upload byte quotas, enforced in the store's transactions.
     var quotas: QuotaLimits = .defaults
 
-    /// The app loads 3 posts per page.
-    static let postPageDefault = 3
-    static let reviewPageDefault = 20
     static let imageGone = RPCError(
         code: .notFound,
         message: "photo_ids: an image is gone (uploads nothing uses are removed after a grace period): upload it again")
@@ -86,7 +84,7 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
     // MARK: Feeds
 
     func getFeed(_ request: YediContent.GetFeedRequest, context: ServerContext) async throws -> YediContent.FeedPage {
-        let page = try PageCursor.read(request.page, list: .posts, defaultLimit: Self.postPageDefault)
+        let page = try pages.posts.read(request.page, as: Int64.self)
         var filter = PostFilter(
             designerIDs: nil,
             category: request.category == .unspecified ? nil : try FieldRules.category(request.category))
@@ -106,22 +104,22 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
         case .unrecognized:
             throw FieldRules.invalid("scope", "unknown feed scope")
         }
-        let posts = try await store.posts(filter, after: page.position, limit: page.limit + 1)
+        let posts = try await store.posts(filter, after: page.after, limit: page.limit + 1)
         return try await feedPage(
-            posts.map { ($0, ListPosition(milliseconds: $0.createdAtMilliseconds, id: $0.id)) }, page.limit,
-            list: .posts, context: context)
+            posts.map { ($0, ListPosition(key: $0.createdAtMilliseconds, id: $0.id)) }, page.limit,
+            list: pages.posts, context: context)
     }
 
     func listDesignerPosts(
         _ request: YediContent.ListDesignerPostsRequest, context: ServerContext
     ) async throws -> YediContent.FeedPage {
         guard !request.designerID.isEmpty else { throw FieldRules.invalid("designer_id", "required") }
-        let page = try PageCursor.read(request.page, list: .posts, defaultLimit: Self.postPageDefault)
+        let page = try pages.posts.read(request.page, as: Int64.self)
         let posts = try await store.posts(
-            PostFilter(designerIDs: [request.designerID], category: nil), after: page.position, limit: page.limit + 1)
+            PostFilter(designerIDs: [request.designerID], category: nil), after: page.after, limit: page.limit + 1)
         return try await feedPage(
-            posts.map { ($0, ListPosition(milliseconds: $0.createdAtMilliseconds, id: $0.id)) }, page.limit,
-            list: .posts, context: context)
+            posts.map { ($0, ListPosition(key: $0.createdAtMilliseconds, id: $0.id)) }, page.limit,
+            list: pages.posts, context: context)
     }
 
     // MARK: Likes
@@ -152,9 +150,9 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
         _ request: YediContent.ListLikedPostsRequest, context: ServerContext
     ) async throws -> YediContent.FeedPage {
         let userID = try context.requireUser().id
-        let page = try PageCursor.read(request.page, list: .likes, defaultLimit: Self.postPageDefault)
-        let rows = try await store.likedPosts(userID: userID, after: page.position, limit: page.limit + 1)
-        return try await feedPage(rows, page.limit, list: .likes, context: context)
+        let page = try pages.likes.read(request.page, as: Int64.self)
+        let rows = try await store.likedPosts(userID: userID, after: page.after, limit: page.limit + 1)
+        return try await feedPage(rows, page.limit, list: pages.likes, context: context)
     }
 
     // MARK: Helpers
@@ -193,12 +191,12 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
     /// A page of posts read with one extra row: the messages (one author lookup, one liked lookup) and the
     /// cursor after the last one shown.
     private func feedPage(
-        _ rows: [(PostRecord, ListPosition)], _ limit: Int, list: PageCursor.List, context: ServerContext
+        _ rows: [(PostRecord, ListPosition)], _ limit: Int, list: PageList, context: ServerContext
     ) async throws -> YediContent.FeedPage {
         let shown = Array(rows.prefix(limit))
         return YediContent.FeedPage(
             posts: try await messages(shown.map(\.0), context: context),
-            page: PageCursor.next(rows.map(\.1), limit: limit, list: list))
+            page: list.next(rows.map(\.1), limit: limit))
     }
 
     /// Posts as clients see them: authors from AccountService (one batched lookup), and whether the caller

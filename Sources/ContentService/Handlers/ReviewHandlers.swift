@@ -56,12 +56,12 @@ extension ContentHandlers {
         _ request: YediContent.ListDesignerReviewsRequest, context: ServerContext
     ) async throws -> YediContent.ListDesignerReviewsResponse {
         let designerID = try FieldRules.required(request.designerID, field: "designer_id")
-        let page = try PageCursor.read(request.page, list: .reviews, defaultLimit: Self.reviewPageDefault)
-        let reviews = try await store.reviews(designerID: designerID, after: page.position, limit: page.limit + 1)
+        let page = try pages.reviews.read(request.page, as: Int64.self)
+        let reviews = try await store.reviews(designerID: designerID, after: page.after, limit: page.limit + 1)
         let summary = try await store.reviewSummaries(designerIDs: [designerID]).first ?? .empty(designerID)
         return YediContent.ListDesignerReviewsResponse(
             reviews: reviews.prefix(page.limit).map(Self.review),
-            page: PageCursor.next(Self.positions(reviews), limit: page.limit, list: .reviews),
+            page: pages.reviews.next(Self.positions(reviews), limit: page.limit),
             averageScore: summary.average, reviewCount: summary.reviewCount,
             keywordCounts: Self.keywordCounts(summary))
     }
@@ -70,11 +70,11 @@ extension ContentHandlers {
         -> YediContent.ListMyReviewsResponse
     {
         let customerID = try context.requireUser().id
-        let page = try PageCursor.read(request.page, list: .reviews, defaultLimit: Self.reviewPageDefault)
-        let reviews = try await store.reviews(customerID: customerID, after: page.position, limit: page.limit + 1)
+        let page = try pages.reviews.read(request.page, as: Int64.self)
+        let reviews = try await store.reviews(customerID: customerID, after: page.after, limit: page.limit + 1)
         return YediContent.ListMyReviewsResponse(
             reviews: reviews.prefix(page.limit).map(Self.review),
-            page: PageCursor.next(Self.positions(reviews), limit: page.limit, list: .reviews))
+            page: pages.reviews.next(Self.positions(reviews), limit: page.limit))
     }
 
     /// For AccountService's designer profiles: average, count and keyword counts, one per id asked.
@@ -92,6 +92,6 @@ extension ContentHandlers {
     }
 
     private static func positions(_ reviews: [ReviewRecord]) -> [ListPosition] {
-        reviews.map { ListPosition(milliseconds: $0.createdAtMilliseconds, id: $0.id) }
+        reviews.map { ListPosition(key: $0.createdAtMilliseconds, id: $0.id) }
     }
 }

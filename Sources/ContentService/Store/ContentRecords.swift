@@ -1,3 +1,5 @@
+import ServiceRuntime
+
 /// ContentService's rows as the store hands them to handlers (no GRDB types).
 
 /// An uploaded image: who uploaded it and which blob holds its bytes.
@@ -28,11 +30,8 @@ struct PostRecord: Sendable, Equatable {
     var updatedAtMilliseconds: Int64
 }
 
-/// Where a keyset-paginated list stopped: the sort instant and the id of the last item seen.
-struct ListPosition: Sendable, Equatable {
-    var milliseconds: Int64
-    var id: String
-}
+/// Where a keyset-paginated list stopped: the sort instant (milliseconds) and the id of the last item seen.
+typealias ListPosition = PagePosition<Int64>
 
 /// Which posts a feed shows.
 struct PostFilter: Sendable, Equatable {

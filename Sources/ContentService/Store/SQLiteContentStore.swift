@@ -119,7 +119,7 @@ struct SQLiteContentStore: ContentStore {
             }
             if let position {
                 conditions.append("(created_at_ms < ? OR (created_at_ms = ? AND id < ?))")
-                _ = arguments.append(contentsOf: [position.milliseconds, position.milliseconds, position.id])
+                _ = arguments.append(contentsOf: [position.key, position.key, position.id])
             }
             _ = arguments.append(contentsOf: [limit])
             let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
@@ -179,14 +179,14 @@ struct SQLiteContentStore: ContentStore {
             var arguments: StatementArguments = [userID]
             if let position {
                 sql += " AND (post_like.liked_at_ms < ? OR (post_like.liked_at_ms = ? AND post_like.post_id < ?))"
-                _ = arguments.append(contentsOf: [position.milliseconds, position.milliseconds, position.id])
+                _ = arguments.append(contentsOf: [position.key, position.key, position.id])
             }
             sql += " ORDER BY post_like.liked_at_ms DESC, post_like.post_id DESC LIMIT ?"
             _ = arguments.append(contentsOf: [limit])
             let rows = try Row.fetchAll(db, sql: sql, arguments: arguments)
             let posts = try Self.withPhotos(rows.map(Self.post), db)
             return zip(posts, rows).map { post, row in
-                (post, ListPosition(milliseconds: row["liked_at"], id: post.id))
+                (post, ListPosition(key: row["liked_at"], id: post.id))
             }
         }
     }
@@ -258,7 +258,7 @@ struct SQLiteContentStore: ContentStore {
             var arguments: StatementArguments = [value]
             if let position {
                 sql += " AND (created_at_ms < ? OR (created_at_ms = ? AND id < ?))"
-                _ = arguments.append(contentsOf: [position.milliseconds, position.milliseconds, position.id])
+                _ = arguments.append(contentsOf: [position.key, position.key, position.id])
             }
             sql += " ORDER BY created_at_ms DESC, id DESC LIMIT ?"
             _ = arguments.append(contentsOf: [limit])

@@ -16,12 +16,13 @@ import YediCrypto
 enum LogKey {
     static let minimumBytes = 16
 
-    static func userTag(_ configuration: ServiceConfiguration) throws(StartupError) -> LogUserTag {
-        let key = try load(configuration)
-        return LogUserTag { id in "h:" + SHA256.hex(Array(HMACSHA256.mac(key: key, Array(id.utf8)).prefix(8))) }
+    static func userTag(_ key: [UInt8]) -> LogUserTag {
+        LogUserTag { id in "h:" + SHA256.hex(Array(HMACSHA256.mac(key: key, Array(id.utf8)).prefix(8))) }
     }
 
-    private static func load(_ configuration: ServiceConfiguration) throws(StartupError) -> [UInt8] {
+    /// The deployment key: the user tags use it as is, page cursors a key derived from it
+    /// (`PageCursorKey`).
+    static func load(_ configuration: ServiceConfiguration) throws(StartupError) -> [UInt8] {
         if let file = configuration.logKeyFile {
             guard let key = FileManager.default.contents(atPath: file), key.count >= minimumBytes else {
                 throw StartupError(

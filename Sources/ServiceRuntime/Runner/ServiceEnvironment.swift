@@ -27,6 +27,8 @@ public final class ServiceEnvironment: Sendable {
     public let ids: any IDGenerator
     /// Durable calls to peers, written in the same transaction as the change that needs them.
     public let outbox: Outbox
+    /// What page cursors are signed with (`pageList`).
+    public let pageCursorKey: PageCursorKey
     /// Where metrics go (Prometheus in a process, already bootstrapped before this exists).
     public let metrics: any MetricsFactory
     private let background = NIOLockedValueBox<[any Service]>([])
@@ -44,6 +46,7 @@ public final class ServiceEnvironment: Sendable {
         clock: any WallClock,
         ids: any IDGenerator,
         outbox: Outbox,
+        pageCursorKey: PageCursorKey,
         metrics: any MetricsFactory
     ) {
         self.configuration = configuration
@@ -57,7 +60,16 @@ public final class ServiceEnvironment: Sendable {
         self.clock = clock
         self.ids = ids
         self.outbox = outbox
+        self.pageCursorKey = pageCursorKey
         self.metrics = metrics
+    }
+
+    /// One of the service's paginated lists, named `<service>.<list>` so no two lists accept each
+    /// other's cursors.
+    public func pageList(_ list: String, defaultLimit: Int = 20, maximumLimit: Int = 50) -> PageList {
+        PageList(
+            "\(configuration.name).\(list)", defaultLimit: defaultLimit, maximumLimit: maximumLimit,
+            key: pageCursorKey)
     }
 
     /// A folder below the data folder (created if missing), for a service's blobs.

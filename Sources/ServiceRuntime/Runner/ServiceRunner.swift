@@ -133,7 +133,8 @@ private struct Assembly {
         }
         // Before anything creates a metric: metrics made earlier stay bound to the no-op backend.
         let registry = YediMetrics.bootstrapPrometheus()
-        let userTag = try LogKey.userTag(configuration)
+        let deploymentKey = try LogKey.load(configuration)
+        let userTag = LogKey.userTag(deploymentKey)
         let jwtVerifier = try TokenKeys.verifier(configuration: configuration, clock: clock)
         let signingKey = Definition.issuesTokens ? try TokenKeys.signingKey(configuration: configuration) : nil
         let database = try ServiceDatabase.open(
@@ -164,6 +165,7 @@ private struct Assembly {
                 clock: clock,
                 ids: ids,
                 outbox: outbox,
+                pageCursorKey: PageCursorKey(deriving: deploymentKey),
                 metrics: MetricsSystem.factory
             )
             let services = try await Definition.makeServices(environment)
