@@ -35,10 +35,6 @@ enum BookingStoreContract {
     static let hour: Int64 = 3_600_000
     static let base: Int64 = 1_800_000_000_000 - (1_800_000_000_000 % 3_600_000)
 
-    static func cells(_ r: ReservationRecord) -> [Int64] {
-        BookingSchema.cells(from: r.startAtMilliseconds, until: r.endAtMilliseconds)
-    }
-
     static func schedulesAndMenusRoundTrip(_ store: any BookingStore) async throws {
         let first = try await store.createDesigner(schedule("d1"), menu: [style("s1"), style("s2", price: 1)])
         XCTAssertEqual(first, schedule("d1"))
@@ -72,7 +68,7 @@ enum BookingStoreContract {
 
     static func overlappingReservationsCannotBothBeConfirmed(_ store: any BookingStore) async throws {
         let first = reservation("r1", start: base + hour)
-        let outcome = try await store.reserve(first, cells: cells(first))
+        let outcome = try await store.reserve(first)
         XCTAssertEqual(outcome, .created(first))
         // Same slot, another customer.
         let same = reservation("r2", customer: "c2", start: base + hour)
@@ -84,15 +80,18 @@ enum BookingStoreContract {
         await assertTaken(store, around)
         // Back to back is fine; another designer's same hour is fine.
         let next = reservation("r5", customer: "c2", start: base + 2 * hour)
-        let outcome2 = try await store.reserve(next, cells: cells(next))
+        let outcome2 = try await store.reserve(next)
         XCTAssertEqual(outcome2, .created(next))
         let elsewhere = reservation("r6", customer: "c2", designer: "d2", start: base + hour)
-        let outcome3 = try await store.reserve(elsewhere, cells: cells(elsewhere))
+        let outcome3 = try await store.reserve(elsewhere)
         XCTAssertEqual(outcome3, .created(elsewhere))
         let stored = try await store.reservation(id: "r2")
         XCTAssertNil(stored, "a refused reservation leaves nothing behind")
-        let held = try await store.bookedCells(designerID: "d1", from: base, until: base + 3 * hour)
-        XCTAssertEqual(held, cells(first) + cells(next))
+        let held = try await store.bookedTimes(designerID: "d1", from: base, until: base + 3 * hour)
+        XCTAssertEqual(held, BookedTimes([(base + hour)..<(base + 3 * hour)]), "back to back: one interval")
+        let partly = try await store.bookedTimes(designerID: "d1", from: base + hour + hour / 2, until: base + 2 * hour)
+        XCTAssertTrue(
+            partly.overlaps(base + hour + hour / 2, base + 2 * hour), "a booking that began before the window")
 
         // Cancelling frees the cells; the hour can then be booked again.
         let cancelled = try await store.cancel(id: "r1", at: 99)
@@ -102,16 +101,16 @@ enum BookingStoreContract {
         XCTAssertEqual(cancelled2, 99, "cancelled once")
         let cancelled3 = try await store.cancel(id: "missing", at: 100)
         XCTAssertNil(cancelled3)
-        let outcome4 = try await store.reserve(same, cells: cells(same))
+        let outcome4 = try await store.reserve(same)
         XCTAssertEqual(outcome4, .created(same))
     }
 
     static func idempotencyKeysAnswerTheFirstReservation(_ store: any BookingStore) async throws {
         let first = reservation("r1", start: base, key: "k")
-        let outcome = try await store.reserve(first, cells: cells(first))
+        let outcome = try await store.reserve(first)
         XCTAssertEqual(outcome, .created(first))
         let retry = reservation("r2", start: base + hour, key: "k")
-        let outcome2 = try await store.reserve(retry, cells: cells(retry))
+        let outcome2 = try await store.reserve(retry)
         XCTAssertEqual(outcome2, .existing(first))
         let stored = try await store.reservation(id: "r2")
         XCTAssertNil(stored)
@@ -120,7 +119,7 @@ enum BookingStoreContract {
         let stored3 = try await store.reservation(customerID: "c2", idempotencyKey: "k")
         XCTAssertNil(stored3)
         let otherCustomer = reservation("r3", customer: "c2", start: base + hour, key: "k")
-        let outcome3 = try await store.reserve(otherCustomer, cells: cells(otherCustomer))
+        let outcome3 = try await store.reserve(otherCustomer)
         XCTAssertEqual(outcome3, .created(otherCustomer))
     }
 
@@ -135,7 +134,7 @@ enum BookingStoreContract {
                 group.addTask {
                     let r = reservation("q\(index)", start: base + Int64(index) * hour)
                     do {
-                        _ = try await store.reserve(r, cells: cells(r), quotas: quotas)
+                        _ = try await store.reserve(r, quotas: quotas)
                         return true
                     } catch {
                         XCTAssertEqual(error as? QuotaExceeded, QuotaExceeded(quota: quotas.open))
@@ -148,19 +147,19 @@ enum BookingStoreContract {
             return all
         }
         XCTAssertEqual(outcomes.filter { $0 }.count, 4)
-        let booked = try await store.bookedCells(designerID: "d1", from: base, until: base + 20 * hour)
-        XCTAssertEqual(booked.count, 4 * 12)
+        let booked = try await store.bookedTimes(designerID: "d1", from: base, until: base + 20 * hour)
+        XCTAssertEqual(booked.intervals.map { $0.upperBound - $0.lowerBound }.reduce(0, +), 4 * hour)
     }
 
     static func listsPageByStartAndStatus(_ store: any BookingStore) async throws {
         var all: [ReservationRecord] = []
         for index in 0..<5 {
             let r = reservation("r\(index)", start: base + Int64(index) * hour)
-            _ = try await store.reserve(r, cells: cells(r))
+            _ = try await store.reserve(r)
             all.append(r)
         }
         let other = reservation("x", customer: "c2", start: base + 10 * hour)
-        _ = try await store.reserve(other, cells: cells(other))
+        _ = try await store.reserve(other)
         _ = try await store.cancel(id: "r4", at: 1)
         let now = base + 2 * hour
         let upcoming = try await store.reservations(
@@ -193,7 +192,7 @@ enum BookingStoreContract {
         let a = reservation("a", customer: "c1", designer: "d1", start: base)
         let b = reservation("b", customer: "c2", designer: "d2", start: base)
         let c = reservation("c", customer: "c2", designer: "d1", start: base + hour)
-        for r in [a, b, c] { _ = try await store.reserve(r, cells: cells(r)) }
+        for r in [a, b, c] { _ = try await store.reserve(r) }
         let applied = try await store.purgeUser("d1", delivery: context, now: 1)
         XCTAssertTrue(applied)
         let schedule = try await store.schedule(designerID: "d1")
@@ -206,8 +205,8 @@ enum BookingStoreContract {
         XCTAssertNil(stored2)
         let stored3 = try await store.reservation(id: "b")
         XCTAssertEqual(stored3, b)
-        let held = try await store.bookedCells(designerID: "d1", from: 0, until: .max)
-        XCTAssertEqual(held, [])
+        let held = try await store.bookedTimes(designerID: "d1", from: 0, until: .max)
+        XCTAssertEqual(held, BookedTimes([]))
         let closedDays = try await store.closedDays(
             designerID: "d1", from: LocalDay(year: 2027, month: 1, day: 1)!,
             through: LocalDay(year: 2027, month: 12, day: 31)!)
@@ -218,7 +217,7 @@ enum BookingStoreContract {
 
         // A redelivery of the same job changes nothing (even what was added since); a new job applies.
         let later = reservation("a2", customer: "c1", designer: "d1", start: base + 5 * hour)
-        _ = try await store.reserve(later, cells: cells(later))
+        _ = try await store.reserve(later)
         let applied2 = try await store.purgeUser("d1", delivery: context, now: 2)
         XCTAssertFalse(applied2)
         let stored4 = try await store.reservation(id: "a2")
@@ -284,7 +283,7 @@ final class SQLiteBookingStoreTests: XCTestCase {
 /// Async XCTest helper: the reservation is refused with `slotTaken` and not stored.
 func assertTaken(_ store: any BookingStore, _ reservation: ReservationRecord, line: UInt = #line) async {
     do {
-        _ = try await store.reserve(reservation, cells: BookingStoreContract.cells(reservation))
+        _ = try await store.reserve(reservation)
         XCTFail("\(reservation.id) was stored over another reservation", line: line)
     } catch {
         XCTAssertEqual(error as? BookingStoreError, .slotTaken, line: line)

@@ -84,3 +84,18 @@ final class TimeModelTests: XCTestCase {
         XCTAssertEqual(grid.refusal(utc("2027-03-14T07:00:00Z"), now: now), "start_at_ms: the slot is in a break")
     }
 }
+
+/// Slots are checked against bookings as intervals: touching is free, any overlap is booked.
+final class BookedTimesTests: XCTestCase {
+    func testOverlapIsAnySharedMomentAndTouchingIsFree() {
+        let booked = BookedTimes([300..<400, 100..<200])
+        XCTAssertEqual(booked.intervals, [100..<200, 300..<400], "sorted")
+        XCTAssertFalse(booked.overlaps(0, 100), "ends where a booking starts")
+        XCTAssertFalse(booked.overlaps(200, 300), "between two bookings")
+        XCTAssertTrue(booked.overlaps(150, 160), "inside")
+        XCTAssertTrue(booked.overlaps(50, 450), "around both")
+        XCTAssertTrue(booked.overlaps(399, 500), "the last moment")
+        XCTAssertFalse(booked.overlaps(400, 500))
+        XCTAssertFalse(BookedTimes([]).overlaps(0, .max))
+    }
+}

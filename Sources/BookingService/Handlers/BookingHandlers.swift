@@ -132,9 +132,8 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
             totalPriceKRW: styles.reduce(0) { $0 + $1.priceKRW }, status: .confirmed, idempotencyKey: key,
             createdAtMilliseconds: now, cancelledAtMilliseconds: nil)
         do {
-            let cells = BookingSchema.cells(from: request.startAtMs, until: end)
             let limits = ReservationQuotas(open: quotas.reservationsOpen, perDay: quotas.reservationsPerDay)
-            switch try await store.reserve(reservation, cells: cells, quotas: limits) {
+            switch try await store.reserve(reservation, quotas: limits) {
             case .created(let created): return message(created, now: now)
             case .existing(let earlier): return try answerRetry(earlier, request)
             }
@@ -204,13 +203,12 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
         let start = grid.clock.startOfDay(day)
         let end = grid.clock.startOfDay(day.adding(days: 1))
         let reservations = try await store.designerReservations(designerID: designerID, from: start, until: end)
-        let booked = Set(
-            try await store.bookedCells(designerID: designerID, from: start, until: end + grid.slotMilliseconds))
+        let booked = try await store.bookedTimes(
+            designerID: designerID, from: start, until: end + grid.slotMilliseconds)
         // A closed day lists only slots still held by reservations made before it was closed.
         let closed = grid.isClosed(day)
         let slots = grid.slots(on: day).compactMap { slot -> YediBooking.Slot? in
-            let isBooked = BookingSchema.cells(from: slot.start, until: slot.start + grid.slotMilliseconds)
-                .contains(where: booked.contains)
+            let isBooked = booked.overlaps(slot.start, slot.start + grid.slotMilliseconds)
             let state: YediBooking.SlotState
             if isBooked {
                 state = .booked

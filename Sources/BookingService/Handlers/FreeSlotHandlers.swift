@@ -49,16 +49,15 @@ extension BookingHandlers {
             timeZone: schedule.timeZone, slotMinutes: Int32(schedule.slotMinutes), days: days)
     }
 
-    /// Every day of [from, through] from the store: closed, or its slots outside breaks and booked cells.
+    /// Every day of [from, through] from the store: closed, or its slots outside breaks and bookings.
     private func computeFreeDays(_ schedule: ScheduleRecord, from: LocalDay, through: LocalDay) async throws
         -> [Int: FreeDayCache.Day]
     {
         let grid = try await grid(schedule, from: from, through: through)
         let rangeStart = grid.clock.startOfDay(from)
         let rangeEnd = grid.clock.startOfDay(through.adding(days: 1))
-        let booked = Set(
-            try await store.bookedCells(
-                designerID: schedule.designerID, from: rangeStart, until: rangeEnd + grid.slotMilliseconds))
+        let booked = try await store.bookedTimes(
+            designerID: schedule.designerID, from: rangeStart, until: rangeEnd + grid.slotMilliseconds)
         var days: [Int: FreeDayCache.Day] = [:]
         for dayNumber in from.dayNumber...through.dayNumber {
             let day = LocalDay(dayNumber: dayNumber)
@@ -67,9 +66,7 @@ extension BookingHandlers {
                 continue
             }
             let free = grid.slots(on: day).filter { slot in
-                !slot.inBreak
-                    && !BookingSchema.cells(from: slot.start, until: slot.start + grid.slotMilliseconds).contains(
-                        where: booked.contains)
+                !slot.inBreak && !booked.overlaps(slot.start, slot.start + grid.slotMilliseconds)
             }
             days[dayNumber] = FreeDayCache.Day(closed: false, starts: free.map(\.start))
         }

@@ -24,11 +24,12 @@ protocol BookingStore: Sendable {
     // MARK: Reservations
 
     /// Starts of the booked cells in [from, until), ascending.
-    func bookedCells(designerID: String, from: Int64, until: Int64) async throws -> [Int64]
-    /// Inserts `reservation` (confirmed) with its `cells`, or answers the customer's reservation with the
-    /// same idempotency key. Throws `BookingStoreError.slotTaken` when a cell is held, and `QuotaExceeded`
+    /// The designer's confirmed bookings that overlap [from, until).
+    func bookedTimes(designerID: String, from: Int64, until: Int64) async throws -> BookedTimes
+    /// Inserts `reservation` (confirmed), holding its time, or answers the customer's reservation with the
+    /// same idempotency key. Throws `BookingStoreError.slotTaken` when the time is held, and `QuotaExceeded`
     /// when the customer is at one of `quotas` (counted in the same transaction as the insert).
-    func reserve(_ reservation: ReservationRecord, cells: [Int64], quotas: ReservationQuotas?) async throws
+    func reserve(_ reservation: ReservationRecord, quotas: ReservationQuotas?) async throws
         -> ReserveOutcome
     func reservation(id: String) async throws -> ReservationRecord?
     func reservation(customerID: String, idempotencyKey: String) async throws -> ReservationRecord?
@@ -53,8 +54,8 @@ protocol BookingStore: Sendable {
 
 extension BookingStore {
     /// Without quotas (store tests about booking itself).
-    func reserve(_ reservation: ReservationRecord, cells: [Int64]) async throws -> ReserveOutcome {
-        try await reserve(reservation, cells: cells, quotas: nil)
+    func reserve(_ reservation: ReservationRecord) async throws -> ReserveOutcome {
+        try await reserve(reservation, quotas: nil)
     }
 }
 

@@ -30,11 +30,9 @@ struct FreeDayInvalidatingStore: BookingStore {
         try await inner.replaceMenu(designerID: designerID, styles: styles)
     }
 
-    func reserve(_ reservation: ReservationRecord, cells: [Int64], quotas: ReservationQuotas?) async throws
-        -> ReserveOutcome
-    {
+    func reserve(_ reservation: ReservationRecord, quotas: ReservationQuotas?) async throws -> ReserveOutcome {
         defer { cache.invalidate(reservation.designerID) }
-        return try await inner.reserve(reservation, cells: cells, quotas: quotas)
+        return try await inner.reserve(reservation, quotas: quotas)
     }
 
     func cancel(id: String, at milliseconds: Int64) async throws -> ReservationRecord? {
@@ -68,8 +66,8 @@ struct FreeDayInvalidatingStore: BookingStore {
         try await inner.menu(designerID: designerID)
     }
 
-    func bookedCells(designerID: String, from: Int64, until: Int64) async throws -> [Int64] {
-        try await inner.bookedCells(designerID: designerID, from: from, until: until)
+    func bookedTimes(designerID: String, from: Int64, until: Int64) async throws -> BookedTimes {
+        try await inner.bookedTimes(designerID: designerID, from: from, until: until)
     }
 
     func reservation(id: String) async throws -> ReservationRecord? {

@@ -70,20 +70,31 @@ struct SQLiteBookingStore: BookingStore {
 
     // MARK: Reservations
 
-    func bookedCells(designerID: String, from: Int64, until: Int64) async throws -> [Int64] {
-        try await database.read { db in
+    /// From the held cells (a range scan of the primary key), each run of consecutive cells one interval.
+    func bookedTimes(designerID: String, from: Int64, until: Int64) async throws -> BookedTimes {
+        let cells = try await database.read { db in
             try Int64.fetchAll(
                 db,
                 sql: """
                     SELECT cell_start_ms FROM booked_cell
                     WHERE designer_id = ? AND cell_start_ms >= ? AND cell_start_ms < ? ORDER BY cell_start_ms
-                    """, arguments: [designerID, from, until])
+                    """, arguments: [designerID, from - BookingSchema.cellMilliseconds + 1, until])
         }
+        var intervals: [Range<Int64>] = []
+        for cell in cells {
+            let end = cell + BookingSchema.cellMilliseconds
+            if let last = intervals.last, last.upperBound == cell {
+                intervals[intervals.count - 1] = last.lowerBound..<end
+            } else {
+                intervals.append(cell..<end)
+            }
+        }
+        return BookedTimes(intervals)
     }
 
-    func reserve(_ reservation: ReservationRecord, cells: [Int64], quotas: ReservationQuotas?) async throws
-        -> ReserveOutcome
-    {
+    /// Holds each 5-minute cell of the reservation's time as a row whose primary key admits one holder.
+    func reserve(_ reservation: ReservationRecord, quotas: ReservationQuotas?) async throws -> ReserveOutcome {
+        let cells = BookingSchema.cells(from: reservation.startAtMilliseconds, until: reservation.endAtMilliseconds)
         do {
             return try await database.write { db in
                 if let key = reservation.idempotencyKey,
