@@ -14,8 +14,8 @@ import YediProto
 /// - **Invalidation**: AccountService sends `yedi.runtime.Users/UserChanged` through its outbox when a
 ///   public field changes, and `Revocations/RevokeUser` when an account is deleted; either drops the
 ///   user's entry here (`forget`), so a new name shows on the next read.
-/// - **Lifetime**: an entry counts for `lifetime` (60 s, by the injected clock), a safety net for what no
-///   event covers (a change made while this process's entry was being fetched is handled by `forget`).
+/// - **Lifetime**: an entry counts for `lifetime` (60 s, by the injected clock), a safety net behind the
+///   events. A lookup that was out when a user was forgotten is answered but not cached (`forgets`).
 /// - **AccountService down**: the ids it could not answer are left out of the answer (callers show empty
 ///   names) and a warning is logged; the page is this service's own data and is not refused for want of
 ///   names. Expired entries are not served instead: a name may have changed, and an empty one says so.
