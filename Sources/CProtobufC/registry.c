@@ -143,14 +143,16 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__runtime__advance_clock_response__descriptor,
     &yedi__runtime__revoke_user_request__descriptor,
     &yedi__runtime__revoke_user_response__descriptor,
+    &yedi__runtime__user_changed_request__descriptor,
+    &yedi__runtime__user_changed_response__descriptor,
     &yedi__runtime__mail_message__descriptor,
     &yedi__runtime__mail_value__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 143; }
+size_t yedi_message_descriptor_count(void) { return 145; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 143 ? message_descriptors[index] : NULL;
+    return index < 145 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
@@ -184,10 +186,11 @@ static const ProtobufCServiceDescriptor *const service_descriptors[] = {
     &yedi__health__health__descriptor,
     &yedi__runtime__dev_clock__descriptor,
     &yedi__runtime__revocations__descriptor,
+    &yedi__runtime__users__descriptor,
 };
 
-size_t yedi_service_descriptor_count(void) { return 8; }
+size_t yedi_service_descriptor_count(void) { return 9; }
 
 const ProtobufCServiceDescriptor *yedi_service_descriptor_at(size_t index) {
-    return index < 8 ? service_descriptors[index] : NULL;
+    return index < 9 ? service_descriptors[index] : NULL;
 }

@@ -187,6 +187,96 @@ void   yedi__runtime__revoke_user_response__free_unpacked
   assert(message->base.descriptor == &yedi__runtime__revoke_user_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__runtime__user_changed_request__init
+                     (Yedi__Runtime__UserChangedRequest         *message)
+{
+  static const Yedi__Runtime__UserChangedRequest init_value = YEDI__RUNTIME__USER_CHANGED_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__runtime__user_changed_request__get_packed_size
+                     (const Yedi__Runtime__UserChangedRequest *message)
+{
+  assert(message->base.descriptor == &yedi__runtime__user_changed_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__runtime__user_changed_request__pack
+                     (const Yedi__Runtime__UserChangedRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__runtime__user_changed_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__runtime__user_changed_request__pack_to_buffer
+                     (const Yedi__Runtime__UserChangedRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__runtime__user_changed_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Runtime__UserChangedRequest *
+       yedi__runtime__user_changed_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Runtime__UserChangedRequest *)
+     protobuf_c_message_unpack (&yedi__runtime__user_changed_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__runtime__user_changed_request__free_unpacked
+                     (Yedi__Runtime__UserChangedRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__runtime__user_changed_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__runtime__user_changed_response__init
+                     (Yedi__Runtime__UserChangedResponse         *message)
+{
+  static const Yedi__Runtime__UserChangedResponse init_value = YEDI__RUNTIME__USER_CHANGED_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__runtime__user_changed_response__get_packed_size
+                     (const Yedi__Runtime__UserChangedResponse *message)
+{
+  assert(message->base.descriptor == &yedi__runtime__user_changed_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__runtime__user_changed_response__pack
+                     (const Yedi__Runtime__UserChangedResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__runtime__user_changed_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__runtime__user_changed_response__pack_to_buffer
+                     (const Yedi__Runtime__UserChangedResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__runtime__user_changed_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Runtime__UserChangedResponse *
+       yedi__runtime__user_changed_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Runtime__UserChangedResponse *)
+     protobuf_c_message_unpack (&yedi__runtime__user_changed_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__runtime__user_changed_response__free_unpacked
+                     (Yedi__Runtime__UserChangedResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__runtime__user_changed_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__runtime__mail_message__init
                      (Yedi__Runtime__MailMessage         *message)
 {
@@ -448,6 +538,62 @@ const ProtobufCMessageDescriptor yedi__runtime__revoke_user_response__descriptor
   (ProtobufCMessageInit) yedi__runtime__revoke_user_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor yedi__runtime__user_changed_request__field_descriptors[1] =
+{
+  {
+    "user_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Runtime__UserChangedRequest, user_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__runtime__user_changed_request__field_indices_by_name[] = {
+  0,   /* field[0] = user_id */
+};
+static const ProtobufCIntRange yedi__runtime__user_changed_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__runtime__user_changed_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.runtime.UserChangedRequest",
+  "UserChangedRequest",
+  "Yedi__Runtime__UserChangedRequest",
+  "yedi.runtime",
+  sizeof(Yedi__Runtime__UserChangedRequest),
+  1,
+  yedi__runtime__user_changed_request__field_descriptors,
+  yedi__runtime__user_changed_request__field_indices_by_name,
+  1,  yedi__runtime__user_changed_request__number_ranges,
+  (ProtobufCMessageInit) yedi__runtime__user_changed_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define yedi__runtime__user_changed_response__field_descriptors NULL
+#define yedi__runtime__user_changed_response__field_indices_by_name NULL
+#define yedi__runtime__user_changed_response__number_ranges NULL
+const ProtobufCMessageDescriptor yedi__runtime__user_changed_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.runtime.UserChangedResponse",
+  "UserChangedResponse",
+  "Yedi__Runtime__UserChangedResponse",
+  "yedi.runtime",
+  sizeof(Yedi__Runtime__UserChangedResponse),
+  0,
+  yedi__runtime__user_changed_response__field_descriptors,
+  yedi__runtime__user_changed_response__field_indices_by_name,
+  0,  yedi__runtime__user_changed_response__number_ranges,
+  (ProtobufCMessageInit) yedi__runtime__user_changed_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor yedi__runtime__mail_message__field_descriptors[5] =
 {
   {
@@ -653,5 +799,38 @@ void yedi__runtime__revocations__init (Yedi__Runtime__Revocations_Service *servi
 {
   protobuf_c_service_generated_init (&service->base,
                                      &yedi__runtime__revocations__descriptor,
+                                     (ProtobufCServiceDestroy) destroy);
+}
+static const ProtobufCMethodDescriptor yedi__runtime__users__method_descriptors[1] =
+{
+  { "UserChanged", &yedi__runtime__user_changed_request__descriptor, &yedi__runtime__user_changed_response__descriptor },
+};
+const unsigned yedi__runtime__users__method_indices_by_name[] = {
+  0         /* UserChanged */
+};
+const ProtobufCServiceDescriptor yedi__runtime__users__descriptor =
+{
+  PROTOBUF_C__SERVICE_DESCRIPTOR_MAGIC,
+  "yedi.runtime.Users",
+  "Users",
+  "Yedi__Runtime__Users",
+  "yedi.runtime",
+  1,
+  yedi__runtime__users__method_descriptors,
+  yedi__runtime__users__method_indices_by_name
+};
+void yedi__runtime__users__user_changed(ProtobufCService *service,
+                                        const Yedi__Runtime__UserChangedRequest *input,
+                                        Yedi__Runtime__UserChangedResponse_Closure closure,
+                                        void *closure_data)
+{
+  assert(service->descriptor == &yedi__runtime__users__descriptor);
+  service->invoke(service, 0, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__runtime__users__init (Yedi__Runtime__Users_Service *service,
+                                 Yedi__Runtime__Users_ServiceDestroy destroy)
+{
+  protobuf_c_service_generated_init (&service->base,
+                                     &yedi__runtime__users__descriptor,
                                      (ProtobufCServiceDestroy) destroy);
 }

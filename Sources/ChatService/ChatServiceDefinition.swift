@@ -32,7 +32,7 @@ enum ChatServiceDefinition: ServiceDefinition {
         return ChatHandlers(
             store: store,
             peers: peers,
-            profiles: ProfileDirectory(fetch: peers.profiles, clock: env.clock),
+            directory: UserDirectory(env),
             cache: HistoryCache(),
             hub: hub,
             clock: env.clock,

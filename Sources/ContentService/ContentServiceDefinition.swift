@@ -44,10 +44,7 @@ enum ContentServiceDefinition: ServiceDefinition {
         return ContentHandlers(
             store: store,
             images: images,
-            authors: AuthorDirectory(
-                cache: LRUCache(
-                    name: "content-authors", capacity: env.configuration.textCacheItems, metricsFactory: env.metrics),
-                clock: env.clock, lookup: peers.users),
+            directory: UserDirectory(env, lookup: peers.users),
             peers: peers,
             clock: env.clock,
             ids: env.ids,

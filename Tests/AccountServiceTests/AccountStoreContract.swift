@@ -264,6 +264,38 @@ final class SQLiteAccountStoreTests: XCTestCase {
         try await AccountStoreContract.passwordAttemptsAreDecidedOneAtATime(store)
     }
 
+    /// A changed name or profile image queues `UserChanged` for each service with a `UserDirectory`, in the
+    /// updating transaction; other fields concern no other service.
+    func testUserDirectoryPeersAreToldOfAChangedPublicFieldInTheSameTransaction() async throws {
+        try await store.createUser(
+            AccountStoreContract.user("u1"), designer: nil, session: AccountStoreContract.session("s1", user: "u1"))
+        let created = try await store.user(id: "u1")
+        var user = try XCTUnwrap(created)
+        user.phone = "01099998888"
+        user.favouriteStyle = "단발"
+        try await store.updateUser(user)
+        func jobs() async throws -> [String] {
+            try await database.read { db in
+                try Row.fetchAll(db, sql: "SELECT peer, method FROM runtime_outbox ORDER BY peer, rowid").map {
+                    "\($0["peer"] as String) \($0["method"] as String)"
+                }
+            }
+        }
+        let none = try await jobs()
+        XCTAssertEqual(none, [], "no public field changed")
+        user.name = "새 이름"
+        try await store.updateUser(user)
+        user.profileImageID = "img_1"
+        try await store.updateUser(user)
+        let told = try await jobs()
+        XCTAssertEqual(
+            told,
+            [
+                "chat yedi.runtime.Users/UserChanged", "chat yedi.runtime.Users/UserChanged",
+                "content yedi.runtime.Users/UserChanged", "content yedi.runtime.Users/UserChanged",
+            ])
+    }
+
     func testDeletionRemovesEveryTraceAndSchedulesThePurges() async throws {
         try await AccountStoreContract.deletionRemovesEveryTrace(store)
         // SQLite-specific: the revocations and purges sit in the outbox, written by the same transaction,

@@ -420,6 +420,35 @@ final class ChatRoomTests: XCTestCase {
         XCTAssertEqual(designerView.rooms.first?.other?.name, customer.name)
     }
 
+    /// Names are cached (the clock never moves here), and AccountService's `UserChanged` (its outbox
+    /// delivers it; this fixture's AccountService has no address for this ChatService, so the test sends
+    /// it as "account") makes the room list show the new name at once.
+    func testUserDirectoryShowsARenamedMemberOnceAccountServiceSaysTheyChanged() async throws {
+        let customer = try await fixture.signUp(.customer)
+        let designer = try await fixture.signUp(.designer, name: "박지호")
+        _ = try await fixture.openRoomID(customer, designer)
+        let before = try await fixture.chat.listRooms(.init(), options: customer.options)
+        XCTAssertEqual(before.rooms.first?.other?.name, "박지호")
+
+        try await withRPCClient(
+            configuration: fixture.harness.clientConfiguration(port: try await fixture.account.port)
+        ) { client in
+            _ = try await YediAccount.AccountService.Client(client).updateProfile(
+                .init(fields: ["name"], name: "박지호 원장"), options: designer.options)
+        }
+        let cached = try await fixture.chat.listRooms(.init(), options: customer.options)
+        XCTAssertEqual(cached.rooms.first?.other?.name, "박지호", "cached until told")
+
+        try await withRPCClient(
+            configuration: fixture.harness.clientConfiguration(
+                port: try await fixture.service.port, identity: "account")
+        ) { client in
+            _ = try await YediRuntime.Users.Client(client).userChanged(.init(userID: designer.id))
+        }
+        let renamed = try await fixture.chat.listRooms(.init(), options: customer.options)
+        XCTAssertEqual(renamed.rooms.first?.other?.name, "박지호 원장")
+    }
+
     // MARK: Purge
 
     func testPurgeUserRemovesTheirRoomsOnBothSidesAndIsIdempotent() async throws {

@@ -164,6 +164,30 @@ final class FeedTests: XCTestCase {
         try await fixture.stop()
     }
 
+    /// End to end: UpdateProfile at AccountService, its outbox delivers `yedi.runtime.Users/UserChanged`,
+    /// ContentService's directory forgets the author, and the next read shows the new name; the clock
+    /// never moves, so it is not the cache's lifetime running out.
+    func testUserDirectoryShowsARenamedAuthorWithoutWaitingForItsLifetime() async throws {
+        let fixture = try await ContentFixture.start()
+        let designer = try await fixture.designer("박지호")
+        let post = try await fixture.post(designer)
+        let before = try await fixture.api.getPost(.init(postID: post.id))
+        XCTAssertEqual(before.author?.name, "박지호")
+        let lookups = fixture.hooks.userLookups.value.count
+        _ = try await fixture.api.getPost(.init(postID: post.id))
+        XCTAssertEqual(fixture.hooks.userLookups.value.count, lookups, "a hit does not ask AccountService")
+
+        _ = try await fixture.accounts.updateProfile(
+            .init(fields: ["name", "profile_image_id"], name: "박지호 원장", profileImageID: "img_new"),
+            options: designer.options)
+        let renamed = try await eventually(timeout: 20) {
+            let author = try await fixture.api.getPost(.init(postID: post.id)).author
+            return author?.name == "박지호 원장" && author?.profileImageID == "img_new"
+        }
+        XCTAssertTrue(renamed, "the new name shows once UserChanged arrives")
+        try await fixture.stop()
+    }
+
     func testAPageIsServedWithoutAuthorsWhenAccountServiceIsDown() async throws {
         let fixture = try await ContentFixture.start()
         let designer = try await fixture.designer()

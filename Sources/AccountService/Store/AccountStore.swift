@@ -15,6 +15,8 @@ protocol AccountStore: Sendable {
     /// The users among `ids` that exist, in no particular order.
     func users(ids: [String]) async throws -> [UserRecord]
     func designer(id: String) async throws -> (UserRecord, DesignerRecord)?
+    /// Replaces the user's fields; when a public one (name, profile image) changed, the services that
+    /// cache them are told (`UserChanged` through the outbox) in the same transaction.
     func updateUser(_ user: UserRecord) async throws
     /// Replaces the designer's profile and shop (the follower count is the store's own and is kept).
     func updateDesigner(_ designer: DesignerRecord) async throws

@@ -18,6 +18,9 @@ struct SQLiteAccountStore: AccountStore {
             ("booking", YediBooking.BookingService.Method.purgeUser),
             ("chat", YediChat.ChatService.Method.purgeUser),
         ]
+    /// The services that show users' public fields next to their own data (a `UserDirectory`) and get
+    /// `yedi.runtime.Users/UserChanged` when one changes.
+    static let directoryPeers = ["content", "chat"]
 
     // MARK: Users and designers
 
@@ -94,7 +97,10 @@ struct SQLiteAccountStore: AccountStore {
     }
 
     func updateUser(_ user: UserRecord) async throws {
+        let outbox = self.outbox
         try await database.write { db in
+            let before = try Row.fetchOne(
+                db, sql: "SELECT name, profile_image_id FROM user WHERE id = ?", arguments: [user.id])
             try db.execute(
                 sql: """
                     UPDATE user SET name = ?, phone = ?, gender = ?, birth_year = ?, birth_month = ?, birth_day = ?,
@@ -104,8 +110,16 @@ struct SQLiteAccountStore: AccountStore {
                     user.name, user.phone, user.gender, user.birthDate?.year, user.birthDate?.month,
                     user.birthDate?.day, user.profileImageID, user.favouriteStyle, user.passwordHash, user.id,
                 ])
-            guard db.changesCount == 1 else { throw AccountStoreError.notFound }
+            guard db.changesCount == 1, let before else { throw AccountStoreError.notFound }
             try Self.index(designerID: user.id, db)
+            // The cached copies elsewhere (post authors, room members) are dropped once this commits.
+            if before["name"] as String != user.name || before["profile_image_id"] as String != user.profileImageID {
+                for peer in Self.directoryPeers {
+                    try outbox.enqueue(
+                        in: db, peer: peer, method: YediRuntime.Users.Method.userChanged,
+                        request: .init(userID: user.id))
+                }
+            }
         }
     }
 

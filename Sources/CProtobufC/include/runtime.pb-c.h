@@ -19,6 +19,8 @@ typedef struct Yedi__Runtime__AdvanceClockRequest Yedi__Runtime__AdvanceClockReq
 typedef struct Yedi__Runtime__AdvanceClockResponse Yedi__Runtime__AdvanceClockResponse;
 typedef struct Yedi__Runtime__RevokeUserRequest Yedi__Runtime__RevokeUserRequest;
 typedef struct Yedi__Runtime__RevokeUserResponse Yedi__Runtime__RevokeUserResponse;
+typedef struct Yedi__Runtime__UserChangedRequest Yedi__Runtime__UserChangedRequest;
+typedef struct Yedi__Runtime__UserChangedResponse Yedi__Runtime__UserChangedResponse;
 typedef struct Yedi__Runtime__MailMessage Yedi__Runtime__MailMessage;
 typedef struct Yedi__Runtime__MailValue Yedi__Runtime__MailValue;
 
@@ -85,6 +87,28 @@ struct  Yedi__Runtime__RevokeUserResponse
 };
 #define YEDI__RUNTIME__REVOKE_USER_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__runtime__revoke_user_response__descriptor) \
+     }
+
+
+struct  Yedi__Runtime__UserChangedRequest
+{
+  ProtobufCMessage base;
+  /*
+   * The user whose public fields (name, profile image) changed at AccountService.
+   */
+  char *user_id;
+};
+#define YEDI__RUNTIME__USER_CHANGED_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__runtime__user_changed_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Runtime__UserChangedResponse
+{
+  ProtobufCMessage base;
+};
+#define YEDI__RUNTIME__USER_CHANGED_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__runtime__user_changed_response__descriptor) \
      }
 
 
@@ -205,6 +229,44 @@ Yedi__Runtime__RevokeUserResponse *
 void   yedi__runtime__revoke_user_response__free_unpacked
                      (Yedi__Runtime__RevokeUserResponse *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Runtime__UserChangedRequest methods */
+void   yedi__runtime__user_changed_request__init
+                     (Yedi__Runtime__UserChangedRequest         *message);
+size_t yedi__runtime__user_changed_request__get_packed_size
+                     (const Yedi__Runtime__UserChangedRequest   *message);
+size_t yedi__runtime__user_changed_request__pack
+                     (const Yedi__Runtime__UserChangedRequest   *message,
+                      uint8_t             *out);
+size_t yedi__runtime__user_changed_request__pack_to_buffer
+                     (const Yedi__Runtime__UserChangedRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Runtime__UserChangedRequest *
+       yedi__runtime__user_changed_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__runtime__user_changed_request__free_unpacked
+                     (Yedi__Runtime__UserChangedRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Runtime__UserChangedResponse methods */
+void   yedi__runtime__user_changed_response__init
+                     (Yedi__Runtime__UserChangedResponse         *message);
+size_t yedi__runtime__user_changed_response__get_packed_size
+                     (const Yedi__Runtime__UserChangedResponse   *message);
+size_t yedi__runtime__user_changed_response__pack
+                     (const Yedi__Runtime__UserChangedResponse   *message,
+                      uint8_t             *out);
+size_t yedi__runtime__user_changed_response__pack_to_buffer
+                     (const Yedi__Runtime__UserChangedResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Runtime__UserChangedResponse *
+       yedi__runtime__user_changed_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__runtime__user_changed_response__free_unpacked
+                     (Yedi__Runtime__UserChangedResponse *message,
+                      ProtobufCAllocator *allocator);
 /* Yedi__Runtime__MailMessage methods */
 void   yedi__runtime__mail_message__init
                      (Yedi__Runtime__MailMessage         *message);
@@ -257,6 +319,12 @@ typedef void (*Yedi__Runtime__RevokeUserRequest_Closure)
 typedef void (*Yedi__Runtime__RevokeUserResponse_Closure)
                  (const Yedi__Runtime__RevokeUserResponse *message,
                   void *closure_data);
+typedef void (*Yedi__Runtime__UserChangedRequest_Closure)
+                 (const Yedi__Runtime__UserChangedRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Runtime__UserChangedResponse_Closure)
+                 (const Yedi__Runtime__UserChangedResponse *message,
+                  void *closure_data);
 typedef void (*Yedi__Runtime__MailMessage_Closure)
                  (const Yedi__Runtime__MailMessage *message,
                   void *closure_data);
@@ -308,6 +376,27 @@ void yedi__runtime__revocations__revoke_user(ProtobufCService *service,
                                              const Yedi__Runtime__RevokeUserRequest *input,
                                              Yedi__Runtime__RevokeUserResponse_Closure closure,
                                              void *closure_data);
+typedef struct Yedi__Runtime__Users_Service Yedi__Runtime__Users_Service;
+struct Yedi__Runtime__Users_Service
+{
+  ProtobufCService base;
+  void (*user_changed)(Yedi__Runtime__Users_Service *service,
+                       const Yedi__Runtime__UserChangedRequest *input,
+                       Yedi__Runtime__UserChangedResponse_Closure closure,
+                       void *closure_data);
+};
+typedef void (*Yedi__Runtime__Users_ServiceDestroy)(Yedi__Runtime__Users_Service *);
+void yedi__runtime__users__init (Yedi__Runtime__Users_Service *service,
+                                 Yedi__Runtime__Users_ServiceDestroy destroy);
+#define YEDI__RUNTIME__USERS__BASE_INIT \
+    { &yedi__runtime__users__descriptor, protobuf_c_service_invoke_internal, NULL }
+#define YEDI__RUNTIME__USERS__INIT(function_prefix__) \
+    { YEDI__RUNTIME__USERS__BASE_INIT,\
+      function_prefix__ ## user_changed  }
+void yedi__runtime__users__user_changed(ProtobufCService *service,
+                                        const Yedi__Runtime__UserChangedRequest *input,
+                                        Yedi__Runtime__UserChangedResponse_Closure closure,
+                                        void *closure_data);
 
 /* --- descriptors --- */
 
@@ -315,10 +404,13 @@ extern const ProtobufCMessageDescriptor yedi__runtime__advance_clock_request__de
 extern const ProtobufCMessageDescriptor yedi__runtime__advance_clock_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__runtime__revoke_user_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__runtime__revoke_user_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__runtime__user_changed_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__runtime__user_changed_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__runtime__mail_message__descriptor;
 extern const ProtobufCMessageDescriptor yedi__runtime__mail_value__descriptor;
 extern const ProtobufCServiceDescriptor yedi__runtime__dev_clock__descriptor;
 extern const ProtobufCServiceDescriptor yedi__runtime__revocations__descriptor;
+extern const ProtobufCServiceDescriptor yedi__runtime__users__descriptor;
 
 PROTOBUF_C__END_DECLS
 

@@ -8,7 +8,8 @@ import YediProto
 struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
     let store: any ChatStore
     let peers: ChatPeers
-    let profiles: ProfileDirectory
+    /// Room members' names and images (AccountService's, cached; empty when it cannot answer).
+    let directory: UserDirectory
     let cache: HistoryCache
     let hub: ChatEventHub
     let clock: any WallClock
@@ -69,7 +70,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
         cache.remember(opened.room)
         if opened.postShare != nil { cache.invalidate(room: opened.room.id) }
         var room = ChatMessages.room(opened.room)
-        if let profile = await profiles.profiles([designerID])[designerID] {
+        if let profile = await directory.users([designerID], logger: context.logger)[designerID] {
             room.other = .init(userID: designerID, name: profile.name, profileImageID: profile.profileImageID)
         } else {
             room.other = .init(userID: designerID)
@@ -88,7 +89,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
         let (after, limit) = try roomPages.read(request.page, as: Int64.self)
         let list = try await store.rooms(userID: userID, afterActivity: after?.key, limit: limit + 1)
         let shown = Array(list.rooms.prefix(limit))
-        let names = await profiles.profiles(shown.map { $0.room.other(than: userID) })
+        let names = await directory.users(shown.map { $0.room.other(than: userID) }, logger: context.logger)
         let rooms = shown.map { summary -> YediChat.Room in
             var room = ChatMessages.room(summary.room)
             let otherID = summary.room.other(than: userID)

@@ -6,7 +6,7 @@ import YediProto
 ///
 /// Failures: checks that decide whether a message may be sent (image, post, reservation) are refused with
 /// UNAVAILABLE when the peer cannot answer (nothing unchecked is stored); names and images of the room
-/// list degrade to empty instead (see `ProfileDirectory`).
+/// list degrade to empty instead (see `UserDirectory` in ServiceRuntime).
 struct ChatPeers: Sendable {
     struct OwnedImage: Sendable, Hashable {
         var image: ImageRecord
@@ -40,7 +40,8 @@ struct ChatPeers: Sendable {
     var posts: @Sendable ([String]) async throws -> [PostPreview]
     /// The reservation, or nil if BookingService does not know it.
     var reservation: @Sendable (String) async throws -> Reservation?
-    /// The users among the ids that exist (at most 100 ids).
+    /// The users among the ids that exist (at most 100 ids), asked each time: OpenRoom's check that the
+    /// designer exists (names shown come from the cached `UserDirectory`).
     var profiles: @Sendable ([String]) async throws -> [Profile]
 
     static let timeout = CallOptions(timeout: .seconds(2))
@@ -75,10 +76,8 @@ struct ChatPeers: Sendable {
                     return nil
                 }
             },
-            profiles: { ids in
-                let account = YediAccount.AccountService.Client(try peers.client(for: "account"))
-                let answer = try await account.batchGetUsers(.init(userIDs: ids), options: timeout)
-                return answer.users.map {
+            profiles: { [users = UserDirectory.batchGetUsers(peers)] ids in
+                try await users(ids).map {
                     Profile(
                         userID: $0.id, name: $0.name, profileImageID: $0.profileImageID,
                         isDesigner: $0.role == .designer)

@@ -8,7 +8,8 @@ import YediProto
 struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
     let store: any ContentStore
     let images: ImageLibrary
-    let authors: AuthorDirectory
+    /// Post authors' names and profile images (AccountService's, cached; empty when it cannot answer).
+    let directory: UserDirectory
     let peers: ContentPeers
     let clock: any WallClock
     let ids: any IDGenerator
@@ -203,13 +204,16 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
     /// likes each.
     func messages(_ posts: [PostRecord], context: ServerContext) async throws -> [YediContent.Post] {
         guard !posts.isEmpty else { return [] }
-        let authors = await authors.authors(posts.map(\.designerID), logger: context.logger)
+        let authors = await directory.users(posts.map(\.designerID), logger: context.logger)
         var liked: Set<String> = []
         if let userID = context.caller.userID {
             liked = try await store.likedPostIDs(userID: userID, among: posts.map(\.id))
         }
         return posts.map { post in
-            Self.post(post, author: authors[post.designerID], liked: liked.contains(post.id))
+            let author = authors[post.designerID].map {
+                YediContent.PostAuthor(name: $0.name, profileImageID: $0.profileImageID)
+            }
+            return Self.post(post, author: author, liked: liked.contains(post.id))
         }
     }
 }

@@ -64,7 +64,7 @@ extension ContentHandlers {
         let userID = try FieldRules.required(request.userID, field: "user_id")
         let outcome = try await store.purgeUser(userID, delivery: Delivery(context), now: clock.nowMilliseconds)
         images.evict(outcome.removedImageIDs)
-        authors.forget(userID)
+        directory.forget(userID)
         do {
             _ = try await images.collectGarbage()
         } catch {

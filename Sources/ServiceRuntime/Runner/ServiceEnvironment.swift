@@ -34,6 +34,7 @@ public final class ServiceEnvironment: Sendable {
     private let background = NIOLockedValueBox<[any Service]>([])
     private let draining = NIOLockedValueBox<[any Service]>([])
     private let revocationHooks = NIOLockedValueBox<[@Sendable (String) async -> Void]>([])
+    private let userChangeHooks = NIOLockedValueBox<[@Sendable (String) async -> Void]>([])
 
     init(
         configuration: ServiceConfiguration,
@@ -106,5 +107,17 @@ public final class ServiceEnvironment: Sendable {
 
     func userRevoked(_ userID: String) async {
         for hook in revocationHooks.withLockedValue({ $0 }) { await hook(userID) }
+    }
+
+    /// Runs `hook` with the user's id when AccountService says a user's public fields changed
+    /// (`yedi.runtime.Users/UserChanged`, hosted by every process): the process's `UserDirectory`
+    /// subscribes here and forgets the user. The directory is the service's, not the environment's, so a
+    /// service (or a test) picks its lookup; it only needs this process-wide way in.
+    public func onUserChanged(_ hook: @escaping @Sendable (String) async -> Void) {
+        userChangeHooks.withLockedValue { $0.append(hook) }
+    }
+
+    func userChanged(_ userID: String) async {
+        for hook in userChangeHooks.withLockedValue({ $0 }) { await hook(userID) }
     }
 }

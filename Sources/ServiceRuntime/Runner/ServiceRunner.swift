@@ -189,6 +189,7 @@ private struct Assembly {
                     RevocationService(
                         revokedUsers: revokedUsers, database: database, calls: userCalls,
                         onRevoked: { await environment.userRevoked($0) }),
+                    UserChangeService(onChanged: { await environment.userChanged($0) }),
                 ],
                 placeholders: Definition.placeholders,
                 interceptors: [

@@ -141,6 +141,8 @@ public enum YediProtoCatalog {
         YediRuntime.AdvanceClockResponse.self,
         YediRuntime.RevokeUserRequest.self,
         YediRuntime.RevokeUserResponse.self,
+        YediRuntime.UserChangedRequest.self,
+        YediRuntime.UserChangedResponse.self,
         YediRuntime.MailMessage.self,
         YediRuntime.MailValue.self,
     ]
@@ -167,5 +169,6 @@ public enum YediProtoCatalog {
         YediChat.ChatService.descriptor,
         YediRuntime.DevClock.descriptor,
         YediRuntime.Revocations.descriptor,
+        YediRuntime.Users.descriptor,
     ]
 }

@@ -102,6 +102,42 @@ extension YediRuntime {
 }
 
 extension YediRuntime {
+    public struct UserChangedRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.runtime.UserChangedRequest")
+
+        /// The user whose public fields (name, profile image) changed at AccountService.
+        public var userID: String
+
+        public init(userID: String = "") {
+            self.userID = userID
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.userID, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
+            self.userID = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediRuntime {
+    public struct UserChangedResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.runtime.UserChangedResponse")
+
+        public init() {}
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+        }
+    }
+}
+
+extension YediRuntime {
     /// An e-mail for the outbox to hand to the process's mail sender (docs/senders.md): written in the same
     /// transaction as the change that needs it, sent after the commit, retried until the sender takes it, and
     /// never sent twice for one job.
@@ -268,6 +304,56 @@ extension YediRuntime.Revocations.ServiceProtocol {
     public func registerMethods(with router: inout RPCRouter) {
         router.register(YediRuntime.Revocations.Method.revokeUser, unary: { request, context in
             try await self.revokeUser(request, context: context)
+        })
+    }
+}
+
+extension YediRuntime {
+    /// Internal: AccountService tells the services that show users' names next to their own data (content,
+    /// chat), through its outbox and in the transaction of the change (UpdateProfile), that a user's public
+    /// fields changed. Hosted by every service process: its `UserDirectory` forgets the user, so the new name
+    /// shows on the next read instead of when the cached entry expires. Forgetting again is harmless, so a
+    /// redelivery needs no receipt.
+    public enum Users {
+        /// The methods of `yedi.runtime.Users`.
+        public enum Method {
+            public static let userChanged = RPCMethod<YediRuntime.UserChangedRequest, YediRuntime.UserChangedResponse>(
+                service: "yedi.runtime.Users", method: "UserChanged", kind: .unary, idempotency: .idempotent,
+                access: .service(callers: ["account"]))
+        }
+
+        /// `yedi.runtime.Users` as RPCCore routes it and the probe lists it.
+        public static let descriptor = ServiceDescriptor(
+            fullName: "yedi.runtime.Users",
+            methods: [Method.userChanged.descriptor]
+        )
+
+        /// Serve `yedi.runtime.Users` by implementing these methods and passing the value to an `RPCServer`.
+        public protocol ServiceProtocol: RPCService {
+            func userChanged(_ request: YediRuntime.UserChangedRequest, context: ServerContext) async throws -> YediRuntime.UserChangedResponse
+        }
+
+        /// Typed calls to `yedi.runtime.Users` through an `RPCClient`.
+        public struct Client: Sendable {
+            public let rpcClient: RPCClient
+
+            public init(_ rpcClient: RPCClient) {
+                self.rpcClient = rpcClient
+            }
+
+            public func userChanged(_ request: YediRuntime.UserChangedRequest, options: CallOptions = .defaults) async throws -> YediRuntime.UserChangedResponse {
+                try await rpcClient.unary(Method.userChanged, request, options: options)
+            }
+        }
+    }
+}
+
+extension YediRuntime.Users.ServiceProtocol {
+    public var serviceDescriptor: ServiceDescriptor { YediRuntime.Users.descriptor }
+
+    public func registerMethods(with router: inout RPCRouter) {
+        router.register(YediRuntime.Users.Method.userChanged, unary: { request, context in
+            try await self.userChanged(request, context: context)
         })
     }
 }
