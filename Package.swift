@@ -144,6 +144,16 @@ let package = Package(
             ]
         ),
 
+        /// `yedi-probe load`'s logic apart from RPC: request templates, the open model's pacing, the
+        /// workers, merged HDR histograms and the report, so that tests can drive it without a server.
+        .target(
+            name: "LoadGenerator",
+            dependencies: [
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+
         // MARK: Benchmarks (in Benchmarks/; release builds; they print figures, tests never time anything)
 
         /// Leak soak: thousands of TLS connect-handshake-close cycles against an in-process server.
@@ -324,6 +334,10 @@ let package = Package(
         .testTarget(
             name: "ProtoJSONTests",
             dependencies: ["ProtoJSON", "ProtoBridge", "ProtoTestSupport", "YediProto", "RPCCore"]
+        ),
+        .testTarget(
+            name: "LoadGeneratorTests",
+            dependencies: ["LoadGenerator", .product(name: "Histogram", package: "hdrhistogram-swift")]
         ),
         /// Runs the built `yedi-probe` against an in-process TLS server.
         .testTarget(
