@@ -138,7 +138,7 @@ let package = Package(
         .executableTarget(
             name: "YediProbe",
             dependencies: [
-                "ProtoBridge", "ProtoJSON", "RPCCore", "YediProto", argumentParser, logging,
+                "ProtoBridge", "ProtoJSON", "RPCCore", "YediProto", "LoadGenerator", argumentParser, logging,
                 // crypto-tokens: the `token` command.
                 "AccessTokens", "YediCrypto",
             ]
