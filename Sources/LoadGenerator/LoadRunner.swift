@@ -64,7 +64,9 @@ public struct LoadRunner: Sendable {
         call: Call,
         into shard: NIOLockedValueBox<LoadTally>
     ) async {
-        while let ticket = schedule.next(now: clock.now) {
+        // A cancelled worker takes no more tickets: the child tasks may learn of the cancellation before
+        // the schedule is stopped, and a call made then would only count a CANCELLED that never went out.
+        while !Task.isCancelled, let ticket = schedule.next(now: clock.now) {
             if ticket.due > clock.now {
                 do {
                     try await clock.sleep(until: ticket.due)
