@@ -26,6 +26,18 @@ final class LoadRunnerTests: XCTestCase {
         XCTAssertFalse(result.interrupted)
     }
 
+    /// At a rate far above what the stand-in needs, every scheduled call is made once; nothing is timed.
+    func testOpenModelMakesEveryScheduledCall() async {
+        let made = NIOLockedValueBox<Set<UInt64>>([])
+        let runner = LoadRunner(plan: LoadPlan(concurrency: 3, limit: .total(120), pacer: RatePacer(rate: 1_000_000)))
+        let result = await runner.run { sequence in
+            made.withLockedValue { _ = $0.insert(sequence) }
+            return LoadTally.ok
+        }
+        XCTAssertEqual(made.withLockedValue { $0 }, Set(0..<120))
+        XCTAssertEqual(result.tally.statuses, ["OK": 120])
+    }
+
     func testCancellingTheRunStopsItAndKeepsWhatWasCounted() async {
         let started = NIOLockedValueBox(0)
         let runner = LoadRunner(plan: LoadPlan(concurrency: 4, limit: .duration(.seconds(3600))))

@@ -89,6 +89,18 @@ final class ProbeLoadTests: XCTestCase {
         XCTAssertEqual(quiet.errorOutput, "")
     }
 
+    func testVerboseNarratesTheConnectionsAndMetadata() throws {
+        let result = try load(
+            "yedi.echo.Echo/Echo", #"{"text":"v"}"#,
+            ["-n", "5", "--connections", "3", "--verbose", "--no-progress", "-H", "request-id: load-1", "--token", "t"])
+        assertExit(result, 0)
+        XCTAssertTrue(result.errorOutput.contains("* connecting to \(address) (3 connections, CA "), result.errorOutput)
+        XCTAssertTrue(result.errorOutput.contains("* 3 of 3 connected in "), result.errorOutput)
+        XCTAssertTrue(result.errorOutput.contains("> request-id: load-1\n"), result.errorOutput)
+        XCTAssertTrue(result.errorOutput.contains("> authorization: <redacted>\n"), result.errorOutput)
+        XCTAssertTrue(result.output.contains("on 3 connections"), result.output)
+    }
+
     /// Ctrl-C stops the run, cancels the calls in flight on the server, and still prints the report.
     func testInterruptPrintsTheReportSoFarAndExits130() async throws {
         let running = try RunningProcess(
