@@ -15,11 +15,15 @@ public struct LoadReport: Sendable {
     public var elapsed: Duration
     /// Ctrl-C ended the run before its limit.
     public var interrupted: Bool
+    /// A scenario's calls by method, each latency measured from the call's actual start (the service
+    /// time, without the wait for a worker); empty for a single method.
+    public var operations: [String: LoadTally]
 
     public init(
         method: String, target: String, plan: LoadPlan, connections: Int, tally: LoadTally, elapsed: Duration,
-        interrupted: Bool = false
+        interrupted: Bool = false, operations: [String: LoadTally] = [:]
     ) {
+        self.operations = operations
         self.method = method
         self.target = target
         self.plan = plan
@@ -41,22 +45,26 @@ public struct LoadReport: Sendable {
     public var callsPerSecond: Double { seconds > 0 ? Double(tally.calls) / seconds : 0 }
 
     /// A latency in milliseconds, rounded to the microsecond.
-    private func milliseconds(_ nanoseconds: UInt64) -> Double {
+    private static func milliseconds(_ nanoseconds: UInt64) -> Double {
         (Double(nanoseconds) / 1_000).rounded() / 1_000
     }
 
     /// Named latencies in milliseconds: the percentiles, `max` and `mean`; none without calls.
-    public var latencyMilliseconds: [(name: String, value: Double)] {
+    public var latencyMilliseconds: [(name: String, value: Double)] { Self.latencyMilliseconds(tally) }
+
+    static func latencyMilliseconds(_ tally: LoadTally) -> [(name: String, value: Double)] {
         guard tally.calls > 0 else { return [] }
         let histogram = tally.latencies
-        return Self.percentiles.map { ($0.name, milliseconds(histogram.valueAtPercentile($0.value))) } + [
+        return percentiles.map { ($0.name, milliseconds(histogram.valueAtPercentile($0.value))) } + [
             ("max", milliseconds(histogram.max)),
             ("mean", (histogram.mean / 1_000).rounded() / 1_000),
         ]
     }
 
     /// Status names, `OK` first, then by count (most first) and name.
-    public var sortedStatuses: [(name: String, count: UInt64)] {
+    public var sortedStatuses: [(name: String, count: UInt64)] { Self.sortedStatuses(tally) }
+
+    static func sortedStatuses(_ tally: LoadTally) -> [(name: String, count: UInt64)] {
         tally.statuses.map { ($0.key, $0.value) }.sorted { left, right in
             if (left.name == LoadTally.ok) != (right.name == LoadTally.ok) { return left.name == LoadTally.ok }
             return left.count != right.count ? left.count > right.count : left.name < right.name
@@ -93,6 +101,12 @@ public struct LoadReport: Sendable {
             let cells = latencies.map { "\($0.name) \(String(format: "%.3f", $0.value))" }
             lines.append("  latency   \(cells.joined(separator: "  ")) ms")
         }
+        for (name, tally) in operations.sorted(by: { $0.key < $1.key }) {
+            let statuses = Self.sortedStatuses(tally).map { "\($0.name) \($0.count)" }.joined(separator: ", ")
+            let latencies = Self.latencyMilliseconds(tally).filter { ["p50", "p99", "max"].contains($0.name) }
+                .map { "\($0.name) \(String(format: "%.3f", $0.value))" }.joined(separator: "  ")
+            lines.append("  \(name): \(tally.calls) calls, \(statuses); \(latencies) ms")
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -114,6 +128,17 @@ public struct LoadReport: Sendable {
             "latencyUnit": "ms",
         ]
         for (name, value) in latencyMilliseconds { object[name] = value }
+        if !operations.isEmpty {
+            object["operations"] = operations.mapValues { tally -> [String: Any] in
+                var entry: [String: Any] = [
+                    "calls": tally.calls,
+                    "statuses": Dictionary(
+                        uniqueKeysWithValues: Self.sortedStatuses(tally).map { ($0.name, $0.count) }),
+                ]
+                for (name, value) in Self.latencyMilliseconds(tally) { entry[name] = value }
+                return entry
+            }
+        }
         for (name, _) in Self.percentiles + [("max", 0), ("mean", 0)] where object[name] == nil {
             object[name] = NSNull()
         }

@@ -49,6 +49,25 @@ final class LoadReportTests: XCTestCase {
         for name in ["p50", "p90", "p99", "p99.9", "max"] { XCTAssertTrue(text.contains(" \(name) "), text) }
     }
 
+    func testAScenarioReportsEachMethodToo() throws {
+        var search = LoadTally()
+        search.record(latency: .milliseconds(3), status: LoadTally.ok)
+        var send = LoadTally()
+        send.record(latency: .milliseconds(1), status: "UNAVAILABLE")
+        var all = search
+        all.merge(send)
+        let report = LoadReport(
+            method: "yedi-mix", target: "a, b", plan: LoadPlan(concurrency: 1, limit: .total(2)), connections: 1,
+            tally: all, elapsed: .seconds(1), operations: ["Chat/Send": send, "Account/Search": search])
+        let text = report.text
+        XCTAssertTrue(text.contains("\n  Account/Search: 1 calls, OK 1; p50 3.000  p99 3.000  max 3.000 ms\n"), text)
+        XCTAssertTrue(text.hasSuffix("\n  Chat/Send: 1 calls, UNAVAILABLE 1; p50 1.000  p99 1.000  max 1.000 ms"), text)
+        let operations = try XCTUnwrap(object(report.json)["operations"] as? [String: [String: Any]])
+        XCTAssertEqual(operations["Chat/Send"]?["statuses"] as? [String: Int], ["UNAVAILABLE": 1])
+        XCTAssertEqual(operations["Account/Search"]?["p99"] as? Double, 3)
+        XCTAssertNil(try object(self.report(all).json)["operations"], "a single method has no breakdown")
+    }
+
     func testNoCallsGivesNullsNotNonsense() throws {
         let json = try object(report(LoadTally()).json)
         XCTAssertEqual(json["calls"] as? Int, 0)
