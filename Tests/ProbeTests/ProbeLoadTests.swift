@@ -172,6 +172,25 @@ final class ProbeLoadUsageTests: XCTestCase {
             request: #"{"text": {{seq}}}"#)
     }
 
+    func testScenarioOrMethodNotBoth() throws {
+        for (arguments, message) in [
+            (["load"], "load needs HOST:PORT and a method (or --scenario yedi-mix)"),
+            (["load", address], "load needs HOST:PORT and a method (or --scenario yedi-mix)"),
+            (
+                ["load", "--scenario", "yedi-mix", address, "yedi.echo.Echo/Echo"],
+                "--scenario takes no HOST:PORT or method: it finds the services with --account, --content, --booking and --chat"
+            ),
+            (["load", "--scenario", "yedi-mix", "--designers", "0"], "--designers must be between 1 and 100"),
+        ] {
+            let result = try probe(arguments + ["--ca", pki.caFile])
+            assertExit(result, 2)
+            XCTAssertEqual(result.errorOutput.split(separator: "\n").first.map(String.init), "yedi-probe: \(message)")
+        }
+        let unknown = try probe(["load", "--scenario", "everything", "--ca", pki.caFile])
+        assertExit(unknown, 2)
+        XCTAssertTrue(unknown.errorOutput.contains("yedi-mix"), unknown.errorOutput)
+    }
+
     func testStreamingMethodsAreRefused() throws {
         try assertUsage(
             [], "load makes unary calls; yedi.echo.Echo/Expand is server-streaming (try `call`)",

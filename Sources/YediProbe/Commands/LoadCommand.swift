@@ -26,6 +26,13 @@ struct LoadCommand: AsyncParsableCommand {
             the run, prints the report so far and exits 130. Failed calls are counted, not fatal: the \
             exit status is 0 once the run could connect.
 
+            --scenario yedi-mix loads the whole system instead of one method: it signs designers and \
+            customers up through the public RPCs (reading the codes from AccountService's development \
+            mailbox, --sent-mail), gives the designers hours and each customer a chat room, then makes \
+            calls picked at random by weight across the four services (search and profiles, feed and \
+            posts, free slots and schedules, chat messages sent and read). The report adds a line per \
+            method. Services default to deploy/start.sh's ports (127.0.0.1:7001 to 7004).
+
             Examples:
               yedi-probe load 127.0.0.1:7001 yedi.health.Health/Check '{}' \\
                 --duration 3 --json
@@ -33,16 +40,17 @@ struct LoadCommand: AsyncParsableCommand {
                 '{"text": "call {{seq}}"}' -n 10000 -c 32 --connections 4
               yedi-probe load 127.0.0.1:7001 yedi.account.AccountService/GetUser \\
                 '{"userId": "{{random:u-1,u-2,u-3}}"}' --rate 500 --token "$TOKEN"
+              yedi-probe load --scenario yedi-mix --duration 30 -c 20
             """
     )
 
     static let defaultDuration: Double = 10
 
     @Argument(help: ArgumentHelp("The server, HOST:PORT.", valueName: "host:port"))
-    var address: Address
+    var address: Address?
 
     @Argument(help: ArgumentHelp("The method: package.Service/Method (unary).", valueName: "method"))
-    var method: String
+    var method: String?
 
     @Argument(
         help: ArgumentHelp(
@@ -80,13 +88,31 @@ struct LoadCommand: AsyncParsableCommand {
     @Flag(help: "No progress line on stderr.")
     var noProgress = false
 
+    @Option(
+        help: ArgumentHelp(
+            "A built-in scenario instead of HOST:PORT and a method: yedi-mix signs designers and customers up, "
+                + "then drives a mix of calls across the four services.",
+            valueName: "name"))
+    var scenario: LoadScenario?
+
     @OptionGroup(title: "Connection Options")
     var connection: ConnectionOptions
+
+    @OptionGroup(title: "Scenario Options (--scenario yedi-mix)")
+    var scenarioOptions: ScenarioOptions
 
     static let maxConcurrency = 10_000
     static let maxConnections = 1_000
 
     func validate() throws {
+        if scenario == nil, address == nil || method == nil {
+            throw ValidationError("load needs HOST:PORT and a method (or --scenario yedi-mix)")
+        }
+        if scenario != nil, address != nil {
+            throw ValidationError(
+                "--scenario takes no HOST:PORT or method: it finds the services with --account, --content, "
+                    + "--booking and --chat")
+        }
         if duration != nil, total != nil {
             throw ValidationError("--duration and --total both say when to stop: give one of them")
         }
@@ -114,6 +140,19 @@ struct LoadCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let progress = noProgress ? nil : ProgressDisplay()
+        let report: LoadReport
+        if let address, let method {
+            report = try await runMethod(address: address, method: method, progress: progress)
+        } else {
+            let mix = try YediMix(options: scenarioOptions, connection: connection, connections: connections)
+            report = try await mix.run(plan: plan, progress: progress)
+        }
+        Output.line(json ? report.json : report.text)
+        if report.interrupted { throw ExitCode(ExitStatus.interrupted) }
+    }
+
+    private func runMethod(address: Address, method: String, progress: ProgressDisplay?) async throws -> LoadReport {
         let method = try SchemaCatalog.shared.requireMethod(method)
         let input = RequestInput(argument: request)
         let requests = try LoadRequests(
@@ -121,10 +160,7 @@ struct LoadCommand: AsyncParsableCommand {
             source: input.sourceName)
         let session = try LoadSession(
             address: address, method: method, connection: connection, connections: connections)
-        let report = try await session.run(
-            plan: plan, requests: requests, progress: noProgress ? nil : ProgressDisplay())
-        Output.line(json ? report.json : report.text)
-        if report.interrupted { throw ExitCode(ExitStatus.interrupted) }
+        return try await session.run(plan: plan, requests: requests, progress: progress)
     }
 }
 

@@ -108,7 +108,7 @@ struct LoadSession {
     }
 
     /// Runs `body`, cancelling it at the first Ctrl-C (the runner then returns what it has).
-    private static func interruptible<Result: Sendable>(
+    static func interruptible<Result: Sendable>(
         by interrupts: AsyncStream<Void>,
         _ body: @escaping @Sendable () async -> Result
     ) async -> Result {
