@@ -138,9 +138,19 @@ let package = Package(
         .executableTarget(
             name: "YediProbe",
             dependencies: [
-                "ProtoBridge", "ProtoJSON", "RPCCore", "YediProto", argumentParser, logging,
+                "ProtoBridge", "ProtoJSON", "RPCCore", "YediProto", "LoadGenerator", argumentParser, logging,
                 // crypto-tokens: the `token` command.
                 "AccessTokens", "YediCrypto",
+            ]
+        ),
+
+        /// `yedi-probe load`'s logic apart from RPC: request templates, the open model's pacing, the
+        /// workers, merged HDR histograms and the report, so that tests can drive it without a server.
+        .target(
+            name: "LoadGenerator",
+            dependencies: [
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
 
@@ -324,6 +334,10 @@ let package = Package(
         .testTarget(
             name: "ProtoJSONTests",
             dependencies: ["ProtoJSON", "ProtoBridge", "ProtoTestSupport", "YediProto", "RPCCore"]
+        ),
+        .testTarget(
+            name: "LoadGeneratorTests",
+            dependencies: ["LoadGenerator", .product(name: "Histogram", package: "hdrhistogram-swift")]
         ),
         /// Runs the built `yedi-probe` against an in-process TLS server.
         .testTarget(

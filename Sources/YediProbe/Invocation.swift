@@ -54,10 +54,7 @@ struct Invocation {
                     do throws(RPCConnectionError) {
                         try await client.waitUntilReady(timeout: connectTimeout)
                     } catch {
-                        throw ProbeError(
-                            error.message,
-                            exitCode: error.kind == .tls ? ExitStatus.tls : ExitStatus.cannotConnect
-                        )
+                        throw ProbeError(connecting: error)
                     }
                     let connecting = timer.restart()
                     if verbose { Output.errorLine("* connected in \(Self.milliseconds(connecting))") }
@@ -81,9 +78,7 @@ struct Invocation {
             narrateEnd(status: error.code.name, trailers: error.metadata, elapsed: timer.elapsed)
             throw .rpc(error)
         } catch let error as TLSError {
-            // OpenSSL's reason usually names the file already.
-            let file = error.file.flatMap { error.reason.contains($0) ? nil : " (\($0))" } ?? ""
-            throw ProbeError("cannot set up TLS: \(error.reason)\(file)", exitCode: ExitStatus.tls)
+            throw ProbeError(settingUp: error)
         } catch is CancellationError {
             throw .interrupted
         } catch {

@@ -27,6 +27,11 @@ enum Output {
         writeAll(text + "\n", to: STDERR_FILENO)
     }
 
+    /// Writes `text` to stderr as it is (a progress line redrawn with `\r`).
+    static func errorText(_ text: String) {
+        writeAll(text, to: STDERR_FILENO)
+    }
+
     private static func writeAll(_ text: String, to descriptor: Int32) {
         var text = text
         text.withUTF8 { buffer in

@@ -89,3 +89,17 @@ func oneLine(_ text: String) -> String {
     }
     return result
 }
+
+extension ProbeError {
+    /// No connection could be made: a TLS failure (exit 3) or any other (exit 4).
+    init(connecting error: RPCConnectionError) {
+        self.init(error.message, exitCode: error.kind == .tls ? ExitStatus.tls : ExitStatus.cannotConnect)
+    }
+
+    /// The client's TLS context could not be made from the files given.
+    init(settingUp error: TLSError) {
+        // OpenSSL's reason usually names the file already.
+        let file = error.file.flatMap { error.reason.contains($0) ? nil : " (\($0))" } ?? ""
+        self.init("cannot set up TLS: \(error.reason)\(file)", exitCode: ExitStatus.tls)
+    }
+}

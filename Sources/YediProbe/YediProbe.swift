@@ -14,6 +14,7 @@ struct YediProbe: AsyncParsableCommand {
               yedi-probe call localhost:4433 yedi.echo.Echo/Echo '{"text": "안녕"}'
               yedi-probe call localhost:4433 yedi.echo.Echo/Expand '{"count": 3}'
               yedi-probe health localhost:4433 yedi.echo.Echo
+              yedi-probe load localhost:4433 yedi.health.Health/Check --duration 3
               yedi-probe token --user u-1 --role customer
               yedi-probe sent-mail --to minji@example.com --value code
 
@@ -24,8 +25,8 @@ struct YediProbe: AsyncParsableCommand {
             \(ExitStatus.table)
             """,
         subcommands: [
-            ListCommand.self, DescribeCommand.self, CallCommand.self, HealthCommand.self, TokenCommand.self,
-            SentMailCommand.self,
+            ListCommand.self, DescribeCommand.self, CallCommand.self, HealthCommand.self, LoadCommand.self,
+            TokenCommand.self, SentMailCommand.self,
         ]
     )
 

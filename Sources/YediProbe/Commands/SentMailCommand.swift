@@ -34,26 +34,12 @@ struct SentMailCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait for a matching message.")
     var wait: Double = 10
 
-    struct Message: Decodable {
-        var id: String
-        var to: String
-        var subject: String
-        var text: String
-        var template: String
-        var values: [String: String]
-        var sentAtMs: Int64
-    }
-
     func run() async throws {
-        let folder = try resolvedFolder()
-        let deadline = Date() + max(0, wait)
-        var matches = try read(folder)
-        while matches.isEmpty, Date() < deadline {
-            try await Task.sleep(for: .milliseconds(100))
-            matches = try read(folder)
-        }
+        let mailbox = SentMailbox(folder: try folder.map { URL(fileURLWithPath: $0) } ?? SentMailbox.devFolder())
+        let matches = try await mailbox.waitForMessages(
+            to: to, verificationId: verificationId, wait: .seconds(min(max(0, wait), 366 * 86_400)))
         guard let newest = matches.last else {
-            throw ProbeError("yedi-probe: no mail matches in \(folder.path)", exitCode: ExitStatus.noSuchField)
+            throw ProbeError("yedi-probe: no mail matches in \(mailbox.folder.path)", exitCode: ExitStatus.noSuchField)
         }
         if let value {
             guard let found = newest.values[value] else {
@@ -71,33 +57,5 @@ struct SentMailCommand: AsyncParsableCommand {
                     ] as [String: Any], options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self)
             Output.line(line)
         }
-    }
-
-    private func resolvedFolder() throws -> URL {
-        if let folder { return URL(fileURLWithPath: folder) }
-        guard let pki = DevPKI.directory else {
-            throw ProbeError(
-                "yedi-probe: no dev PKI found to locate data/ from; pass --folder", exitCode: ExitStatus.usage)
-        }
-        return URL(fileURLWithPath: pki).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("data/account/sent-mail")
-    }
-
-    private func read(_ folder: URL) throws -> [Message] {
-        let files: [URL]
-        do {
-            files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
-        } catch {
-            throw ProbeError("yedi-probe: cannot read \(folder.path): \(error)", exitCode: ExitStatus.cannotReadInput)
-        }
-        return
-            files
-            .filter { $0.pathExtension == "json" }
-            .compactMap { try? JSONDecoder().decode(Message.self, from: Data(contentsOf: $0)) }
-            .filter { message in
-                (to.map { message.to == $0.lowercased() } ?? true)
-                    && (verificationId.map { message.values["verification_id"] == $0 } ?? true)
-            }
-            .sorted { ($0.sentAtMs, $0.id) < ($1.sentAtMs, $1.id) }
     }
 }
