@@ -4,6 +4,9 @@ import Foundation
 /// `<account data>/sent-mail`, so sign-up codes can be read without a mail server (`sent-mail`, and
 /// `load --scenario yedi-mix` when it signs its users up).
 struct SentMailbox: Sendable {
+    /// The file format `DevelopmentMailSender` writes (`SentMail` in ServiceRuntime), read here with its
+    /// own decoder so the probe does not link the server runtime (and GRDB). The end-to-end sign-ups
+    /// (`YediSystem.signUp`, `LoadMixTests`) read real files through it, so the two cannot drift apart.
     struct Message: Decodable, Sendable {
         var id: String
         var to: String
