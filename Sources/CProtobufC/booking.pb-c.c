@@ -1087,6 +1087,96 @@ void   yedi__booking__get_reservation_request__free_unpacked
   assert(message->base.descriptor == &yedi__booking__get_reservation_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__booking__set_up_designer_request__init
+                     (Yedi__Booking__SetUpDesignerRequest         *message)
+{
+  static const Yedi__Booking__SetUpDesignerRequest init_value = YEDI__BOOKING__SET_UP_DESIGNER_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__set_up_designer_request__get_packed_size
+                     (const Yedi__Booking__SetUpDesignerRequest *message)
+{
+  assert(message->base.descriptor == &yedi__booking__set_up_designer_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__set_up_designer_request__pack
+                     (const Yedi__Booking__SetUpDesignerRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__set_up_designer_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__set_up_designer_request__pack_to_buffer
+                     (const Yedi__Booking__SetUpDesignerRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__set_up_designer_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__SetUpDesignerRequest *
+       yedi__booking__set_up_designer_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__SetUpDesignerRequest *)
+     protobuf_c_message_unpack (&yedi__booking__set_up_designer_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__set_up_designer_request__free_unpacked
+                     (Yedi__Booking__SetUpDesignerRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__set_up_designer_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__booking__set_up_designer_response__init
+                     (Yedi__Booking__SetUpDesignerResponse         *message)
+{
+  static const Yedi__Booking__SetUpDesignerResponse init_value = YEDI__BOOKING__SET_UP_DESIGNER_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__set_up_designer_response__get_packed_size
+                     (const Yedi__Booking__SetUpDesignerResponse *message)
+{
+  assert(message->base.descriptor == &yedi__booking__set_up_designer_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__set_up_designer_response__pack
+                     (const Yedi__Booking__SetUpDesignerResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__set_up_designer_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__set_up_designer_response__pack_to_buffer
+                     (const Yedi__Booking__SetUpDesignerResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__set_up_designer_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__SetUpDesignerResponse *
+       yedi__booking__set_up_designer_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__SetUpDesignerResponse *)
+     protobuf_c_message_unpack (&yedi__booking__set_up_designer_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__set_up_designer_response__free_unpacked
+                     (Yedi__Booking__SetUpDesignerResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__set_up_designer_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor yedi__booking__style__field_descriptors[5] =
 {
   {
@@ -2558,6 +2648,101 @@ const ProtobufCMessageDescriptor yedi__booking__get_reservation_request__descrip
   (ProtobufCMessageInit) yedi__booking__get_reservation_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor yedi__booking__set_up_designer_request__field_descriptors[4] =
+{
+  {
+    "designer_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__SetUpDesignerRequest, designer_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "opening_hour",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__SetUpDesignerRequest, opening_hour),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "closing_hour",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__SetUpDesignerRequest, closing_hour),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "time_zone",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__SetUpDesignerRequest, time_zone),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__set_up_designer_request__field_indices_by_name[] = {
+  2,   /* field[2] = closing_hour */
+  0,   /* field[0] = designer_id */
+  1,   /* field[1] = opening_hour */
+  3,   /* field[3] = time_zone */
+};
+static const ProtobufCIntRange yedi__booking__set_up_designer_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor yedi__booking__set_up_designer_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.SetUpDesignerRequest",
+  "SetUpDesignerRequest",
+  "Yedi__Booking__SetUpDesignerRequest",
+  "yedi.booking",
+  sizeof(Yedi__Booking__SetUpDesignerRequest),
+  4,
+  yedi__booking__set_up_designer_request__field_descriptors,
+  yedi__booking__set_up_designer_request__field_indices_by_name,
+  1,  yedi__booking__set_up_designer_request__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__set_up_designer_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define yedi__booking__set_up_designer_response__field_descriptors NULL
+#define yedi__booking__set_up_designer_response__field_indices_by_name NULL
+#define yedi__booking__set_up_designer_response__number_ranges NULL
+const ProtobufCMessageDescriptor yedi__booking__set_up_designer_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.SetUpDesignerResponse",
+  "SetUpDesignerResponse",
+  "Yedi__Booking__SetUpDesignerResponse",
+  "yedi.booking",
+  sizeof(Yedi__Booking__SetUpDesignerResponse),
+  0,
+  yedi__booking__set_up_designer_response__field_descriptors,
+  yedi__booking__set_up_designer_response__field_indices_by_name,
+  0,  yedi__booking__set_up_designer_response__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__set_up_designer_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue yedi__booking__weekday__enum_values_by_number[8] =
 {
   { "WEEKDAY_UNSPECIFIED", "YEDI__BOOKING__WEEKDAY__WEEKDAY_UNSPECIFIED", 0 },
@@ -2694,7 +2879,7 @@ const ProtobufCEnumDescriptor yedi__booking__slot_state__descriptor =
   yedi__booking__slot_state__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor yedi__booking__booking_service__method_descriptors[13] =
+static const ProtobufCMethodDescriptor yedi__booking__booking_service__method_descriptors[14] =
 {
   { "GetSchedule", &yedi__booking__get_schedule_request__descriptor, &yedi__booking__schedule__descriptor },
   { "UpdateSchedule", &yedi__booking__update_schedule_request__descriptor, &yedi__booking__schedule__descriptor },
@@ -2708,6 +2893,7 @@ static const ProtobufCMethodDescriptor yedi__booking__booking_service__method_de
   { "GetDayTimeline", &yedi__booking__get_day_timeline_request__descriptor, &yedi__booking__get_day_timeline_response__descriptor },
   { "GetMonthCalendar", &yedi__booking__get_month_calendar_request__descriptor, &yedi__booking__get_month_calendar_response__descriptor },
   { "GetReservation", &yedi__booking__get_reservation_request__descriptor, &yedi__booking__reservation__descriptor },
+  { "SetUpDesigner", &yedi__booking__set_up_designer_request__descriptor, &yedi__booking__set_up_designer_response__descriptor },
   { "PurgeUser", &yedi__common__purge_user_request__descriptor, &yedi__common__purge_user_response__descriptor },
 };
 const unsigned yedi__booking__booking_service__method_indices_by_name[] = {
@@ -2720,7 +2906,8 @@ const unsigned yedi__booking__booking_service__method_indices_by_name[] = {
   0,        /* GetSchedule */
   5,        /* ListFreeSlots */
   8,        /* ListReservations */
-  12,        /* PurgeUser */
+  13,        /* PurgeUser */
+  12,        /* SetUpDesigner */
   2,        /* UpdateClosedDays */
   4,        /* UpdateMenu */
   1         /* UpdateSchedule */
@@ -2732,7 +2919,7 @@ const ProtobufCServiceDescriptor yedi__booking__booking_service__descriptor =
   "BookingService",
   "Yedi__Booking__BookingService",
   "yedi.booking",
-  13,
+  14,
   yedi__booking__booking_service__method_descriptors,
   yedi__booking__booking_service__method_indices_by_name
 };
@@ -2832,13 +3019,21 @@ void yedi__booking__booking_service__get_reservation(ProtobufCService *service,
   assert(service->descriptor == &yedi__booking__booking_service__descriptor);
   service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
+void yedi__booking__booking_service__set_up_designer(ProtobufCService *service,
+                                                     const Yedi__Booking__SetUpDesignerRequest *input,
+                                                     Yedi__Booking__SetUpDesignerResponse_Closure closure,
+                                                     void *closure_data)
+{
+  assert(service->descriptor == &yedi__booking__booking_service__descriptor);
+  service->invoke(service, 12, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
 void yedi__booking__booking_service__purge_user(ProtobufCService *service,
                                                 const Yedi__Common__PurgeUserRequest *input,
                                                 Yedi__Common__PurgeUserResponse_Closure closure,
                                                 void *closure_data)
 {
   assert(service->descriptor == &yedi__booking__booking_service__descriptor);
-  service->invoke(service, 12, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__booking__booking_service__init (Yedi__Booking__BookingService_Service *service,
                                            Yedi__Booking__BookingService_ServiceDestroy destroy)

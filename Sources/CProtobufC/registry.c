@@ -71,6 +71,8 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__booking__calendar_day__descriptor,
     &yedi__booking__get_month_calendar_response__descriptor,
     &yedi__booking__get_reservation_request__descriptor,
+    &yedi__booking__set_up_designer_request__descriptor,
+    &yedi__booking__set_up_designer_response__descriptor,
     &yedi__chat__text_body__descriptor,
     &yedi__chat__image_body__descriptor,
     &yedi__chat__post_share_body__descriptor,
@@ -149,10 +151,10 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__runtime__mail_value__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 145; }
+size_t yedi_message_descriptor_count(void) { return 147; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 145 ? message_descriptors[index] : NULL;
+    return index < 147 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {

@@ -308,6 +308,7 @@ final class SQLiteAccountStoreTests: XCTestCase {
         XCTAssertEqual(
             jobs,
             [
+                "booking yedi.booking.BookingService/SetUpDesigner",
                 "booking yedi.runtime.Revocations/RevokeUser", "booking yedi.booking.BookingService/PurgeUser",
                 "chat yedi.runtime.Revocations/RevokeUser", "chat yedi.chat.ChatService/PurgeUser",
                 "content yedi.runtime.Revocations/RevokeUser", "content yedi.content.ContentService/PurgeUser",

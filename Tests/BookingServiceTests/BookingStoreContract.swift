@@ -123,6 +123,40 @@ enum BookingStoreContract {
         XCTAssertEqual(outcome3, .created(otherCustomer))
     }
 
+    /// One read gives CreateReservation the schedule, the closed dates in range, the menu and a retry's
+    /// earlier reservation; a designer not set up reads as no schedule and nothing else.
+    static func bookingSettingReadsWhatAReservationIsCheckedAgainst(_ store: any BookingStore) async throws {
+        let from = LocalDay(year: 2027, month: 3, day: 11)!
+        let through = LocalDay(year: 2027, month: 3, day: 13)!
+        let none = try await store.bookingSetting(
+            designerID: "d1", closedFrom: from, through: through, customerID: "c1", idempotencyKey: "k")
+        XCTAssertNil(none.schedule)
+        XCTAssertEqual(none.menu, [])
+        XCTAssertNil(none.earlier)
+
+        _ = try await store.createDesigner(schedule("d1"), menu: [style("s1"), style("s2", price: 1)])
+        try await store.updateClosedDays(
+            designerID: "d1",
+            add: [
+                LocalDay(year: 2027, month: 3, day: 10)!, LocalDay(year: 2027, month: 3, day: 12)!,
+                LocalDay(year: 2027, month: 3, day: 14)!,
+            ], remove: [])
+        let first = reservation("r1", start: base, key: "k")
+        _ = try await store.reserve(first)
+        let setting = try await store.bookingSetting(
+            designerID: "d1", closedFrom: from, through: through, customerID: "c1", idempotencyKey: "k")
+        XCTAssertEqual(setting.schedule, schedule("d1"))
+        XCTAssertEqual(setting.closedDays, [LocalDay(year: 2027, month: 3, day: 12)!], "only those in range")
+        XCTAssertEqual(setting.menu, [style("s1"), style("s2", price: 1)])
+        XCTAssertEqual(setting.earlier, first)
+        let otherCustomer = try await store.bookingSetting(
+            designerID: "d1", closedFrom: from, through: through, customerID: "c2", idempotencyKey: "k")
+        XCTAssertNil(otherCustomer.earlier, "keys are per customer")
+        let noKey = try await store.bookingSetting(
+            designerID: "d1", closedFrom: from, through: through, customerID: "c1", idempotencyKey: nil)
+        XCTAssertNil(noKey.earlier)
+    }
+
     /// 20 concurrent reserves by one customer with room for 4 open: exactly 4 commit; the others throw
     /// `QuotaExceeded` and hold no cell.
     static func quotasHoldUnderConcurrentReserves(_ store: any BookingStore) async throws {
@@ -256,6 +290,10 @@ final class SQLiteBookingStoreTests: XCTestCase {
 
     func testIdempotencyKeysAnswerTheFirstReservation() async throws {
         try await BookingStoreContract.idempotencyKeysAnswerTheFirstReservation(store)
+    }
+
+    func testBookingSettingReadsWhatAReservationIsCheckedAgainst() async throws {
+        try await BookingStoreContract.bookingSettingReadsWhatAReservationIsCheckedAgainst(store)
     }
 
     func testQuotasHoldUnderConcurrentReserves() async throws {

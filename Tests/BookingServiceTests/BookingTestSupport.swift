@@ -121,6 +121,24 @@ final class BookingFixture: @unchecked Sendable {
     func customer(_ id: String = "customer-1") throws -> CallOptions { try caller(id, .customer) }
     func designer(_ id: String = "designer-1") throws -> CallOptions { try caller(id, .designer) }
 
+    /// Sets `id` up as a designer the way AccountService does when the account is created: the stand-in
+    /// knows the shop's hours (for the designer's own calls), and BookingService gets `SetUpDesigner` from
+    /// "account".
+    func addDesigner(_ id: String, opening: Int32 = 9, closing: Int32 = 21, zone: String = "Asia/Seoul") async throws {
+        shops.add(id, opening: opening, closing: closing, zone: zone)
+        let (booking, client, task) = try await serviceClient("account")
+        do {
+            _ = try await booking.setUpDesigner(
+                .init(designerID: id, openingHour: opening, closingHour: closing, timeZone: zone))
+        } catch {
+            client.beginGracefulShutdown()
+            await task.value
+            throw error
+        }
+        client.beginGracefulShutdown()
+        await task.value
+    }
+
     /// A client presenting service `name`'s certificate.
     func serviceClient(_ name: String) async throws -> (YediBooking.BookingService.Client, RPCClient, Task<Void, Never>)
     {

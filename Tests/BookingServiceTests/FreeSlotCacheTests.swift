@@ -19,7 +19,7 @@ final class FreeSlotCacheTests: XCTestCase {
 
     override func setUp() async throws {
         fixture = try await BookingFixture.start()
-        fixture.shops.add("designer-1")
+        try await fixture.addDesigner("designer-1")
     }
 
     override func tearDown() async throws {

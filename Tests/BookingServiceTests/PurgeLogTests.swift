@@ -15,7 +15,7 @@ final class PurgeLogTests: XCTestCase {
     func testAPurgesLogLinesAndTheRequestLinesDoNotContainTheUserID() async throws {
         let logs = LogCapture()
         let fixture = try await BookingFixture.start(logs: logs)
-        fixture.shops.add("designer-1")
+        try await fixture.addDesigner("designer-1")
         let secret = "customer-7f3e9c"
         let menu = try await fixture.booking.getMenu(.init(designerID: "designer-1"))
         _ = try await fixture.booking.createReservation(

@@ -16,7 +16,7 @@ final class ReservationQuotaTests: XCTestCase {
     /// 20 concurrent creates by one customer, each for a free slot of its own: exactly 5 go through.
     func testConcurrentCreatesNeverPassTheOpenQuota() async throws {
         let fixture = try await BookingFixture.start()
-        fixture.shops.add("designer-1")
+        try await fixture.addDesigner("designer-1")
         let style = try await fixture.booking.getMenu(.init(designerID: "designer-1")).styles[0].id
         let options = try fixture.customer()
         // 20 free slots: 10 on the 11th and 10 on the 12th, 9:00–19:00 (the stand-in shop opens 9–21).
@@ -63,7 +63,7 @@ final class ReservationQuotaTests: XCTestCase {
     func testDailyQuotaCountsCancelledOnesAndResetsAtSeoulMidnight() async throws {
         let clock = ManualClock(F.seoul(2027, 3, 10, hour: 8))
         let fixture = try await BookingFixture.start(clock: clock)
-        fixture.shops.add("designer-1")
+        try await fixture.addDesigner("designer-1")
         let style = try await fixture.booking.getMenu(.init(designerID: "designer-1")).styles[0].id
         let options = try fixture.customer()
         func reserve(_ hour: Int, day: Int = 12) async throws -> YediBooking.Reservation {
@@ -96,7 +96,7 @@ final class ReservationQuotaTests: XCTestCase {
         var quotas = QuotaLimits.defaults
         XCTAssertTrue(quotas.set("reservations.open", to: 1))
         let fixture = try await BookingFixture.start(quotas: quotas)
-        fixture.shops.add("designer-1")
+        try await fixture.addDesigner("designer-1")
         let style = try await fixture.booking.getMenu(.init(designerID: "designer-1")).styles[0].id
         let request = YediBooking.CreateReservationRequest(
             designerID: "designer-1", startAtMs: F.ms(F.seoul(2027, 3, 11, hour: 10)), styleIDs: [style],

@@ -19,7 +19,7 @@ final class ReservationRaceTests: XCTestCase {
         _ = quotas.set("reservations.open", to: 1_000)
         _ = quotas.set("reservations.day", to: 1_000)
         let fixture = try await BookingFixture.start(quotas: quotas)
-        fixture.shops.add("designer-1")
+        try await fixture.addDesigner("designer-1")
         let port = try await fixture.service.port
         let clients = try (0..<100).map { _ in
             try RPCClient(configuration: fixture.harness.clientConfiguration(port: port))

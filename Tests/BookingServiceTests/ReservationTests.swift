@@ -16,8 +16,8 @@ final class ReservationTests: XCTestCase {
 
     override func setUp() async throws {
         fixture = try await BookingFixture.start()
-        fixture.shops.add("designer-1")
-        fixture.shops.add("designer-2")
+        try await fixture.addDesigner("designer-1")
+        try await fixture.addDesigner("designer-2")
     }
 
     override func tearDown() async throws {

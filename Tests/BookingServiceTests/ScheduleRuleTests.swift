@@ -25,7 +25,7 @@ final class ScheduleRuleTests: XCTestCase {
 
     /// A designer working 09:00–18:00 Seoul, lunch 12:00–13:00, closed on Sundays and on 2027-03-12.
     private func setUpDesigner(_ id: String = "designer-1") async throws -> YediBooking.Schedule {
-        fixture.shops.add(id, opening: 10, closing: 20)
+        try await fixture.addDesigner(id, opening: 10, closing: 20)
         _ = try await fixture.booking.updateSchedule(
             .init(
                 schedule: .init(
@@ -49,8 +49,10 @@ final class ScheduleRuleTests: XCTestCase {
         await rpcError { _ = try await self.reserve(start) }
     }
 
+    /// AccountService's `SetUpDesigner` (sent through its outbox when a designer signs up) stores the
+    /// schedule from the shop hours and the catalogue menu; reads only read from then on.
     func testANewDesignerStartsFromTheShopHoursAndTheCatalogue() async throws {
-        fixture.shops.add("designer-1", opening: 10, closing: 20)
+        try await fixture.addDesigner("designer-1", opening: 10, closing: 20)
         let schedule = try await fixture.booking.getSchedule(.init(designerID: "designer-1"))
         XCTAssertEqual(schedule.openingMinute, 600)
         XCTAssertEqual(schedule.closingMinute, 1200)
@@ -64,20 +66,50 @@ final class ScheduleRuleTests: XCTestCase {
         XCTAssertEqual(
             menu.styles.filter { $0.category == .perm }.map(\.priceKRW), [85_000, 86_000, 80_000, 85_000, 92_000])
         XCTAssertEqual(menu.styles.last?.name, "부분염색")
+        XCTAssertEqual(fixture.shops.calls, 0, "set up from SetUpDesigner's hours: AccountService is never asked")
 
-        // Stored once: AccountService is not asked again, even when it is down.
-        let calls = fixture.shops.calls
-        fixture.shops.down = true
-        _ = try await fixture.booking.getSchedule(.init(designerID: "designer-1"))
-        XCTAssertEqual(fixture.shops.calls, calls)
+        // A repeated SetUpDesigner (the outbox retries) keeps what the designer has since changed.
+        _ = try await fixture.booking.updateSchedule(
+            .init(schedule: .init(openingMinute: 540, closingMinute: 1080, timeZone: "Asia/Seoul", slotMinutes: 30)),
+            options: try fixture.designer("designer-1"))
+        try await fixture.addDesigner("designer-1", opening: 11, closing: 19)
+        let kept = try await fixture.booking.getSchedule(.init(designerID: "designer-1"))
+        XCTAssertEqual([kept.openingMinute, kept.closingMinute, kept.slotMinutes], [540, 1080, 30])
+        let keptMenu = try await fixture.booking.getMenu(.init(designerID: "designer-1"))
+        XCTAssertEqual(keptMenu.styles.map(\.id), menu.styles.map(\.id), "the menu is not made twice")
+    }
 
-        // A designer AccountService has never heard of, and one it cannot answer for right now.
-        let unknown = await statusCode { _ = try await self.fixture.booking.getSchedule(.init(designerID: "nobody")) }
-        XCTAssertEqual(unknown, .unavailable, "down: the answer is 'try again', not 'no such designer'")
-        fixture.shops.down = false
-        let missing = await statusCode { _ = try await self.fixture.booking.getSchedule(.init(designerID: "nobody")) }
-        XCTAssertEqual(missing, .notFound)
-        fixture.shops.add("designer-2")
+    /// Public reads never write and never call AccountService: an id with no schedule here is NOT_FOUND,
+    /// whether or not AccountService is up, and nothing is stored for it.
+    func testReadsOfADesignerNotSetUpAnswerNotFoundWithoutAskingAccountService() async throws {
+        fixture.shops.add("designer-1")
+        for down in [false, true] {
+            fixture.shops.down = down
+            let schedule = await statusCode {
+                _ = try await self.fixture.booking.getSchedule(.init(designerID: "designer-1"))
+            }
+            let menu = await statusCode { _ = try await self.fixture.booking.getMenu(.init(designerID: "designer-1")) }
+            let free = await statusCode {
+                _ = try await self.fixture.booking.listFreeSlots(
+                    .init(designerID: "designer-1", from: F.date(2027, 3, 10), to: F.date(2027, 3, 11)))
+            }
+            let booking = await statusCode {
+                _ = try await self.fixture.booking.createReservation(
+                    .init(designerID: "designer-1", startAtMs: F.ms(F.seoul(2027, 3, 11, hour: 10)), styleIDs: ["s"]),
+                    options: try self.fixture.customer())
+            }
+            XCTAssertEqual([schedule, menu, free, booking], Array(repeating: .notFound, count: 4), "down: \(down)")
+        }
+        XCTAssertEqual(fixture.shops.calls, 0)
+        let stored = try await fixture.count("SELECT COUNT(*) FROM schedule")
+        XCTAssertEqual(stored, 0)
+    }
+
+    /// A designer whose SetUpDesigner has not arrived yet (or who signed up before it existed) is set up
+    /// by their own first call from AccountService's shop hours; with AccountService down that call says
+    /// "try again" rather than making hours up.
+    func testADesignersOwnCallSetsUpASchedulePendingSetUpDesigner() async throws {
+        fixture.shops.add("designer-2", opening: 8, closing: 16)
         fixture.shops.down = true
         let edit = await statusCode {
             _ = try await self.fixture.booking.updateMenu(
@@ -85,6 +117,15 @@ final class ScheduleRuleTests: XCTestCase {
                 options: try self.fixture.designer("designer-2"))
         }
         XCTAssertEqual(edit, .unavailable)
+        let nothing = try await fixture.count("SELECT COUNT(*) FROM schedule")
+        XCTAssertEqual(nothing, 0, "no schedule made up from defaults")
+        fixture.shops.down = false
+        let menu = try await fixture.booking.updateMenu(
+            .init(styles: [.init(name: "컷", category: .cut, priceKRW: 1, durationMinutes: 30)]),
+            options: try fixture.designer("designer-2"))
+        XCTAssertEqual(menu.styles.map(\.name), ["컷"])
+        let schedule = try await fixture.booking.getSchedule(.init(designerID: "designer-2"))
+        XCTAssertEqual([schedule.openingMinute, schedule.closingMinute], [480, 960], "the shop's hours")
     }
 
     func testFreeSlotsLeaveOutClosedDaysWeeklyClosedDaysBreaksAndPastHours() async throws {
@@ -142,7 +183,7 @@ final class ScheduleRuleTests: XCTestCase {
     }
 
     func testThirtyMinuteSlotsAndALaterChangeOfLengthNeverOverlap() async throws {
-        fixture.shops.add("designer-1")
+        try await fixture.addDesigner("designer-1")
         _ = try await fixture.booking.updateSchedule(
             .init(schedule: .init(openingMinute: 600, closingMinute: 720, timeZone: "Asia/Seoul", slotMinutes: 30)),
             options: try fixture.designer())
@@ -171,7 +212,7 @@ final class ScheduleRuleTests: XCTestCase {
 
     func testNewYorkSlotsAcrossSpringForwardAndFallBack() async throws {
         fixture.clock.set(F.local("America/New_York", 2027, 3, 13, hour: 23, minute: 30))
-        fixture.shops.add("designer-1", zone: "America/New_York")
+        try await fixture.addDesigner("designer-1", zone: "America/New_York")
         let schedule2 = try await fixture.booking.getSchedule(.init(designerID: "designer-1")).timeZone
         XCTAssertEqual(schedule2, "America/New_York")
         _ = try await fixture.booking.updateSchedule(
@@ -212,7 +253,7 @@ final class ScheduleRuleTests: XCTestCase {
     }
 
     func testScheduleEditsAreValidated() async throws {
-        fixture.shops.add("designer-1")
+        try await fixture.addDesigner("designer-1")
         func update(_ schedule: YediBooking.Schedule) async -> RPCError? {
             await rpcError {
                 _ = try await self.fixture.booking.updateSchedule(
@@ -278,7 +319,7 @@ final class ScheduleRuleTests: XCTestCase {
     }
 
     func testFreeSlotRangesAreValidated() async throws {
-        fixture.shops.add("designer-1")
+        try await fixture.addDesigner("designer-1")
         let cases: [(YediBooking.ListFreeSlotsRequest, StatusCode)] = [
             (.init(designerID: "designer-1", from: F.date(2027, 3, 1), to: F.date(2027, 5, 2)), .invalidArgument),
             (.init(designerID: "designer-1", from: F.date(2027, 3, 5), to: F.date(2027, 3, 4)), .invalidArgument),

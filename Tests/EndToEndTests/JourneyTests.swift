@@ -84,6 +84,20 @@ final class JourneyTests: XCTestCase {
         let designerToken = designer.string("session.accessToken")
         XCTAssertFalse(designerID.isEmpty)
 
+        // — AccountService's outbox sets the new designer up at BookingService (SetUpDesigner): customers'
+        // reads find the shop's default hours and the catalogue menu before the designer has called anything.
+        var menuCount = 0
+        let setUp = try eventually(timeout: 30) {
+            guard
+                let menu = try? self.system.call(
+                    "booking", self.booking + "GetMenu", #"{"designerId": "\#(designerID)"}"#)
+            else { return false }
+            menuCount = (menu.at("styles") as? [Any])?.count ?? 0
+            return true
+        }
+        XCTAssertTrue(setUp, "SetUpDesigner arrived at BookingService")
+        XCTAssertEqual(menuCount, 12)
+
         let schedule = try system.call(
             "booking", booking + "UpdateSchedule",
             #"""

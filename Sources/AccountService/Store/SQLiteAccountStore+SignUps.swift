@@ -51,7 +51,7 @@ extension SQLiteAccountStore {
             try await database.write { db in
                 try db.execute(sql: "DELETE FROM pending_sign_up WHERE id = ?", arguments: [id])
                 guard db.changesCount == 1 else { throw AccountStoreError.notFound }
-                try Self.insert(user, designer: designer, session: session, db)
+                try insertAccount(user, designer: designer, session: session, db)
             }
         } catch let error as DatabaseError where Self.isEmailTaken(error) {
             throw AccountStoreError.emailTaken

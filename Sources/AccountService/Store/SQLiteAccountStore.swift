@@ -26,20 +26,27 @@ struct SQLiteAccountStore: AccountStore {
 
     func createUser(_ user: UserRecord, designer: DesignerRecord?, session: SessionRecord) async throws {
         do {
-            try await database.write { db in try Self.insert(user, designer: designer, session: session, db) }
+            try await database.write { db in try insertAccount(user, designer: designer, session: session, db) }
         } catch let error as DatabaseError where Self.isEmailTaken(error) {
             throw AccountStoreError.emailTaken
         }
     }
 
-    /// A new account's rows: the user, their designer profile (and its search index) and first session.
-    static func insert(_ user: UserRecord, designer: DesignerRecord?, session: SessionRecord, _ db: Database) throws {
-        try insert(user, db)
+    /// A new account's rows: the user, their designer profile (and its search index) and first session;
+    /// for a designer, BookingService's `SetUpDesigner` in the same transaction (the schedule and menu
+    /// start from the shop's hours, so Booking's reads never have to make them).
+    func insertAccount(_ user: UserRecord, designer: DesignerRecord?, session: SessionRecord, _ db: Database) throws {
+        try Self.insert(user, db)
         if let designer {
-            try insert(designer, db)
-            try index(designerID: user.id, db)
+            try Self.insert(designer, db)
+            try Self.index(designerID: user.id, db)
+            try outbox.enqueue(
+                in: db, peer: "booking", method: YediBooking.BookingService.Method.setUpDesigner,
+                request: YediBooking.SetUpDesignerRequest(
+                    designerID: user.id, openingHour: Int32(designer.shop.openingHour),
+                    closingHour: Int32(designer.shop.closingHour), timeZone: designer.shop.timeZone))
         }
-        try insert(session, db)
+        try Self.insert(session, db)
     }
 
     static func isEmailTaken(_ error: DatabaseError) -> Bool {

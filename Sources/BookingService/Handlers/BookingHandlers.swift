@@ -19,15 +19,13 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     /// `reservations.open` and `reservations.day` are enforced in `store.reserve`'s transaction.
     var quotas: QuotaLimits = .defaults
 
-    static let defaultSlotMinutes = 60
-
     // MARK: Schedule
 
     func getSchedule(_ request: YediBooking.GetScheduleRequest, context: ServerContext) async throws
         -> YediBooking.Schedule
     {
         let designerID = try BookingRules.id(request.designerID, field: "designer_id")
-        return try await scheduleMessage(try await schedule(of: designerID, context: context))
+        return try await scheduleMessage(try await schedule(of: designerID))
     }
 
     func updateSchedule(_ request: YediBooking.UpdateScheduleRequest, context: ServerContext) async throws
@@ -38,7 +36,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
             throw RPCError(
                 code: .permissionDenied, message: "schedule.designer_id: you can only edit your own schedule")
         }
-        _ = try await schedule(of: designerID, context: context)
+        _ = try await ownSchedule(designerID, context: context)
         let updated = try BookingRules.schedule(request.schedule, designerID: designerID, now: clock.nowMilliseconds)
         try await store.updateSchedule(updated)
         return try await scheduleMessage(updated)
@@ -51,7 +49,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
         guard request.add.count + request.remove.count <= 100 else {
             throw BookingRules.invalid("add", "at most 100 dates per call")
         }
-        let schedule = try await schedule(of: designerID, context: context)
+        let schedule = try await ownSchedule(designerID, context: context)
         let today = shopClock(schedule).today(clock.nowMilliseconds)
         var add: [LocalDay] = []
         for (index, date) in request.add.enumerated() {
@@ -73,14 +71,14 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
 
     func getMenu(_ request: YediBooking.GetMenuRequest, context: ServerContext) async throws -> YediBooking.Menu {
         let designerID = try BookingRules.id(request.designerID, field: "designer_id")
-        _ = try await schedule(of: designerID, context: context)
+        _ = try await schedule(of: designerID)
         return YediBooking.Menu(
             designerID: designerID, styles: try await store.menu(designerID: designerID).map(Self.style))
     }
 
     func updateMenu(_ request: YediBooking.UpdateMenuRequest, context: ServerContext) async throws -> YediBooking.Menu {
         let designerID = try context.requireUser().id
-        _ = try await schedule(of: designerID, context: context)
+        _ = try await ownSchedule(designerID, context: context)
         let existing = Set(try await store.menu(designerID: designerID).map(\.id))
         let styles = try BookingRules.menu(request.styles, existing: existing, newID: ids.next)
         try await store.replaceMenu(designerID: designerID, styles: styles)
@@ -104,20 +102,24 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
         }
         let key = request.idempotencyKey.isEmpty ? nil : request.idempotencyKey
         let now = clock.nowMilliseconds
-        if let key, let earlier = try await store.reservation(customerID: customerID, idempotencyKey: key) {
-            return try answerRetry(earlier, request)
+        // One read: the shop's local date of the start is within a day of its UTC date in every zone.
+        // (Clamped to years 1970–9999; the grid refuses such starts anyway.)
+        let utcDay = Int(max(1, min(request.startAtMs / 86_400_000, 2_932_000)))
+        let setting = try await store.bookingSetting(
+            designerID: designerID, closedFrom: LocalDay(dayNumber: utcDay - 1),
+            through: LocalDay(dayNumber: utcDay + 1), customerID: customerID, idempotencyKey: key)
+        if let earlier = setting.earlier { return try answerRetry(earlier, request) }
+        guard let schedule = setting.schedule else {
+            throw RPCError(code: .notFound, message: "designer_id: no such designer")
         }
-        let schedule = try await schedule(of: designerID, context: context)
-        let day = shopClock(schedule).local(request.startAtMs).day
-        let grid = try await grid(schedule, from: day, through: day)
+        let grid = SlotGrid(schedule: schedule, clock: shopClock(schedule), closedDays: Set(setting.closedDays))
         if let refusal = grid.refusal(request.startAtMs, now: now) {
             throw RPCError(code: .failedPrecondition, message: refusal)
         }
         guard request.startAtMs - now <= BookingRules.bookingHorizonMilliseconds else {
             throw RPCError(code: .failedPrecondition, message: "start_at_ms: bookable at most a year ahead")
         }
-        let menu = Dictionary(
-            try await store.menu(designerID: designerID).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let menu = Dictionary(setting.menu.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var styles: [StyleRecord] = []
         for (index, id) in request.styleIDs.enumerated() {
             guard let style = menu[id] else {
@@ -197,7 +199,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     {
         let designerID = try context.requireUser().id
         let day = try BookingRules.day(request.date, field: "date")
-        let schedule = try await schedule(of: designerID, context: context)
+        let schedule = try await ownSchedule(designerID, context: context)
         let grid = try await grid(schedule, from: day, through: day)
         let now = clock.nowMilliseconds
         let start = grid.clock.startOfDay(day)
@@ -235,7 +237,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
             throw BookingRules.invalid("month", "1–12")
         }
         let last = first.adding(days: LocalDay.daysInMonth(year: first.year, month: first.month) - 1)
-        let schedule = try await schedule(of: designerID, context: context)
+        let schedule = try await ownSchedule(designerID, context: context)
         let grid = try await grid(schedule, from: first, through: last)
         let reservations = try await store.designerReservations(
             designerID: designerID, from: grid.clock.startOfDay(first),
@@ -279,41 +281,6 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     }
 
     // MARK: Helpers
-
-    /// The designer's schedule; the first time a designer is seen, AccountService says whether the id is a
-    /// designer's and gives the shop hours the schedule starts from (with the default menu).
-    ///
-    /// AccountService unreachable then: UNAVAILABLE (try again), for reads too; a schedule is never made up
-    /// from defaults, so the first hours a designer's customers see are the shop's. Once stored, the
-    /// schedule never needs AccountService again.
-    func schedule(of designerID: String, context: ServerContext) async throws -> ScheduleRecord {
-        if let stored = try await store.schedule(designerID: designerID) { return stored }
-        let hours: YediAccount.ShopHours
-        do {
-            hours = try await shopHours(designerID)
-        } catch let error as RPCError where error.code == .notFound {
-            throw RPCError(code: .notFound, message: "no such designer")
-        } catch {
-            context.logger.warning(
-                "AccountService did not give the shop hours",
-                metadata: ["designer": "\(context.userTag(designerID))", "error": "\(error)"])
-            throw RPCError(
-                code: .unavailable, message: "the designer's shop hours are unavailable right now; try again")
-        }
-        var opening = Int(hours.openingHour) * 60
-        var closing = Int(hours.closingHour) * 60
-        if !(0...1435).contains(opening) || !(5...1440).contains(closing)
-            || closing - opening < Self.defaultSlotMinutes
-        {
-            (opening, closing) = (9 * 60, 21 * 60)
-        }
-        let zone = ShopClock(identifier: hours.timeZone) != nil ? hours.timeZone : ShopClock.defaultZone
-        let schedule = ScheduleRecord(
-            designerID: designerID, openingMinute: opening, closingMinute: closing,
-            slotMinutes: Self.defaultSlotMinutes, timeZone: zone, breaks: [], closedWeekdays: [],
-            updatedAtMilliseconds: clock.nowMilliseconds)
-        return try await store.createDesigner(schedule, menu: DefaultMenu.styles(newID: ids.next))
-    }
 
     func shopClock(_ schedule: ScheduleRecord) -> ShopClock {
         // Zones are checked when stored; Seoul only if the system's tz database lost one since.

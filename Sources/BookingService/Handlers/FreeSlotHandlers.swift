@@ -19,7 +19,7 @@ extension BookingHandlers {
         // The version first: whatever is read after it is at least as new, so a day cached under it is
         // never older than a change that had already invalidated it.
         let version = freeDays.version(of: designerID)
-        let schedule = try await schedule(of: designerID, context: context)
+        let schedule = try await schedule(of: designerID)
         var found: [Int: FreeDayCache.Day] = [:]
         var missing: [LocalDay] = []
         for dayNumber in from.dayNumber...to.dayNumber {

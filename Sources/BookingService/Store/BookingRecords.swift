@@ -79,3 +79,13 @@ enum BookingStoreError: Error, Equatable {
     /// Another confirmed reservation holds a cell of the slot.
     case slotTaken
 }
+
+/// What a new reservation is checked against, as one consistent read: the designer's schedule (nil: not
+/// set up here), closed dates in the asked range, the menu in display order, and the customer's earlier
+/// reservation with the same idempotency key (a retry), if any.
+struct BookingSetting: Sendable {
+    var schedule: ScheduleRecord?
+    var closedDays: [LocalDay]
+    var menu: [StyleRecord]
+    var earlier: ReservationRecord?
+}

@@ -23,7 +23,11 @@ protocol BookingStore: Sendable {
 
     // MARK: Reservations
 
-    /// Starts of the booked cells in [from, until), ascending.
+    /// Everything CreateReservation checks a request against, read in one transaction (one round trip
+    /// before the reserving write): see `BookingSetting`.
+    func bookingSetting(
+        designerID: String, closedFrom: LocalDay, through: LocalDay, customerID: String, idempotencyKey: String?
+    ) async throws -> BookingSetting
     /// The designer's confirmed bookings that overlap [from, until).
     func bookedTimes(designerID: String, from: Int64, until: Int64) async throws -> BookedTimes
     /// Inserts `reservation` (confirmed), holding its time, or answers the customer's reservation with the

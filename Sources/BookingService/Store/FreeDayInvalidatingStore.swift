@@ -66,6 +66,14 @@ struct FreeDayInvalidatingStore: BookingStore {
         try await inner.menu(designerID: designerID)
     }
 
+    func bookingSetting(
+        designerID: String, closedFrom: LocalDay, through: LocalDay, customerID: String, idempotencyKey: String?
+    ) async throws -> BookingSetting {
+        try await inner.bookingSetting(
+            designerID: designerID, closedFrom: closedFrom, through: through, customerID: customerID,
+            idempotencyKey: idempotencyKey)
+    }
+
     func bookedTimes(designerID: String, from: Int64, until: Int64) async throws -> BookedTimes {
         try await inner.bookedTimes(designerID: designerID, from: from, until: until)
     }

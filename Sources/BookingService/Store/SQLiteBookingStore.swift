@@ -27,12 +27,16 @@ struct SQLiteBookingStore: BookingStore {
     }
 
     func closedDays(designerID: String, from: LocalDay, through: LocalDay) async throws -> [LocalDay] {
-        try await database.read { db in
-            try String.fetchAll(
-                db, sql: "SELECT day FROM closed_day WHERE designer_id = ? AND day BETWEEN ? AND ? ORDER BY day",
-                arguments: [designerID, from.key, through.key]
-            ).compactMap(LocalDay.init(key:))
-        }
+        try await database.read { db in try Self.closedDays(designerID, from: from, through: through, db) }
+    }
+
+    private static func closedDays(_ designerID: String, from: LocalDay, through: LocalDay, _ db: Database) throws
+        -> [LocalDay]
+    {
+        try String.fetchAll(
+            db, sql: "SELECT day FROM closed_day WHERE designer_id = ? AND day BETWEEN ? AND ? ORDER BY day",
+            arguments: [designerID, from.key, through.key]
+        ).compactMap(LocalDay.init(key:))
     }
 
     func updateClosedDays(designerID: String, add: [LocalDay], remove: [LocalDay]) async throws {
@@ -50,14 +54,16 @@ struct SQLiteBookingStore: BookingStore {
     }
 
     func menu(designerID: String) async throws -> [StyleRecord] {
-        try await database.read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT * FROM style WHERE designer_id = ? ORDER BY position", arguments: [designerID]
-            ).map {
-                StyleRecord(
-                    id: $0["id"], name: $0["name"], category: $0["category"], priceKRW: $0["price_krw"],
-                    durationMinutes: $0["duration_minutes"])
-            }
+        try await database.read { db in try Self.menu(designerID, db) }
+    }
+
+    private static func menu(_ designerID: String, _ db: Database) throws -> [StyleRecord] {
+        try Row.fetchAll(
+            db, sql: "SELECT * FROM style WHERE designer_id = ? ORDER BY position", arguments: [designerID]
+        ).map {
+            StyleRecord(
+                id: $0["id"], name: $0["name"], category: $0["category"], priceKRW: $0["price_krw"],
+                durationMinutes: $0["duration_minutes"])
         }
     }
 
@@ -132,6 +138,18 @@ struct SQLiteBookingStore: BookingStore {
                 db, sql: "SELECT COUNT(*) FROM reservation WHERE customer_id = ? AND created_at_ms >= ?",
                 arguments: [reservation.customerID, QuotaDay.start(of: now)]) ?? 0
         try quotas.perDay.check(used: today)
+    }
+
+    func bookingSetting(
+        designerID: String, closedFrom: LocalDay, through: LocalDay, customerID: String, idempotencyKey: String?
+    ) async throws -> BookingSetting {
+        try await database.read { db in
+            BookingSetting(
+                schedule: try Self.schedule(designerID, db),
+                closedDays: try Self.closedDays(designerID, from: closedFrom, through: through, db),
+                menu: try Self.menu(designerID, db),
+                earlier: try idempotencyKey.flatMap { try Self.reservation(customerID: customerID, key: $0, db) })
+        }
     }
 
     func reservation(id: String) async throws -> ReservationRecord? {

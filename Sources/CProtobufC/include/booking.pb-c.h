@@ -40,6 +40,8 @@ typedef struct Yedi__Booking__GetMonthCalendarRequest Yedi__Booking__GetMonthCal
 typedef struct Yedi__Booking__CalendarDay Yedi__Booking__CalendarDay;
 typedef struct Yedi__Booking__GetMonthCalendarResponse Yedi__Booking__GetMonthCalendarResponse;
 typedef struct Yedi__Booking__GetReservationRequest Yedi__Booking__GetReservationRequest;
+typedef struct Yedi__Booking__SetUpDesignerRequest Yedi__Booking__SetUpDesignerRequest;
+typedef struct Yedi__Booking__SetUpDesignerResponse Yedi__Booking__SetUpDesignerResponse;
 
 
 /* --- enums --- */
@@ -479,6 +481,39 @@ struct  Yedi__Booking__GetReservationRequest
 #define YEDI__BOOKING__GET_RESERVATION_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__get_reservation_request__descriptor) \
     , (char *)protobuf_c_empty_string }
+
+
+/*
+ * Internal, from AccountService's outbox when a designer's account is created: the designer's schedule
+ * (from the shop's hours) and the default menu, so that reads (GetSchedule, GetMenu, ListFreeSlots,
+ * CreateReservation) only read. Does nothing for a designer who has a schedule already.
+ */
+struct  Yedi__Booking__SetUpDesignerRequest
+{
+  ProtobufCMessage base;
+  char *designer_id;
+  /*
+   * Whole hours in the shop's time zone, as AccountService keeps them (0 and 0: the defaults 9 and 21).
+   */
+  int32_t opening_hour;
+  int32_t closing_hour;
+  /*
+   * IANA name; "" or unknown: Asia/Seoul.
+   */
+  char *time_zone;
+};
+#define YEDI__BOOKING__SET_UP_DESIGNER_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__set_up_designer_request__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Booking__SetUpDesignerResponse
+{
+  ProtobufCMessage base;
+};
+#define YEDI__BOOKING__SET_UP_DESIGNER_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__set_up_designer_response__descriptor) \
+     }
 
 
 /* Yedi__Booking__Style methods */
@@ -937,6 +972,44 @@ Yedi__Booking__GetReservationRequest *
 void   yedi__booking__get_reservation_request__free_unpacked
                      (Yedi__Booking__GetReservationRequest *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Booking__SetUpDesignerRequest methods */
+void   yedi__booking__set_up_designer_request__init
+                     (Yedi__Booking__SetUpDesignerRequest         *message);
+size_t yedi__booking__set_up_designer_request__get_packed_size
+                     (const Yedi__Booking__SetUpDesignerRequest   *message);
+size_t yedi__booking__set_up_designer_request__pack
+                     (const Yedi__Booking__SetUpDesignerRequest   *message,
+                      uint8_t             *out);
+size_t yedi__booking__set_up_designer_request__pack_to_buffer
+                     (const Yedi__Booking__SetUpDesignerRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__SetUpDesignerRequest *
+       yedi__booking__set_up_designer_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__set_up_designer_request__free_unpacked
+                     (Yedi__Booking__SetUpDesignerRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Booking__SetUpDesignerResponse methods */
+void   yedi__booking__set_up_designer_response__init
+                     (Yedi__Booking__SetUpDesignerResponse         *message);
+size_t yedi__booking__set_up_designer_response__get_packed_size
+                     (const Yedi__Booking__SetUpDesignerResponse   *message);
+size_t yedi__booking__set_up_designer_response__pack
+                     (const Yedi__Booking__SetUpDesignerResponse   *message,
+                      uint8_t             *out);
+size_t yedi__booking__set_up_designer_response__pack_to_buffer
+                     (const Yedi__Booking__SetUpDesignerResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__SetUpDesignerResponse *
+       yedi__booking__set_up_designer_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__set_up_designer_response__free_unpacked
+                     (Yedi__Booking__SetUpDesignerResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Yedi__Booking__Style_Closure)
@@ -1011,6 +1084,12 @@ typedef void (*Yedi__Booking__GetMonthCalendarResponse_Closure)
 typedef void (*Yedi__Booking__GetReservationRequest_Closure)
                  (const Yedi__Booking__GetReservationRequest *message,
                   void *closure_data);
+typedef void (*Yedi__Booking__SetUpDesignerRequest_Closure)
+                 (const Yedi__Booking__SetUpDesignerRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Booking__SetUpDesignerResponse_Closure)
+                 (const Yedi__Booking__SetUpDesignerResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -1066,6 +1145,10 @@ struct Yedi__Booking__BookingService_Service
                           const Yedi__Booking__GetReservationRequest *input,
                           Yedi__Booking__Reservation_Closure closure,
                           void *closure_data);
+  void (*set_up_designer)(Yedi__Booking__BookingService_Service *service,
+                          const Yedi__Booking__SetUpDesignerRequest *input,
+                          Yedi__Booking__SetUpDesignerResponse_Closure closure,
+                          void *closure_data);
   void (*purge_user)(Yedi__Booking__BookingService_Service *service,
                      const Yedi__Common__PurgeUserRequest *input,
                      Yedi__Common__PurgeUserResponse_Closure closure,
@@ -1090,6 +1173,7 @@ void yedi__booking__booking_service__init (Yedi__Booking__BookingService_Service
       function_prefix__ ## get_day_timeline,\
       function_prefix__ ## get_month_calendar,\
       function_prefix__ ## get_reservation,\
+      function_prefix__ ## set_up_designer,\
       function_prefix__ ## purge_user  }
 void yedi__booking__booking_service__get_schedule(ProtobufCService *service,
                                                   const Yedi__Booking__GetScheduleRequest *input,
@@ -1139,6 +1223,10 @@ void yedi__booking__booking_service__get_reservation(ProtobufCService *service,
                                                      const Yedi__Booking__GetReservationRequest *input,
                                                      Yedi__Booking__Reservation_Closure closure,
                                                      void *closure_data);
+void yedi__booking__booking_service__set_up_designer(ProtobufCService *service,
+                                                     const Yedi__Booking__SetUpDesignerRequest *input,
+                                                     Yedi__Booking__SetUpDesignerResponse_Closure closure,
+                                                     void *closure_data);
 void yedi__booking__booking_service__purge_user(ProtobufCService *service,
                                                 const Yedi__Common__PurgeUserRequest *input,
                                                 Yedi__Common__PurgeUserResponse_Closure closure,
@@ -1174,6 +1262,8 @@ extern const ProtobufCMessageDescriptor yedi__booking__get_month_calendar_reques
 extern const ProtobufCMessageDescriptor yedi__booking__calendar_day__descriptor;
 extern const ProtobufCMessageDescriptor yedi__booking__get_month_calendar_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__booking__get_reservation_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__set_up_designer_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__set_up_designer_response__descriptor;
 extern const ProtobufCServiceDescriptor yedi__booking__booking_service__descriptor;
 
 PROTOBUF_C__END_DECLS

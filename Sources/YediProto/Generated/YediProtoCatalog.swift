@@ -115,6 +115,8 @@ public enum YediProtoCatalog {
         YediBooking.CalendarDay.self,
         YediBooking.GetMonthCalendarResponse.self,
         YediBooking.GetReservationRequest.self,
+        YediBooking.SetUpDesignerRequest.self,
+        YediBooking.SetUpDesignerResponse.self,
         YediChat.TextBody.self,
         YediChat.ImageBody.self,
         YediChat.PostShareBody.self,

@@ -907,11 +907,67 @@ extension YediBooking {
 }
 
 extension YediBooking {
+    /// Internal, from AccountService's outbox when a designer's account is created: the designer's schedule
+    /// (from the shop's hours) and the default menu, so that reads (GetSchedule, GetMenu, ListFreeSlots,
+    /// CreateReservation) only read. Does nothing for a designer who has a schedule already.
+    public struct SetUpDesignerRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.SetUpDesignerRequest")
+
+        public var designerID: String
+
+        /// Whole hours in the shop's time zone, as AccountService keeps them (0 and 0: the defaults 9 and 21).
+        public var openingHour: Int32
+
+        public var closingHour: Int32
+
+        /// IANA name; "" or unknown: Asia/Seoul.
+        public var timeZone: String
+
+        public init(designerID: String = "", openingHour: Int32 = 0, closingHour: Int32 = 0, timeZone: String = "") {
+            self.designerID = designerID
+            self.openingHour = openingHour
+            self.closingHour = closingHour
+            self.timeZone = timeZone
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.designerID, at: 1)
+            try encoder.write(self.openingHour, at: 2)
+            try encoder.write(self.closingHour, at: 3)
+            try encoder.write(self.timeZone, at: 4)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
+            self.designerID = try decoder.read(at: 1)
+            self.openingHour = try decoder.read(at: 2)
+            self.closingHour = try decoder.read(at: 3)
+            try decoder.limit(at: 4, maxBytes: 64)
+            self.timeZone = try decoder.read(at: 4)
+        }
+    }
+}
+
+extension YediBooking {
+    public struct SetUpDesignerResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.SetUpDesignerResponse")
+
+        public init() {}
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+        }
+    }
+}
+
+extension YediBooking {
     public enum BookingService {
         /// The methods of `yedi.booking.BookingService`.
         public enum Method {
-            /// NOT_FOUND for an id that is not a designer's; UNAVAILABLE while AccountService cannot say (the
-            /// first time a designer is seen).
+            /// NOT_FOUND for an id that is not a set-up designer's (reads never make a schedule: AccountService
+            /// sets each designer up through SetUpDesigner; a designer's own calls set up one it has not yet).
             public static let getSchedule = RPCMethod<YediBooking.GetScheduleRequest, YediBooking.Schedule>(
                 service: "yedi.booking.BookingService", method: "GetSchedule", kind: .unary, idempotency: .noSideEffects,
                 access: .anyone)
@@ -952,6 +1008,9 @@ extension YediBooking {
             public static let getReservation = RPCMethod<YediBooking.GetReservationRequest, YediBooking.Reservation>(
                 service: "yedi.booking.BookingService", method: "GetReservation", kind: .unary, idempotency: .noSideEffects,
                 access: .service(callers: ["chat", "content"]))
+            public static let setUpDesigner = RPCMethod<YediBooking.SetUpDesignerRequest, YediBooking.SetUpDesignerResponse>(
+                service: "yedi.booking.BookingService", method: "SetUpDesigner", kind: .unary, idempotency: .idempotent,
+                access: .service(callers: ["account"]))
             /// Internal, from AccountService when an account is deleted: the user's reservations (as customer or
             /// designer) and, for a designer, the schedule and menu.
             public static let purgeUser = RPCMethod<YediCommon.PurgeUserRequest, YediCommon.PurgeUserResponse>(
@@ -962,13 +1021,13 @@ extension YediBooking {
         /// `yedi.booking.BookingService` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.booking.BookingService",
-            methods: [Method.getSchedule.descriptor, Method.updateSchedule.descriptor, Method.updateClosedDays.descriptor, Method.getMenu.descriptor, Method.updateMenu.descriptor, Method.listFreeSlots.descriptor, Method.createReservation.descriptor, Method.cancelReservation.descriptor, Method.listReservations.descriptor, Method.getDayTimeline.descriptor, Method.getMonthCalendar.descriptor, Method.getReservation.descriptor, Method.purgeUser.descriptor]
+            methods: [Method.getSchedule.descriptor, Method.updateSchedule.descriptor, Method.updateClosedDays.descriptor, Method.getMenu.descriptor, Method.updateMenu.descriptor, Method.listFreeSlots.descriptor, Method.createReservation.descriptor, Method.cancelReservation.descriptor, Method.listReservations.descriptor, Method.getDayTimeline.descriptor, Method.getMonthCalendar.descriptor, Method.getReservation.descriptor, Method.setUpDesigner.descriptor, Method.purgeUser.descriptor]
         )
 
         /// Serve `yedi.booking.BookingService` by implementing these methods and passing the value to an `RPCServer`.
         public protocol ServiceProtocol: RPCService {
-            /// NOT_FOUND for an id that is not a designer's; UNAVAILABLE while AccountService cannot say (the
-            /// first time a designer is seen).
+            /// NOT_FOUND for an id that is not a set-up designer's (reads never make a schedule: AccountService
+            /// sets each designer up through SetUpDesigner; a designer's own calls set up one it has not yet).
             func getSchedule(_ request: YediBooking.GetScheduleRequest, context: ServerContext) async throws -> YediBooking.Schedule
             func updateSchedule(_ request: YediBooking.UpdateScheduleRequest, context: ServerContext) async throws -> YediBooking.Schedule
             func updateClosedDays(_ request: YediBooking.UpdateClosedDaysRequest, context: ServerContext) async throws -> YediBooking.Schedule
@@ -985,6 +1044,7 @@ extension YediBooking {
             func getMonthCalendar(_ request: YediBooking.GetMonthCalendarRequest, context: ServerContext) async throws -> YediBooking.GetMonthCalendarResponse
             /// Internal: ContentService checks review eligibility, ChatService reservation references.
             func getReservation(_ request: YediBooking.GetReservationRequest, context: ServerContext) async throws -> YediBooking.Reservation
+            func setUpDesigner(_ request: YediBooking.SetUpDesignerRequest, context: ServerContext) async throws -> YediBooking.SetUpDesignerResponse
             /// Internal, from AccountService when an account is deleted: the user's reservations (as customer or
             /// designer) and, for a designer, the schedule and menu.
             func purgeUser(_ request: YediCommon.PurgeUserRequest, context: ServerContext) async throws -> YediCommon.PurgeUserResponse
@@ -998,8 +1058,8 @@ extension YediBooking {
                 self.rpcClient = rpcClient
             }
 
-            /// NOT_FOUND for an id that is not a designer's; UNAVAILABLE while AccountService cannot say (the
-            /// first time a designer is seen).
+            /// NOT_FOUND for an id that is not a set-up designer's (reads never make a schedule: AccountService
+            /// sets each designer up through SetUpDesigner; a designer's own calls set up one it has not yet).
             public func getSchedule(_ request: YediBooking.GetScheduleRequest, options: CallOptions = .defaults) async throws -> YediBooking.Schedule {
                 try await rpcClient.unary(Method.getSchedule, request, options: options)
             }
@@ -1052,6 +1112,10 @@ extension YediBooking {
                 try await rpcClient.unary(Method.getReservation, request, options: options)
             }
 
+            public func setUpDesigner(_ request: YediBooking.SetUpDesignerRequest, options: CallOptions = .defaults) async throws -> YediBooking.SetUpDesignerResponse {
+                try await rpcClient.unary(Method.setUpDesigner, request, options: options)
+            }
+
             /// Internal, from AccountService when an account is deleted: the user's reservations (as customer or
             /// designer) and, for a designer, the schedule and menu.
             public func purgeUser(_ request: YediCommon.PurgeUserRequest, options: CallOptions = .defaults) async throws -> YediCommon.PurgeUserResponse {
@@ -1100,6 +1164,9 @@ extension YediBooking.BookingService.ServiceProtocol {
         })
         router.register(YediBooking.BookingService.Method.getReservation, unary: { request, context in
             try await self.getReservation(request, context: context)
+        })
+        router.register(YediBooking.BookingService.Method.setUpDesigner, unary: { request, context in
+            try await self.setUpDesigner(request, context: context)
         })
         router.register(YediBooking.BookingService.Method.purgeUser, unary: { request, context in
             try await self.purgeUser(request, context: context)

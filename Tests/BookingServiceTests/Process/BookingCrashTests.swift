@@ -23,6 +23,12 @@ final class BookingCrashTests: XCTestCase {
         let dataDirectory = harness.dataRoot.appendingPathComponent("booking-crash").path
         let first = try await BookingProcess.start(
             harness: harness, dataDirectory: dataDirectory, peers: ["account": account.port])
+        // What AccountService's outbox sends when a designer signs up.
+        try await withRPCClient(configuration: first.clientConfiguration(identity: "account")) { client in
+            for designer in designers {
+                _ = try await YediBooking.BookingService.Client(client).setUpDesigner(.init(designerID: designer))
+            }
+        }
 
         // Slots of the next 10 days, hours 09–20 in Seoul: 360; each is wanted by two workers.
         var calendar = Calendar(identifier: .gregorian)
