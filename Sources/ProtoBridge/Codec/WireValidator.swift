@@ -5,36 +5,21 @@
 /// and names the field and the reason for every structural problem (truncation, a length past the end,
 /// a wrong wire type). It reads the input once and allocates nothing unless it fails.
 enum WireValidator {
-    /// A failure while scanning, with the field path collected on the way out (innermost last).
-    private struct Failure: Error {
-        var reason: ProtoDecodingError.Reason
-        var path: [String] = []
-    }
+    private typealias Failure = WireReader.Failure
 
     static func validate(_ bytes: UnsafeRawBufferPointer, as schema: MessageSchema) throws(ProtoDecodingError) {
         do throws(Failure) {
             try scan(bytes, schema)
         } catch {
-            let path = error.path.reversed().joined(separator: ".")
-            throw ProtoDecodingError(
-                messageType: schema.fullName,
-                fieldPath: path.isEmpty ? nil : path,
-                reason: error.reason
-            )
+            throw error.decodingError(in: schema.fullName)
         }
     }
 
     private static func scan(_ bytes: UnsafeRawBufferPointer, _ schema: MessageSchema) throws(Failure) {
-        var reader = Reader(bytes: bytes)
+        var reader = WireReader(bytes: bytes)
         while !reader.isAtEnd {
-            let tagStart = reader.position
-            let tag = try reader.varint()
-            guard reader.position - tagStart <= 5 else { throw Failure(reason: .tagTooLong) }
-            let number = tag >> 3
-            guard number > 0, number <= 0x1FFF_FFFF else { throw Failure(reason: .invalidFieldNumber(number)) }
-            guard let wireType = WireType(rawValue: UInt8(tag & 7)),
-                wireType != .startGroup, wireType != .endGroup
-            else { throw Failure(reason: .invalidWireType(UInt8(tag & 7))) }
+            let (number, rawWireType) = try reader.tag()
+            let wireType = WireType(rawValue: rawWireType)!
 
             let index = schema.table.index(of: Int(number))
             let field = index.map { schema.table.field(at: $0) }
@@ -46,18 +31,15 @@ enum WireValidator {
                         throw Failure(reason: .wrongWireType(expected: expected.rawValue, found: wireType.rawValue))
                     }
                 }
-                switch wireType {
-                case .varint: _ = try reader.varint()
-                case .fixed64: try reader.skip(8)
-                case .fixed32: try reader.skip(4)
-                case .lengthDelimited:
-                    let value = try reader.lengthDelimited()
+                if wireType == .lengthDelimited {
+                    let value = try reader.bytes(rawWireType)
                     switch field?.type {
                     case .string?: try checkString(value)
                     case .message?: try scan(value, SchemaRegistry.shared.message(at: field!.nested)!)
                     default: break
                     }
-                case .startGroup, .endGroup: break
+                } else {
+                    try reader.skip(rawWireType)
                 }
             } catch {
                 var failure = error
@@ -72,43 +54,6 @@ enum WireValidator {
         case .valid: return
         case .invalid: throw Failure(reason: .invalidUTF8)
         case .containsNUL: throw Failure(reason: .stringContainsNUL)
-        }
-    }
-
-    /// A cursor over the input that never reads past its end.
-    private struct Reader {
-        let bytes: UnsafeRawBufferPointer
-        var position = 0
-
-        var isAtEnd: Bool { position >= bytes.count }
-
-        mutating func varint() throws(Failure) -> UInt64 {
-            var result: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                guard position < bytes.count else { throw Failure(reason: .truncated) }
-                let byte = bytes[position]
-                position += 1
-                if shift < 64 { result |= UInt64(byte & 0x7F) << shift }
-                if byte & 0x80 == 0 { return result }
-                shift += 7
-                if shift >= 70 { throw Failure(reason: .varintTooLong) }
-            }
-        }
-
-        mutating func skip(_ count: Int) throws(Failure) {
-            guard bytes.count - position >= count else { throw Failure(reason: .truncated) }
-            position += count
-        }
-
-        mutating func lengthDelimited() throws(Failure) -> UnsafeRawBufferPointer {
-            let length = try varint()
-            let available = bytes.count - position
-            guard length <= UInt64(available) else {
-                throw Failure(reason: .lengthPastEnd(declared: length, available: available))
-            }
-            defer { position += Int(length) }
-            return UnsafeRawBufferPointer(rebasing: bytes[position..<position + Int(length)])
         }
     }
 }

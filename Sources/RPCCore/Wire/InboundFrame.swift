@@ -33,8 +33,8 @@ struct InboundFrame {
         var frame = InboundFrame(payload: ByteBuffer())
         let start = body.readerIndex
         let result: Result<Void, ProtoDecodingError> = body.withUnsafeReadableBytes { bytes in
-            do throws(FrameReader.Failure) {
-                var reader = FrameReader(bytes: bytes)
+            do throws(WireReader.Failure) {
+                var reader = WireReader(bytes: bytes)
                 try frame.readFields(&reader, payloadFrom: body, at: start, maxMetadataEntries: maxMetadataEntries)
                 return .success(())
             } catch {
@@ -46,18 +46,18 @@ struct InboundFrame {
     }
 
     private mutating func readFields(
-        _ reader: inout FrameReader, payloadFrom body: ByteBuffer, at start: Int, maxMetadataEntries: Int
-    ) throws(FrameReader.Failure) {
+        _ reader: inout WireReader, payloadFrom body: ByteBuffer, at start: Int, maxMetadataEntries: Int
+    ) throws(WireReader.Failure) {
         var statusHasMessage = false
         while !reader.isAtEnd {
             let (number, wireType) = try reader.tag()
-            do throws(FrameReader.Failure) {
+            do throws(WireReader.Failure) {
                 switch number {
                 case 1: callID = try reader.uint64(wireType)
                 case 2: kind = YediRPC.FrameKind(rawValue: Int32(truncatingIfNeeded: try reader.uint64(wireType)))
                 case 3: method = try reader.string(wireType)
                 case 4:
-                    var entry = FrameReader(bytes: try reader.bytes(wireType))
+                    var entry = WireReader(bytes: try reader.bytes(wireType))
                     let read = try Self.readMetadataEntry(&entry)
                     if metadata.count < maxMetadataEntries {
                         metadata.append(read)
@@ -69,7 +69,7 @@ struct InboundFrame {
                     let range = try reader.bytesRange(wireType)
                     payload = body.getSlice(at: start + range.lowerBound, length: range.count)!
                 case 7:
-                    var nested = FrameReader(bytes: try reader.bytes(wireType))
+                    var nested = WireReader(bytes: try reader.bytes(wireType))
                     var (read, hasMessage) = try Self.readStatus(&nested)
                     // A message field that occurs again is merged into the earlier one, as protobuf-c 1.4
                     // does: the code is the last one's, and a message the last one leaves out keeps its
@@ -94,13 +94,13 @@ struct InboundFrame {
         8: "window_bytes", 9: "last_call_id", 10: "max_concurrent_calls", 11: "max_frame_bytes",
     ]
 
-    private static func readMetadataEntry(_ reader: inout FrameReader) throws(FrameReader.Failure)
+    private static func readMetadataEntry(_ reader: inout WireReader) throws(WireReader.Failure)
         -> YediRPC.MetadataEntry
     {
         var entry = YediRPC.MetadataEntry()
         while !reader.isAtEnd {
             let (number, wireType) = try reader.tag()
-            do throws(FrameReader.Failure) {
+            do throws(WireReader.Failure) {
                 switch number {
                 case 1: entry.key = try reader.string(wireType)
                 case 2: entry.value = try reader.string(wireType)
@@ -114,14 +114,14 @@ struct InboundFrame {
     }
 
     /// A status, and whether its message field was present (which protobuf-c's merge goes by).
-    private static func readStatus(_ reader: inout FrameReader) throws(FrameReader.Failure)
+    private static func readStatus(_ reader: inout WireReader) throws(WireReader.Failure)
         -> (YediRPC.Status, hasMessage: Bool)
     {
         var status = YediRPC.Status()
         var hasMessage = false
         while !reader.isAtEnd {
             let (number, wireType) = try reader.tag()
-            do throws(FrameReader.Failure) {
+            do throws(WireReader.Failure) {
                 switch number {
                 case 1: status.code = UInt32(truncatingIfNeeded: try reader.uint64(wireType))
                 case 2:
@@ -134,112 +134,5 @@ struct InboundFrame {
             }
         }
         return (status, hasMessage)
-    }
-}
-
-/// A cursor over one message's bytes that never reads past their end, with the protobuf wire rules the
-/// frame's field types need.
-private struct FrameReader {
-    /// Why the bytes are refused, and where (field names, innermost first).
-    struct Failure: Error {
-        var reason: ProtoDecodingError.Reason
-        var path: [String] = []
-
-        func within(_ field: String) -> Failure {
-            var failure = self
-            failure.path.append(field)
-            return failure
-        }
-
-        func decodingError(in messageType: String) -> ProtoDecodingError {
-            ProtoDecodingError(
-                messageType: messageType,
-                fieldPath: path.isEmpty ? nil : path.reversed().joined(separator: "."),
-                reason: reason
-            )
-        }
-    }
-
-    let bytes: UnsafeRawBufferPointer
-    private(set) var position = 0
-
-    init(bytes: UnsafeRawBufferPointer) {
-        self.bytes = bytes
-    }
-
-    var isAtEnd: Bool { position >= bytes.count }
-
-    /// The next field's number and wire type.
-    mutating func tag() throws(Failure) -> (number: UInt64, wireType: UInt8) {
-        let start = position
-        let tag = try varint()
-        guard position - start <= 5 else { throw Failure(reason: .tagTooLong) }
-        let number = tag >> 3
-        guard number > 0, number <= 0x1FFF_FFFF else { throw Failure(reason: .invalidFieldNumber(number)) }
-        let wireType = UInt8(tag & 7)
-        guard wireType == 0 || wireType == 1 || wireType == 2 || wireType == 5 else {
-            throw Failure(reason: .invalidWireType(wireType))
-        }
-        return (number, wireType)
-    }
-
-    mutating func uint64(_ wireType: UInt8) throws(Failure) -> UInt64 {
-        guard wireType == 0 else { throw Failure(reason: .wrongWireType(expected: 0, found: wireType)) }
-        return try varint()
-    }
-
-    mutating func string(_ wireType: UInt8) throws(Failure) -> String {
-        let value = try bytes(wireType)
-        switch UTF8Validation.check(value) {
-        case .valid: return String(decoding: value, as: UTF8.self)
-        case .invalid: throw Failure(reason: .invalidUTF8)
-        case .containsNUL: throw Failure(reason: .stringContainsNUL)
-        }
-    }
-
-    mutating func bytes(_ wireType: UInt8) throws(Failure) -> UnsafeRawBufferPointer {
-        let range = try bytesRange(wireType)
-        return UnsafeRawBufferPointer(rebasing: bytes[range])
-    }
-
-    /// A length-delimited value's offsets within `bytes`.
-    mutating func bytesRange(_ wireType: UInt8) throws(Failure) -> Range<Int> {
-        guard wireType == 2 else { throw Failure(reason: .wrongWireType(expected: 2, found: wireType)) }
-        let length = try varint()
-        let available = bytes.count - position
-        guard length <= UInt64(available) else {
-            throw Failure(reason: .lengthPastEnd(declared: length, available: available))
-        }
-        defer { position += Int(length) }
-        return position..<position + Int(length)
-    }
-
-    /// Passes over a field this reader does not know.
-    mutating func skip(_ wireType: UInt8) throws(Failure) {
-        switch wireType {
-        case 0: _ = try varint()
-        case 1: try advance(8)
-        case 5: try advance(4)
-        default: _ = try bytesRange(wireType)
-        }
-    }
-
-    private mutating func advance(_ count: Int) throws(Failure) {
-        guard bytes.count - position >= count else { throw Failure(reason: .truncated) }
-        position += count
-    }
-
-    private mutating func varint() throws(Failure) -> UInt64 {
-        var result: UInt64 = 0
-        var shift: UInt64 = 0
-        while true {
-            guard position < bytes.count else { throw Failure(reason: .truncated) }
-            let byte = bytes[position]
-            position += 1
-            if shift < 64 { result |= UInt64(byte & 0x7F) << shift }
-            if byte & 0x80 == 0 { return result }
-            shift += 7
-            if shift >= 70 { throw Failure(reason: .varintTooLong) }
-        }
     }
 }
