@@ -274,9 +274,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     {
         guard !request.userID.isEmpty else { throw BookingRules.invalid("user_id", "required") }
         let applied = try await store.purgeUser(request.userID, delivery: Delivery(context), now: clock.nowMilliseconds)
-        context.logger.info(
-            "purge user: reservations, schedule and menu removed",
-            metadata: ["user": "\(context.userTag(request.userID))", "first-delivery": "\(applied)"])
+        context.logPurge(of: request.userID, firstDelivery: applied)
         return YediCommon.PurgeUserResponse()
     }
 

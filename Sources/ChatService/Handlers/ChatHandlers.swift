@@ -302,12 +302,8 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
             userID: request.userID, delivery: Delivery(context), now: clock.nowMilliseconds)
         for room in purged.roomIDs { cache.invalidate(room: room, roomRemoved: true) }
         hub.end(userID: request.userID, RPCError(code: .unauthenticated, message: "this account was deleted"))
-        context.logger.info(
-            "purged user",
-            metadata: [
-                "user": "\(context.userTag(request.userID))", "rooms": "\(purged.roomIDs.count)",
-                "first-delivery": "\(purged.firstDelivery)",
-            ])
+        context.logPurge(
+            of: request.userID, firstDelivery: purged.firstDelivery, removed: ["rooms": purged.roomIDs.count])
         return YediCommon.PurgeUserResponse()
     }
 

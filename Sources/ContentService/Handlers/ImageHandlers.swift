@@ -71,12 +71,8 @@ extension ContentHandlers {
             // The blobs stay listed for deletion; the next purge or the next start collects them.
             context.logger.warning("image files not deleted yet", metadata: ["error": "\(error)"])
         }
-        context.logger.info(
-            "user purged",
-            metadata: [
-                "user": "\(context.userTag(userID))", "images": "\(outcome.removedImageIDs.count)",
-                "first-delivery": "\(outcome.firstDelivery)",
-            ])
+        context.logPurge(
+            of: userID, firstDelivery: outcome.firstDelivery, removed: ["images": outcome.removedImageIDs.count])
         return YediCommon.PurgeUserResponse()
     }
 }
