@@ -79,13 +79,25 @@ let package = Package(
             dependencies: ["ProtoBridge"]
         ),
 
+        // MARK: Utilities with no RPC in them
+
+        /// `TSanVisibleMutex`: `Synchronization.Mutex` with its ordering restated for ThreadSanitizer. The one
+        /// lock every target uses, so it sits below all of them and depends on nothing.
+        .target(name: "YediSync"),
+        /// `LRUCache`, limited by item count, reporting hits, misses and evictions to swift-metrics. A utility
+        /// the services and the token verifier share; it knows nothing of RPC.
+        .target(
+            name: "CountLimitedCache",
+            dependencies: ["YediSync", metrics]
+        ),
+
         // MARK: The RPC core shared by every service.
 
         .target(
             name: "RPCCore",
             dependencies: [
-                "COpenSSL", "ProtoBridge", nioCore, nioPosix, nioHTTP1, logging, metrics, prometheus, serviceLifecycle,
-                .product(name: "DequeModule", package: "swift-collections"),
+                "COpenSSL", "ProtoBridge", "YediSync", nioCore, nioPosix, nioHTTP1, logging, metrics, prometheus,
+                serviceLifecycle, .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
 
@@ -99,7 +111,7 @@ let package = Package(
         /// Access tokens (EdDSA JWTs): the issuer for AccountService, the verifier every service shares.
         .target(
             name: "AccessTokens",
-            dependencies: ["YediCrypto", "RPCCore"]
+            dependencies: ["CountLimitedCache", "YediSync", "YediCrypto", "RPCCore"]
         ),
 
         // MARK: The four services, each its own process
@@ -109,6 +121,7 @@ let package = Package(
         .target(
             name: "ServiceRuntime",
             dependencies: [
+                "CountLimitedCache", "YediSync",
                 "RPCCore", "ProtoBridge", "YediProto", "AccessTokens", "YediCrypto", argumentParser, logging, metrics,
                 nioCore,
                 nioPosix, serviceLifecycle, grdb, .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -121,12 +134,16 @@ let package = Package(
         ),
         .executableTarget(
             name: "ContentService",
-            dependencies: ["ServiceRuntime", "RPCCore", "YediProto", "YediCrypto", grdb, logging, nioPosix]
+            dependencies: [
+                "CountLimitedCache", "ServiceRuntime", "RPCCore", "YediProto", "YediCrypto", grdb, logging, nioPosix,
+            ]
         ),
-        .executableTarget(name: "BookingService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", grdb]),
+        .executableTarget(
+            name: "BookingService", dependencies: ["CountLimitedCache", "ServiceRuntime", "RPCCore", "YediProto", grdb]),
         .executableTarget(
             name: "ChatService",
             dependencies: [
+                "CountLimitedCache", "YediSync",
                 "ServiceRuntime", "RPCCore", "YediProto", grdb, serviceLifecycle, metrics,
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
@@ -259,6 +276,7 @@ let package = Package(
         .target(
             name: "RPCTestSupport",
             dependencies: [
+                "YediSync",
                 "RPCCore", "YediProto", "AccessTokens", "YediCrypto", nioCore, nioPosix, logging,
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
@@ -299,6 +317,7 @@ let package = Package(
         .testTarget(
             name: "ContentServiceTests",
             dependencies: [
+                "CountLimitedCache",
                 "ContentService", "AccountService", "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore",
                 "YediProto", "YediCrypto", grdb, logging, .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
@@ -325,11 +344,16 @@ let package = Package(
         .testTarget(
             name: "RPCCoreTests",
             dependencies: [
+                "CountLimitedCache", "YediSync",
                 "RPCCore", "RPCTestSupport", "ProtoTestSupport", "YediProto", nioCore, nioPosix, nioHTTP1, logging,
                 metrics, metricsTestKit,
                 prometheus,
                 serviceLifecycle, serviceLifecycleTestKit, .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
+        ),
+        .testTarget(
+            name: "CountLimitedCacheTests",
+            dependencies: ["CountLimitedCache", "ProtoTestSupport", metrics, metricsTestKit]
         ),
         .testTarget(
             name: "ProtoJSONTests",
@@ -357,7 +381,10 @@ let package = Package(
         ),
         .testTarget(
             name: "AccessTokenTests",
-            dependencies: ["AccessTokens", "YediCrypto", "RPCCore", "RPCTestSupport", "YediProto", nioCore, nioPosix]
+            dependencies: [
+                "CountLimitedCache", "AccessTokens", "YediCrypto", "RPCCore", "RPCTestSupport", "YediProto", nioCore,
+                nioPosix,
+            ]
         ),
     ]
 )

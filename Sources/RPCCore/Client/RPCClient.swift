@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import ProtoBridge
 import ServiceLifecycle
+import YediSync
 
 /// Calls the methods of one service (all its addresses) over pooled TLS connections.
 ///

@@ -1,3 +1,5 @@
+import YediSync
+
 /// Failed authentications on one connection, counted in a window: a connection past its budget is
 /// closed (after its `UNAUTHENTICATED`), so one client cannot keep a server verifying bad tokens.
 /// Kept by the connection's `PeerInfo`, which lives exactly as long as the connection.

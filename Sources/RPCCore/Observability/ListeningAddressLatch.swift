@@ -1,4 +1,5 @@
 import NIOCore
+import YediSync
 
 /// Hands the listener's address from `run()`, which binds it, to callers who may ask before the bind has
 /// happened (a test that bound port 0, say): they wait until it is known, or until the bind failed.

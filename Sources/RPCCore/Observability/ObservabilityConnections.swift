@@ -1,4 +1,5 @@
 import NIOCore
+import YediSync
 
 /// The server's open connections, so that shutdown can let them finish or cut them off. Once shutdown has
 /// begun it admits no new connection.

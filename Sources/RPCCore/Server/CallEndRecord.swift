@@ -1,3 +1,5 @@
+import YediSync
+
 /// The status a connection sent for a call it ended itself (deadline, shutdown, the client's CANCEL)
 /// while the handler still ran. The handler then sees only a cancellation, so the interceptors that
 /// log and count calls read this to record what the client received. It also keeps the caller that

@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import Synchronization
+import YediSync
 
 /// Hosts services over TLS: accepts connections, runs a `ServerConnectionHandler` on each, and shuts
 /// down gracefully.

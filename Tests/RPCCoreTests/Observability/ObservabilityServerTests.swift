@@ -1,4 +1,5 @@
 import CoreMetrics
+import CountLimitedCache
 import NIOHTTP1
 import Prometheus
 import RPCCore

@@ -2,7 +2,7 @@ import CoreMetrics
 import MetricsTestKit
 import XCTest
 
-@testable import RPCCore
+@testable import CountLimitedCache
 
 /// The cache reports through swift-metrics: counters and a gauge per cache, under fixed labels, with the cache's
 /// name as the `cache` dimension. A `TestMetrics` factory observes them without bootstrapping the global system.

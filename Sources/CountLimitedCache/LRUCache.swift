@@ -1,4 +1,5 @@
 import Metrics
+import YediSync
 
 /// A thread-safe least-recently-used cache holding at most `capacity` entries.
 ///

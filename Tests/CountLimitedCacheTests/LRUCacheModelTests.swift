@@ -2,7 +2,7 @@ import MetricsTestKit
 import ProtoTestSupport
 import XCTest
 
-@testable import RPCCore
+@testable import CountLimitedCache
 
 /// Random operations, replayed from a fixed seed, give the same answers from the cache as from an obviously
 /// correct reference: a list searched linearly, ordered from the most to the least recently used.

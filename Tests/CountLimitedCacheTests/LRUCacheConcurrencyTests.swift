@@ -2,7 +2,7 @@ import MetricsTestKit
 import ProtoTestSupport
 import XCTest
 
-@testable import RPCCore
+@testable import CountLimitedCache
 
 /// Many tasks at once on one cache: nothing is lost or torn, and the books balance afterwards. Nothing here is
 /// timed; the checks are counts and invariants.

@@ -1,7 +1,7 @@
 import MetricsTestKit
 import XCTest
 
-@testable import RPCCore
+@testable import CountLimitedCache
 
 /// The cache's behaviour one operation at a time: recency order, eviction, replacement, removal, statistics.
 final class LRUCacheTests: XCTestCase {
