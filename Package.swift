@@ -93,10 +93,17 @@ let package = Package(
 
         // MARK: The RPC core shared by every service.
 
+        /// TLS over the system OpenSSL as a SwiftNIO duplex handler (memory BIOs, mutual TLS, the peer's
+        /// verified identity); knows nothing of RPC frames, so it needs only OpenSSL and NIO.
+        .target(
+            name: "RPCTLS",
+            dependencies: ["COpenSSL", nioCore]
+        ),
+
         .target(
             name: "RPCCore",
             dependencies: [
-                "COpenSSL", "ProtoBridge", "YediSync", nioCore, nioPosix, nioHTTP1, logging, metrics, prometheus,
+                "RPCTLS", "ProtoBridge", "YediSync", nioCore, nioPosix, nioHTTP1, logging, metrics, prometheus,
                 serviceLifecycle, .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
@@ -121,6 +128,7 @@ let package = Package(
         .target(
             name: "ServiceRuntime",
             dependencies: [
+                "RPCTLS",
                 "CountLimitedCache", "YediSync",
                 "RPCCore", "ProtoBridge", "YediProto", "AccessTokens", "YediCrypto", argumentParser, logging, metrics,
                 nioCore,
@@ -155,6 +163,7 @@ let package = Package(
         .executableTarget(
             name: "YediProbe",
             dependencies: [
+                "RPCTLS",
                 "ProtoBridge", "ProtoJSON", "RPCCore", "YediProto", "LoadGenerator", argumentParser, logging,
                 // crypto-tokens: the `token` command.
                 "AccessTokens", "YediCrypto",
@@ -176,7 +185,7 @@ let package = Package(
         /// Leak soak: thousands of TLS connect-handshake-close cycles against an in-process server.
         .executableTarget(
             name: "TLSSoak",
-            dependencies: ["RPCCore", nioCore, nioPosix, argumentParser],
+            dependencies: ["RPCTLS", "RPCCore", nioCore, nioPosix, argumentParser],
             path: "Benchmarks/TLSSoak"
         ),
 
@@ -258,6 +267,7 @@ let package = Package(
         .executableTarget(
             name: "EchoBench",
             dependencies: [
+                "RPCTLS",
                 "RPCCore", "YediProto", argumentParser, nioCore, nioPosix, logging,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
@@ -276,6 +286,7 @@ let package = Package(
         .target(
             name: "RPCTestSupport",
             dependencies: [
+                "RPCTLS",
                 "YediSync",
                 "RPCCore", "YediProto", "AccessTokens", "YediCrypto", nioCore, nioPosix, logging,
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -344,11 +355,19 @@ let package = Package(
         .testTarget(
             name: "RPCCoreTests",
             dependencies: [
+                "RPCTLS",
                 "CountLimitedCache", "YediSync",
                 "RPCCore", "RPCTestSupport", "ProtoTestSupport", "YediProto", nioCore, nioPosix, nioHTTP1, logging,
                 metrics, metricsTestKit,
                 prometheus,
                 serviceLifecycle, serviceLifecycleTestKit, .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
+        /// The TLS handler against itself and against the `openssl` tools, over loopback and in memory.
+        .testTarget(
+            name: "RPCTLSTests",
+            dependencies: [
+                "RPCTLS", "RPCTestSupport", nioCore, nioPosix, .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
         .testTarget(
@@ -404,7 +423,8 @@ if ProcessInfo.processInfo.environment["YEDI_FUZZ"] == "1" {
         "-sanitize-coverage=edge,indirect-calls,trace-cmp,inline-8bit-counters,pc-table"
     ])
     let fuzzFlags: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"]), coverage]
-    for target in package.targets where ["RPCCore", "ProtoBridge", "ProtoJSON", "YediProto"].contains(target.name) {
+    for target in package.targets
+    where ["RPCCore", "RPCTLS", "ProtoBridge", "ProtoJSON", "YediProto"].contains(target.name) {
         var settings = (target.swiftSettings ?? []) + [coverage]
         // The frame target drives the internal ServerConnectionHandler (`@testable import RPCCore`); the
         // fuzz build is a release build (`-c release`, several times faster per input than debug), where
@@ -416,13 +436,13 @@ if ProcessInfo.processInfo.environment["YEDI_FUZZ"] == "1" {
         (
             "FrameFuzzer", "frame-fuzzer",
             [
-                "RPCCore", "ProtoBridge", "YediProto", logging, nioCore,
+                "RPCCore", "RPCTLS", "ProtoBridge", "YediProto", logging, nioCore,
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
         ("MessageFuzzer", "message-fuzzer", ["ProtoBridge", "ProtoTestSupport", "YediProto", "RPCCore"]),
         ("JSONFuzzer", "json-fuzzer", ["ProtoJSON", "ProtoBridge", "ProtoTestSupport", "YediProto", "RPCCore"]),
-        ("TLSFuzzer", "tls-fuzzer", ["RPCCore", nioCore, .product(name: "NIOEmbedded", package: "swift-nio")]),
+        ("TLSFuzzer", "tls-fuzzer", ["RPCTLS", nioCore, .product(name: "NIOEmbedded", package: "swift-nio")]),
     ]
     for target in fuzzTargets {
         package.targets.append(

@@ -25,7 +25,7 @@ export ASAN_OPTIONS="detect_leaks=1"
 step "AddressSanitizer + LeakSanitizer: codec, frame-reader, crypto, token and TLS tests"
 swift build --build-tests --sanitize=address --scratch-path .build-asan
 swift test --skip-build --sanitize=address --scratch-path .build-asan \
-  --filter 'ProtoBridgeTests|YediCryptoTests|AccessTokenTests|RPCCoreTests\.TLS|RPCCoreTests\.InboundFrameTests'
+  --filter 'ProtoBridgeTests|YediCryptoTests|AccessTokenTests|RPCTLSTests|RPCCoreTests\.InboundFrameTests'
 
 step "LeakSanitizer still reports a leak of ours (a planted 10-byte leak)"
 if output=$(YEDI_PLANT_LEAK=1 swift test --skip-build --sanitize=address --scratch-path .build-asan \
@@ -43,5 +43,5 @@ echo "planted leak reported: $(grep -m1 'Direct leak of 10 byte' <<<"$output")" 
 
 step "ThreadSanitizer: RPCCore, service runtime, ChatService and BookingService tests"
 swift build --build-tests --sanitize=thread --scratch-path .build-tsan
-swift test --skip-build --sanitize=thread --scratch-path .build-tsan --filter 'RPCCoreTests|ServiceRuntimeTests|ChatServiceTests|BookingServiceTests'
+swift test --skip-build --sanitize=thread --scratch-path .build-tsan --filter 'RPCCoreTests|RPCTLSTests|CountLimitedCacheTests|ServiceRuntimeTests|ChatServiceTests|BookingServiceTests'
 step "libFuzzer: every fuzz target briefly on its seeds (issue 15)" && scripts/fuzz-ci.sh

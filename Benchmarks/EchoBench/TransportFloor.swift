@@ -4,6 +4,7 @@ import Histogram
 import NIOCore
 import NIOPosix
 import RPCCore
+import RPCTLS
 
 /// The anchors' echo on the transport alone: NIO, RPCCore's `TLSHandler` and a 4-byte length prefix,
 /// shaped like the C anchor (every frame of a read answered, one flush per read), with no RPC layer.

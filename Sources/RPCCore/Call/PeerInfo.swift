@@ -1,3 +1,5 @@
+import RPCTLS
+
 /// Who is on the other end of a call's connection.
 ///
 /// A class: made once per connection and shared by the context of each of its calls.

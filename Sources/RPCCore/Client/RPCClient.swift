@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ProtoBridge
+import RPCTLS
 import ServiceLifecycle
 import YediSync
 

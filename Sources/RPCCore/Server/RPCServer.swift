@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import NIOPosix
+import RPCTLS
 import ServiceLifecycle
 import Synchronization
 import YediSync

@@ -1,7 +1,7 @@
 import Foundation
 import NIOCore
 import NIOPosix
-import RPCCore
+import RPCTLS
 import RPCTestSupport
 import XCTest
 

@@ -1,5 +1,5 @@
 import Foundation
-import RPCCore
+import RPCTLS
 import RPCTestSupport
 import XCTest
 

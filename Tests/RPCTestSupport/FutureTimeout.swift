@@ -1,12 +1,12 @@
 import NIOCore
 
-struct TestTimeout: Error, CustomStringConvertible {
-    var description: String
+public struct TestTimeout: Error, CustomStringConvertible {
+    public var description: String
 }
 
 extension EventLoopFuture where Value: Sendable {
     /// `wait()` with a deadline, so a broken test fails instead of hanging the suite.
-    func wait(timeout: TimeAmount, _ what: String = "future", file: StaticString = #filePath, line: UInt = #line)
+    public func wait(timeout: TimeAmount, _ what: String = "future", file: StaticString = #filePath, line: UInt = #line)
         throws -> Value
     {
         let bounded = self.eventLoop.makePromise(of: Value.self)

@@ -1,4 +1,5 @@
 import NIOPosix
+import RPCTLS
 import RPCTestSupport
 import XCTest
 

@@ -1,10 +1,8 @@
 import NIOCore
-import RPCCore
-import RPCTestSupport
 
 extension ByteBuffer {
     /// Deterministic non-repeating-looking bytes, so misordered or duplicated data can't compare equal.
-    static func pattern(count: Int, seed: UInt32 = 1) -> ByteBuffer {
+    public static func pattern(count: Int, seed: UInt32 = 1) -> ByteBuffer {
         var buffer = ByteBuffer()
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { bytes in
             var state = seed

@@ -1,10 +1,9 @@
 import NIOCore
 import NIOPosix
-import RPCCore
-import RPCTestSupport
+import RPCTLS
 
 /// The outcomes of a test server's accepted connections, by accept order.
-final class ConnectionLog: Sendable {
+public final class ConnectionLog: Sendable {
     private let eventLoop: any EventLoop
     private let state = LockedValue<(accepted: Int, promises: [EventLoopPromise<ConnectionOutcome>])>((0, []))
 
@@ -13,7 +12,7 @@ final class ConnectionLog: Sendable {
     }
 
     /// What connection number `index` (0-based) saw, once it closed.
-    func outcome(_ index: Int) -> EventLoopFuture<ConnectionOutcome> {
+    public func outcome(_ index: Int) -> EventLoopFuture<ConnectionOutcome> {
         self.promise(index).futureResult
     }
 
@@ -36,14 +35,15 @@ final class ConnectionLog: Sendable {
 }
 
 /// A loopback TLS echo server on an ephemeral port.
-struct TLSTestServer {
-    let channel: any Channel
-    let connections: ConnectionLog
+public struct TLSTestServer {
+    public let channel: any Channel
+    public let connections: ConnectionLog
 
-    var port: Int { self.channel.localAddress!.port! }
+    public var port: Int { self.channel.localAddress!.port! }
 
     /// `context: nil` serves plain TCP (for the raw-socket tests' counterparts).
-    static func start(group: any EventLoopGroup, context: TLSContext, echo: Bool = true) throws -> TLSTestServer {
+    public static func start(group: any EventLoopGroup, context: TLSContext, echo: Bool = true) throws -> TLSTestServer
+    {
         let log = ConnectionLog(eventLoop: group.next())
         let channel = try ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -59,20 +59,20 @@ struct TLSTestServer {
         return TLSTestServer(channel: channel, connections: log)
     }
 
-    func close() {
+    public func close() {
         try? self.channel.close().wait(timeout: .seconds(10), "server close")
     }
 }
 
 /// One loopback client connection: TLS when given a context, raw TCP otherwise.
-struct TestClient {
-    let channel: any Channel
-    let handshake: EventLoopFuture<TLSHandshakeInfo>
-    let closed: EventLoopFuture<ConnectionOutcome>
+public struct TestClient {
+    public let channel: any Channel
+    public let handshake: EventLoopFuture<TLSHandshakeInfo>
+    public let closed: EventLoopFuture<ConnectionOutcome>
     /// Set when `expecting` > 0: everything received once that many bytes arrived.
-    let received: EventLoopFuture<ByteBuffer>?
+    public let received: EventLoopFuture<ByteBuffer>?
 
-    static func connect(
+    public static func connect(
         group: any EventLoopGroup,
         port: Int,
         context: TLSContext?,
@@ -107,7 +107,7 @@ struct TestClient {
     }
 
     /// Closes (TLS: close_notify first) and returns what the connection saw.
-    func close() throws -> ConnectionOutcome {
+    public func close() throws -> ConnectionOutcome {
         self.channel.close(promise: nil)
         return try self.closed.wait(timeout: .seconds(10), "client close")
     }

@@ -1,6 +1,6 @@
 import NIOCore
 import NIOPosix
-import RPCCore
+import RPCTLS
 import RPCTestSupport
 import XCTest
 

@@ -1,32 +1,42 @@
 import NIOCore
-import RPCCore
+import RPCTLS
 
 /// Everything that reached the top of one connection's pipeline, handed over when it closed.
-struct ConnectionOutcome: Sendable {
-    var handshake: TLSHandshakeInfo?
-    var errors: [any Error] = []
+public struct ConnectionOutcome: Sendable {
+    public var handshake: TLSHandshakeInfo?
+    public var errors: [any Error] = []
     /// All plaintext received, concatenated.
-    var received: ByteBuffer
+    public var received: ByteBuffer
     /// How many channelReads delivered it.
-    var readCount = 0
+    public var readCount = 0
 
-    var tlsErrors: [TLSError] { self.errors.compactMap { $0 as? TLSError } }
+    public var tlsErrors: [TLSError] { self.errors.compactMap { $0 as? TLSError } }
 }
 
-struct ConnectionClosedBeforeHandshake: Error {}
+public struct ConnectionClosedBeforeHandshake: Error {}
 
 /// Sits above the TLS handler (or directly on a raw TCP channel), records what arrives, and
 /// optionally echoes every read back (write per read, one flush per read-complete).
-final class RecordingHandler: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
-    typealias OutboundOut = ByteBuffer
+public final class RecordingHandler: ChannelInboundHandler {
+    public typealias InboundIn = ByteBuffer
+    public typealias OutboundOut = ByteBuffer
 
     /// Promises the test thread waits on; all optional so each test asks only for what it needs.
-    struct Observers: Sendable {
-        var handshake: EventLoopPromise<TLSHandshakeInfo>?
-        var closed: EventLoopPromise<ConnectionOutcome>?
+    public struct Observers: Sendable {
+        public var handshake: EventLoopPromise<TLSHandshakeInfo>?
+        public var closed: EventLoopPromise<ConnectionOutcome>?
         /// Completed with everything received once at least `count` bytes arrived.
-        var received: (count: Int, promise: EventLoopPromise<ByteBuffer>)?
+        public var received: (count: Int, promise: EventLoopPromise<ByteBuffer>)?
+
+        public init(
+            handshake: EventLoopPromise<TLSHandshakeInfo>? = nil,
+            closed: EventLoopPromise<ConnectionOutcome>? = nil,
+            received: (count: Int, promise: EventLoopPromise<ByteBuffer>)? = nil
+        ) {
+            self.handshake = handshake
+            self.closed = closed
+            self.received = received
+        }
     }
 
     private let echo: Bool
@@ -34,14 +44,14 @@ final class RecordingHandler: ChannelInboundHandler {
     private var outcome = ConnectionOutcome(received: ByteBuffer())
 
     /// Everything received until now (read on the channel's event loop).
-    var receivedSoFar: ByteBuffer { self.outcome.received }
+    public var receivedSoFar: ByteBuffer { self.outcome.received }
 
-    init(echo: Bool, observers: Observers) {
+    public init(echo: Bool, observers: Observers) {
         self.echo = echo
         self.observers = observers
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+    public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case .handshakeCompleted(let info) = event as? TLSEvent {
             self.outcome.handshake = info
             self.observers.handshake?.succeed(info)
@@ -49,12 +59,12 @@ final class RecordingHandler: ChannelInboundHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    public func errorCaught(context: ChannelHandlerContext, error: any Error) {
         self.outcome.errors.append(error)
         self.observers.handshake?.fail(error)
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var buffer = self.unwrapInboundIn(data)
         self.outcome.readCount += 1
         if self.echo {
@@ -67,13 +77,13 @@ final class RecordingHandler: ChannelInboundHandler {
         }
     }
 
-    func channelReadComplete(context: ChannelHandlerContext) {
+    public func channelReadComplete(context: ChannelHandlerContext) {
         if self.echo {
             context.flush()
         }
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    public func channelInactive(context: ChannelHandlerContext) {
         self.observers.handshake?.fail(ConnectionClosedBeforeHandshake())
         self.observers.received?.promise.fail(ChannelError.eof)
         self.observers.closed?.succeed(self.outcome)
