@@ -103,8 +103,17 @@ let package = Package(
         .target(
             name: "RPCCore",
             dependencies: [
-                "RPCTLS", "ProtoBridge", "YediSync", nioCore, nioPosix, nioHTTP1, logging, metrics, prometheus,
-                serviceLifecycle, .product(name: "DequeModule", package: "swift-collections"),
+                "RPCTLS", "ProtoBridge", "YediSync", nioCore, nioPosix, logging, serviceLifecycle,
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        /// What operators watch: swift-metrics interceptors for calls (server and client), the Prometheus
+        /// bootstrap, and the small HTTP server for `/metrics` and `/healthz`. Above RPCCore (the
+        /// interceptors are RPCCore's), so the core needs neither Prometheus nor NIOHTTP1.
+        .target(
+            name: "RPCObservability",
+            dependencies: [
+                "RPCCore", "YediSync", nioCore, nioPosix, nioHTTP1, logging, metrics, prometheus, serviceLifecycle,
             ]
         ),
 
@@ -128,6 +137,7 @@ let package = Package(
         .target(
             name: "ServiceRuntime",
             dependencies: [
+                "RPCObservability",
                 "RPCTLS",
                 "CountLimitedCache", "YediSync",
                 "RPCCore", "ProtoBridge", "YediProto", "AccessTokens", "YediCrypto", argumentParser, logging, metrics,
@@ -355,12 +365,13 @@ let package = Package(
         .testTarget(
             name: "RPCCoreTests",
             dependencies: [
+                "ProtoBridge",
+                "RPCObservability",
                 "RPCTLS",
-                "CountLimitedCache", "YediSync",
-                "RPCCore", "RPCTestSupport", "ProtoTestSupport", "YediProto", nioCore, nioPosix, nioHTTP1, logging,
-                metrics, metricsTestKit,
-                prometheus,
-                serviceLifecycle, serviceLifecycleTestKit, .product(name: "NIOEmbedded", package: "swift-nio"),
+                "YediSync",
+                "RPCCore", "RPCTestSupport", "ProtoTestSupport", "YediProto", nioCore, nioPosix, logging,
+                metricsTestKit,
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
         /// The TLS handler against itself and against the `openssl` tools, over loopback and in memory.
@@ -368,6 +379,14 @@ let package = Package(
             name: "RPCTLSTests",
             dependencies: [
                 "RPCTLS", "RPCTestSupport", nioCore, nioPosix, .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
+        /// The observability HTTP server over loopback, the Prometheus bootstrap, the metrics interceptors.
+        .testTarget(
+            name: "RPCObservabilityTests",
+            dependencies: [
+                "RPCObservability", "RPCCore", "RPCTestSupport", "YediProto", "CountLimitedCache", nioCore, nioPosix,
+                nioHTTP1, logging, metrics, metricsTestKit, prometheus, serviceLifecycle, serviceLifecycleTestKit,
             ]
         ),
         .testTarget(

@@ -43,5 +43,5 @@ echo "planted leak reported: $(grep -m1 'Direct leak of 10 byte' <<<"$output")" 
 
 step "ThreadSanitizer: RPCCore, service runtime, ChatService and BookingService tests"
 swift build --build-tests --sanitize=thread --scratch-path .build-tsan
-swift test --skip-build --sanitize=thread --scratch-path .build-tsan --filter 'RPCCoreTests|RPCTLSTests|CountLimitedCacheTests|ServiceRuntimeTests|ChatServiceTests|BookingServiceTests'
+swift test --skip-build --sanitize=thread --scratch-path .build-tsan --filter 'RPCCoreTests|RPCTLSTests|RPCObservabilityTests|CountLimitedCacheTests|ServiceRuntimeTests|ChatServiceTests|BookingServiceTests'
 step "libFuzzer: every fuzz target briefly on its seeds (issue 15)" && scripts/fuzz-ci.sh

@@ -30,7 +30,8 @@ public struct ServerContext: Sendable {
 
     /// The status the client received when the connection ended the call before the handler returned
     /// (deadline, shutdown, cancellation): what logs and metrics record instead of the handler's outcome.
-    var statusSentEarly: RPCError? { endRecord?.sent }
+    /// `package`: the metrics interceptor (RPCObservability) reads it too.
+    package var statusSentEarly: RPCError? { endRecord?.sent }
 
     /// Asks the connection to close after this call is answered: a GOAWAY saying `reason`, new calls
     /// refused, the calls in flight finished. For a peer that misbehaves at a level above the protocol

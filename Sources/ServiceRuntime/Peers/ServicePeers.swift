@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import RPCCore
+import RPCObservability
 import ServiceLifecycle
 
 /// This service's clients to the other services it calls, one `RPCClient` per peer over all of the

@@ -6,6 +6,7 @@ import Metrics
 import NIOCore
 import NIOPosix
 import RPCCore
+import RPCObservability
 import ServiceLifecycle
 
 /// Runs a `ServiceDefinition`: as the process's `main` (flags, environment, signals), or in-process for

@@ -1,6 +1,7 @@
 import CoreMetrics
 import Logging
 import NIOCore
+import RPCCore
 import YediSync
 
 /// The metrics of one side (server or client), per method: calls, latency, and errors by code.

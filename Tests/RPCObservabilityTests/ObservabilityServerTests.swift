@@ -2,7 +2,7 @@ import CoreMetrics
 import CountLimitedCache
 import NIOHTTP1
 import Prometheus
-import RPCCore
+import RPCObservability
 import XCTest
 
 /// The endpoint over a real loopback socket: what each route answers, keep-alive and closing, body limits.

@@ -1,6 +1,6 @@
 import CoreMetrics
 import Prometheus
-import RPCCore
+import RPCObservability
 import XCTest
 
 /// `YediMetrics.bootstrapPrometheus()` bootstraps the process-wide metrics system once, however often it is

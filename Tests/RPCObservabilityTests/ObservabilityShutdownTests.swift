@@ -1,4 +1,4 @@
-import RPCCore
+import RPCObservability
 import ServiceLifecycle
 import ServiceLifecycleTestKit
 import XCTest

@@ -1,6 +1,6 @@
 import Logging
 import Prometheus
-import RPCCore
+import RPCObservability
 import Synchronization
 
 /// The health a test server reports, flipped by the test.

@@ -2,7 +2,7 @@ import NIOHTTP1
 import Prometheus
 import XCTest
 
-@testable import RPCCore
+@testable import RPCObservability
 
 /// The routing decisions alone, without sockets.
 final class ObservabilityRouterTests: XCTestCase {
