@@ -68,10 +68,11 @@ let package = Package(
             name: "ProtoBridge",
             dependencies: ["CProtobufC", nioCore]
         ),
-        /// Generated Swift bindings of the service protos (account, content, booking, chat, echo).
+        /// Generated Swift bindings of the service protos (account, content, booking, chat, echo): messages,
+        /// service stubs over RPCCore, and each method's access rule from RPCAccess (proto/access.proto).
         .target(
             name: "YediProto",
-            dependencies: ["ProtoBridge", "RPCCore"]
+            dependencies: ["ProtoBridge", "RPCCore", "RPCAccess"]
         ),
         /// proto3's canonical JSON mapping over `DynamicMessage`, for the CLI probe.
         .target(
@@ -91,15 +92,18 @@ let package = Package(
             dependencies: ["YediSync", metrics]
         ),
 
-        // MARK: The RPC core shared by every service.
+        // MARK: RPC, in layers: each depends on the ones before it, never the other way.
 
-        /// TLS over the system OpenSSL as a SwiftNIO duplex handler (memory BIOs, mutual TLS, the peer's
-        /// verified identity); knows nothing of RPC frames, so it needs only OpenSSL and NIO.
+        /// TLS over the system OpenSSL as a SwiftNIO duplex handler: memory BIOs, mutual TLS, the peer's
+        /// verified identity. It knows nothing of RPC, so it needs only OpenSSL and NIOCore.
         .target(
             name: "RPCTLS",
             dependencies: ["COpenSSL", nioCore]
         ),
-
+        /// The wire and call core: frames and their limits, status, metadata and contexts, server and client
+        /// connections as state machines, the interceptor protocols with tracing and logging, the health
+        /// service. Builds its pipelines with RPCTLS and its messages with ProtoBridge. The caller's identity
+        /// and each method's policy are opaque to it (RPCAccess fills them in).
         .target(
             name: "RPCCore",
             dependencies: [
@@ -107,14 +111,22 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
-        /// What operators watch: swift-metrics interceptors for calls (server and client), the Prometheus
-        /// bootstrap, and the small HTTP server for `/metrics` and `/healthz`. Above RPCCore (the
-        /// interceptors are RPCCore's), so the core needs neither Prometheus nor NIOHTTP1.
+        /// What operators watch: the swift-metrics interceptors for calls (server and client), the Prometheus
+        /// bootstrap, and the small HTTP server for `/metrics` and `/healthz`. Above RPCCore (its interceptors
+        /// are RPCCore's), so that the core needs neither Prometheus nor NIOHTTP1.
         .target(
             name: "RPCObservability",
             dependencies: [
                 "RPCCore", "YediSync", nioCore, nioPosix, nioHTTP1, logging, metrics, prometheus, serviceLifecycle,
             ]
+        ),
+        /// Yedi's callers and who may call what: users and their roles, services by their certificate's SPIFFE
+        /// URI, each method's `AccessRule` (proto/access.proto) and `AuthenticationInterceptor`, which enforces
+        /// it. Above RPCCore, whose contexts and method descriptors carry these as opaque values; below
+        /// YediProto (whose generated descriptors name the rules), AccessTokens and ServiceRuntime.
+        .target(
+            name: "RPCAccess",
+            dependencies: ["RPCCore", "RPCTLS", "YediSync", logging]
         ),
 
         // MARK: Crypto and access tokens (crypto-tokens branch)
@@ -127,7 +139,7 @@ let package = Package(
         /// Access tokens (EdDSA JWTs): the issuer for AccountService, the verifier every service shares.
         .target(
             name: "AccessTokens",
-            dependencies: ["CountLimitedCache", "YediSync", "YediCrypto", "RPCCore"]
+            dependencies: ["RPCAccess", "RPCCore", "CountLimitedCache", "YediCrypto", "YediSync"]
         ),
 
         // MARK: The four services, each its own process
@@ -137,33 +149,33 @@ let package = Package(
         .target(
             name: "ServiceRuntime",
             dependencies: [
-                "RPCObservability",
-                "RPCTLS",
-                "CountLimitedCache", "YediSync",
-                "RPCCore", "ProtoBridge", "YediProto", "AccessTokens", "YediCrypto", argumentParser, logging, metrics,
-                nioCore,
-                nioPosix, serviceLifecycle, grdb, .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "RPCCore", "RPCTLS", "RPCAccess", "RPCObservability", "ProtoBridge", "YediProto", "AccessTokens",
+                "YediCrypto", "CountLimitedCache", "YediSync", argumentParser, logging, metrics, nioCore, nioPosix,
+                serviceLifecycle, grdb, .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         /// Each service is its handlers, its store and its schema; tests start them in-process too.
         .executableTarget(
             name: "AccountService",
-            dependencies: ["ServiceRuntime", "RPCCore", "YediProto", "AccessTokens", "YediCrypto", grdb, logging]
+            dependencies: [
+                "ServiceRuntime", "RPCCore", "RPCAccess", "YediProto", "AccessTokens", "YediCrypto", grdb, logging,
+            ]
         ),
         .executableTarget(
             name: "ContentService",
             dependencies: [
-                "CountLimitedCache", "ServiceRuntime", "RPCCore", "YediProto", "YediCrypto", grdb, logging, nioPosix,
+                "ServiceRuntime", "RPCCore", "RPCAccess", "YediProto", "YediCrypto", "CountLimitedCache", grdb, logging,
+                nioPosix,
             ]
         ),
         .executableTarget(
-            name: "BookingService", dependencies: ["CountLimitedCache", "ServiceRuntime", "RPCCore", "YediProto", grdb]),
+            name: "BookingService",
+            dependencies: ["ServiceRuntime", "RPCCore", "RPCAccess", "YediProto", "CountLimitedCache", grdb]),
         .executableTarget(
             name: "ChatService",
             dependencies: [
-                "CountLimitedCache", "YediSync",
-                "ServiceRuntime", "RPCCore", "YediProto", grdb, serviceLifecycle, metrics,
-                .product(name: "DequeModule", package: "swift-collections"),
+                "ServiceRuntime", "RPCCore", "YediProto", "CountLimitedCache", "YediSync", grdb, serviceLifecycle,
+                metrics, .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
 
@@ -173,6 +185,7 @@ let package = Package(
         .executableTarget(
             name: "YediProbe",
             dependencies: [
+                "RPCAccess",
                 "RPCTLS",
                 "ProtoBridge", "ProtoJSON", "RPCCore", "YediProto", "LoadGenerator", argumentParser, logging,
                 // crypto-tokens: the `token` command.
@@ -296,6 +309,7 @@ let package = Package(
         .target(
             name: "RPCTestSupport",
             dependencies: [
+                "RPCAccess",
                 "RPCTLS",
                 "YediSync",
                 "RPCCore", "YediProto", "AccessTokens", "YediCrypto", nioCore, nioPosix, logging,
@@ -306,7 +320,9 @@ let package = Package(
         /// Test helpers for services: start any service in-process (temporary data, throwaway PKI), tokens.
         .target(
             name: "ServiceTestSupport",
-            dependencies: ["ServiceRuntime", "RPCTestSupport", "RPCCore", "AccessTokens", nioCore, nioPosix, logging],
+            dependencies: [
+                "RPCAccess", "ServiceRuntime", "RPCTestSupport", "RPCCore", "AccessTokens", nioCore, nioPosix, logging,
+            ],
             path: "Tests/ServiceTestSupport"
         ),
         /// A service process for the runtime's process-level tests (SIGKILL, outbox redelivery).
@@ -318,6 +334,7 @@ let package = Package(
         .testTarget(
             name: "ServiceRuntimeTests",
             dependencies: [
+                "RPCAccess",
                 "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore", "YediProto", "AccessTokens",
                 "AccountService", "ContentService", "BookingService", "ChatService", "RuntimeTestbed", grdb, logging,
                 serviceLifecycle,
@@ -331,6 +348,7 @@ let package = Package(
         .testTarget(
             name: "AccountServiceTests",
             dependencies: [
+                "RPCAccess",
                 "AccountService", "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore", "YediProto",
                 "AccessTokens", "YediCrypto", grdb, logging,
             ]
@@ -338,6 +356,7 @@ let package = Package(
         .testTarget(
             name: "ContentServiceTests",
             dependencies: [
+                "RPCAccess",
                 "CountLimitedCache",
                 "ContentService", "AccountService", "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore",
                 "YediProto", "YediCrypto", grdb, logging, .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -346,6 +365,7 @@ let package = Package(
         .testTarget(
             name: "BookingServiceTests",
             dependencies: [
+                "RPCAccess",
                 "BookingService", "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore", "YediProto",
                 "AccessTokens", grdb, logging,
             ]
@@ -353,6 +373,7 @@ let package = Package(
         .testTarget(
             name: "ChatServiceTests",
             dependencies: [
+                "RPCAccess",
                 "ChatService", "AccountService", "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore",
                 "YediProto", "AccessTokens", "YediCrypto", grdb, logging,
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -365,6 +386,7 @@ let package = Package(
         .testTarget(
             name: "RPCCoreTests",
             dependencies: [
+                "RPCAccess",
                 "ProtoBridge",
                 "RPCObservability",
                 "RPCTLS",
@@ -388,6 +410,12 @@ let package = Package(
                 "RPCObservability", "RPCCore", "RPCTestSupport", "YediProto", "CountLimitedCache", nioCore, nioPosix,
                 nioHTTP1, logging, metrics, metricsTestKit, prometheus, serviceLifecycle, serviceLifecycleTestKit,
             ]
+        ),
+        /// Every generated method against every kind of caller through `AuthenticationInterceptor`; the
+        /// generator's refusal of a method without an access rule.
+        .testTarget(
+            name: "RPCAccessTests",
+            dependencies: ["RPCAccess", "RPCCore", "RPCTestSupport", "ProtoTestSupport", "YediProto"]
         ),
         .testTarget(
             name: "CountLimitedCacheTests",
@@ -420,6 +448,7 @@ let package = Package(
         .testTarget(
             name: "AccessTokenTests",
             dependencies: [
+                "RPCAccess",
                 "CountLimitedCache", "AccessTokens", "YediCrypto", "RPCCore", "RPCTestSupport", "YediProto", nioCore,
                 nioPosix,
             ]

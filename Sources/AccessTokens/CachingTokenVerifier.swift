@@ -1,5 +1,6 @@
 import CountLimitedCache
 import Foundation
+import RPCAccess
 import RPCCore
 import YediCrypto
 import YediSync

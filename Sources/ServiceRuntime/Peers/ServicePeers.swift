@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import RPCAccess
 import RPCCore
 import RPCObservability
 import ServiceLifecycle

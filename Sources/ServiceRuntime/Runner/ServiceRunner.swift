@@ -5,6 +5,7 @@ import Logging
 import Metrics
 import NIOCore
 import NIOPosix
+import RPCAccess
 import RPCCore
 import RPCObservability
 import ServiceLifecycle

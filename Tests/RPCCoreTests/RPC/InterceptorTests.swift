@@ -1,4 +1,5 @@
 import Logging
+import RPCAccess
 import RPCTestSupport
 import XCTest
 import YediProto

@@ -2,8 +2,8 @@ import YediSync
 
 /// Failed authentications on one connection, counted in a window: a connection past its budget is
 /// closed (after its `UNAUTHENTICATED`), so one client cannot keep a server verifying bad tokens.
-/// Kept by the connection's `PeerInfo`, which lives exactly as long as the connection.
-public final class AuthenticationFailures: Sendable {
+/// Kept in the connection's `PeerInfo` (`connectionState`), which lives exactly as long as the connection.
+final class AuthenticationFailures: Sendable {
     private struct Window {
         var started: ContinuousClock.Instant
         var failures: Int

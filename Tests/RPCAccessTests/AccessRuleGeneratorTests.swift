@@ -1,4 +1,5 @@
 import Foundation
+import RPCAccess
 import RPCTestSupport
 import XCTest
 

@@ -1,5 +1,6 @@
 import Foundation
 import ProtoTestSupport
+import RPCAccess
 import RPCTestSupport
 import XCTest
 import YediProto
@@ -77,11 +78,12 @@ final class AccessRuleTests: XCTestCase {
         var rows = 0
         var seen: [StatusCode: Int] = [:]
         for method in methods {
+            let rule = try XCTUnwrap(method.access, "\(method.fullName) carries no access rule")
             for caller in CallerKind.allCases {
-                let (identity, token) = Self.credentials(caller, for: method.access)
-                let want = Self.expected(method.access, caller)
+                let (identity, token) = Self.credentials(caller, for: rule)
+                let want = Self.expected(rule, caller)
                 let got = await Self.call(method, client: try XCTUnwrap(clients[identity]), token: token)
-                XCTAssertEqual(got, want, "\(method.fullName) (\(method.access)) called by \(caller.rawValue)")
+                XCTAssertEqual(got, want, "\(method.fullName) (\(rule)) called by \(caller.rawValue)")
                 rows += 1
                 seen[got, default: 0] += 1
             }

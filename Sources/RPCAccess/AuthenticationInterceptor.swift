@@ -1,3 +1,5 @@
+import RPCCore
+
 /// Checks an access token and says whose it is; throws `RPCError` `UNAUTHENTICATED` for a bad one.
 /// AccountService provides the real one; tests provide fakes.
 public protocol AccessTokenVerifier: Sendable {
@@ -43,7 +45,8 @@ public struct AuthenticationInterceptor: ServerInterceptor {
         do {
             context.caller = try await caller(of: context)
         } catch let error as RPCError where error.code == .unauthenticated {
-            if context.peer.authenticationFailures.record(at: .now, limit: failureLimit, period: failurePeriod) {
+            let failures = context.peer.connectionState(AuthenticationFailures.self) { AuthenticationFailures() }
+            if failures.record(at: .now, limit: failureLimit, period: failurePeriod) {
                 context.closeConnectionAfterThisCall(
                     RPCError(
                         code: .unauthenticated,
@@ -90,11 +93,15 @@ public struct AuthenticationInterceptor: ServerInterceptor {
     /// Whether `caller` may call `method`: `UNAUTHENTICATED` when signing in (or a certificate) would
     /// help, `PERMISSION_DENIED` when the caller is known and not allowed.
     private static func authorize(_ caller: Caller, for method: MethodDescriptor) throws(RPCError) {
-        switch (method.access, caller) {
+        guard let access = method.access else {
+            // Generated methods all declare one; a descriptor made without one is open to nobody.
+            throw RPCError(code: .permissionDenied, message: "\(method.path) declares no access rule")
+        }
+        switch (access, caller) {
         case (.anyone, .anonymous), (.anyone, .user), (.user, .user):
             return
         case (.customer, .user(let user)), (.designer, .user(let user)):
-            let needed: UserRole = method.access == .customer ? .customer : .designer
+            let needed: UserRole = access == .customer ? .customer : .designer
             guard user.role == needed else {
                 throw RPCError(code: .permissionDenied, message: "\(method.path) requires the \(needed) role")
             }
