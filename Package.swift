@@ -208,7 +208,7 @@ let package = Package(
         /// Leak soak: thousands of TLS connect-handshake-close cycles against an in-process server.
         .executableTarget(
             name: "TLSSoak",
-            dependencies: ["RPCTLS", "RPCCore", nioCore, nioPosix, argumentParser],
+            dependencies: ["RPCTLS", nioCore, nioPosix, argumentParser],
             path: "Benchmarks/TLSSoak"
         ),
 

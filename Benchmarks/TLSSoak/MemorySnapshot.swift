@@ -1,5 +1,4 @@
 import Foundation
-import RPCCore
 import RPCTLS
 
 /// The process's memory at one moment, two ways: what the kernel charges us (VmRSS), and how many heap

@@ -1,6 +1,5 @@
 import NIOCore
 import NIOPosix
-import RPCCore
 import RPCTLS
 import Synchronization
 

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import NIOCore
 import NIOPosix
-import RPCCore
 import RPCTLS
 
 /// Leak soak for the TLS layer: many sequential connect–handshake–echo–close cycles against an
