@@ -68,10 +68,11 @@ let package = Package(
             name: "ProtoBridge",
             dependencies: ["CProtobufC", nioCore]
         ),
-        /// Generated Swift bindings of the service protos (account, content, booking, chat, echo).
+        /// Generated Swift bindings of the service protos (account, content, booking, chat, echo): messages,
+        /// service stubs over RPCCore, and each method's access rule from RPCAccess (proto/access.proto).
         .target(
             name: "YediProto",
-            dependencies: ["ProtoBridge", "RPCCore"]
+            dependencies: ["ProtoBridge", "RPCCore", "RPCAccess"]
         ),
         /// proto3's canonical JSON mapping over `DynamicMessage`, for the CLI probe.
         .target(
@@ -79,14 +80,53 @@ let package = Package(
             dependencies: ["ProtoBridge"]
         ),
 
-        // MARK: The RPC core shared by every service.
+        // MARK: Utilities with no RPC in them
 
+        /// `TSanVisibleMutex`: `Synchronization.Mutex` with its ordering restated for ThreadSanitizer. The one
+        /// lock every target uses, so it sits below all of them and depends on nothing.
+        .target(name: "YediSync"),
+        /// `LRUCache`, limited by item count, reporting hits, misses and evictions to swift-metrics. A utility
+        /// the services and the token verifier share; it knows nothing of RPC.
+        .target(
+            name: "CountLimitedCache",
+            dependencies: ["YediSync", metrics]
+        ),
+
+        // MARK: RPC, in layers: each depends on the ones before it, never the other way.
+
+        /// TLS over the system OpenSSL as a SwiftNIO duplex handler: memory BIOs, mutual TLS, the peer's
+        /// verified identity. It knows nothing of RPC, so it needs only OpenSSL and NIOCore.
+        .target(
+            name: "RPCTLS",
+            dependencies: ["COpenSSL", nioCore]
+        ),
+        /// The wire and call core: frames and their limits, status, metadata and contexts, server and client
+        /// connections as state machines, the interceptor protocols with tracing and logging, the health
+        /// service. Builds its pipelines with RPCTLS and its messages with ProtoBridge. The caller's identity
+        /// and each method's policy are opaque to it (RPCAccess fills them in).
         .target(
             name: "RPCCore",
             dependencies: [
-                "COpenSSL", "ProtoBridge", nioCore, nioPosix, nioHTTP1, logging, metrics, prometheus, serviceLifecycle,
+                "RPCTLS", "ProtoBridge", "YediSync", nioCore, nioPosix, logging, serviceLifecycle,
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
+        ),
+        /// What operators watch: the swift-metrics interceptors for calls (server and client), the Prometheus
+        /// bootstrap, and the small HTTP server for `/metrics` and `/healthz`. Above RPCCore (its interceptors
+        /// are RPCCore's), so that the core needs neither Prometheus nor NIOHTTP1.
+        .target(
+            name: "RPCObservability",
+            dependencies: [
+                "RPCCore", "YediSync", nioCore, nioPosix, nioHTTP1, logging, metrics, prometheus, serviceLifecycle,
+            ]
+        ),
+        /// Yedi's callers and who may call what: users and their roles, services by their certificate's SPIFFE
+        /// URI, each method's `AccessRule` (proto/access.proto) and `AuthenticationInterceptor`, which enforces
+        /// it. Above RPCCore, whose contexts and method descriptors carry these as opaque values; below
+        /// YediProto (whose generated descriptors name the rules), AccessTokens and ServiceRuntime.
+        .target(
+            name: "RPCAccess",
+            dependencies: ["RPCCore", "RPCTLS", "YediSync", logging]
         ),
 
         // MARK: Crypto and access tokens (crypto-tokens branch)
@@ -99,7 +139,7 @@ let package = Package(
         /// Access tokens (EdDSA JWTs): the issuer for AccountService, the verifier every service shares.
         .target(
             name: "AccessTokens",
-            dependencies: ["YediCrypto", "RPCCore"]
+            dependencies: ["RPCAccess", "RPCCore", "CountLimitedCache", "YediCrypto", "YediSync"]
         ),
 
         // MARK: The four services, each its own process
@@ -109,26 +149,33 @@ let package = Package(
         .target(
             name: "ServiceRuntime",
             dependencies: [
-                "RPCCore", "ProtoBridge", "YediProto", "AccessTokens", "YediCrypto", argumentParser, logging, metrics,
-                nioCore,
-                nioPosix, serviceLifecycle, grdb, .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "RPCCore", "RPCTLS", "RPCAccess", "RPCObservability", "ProtoBridge", "YediProto", "AccessTokens",
+                "YediCrypto", "CountLimitedCache", "YediSync", argumentParser, logging, metrics, nioCore, nioPosix,
+                serviceLifecycle, grdb, .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         /// Each service is its handlers, its store and its schema; tests start them in-process too.
         .executableTarget(
             name: "AccountService",
-            dependencies: ["ServiceRuntime", "RPCCore", "YediProto", "AccessTokens", "YediCrypto", grdb, logging]
+            dependencies: [
+                "ServiceRuntime", "RPCCore", "RPCAccess", "YediProto", "AccessTokens", "YediCrypto", grdb, logging,
+            ]
         ),
         .executableTarget(
             name: "ContentService",
-            dependencies: ["ServiceRuntime", "RPCCore", "YediProto", "YediCrypto", grdb, logging, nioPosix]
+            dependencies: [
+                "ServiceRuntime", "RPCCore", "RPCAccess", "YediProto", "YediCrypto", "CountLimitedCache", grdb, logging,
+                nioPosix,
+            ]
         ),
-        .executableTarget(name: "BookingService", dependencies: ["ServiceRuntime", "RPCCore", "YediProto", grdb]),
+        .executableTarget(
+            name: "BookingService",
+            dependencies: ["ServiceRuntime", "RPCCore", "RPCAccess", "YediProto", "CountLimitedCache", grdb]),
         .executableTarget(
             name: "ChatService",
             dependencies: [
-                "ServiceRuntime", "RPCCore", "YediProto", grdb, serviceLifecycle, metrics,
-                .product(name: "DequeModule", package: "swift-collections"),
+                "ServiceRuntime", "RPCCore", "YediProto", "CountLimitedCache", "YediSync", grdb, serviceLifecycle,
+                metrics, .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
 
@@ -138,6 +185,8 @@ let package = Package(
         .executableTarget(
             name: "YediProbe",
             dependencies: [
+                "RPCAccess",
+                "RPCTLS",
                 "ProtoBridge", "ProtoJSON", "RPCCore", "YediProto", "LoadGenerator", argumentParser, logging,
                 // crypto-tokens: the `token` command.
                 "AccessTokens", "YediCrypto",
@@ -159,7 +208,7 @@ let package = Package(
         /// Leak soak: thousands of TLS connect-handshake-close cycles against an in-process server.
         .executableTarget(
             name: "TLSSoak",
-            dependencies: ["RPCCore", nioCore, nioPosix, argumentParser],
+            dependencies: ["RPCTLS", nioCore, nioPosix, argumentParser],
             path: "Benchmarks/TLSSoak"
         ),
 
@@ -241,6 +290,7 @@ let package = Package(
         .executableTarget(
             name: "EchoBench",
             dependencies: [
+                "RPCTLS",
                 "RPCCore", "YediProto", argumentParser, nioCore, nioPosix, logging,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
@@ -259,6 +309,9 @@ let package = Package(
         .target(
             name: "RPCTestSupport",
             dependencies: [
+                "RPCAccess",
+                "RPCTLS",
+                "YediSync",
                 "RPCCore", "YediProto", "AccessTokens", "YediCrypto", nioCore, nioPosix, logging,
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
@@ -267,7 +320,9 @@ let package = Package(
         /// Test helpers for services: start any service in-process (temporary data, throwaway PKI), tokens.
         .target(
             name: "ServiceTestSupport",
-            dependencies: ["ServiceRuntime", "RPCTestSupport", "RPCCore", "AccessTokens", nioCore, nioPosix, logging],
+            dependencies: [
+                "RPCAccess", "ServiceRuntime", "RPCTestSupport", "RPCCore", "AccessTokens", nioCore, nioPosix, logging,
+            ],
             path: "Tests/ServiceTestSupport"
         ),
         /// A service process for the runtime's process-level tests (SIGKILL, outbox redelivery).
@@ -279,6 +334,7 @@ let package = Package(
         .testTarget(
             name: "ServiceRuntimeTests",
             dependencies: [
+                "RPCAccess",
                 "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore", "YediProto", "AccessTokens",
                 "AccountService", "ContentService", "BookingService", "ChatService", "RuntimeTestbed", grdb, logging,
                 serviceLifecycle,
@@ -292,6 +348,7 @@ let package = Package(
         .testTarget(
             name: "AccountServiceTests",
             dependencies: [
+                "RPCAccess",
                 "AccountService", "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore", "YediProto",
                 "AccessTokens", "YediCrypto", grdb, logging,
             ]
@@ -299,6 +356,8 @@ let package = Package(
         .testTarget(
             name: "ContentServiceTests",
             dependencies: [
+                "RPCAccess",
+                "CountLimitedCache",
                 "ContentService", "AccountService", "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore",
                 "YediProto", "YediCrypto", grdb, logging, .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
@@ -306,6 +365,7 @@ let package = Package(
         .testTarget(
             name: "BookingServiceTests",
             dependencies: [
+                "RPCAccess",
                 "BookingService", "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore", "YediProto",
                 "AccessTokens", grdb, logging,
             ]
@@ -313,6 +373,7 @@ let package = Package(
         .testTarget(
             name: "ChatServiceTests",
             dependencies: [
+                "RPCAccess",
                 "ChatService", "AccountService", "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore",
                 "YediProto", "AccessTokens", "YediCrypto", grdb, logging,
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -325,11 +386,40 @@ let package = Package(
         .testTarget(
             name: "RPCCoreTests",
             dependencies: [
-                "RPCCore", "RPCTestSupport", "ProtoTestSupport", "YediProto", nioCore, nioPosix, nioHTTP1, logging,
-                metrics, metricsTestKit,
-                prometheus,
-                serviceLifecycle, serviceLifecycleTestKit, .product(name: "NIOEmbedded", package: "swift-nio"),
+                "RPCAccess",
+                "ProtoBridge",
+                "RPCObservability",
+                "RPCTLS",
+                "YediSync",
+                "RPCCore", "RPCTestSupport", "ProtoTestSupport", "YediProto", nioCore, nioPosix, logging,
+                metricsTestKit,
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
+        ),
+        /// The TLS handler against itself and against the `openssl` tools, over loopback and in memory.
+        .testTarget(
+            name: "RPCTLSTests",
+            dependencies: [
+                "RPCTLS", "RPCTestSupport", nioCore, nioPosix, .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
+        /// The observability HTTP server over loopback, the Prometheus bootstrap, the metrics interceptors.
+        .testTarget(
+            name: "RPCObservabilityTests",
+            dependencies: [
+                "RPCObservability", "RPCCore", "RPCTestSupport", "YediProto", "CountLimitedCache", nioCore, nioPosix,
+                nioHTTP1, logging, metrics, metricsTestKit, prometheus, serviceLifecycle, serviceLifecycleTestKit,
+            ]
+        ),
+        /// Every generated method against every kind of caller through `AuthenticationInterceptor`; the
+        /// generator's refusal of a method without an access rule.
+        .testTarget(
+            name: "RPCAccessTests",
+            dependencies: ["RPCAccess", "RPCCore", "RPCTestSupport", "ProtoTestSupport", "YediProto"]
+        ),
+        .testTarget(
+            name: "CountLimitedCacheTests",
+            dependencies: ["CountLimitedCache", "ProtoTestSupport", metrics, metricsTestKit]
         ),
         .testTarget(
             name: "ProtoJSONTests",
@@ -357,7 +447,11 @@ let package = Package(
         ),
         .testTarget(
             name: "AccessTokenTests",
-            dependencies: ["AccessTokens", "YediCrypto", "RPCCore", "RPCTestSupport", "YediProto", nioCore, nioPosix]
+            dependencies: [
+                "RPCAccess",
+                "CountLimitedCache", "AccessTokens", "YediCrypto", "RPCCore", "RPCTestSupport", "YediProto", nioCore,
+                nioPosix,
+            ]
         ),
     ]
 )
@@ -377,7 +471,8 @@ if ProcessInfo.processInfo.environment["YEDI_FUZZ"] == "1" {
         "-sanitize-coverage=edge,indirect-calls,trace-cmp,inline-8bit-counters,pc-table"
     ])
     let fuzzFlags: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"]), coverage]
-    for target in package.targets where ["RPCCore", "ProtoBridge", "ProtoJSON", "YediProto"].contains(target.name) {
+    for target in package.targets
+    where ["RPCCore", "RPCTLS", "ProtoBridge", "ProtoJSON", "YediProto"].contains(target.name) {
         var settings = (target.swiftSettings ?? []) + [coverage]
         // The frame target drives the internal ServerConnectionHandler (`@testable import RPCCore`); the
         // fuzz build is a release build (`-c release`, several times faster per input than debug), where
@@ -389,13 +484,13 @@ if ProcessInfo.processInfo.environment["YEDI_FUZZ"] == "1" {
         (
             "FrameFuzzer", "frame-fuzzer",
             [
-                "RPCCore", "ProtoBridge", "YediProto", logging, nioCore,
+                "RPCCore", "RPCTLS", "ProtoBridge", "YediProto", logging, nioCore,
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
         ("MessageFuzzer", "message-fuzzer", ["ProtoBridge", "ProtoTestSupport", "YediProto", "RPCCore"]),
         ("JSONFuzzer", "json-fuzzer", ["ProtoJSON", "ProtoBridge", "ProtoTestSupport", "YediProto", "RPCCore"]),
-        ("TLSFuzzer", "tls-fuzzer", ["RPCCore", nioCore, .product(name: "NIOEmbedded", package: "swift-nio")]),
+        ("TLSFuzzer", "tls-fuzzer", ["RPCTLS", nioCore, .product(name: "NIOEmbedded", package: "swift-nio")]),
     ]
     for target in fuzzTargets {
         package.targets.append(

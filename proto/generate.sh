@@ -18,7 +18,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 # Which Swift module gets the bindings of which .proto file. The RPC envelope and health live in
-# RPCCore itself; everything else goes to YediProto, which imports RPCCore for the service stubs.
+# RPCCore itself; everything else goes to YediProto, which imports RPCCore for the service stubs and
+# RPCAccess for their access rules.
 modules=(
   "RPCCore=rpc.proto,health.proto"
   "YediProto=common.proto,echo.proto,account.proto,content.proto,booking.proto,chat.proto,runtime.proto"

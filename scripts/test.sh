@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: the debug build's tests, then AddressSanitizer (with leak detection) over
-# the codec, frame-reader, crypto, token and TLS tests, then ThreadSanitizer over RPCCore, the service runtime and the
-# two services with the most concurrency (Chat's live streams, Booking's reservation races).
+# the codec, frame-reader, crypto, token and TLS tests, then ThreadSanitizer over the RPC targets (RPCCore,
+# RPCTLS, RPCObservability, RPCAccess, the cache), the service runtime and the two services with the most
+# concurrency (Chat's live streams, Booking's reservation races).
 # Installs what it needs first.
 #
 #   scripts/test.sh           # everything (what CI runs)
@@ -25,7 +26,7 @@ export ASAN_OPTIONS="detect_leaks=1"
 step "AddressSanitizer + LeakSanitizer: codec, frame-reader, crypto, token and TLS tests"
 swift build --build-tests --sanitize=address --scratch-path .build-asan
 swift test --skip-build --sanitize=address --scratch-path .build-asan \
-  --filter 'ProtoBridgeTests|YediCryptoTests|AccessTokenTests|RPCCoreTests\.TLS|RPCCoreTests\.InboundFrameTests'
+  --filter 'ProtoBridgeTests|YediCryptoTests|AccessTokenTests|RPCTLSTests|RPCCoreTests\.InboundFrameTests'
 
 step "LeakSanitizer still reports a leak of ours (a planted 10-byte leak)"
 if output=$(YEDI_PLANT_LEAK=1 swift test --skip-build --sanitize=address --scratch-path .build-asan \
@@ -41,7 +42,7 @@ if ! grep -q "Direct leak of 10 byte" <<<"$output"; then
 fi
 echo "planted leak reported: $(grep -m1 'Direct leak of 10 byte' <<<"$output")" >&2
 
-step "ThreadSanitizer: RPCCore, service runtime, ChatService and BookingService tests"
+step "ThreadSanitizer: the RPC targets, service runtime, ChatService and BookingService tests"
 swift build --build-tests --sanitize=thread --scratch-path .build-tsan
-swift test --skip-build --sanitize=thread --scratch-path .build-tsan --filter 'RPCCoreTests|ServiceRuntimeTests|ChatServiceTests|BookingServiceTests'
+swift test --skip-build --sanitize=thread --scratch-path .build-tsan --filter 'RPCCoreTests|RPCTLSTests|RPCObservabilityTests|RPCAccessTests|CountLimitedCacheTests|ServiceRuntimeTests|ChatServiceTests|BookingServiceTests'
 step "libFuzzer: every fuzz target briefly on its seeds (issue 15)" && scripts/fuzz-ci.sh

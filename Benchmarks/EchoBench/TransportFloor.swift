@@ -4,8 +4,9 @@ import Histogram
 import NIOCore
 import NIOPosix
 import RPCCore
+import RPCTLS
 
-/// The anchors' echo on the transport alone: NIO, RPCCore's `TLSHandler` and a 4-byte length prefix,
+/// The anchors' echo on the transport alone: NIO, RPCTLS's `TLSHandler` and a 4-byte length prefix,
 /// shaped like the C anchor (every frame of a read answered, one flush per read), with no RPC layer.
 ///
 /// It exists to show how much of the C echo's throughput this stack can reach at all, so that the RPC

@@ -1,5 +1,5 @@
 import Foundation
-import RPCCore
+import RPCTLS
 
 /// The process's memory at one moment, two ways: what the kernel charges us (VmRSS), and how many heap
 /// blocks OpenSSL holds (the direct measure of leaked `SSL`/`SSL_CTX`/`BIO`/`X509` objects).

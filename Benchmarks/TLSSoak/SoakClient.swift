@@ -1,6 +1,6 @@
 import NIOCore
 import NIOPosix
-import RPCCore
+import RPCTLS
 
 /// One soak cycle: connect, handshake, echo a small message, close (with close_notify), and wait
 /// until the client channel is fully closed.

@@ -1,6 +1,6 @@
 import NIOCore
 import NIOPosix
-import RPCCore
+import RPCTLS
 import Synchronization
 
 /// The in-process TLS echo server the soak connects to, counting its open connections and failures.

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import NIOCore
 import NIOPosix
-import RPCCore
+import RPCTLS
 
 /// Leak soak for the TLS layer: many sequential connect–handshake–echo–close cycles against an
 /// in-process TLS server, printing the process's memory as it goes. After warm-up, resident memory

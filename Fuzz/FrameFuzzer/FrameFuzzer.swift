@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOEmbedded
 import ProtoBridge
+import RPCTLS
 import YediProto
 
 @testable import RPCCore

@@ -1,7 +1,7 @@
 import Foundation
 import NIOCore
 import NIOEmbedded
-import RPCCore
+import RPCTLS
 
 /// libFuzzer target: bytes a peer sends to the server-side `TLSHandler` on an `EmbeddedChannel`, before
 /// and during the handshake and on the record path after it. The first byte picks the phase:

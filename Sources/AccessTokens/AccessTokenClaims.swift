@@ -1,4 +1,5 @@
 import Foundation
+import RPCAccess
 import RPCCore
 
 /// What a verified access token says: whose it is, their role, and when it is valid.

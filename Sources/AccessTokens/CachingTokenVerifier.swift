@@ -1,6 +1,9 @@
+import CountLimitedCache
 import Foundation
+import RPCAccess
 import RPCCore
 import YediCrypto
+import YediSync
 
 /// Verifies each distinct access token once, then serves its claims from a count-limited cache.
 ///

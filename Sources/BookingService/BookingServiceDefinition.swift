@@ -1,3 +1,4 @@
+import CountLimitedCache
 import GRDB
 import RPCCore
 import ServiceRuntime

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import ProtoBridge
 import RPCCore
+import RPCTLS
 import Synchronization
 
 #if canImport(Glibc)

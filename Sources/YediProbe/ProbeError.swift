@@ -1,4 +1,5 @@
 import RPCCore
+import RPCTLS
 
 /// The probe's exit statuses: one per kind of failure, so scripts can tell "the server said no" from
 /// "my JSON is wrong" from "the certificate is not trusted" without parsing messages.

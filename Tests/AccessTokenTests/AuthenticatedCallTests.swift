@@ -1,5 +1,6 @@
 import AccessTokens
 import Foundation
+import RPCAccess
 import RPCCore
 import RPCTestSupport
 import XCTest

@@ -1,4 +1,5 @@
 import AccessTokens
+import CountLimitedCache
 import Foundation
 import RPCCore
 import Synchronization

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import RPCAccess
 import RPCCore
 import ServiceRuntime
 import XCTest

@@ -1,4 +1,5 @@
 import Foundation
+import RPCAccess
 import RPCCore
 import RPCTestSupport
 import ServiceRuntime

@@ -1,4 +1,5 @@
 import GRDB
+import RPCAccess
 import RPCCore
 import ServiceRuntime
 import ServiceTestSupport

@@ -2,6 +2,7 @@ import AccessTokens
 import Foundation
 import GRDB
 import NIOConcurrencyHelpers
+import RPCAccess
 import RPCCore
 import RPCTestSupport
 import ServiceRuntime

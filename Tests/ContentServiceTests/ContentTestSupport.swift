@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import NIOConcurrencyHelpers
+import RPCAccess
 import RPCCore
 import RPCTestSupport
 import ServiceRuntime

@@ -1,3 +1,4 @@
+import CountLimitedCache
 import Foundation
 import RPCCore
 import ServiceTestSupport

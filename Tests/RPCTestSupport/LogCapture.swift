@@ -1,5 +1,6 @@
 import Logging
 import RPCCore
+import YediSync
 
 /// Keeps every log record, so tests can assert on what was (and was not) logged: an RPC server's, or a
 /// whole service's started in-process.

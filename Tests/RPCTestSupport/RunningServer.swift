@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import RPCCore
+import RPCTLS
 import YediProto
 
 /// An `RPCServer` on a free loopback port, running in a task until `stop()`.

@@ -1,6 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import RPCCore
+import RPCTLS
 
 /// The certificates the TLS tests use, generated once per test process into a temporary directory:
 /// the dev PKI from `deploy/dev-pki.sh`, a second unrelated PKI (for "wrong CA"), and an expired

@@ -1,4 +1,5 @@
 import GRDB
+import RPCAccess
 import RPCCore
 import RPCTestSupport
 import ServiceRuntime

@@ -14,7 +14,9 @@ Run through proto/generate.sh, never by hand. Input: the FileDescriptorSet of pr
 Access rules: every method must declare `option (yedi.rpc.access) = ...` (proto/access.proto); the
 generator fails, naming the method, when one declares none (or ACCESS_UNSPECIFIED), or when
 `service_callers` is given to a method that is not SERVICE. The rule becomes the method descriptor's
-`access: AccessRule`. The options are read from the method's serialized options (the Python pool does
+`access: AccessRule` (RPCAccess; the core carries it as its opaque `policy`). RPCCore's own protos
+(health) declare a rule too and are checked the same, but their bindings carry none: RPCCore knows no
+access rules, and AuthenticationInterceptor leaves health open. The options are read from the method's serialized options (the Python pool does
 not know the extension, so they are unknown fields there), with a small wire reader.
 
 Field sizes: every string, bytes and repeated field of a message that some method receives (its request
@@ -336,7 +338,8 @@ class SwiftFile:
         self.out.append(text)
 
     def render(self, declare_namespace):
-        imports = ["ProtoBridge"] if self.module == "RPCCore" else ["ProtoBridge", "RPCCore"]
+        # YediProto's bindings name each method's AccessRule, from RPCAccess; RPCCore's own carry none.
+        imports = ["ProtoBridge"] if self.module == "RPCCore" else ["ProtoBridge", "RPCAccess", "RPCCore"]
         self.emit(HEADER.format(source=self.file.name))
         for name in imports:
             self.emit(f"import {name}\n")
@@ -576,8 +579,11 @@ class SwiftFile:
             access = access_rule_swift(*method_access(method, f"proto/{self.file.name}: {full}/{method.name}"))
             self.emit(self.comments.doc(doc_path, i3))
             self.emit(f"{i3}public static let {name} = RPCMethod<{request}, {response}>(\n")
-            self.emit(f'{i3}    service: "{full}", method: "{method.name}", kind: {kind}, idempotency: {idempotency},\n')
-            self.emit(f"{i3}    access: {access})\n")
+            if self.module == "RPCCore":
+                self.emit(f'{i3}    service: "{full}", method: "{method.name}", kind: {kind}, idempotency: {idempotency})\n')
+            else:
+                self.emit(f'{i3}    service: "{full}", method: "{method.name}", kind: {kind}, idempotency: {idempotency},\n')
+                self.emit(f"{i3}    access: {access})\n")
         self.emit(f"{i2}}}\n\n")
         self.emit(f"{i2}/// `{full}` as RPCCore routes it and the probe lists it.\n")
         self.emit(f"{i2}public static let descriptor = ServiceDescriptor(\n")

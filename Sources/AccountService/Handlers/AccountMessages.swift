@@ -1,3 +1,4 @@
+import RPCAccess
 import RPCCore
 import YediProto
 

@@ -1,4 +1,5 @@
 import Foundation
+import RPCAccess
 import RPCCore
 import ServiceRuntime
 import YediCrypto

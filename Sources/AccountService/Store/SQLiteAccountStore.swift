@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RPCAccess
 import RPCCore
 import ServiceRuntime
 import YediProto

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RPCAccess
 import RPCCore
 import ServiceRuntime
 import YediProto

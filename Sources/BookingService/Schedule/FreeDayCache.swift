@@ -1,3 +1,4 @@
+import CountLimitedCache
 import RPCCore
 import Synchronization
 

@@ -1,5 +1,7 @@
+import CountLimitedCache
 import RPCCore
 import Synchronization
+import YediSync
 
 /// Recent history pages of busy rooms, in RPCCore's count-limited LRU cache (one entry per room holding
 /// its cached pages), plus the rooms themselves for membership checks.

@@ -3,6 +3,7 @@ import Metrics
 import RPCCore
 import ServiceLifecycle
 import Synchronization
+import YediSync
 
 /// The in-memory fan-out of committed events to the open `Subscribe` streams of this process.
 ///

@@ -1,3 +1,4 @@
+import CountLimitedCache
 import NIOPosix
 import RPCCore
 import ServiceRuntime

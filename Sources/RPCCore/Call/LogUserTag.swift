@@ -13,12 +13,6 @@ public struct LogUserTag: Sendable {
 
     public func callAsFunction(_ userID: String) -> String { tag(userID) }
 
-    /// The caller as logs show it: `user h:3f9a… (customer)`, `service account`, `anonymous`.
-    public func caller(_ caller: Caller) -> String {
-        guard case .user(let user) = caller else { return caller.description }
-        return "user \(tag(user.id)) (\(user.role))"
-    }
-
     /// Keyed by the process's random `Hasher` seed: tags differ after a restart, and cannot be reversed.
     public static let perProcess = LogUserTag { id in
         var hasher = Hasher()

@@ -36,8 +36,9 @@ public final class MethodDescriptor: Sendable, Hashable, CustomStringConvertible
     public let method: String
     public let kind: RPCKind
     public let idempotency: Idempotency
-    /// Who may call it, from the method's `(yedi.rpc.access)` option.
-    public let access: AccessRule
+    /// What the application declares about it for its interceptors (Yedi: its access rule, RPCAccess);
+    /// nil for a method that declares nothing the core's users act on (the health service).
+    public let policy: (any MethodPolicy)?
     /// The full protobuf names of the request and response types.
     public let requestType: String
     public let responseType: String
@@ -49,7 +50,7 @@ public final class MethodDescriptor: Sendable, Hashable, CustomStringConvertible
         method: String,
         kind: RPCKind,
         idempotency: Idempotency,
-        access: AccessRule,
+        policy: (any MethodPolicy)? = nil,
         requestType: String,
         responseType: String
     ) {
@@ -57,7 +58,7 @@ public final class MethodDescriptor: Sendable, Hashable, CustomStringConvertible
         self.method = method
         self.kind = kind
         self.idempotency = idempotency
-        self.access = access
+        self.policy = policy
         self.requestType = requestType
         self.responseType = responseType
         self.path = "/\(service)/\(method)"
@@ -71,7 +72,15 @@ public final class MethodDescriptor: Sendable, Hashable, CustomStringConvertible
     public static func == (lhs: MethodDescriptor, rhs: MethodDescriptor) -> Bool {
         lhs === rhs
             || (lhs.path == rhs.path && lhs.kind == rhs.kind && lhs.idempotency == rhs.idempotency
-                && lhs.access == rhs.access)
+                && Self.samePolicy(lhs.policy, rhs.policy))
+    }
+
+    private static func samePolicy(_ lhs: (any MethodPolicy)?, _ rhs: (any MethodPolicy)?) -> Bool {
+        switch (lhs, rhs) {
+        case (nil, nil): true
+        case (let lhs?, let rhs?): AnyHashable(lhs) == AnyHashable(rhs)
+        default: false
+        }
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -1,3 +1,6 @@
+import RPCTLS
+import YediSync
+
 /// Who is on the other end of a call's connection.
 ///
 /// A class: made once per connection and shared by the context of each of its calls.
@@ -6,25 +9,27 @@ public final class PeerInfo: Sendable, Hashable, CustomStringConvertible {
     public let address: String
     /// The verified client certificate's identity (mutual TLS), if the client sent one.
     public let identity: PeerIdentity?
-    /// The Yedi service named in the certificate's URI SAN (`spiffe://yedi/service/<name>`), if any:
-    /// only service certificates from the dev PKI's CA carry one.
-    public let serviceName: String?
-    /// The connection's failed authentications (`AuthenticationInterceptor`'s budget).
-    public let authenticationFailures = AuthenticationFailures()
+    /// What interceptors keep per connection (RPCAccess: the failed-authentication budget), by type.
+    private let states = TSanVisibleMutex<[ObjectIdentifier: any AnyObject & Sendable]>([:])
 
     public init(address: String, identity: PeerIdentity? = nil) {
         self.address = address
         self.identity = identity
-        self.serviceName =
-            identity?.uris.lazy.compactMap { uri in
-                uri.hasPrefix(PeerInfo.serviceURIPrefix) ? String(uri.dropFirst(PeerInfo.serviceURIPrefix.count)) : nil
-            }.first
     }
 
-    static let serviceURIPrefix = "spiffe://yedi/service/"
-
-    /// The URI SAN of service `name`'s certificate: `spiffe://yedi/service/<name>`.
-    public static func serviceIdentity(of name: String) -> String { serviceURIPrefix + name }
+    /// The connection's one `State`, made by `make` on first use: state an interceptor keeps per connection
+    /// (RPCAccess keeps the failed-authentication budget here), which lives exactly as long as the connection.
+    public func connectionState<State: AnyObject & Sendable>(
+        _ type: State.Type = State.self,
+        orMake make: () -> State
+    ) -> State {
+        states.withLock { states in
+            if let existing = states[ObjectIdentifier(type)] as? State { return existing }
+            let made = make()
+            states[ObjectIdentifier(type)] = made
+            return made
+        }
+    }
 
     public var description: String {
         identity.map { "\(address) (\($0))" } ?? address

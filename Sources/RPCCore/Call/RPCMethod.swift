@@ -4,13 +4,19 @@ import ProtoBridge
 public struct RPCMethod<Request: ProtoMessage, Response: ProtoMessage>: Sendable, Hashable {
     public let descriptor: MethodDescriptor
 
-    public init(service: String, method: String, kind: RPCKind, idempotency: Idempotency, access: AccessRule) {
+    public init(
+        service: String,
+        method: String,
+        kind: RPCKind,
+        idempotency: Idempotency,
+        policy: (any MethodPolicy)? = nil
+    ) {
         descriptor = MethodDescriptor(
             service: service,
             method: method,
             kind: kind,
             idempotency: idempotency,
-            access: access,
+            policy: policy,
             requestType: Request.schema.fullName,
             responseType: Response.schema.fullName
         )

@@ -12,13 +12,11 @@ public struct ServerContext: Sendable {
     public let deadline: ContinuousClock.Instant?
     /// The connection's peer, with its verified client certificate identity (mutual TLS).
     public let peer: PeerInfo
-    /// Who the call acts for; set by `AuthenticationInterceptor`.
-    public var caller: Caller {
-        didSet { endRecord?.caller = caller }
+    /// Who the call acts for, as authentication established it; nil until an interceptor sets it (Yedi:
+    /// `AuthenticationInterceptor`, read through `caller` and `onBehalfOf` in RPCAccess).
+    public var identity: (any CallerIdentity)? {
+        didSet { endRecord?.identity = identity }
     }
-    /// The end user a service caller acts for (`yedi-on-behalf-of`, verified like any access token);
-    /// set by `AuthenticationInterceptor`, nil when the caller is not a service or named nobody.
-    public var onBehalfOf: AuthenticatedUser?
     /// The trace this call belongs to; set by `TracingInterceptor`.
     public var trace: TraceContext?
     /// How logs name users (the caller, and handlers' own lines: `context.userTag(id)`).
@@ -30,7 +28,8 @@ public struct ServerContext: Sendable {
 
     /// The status the client received when the connection ended the call before the handler returned
     /// (deadline, shutdown, cancellation): what logs and metrics record instead of the handler's outcome.
-    var statusSentEarly: RPCError? { endRecord?.sent }
+    /// `package`: the metrics interceptor (RPCObservability) reads it too.
+    package var statusSentEarly: RPCError? { endRecord?.sent }
 
     /// Asks the connection to close after this call is answered: a GOAWAY saying `reason`, new calls
     /// refused, the calls in flight finished. For a peer that misbehaves at a level above the protocol
@@ -40,7 +39,7 @@ public struct ServerContext: Sendable {
     }
 
     /// The caller as authentication established it, also when read from a context made before it ran.
-    var authenticatedCaller: Caller { endRecord?.caller ?? caller }
+    var authenticatedIdentity: (any CallerIdentity)? { endRecord?.identity ?? identity }
 
     /// Carries the method, request id, trace id and caller; never tokens. Built when asked for, so
     /// calls whose handlers do not log pay nothing for it.
@@ -50,7 +49,7 @@ public struct ServerContext: Sendable {
             logger[metadataKey: "rpc.method"] = "\(method.path)"
             if let requestID = metadata["request-id"] { logger[metadataKey: "request-id"] = "\(requestID)" }
             if let trace { logger[metadataKey: "trace-id"] = "\(trace.traceID)" }
-            if caller != .anonymous { logger[metadataKey: "rpc.caller"] = "\(userTag.caller(caller))" }
+            if let caller = identity?.logName(userTag: userTag) { logger[metadataKey: "rpc.caller"] = "\(caller)" }
             return logger
         }
         set { baseLogger = newValue }
@@ -61,8 +60,7 @@ public struct ServerContext: Sendable {
         metadata: Metadata,
         deadline: ContinuousClock.Instant?,
         peer: PeerInfo,
-        caller: Caller = .anonymous,
-        onBehalfOf: AuthenticatedUser? = nil,
+        identity: (any CallerIdentity)? = nil,
         trace: TraceContext? = nil,
         userTag: LogUserTag = .perProcess,
         logger: Logger
@@ -72,8 +70,7 @@ public struct ServerContext: Sendable {
         self.metadata = metadata
         self.deadline = deadline
         self.peer = peer
-        self.caller = caller
-        self.onBehalfOf = onBehalfOf
+        self.identity = identity
         self.trace = trace
         self.baseLogger = logger
     }

@@ -1,4 +1,5 @@
 import Logging
+import RPCTLS
 
 /// How an `RPCClient` reaches a service and behaves when things go wrong.
 public struct ClientConfiguration: Sendable {

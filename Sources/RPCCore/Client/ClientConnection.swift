@@ -1,7 +1,9 @@
 import Logging
 import NIOCore
 import NIOPosix
+import RPCTLS
 import Synchronization
+import YediSync
 
 /// One connection slot of a client: connects to its target, reconnects with jittered exponential
 /// backoff when the connection fails or closes, and carries calls while it is ready.

@@ -1,5 +1,6 @@
 import NIOCore
 import Synchronization
+import YediSync
 
 /// The connections of a client, over all its targets: picks a ready one round robin, and lets calls
 /// wait while connections are being (re)established.

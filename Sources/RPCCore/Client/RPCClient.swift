@@ -2,7 +2,9 @@ import Logging
 import NIOCore
 import NIOPosix
 import ProtoBridge
+import RPCTLS
 import ServiceLifecycle
+import YediSync
 
 /// Calls the methods of one service (all its addresses) over pooled TLS connections.
 ///

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import RPCTLS
 
 #if canImport(Glibc)
     import Glibc

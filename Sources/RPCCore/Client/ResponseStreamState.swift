@@ -1,5 +1,6 @@
 import DequeModule
 import Synchronization
+import YediSync
 
 /// The messages of one server-streaming call, between the connection (producer, on its event loop)
 /// and the caller iterating `RPCResponseStream` (consumer, on any task).

@@ -1,4 +1,5 @@
 import Synchronization
+import YediSync
 
 /// gRPC's retry throttling: a token bucket shared by all calls of a client, so that retries stop when
 /// many calls fail and a struggling server is not hit by a retry storm.

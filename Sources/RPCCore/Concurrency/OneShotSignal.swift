@@ -1,4 +1,5 @@
 import Synchronization
+import YediSync
 
 /// An event that happens once; waiters before and after it all return.
 final class OneShotSignal: Sendable {

@@ -86,12 +86,10 @@ extension YediHealth {
         public enum Method {
             /// The current status of a service; NOT_FOUND when the server does not know it.
             public static let check = RPCMethod<YediHealth.HealthCheckRequest, YediHealth.HealthCheckResponse>(
-                service: "yedi.health.Health", method: "Check", kind: .unary, idempotency: .noSideEffects,
-                access: .anyone)
+                service: "yedi.health.Health", method: "Check", kind: .unary, idempotency: .noSideEffects)
             /// The current status, then every change, until the caller cancels.
             public static let watch = RPCMethod<YediHealth.HealthCheckRequest, YediHealth.HealthCheckResponse>(
-                service: "yedi.health.Health", method: "Watch", kind: .serverStreaming, idempotency: .noSideEffects,
-                access: .anyone)
+                service: "yedi.health.Health", method: "Watch", kind: .serverStreaming, idempotency: .noSideEffects)
         }
 
         /// `yedi.health.Health` as RPCCore routes it and the probe lists it.

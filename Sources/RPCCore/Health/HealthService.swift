@@ -1,4 +1,5 @@
 import Synchronization
+import YediSync
 
 /// The standard health service (`yedi.health.Health`, modelled on grpc.health.v1) every server hosts.
 ///

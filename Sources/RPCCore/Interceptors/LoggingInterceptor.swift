@@ -55,7 +55,7 @@ public struct ServerLoggingInterceptor: ServerInterceptor {
         var metadata: Logger.Metadata = [
             "rpc.status": "\(code.name)",
             "rpc.duration_ms": "\(Self.milliseconds(ContinuousClock.now - start))",
-            "rpc.caller": "\(context.userTag.caller(context.authenticatedCaller))",
+            "rpc.caller": "\(context.authenticatedIdentity?.logName(userTag: context.userTag) ?? "anonymous")",
         ]
         if let message, !message.isEmpty { metadata["rpc.message"] = "\(message)" }
         // Server errors stand out; a client's mistakes do not.

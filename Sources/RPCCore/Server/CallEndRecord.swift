@@ -1,3 +1,5 @@
+import YediSync
+
 /// The status a connection sent for a call it ended itself (deadline, shutdown, the client's CANCEL)
 /// while the handler still ran. The handler then sees only a cancellation, so the interceptors that
 /// log and count calls read this to record what the client received. It also keeps the caller that
@@ -5,7 +7,7 @@
 /// whether the connection should close once this call is answered.
 final class CallEndRecord: Sendable {
     private let status = TSanVisibleMutex<RPCError?>(nil)
-    private let authenticated = TSanVisibleMutex<Caller?>(nil)
+    private let authenticated = TSanVisibleMutex<(any CallerIdentity)?>(nil)
     private let closing = TSanVisibleMutex<RPCError?>(nil)
 
     /// Why the connection should drain after this call, if something in the call asked it to.
@@ -17,7 +19,7 @@ final class CallEndRecord: Sendable {
 
     /// The caller authentication established (inner interceptors change their copy of the context;
     /// the logging interceptor, outside them, reads it here for the request line).
-    var caller: Caller? {
+    var identity: (any CallerIdentity)? {
         get { authenticated.withLock { $0 } }
         set { authenticated.withLock { $0 = newValue } }
     }

@@ -1,5 +1,6 @@
 import NIOCore
 import Synchronization
+import YediSync
 
 /// The server's open connections and running handlers, so that shutdown can drain the connections and
 /// wait until they are closed and every handler has returned (a handler may outlive its connection).

@@ -1,8 +1,10 @@
 import Logging
 import NIOCore
 import NIOPosix
+import RPCTLS
 import ServiceLifecycle
 import Synchronization
+import YediSync
 
 /// Hosts services over TLS: accepts connections, runs a `ServerConnectionHandler` on each, and shuts
 /// down gracefully.

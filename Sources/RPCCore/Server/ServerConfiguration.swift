@@ -1,4 +1,5 @@
 import NIOCore
+import RPCTLS
 
 /// Where and how an `RPCServer` listens.
 public struct ServerConfiguration: Sendable {

@@ -1,3 +1,5 @@
+import YediSync
+
 /// One `send` of a stream message. Cancelling it reaches this write and no other task's: the connection
 /// resumes a waiting write only for the `StreamWrite` it was installed with. A task cancelled before its
 /// write reached the event loop finds it cancelled there and does not wait.

@@ -1,3 +1,4 @@
+import RPCAccess
 import RPCCore
 
 /// Who may do what, asked the same way by every handler: each returns the typed caller or throws the

@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import RPCCore
 import YediCrypto
+import YediSync
 
 /// The users of this process's service whose access tokens no longer count (deleted accounts; later,
 /// suspended ones), consulted by the token verifier on every authenticated call.

@@ -1,5 +1,7 @@
 import Foundation
+import RPCAccess
 import RPCCore
+import YediSync
 
 /// Counts each user's unary calls running in this process, so that revoking a user can wait for the
 /// calls that started before it: a write of theirs that commits after the purge would otherwise survive

@@ -1,4 +1,5 @@
 import Logging
+import RPCAccess
 import RPCCore
 import YediProto
 

@@ -1,3 +1,4 @@
+import CountLimitedCache
 import Logging
 import Metrics
 import NIOConcurrencyHelpers

@@ -1,3 +1,4 @@
+import RPCAccess
 import RPCCore
 
 /// One delivery of a peer's outbox job, as the receiving store needs it: a plain value a handler makes

@@ -1,4 +1,5 @@
 import RPCCore
+import YediSync
 
 /// Wakes the outbox worker when a job was committed, so delivery starts at once instead of at the next poll.
 ///

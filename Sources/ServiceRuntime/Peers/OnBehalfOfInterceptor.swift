@@ -1,3 +1,4 @@
+import RPCAccess
 import RPCCore
 
 /// Tells the callee which user a service call is made for: while a handler serves a user's call, every

@@ -1,6 +1,8 @@
 import Logging
 import NIOCore
+import RPCAccess
 import RPCCore
+import RPCObservability
 import ServiceLifecycle
 
 /// This service's clients to the other services it calls, one `RPCClient` per peer over all of the

@@ -1,10 +1,13 @@
 import AccessTokens
+import CountLimitedCache
 import Foundation
 import Logging
 import Metrics
 import NIOCore
 import NIOPosix
+import RPCAccess
 import RPCCore
+import RPCObservability
 import ServiceLifecycle
 
 /// Runs a `ServiceDefinition`: as the process's `main` (flags, environment, signals), or in-process for

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import RPCCore
+import RPCTLS
 
 #if canImport(Glibc)
     import Glibc

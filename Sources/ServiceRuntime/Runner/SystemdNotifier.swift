@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RPCCore
+import RPCObservability
 import ServiceLifecycle
 
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
 import AccessTokens
 import ArgumentParser
 import Foundation
+import RPCAccess
 import RPCCore
 
 /// `yedi-probe token --user ID --role ROLE`: mints an access token with the token signing key file,

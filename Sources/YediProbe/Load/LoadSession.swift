@@ -1,5 +1,6 @@
 import LoadGenerator
 import RPCCore
+import RPCTLS
 
 /// A load run against one server: the client with its connections, the runner, and Ctrl-C.
 struct LoadSession {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RPCAccess
 import RPCCore
 import RPCTestSupport
 import ServiceRuntime

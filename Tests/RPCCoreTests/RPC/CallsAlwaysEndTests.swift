@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import RPCTLS
 import RPCTestSupport
 import XCTest
 import YediProto

@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import NIOPosix
+import RPCTLS
 import RPCTestSupport
 import XCTest
 import YediProto

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import RPCAccess
 import RPCTestSupport
 import XCTest
 import YediProto

@@ -1,6 +1,7 @@
 import Logging
 import MetricsTestKit
 import NIOPosix
+import RPCObservability
 import RPCTestSupport
 import XCTest
 import YediProto

@@ -1,4 +1,5 @@
 import NIOCore
+import RPCAccess
 import RPCCore
 import RPCTestSupport
 import XCTest

@@ -1,6 +1,7 @@
 import RPCTestSupport
 import XCTest
 import YediProto
+import YediSync
 
 @testable import RPCCore
 

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOPosix
 import ProtoBridge
+import RPCTLS
 import RPCTestSupport
 import XCTest
 import YediProto

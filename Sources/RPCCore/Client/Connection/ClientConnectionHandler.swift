@@ -2,6 +2,7 @@ import DequeModule
 import Logging
 import NIOCore
 import ProtoBridge
+import RPCTLS
 
 /// The client end of one connection: numbers calls, writes REQUEST frames, matches MESSAGE and END
 /// frames to their calls, and keeps the connection honest (server limits, GOAWAY, keepalive). The

@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import ProtoBridge
+import RPCTLS
 
 /// Serves the calls of one client connection: turns frames and timers into events for its
 /// `ServerConnectionStateMachine`, and performs the actions it returns (start a call's task, send END,

@@ -3,6 +3,7 @@ import LoadGenerator
 import NIOConcurrencyHelpers
 import ProtoBridge
 import RPCCore
+import RPCTLS
 
 /// `load --scenario yedi-mix`: the whole system under a plausible mix. It first signs designers and
 /// customers up through the public RPCs (SignUp, the code from the development mailbox,

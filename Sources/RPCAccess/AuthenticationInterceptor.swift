@@ -1,0 +1,132 @@
+import RPCCore
+
+/// Checks an access token and says whose it is; throws `RPCError` `UNAUTHENTICATED` for a bad one.
+/// AccountService provides the real one; tests provide fakes.
+public protocol AccessTokenVerifier: Sendable {
+    func verify(accessToken: String) async throws -> Caller
+}
+
+/// Establishes who the call acts for and enforces the method's `AccessRule` before the handler runs.
+///
+/// A client certificate naming a Yedi service (`spiffe://yedi/service/<name>`, verified by TLS against
+/// the CA) makes the caller that service; otherwise `authorization: Bearer <token>` is verified. A bad
+/// token fails the call (`UNAUTHENTICATED`) whatever the method, so a client learns early that its
+/// session is gone. Health is always open (load balancers, operators).
+///
+/// A service acting for an end user names them with `yedi-on-behalf-of: <access token>`, verified like
+/// any token, into `ServerContext.onBehalfOf`. The header from anyone else is refused
+/// (`PERMISSION_DENIED`) rather than ignored, so that a client cannot believe it works.
+public struct AuthenticationInterceptor: ServerInterceptor {
+    /// The request metadata key a service puts an end user's access token in when it calls for them.
+    public static let onBehalfOfMetadataKey = "yedi-on-behalf-of"
+
+    private let verifier: (any AccessTokenVerifier)?
+    private let failureLimit: Int
+    private let failurePeriod: Duration
+
+    /// - Parameters:
+    ///   - verifier: Checks access tokens; without one every token is refused.
+    ///   - failureLimit, failurePeriod: A connection with more failed authentications than
+    ///     `failureLimit` within `failurePeriod` is closed after the one that passed the limit (a GOAWAY
+    ///     saying why): a client flooding bad tokens loses its connection, the others are not affected.
+    public init(
+        verifier: (any AccessTokenVerifier)?, failureLimit: Int = 20, failurePeriod: Duration = .seconds(10)
+    ) {
+        self.verifier = verifier
+        self.failureLimit = failureLimit
+        self.failurePeriod = failurePeriod
+    }
+
+    public func intercept(
+        context: ServerContext,
+        next: @Sendable (ServerContext) async throws -> ServerResponse
+    ) async throws -> ServerResponse {
+        var context = context
+        do {
+            context.caller = try await caller(of: context)
+        } catch let error as RPCError where error.code == .unauthenticated {
+            let failures = context.peer.connectionState(AuthenticationFailures.self) { AuthenticationFailures() }
+            if failures.record(at: .now, limit: failureLimit, period: failurePeriod) {
+                context.closeConnectionAfterThisCall(
+                    RPCError(
+                        code: .unauthenticated,
+                        message: "too many failed authentications on this connection: closing it"))
+            }
+            throw error
+        }
+        if let token = context.metadata[Self.onBehalfOfMetadataKey] {
+            guard case .service = context.caller else {
+                throw RPCError(
+                    code: .permissionDenied,
+                    message: "\(Self.onBehalfOfMetadataKey) is for Yedi services only"
+                )
+            }
+            guard case .user(let user) = try await verify(token) else {
+                throw RPCError(code: .unauthenticated, message: "\(Self.onBehalfOfMetadataKey) must name a user")
+            }
+            context.onBehalfOf = user
+        }
+        if context.method.service != Self.healthService {
+            try Self.authorize(context.caller, for: context.method)
+        }
+        return try await next(context)
+    }
+
+    private static let healthService = "yedi.health.Health"
+
+    private func caller(of context: ServerContext) async throws -> Caller {
+        if let service = context.peer.serviceName { return .service(name: service) }
+        guard let authorization = context.metadata["authorization"] else { return .anonymous }
+        guard authorization.hasPrefix("Bearer "), authorization.count > 7 else {
+            throw RPCError(code: .unauthenticated, message: "the authorization metadata must be \"Bearer <token>\"")
+        }
+        return try await verify(String(authorization.dropFirst(7)))
+    }
+
+    private func verify(_ token: String) async throws -> Caller {
+        guard let verifier else {
+            throw RPCError(code: .unauthenticated, message: "this server does not accept access tokens")
+        }
+        return try await verifier.verify(accessToken: token)
+    }
+
+    /// Whether `caller` may call `method`: `UNAUTHENTICATED` when signing in (or a certificate) would
+    /// help, `PERMISSION_DENIED` when the caller is known and not allowed.
+    private static func authorize(_ caller: Caller, for method: MethodDescriptor) throws(RPCError) {
+        guard let access = method.access else {
+            // Generated methods all declare one; a descriptor made without one is open to nobody.
+            throw RPCError(code: .permissionDenied, message: "\(method.path) declares no access rule")
+        }
+        switch (access, caller) {
+        case (.anyone, .anonymous), (.anyone, .user), (.user, .user):
+            return
+        case (.customer, .user(let user)), (.designer, .user(let user)):
+            let needed: UserRole = access == .customer ? .customer : .designer
+            guard user.role == needed else {
+                throw RPCError(code: .permissionDenied, message: "\(method.path) requires the \(needed) role")
+            }
+        case (.user, .anonymous), (.customer, .anonymous), (.designer, .anonymous):
+            throw RPCError(code: .unauthenticated, message: "sign-in required: send an access token")
+        case (.anyone, .service(let name)), (.user, .service(let name)), (.customer, .service(let name)),
+            (.designer, .service(let name)):
+            throw RPCError(
+                code: .permissionDenied,
+                message: "service \(name) may call internal methods only, not \(method.path)"
+            )
+        case (.service(let callers), .service(let name)):
+            guard callers.isEmpty || callers.contains(name) else {
+                throw RPCError(code: .permissionDenied, message: "service \(name) may not call \(method.path)")
+            }
+        case (.service, .user):
+            throw RPCError(
+                code: .permissionDenied,
+                message: "\(method.path) is internal: requires a Yedi service certificate"
+            )
+        case (.service, .anonymous):
+            throw RPCError(
+                code: .unauthenticated,
+                message: "\(method.path) is internal: requires a Yedi service certificate"
+            )
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import NIOCore
+import YediSync
+
+/// The server's open connections, so that shutdown can let them finish or cut them off. Once shutdown has
+/// begun it admits no new connection.
+final class ObservabilityConnections: Sendable {
+    private struct State {
+        var open: [ObjectIdentifier: any Channel] = [:]
+        var isShuttingDown = false
+    }
+
+    private let state = TSanVisibleMutex(State())
+
+    /// Keeps `channel` until it closes. Returns false once shutdown has begun: the caller drops the connection.
+    func admit(_ channel: any Channel) -> Bool {
+        let admitted = state.withLock { state in
+            guard !state.isShuttingDown else { return false }
+            state.open[ObjectIdentifier(channel)] = channel
+            return true
+        }
+        if admitted {
+            channel.closeFuture.whenComplete { _ in
+                self.state.withLock { state in
+                    _ = state.open.removeValue(forKey: ObjectIdentifier(channel))
+                }
+            }
+        }
+        return admitted
+    }
+
+    /// Asks every open connection to finish the request in progress, if any, and close; returns once all are
+    /// closed. A client that never completes its request holds this up until ``closeAll()``.
+    func drain() async {
+        let open = beginShutdown()
+        for channel in open {
+            channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        }
+        for channel in open {
+            try? await channel.closeFuture.get()
+        }
+    }
+
+    /// Closes every open connection now, mid-request or not.
+    func closeAll() {
+        for channel in beginShutdown() {
+            channel.close(promise: nil)
+        }
+    }
+
+    private func beginShutdown() -> [any Channel] {
+        state.withLock { state in
+            state.isShuttingDown = true
+            return Array(state.open.values)
+        }
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import ProtoTestSupport
+import RPCAccess
+import RPCTestSupport
+import XCTest
+import YediProto
+
+@testable import RPCCore
+
+/// Every method of every service in proto/ (YediProto's catalog) called by every kind of caller, over
+/// TLS through `AuthenticationInterceptor`: the status must be what the method's generated access rule
+/// says. Handlers accept everything, so a refusal can only come from the rule. A new RPC joins the
+/// table by being generated.
+final class AccessRuleTests: XCTestCase {
+    /// Who calls: tokens come from `TestAccessToken`, identities from TestPKI's certificates.
+    enum CallerKind: String, CaseIterable {
+        case anonymous, customer, designer, expiredToken, tamperedToken, otherService, allowedService
+    }
+
+    /// What the rule promises the caller, written from AccessRule's documentation, independently of the
+    /// interceptor's code.
+    static func expected(_ rule: AccessRule, _ caller: CallerKind) -> StatusCode {
+        switch (caller, rule) {
+        case (.expiredToken, _), (.tamperedToken, _): .unauthenticated
+        case (.anonymous, .anyone): .ok
+        case (.anonymous, _): .unauthenticated
+        case (.customer, .anyone), (.customer, .user), (.customer, .customer): .ok
+        case (.designer, .anyone), (.designer, .user), (.designer, .designer): .ok
+        case (.customer, _), (.designer, _): .permissionDenied
+        case (.otherService, .service(let callers)): callers.isEmpty ? .ok : .permissionDenied
+        case (.allowedService, .service): .ok
+        case (.otherService, _), (.allowedService, _): .permissionDenied
+        }
+    }
+
+    static let services = ["account", "content", "booking", "chat"]
+
+    /// The client certificate and token a caller kind uses for a method.
+    static func credentials(_ caller: CallerKind, for rule: AccessRule) -> (identity: String, token: TestAccessToken?) {
+        let allowed: String
+        if case .service(let callers) = rule, let first = callers.sorted().first {
+            allowed = first
+        } else {
+            allowed = "account"
+        }
+        switch caller {
+        // The probe's certificate is a client certificate, not a service's: anonymous without a token.
+        case .anonymous: return ("yedi-probe", nil)
+        case .customer: return ("yedi-probe", .customer)
+        case .designer: return ("yedi-probe", .designer)
+        case .expiredToken: return ("yedi-probe", .expired)
+        case .tamperedToken: return ("yedi-probe", .tampered)
+        case .allowedService: return (allowed, nil)
+        case .otherService:
+            guard case .service(let callers) = rule else { return ("chat", nil) }
+            return (services.first { !callers.contains($0) } ?? "yedi-probe", nil)
+        }
+    }
+
+    func testEveryMethodAnswersEachCallerAsItsAccessRuleSays() async throws {
+        let pki = try TestPKI.get()
+        let methods = YediProtoCatalog.services.flatMap(\.methods)
+        let server = try await RunningServer.start(
+            pki: pki,
+            services: YediProtoCatalog.services.map(AcceptAllService.init),
+            interceptors: [AuthenticationInterceptor(verifier: try pki.tokenVerifier())]
+        )
+        let identities = Set(Self.services + ["yedi-probe", "operator"])
+        var clients: [String: RPCClient] = [:]
+        var runs: [Task<Void, Never>] = []
+        for identity in identities {
+            let client = try RPCClient(
+                configuration: pki.rpcClientConfiguration(ports: [server.port], identity: identity))
+            clients[identity] = client
+            runs.append(Task { await client.run() })
+        }
+
+        var rows = 0
+        var seen: [StatusCode: Int] = [:]
+        for method in methods {
+            let rule = try XCTUnwrap(method.access, "\(method.fullName) carries no access rule")
+            for caller in CallerKind.allCases {
+                let (identity, token) = Self.credentials(caller, for: rule)
+                let want = Self.expected(rule, caller)
+                let got = await Self.call(method, client: try XCTUnwrap(clients[identity]), token: token)
+                XCTAssertEqual(got, want, "\(method.fullName) (\(rule)) called by \(caller.rawValue)")
+                rows += 1
+                seen[got, default: 0] += 1
+            }
+        }
+
+        // Every method of the protos is in the table, and the table exercises every outcome.
+        XCTAssertEqual(methods.count, try Self.rpcDeclarationCount(), "catalog vs `rpc` lines in proto/")
+        XCTAssertEqual(rows, methods.count * CallerKind.allCases.count)
+        XCTAssertGreaterThan(methods.count, 40)
+        for code in [StatusCode.ok, .unauthenticated, .permissionDenied] {
+            XCTAssertGreaterThan(seen[code] ?? 0, 0, "no call answered \(code)")
+        }
+
+        for client in clients.values { client.beginGracefulShutdown() }
+        for run in runs { await run.value }
+        await server.stop()
+    }
+
+    /// The status of one call with an empty request (the accept-all handlers ignore it).
+    static func call(_ method: MethodDescriptor, client: RPCClient, token: TestAccessToken?) async -> StatusCode {
+        var options = CallOptions.defaults
+        if let token { options.metadata["authorization"] = token.authorization }
+        do {
+            switch method.kind {
+            case .unary:
+                _ = try await client.unary(method, payload: [], options: options)
+            case .serverStreaming:
+                try await client.serverStreaming(method, payload: [], options: options) { stream in
+                    for try await _ in stream {}
+                }
+            }
+            return .ok
+        } catch let error as RPCError {
+            return error.code
+        } catch {
+            return .unknown
+        }
+    }
+
+    /// `rpc` declarations in the proto files whose bindings go to YediProto (not rpc.proto, health.proto).
+    static func rpcDeclarationCount() throws -> Int {
+        let files = try FileManager.default.contentsOfDirectory(atPath: Protoc.protoDirectory.path)
+            .filter { $0.hasSuffix(".proto") && !["rpc.proto", "health.proto", "access.proto"].contains($0) }
+        var count = 0
+        for file in files {
+            let text = try String(contentsOf: Protoc.protoDirectory.appendingPathComponent(file), encoding: .utf8)
+            count +=
+                text.split(separator: "\n").filter { $0.trimmingCharacters(in: .whitespaces).hasPrefix("rpc ") }
+                .count
+        }
+        return count
+    }
+}
+
+/// Serves every method of a service descriptor: OK with an empty response, streams end at once.
+private struct AcceptAllService: RPCService {
+    let serviceDescriptor: ServiceDescriptor
+
+    init(_ descriptor: ServiceDescriptor) { serviceDescriptor = descriptor }
+
+    func registerMethods(with router: inout RPCRouter) {
+        for method in serviceDescriptor.methods {
+            router.registerRaw(method) { _, _ in [] }
+        }
+    }
+}
