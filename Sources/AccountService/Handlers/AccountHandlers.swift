@@ -190,7 +190,7 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
         _ context: ServerContext,
         _ change: (String, String) async throws -> Int64
     ) async throws -> Int64 {
-        let customer = try context.requireUser().id
+        let customer = try context.requireRole(.customer).id
         guard !request.designerID.isEmpty else { throw FieldRules.invalid("designer_id", "required") }
         guard request.designerID != customer else {
             throw RPCError(code: .invalidArgument, message: "designer_id: you cannot follow yourself")
@@ -247,7 +247,7 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
     }
 
     private func currentDesigner(_ context: ServerContext) async throws -> (UserRecord, DesignerRecord) {
-        guard let found = try await store.designer(id: try context.requireUser().id) else {
+        guard let found = try await store.designer(id: try context.requireRole(.designer).id) else {
             throw RPCError(code: .unauthenticated, message: "this account no longer exists")
         }
         return found

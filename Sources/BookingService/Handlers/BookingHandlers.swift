@@ -32,7 +32,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     func updateSchedule(_ request: YediBooking.UpdateScheduleRequest, context: ServerContext) async throws
         -> YediBooking.Schedule
     {
-        let designerID = try context.requireUser().id
+        let designerID = try context.requireRole(.designer).id
         if let named = request.schedule?.designerID, !named.isEmpty, named != designerID {
             throw RPCError(
                 code: .permissionDenied, message: "schedule.designer_id: you can only edit your own schedule")
@@ -46,7 +46,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     func updateClosedDays(_ request: YediBooking.UpdateClosedDaysRequest, context: ServerContext) async throws
         -> YediBooking.Schedule
     {
-        let designerID = try context.requireUser().id
+        let designerID = try context.requireRole(.designer).id
         guard request.add.count + request.remove.count <= 100 else {
             throw BookingRules.invalid("add", "at most 100 dates per call")
         }
@@ -78,7 +78,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     }
 
     func updateMenu(_ request: YediBooking.UpdateMenuRequest, context: ServerContext) async throws -> YediBooking.Menu {
-        let designerID = try context.requireUser().id
+        let designerID = try context.requireRole(.designer).id
         _ = try await ownSchedule(designerID, context: context)
         let existing = Set(try await store.menu(designerID: designerID).map(\.id))
         let styles = try BookingRules.menu(request.styles, existing: existing, newID: ids.next)
@@ -91,7 +91,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     func createReservation(_ request: YediBooking.CreateReservationRequest, context: ServerContext) async throws
         -> YediBooking.Reservation
     {
-        let customerID = try context.requireUser().id
+        let customerID = try context.requireRole(.customer).id
         let designerID = try BookingRules.id(request.designerID, field: "designer_id")
         guard designerID != customerID else { throw BookingRules.invalid("designer_id", "that is you") }
         guard (1...10).contains(request.styleIDs.count) else { throw BookingRules.invalid("style_ids", "1–10 styles") }
@@ -198,7 +198,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     func getDayTimeline(_ request: YediBooking.GetDayTimelineRequest, context: ServerContext) async throws
         -> YediBooking.GetDayTimelineResponse
     {
-        let designerID = try context.requireUser().id
+        let designerID = try context.requireRole(.designer).id
         let day = try BookingRules.day(request.date, field: "date")
         let schedule = try await ownSchedule(designerID, context: context)
         let grid = try await grid(schedule, from: day, through: day)
@@ -232,7 +232,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
     func getMonthCalendar(_ request: YediBooking.GetMonthCalendarRequest, context: ServerContext) async throws
         -> YediBooking.GetMonthCalendarResponse
     {
-        let designerID = try context.requireUser().id
+        let designerID = try context.requireRole(.designer).id
         guard (2000...2200).contains(request.year) else { throw BookingRules.invalid("year", "2000–2200") }
         guard let first = LocalDay(year: Int(request.year), month: Int(request.month), day: 1) else {
             throw BookingRules.invalid("month", "1–12")

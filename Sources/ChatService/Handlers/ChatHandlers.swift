@@ -30,7 +30,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
 
     func openRoom(_ request: YediChat.OpenRoomRequest, context: ServerContext) async throws -> YediChat.OpenRoomResponse
     {
-        let customerID = try context.requireUser().id
+        let customerID = try context.requireRole(.customer).id
         let designerID = try Self.id(request.designerID, field: "designer_id")
         guard designerID != customerID else {
             throw RPCError(code: .invalidArgument, message: "designer_id: you cannot open a room with yourself")

@@ -25,7 +25,7 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
     // MARK: Posts
 
     func createPost(_ request: YediContent.CreatePostRequest, context: ServerContext) async throws -> YediContent.Post {
-        let designerID = try context.requireUser().id
+        let designerID = try context.requireRole(.designer).id
         let now = clock.nowMilliseconds
         let post = PostRecord(
             id: ids.next(), designerID: designerID, title: try FieldRules.title(request.title),
@@ -44,7 +44,7 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
     }
 
     func updatePost(_ request: YediContent.UpdatePostRequest, context: ServerContext) async throws -> YediContent.Post {
-        let designerID = try context.requireUser().id
+        let designerID = try context.requireRole(.designer).id
         var post = try await ownPost(request.postID, designerID: designerID)
         post.title = try FieldRules.title(request.title)
         post.description = try FieldRules.description(request.description)
@@ -68,7 +68,7 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
     func deletePost(_ request: YediContent.DeletePostRequest, context: ServerContext) async throws
         -> YediContent.DeletePostResponse
     {
-        let post = try await ownPost(request.postID, designerID: try context.requireUser().id)
+        let post = try await ownPost(request.postID, designerID: try context.requireRole(.designer).id)
         guard try await store.deletePost(id: post.id) else {
             throw RPCError(code: .notFound, message: "post_id: no such post")
         }
@@ -127,7 +127,7 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
     // MARK: Likes
 
     func like(_ request: YediContent.LikeRequest, context: ServerContext) async throws -> YediContent.LikeResponse {
-        let userID = try context.requireUser().id
+        let userID = try context.requireRole(.customer).id
         let postID = try FieldRules.required(request.postID, field: "post_id")
         do {
             let count = try await store.like(postID: postID, userID: userID, now: clock.nowMilliseconds)
@@ -138,7 +138,7 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
     }
 
     func unlike(_ request: YediContent.LikeRequest, context: ServerContext) async throws -> YediContent.LikeResponse {
-        let userID = try context.requireUser().id
+        let userID = try context.requireRole(.customer).id
         let postID = try FieldRules.required(request.postID, field: "post_id")
         do {
             let count = try await store.unlike(postID: postID, userID: userID)
@@ -151,7 +151,7 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
     func listLikedPosts(
         _ request: YediContent.ListLikedPostsRequest, context: ServerContext
     ) async throws -> YediContent.FeedPage {
-        let userID = try context.requireUser().id
+        let userID = try context.requireRole(.customer).id
         let page = try pages.likes.read(request.page, as: Int64.self)
         let rows = try await store.likedPosts(userID: userID, after: page.after, limit: page.limit + 1)
         return try await feedPage(rows, page.limit, list: pages.likes, context: context)

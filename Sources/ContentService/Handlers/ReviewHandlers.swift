@@ -9,7 +9,7 @@ extension ContentHandlers {
     func createReview(_ request: YediContent.CreateReviewRequest, context: ServerContext) async throws
         -> YediContent.Review
     {
-        let customerID = try context.requireUser().id
+        let customerID = try context.requireRole(.customer).id
         let reservationID = try FieldRules.required(request.reservationID, field: "reservation_id")
         let score = try FieldRules.score(request.score)
         let text = try FieldRules.text(request.text, field: "text", maximum: 2_000)
@@ -69,7 +69,7 @@ extension ContentHandlers {
     func listMyReviews(_ request: YediContent.ListMyReviewsRequest, context: ServerContext) async throws
         -> YediContent.ListMyReviewsResponse
     {
-        let customerID = try context.requireUser().id
+        let customerID = try context.requireRole(.customer).id
         let page = try pages.reviews.read(request.page, as: Int64.self)
         let reviews = try await store.reviews(customerID: customerID, after: page.after, limit: page.limit + 1)
         return YediContent.ListMyReviewsResponse(

@@ -12,6 +12,17 @@ extension ServerContext {
         return user
     }
 
+    /// The signed-in user making the call, who must have `role`. The proto's access rule already refused
+    /// other roles before the handler ran; asking again here keeps the handler right on its own (a rule
+    /// loosened by mistake, a handler reused by another method) and hands it the typed user.
+    public func requireRole(_ role: UserRole) throws(RPCError) -> AuthenticatedUser {
+        let user = try requireUser()
+        guard user.role == role else {
+            throw RPCError(code: .permissionDenied, message: "\(method.path) is for \(role) accounts only")
+        }
+        return user
+    }
+
     /// The Yedi service making the call (its certificate's name).
     public func requireService() throws(RPCError) -> String {
         guard case .service(let name) = caller else {
