@@ -44,43 +44,35 @@ final class SignInAbuseTests: XCTestCase {
 
     // MARK: 1. The CPU lever
 
-    /// A flood of 120 anonymous sign-ins from one address, at the production scrypt cost, leaves a
-    /// sign-in from another address answered within twice the time of one derivation: the flood is
-    /// held to its address's allowance, and the KDF queue serves the other address first.
-    func testAFloodFromOneAddressLeavesAnotherAddressServedWithinTwiceTheKDFTime() async throws {
+    /// A flood of 120 anonymous sign-ins from one address, at the production scrypt cost, is held to the
+    /// address's allowance (the rest refused before any derivation), and a sign-in from another address
+    /// made while the flood is in flight is answered. That the KDF queue serves the other address first is
+    /// `KDFThreadPoolTests.testAnotherKeyGoesBeforeAFlood`; how long it waits is a figure for the bench
+    /// (`account-bench`), not a timed assertion on a shared machine.
+    func testAFloodFromOneAddressIsHeldToItsAllowanceAndAnotherAddressIsServed() async throws {
         let fixture = try await AccountFixture.start { options in
             options.signInRatePerAddress = "\(ServiceConfiguration.defaultSignInRatePerAddress)"
             options.signInRatePerConnection = "\(ServiceConfiguration.defaultSignInRatePerConnection)"
         }
-        let passwords = PasswordHasher()
-        let handlers = try await AccountServiceDefinition.handlers(fixture.service.environment, passwords: passwords)
+        let handlers = try await AccountServiceDefinition.handlers(
+            fixture.service.environment, passwords: PasswordHasher())
         _ = try await Self.signUp(SampleAccounts.customer(), with: handlers, of: fixture, from: "10.0.0.1")
         let legitimate = YediAccount.SignInRequest(email: "minji@example.com", password: "hair2024!")
 
-        // One sign-in alone (its derivation and its three small transactions), at this moment's machine
-        // load: the larger of two.
-        var kdf = Duration.zero
-        for port in 0..<2 {
-            let start = ContinuousClock.now
-            _ = try await handlers.signIn(legitimate, context: Self.context(Self.signIn, from: "10.0.0.1", port: port))
-            kdf = max(kdf, ContinuousClock.now - start)
-        }
-        // Up to three floods, each from its own address: the machine is shared (CI runs tests in
-        // parallel), so one slow moment must not decide; an unfair queue fails all three.
-        var latency = Duration.seconds(3_600)
-        for (trial, floodAddress) in ["10.6.6.6", "10.6.6.7", "10.6.6.8"].enumerated() where latency >= kdf * 2 {
-            let flood = Task { await floodOfSignIns(handlers, from: floodAddress, count: 120) }
-            try await Task.sleep(for: .milliseconds(20))  // the flood has the KDF threads
-            let start = ContinuousClock.now
-            let answer = try await handlers.signIn(
-                legitimate, context: Self.context(Self.signIn, from: "10.0.0.1", port: 41_000 + trial))
-            latency = ContinuousClock.now - start
-            XCTAssertNotNil(answer.session)
-            let codes = await flood.value
-            XCTAssertGreaterThanOrEqual(
-                codes.filter { $0 == .resourceExhausted }.count, 100, "the flood was refused: \(codes)")
-        }
-        XCTAssertLessThan(latency, kdf * 2, "legitimate sign-in took \(latency), alone \(kdf)")
+        let flood = Task { await floodOfSignIns(handlers, from: "10.6.6.6", count: 120) }
+        try await Task.sleep(for: .milliseconds(20))  // the flood has the KDF threads
+        let answer = try await handlers.signIn(
+            legitimate, context: Self.context(Self.signIn, from: "10.0.0.1", port: 41_000))
+        XCTAssertNotNil(answer.session, "another address is served during the flood")
+        let codes = await flood.value
+        // Refused: past the allowance, or the KDF queue's share for one address full (both RESOURCE_EXHAUSTED);
+        // checked (a wrong password): at most the allowance, plus what the bucket refilled meanwhile.
+        let allowance = ServiceConfiguration.defaultSignInRatePerAddress.burst
+        let refused = codes.filter { $0 == .resourceExhausted }.count
+        let checked = codes.filter { $0 == .unauthenticated }.count
+        XCTAssertGreaterThanOrEqual(refused, 120 - allowance, "the flood was refused: \(codes)")
+        XCTAssertLessThanOrEqual(checked, allowance + 1, "no more derivations than the allowance: \(codes)")
+        XCTAssertEqual(refused + checked, 120, "every call answered one way or the other: \(codes)")
         try await fixture.stop()
     }
 
