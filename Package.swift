@@ -291,6 +291,8 @@ let package = Package(
             name: "EchoBench",
             dependencies: [
                 "RPCTLS",
+                // --auth: the services' authentication (interceptor, cached token verification).
+                "RPCAccess", "AccessTokens", "YediCrypto",
                 "RPCCore", "YediProto", argumentParser, nioCore, nioPosix, logging,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],

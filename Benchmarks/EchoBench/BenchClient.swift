@@ -23,6 +23,8 @@ struct BenchClient: AsyncParsableCommand {
     @Option(help: "Warm-up seconds.") var warmup = 2.0
     @Option(help: "Payload bytes.") var payload = 64
     @Option(help: "Event-loop threads; each worker runs on its connection's loop.") var threads = 1
+    @Option(help: "Send the access token in this file with every call (a server run with --auth user).")
+    var tokenFile: String?
 
     func run() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
@@ -39,6 +41,7 @@ struct BenchClient: AsyncParsableCommand {
         )
         let clients = try (0..<conns).map { _ in try RPCClient(configuration: configuration, eventLoopGroup: group) }
         let request = YediEcho.EchoRequest(payload: [UInt8](repeating: 0x61, count: payload))
+        let options = try Self.options(tokenFile: tokenFile)
         let warmupNanos = UInt64(warmup * 1e9)
         let durationNanos = UInt64(duration * 1e9)
         let executors = group.makeIterator().map { EventLoopExecutor($0) }
@@ -50,7 +53,7 @@ struct BenchClient: AsyncParsableCommand {
                 }
             }
             // Every connection up (TLS handshake included) before the clock starts.
-            for client in clients { _ = try await YediEcho.Echo.Client(client).echo(request) }
+            for client in clients { _ = try await YediEcho.Echo.Client(client).echo(request, options: options) }
             let warmEnd = Self.now() + warmupNanos
             let end = warmEnd + durationNanos
             let merged = try await withThrowingTaskGroup(of: Histogram<UInt64>.self) { workers in
@@ -63,7 +66,7 @@ struct BenchClient: AsyncParsableCommand {
                         while true {
                             let start = Self.now()
                             if start >= end { break }
-                            let reply = try await echo.echo(request)
+                            let reply = try await echo.echo(request, options: options)
                             let finish = Self.now()
                             precondition(reply.payload == request.payload, "bad echo")
                             if finish >= warmEnd && finish < end { histogram.record(finish - start) }
@@ -88,6 +91,16 @@ struct BenchClient: AsyncParsableCommand {
                 + "\"p999_us\":\(Self.micros(histogram.valueAtPercentile(99.9))),"
                 + "\"conns\":\(conns),\"inflight\":\(inflight),\"payload\":\(payload)}"
         )
+    }
+
+    /// Every call's options: the token from `tokenFile`, if given, as its `authorization`.
+    static func options(tokenFile: String?) throws -> CallOptions {
+        var options = CallOptions.defaults
+        if let tokenFile {
+            let token = try String(contentsOfFile: tokenFile, encoding: .utf8)
+            options.metadata.add("authorization", "Bearer \(token)")
+        }
+        return options
     }
 
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }

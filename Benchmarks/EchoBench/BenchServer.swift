@@ -13,11 +13,21 @@ struct BenchServer: AsyncParsableCommand {
     @Option(help: "Certificate chain (PEM).") var cert = "certs/cert.pem"
     @Option(help: "Private key (PEM).") var key = "certs/key.pem"
     @Option(help: "Event-loop threads; handlers run on their connection's loop.") var threads = 1
+    @Option(help: "Authenticate as the services do: 'anyone' (open Echo) or 'user' (Echo needs a token).")
+    var auth: BenchAuthentication?
+    @Option(help: "With --auth: where to write a user's token for clients (--token-file).")
+    var tokenFile = "certs/bench-token"
 
     func run() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         var logger = Logger(label: "echo-bench.server")
         logger.logLevel = .warning
+        var services: [any RPCService] = [EchoService()]
+        var interceptors: [any ServerInterceptor] = []
+        if let auth {
+            let (interceptor, service) = try auth.setUp(tokenFile: tokenFile)
+            (services, interceptors) = ([service], [interceptor])
+        }
         let server = try RPCServer(
             configuration: ServerConfiguration(
                 host: host,
@@ -25,7 +35,8 @@ struct BenchServer: AsyncParsableCommand {
                 tls: .server(certificateChainFile: cert, privateKeyFile: key),
                 idleTimeout: .zero
             ),
-            services: [EchoService()],
+            services: services,
+            interceptors: interceptors,
             eventLoopGroup: group,
             logger: logger
         )
