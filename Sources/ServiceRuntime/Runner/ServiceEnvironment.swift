@@ -27,6 +27,9 @@ public final class ServiceEnvironment: Sendable {
     public let ids: any IDGenerator
     /// Durable calls to peers, written in the same transaction as the change that needs them.
     public let outbox: Outbox
+    /// Timed work in the service's database (`docs/platform.md`, "Scheduler"); a service registers the
+    /// kinds it runs with `scheduler.handle`.
+    public let scheduler: Scheduler
     /// What page cursors are signed with (`pageList`).
     public let pageCursorKey: PageCursorKey
     /// Where metrics go (Prometheus in a process, already bootstrapped before this exists).
@@ -61,6 +64,7 @@ public final class ServiceEnvironment: Sendable {
         self.clock = clock
         self.ids = ids
         self.outbox = outbox
+        self.scheduler = Scheduler(clock: clock)
         self.pageCursorKey = pageCursorKey
         self.metrics = metrics
     }

@@ -215,6 +215,7 @@ private struct Assembly {
             // Started in this order, stopped in the reverse one.
             var members: [any Service] = peers.services
             members.append(worker)
+            members.append(SchedulerWorker(database: database, scheduler: environment.scheduler, logger: logger))
             members += environment.backgroundServices
             members.append(server)
             members.append(observability)

@@ -15,6 +15,25 @@ extension WallClock {
     public var nowMilliseconds: Int64 { Int64((now.timeIntervalSince1970 * 1_000).rounded(.down)) }
 }
 
+/// A clock that tests or a development process move: who sleeps until a wall-clock time (the
+/// scheduler) asks to be told, so that moving the clock runs what became due at once.
+public protocol MovableClock: WallClock {
+    func whenMoved(_ action: @escaping @Sendable () -> Void)
+}
+
+/// The observers of a `MovableClock`.
+final class ClockObservers: Sendable {
+    private let actions = NIOLockedValueBox<[@Sendable () -> Void]>([])
+
+    func add(_ action: @escaping @Sendable () -> Void) {
+        actions.withLockedValue { $0.append(action) }
+    }
+
+    func moved() {
+        for action in actions.withLockedValue({ $0 }) { action() }
+    }
+}
+
 /// The machine's clock.
 public struct SystemClock: WallClock {
     public init() {}
@@ -22,8 +41,9 @@ public struct SystemClock: WallClock {
 }
 
 /// A clock that stands still until told to move: tests set the time they need.
-public final class ManualClock: WallClock {
+public final class ManualClock: MovableClock {
     private let current: NIOLockedValueBox<Date>
+    private let observers = ClockObservers()
 
     public init(_ start: Date = Date(timeIntervalSince1970: 1_790_000_000)) {
         current = NIOLockedValueBox(start)
@@ -33,18 +53,25 @@ public final class ManualClock: WallClock {
 
     public func set(_ date: Date) {
         current.withLockedValue { $0 = date }
+        observers.moved()
     }
 
     public func advance(by seconds: TimeInterval) {
         current.withLockedValue { $0 += seconds }
+        observers.moved()
+    }
+
+    public func whenMoved(_ action: @escaping @Sendable () -> Void) {
+        observers.add(action)
     }
 }
 
 /// Another clock plus an offset that only grows: a development process started with `--dev-clock` can be
 /// moved forward (so "a reservation whose time has passed" is reachable without waiting), never back.
-public final class AdjustableClock: WallClock {
+public final class AdjustableClock: MovableClock {
     private let base: any WallClock
     private let offset = NIOLockedValueBox<TimeInterval>(0)
+    private let observers = ClockObservers()
 
     public init(base: any WallClock = SystemClock()) {
         self.base = base
@@ -58,9 +85,15 @@ public final class AdjustableClock: WallClock {
     @discardableResult
     public func advance(by seconds: TimeInterval) -> TimeInterval {
         precondition(seconds > 0, "the clock only moves forward")
-        return offset.withLockedValue {
+        let moved = offset.withLockedValue {
             $0 += seconds
             return $0
         }
+        observers.moved()
+        return moved
+    }
+
+    public func whenMoved(_ action: @escaping @Sendable () -> Void) {
+        observers.add(action)
     }
 }
