@@ -30,6 +30,12 @@ struct FoundationBench: AsyncParsableCommand {
     @Option(help: "Database reads (one row by primary key each).")
     var reads = 20_000
 
+    @Option(help: "Points in the nearby index (spread over greater Seoul).")
+    var points = 100_000
+
+    @Option(help: "Nearby queries (700 m, first page of 20).")
+    var nearbyQueries = 2_000
+
     @Option(help: "Measured rounds; the median is reported.")
     var rounds = 3
 
@@ -37,6 +43,7 @@ struct FoundationBench: AsyncParsableCommand {
         try await tokens()
         try await passwords()
         try await database()
+        try await nearby()
     }
 
     /// One core: the verifier is called in a loop on this thread.
@@ -139,6 +146,48 @@ struct FoundationBench: AsyncParsableCommand {
         print(
             #"{"bench":"database","writes_per_second":\#(Int(writesPerSecond)),"reads_per_second":\#(Int(readsPerSecond)),"#
                 + #""write_transactions":\#(writes),"reads":\#(reads),"journal":"wal","synchronous":"full"}"#
+        )
+    }
+
+    /// `NearbyIndex` over `points` points in a 60 × 60 km square around Seoul (about 28 per km²), asked
+    /// for the 20 nearest within 700 m of random centres in the square, each query one database read.
+    func nearby() async throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("yedi-nearby-bench-\(ProcessInfo.processInfo.processIdentifier)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let index = NearbyIndex("bench_place")
+        let database = try ServiceDatabase.open(
+            directory: directory.path, name: "nearby",
+            migrations: { migrator in migrator.registerMigration("bench-1") { db in try index.create(in: db) } },
+            logger: Logger(label: "bench"))
+        var random = SystemRandomNumberGenerator()
+        func somewhere() -> GeoPoint {
+            GeoPoint(
+                latitude: 37.30 + Double.random(in: 0..<0.54, using: &random),
+                longitude: 126.65 + Double.random(in: 0..<0.68, using: &random))!
+        }
+        let places = (0..<points).map { _ in somewhere() }
+        try await database.write { db in
+            for (id, place) in places.enumerated() { try index.set(Int64(id), at: place, in: db) }
+        }
+        var latencies: [Double] = []
+        var found = 0
+        for _ in 0..<nearbyQueries {
+            let centre = somewhere()
+            let start = ContinuousClock.now
+            let hits = try await database.read { db in try index.within(700, of: centre, limit: 20, in: db) }
+            latencies.append(seconds(since: start) * 1e6)
+            found += hits.count
+        }
+        try database.close()
+        latencies.sort()
+        func percentile(_ p: Double) -> Int {
+            Int(latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))])
+        }
+        print(
+            #"{"bench":"nearby","points":\#(points),"queries":\#(nearbyQueries),"radius_m":700,"limit":20,"#
+                + #""p50_us":\#(percentile(0.5)),"p99_us":\#(percentile(0.99)),"#
+                + #""mean_hits":\#(Double(found) / Double(max(1, nearbyQueries)))}"#
         )
     }
 
