@@ -18,12 +18,15 @@ public struct LoadReport: Sendable {
     /// A scenario's calls by method, each latency measured from the call's actual start (the service
     /// time, without the wait for a worker); empty for a single method.
     public var operations: [String: LoadTally]
+    /// A scenario's send→deliver latencies to live streams; nil when it had none.
+    public var deliveries: DeliverySummary?
 
     public init(
         method: String, target: String, plan: LoadPlan, connections: Int, tally: LoadTally, elapsed: Duration,
-        interrupted: Bool = false, operations: [String: LoadTally] = [:]
+        interrupted: Bool = false, operations: [String: LoadTally] = [:], deliveries: DeliverySummary? = nil
     ) {
         self.operations = operations
+        self.deliveries = deliveries
         self.method = method
         self.target = target
         self.plan = plan
@@ -107,7 +110,26 @@ public struct LoadReport: Sendable {
                 .map { "\($0.name) \(String(format: "%.3f", $0.value))" }.joined(separator: "  ")
             lines.append("  \(name): \(tally.calls) calls, \(statuses); \(latencies) ms")
         }
+        if let deliveries { lines.append(Self.deliveryLine(deliveries)) }
         return lines.joined(separator: "\n")
+    }
+
+    /// `  send→deliver  p50 …  max … ms; 950 of 960 deliveries to 20 streams (10 undelivered), …`.
+    static func deliveryLine(_ deliveries: DeliverySummary) -> String {
+        let latencies = latencyMilliseconds(deliveries.latencies).filter { $0.name != "mean" }
+        var line = "  send→deliver  "
+        line +=
+            latencies.isEmpty
+            ? "no deliveries"
+            : latencies.map { "\($0.name) \(String(format: "%.3f", $0.value))" }.joined(separator: "  ") + " ms"
+        line += "; \(deliveries.delivered) of \(deliveries.expected) deliveries to \(deliveries.streams) streams"
+        var notes: [String] = []
+        if deliveries.undelivered > 0 { notes.append("\(deliveries.undelivered) undelivered") }
+        if deliveries.unmatched > 0 { notes.append("\(deliveries.unmatched) unmatched") }
+        let ends = deliveries.streamEnds.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+        if !ends.isEmpty { notes.append("streams ended early: " + ends.joined(separator: ", ")) }
+        if !notes.isEmpty { line += " (" + notes.joined(separator: "; ") + ")" }
+        return line
     }
 
     /// For machines: one JSON object. Latencies are in milliseconds (`p50`, `p90`, `p99`, `p99.9`, `max`,
@@ -138,6 +160,19 @@ public struct LoadReport: Sendable {
                 for (name, value) in Self.latencyMilliseconds(tally) { entry[name] = value }
                 return entry
             }
+        }
+        if let deliveries {
+            var entry: [String: Any] = [
+                "count": deliveries.delivered,
+                "expected": deliveries.expected,
+                "undelivered": deliveries.undelivered,
+                "unmatched": deliveries.unmatched,
+                "streams": deliveries.streams,
+                "streamEnds": deliveries.streamEnds,
+            ]
+            for (name, _) in Self.percentiles + [("max", 0), ("mean", 0)] { entry[name] = NSNull() }
+            for (name, value) in Self.latencyMilliseconds(deliveries.latencies) { entry[name] = value }
+            object["sendToDeliver"] = entry
         }
         for (name, _) in Self.percentiles + [("max", 0), ("mean", 0)] where object[name] == nil {
             object[name] = NSNull()

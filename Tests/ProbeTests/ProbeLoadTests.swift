@@ -181,6 +181,13 @@ final class ProbeLoadUsageTests: XCTestCase {
                 "--scenario takes no HOST:PORT or method: it finds the services with --account, --content, --booking and --chat"
             ),
             (["load", "--scenario", "yedi-mix", "--designers", "0"], "--designers must be between 1 and 100"),
+            (["load", "--scenario", "yedi-mix", "--posts", "31"], "--posts must be between 1 and 30"),
+            // 2 designers and 3 customers hold at most 16 streams each (ChatService's limit per user).
+            (
+                ["load", "--scenario", "yedi-mix", "--streams", "81"],
+                "--streams 81 needs at least 6 users (ChatService allows 16 streams per user), and --designers plus "
+                    + "--customers make 5: raise --customers to 4 or more"
+            ),
         ] {
             let result = try probe(arguments + ["--ca", pki.caFile])
             assertExit(result, 2)

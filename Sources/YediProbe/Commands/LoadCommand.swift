@@ -26,12 +26,15 @@ struct LoadCommand: AsyncParsableCommand {
             the run, prints the report so far and exits 130. Failed calls are counted, not fatal: the \
             exit status is 0 once the run could connect.
 
-            --scenario yedi-mix loads the whole system instead of one method: it signs designers and \
-            customers up through the public RPCs (reading the codes from AccountService's development \
-            mailbox, --sent-mail), gives the designers hours and each customer a chat room, then makes \
-            calls picked at random by weight across the four services (search and profiles, feed and \
-            posts, free slots and schedules, chat messages sent and read). The report adds a line per \
-            method. Services default to deploy/start.sh's ports (127.0.0.1:7001 to 7004).
+            --scenario yedi-mix loads the whole system instead of one method: it seeds designers (hours, \
+            posts with photos) and customers (a follow, a reservation, a chat room) through the public \
+            RPCs (reading the sign-up codes from AccountService's development mailbox, --sent-mail), then \
+            makes calls picked at random by weight across the four services (search and profiles; feeds, \
+            posts and likes; free slots, schedules and reservations; chat messages sent, read and marked \
+            read). The report adds a line per method. --streams N keeps N live chat streams open during \
+            the run (at most 16 per user) and reports send→deliver: from each send's start to its arrival \
+            at each stream of the room's members. Services default to deploy/start.sh's ports \
+            (127.0.0.1:7001 to 7004).
 
             Examples:
               yedi-probe load 127.0.0.1:7001 yedi.health.Health/Check '{}' \\
@@ -40,7 +43,7 @@ struct LoadCommand: AsyncParsableCommand {
                 '{"text": "call {{seq}}"}' -n 10000 -c 32 --connections 4
               yedi-probe load 127.0.0.1:7001 yedi.account.AccountService/GetUser \\
                 '{"userId": "{{random:u-1,u-2,u-3}}"}' --rate 500 --token "$TOKEN"
-              yedi-probe load --scenario yedi-mix --duration 30 -c 20
+              yedi-probe load --scenario yedi-mix --duration 30 -c 20 --streams 40
             """
     )
 
@@ -90,7 +93,7 @@ struct LoadCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "A built-in scenario instead of HOST:PORT and a method: yedi-mix signs designers and customers up, "
+            "A built-in scenario instead of HOST:PORT and a method: yedi-mix seeds designers and customers, "
                 + "then drives a mix of calls across the four services.",
             valueName: "name"))
     var scenario: LoadScenario?
