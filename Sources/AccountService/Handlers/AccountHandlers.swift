@@ -77,12 +77,12 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
         guard !request.fields.isEmpty else { throw FieldRules.invalid("fields", "name the fields to change") }
         for field in Set(request.fields) {
             switch field {
-            case "name": user.name = try FieldRules.name(request.name)
-            case "phone": user.phone = try FieldRules.mobilePhone(request.phone)
+            case "name": user.name = try FieldRule.name(request.name, field: "name")
+            case "phone": user.phone = try FieldRule.mobilePhone(request.phone)
             case "gender": user.gender = try FieldRules.gender(request.gender)
             case "birth_date": user.birthDate = try FieldRules.birthDate(request.birthDate, today: clock.now)
             case "profile_image_id":
-                user.profileImageID = try FieldRules.imageID(request.profileImageID, field: "profile_image_id")
+                user.profileImageID = try FieldRule.imageID(request.profileImageID, field: "profile_image_id")
             case "favourite_style":
                 user.favouriteStyle = try FieldRules.text(request.favouriteStyle, field: "favourite_style", maximum: 50)
             default: throw FieldRules.invalid("fields", "\"\(field)\" cannot be changed here")
@@ -142,7 +142,7 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
         switch request.entry {
         case .query(let text)?:
             kind = .query
-            value = try FieldRules.name(text, field: "query")
+            value = try FieldRule.name(text, field: "query")
         case .designerID(let id)?:
             guard try await store.designer(id: id) != nil else {
                 throw RPCError(code: .notFound, message: "designer_id: no such designer")

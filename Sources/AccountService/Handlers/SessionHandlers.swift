@@ -15,7 +15,7 @@ extension AccountHandlers {
     func signIn(_ request: YediAccount.SignInRequest, context: ServerContext) async throws -> YediAccount.SignInResponse
     {
         let refused = RPCError(code: .unauthenticated, message: "wrong email or password")
-        guard let email = try? FieldRules.email(request.email), !request.password.isEmpty,
+        guard let email = try? FieldRule.email(request.email), !request.password.isEmpty,
             request.password.count <= 128
         else { throw refused }
         let address = try admit(context)

@@ -16,7 +16,7 @@ extension AccountHandlers {
 
     func signUp(_ request: YediAccount.SignUpRequest, context: ServerContext) async throws -> YediAccount.SignUpResponse
     {
-        let email = try FieldRules.email(request.email)
+        let email = try FieldRule.email(request.email)
         try FieldRules.password(request.password)
         _ = try newAccount(request, id: "", email: email)
         let address = try admit(context)
@@ -87,8 +87,8 @@ extension AccountHandlers {
         default: throw FieldRules.invalid("role", "choose customer or designer")
         }
         let user = UserRecord(
-            id: id, role: role, email: email, name: try FieldRules.name(request.name),
-            phone: try FieldRules.mobilePhone(request.phone), gender: try FieldRules.gender(request.gender),
+            id: id, role: role, email: email, name: try FieldRule.name(request.name, field: "name"),
+            phone: try FieldRule.mobilePhone(request.phone), gender: try FieldRules.gender(request.gender),
             birthDate: try FieldRules.birthDate(request.birthDate, today: clock.now), passwordHash: "",
             createdAtMilliseconds: clock.nowMilliseconds)
         guard role == .designer else {

@@ -4,19 +4,10 @@ import ServiceRuntime
 import YediProto
 
 /// The rules for each field a user sends, each failing with `INVALID_ARGUMENT` naming the field.
+/// AccountService's own rules (passwords, birth dates, shops, skills); the shared kinds (names, emails,
+/// phone numbers, image ids) are ServiceRuntime's `FieldRule`.
 enum FieldRules {
     static func invalid(_ field: String, _ problem: String) -> RPCError { FieldRule.invalid(field, problem) }
-
-    /// Lowercased. A pragmatic check (one @, a dot in the domain, no spaces), not RFC 5322.
-    static func email(_ value: String, field: String = "email") throws(RPCError) -> String {
-        let email = value.trimmingCharacters(in: .whitespaces).lowercased()
-        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
-        guard email.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[0].utf8.count <= 64,
-            parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
-            !email.contains(where: { $0.isWhitespace || $0.isNewline })
-        else { throw invalid(field, "not an email address") }
-        return email
-    }
 
     /// At least 8 characters with a letter and a digit; at most 128 (the KDF's input stays small).
     static func password(_ value: String, field: String = "password") throws(RPCError) {
@@ -27,40 +18,8 @@ enum FieldRules {
         }
     }
 
-    /// Trimmed, 1–50 characters, no control characters.
-    static func name(_ value: String, field: String = "name", maximum: Int = 50) throws(RPCError) -> String {
-        let name = value.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !name.isEmpty else { throw invalid(field, "required") }
-        guard name.count <= maximum else { throw invalid(field, "at most \(maximum) characters") }
-        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw invalid(field, "control characters are not allowed")
-        }
-        return name
-    }
-
-    /// Korean mobile: 01[016789] + 3–4 + 4 digits; hyphens and spaces are dropped.
-    static func mobilePhone(_ value: String, field: String = "phone") throws(RPCError) -> String {
-        let digits = value.filter { $0 != "-" && $0 != " " }
-        guard digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber), digits.count == 10 || digits.count == 11,
-            digits.hasPrefix("01"), "016789".contains(digits[digits.index(digits.startIndex, offsetBy: 2)])
-        else { throw invalid(field, "not a Korean mobile number (01X-XXXX-XXXX)") }
-        return digits
-    }
-
-    /// A shop's number: mobile or landline, 9–11 digits starting with 0.
-    static func shopPhone(_ value: String, field: String) throws(RPCError) -> String {
-        let digits = value.filter { $0 != "-" && $0 != " " }
-        guard digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber), (9...11).contains(digits.count),
-            digits.hasPrefix("0")
-        else { throw invalid(field, "not a Korean phone number") }
-        return digits
-    }
-
     static func gender(_ value: YediAccount.Gender, field: String = "gender") throws(RPCError) -> Int {
-        switch value {
-        case .female, .male: return Int(value.rawValue)
-        default: throw invalid(field, "choose female or male")
-        }
+        Int(try FieldRule.choice(value, field: field, allowed: [.female, .male], names: "female or male").rawValue)
     }
 
     /// A real calendar day between 1900-01-01 and `today`.
@@ -80,10 +39,10 @@ enum FieldRules {
     }
 
     static func rank(_ value: YediAccount.DesignerRank, field: String) throws(RPCError) -> Int {
-        switch value {
-        case .owner, .principal, .designer, .intern: return Int(value.rawValue)
-        default: throw invalid(field, "choose owner, principal, designer or intern")
-        }
+        let ranks: [YediAccount.DesignerRank] = [.owner, .principal, .designer, .intern]
+        return Int(
+            try FieldRule.choice(value, field: field, allowed: ranks, names: "owner, principal, designer or intern")
+                .rawValue)
     }
 
     static func text(_ value: String, field: String, maximum: Int) throws(RPCError) -> String {
@@ -94,18 +53,10 @@ enum FieldRules {
         guard values.count <= 20 else { throw invalid(field, "at most 20 skills") }
         var skills: [String] = []
         for (index, value) in values.enumerated() {
-            let skill = try name(value, field: "\(field)[\(index)]", maximum: 30)
+            let skill = try FieldRule.name(value, field: "\(field)[\(index)]", maxCharacters: 30)
             if !skills.contains(skill) { skills.append(skill) }
         }
         return skills
-    }
-
-    /// An image id of ContentService, or "" for none: checked for shape here (ContentService owns images).
-    static func imageID(_ value: String, field: String) throws(RPCError) -> String {
-        guard value.count <= 128,
-            value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
-        else { throw invalid(field, "not an image id") }
-        return value
     }
 
     static func shop(_ value: YediAccount.Shop?, field: String = "shop") throws(RPCError) -> ShopRecord {
@@ -134,17 +85,18 @@ enum FieldRules {
         guard shop.messengerLinks.count <= 10 else { throw invalid("\(field).messenger_links", "at most 10") }
         var links: [MessengerLinkRecord] = []
         for (index, link) in shop.messengerLinks.enumerated() {
-            let kind = try name(link.kind, field: "\(field).messenger_links[\(index)].kind", maximum: 30)
+            let kind = try FieldRule.name(
+                link.kind, field: "\(field).messenger_links[\(index)].kind", maxCharacters: 30)
             guard let url = URL(string: link.url), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
                 url.host != nil, link.url.count <= 500
             else { throw invalid("\(field).messenger_links[\(index)].url", "not an http(s) URL") }
             links.append(MessengerLinkRecord(kind: kind, url: link.url))
         }
         return ShopRecord(
-            name: try name(shop.name, field: "\(field).name"),
-            phone: try shopPhone(shop.phone, field: "\(field).phone"),
-            city: try name(address.city, field: "\(field).address.city"),
-            district: try name(address.district, field: "\(field).address.district", maximum: 100),
+            name: try FieldRule.name(shop.name, field: "\(field).name"),
+            phone: try FieldRule.phone(shop.phone, field: "\(field).phone"),
+            city: try FieldRule.name(address.city, field: "\(field).address.city"),
+            district: try FieldRule.name(address.district, field: "\(field).address.district", maxCharacters: 100),
             detail: try text(address.detail, field: "\(field).address.detail", maximum: 200),
             latitude: shop.latitude, longitude: shop.longitude,
             openingHour: opening, closingHour: closing, messengerLinks: links, timeZone: timeZone)

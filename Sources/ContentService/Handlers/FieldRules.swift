@@ -3,7 +3,8 @@ import RPCCore
 import ServiceRuntime
 import YediProto
 
-/// Field checks shared by the handlers: each failure is INVALID_ARGUMENT naming the field.
+/// ContentService's own rules (titles, prices, scores, review keywords); the shared kinds are
+/// ServiceRuntime's `FieldRule`. Each failure is INVALID_ARGUMENT naming the field.
 enum FieldRules {
     static func invalid(_ field: String, _ problem: String) -> RPCError { FieldRule.invalid(field, problem) }
 
@@ -30,10 +31,10 @@ enum FieldRules {
     }
 
     static func category(_ value: YediCommon.HairCategory) throws(RPCError) -> Int {
-        switch value {
-        case .cut, .perm, .color, .other: return Int(value.rawValue)
-        default: throw invalid("category", "choose cut, perm, colour or other")
-        }
+        let categories: [YediCommon.HairCategory] = [.cut, .perm, .color, .other]
+        return Int(
+            try FieldRule.choice(value, field: "category", allowed: categories, names: "cut, perm, colour or other")
+                .rawValue)
     }
 
     static func score(_ value: Int32) throws(RPCError) -> Int {
@@ -53,12 +54,5 @@ enum FieldRules {
             guard seen.insert(value.rawValue).inserted else { throw invalid("keywords", "a keyword is picked twice") }
         }
         return values.map { Int($0.rawValue) }
-    }
-
-    /// At most `maximum` ids per internal batch call.
-    static func batch(_ ids: [String], field: String, maximum: Int = 100) throws(RPCError) -> [String] {
-        guard ids.count <= maximum else { throw invalid(field, "at most \(maximum) ids") }
-        var seen = Set<String>()
-        return ids.filter { seen.insert($0).inserted }
     }
 }

@@ -28,7 +28,7 @@ extension ContentHandlers {
     func getImageRefs(_ request: YediContent.GetImageRefsRequest, context: ServerContext) async throws
         -> YediContent.GetImageRefsResponse
     {
-        let ids = try FieldRules.batch(request.imageIDs, field: "image_ids")
+        let ids = try FieldRule.batch(request.imageIDs, field: "image_ids")
         let images = try await store.images(ids: ids)
         try await store.pinImages(ids: images.map(\.id), now: clock.nowMilliseconds)
         let found = Dictionary(images.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
@@ -42,7 +42,7 @@ extension ContentHandlers {
     func getPostPreviews(_ request: YediContent.GetPostPreviewsRequest, context: ServerContext) async throws
         -> YediContent.GetPostPreviewsResponse
     {
-        let ids = try FieldRules.batch(request.postIDs, field: "post_ids")
+        let ids = try FieldRule.batch(request.postIDs, field: "post_ids")
         let found = Dictionary(
             try await store.posts(ids: ids).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         return YediContent.GetPostPreviewsResponse(
