@@ -17,7 +17,7 @@ final class ReplyBudgetRulesTests: XCTestCase {
     private func request(
         _ id: UInt64, cost: Int = 100, share: Int = 0, kind: RPCKind = .unary
     ) -> ServerConnectionStateMachine.Request {
-        .init(id: id, kind: kind, metadata: [], cost: cost, queuedReplies: 0, replyShare: share)
+        .init(id: id, kind: kind, metadata: MetadataSize(), cost: cost, queuedReplies: 0, replyShare: share)
     }
 
     // MARK: The budget alone

@@ -11,10 +11,7 @@ final class ServerConnectionStateMachineTests: XCTestCase {
         _ id: UInt64, _ kind: RPCKind? = .unary, cost: Int = 100, metadata: Int = 0, queued: Int = 0
     ) -> ServerConnectionStateMachine.RequestAction {
         machine.requestReceived(
-            .init(
-                id: id, kind: kind,
-                metadata: (0..<metadata).map { _ in YediRPC.MetadataEntry(key: "k", value: "v") },
-                cost: cost, queuedReplies: queued))
+            .init(id: id, kind: kind, metadata: .entries(metadata), cost: cost, queuedReplies: queued))
     }
 
     private func refusal(_ action: ServerConnectionStateMachine.RequestAction) -> StatusCode? {

@@ -213,8 +213,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 return bytes > 0 ? bytes + WireLimits.envelopeOverhead : 0
             } ?? 0
         let request = ServerConnectionStateMachine.Request(
-            id: id, kind: route?.method.kind, metadata: frame.metadata,
-            metadataEntriesNotKept: frame.metadataEntriesNotKept, cost: cost, queuedReplies: queuedReplies,
+            id: id, kind: route?.method.kind, metadata: frame.metadataSize, cost: cost, queuedReplies: queuedReplies,
             replyShare: share)
         // The deadline runs from the request's arrival, even while the call is held.
         var deadline: NIODeadline?
@@ -282,7 +281,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
         var serverContext = ServerContext(
             method: route.method,
-            metadata: Metadata(frame.metadata),
+            metadata: frame.metadata,
             deadline: deadline.map { .now + .nanoseconds(($0 - .now()).nanoseconds) },
             peer: peer,
             userTag: configuration.userTag,

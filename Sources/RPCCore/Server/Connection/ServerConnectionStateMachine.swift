@@ -58,9 +58,8 @@ struct ServerConnectionStateMachine {
         var id: UInt64
         /// The routed method's kind; nil for a method this server does not serve.
         var kind: RPCKind?
-        var metadata: [YediRPC.MetadataEntry]
-        /// Entries the frame had beyond those kept in `metadata`.
-        var metadataEntriesNotKept = 0
+        /// As the frame reader counted it.
+        var metadata: MetadataSize
         /// What the call would hold while it runs (`ConnectionMemoryBudget.cost(of:)`).
         var cost: Int
         /// Replies written and not yet sent on the connection.
@@ -107,7 +106,7 @@ struct ServerConnectionStateMachine {
             )
         }
         do {
-            try limits.checkRequestMetadata(request.metadata, notKept: request.metadataEntriesNotKept)
+            try limits.checkRequestMetadata(request.metadata)
         } catch {
             return .refuse(error)
         }
