@@ -320,19 +320,19 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     /// Called by the call's task (through its handle) once the handler and the interceptors returned:
     /// answers the call if its answer is still due, and frees its slot.
-    func handlerReturned(_ id: UInt64, outcome: Result<ServerResponse, RPCError>) {
+    func handlerReturned(_ id: UInt64, outcome: ServerCallOutcome) {
         let (end, next, call) = state.handlerReturned(id)
         call?.stopSending()
-        if case .success(let response) = outcome, let message = response.message {
-            call?.replySizes.record(message.readableBytes)
+        switch outcome {
+        case .answered(_, let messageBytes?), .unencodable(_, let messageBytes?): call?.replySizes.record(messageBytes)
+        default: break
         }
         switch end {
         case .sendOutcome:
             switch outcome {
-            case .success(let response):
-                writeEnd(id, error: nil, payload: response.message, trailers: response.trailers, counted: true)
-            case .failure(let error):
-                writeEnd(id, error: error)
+            case .answered(let frame, _): sendReply(frame)
+            case .unencodable(let error, _): endUnencodable(id, error)
+            case .failed(let error): writeEnd(id, error: error)
             }
         case .sendOwedEnd(let error): writeEnd(id, error: error)
         case .nothing: break
@@ -414,20 +414,16 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         return String(decoding: text.utf8.prefix(limit), as: UTF8.self) + "…"
     }
 
-    private static func endFrame(_ id: UInt64, error: RPCError?, trailers: Metadata = [:]) -> YediRPC.Frame {
-        YediRPC.Frame(
-            callID: id,
-            kind: .end,
-            metadata: error?.metadata.wire ?? trailers.wire,
-            status: error.map(YediRPC.Status.init)
-        )
+    private static func endFrame(_ id: UInt64, error: RPCError) -> YediRPC.Frame {
+        YediRPC.Frame(callID: id, kind: .end, metadata: error.metadata.wire, status: YediRPC.Status(error))
     }
 
     // MARK: Streaming flow control
 
     /// `frame`: the message's finished MESSAGE frame (`ServerCallHandle.encodeMessage`).
     func sendStreamMessage(
-        _ id: UInt64, payload: ByteBuffer, write stream: StreamWrite, continuation: UnsafeContinuation<Void, any Error>
+        _ id: UInt64, frame: ByteBuffer, messageBytes: Int, write stream: StreamWrite,
+        continuation: UnsafeContinuation<Void, any Error>
     ) {
         guard let call = state.sendingCall(id), let context, !stream.isCancelled else {
             continuation.resume(throwing: CancellationError())
@@ -444,12 +440,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             )
             return
         }
-        guard let output, let frame = try? output.encode(YediRPC.Frame(callID: id, kind: .message), payload: payload)
-        else {
-            continuation.resume(throwing: RPCError(code: .internalError, message: "the message could not be encoded"))
-            return
-        }
-        call.window -= payload.readableBytes
+        call.window -= messageBytes
         call.messageWaiting = !sendReply(frame, messageOf: call)
         if !call.messageWaiting, call.window > 0, context.channel.isWritable {
             continuation.resume()
@@ -564,25 +555,23 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     // MARK: Writing
 
-    /// Ends call `id` for the client. A status or trailers that cannot be encoded (a NUL in them) still
-    /// end the call, as INTERNAL: otherwise its caller would wait forever. `counted`: a handler's reply,
-    /// which goes through the memory budget (refusals and statuses are small, and bounded by reading).
-    private func writeEnd(
-        _ id: UInt64, error: RPCError?, payload: ByteBuffer? = nil, trailers: Metadata = [:], counted: Bool = false
-    ) {
+    /// Ends call `id` for the client with `error`, uncounted (refusals and statuses are small, and
+    /// bounded by reading; a handler's reply goes through the memory budget: `sendReply`).
+    private func writeEnd(_ id: UInt64, error: RPCError) {
         guard let output else { return }
         do {
-            let frame = try output.encode(Self.endFrame(id, error: error, trailers: trailers), payload: payload)
-            if counted {
-                sendReply(frame)
-            } else {
-                output.write(encoded: frame)
-            }
+            output.write(encoded: try output.encode(Self.endFrame(id, error: error)))
         } catch {
-            logger.error("the end of call \(id) could not be encoded: \(error)")
-            let fallback = RPCError(code: .internalError, message: "the call's status could not be encoded")
-            output.write(Self.endFrame(id, error: fallback))
+            endUnencodable(id, error)
         }
+    }
+
+    /// A status or trailers that cannot be encoded (a NUL in them) still end the call, as INTERNAL:
+    /// otherwise its caller would wait forever.
+    private func endUnencodable(_ id: UInt64, _ error: ProtoEncodingError) {
+        logger.error("the end of call \(id) could not be encoded: \(error)")
+        let fallback = RPCError(code: .internalError, message: "the call's status could not be encoded")
+        output?.write(Self.endFrame(id, error: fallback))
     }
 
     private func write(_ frame: YediRPC.Frame, payload: ByteBuffer? = nil) {
