@@ -94,11 +94,16 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
 /// Traps (a crash libFuzzer reports with the input) when the two frame readers disagree.
 func checkReadersAgree(_ body: ByteBuffer) {
-    let generated = try? YediRPC.Frame(buffer: body)
+    // The reader lowercases metadata keys, as `Metadata` keeps them; protobuf-c keeps them as sent.
+    let generated = (try? YediRPC.Frame(buffer: body)).map { frame in
+        var frame = frame
+        frame.metadata = frame.metadata.map { .init(key: $0.key.lowercased(), value: $0.value) }
+        return frame
+    }
     let frame = try? InboundFrame.read(body)
     let handWritten = frame.map {
         YediRPC.Frame(
-            callID: $0.callID, kind: $0.kind, method: $0.method, metadata: $0.metadata,
+            callID: $0.callID, kind: $0.kind, method: $0.method, metadata: $0.metadata.wire,
             timeoutMicros: $0.timeoutMicros, payload: Array($0.payload.readableBytesView), status: $0.status,
             windowBytes: $0.windowBytes, lastCallID: $0.lastCallID, maxConcurrentCalls: $0.maxConcurrentCalls,
             maxFrameBytes: $0.maxFrameBytes)

@@ -39,6 +39,21 @@ extension ProtoMessage {
         return builder.write(into: &buffer)
     }
 
+    /// Appends the wire form to a buffer that `header` makes once the size is known (with whatever
+    /// must come before the message and depends on its size, such as a length prefix), and returns that
+    /// buffer: the message is packed where it will be sent, not packed and then copied. `header`
+    /// returns nil to stop (a message too large to send); so does this.
+    @inlinable
+    public func serialize(after header: (_ size: Int) -> ByteBuffer?) throws(ProtoEncodingError) -> ByteBuffer? {
+        var builder = MessageBuilder(schema: Self.schema)
+        defer { builder.release() }
+        try encode(to: &builder.encoder)
+        let size = builder.packedSize
+        guard var buffer = header(size) else { return nil }
+        builder.write(into: &buffer, size: size)
+        return buffer
+    }
+
     /// The size of the wire form.
     @inlinable
     public func serializedSize() throws(ProtoEncodingError) -> Int {

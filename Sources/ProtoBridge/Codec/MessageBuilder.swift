@@ -36,8 +36,14 @@ struct MessageBuilder {
     /// Appends the packed message to `buffer`; returns its size.
     @usableFromInline
     func write(into buffer: inout ByteBuffer) -> Int {
-        let size = packedSize
-        return buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { output in
+        write(into: &buffer, size: packedSize)
+    }
+
+    /// Appends the packed message, whose `packedSize` the caller read already, to `buffer`.
+    @usableFromInline
+    @discardableResult
+    func write(into buffer: inout ByteBuffer, size: Int) -> Int {
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { output in
             pack(into: UnsafeMutableRawBufferPointer(rebasing: output[..<size]))
             return size
         }

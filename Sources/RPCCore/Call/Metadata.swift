@@ -61,8 +61,9 @@ public struct Metadata: Sendable, Hashable, Sequence, ExpressibleByDictionaryLit
 }
 
 extension Metadata {
-    init(_ wire: [YediRPC.MetadataEntry]) {
-        entries = wire.map { Entry(key: $0.key.lowercased(), value: $0.value) }
+    /// Appends an entry whose key is lowercase already (the frame reader's), without lowercasing again.
+    mutating func appendLowercased(_ entry: Entry) {
+        entries.append(entry)
     }
 
     var wire: [YediRPC.MetadataEntry] {

@@ -27,7 +27,7 @@ public struct RPCRouter: Sendable {
             }
             return { call, context in
                 let response = try await handler(request, context)
-                return ServerResponse(message: try call.encode(response))
+                return try call.encodeResponse(response)
             }
         }
     }

@@ -10,6 +10,7 @@ public struct RPCWriter<Message: ProtoMessage>: Sendable {
     let call: ServerCallHandle
 
     public func write(_ message: Message) async throws {
-        try await call.send(try call.encode(message))
+        let (frame, messageBytes) = try call.encodeMessage(message)
+        try await call.send(frame, messageBytes: messageBytes)
     }
 }

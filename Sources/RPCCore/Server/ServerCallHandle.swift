@@ -19,36 +19,38 @@ final class ServerCallHandle: Sendable {
         self.maxPayloadBytes = maxPayloadBytes
     }
 
-    /// Encodes a response; a message the client could not receive is the server's fault.
-    func encode(_ message: some ProtoMessage) throws(RPCError) -> ByteBuffer {
-        var buffer = ByteBuffer()
+    /// Encodes a unary call's response into its END frame (`ReplyFrame`), to be finished once the
+    /// interceptors returned; a message the client could not receive is the server's fault.
+    func encodeResponse(_ message: some ProtoMessage) throws(RPCError) -> ServerResponse {
+        ServerResponse(reply: try ReplyFrame.encode(message, maxPayloadBytes: maxPayloadBytes))
+    }
+
+    /// Encodes a stream's message into its MESSAGE frame, finished: the frame and the message's size.
+    func encodeMessage(_ message: some ProtoMessage) throws(RPCError) -> (frame: ByteBuffer, messageBytes: Int) {
+        var reply = try ReplyFrame.encode(message, maxPayloadBytes: maxPayloadBytes)
         do {
-            try message.serialize(into: &buffer)
+            return (try reply.finish(callID: id, kind: .message), reply.messageBytes)
         } catch {
-            throw RPCError(code: .internalError, message: "the response could not be encoded")
+            throw RPCError(code: .internalError, message: "the message could not be encoded")
         }
-        guard buffer.readableBytes <= maxPayloadBytes else {
-            throw RPCError(
-                code: .resourceExhausted,
-                message:
-                    "the response (\(buffer.readableBytes) bytes) exceeds the frame limit of \(maxPayloadBytes) bytes"
-            )
-        }
-        return buffer
     }
 
     /// The handler and the interceptors returned: answers the call (unless it already ended) with the
     /// response or the error, and frees its slot under the concurrency limit.
-    func handlerReturned(_ outcome: Result<ServerResponse, RPCError>) {
+    func handlerReturned(_ outcome: ServerCallOutcome) {
         onLoop { $0.handlerReturned(self.id, outcome: outcome) }
     }
 
-    /// Sends one message of a streaming call, waiting for flow-control credit and writability.
-    func send(_ payload: ByteBuffer) async throws {
+    /// Sends one message of a streaming call (its finished MESSAGE frame), waiting for flow-control
+    /// credit and writability.
+    func send(_ frame: ByteBuffer, messageBytes: Int) async throws {
         let write = StreamWrite()
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
-                onLoop { $0.sendStreamMessage(self.id, payload: payload, write: write, continuation: continuation) }
+                onLoop {
+                    $0.sendStreamMessage(
+                        self.id, frame: frame, messageBytes: messageBytes, write: write, continuation: continuation)
+                }
             }
         } onCancel: {
             write.cancel()

@@ -28,12 +28,14 @@ struct ServerCallRunner: Sendable {
         return Task.immediate(executorPreference: executor) {
             defer { registry.handlerFinished() }
             do {
-                let response =
+                var response =
                     interceptors.isEmpty
                     ? try await run(context) : try await interceptors.run(context: context, handler: run)
-                handle.handlerReturned(.success(response))
+                // Finished here, where this task holds the only copy of the frame: appending the
+                // trailers then writes after the response in place instead of copying it.
+                handle.handlerReturned(response.takeEndFrame(callID: handle.id))
             } catch {
-                handle.handlerReturned(.failure(Self.status(of: error, logger: context.logger)))
+                handle.handlerReturned(.failed(Self.status(of: error, logger: context.logger)))
             }
         }
     }

@@ -30,7 +30,8 @@ extension ByteBuffer {
     /// Field 6 (`payload`), wire type 2 (length-delimited).
     private static let payloadTag = 6 << 3 | 2
 
-    private mutating func writeVarint(_ value: UInt64) -> Int {
+    @discardableResult
+    mutating func writeVarint(_ value: UInt64) -> Int {
         var value = value
         var written = 0
         while value >= 0x80 {
@@ -38,5 +39,10 @@ extension ByteBuffer {
             value >>= 7
         }
         return written + writeInteger(UInt8(value))
+    }
+
+    /// Bytes `writeVarint` takes for `value`.
+    static func varintBytes(_ value: UInt64) -> Int {
+        max(1, (64 - value.leadingZeroBitCount + 6) / 7)
     }
 }

@@ -9,14 +9,20 @@ import ProtoBridge
 /// `YediRPC.Frame`; reading them is hand-written because every call pays for it, and the generic path
 /// (validate, unpack with protobuf-c, copy into Swift values) made the payload take three copies.
 /// `InboundFrameTests` checks it against that path on valid and mutated frames.
+///
+/// Metadata is read straight into the `Metadata` the call's context carries (keys lowercased, as
+/// `Metadata` keeps them), and what the metadata limits and the memory budget need of it (entries,
+/// bytes) is counted on the way, so no one walks the entries again.
 struct InboundFrame {
     var callID: UInt64 = 0
     var kind: YediRPC.FrameKind = .unspecified
     var method = ""
-    var metadata: [YediRPC.MetadataEntry] = []
+    var metadata = Metadata()
     /// Metadata entries read (and checked) but not kept, past the reader's `maxMetadataEntries`: a
     /// frame of a million empty entries costs a count, not a million objects.
     var metadataEntriesNotKept = 0
+    /// The metadata's size as the limits count it, kept entries and others alike.
+    var metadataSize = MetadataSize()
     var timeoutMicros: UInt64 = 0
     var payload: ByteBuffer
     var status: YediRPC.Status?
@@ -59,8 +65,9 @@ struct InboundFrame {
                 case 4:
                     var entry = WireReader(bytes: try reader.bytes(wireType))
                     let read = try Self.readMetadataEntry(&entry)
+                    metadataSize.add(keyBytes: read.keyBytes, valueBytes: read.value.utf8.count)
                     if metadata.count < maxMetadataEntries {
-                        metadata.append(read)
+                        metadata.appendLowercased(Metadata.Entry(key: read.key, value: read.value))
                     } else {
                         metadataEntriesNotKept += 1
                     }
@@ -94,23 +101,30 @@ struct InboundFrame {
         8: "window_bytes", 9: "last_call_id", 10: "max_concurrent_calls", 11: "max_frame_bytes",
     ]
 
+    /// An entry with its key lowercased, and the key's bytes as sent (what the limits count).
     private static func readMetadataEntry(_ reader: inout WireReader) throws(WireReader.Failure)
-        -> YediRPC.MetadataEntry
+        -> (key: String, keyBytes: Int, value: String)
     {
-        var entry = YediRPC.MetadataEntry()
+        var key = ""
+        var value = ""
         while !reader.isAtEnd {
             let (number, wireType) = try reader.tag()
             do throws(WireReader.Failure) {
                 switch number {
-                case 1: entry.key = try reader.string(wireType)
-                case 2: entry.value = try reader.string(wireType)
+                case 1: key = try reader.string(wireType)
+                case 2: value = try reader.string(wireType)
                 default: try reader.skip(wireType)
                 }
             } catch {
                 throw error.within(number == 1 ? "key" : number == 2 ? "value" : "#\(number)")
             }
         }
-        return entry
+        let keyBytes = key.utf8.count
+        // Keys are sent lowercase; lowercasing costs a new string only for one that is not.
+        if key.utf8.contains(where: { $0 >= UInt8(ascii: "A") && ($0 <= UInt8(ascii: "Z") || $0 >= 0x80) }) {
+            key = key.lowercased()
+        }
+        return (key, keyBytes, value)
     }
 
     /// A status, and whether its message field was present (which protobuf-c's merge goes by).

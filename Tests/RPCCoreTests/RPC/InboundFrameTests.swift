@@ -82,9 +82,30 @@ final class InboundFrameTests: XCTestCase {
         let frame = try InboundFrame.read(ByteBuffer(bytes: bytes), maxMetadataEntries: 65)
         XCTAssertEqual(frame.metadata.count, 65)
         XCTAssertEqual(frame.metadataEntriesNotKept, 1_000_000 - 65)
-        XCTAssertThrowsError(try WireLimits.default.checkRequestMetadata(frame.metadata, notKept: 999_935)) {
+        XCTAssertEqual(frame.metadataSize.entries, 1_000_000)
+        XCTAssertThrowsError(try WireLimits.default.checkRequestMetadata(frame.metadataSize)) {
             XCTAssertEqual(($0 as? RPCError)?.message, "request metadata has 1000000 entries, more than 64")
         }
+    }
+
+    /// Metadata is read into the call's `Metadata` (keys lowercased), and counted as the limits count
+    /// it, entries and bytes as sent, on the way.
+    func testMetadataIsReadIntoTheCallsMetadataAndCountedOnTheWay() throws {
+        let sent: [YediRPC.MetadataEntry] = [
+            .init(key: "Authorization", value: "Bearer x"), .init(key: "request-id", value: "r1"),
+            .init(key: "ÉTÉ", value: ""),
+        ]
+        let body = ByteBuffer(
+            bytes: try YediRPC.Frame(callID: 1, kind: .request, method: "/a/b", metadata: sent).serializedBytes())
+        let frame = try InboundFrame.read(body, maxMetadataEntries: 2)
+        XCTAssertEqual(Array(frame.metadata.map(\.key)), ["authorization", "request-id"])
+        XCTAssertEqual(frame.metadata["authorization"], "Bearer x")
+        XCTAssertEqual(frame.metadataEntriesNotKept, 1)
+        let bytes = sent.reduce(0) { $0 + WireLimits.metadataEntryOverhead + $1.key.utf8.count + $1.value.utf8.count }
+        XCTAssertEqual(frame.metadataSize, MetadataSize(entries: 3, bytes: bytes))
+        XCTAssertEqual(
+            try InboundFrame.read(body).metadata.map(\.key), ["authorization", "request-id", "été"],
+            "a key that is not ASCII is lowercased as String does")
     }
 
     func testBadFramesAreRefusedNamingTheField() throws {
@@ -131,7 +152,7 @@ final class InboundFrameTests: XCTestCase {
                 }
             }
             let body = ByteBuffer(bytes: bytes)
-            let expected = try? YediRPC.Frame(buffer: body)
+            let expected = (try? YediRPC.Frame(buffer: body)).map(Self.keysLowercased)
             let actual = try? InboundFrame.read(body)
             XCTAssertEqual(actual.map(Self.generated), expected, "\(bytes)")
             if expected == nil { refused += 1 } else { accepted += 1 }
@@ -150,7 +171,7 @@ final class InboundFrameTests: XCTestCase {
         for name in names {
             let input = try Data(contentsOf: directory.appendingPathComponent(name))
             let body = ByteBuffer(bytes: input.dropFirst())
-            let expected = Result { try YediRPC.Frame(buffer: body) }
+            let expected = Result { try YediRPC.Frame(buffer: body) }.map(Self.keysLowercased)
             let actual = Result { try InboundFrame.read(body) }.map(Self.generated)
             XCTAssertEqual(
                 try? actual.get(), try? expected.get(),
@@ -158,9 +179,17 @@ final class InboundFrameTests: XCTestCase {
         }
     }
 
+    /// The reader keeps metadata as `Metadata` keeps it, keys lowercased; the generated decoder keeps
+    /// them as sent.
+    private static func keysLowercased(_ frame: YediRPC.Frame) -> YediRPC.Frame {
+        var frame = frame
+        frame.metadata = frame.metadata.map { .init(key: $0.key.lowercased(), value: $0.value) }
+        return frame
+    }
+
     private static func generated(_ frame: InboundFrame) -> YediRPC.Frame {
         YediRPC.Frame(
-            callID: frame.callID, kind: frame.kind, method: frame.method, metadata: frame.metadata,
+            callID: frame.callID, kind: frame.kind, method: frame.method, metadata: frame.metadata.wire,
             timeoutMicros: frame.timeoutMicros, payload: Array(frame.payload.readableBytesView), status: frame.status,
             windowBytes: frame.windowBytes, lastCallID: frame.lastCallID, maxConcurrentCalls: frame.maxConcurrentCalls,
             maxFrameBytes: frame.maxFrameBytes)

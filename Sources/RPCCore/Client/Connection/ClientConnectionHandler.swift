@@ -275,7 +275,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case .slotFreed: break  // its caller gave up earlier
         case .resolve:
             guard let call = calls.removeValue(forKey: frame.callID) else { break }
-            let trailers = Metadata(frame.metadata)
+            let trailers = frame.metadata
             call.resolve(
                 error: RPCError(wire: frame.status, trailers: trailers), payload: frame.payload, trailers: trailers)
         }

@@ -61,13 +61,10 @@ struct ConnectionMemoryBudget {
     }
 
     /// What a REQUEST frame makes the connection hold while its call runs: the payload, the metadata
-    /// as the metadata limits count it, the method name, and a fixed share for the call's own objects.
+    /// as the metadata limits count it (the reader's count), the method name, and a fixed share for the
+    /// call's own objects.
     static func cost(of request: InboundFrame) -> Int {
-        var bytes = perCallOverhead + request.payload.readableBytes + request.method.utf8.count
-        for entry in request.metadata {
-            bytes += WireLimits.metadataEntryOverhead + entry.key.utf8.count + entry.value.utf8.count
-        }
-        return bytes
+        perCallOverhead + request.payload.readableBytes + request.method.utf8.count + request.metadataSize.bytes
     }
 
     /// The call's task, context, handle and table entry, roughly.

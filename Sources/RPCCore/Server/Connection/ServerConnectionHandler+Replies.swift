@@ -4,17 +4,17 @@ import NIOCore
 /// (in order) until it has, its bytes given back once written; a peer that takes none of them for the
 /// stall timeout is dropped. The rules are the state machine's; this is their I/O.
 extension ServerConnectionHandler {
-    /// Writes a reply frame of call `callID` if the budget has room for it, or holds it until it has;
-    /// true when written.
+    /// Writes a reply frame (a stream's MESSAGE when `messageOf` is its call) if the budget has room for
+    /// it, or leaves it with the state machine until it has; true when written.
     @discardableResult
-    func sendReply(_ callID: UInt64, _ frame: ByteBuffer, isMessage: Bool = false) -> Bool {
-        switch state.replyProduced(bytes: frame.readableBytes, at: NIODeadline.now()) {
+    func sendReply(_ frame: ByteBuffer, messageOf call: RunningCall? = nil) -> Bool {
+        let reply = QueuedReply(frame: frame, messageOf: call)
+        switch state.replyProduced(reply, bytes: frame.readableBytes, at: NIODeadline.now()) {
         case .write:
             writeCounted(frame)
             armStallTimer()
             return true
-        case .wait(let ticket):
-            waitingReplies[ticket] = (callID, frame, isMessage)
+        case .wait:
             armStallTimer()
             return false
         }
@@ -34,20 +34,19 @@ extension ServerConnectionHandler {
     func replyWritten(_ bytes: Int) {
         var released = [bytes]
         while let next = released.popLast() {
-            for ticket in state.replyWritten(bytes: next, at: NIODeadline.now()) {
-                guard let reply = waitingReplies.removeValue(forKey: ticket) else { continue }
-                guard reply.isMessage else {
+            for waiting in state.replyWritten(bytes: next, at: NIODeadline.now()) {
+                let reply = waiting.reply
+                guard let call = reply.messageOf else {
                     writeCounted(reply.frame)
                     continue
                 }
-                let call = running[reply.callID]
-                call?.messageWaiting = false
-                guard state.isSending(reply.callID) else {
+                call.messageWaiting = false
+                guard state.isSending(call.id) else {
                     released.append(reply.frame.readableBytes)
                     continue
                 }
                 writeCounted(reply.frame)
-                if let call, call.window > 0, context?.channel.isWritable == true { resumeWriter(of: call) }
+                if call.window > 0, context?.channel.isWritable == true { resumeWriter(of: call) }
             }
         }
         startHeldCalls()

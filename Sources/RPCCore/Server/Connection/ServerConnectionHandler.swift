@@ -34,12 +34,15 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         var logger: Logger
     }
 
-    /// What a running call holds besides its state in the machine: its task, timer and flow control.
+    /// What the handler keeps for a call besides its state in the machine, which holds it in the call's
+    /// entry (one table for both): its task, timer and flow control, and while it is held, what it
+    /// starts with.
     final class RunningCall {
         let handle: ServerCallHandle
         var task: Task<Void, Never>?
         /// The status of an end that came before the handler returned, for the interceptors.
         let endRecord = CallEndRecord()
+        /// The deadline: before a held call starts, then while its handler runs.
         var deadlineTimer: Scheduled<Void>?
         /// Streaming: bytes the client still lets us send.
         var window: Int
@@ -49,12 +52,16 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         var messageWaiting = false
         /// Where its method's reply sizes are recorded.
         let replySizes: ReplySizeEstimate
+        /// A held call's request, until its handler starts.
+        var held: (frame: InboundFrame, route: RPCRoute, deadline: NIODeadline?)?
 
         init(handle: ServerCallHandle, window: Int, replySizes: ReplySizeEstimate) {
             self.handle = handle
             self.window = window
             self.replySizes = replySizes
         }
+
+        var id: UInt64 { handle.id }
 
         /// Nothing more is sent for it: its timer stops and a waiting write fails.
         func stopSending() {
@@ -73,17 +80,21 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     var logger: Logger
     var context: ChannelHandlerContext?
     private var peer = PeerInfo(address: "unknown")
-    var state: ServerConnectionStateMachine
-    var running: [UInt64: RunningCall] = [:]
+    /// The calls (with their `RunningCall`s) and the waiting replies (their frames): the one table of each.
+    var state: StateMachine
     var output: FrameOutput?
     private var idleTimer: Scheduled<Void>?
     private var graceTimer: Scheduled<Void>?
     var stallTimer: Scheduled<Void>?
-    /// The encoded frames of replies waiting for room in the memory budget, by the machine's ticket.
-    var waitingReplies: [UInt64: (callID: UInt64, frame: ByteBuffer, isMessage: Bool)] = [:]
-    /// Calls accepted whose handlers wait to start (`ServerConnectionStateMachine.heldCalls`).
-    private var heldCalls:
-        [UInt64: (frame: InboundFrame, route: RPCRoute, deadline: NIODeadline?, timer: Scheduled<Void>?)] = [:]
+    typealias StateMachine = ServerConnectionStateMachine<RunningCall, QueuedReply>
+
+    /// A reply frame waiting in the state machine for room in the memory budget.
+    struct QueuedReply {
+        let frame: ByteBuffer
+        /// The streaming call whose MESSAGE this is (its writer waits for it); nil for an END.
+        let messageOf: RunningCall?
+    }
+
     /// A read asked for while the connection could not send, issued once it can.
     private var readHeld = false
     /// The replies queued in the socket when this read began. Read once per read, not per request: the
@@ -164,7 +175,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
-            for call in running.values where call.window > 0 { resumeWriter(of: call) }
+            for call in state.calls.values where call.resources.window > 0 { resumeWriter(of: call.resources) }
             if readHeld {
                 readHeld = false
                 context.read()
@@ -212,30 +223,36 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 let bytes = route.replySizes.bytes(cold: configuration.limits.maxFrameBytes)
                 return bytes > 0 ? bytes + WireLimits.envelopeOverhead : 0
             } ?? 0
-        let request = ServerConnectionStateMachine.Request(
-            id: id, kind: route?.method.kind, metadata: frame.metadata,
-            metadataEntriesNotKept: frame.metadataEntriesNotKept, cost: cost, queuedReplies: queuedReplies,
+        let request = StateMachine.Request(
+            id: id, kind: route?.method.kind, metadata: frame.metadataSize, cost: cost, queuedReplies: queuedReplies,
             replyShare: share)
         // The deadline runs from the request's arrival, even while the call is held.
         var deadline: NIODeadline?
         if frame.timeoutMicros > 0 {
             deadline = .now() + .microseconds(Int64(clamping: min(frame.timeoutMicros, UInt64(Int64.max / 1_000))))
         }
-        switch state.requestReceived(request) {
+        var admitted: RunningCall?
+        let action = state.requestReceived(request) {
+            // Only a routed call is admitted (the machine refuses one of no kind).
+            let call = makeCall(id, frame: frame, route: route!, context: context)
+            admitted = call
+            return call
+        }
+        switch action {
         case .start:
-            guard let route else { return }
-            start(frame, route: route, deadline: deadline, context: context)
+            guard let route, let admitted else { return }
+            start(admitted, frame: frame, route: route, deadline: deadline, context: context)
         case .hold:
-            guard let route else { return }
+            guard let route, let admitted else { return }
             idleTimer?.cancel()
             idleTimer = nil
-            let timer = deadline.map { deadline in
+            admitted.held = (frame, route, deadline)
+            admitted.deadlineTimer = deadline.map { deadline in
                 context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
                     self.endEarly(
                         id, RPCError(code: .deadlineExceeded, message: "the deadline passed before the call started"))
                 }
             }
-            heldCalls[id] = (frame, route, deadline, timer)
         case .refuse(let error):
             refuse(id, error, route: route)
         case .refuseUnknownMethod:
@@ -250,17 +267,17 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// Starts the held calls whose reply's share fits now.
     func startHeldCalls() {
         guard let context else { return }
-        for id in state.callsToStart() {
-            guard let held = heldCalls.removeValue(forKey: id) else { continue }
-            held.timer?.cancel()
-            start(held.frame, route: held.route, deadline: held.deadline, context: context)
+        for call in state.callsToStart() {
+            guard let held = call.held else { continue }
+            call.held = nil
+            start(call, frame: held.frame, route: held.route, deadline: held.deadline, context: context)
         }
     }
 
-    private func start(_ frame: InboundFrame, route: RPCRoute, deadline: NIODeadline?, context: ChannelHandlerContext) {
-        let id = frame.callID
-        idleTimer?.cancel()
-        idleTimer = nil
+    /// The handler's objects for a call the machine admitted.
+    private func makeCall(
+        _ id: UInt64, frame: InboundFrame, route: RPCRoute, context: ChannelHandlerContext
+    ) -> RunningCall {
         let handle = ServerCallHandle(
             id: id,
             method: route.method,
@@ -268,9 +285,18 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             maxPayloadBytes: configuration.limits.maxFrameBytes - WireLimits.envelopeOverhead
         )
         let window = frame.windowBytes > 0 ? Int(frame.windowBytes) : configuration.defaultStreamWindowBytes
-        let call = RunningCall(handle: handle, window: window, replySizes: route.replySizes)
-        running[id] = call
+        return RunningCall(handle: handle, window: window, replySizes: route.replySizes)
+    }
 
+    private func start(
+        _ call: RunningCall, frame: InboundFrame, route: RPCRoute, deadline: NIODeadline?,
+        context: ChannelHandlerContext
+    ) {
+        let id = call.id
+        idleTimer?.cancel()
+        idleTimer = nil
+        call.deadlineTimer?.cancel()  // a held call's
+        call.deadlineTimer = nil
         if let deadline {
             call.deadlineTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
                 self.endEarly(
@@ -282,32 +308,31 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
         var serverContext = ServerContext(
             method: route.method,
-            metadata: Metadata(frame.metadata),
+            metadata: frame.metadata,
             deadline: deadline.map { .now + .nanoseconds(($0 - .now()).nanoseconds) },
             peer: peer,
             userTag: configuration.userTag,
             logger: logger
         )
         serverContext.endRecord = call.endRecord
-        call.task = runner.start(route.prepare(frame.payload), handle: handle, context: serverContext)
+        call.task = runner.start(route.prepare(frame.payload), handle: call.handle, context: serverContext)
     }
 
     /// Called by the call's task (through its handle) once the handler and the interceptors returned:
     /// answers the call if its answer is still due, and frees its slot.
-    func handlerReturned(_ id: UInt64, outcome: Result<ServerResponse, RPCError>) {
-        let (end, next) = state.handlerReturned(id)
-        let call = running.removeValue(forKey: id)
+    func handlerReturned(_ id: UInt64, outcome: ServerCallOutcome) {
+        let (end, next, call) = state.handlerReturned(id)
         call?.stopSending()
-        if case .success(let response) = outcome, let message = response.message {
-            call?.replySizes.record(message.readableBytes)
+        switch outcome {
+        case .answered(_, let messageBytes?), .unencodable(_, let messageBytes?): call?.replySizes.record(messageBytes)
+        default: break
         }
         switch end {
         case .sendOutcome:
             switch outcome {
-            case .success(let response):
-                writeEnd(id, error: nil, payload: response.message, trailers: response.trailers, counted: true)
-            case .failure(let error):
-                writeEnd(id, error: error)
+            case .answered(let frame, _): sendReply(frame)
+            case .unencodable(let error, _): endUnencodable(id, error)
+            case .failed(let error): writeEnd(id, error: error)
             }
         case .sendOwedEnd(let error): writeEnd(id, error: error)
         case .nothing: break
@@ -330,32 +355,27 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     /// The call is over for its client (cancelled, expired); its END waits for its handler.
     private func endEarly(_ id: UInt64, _ error: RPCError) {
-        if let next = state.heldCallEnded(id) {
-            heldCalls.removeValue(forKey: id)?.timer?.cancel()
+        if let held = state.heldCallEnded(id) {
+            held.call.stopSending()
+            held.call.held = nil
             writeEnd(id, error: error)
-            perform(next)
+            perform(held.next)
             return
         }
-        guard state.endEarly(id, owing: error), let call = running[id] else { return }
+        guard let call = state.endEarly(id, owing: error) else { return }
         call.endRecord.record(error)
         call.stopSending()
         call.task?.cancel()
     }
 
-    /// Ends calls for their clients at once with `error` (shutdown), cancelling their handlers.
-    private func endNow(_ ids: [UInt64], _ error: RPCError) {
-        for id in ids {
-            guard let call = running[id] else {
-                if let held = heldCalls.removeValue(forKey: id) {
-                    held.timer?.cancel()
-                    writeEnd(id, error: error)
-                }
-                continue
-            }
+    /// Ends calls for their clients at once with `error` (shutdown), cancelling their handlers (a held
+    /// call has none yet: its timer stops).
+    private func endNow(_ calls: [RunningCall], _ error: RPCError) {
+        for call in calls {
             // Recorded before the handler can see its cancellation.
             call.endRecord.record(error)
             call.stopSending()
-            writeEnd(id, error: error)
+            writeEnd(call.id, error: error)
             call.task?.cancel()
         }
     }
@@ -369,7 +389,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         for interceptor in configuration.interceptors { interceptor.callRefused(method, error: error, logger: logger) }
     }
 
-    private func perform(_ action: ServerConnectionStateMachine.ConnectionAction) {
+    private func perform(_ action: StateMachine.ConnectionAction) {
         switch action {
         case .nothing: break
         case .armIdleTimer: armIdleTimer()
@@ -394,21 +414,18 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         return String(decoding: text.utf8.prefix(limit), as: UTF8.self) + "…"
     }
 
-    private static func endFrame(_ id: UInt64, error: RPCError?, trailers: Metadata = [:]) -> YediRPC.Frame {
-        YediRPC.Frame(
-            callID: id,
-            kind: .end,
-            metadata: error?.metadata.wire ?? trailers.wire,
-            status: error.map(YediRPC.Status.init)
-        )
+    private static func endFrame(_ id: UInt64, error: RPCError) -> YediRPC.Frame {
+        YediRPC.Frame(callID: id, kind: .end, metadata: error.metadata.wire, status: YediRPC.Status(error))
     }
 
     // MARK: Streaming flow control
 
+    /// `frame`: the message's finished MESSAGE frame (`ServerCallHandle.encodeMessage`).
     func sendStreamMessage(
-        _ id: UInt64, payload: ByteBuffer, write stream: StreamWrite, continuation: UnsafeContinuation<Void, any Error>
+        _ id: UInt64, frame: ByteBuffer, messageBytes: Int, write stream: StreamWrite,
+        continuation: UnsafeContinuation<Void, any Error>
     ) {
-        guard state.isSending(id), let call = running[id], let context, !stream.isCancelled else {
+        guard let call = state.sendingCall(id), let context, !stream.isCancelled else {
             continuation.resume(throwing: CancellationError())
             return
         }
@@ -423,13 +440,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             )
             return
         }
-        guard let output, let frame = try? output.encode(YediRPC.Frame(callID: id, kind: .message), payload: payload)
-        else {
-            continuation.resume(throwing: RPCError(code: .internalError, message: "the message could not be encoded"))
-            return
-        }
-        call.window -= payload.readableBytes
-        call.messageWaiting = !sendReply(id, frame, isMessage: true)
+        call.window -= messageBytes
+        call.messageWaiting = !sendReply(frame, messageOf: call)
         if !call.messageWaiting, call.window > 0, context.channel.isWritable {
             continuation.resume()
         } else {
@@ -439,13 +451,13 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     /// `write` was cancelled: it stops waiting, if it is the write waiting (not another task's).
     func abandonStreamWrite(_ id: UInt64, _ write: StreamWrite) {
-        guard let call = running[id], let writer = call.writer, writer.write === write else { return }
+        guard let call = state.call(id), let writer = call.writer, writer.write === write else { return }
         call.writer = nil
         writer.continuation.resume(throwing: CancellationError())
     }
 
     private func grantWindow(_ id: UInt64, bytes: Int) {
-        guard state.isSending(id), let call = running[id] else { return }
+        guard let call = state.sendingCall(id) else { return }
         call.window = call.window.addingReportingOverflow(bytes).overflow ? .max : call.window + bytes
         if call.window > 0, context?.channel.isWritable == true { resumeWriter(of: call) }
     }
@@ -519,10 +531,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     /// A graceful close: the replies still waiting for the budget leave first.
     private func closeAfterFlush() {
-        for ticket in state.releaseWaitingReplies() {
-            guard let reply = waitingReplies.removeValue(forKey: ticket) else { continue }
-            writeCounted(reply.frame)
-        }
+        for waiting in state.releaseWaitingReplies() { writeCounted(waiting.reply.frame) }
         flushNow()
         context?.close(promise: nil)
     }
@@ -536,39 +545,33 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         graceTimer = nil
         stallTimer?.cancel()
         stallTimer = nil
-        waitingReplies.removeAll()
-        for held in heldCalls.values { held.timer?.cancel() }
-        heldCalls.removeAll()
-        for id in state.connectionClosed() {
-            guard let call = running.removeValue(forKey: id) else { continue }
+        // Held calls too: their timers stop.
+        for call in state.connectionClosed() {
             call.stopSending()
             call.task?.cancel()
         }
-        running.removeAll()
         registry.remove(id: ObjectIdentifier(self))
     }
 
     // MARK: Writing
 
-    /// Ends call `id` for the client. A status or trailers that cannot be encoded (a NUL in them) still
-    /// end the call, as INTERNAL: otherwise its caller would wait forever. `counted`: a handler's reply,
-    /// which goes through the memory budget (refusals and statuses are small, and bounded by reading).
-    private func writeEnd(
-        _ id: UInt64, error: RPCError?, payload: ByteBuffer? = nil, trailers: Metadata = [:], counted: Bool = false
-    ) {
+    /// Ends call `id` for the client with `error`, uncounted (refusals and statuses are small, and
+    /// bounded by reading; a handler's reply goes through the memory budget: `sendReply`).
+    private func writeEnd(_ id: UInt64, error: RPCError) {
         guard let output else { return }
         do {
-            let frame = try output.encode(Self.endFrame(id, error: error, trailers: trailers), payload: payload)
-            if counted {
-                sendReply(id, frame)
-            } else {
-                output.write(encoded: frame)
-            }
+            output.write(encoded: try output.encode(Self.endFrame(id, error: error)))
         } catch {
-            logger.error("the end of call \(id) could not be encoded: \(error)")
-            let fallback = RPCError(code: .internalError, message: "the call's status could not be encoded")
-            output.write(Self.endFrame(id, error: fallback))
+            endUnencodable(id, error)
         }
+    }
+
+    /// A status or trailers that cannot be encoded (a NUL in them) still end the call, as INTERNAL:
+    /// otherwise its caller would wait forever.
+    private func endUnencodable(_ id: UInt64, _ error: ProtoEncodingError) {
+        logger.error("the end of call \(id) could not be encoded: \(error)")
+        let fallback = RPCError(code: .internalError, message: "the call's status could not be encoded")
+        output?.write(Self.endFrame(id, error: fallback))
     }
 
     private func write(_ frame: YediRPC.Frame, payload: ByteBuffer? = nil) {

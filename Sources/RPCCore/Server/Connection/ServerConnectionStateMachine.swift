@@ -7,7 +7,12 @@ import ProtoBridge
 ///
 /// It does no I/O, so every rule here is tested without sockets or TLS
 /// (`ServerConnectionStateMachineTests`), as swift-nio's and postgres-nio's connection state machines are.
-struct ServerConnectionStateMachine {
+///
+/// It is the connection's one table of calls and of waiting replies: each entry also carries what the
+/// handler keeps for it (`CallResources`: its task, timers, flow control; `Reply`: an encoded frame),
+/// handed back in the actions that need them, so the handler keeps no second table keyed the same way.
+/// Tests use plain values for both.
+struct ServerConnectionStateMachine<CallResources, Reply> {
     enum Phase: Equatable {
         /// Serving calls.
         case serving
@@ -19,7 +24,7 @@ struct ServerConnectionStateMachine {
 
     /// A call whose handler runs. It keeps its slot and its share of the memory budget until its
     /// handler returns, even once it ended for its client: the limits bound handlers that run.
-    struct Call: Equatable {
+    struct Call {
         let isStream: Bool
         let heldBytes: Int
         /// Set aside for its reply once it starts (a unary call's `ReplySizeEstimate`).
@@ -31,6 +36,8 @@ struct ServerConnectionStateMachine {
         /// The END to send when the handler returns, for a call that ended early (the client cancelled,
         /// the deadline passed): sent then, so the client frees its slot when this side does.
         var owedEnd: RPCError?
+        /// The handler's own objects for the call.
+        let resources: CallResources
     }
 
     private(set) var phase = Phase.serving
@@ -58,9 +65,8 @@ struct ServerConnectionStateMachine {
         var id: UInt64
         /// The routed method's kind; nil for a method this server does not serve.
         var kind: RPCKind?
-        var metadata: [YediRPC.MetadataEntry]
-        /// Entries the frame had beyond those kept in `metadata`.
-        var metadataEntriesNotKept = 0
+        /// As the frame reader counted it.
+        var metadata: MetadataSize
         /// What the call would hold while it runs (`ConnectionMemoryBudget.cost(of:)`).
         var cost: Int
         /// Replies written and not yet sent on the connection.
@@ -87,7 +93,8 @@ struct ServerConnectionStateMachine {
     /// The checks, in order: call ids only grow, shutdown, the concurrency limit, the metadata limits, the
     /// method, the memory budget (no call starts while replies wait for it: its reply would wait too).
     /// A unary call whose reply's share does not fit yet is held: it keeps its slot and starts later.
-    mutating func requestReceived(_ request: Request) -> RequestAction {
+    /// `resources` makes the handler's objects for a call admitted (started or held), and only for one.
+    mutating func requestReceived(_ request: Request, resources: () -> CallResources) -> RequestAction {
         guard phase != .closed else { return .ignore }
         guard request.id > highestCallID else {
             phase = .closed
@@ -107,7 +114,7 @@ struct ServerConnectionStateMachine {
             )
         }
         do {
-            try limits.checkRequestMetadata(request.metadata, notKept: request.metadataEntriesNotKept)
+            try limits.checkRequestMetadata(request.metadata)
         } catch {
             return .refuse(error)
         }
@@ -123,10 +130,11 @@ struct ServerConnectionStateMachine {
         }
         let share = kind == .unary ? max(0, request.replyShare) : 0
         guard share > 0 else {
-            calls[request.id] = Call(isStream: kind != .unary, heldBytes: request.cost)
+            calls[request.id] = Call(isStream: kind != .unary, heldBytes: request.cost, resources: resources())
             return .start
         }
-        calls[request.id] = Call(isStream: false, heldBytes: request.cost, replyShare: share, started: false)
+        calls[request.id] = Call(
+            isStream: false, heldBytes: request.cost, replyShare: share, started: false, resources: resources())
         let first = heldCalls.isEmpty
         heldCalls.append(request.id)
         guard first, !callsToStart().isEmpty else { return .hold }
@@ -135,42 +143,56 @@ struct ServerConnectionStateMachine {
 
     /// The held calls whose reply's share fits now, in order: start their handlers. Called when memory
     /// is freed (a handler returned, a reply was written).
-    mutating func callsToStart() -> [UInt64] {
+    mutating func callsToStart() -> [CallResources] {
         guard phase != .closed else { return [] }
-        var starting: [UInt64] = []
+        var starting: [CallResources] = []
         while let id = heldCalls.first, let call = calls[id] {
             let alone = budget.heldByReplies == 0 && !calls.values.contains { $0.started && $0.replyShare > 0 }
             guard budget.setAside(call.replyShare, alone: alone) else { break }
             heldCalls.removeFirst()
             calls[id]!.started = true
-            starting.append(id)
+            starting.append(call.resources)
         }
         return starting
     }
 
     /// A held call ended before it started (the client cancelled, the deadline passed): nil when it is
-    /// not held; otherwise it is gone, and what the connection does next. Its END is sent at once.
-    mutating func heldCallEnded(_ id: UInt64) -> ConnectionAction? {
-        guard let index = heldCalls.firstIndex(of: id) else { return nil }
+    /// not held; otherwise it is gone (its resources handed back), and what the connection does next.
+    /// Its END is sent at once.
+    mutating func heldCallEnded(_ id: UInt64) -> (call: CallResources, next: ConnectionAction)? {
+        guard let index = heldCalls.firstIndex(of: id), let call = calls[id] else { return nil }
         heldCalls.remove(at: index)
-        return handlerReturned(id).1
+        return (call.resources, handlerReturned(id).next)
     }
 
     // MARK: Calls ending
 
+    /// The handler's resources of call `id` (started or held), while it is in the table.
+    func call(_ id: UInt64) -> CallResources? {
+        calls[id]?.resources
+    }
+
+    /// The resources of call `id` while messages may still be sent for it; nil once it is over for its
+    /// client.
+    func sendingCall(_ id: UInt64) -> CallResources? {
+        guard let call = calls[id], !call.ended else { return nil }
+        return call.resources
+    }
+
     /// Whether messages may still be sent for call `id`.
     func isSending(_ id: UInt64) -> Bool {
-        calls[id].map { !$0.ended } ?? false
+        sendingCall(id) != nil
     }
 
     /// The client cancelled, or the deadline passed: the call is over for its client, and `owing` is
-    /// the END it gets when the handler returns. True when the handler must be told (cancelled).
-    mutating func endEarly(_ id: UInt64, owing status: RPCError) -> Bool {
-        guard var call = calls[id], !call.ended else { return false }
+    /// the END it gets when the handler returns. Its resources when the handler must be told
+    /// (cancelled); nil when it was over already or is unknown.
+    mutating func endEarly(_ id: UInt64, owing status: RPCError) -> CallResources? {
+        guard var call = calls[id], !call.ended else { return nil }
         call.ended = true
         call.owedEnd = status
         calls[id] = call
-        return true
+        return call.resources
     }
 
     /// What to send when a handler returns.
@@ -192,66 +214,68 @@ struct ServerConnectionStateMachine {
         case close
     }
 
-    /// A handler returned: its END (if still due), its slot and its memory are released.
-    mutating func handlerReturned(_ id: UInt64) -> (ReturnAction, ConnectionAction) {
-        guard let call = calls.removeValue(forKey: id) else { return (.nothing, .nothing) }
+    /// A handler returned: its END (if still due), its slot and its memory are released, and its
+    /// resources handed back (nil for a call the table no longer has).
+    mutating func handlerReturned(_ id: UInt64) -> (end: ReturnAction, next: ConnectionAction, call: CallResources?) {
+        guard let call = calls.removeValue(forKey: id) else { return (.nothing, .nothing, nil) }
         budget.callEnded(call.heldBytes + (call.started ? call.replyShare : 0))
         let end: ReturnAction =
             if let owed = call.owedEnd { .sendOwedEnd(owed) } else if call.ended { .nothing } else { .sendOutcome }
-        guard calls.isEmpty else { return (end, .nothing) }
+        guard calls.isEmpty else { return (end, .nothing, call.resources) }
         switch phase {
-        case .serving: return (end, .armIdleTimer)
+        case .serving: return (end, .armIdleTimer, call.resources)
         case .draining:
             phase = .closed
-            return (end, .close)
-        case .closed: return (end, .nothing)
+            return (end, .close, call.resources)
+        case .closed: return (end, .nothing, call.resources)
         }
     }
 
     // MARK: Replies
 
     /// A reply frame (a unary call's END with its response, or a stream's MESSAGE) that waits for room in
-    /// the budget; `ticket` names it to the handler, which holds its bytes.
-    struct WaitingReply: Equatable {
+    /// the budget, kept here with what the handler needs to write it (`reply`, its encoded frame).
+    struct WaitingReply {
+        /// Numbers the replies that waited, in order.
         let ticket: UInt64
         let bytes: Int
+        let reply: Reply
     }
 
     enum ReplyAction: Equatable {
         /// Write it now: its bytes are counted until `replyWritten`.
         case write
-        /// Hold it (its stream's writer waits) until `replyWritten` names this ticket.
+        /// The machine keeps it (its stream's writer waits) until `replyWritten` hands it back.
         case wait(ticket: UInt64)
     }
 
-    /// A handler produced a reply frame of `bytes`. It is written if it fits in the budget and no reply
-    /// waits before it (replies leave in the order they came); otherwise it waits.
-    mutating func replyProduced(bytes: Int, at now: NIODeadline) -> ReplyAction {
+    /// A handler produced `reply`, a frame of `bytes`. It is written if it fits in the budget and no
+    /// reply waits before it (replies leave in the order they came); otherwise it waits, here.
+    mutating func replyProduced(_ reply: Reply, bytes: Int, at now: NIODeadline) -> ReplyAction {
         stall.replyTaken(at: now)
         if waitingReplies.isEmpty, budget.admitReply(bytes) { return .write }
         lastTicket += 1
-        waitingReplies.append(WaitingReply(ticket: lastTicket, bytes: bytes))
+        waitingReplies.append(WaitingReply(ticket: lastTicket, bytes: bytes, reply: reply))
         return .wait(ticket: lastTicket)
     }
 
     /// A reply of `bytes` was written to the socket (or failed with the connection): the waiting replies
     /// that fit now, in order, to write (their bytes counted from now).
-    mutating func replyWritten(bytes: Int, at now: NIODeadline) -> [UInt64] {
+    mutating func replyWritten(bytes: Int, at now: NIODeadline) -> [WaitingReply] {
         budget.replyWritten(bytes)
-        var admitted: [UInt64] = []
+        var admitted: [WaitingReply] = []
         while let first = waitingReplies.first, budget.admitReply(first.bytes) {
-            waitingReplies.removeFirst()
-            admitted.append(first.ticket)
+            admitted.append(waitingReplies.removeFirst())
         }
         stall.replyWritten(at: now, outstanding: budget.heldByReplies > 0 || !waitingReplies.isEmpty)
         return admitted
     }
 
     /// The connection closes gracefully (drained, idle): every waiting reply, to write before it does.
-    mutating func releaseWaitingReplies() -> [UInt64] {
+    mutating func releaseWaitingReplies() -> [WaitingReply] {
         defer { waitingReplies.removeAll() }
         for reply in waitingReplies { budget.forceReply(reply.bytes) }
-        return waitingReplies.map(\.ticket)
+        return waitingReplies
     }
 
     /// When to check next whether the replies move; nil while none is outstanding.
@@ -278,11 +302,11 @@ struct ServerConnectionStateMachine {
 
     // MARK: Shutdown
 
-    struct DrainAction: Equatable {
+    struct DrainAction {
         /// For the GOAWAY: calls up to this id are (or were) served.
         var lastCallID: UInt64
-        /// Open streams to end at once with UNAVAILABLE (their clients reconnect elsewhere).
-        var streamsToEnd: [UInt64]
+        /// Open streams to end at once with UNAVAILABLE (their clients reconnect elsewhere), by id.
+        var streamsToEnd: [CallResources]
         /// No call left: close after the GOAWAY.
         var closeNow: Bool
     }
@@ -297,12 +321,18 @@ struct ServerConnectionStateMachine {
             streams.append(id)
         }
         if calls.isEmpty { phase = .closed }
-        return DrainAction(lastCallID: highestCallID, streamsToEnd: streams.sorted(), closeNow: phase == .closed)
+        return DrainAction(
+            lastCallID: highestCallID, streamsToEnd: resources(of: streams), closeNow: phase == .closed)
     }
 
-    /// The grace period is over: the calls still going for their clients, to end now with UNAVAILABLE
-    /// (their handlers cancelled); then the connection closes.
-    mutating func gracePeriodEnded() -> [UInt64] {
+    /// The resources of calls `ids`, in the order of their ids.
+    private func resources(of ids: [UInt64]) -> [CallResources] {
+        ids.sorted().compactMap { calls[$0]?.resources }
+    }
+
+    /// The grace period is over: the calls still going for their clients (held ones too), to end now
+    /// with UNAVAILABLE (their handlers cancelled); then the connection closes.
+    mutating func gracePeriodEnded() -> [CallResources] {
         guard phase == .draining else { return [] }
         phase = .closed
         var ending: [UInt64] = []
@@ -310,7 +340,7 @@ struct ServerConnectionStateMachine {
             calls[id]!.ended = true
             ending.append(id)
         }
-        return ending.sorted()
+        return resources(of: ending)
     }
 
     /// The idle timer fired: true to say GOAWAY and close (no call came meanwhile).
@@ -325,12 +355,16 @@ struct ServerConnectionStateMachine {
         phase = .closed
     }
 
-    /// The connection is gone: the handlers still running, to cancel. Their returns find nothing.
-    mutating func connectionClosed() -> [UInt64] {
+    /// The connection is gone: every call's resources (handlers still running, to cancel; held calls'
+    /// timers), in the order of their ids. Their returns find nothing; the waiting replies are dropped.
+    mutating func connectionClosed() -> [CallResources] {
         phase = .closed
         waitingReplies.removeAll()
         heldCalls.removeAll()
         defer { calls.removeAll() }
-        return calls.keys.sorted()
+        return resources(of: Array(calls.keys))
     }
 }
+
+extension ServerConnectionStateMachine.DrainAction: Equatable where CallResources: Equatable {}
+extension ServerConnectionStateMachine.WaitingReply: Equatable where Reply: Equatable {}

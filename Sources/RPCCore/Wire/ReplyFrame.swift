@@ -1,0 +1,126 @@
+import NIOCore
+import ProtoBridge
+
+/// A reply frame (a unary call's END with its response, or a stream's MESSAGE) built around its message
+/// where the message is encoded: the length prefix is reserved, the payload field's tag and length
+/// written once the message's size is known, the message packed after them, and the envelope's other
+/// fields (call id, kind, trailers) appended after it before the length is filled in. The message is
+/// never copied: the buffer it is packed into is the one written to the socket.
+///
+/// The payload comes first on the wire, then the other fields: a message may list its fields in any
+/// order, and the trailers are only known once the interceptors returned. Every reader (ours, protobuf-c)
+/// reads the same frame as if they were in field order.
+struct ReplyFrame: Sendable {
+    /// The frame so far: the reserved length prefix, then the payload field.
+    private(set) var buffer: ByteBuffer
+    /// The encoded message's size (its payload field's value).
+    let messageBytes: Int
+    /// Where the message starts in `buffer`.
+    private let messageIndex: Int
+
+    /// Bytes the envelope after the payload takes without trailers: call id and kind.
+    private static let envelopeBytes = 1 + 10 + 1 + 5
+
+    /// Encodes `message` into a new reply frame; a message the client could not receive is the server's
+    /// fault. The buffer has room for the call id and kind after it; trailers, rare, may grow it.
+    static func encode(_ message: some ProtoMessage, maxPayloadBytes: Int) throws(RPCError) -> ReplyFrame {
+        var messageBytes = 0
+        let buffer: ByteBuffer?
+        do {
+            buffer = try message.serialize { size in
+                messageBytes = size
+                guard size <= maxPayloadBytes else { return nil }
+                return header(messageBytes: size)
+            }
+        } catch {
+            throw RPCError(code: .internalError, message: "the response could not be encoded")
+        }
+        guard let buffer else {
+            throw RPCError(
+                code: .resourceExhausted,
+                message: "the response (\(messageBytes) bytes) exceeds the frame limit of \(maxPayloadBytes) bytes"
+            )
+        }
+        return ReplyFrame(buffer: buffer, messageBytes: messageBytes)
+    }
+
+    private init(buffer: ByteBuffer, messageBytes: Int) {
+        self.buffer = buffer
+        self.messageBytes = messageBytes
+        self.messageIndex = buffer.writerIndex - messageBytes
+    }
+
+    /// A reply frame around `payload`, copied into it (bytes that were not encoded here: raw handlers).
+    init(payload: ByteBuffer) {
+        var buffer = Self.header(messageBytes: payload.readableBytes)
+        var payload = payload
+        let messageBytes = buffer.writeBuffer(&payload)
+        self.init(buffer: buffer, messageBytes: messageBytes)
+    }
+
+    /// The length prefix (to fill in) and the payload field's tag and length, in a buffer with room for
+    /// the message and the envelope after it.
+    private static func header(messageBytes: Int) -> ByteBuffer {
+        var buffer = ByteBufferAllocator().buffer(capacity: headerBytes(messageBytes) + messageBytes + envelopeBytes)
+        buffer.writeInteger(UInt32(0))
+        guard messageBytes > 0 else { return buffer }  // protobuf leaves an empty bytes field out
+        buffer.writeInteger(UInt8(payloadTag))
+        buffer.writeVarint(UInt64(messageBytes))
+        return buffer
+    }
+
+    private static func headerBytes(_ messageBytes: Int) -> Int {
+        messageBytes > 0 ? 4 + 1 + ByteBuffer.varintBytes(UInt64(messageBytes)) : 4
+    }
+
+    /// What a finished frame keeps: nothing (an empty buffer shared by all, so finishing allocates none).
+    private static let finished = ByteBuffer()
+
+    /// Field 6 (`payload`), wire type 2 (length-delimited).
+    private static let payloadTag = 6 << 3 | 2
+
+    /// The encoded message, as a view of the frame (no copy).
+    var message: ByteBuffer {
+        buffer.getSlice(at: messageIndex, length: messageBytes)!
+    }
+
+    /// Appends the envelope's other fields (the call id, `kind`, and `trailers`) and fills in the length
+    /// prefix: the frame to write. Mutating, so that the buffer is appended to in place: the caller
+    /// must hold the only copy of it (a copy elsewhere would make the append copy the message).
+    mutating func finish(callID: UInt64, kind: YediRPC.FrameKind, trailers: Metadata = [:])
+        throws(ProtoEncodingError) -> ByteBuffer
+    {
+        var frame = buffer
+        buffer = Self.finished  // `frame` holds the only reference now
+        try frame.writeEnvelope(callID: callID, kind: kind, trailers: trailers)
+        frame.setInteger(UInt32(frame.readableBytes - 4), at: frame.readerIndex)
+        return frame
+    }
+
+    /// A frame without a message (a stream's END): its envelope alone.
+    static func finishedWithoutMessage(callID: UInt64, kind: YediRPC.FrameKind, trailers: Metadata)
+        throws(ProtoEncodingError) -> ByteBuffer
+    {
+        var frame = ReplyFrame(buffer: header(messageBytes: 0), messageBytes: 0)
+        return try frame.finish(callID: callID, kind: kind, trailers: trailers)
+    }
+}
+
+extension ByteBuffer {
+    /// The call id and kind, written by hand (two varints), then the trailers as metadata entries.
+    fileprivate mutating func writeEnvelope(callID: UInt64, kind: YediRPC.FrameKind, trailers: Metadata)
+        throws(ProtoEncodingError)
+    {
+        if callID != 0 {
+            writeInteger(UInt8(1 << 3))  // field 1, varint
+            writeVarint(callID)
+        }
+        if kind.rawValue != 0 {
+            writeInteger(UInt8(2 << 3))  // field 2, varint
+            writeVarint(UInt64(bitPattern: Int64(kind.rawValue)))  // as protobuf writes an enum
+        }
+        guard !trailers.isEmpty else { return }
+        // Only `metadata` is set, so protobuf-c writes only its entries (proto3 leaves zeros out).
+        try YediRPC.Frame(metadata: trailers.wire).serialize(into: &self)
+    }
+}
