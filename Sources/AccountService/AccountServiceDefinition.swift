@@ -34,7 +34,8 @@ enum AccountServiceDefinition: ServiceDefinition {
         }
         let clock = env.clock
         let peers = env.peers
-        let store = SQLiteAccountStore(database: env.database, outbox: env.outbox, revokedUsers: env.revokedUsers)
+        let store = SQLiteAccountStore(
+            database: env.database, events: AccountEvents(outbox: env.outbox), revokedUsers: env.revokedUsers)
         env.addBackgroundService(sessionPruning(env, store: store))
         env.outbox.register(try mailSender(env))
         return AccountHandlers(

@@ -232,7 +232,8 @@ final class SQLiteAccountStoreTests: XCTestCase {
             logger: Logger(label: "test"))
         let clock = ManualClock()
         store = SQLiteAccountStore(
-            database: database, outbox: Outbox(ids: SequentialIDGenerator(prefix: "job"), clock: clock),
+            database: database,
+            events: AccountEvents(outbox: Outbox(ids: SequentialIDGenerator(prefix: "job"), clock: clock)),
             revokedUsers: try await RevokedUsers(database: database, clock: clock))
         addTeardownBlock { [database] in
             try? database?.close()

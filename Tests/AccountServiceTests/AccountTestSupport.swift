@@ -76,7 +76,7 @@ final class AccountFixture: Sendable {
     /// The SQLite store under the running service, for checks behind the RPCs.
     var store: SQLiteAccountStore {
         SQLiteAccountStore(
-            database: service.environment.database, outbox: service.environment.outbox,
+            database: service.environment.database, events: AccountEvents(outbox: service.environment.outbox),
             revokedUsers: service.environment.revokedUsers)
     }
 }

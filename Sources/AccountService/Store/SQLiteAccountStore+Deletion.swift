@@ -10,7 +10,7 @@ extension SQLiteAccountStore {
     // MARK: Deletion
 
     func deleteAccount(userID: String, now: Int64) async throws -> Bool {
-        let outbox = self.outbox
+        let events = self.events
         let revokedUsers = self.revokedUsers
         return try await database.write { db in
             guard let email = try String.fetchOne(db, sql: "SELECT email FROM user WHERE id = ?", arguments: [userID])
@@ -37,13 +37,7 @@ extension SQLiteAccountStore {
                 userID: userID, revokedAtMs: now, keepUntilMs: now + RevokedUsers.retention.wholeMilliseconds)
             try revokedUsers.revoke(
                 userID: userID, revokedAt: revocation.revokedAtMs, keepUntil: revocation.keepUntilMs, in: db)
-            // Per peer, jobs are delivered in order: the revocation (which waits for the user's running
-            // calls there) before the purge.
-            for (peer, method) in Self.purgedPeers {
-                try outbox.enqueue(
-                    in: db, peer: peer, method: YediRuntime.Revocations.Method.revokeUser, request: revocation)
-                try outbox.enqueue(in: db, peer: peer, method: method, request: .init(userID: userID))
-            }
+            try events.accountDeleted(revocation, in: db)
             return true
         }
     }

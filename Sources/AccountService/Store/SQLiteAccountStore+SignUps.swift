@@ -21,7 +21,7 @@ extension SQLiteAccountStore {
                         pending.createdAtMilliseconds,
                     ])
             }
-            try outbox.enqueue(in: db, mail: mail)
+            try events.mail(mail, in: db)
         }
     }
 

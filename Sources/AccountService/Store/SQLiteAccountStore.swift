@@ -8,20 +8,11 @@ import YediProto
 /// `AccountStore` on the service's SQLite database (GRDB).
 struct SQLiteAccountStore: AccountStore {
     let database: ServiceDatabase
-    let outbox: Outbox
-    /// Deleted users' tokens stop working here in the deleting transaction, and everywhere else through
-    /// `RevokeUser` jobs, each delivered before that peer's `PurgeUser`.
+    /// What the other services are told, in the transaction of each change.
+    let events: AccountEvents
+    /// Deleted users' tokens stop working here in the deleting transaction (and elsewhere through
+    /// `events.accountDeleted`).
     let revokedUsers: RevokedUsers
-    /// The services that hold user data and get `PurgeUser` when an account is deleted.
-    static let purgedPeers:
-        [(peer: String, method: RPCMethod<YediCommon.PurgeUserRequest, YediCommon.PurgeUserResponse>)] = [
-            ("content", YediContent.ContentService.Method.purgeUser),
-            ("booking", YediBooking.BookingService.Method.purgeUser),
-            ("chat", YediChat.ChatService.Method.purgeUser),
-        ]
-    /// The services that show users' public fields next to their own data (a `UserDirectory`) and get
-    /// `yedi.runtime.Users/UserChanged` when one changes.
-    static let directoryPeers = ["content", "chat"]
 
     // MARK: Users and designers
 
@@ -33,21 +24,16 @@ struct SQLiteAccountStore: AccountStore {
         }
     }
 
-    /// A new account's rows: the user, their designer profile (and its search index) and first session;
-    /// for a designer, BookingService's `SetUpDesigner` in the same transaction (the schedule and menu
-    /// start from the shop's hours, so Booking's reads never have to make them).
+    /// A new account's rows: the user, their designer profile (and its search index) and first session,
+    /// and what the other services hear of it (`AccountEvents.accountCreated`), in one transaction.
     func insertAccount(_ user: UserRecord, designer: DesignerRecord?, session: SessionRecord, _ db: Database) throws {
         try Self.insert(user, db)
         if let designer {
             try Self.insert(designer, db)
             try Self.index(designerID: user.id, db)
-            try outbox.enqueue(
-                in: db, peer: "booking", method: YediBooking.BookingService.Method.setUpDesigner,
-                request: YediBooking.SetUpDesignerRequest(
-                    designerID: user.id, openingHour: Int32(designer.shop.openingHour),
-                    closingHour: Int32(designer.shop.closingHour), timeZone: designer.shop.timeZone))
         }
         try Self.insert(session, db)
+        try events.accountCreated(user, designer: designer, in: db)
     }
 
     static func isEmailTaken(_ error: DatabaseError) -> Bool {
@@ -105,7 +91,7 @@ struct SQLiteAccountStore: AccountStore {
     }
 
     func updateUser(_ user: UserRecord) async throws {
-        let outbox = self.outbox
+        let events = self.events
         try await database.write { db in
             let before = try Row.fetchOne(
                 db, sql: "SELECT name, profile_image_id FROM user WHERE id = ?", arguments: [user.id])
@@ -122,11 +108,7 @@ struct SQLiteAccountStore: AccountStore {
             try Self.index(designerID: user.id, db)
             // The cached copies elsewhere (post authors, room members) are dropped once this commits.
             if before["name"] as String != user.name || before["profile_image_id"] as String != user.profileImageID {
-                for peer in Self.directoryPeers {
-                    try outbox.enqueue(
-                        in: db, peer: peer, method: YediRuntime.Users.Method.userChanged,
-                        request: .init(userID: user.id))
-                }
+                try events.publicFieldsChanged(userID: user.id, in: db)
             }
         }
     }
