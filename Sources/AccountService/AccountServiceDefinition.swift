@@ -50,8 +50,7 @@ enum AccountServiceDefinition: ServiceDefinition {
             refreshLimits: ClientRateLimits(
                 perAddress: env.configuration.signInRatePerAddress.scaled(by: 10),
                 perConnection: env.configuration.signInRatePerConnection.scaled(by: 10)),
-            clock: clock,
-            ids: env.ids,
+            kit: env.handlerKit,
             pages: AccountPages(env),
             codes: codes,
             mailsPerRecipient: SharedRateLimiter(limit: mailsPerRecipient),

@@ -28,12 +28,11 @@ enum BookingServiceDefinition: ServiceDefinition {
                 metricsFactory: env.metrics))
         return BookingHandlers(
             store: FreeDayInvalidatingStore(inner: SQLiteBookingStore(database: env.database), cache: freeDays),
-            freeDays: freeDays, clock: env.clock, ids: env.ids, reservationPages: env.pageList("reservations"),
+            freeDays: freeDays, kit: env.handlerKit, reservationPages: env.pageList("reservations"),
             shopHours: { designerID in
                 let account = YediAccount.AccountService.Client(try peers.client(for: "account"))
                 return try await account.getShopHours(
                     .init(designerID: designerID), options: CallOptions(timeout: .seconds(2)))
-            },
-            quotas: env.configuration.quotas)
+            })
     }
 }

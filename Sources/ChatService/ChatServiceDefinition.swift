@@ -35,10 +35,8 @@ enum ChatServiceDefinition: ServiceDefinition {
             directory: UserDirectory(env),
             cache: HistoryCache(),
             hub: hub,
-            clock: env.clock,
-            ids: env.ids,
-            roomPages: env.pageList("rooms", defaultLimit: 20, maximumLimit: ChatHandlers.maxPageSize),
-            quotas: env.configuration.quotas)
+            kit: env.handlerKit,
+            roomPages: env.pageList("rooms", defaultLimit: 20, maximumLimit: ChatHandlers.maxPageSize))
     }
 
     /// How often stream events past their retention are pruned (and once at start).

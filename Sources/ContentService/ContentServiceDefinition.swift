@@ -47,10 +47,8 @@ enum ContentServiceDefinition: ServiceDefinition {
             images: images,
             directory: UserDirectory(env, lookup: peers.users),
             peers: peers,
-            clock: env.clock,
-            ids: env.ids,
-            pages: ContentPages(env),
-            quotas: env.configuration.quotas)
+            kit: env.handlerKit,
+            pages: ContentPages(env))
     }
 
     /// How often unreferenced images past their grace are looked for (and once at start).

@@ -8,7 +8,7 @@ import YediProto
 
 /// `yedi.account.AccountService`: the handlers. Access rules (who may call what) are in the proto and
 /// enforced before these run; handlers check ownership and validate fields.
-struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
+struct AccountHandlers: YediAccount.AccountService.ServiceProtocol, HandlerKitUser {
     let store: any AccountStore
     let passwords: PasswordHasher
     let sessions: SessionIssuer
@@ -19,8 +19,8 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol {
     /// 15 minutes, so behind a shared address (a carrier's NAT) it needs far more than sign-in, and must
     /// not be spent by someone's sign-in flood.
     let refreshLimits: ClientRateLimits
-    let clock: any WallClock
-    let ids: any IDGenerator
+    /// The clock, ids and quotas (`HandlerKit`).
+    let kit: HandlerKit
     let pages: AccountPages
     /// The 6-digit codes SignUp mails.
     let codes: any VerificationCodeGenerator

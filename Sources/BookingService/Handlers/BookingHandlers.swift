@@ -7,18 +7,16 @@ import YediProto
 
 /// `yedi.booking.BookingService`: the handlers. Access rules (who may call what) are in the proto and
 /// enforced before these run; handlers check ownership and validate fields.
-struct BookingHandlers: YediBooking.BookingService.ServiceProtocol {
+struct BookingHandlers: YediBooking.BookingService.ServiceProtocol, HandlerKitUser {
     let store: any BookingStore
     /// Free slots by (designer, day); `store` invalidates it on every change they depend on.
     let freeDays: FreeDayCache
-    let clock: any WallClock
-    let ids: any IDGenerator
+    /// The clock, ids and quotas (`HandlerKit`).
+    let kit: HandlerKit
     /// A user's reservations, by start and id.
     let reservationPages: PageList
     /// A designer's shop hours from AccountService (throws its RPCError, e.g. NOT_FOUND for a non-designer).
     let shopHours: @Sendable (String) async throws -> YediAccount.ShopHours
-    /// `reservations.open` and `reservations.day` are enforced in `store.reserve`'s transaction.
-    var quotas: QuotaLimits = .defaults
 
     // MARK: Schedule
 

@@ -5,19 +5,17 @@ import YediProto
 
 /// `yedi.chat.ChatService`: the handlers. Access rules are in the proto and enforced before these run;
 /// handlers check membership (only a room's two members read, send or mark read) and validate fields.
-struct ChatHandlers: YediChat.ChatService.ServiceProtocol {
+struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
     let store: any ChatStore
     let peers: ChatPeers
     /// Room members' names and images (AccountService's, cached; empty when it cannot answer).
     let directory: UserDirectory
     let cache: HistoryCache
     let hub: ChatEventHub
-    let clock: any WallClock
-    let ids: any IDGenerator
+    /// The clock, ids and quotas (`HandlerKit`).
+    let kit: HandlerKit
     /// A user's rooms, most recent activity first (the key is the room's last position in the stream).
     let roomPages: PageList
-    /// `rooms.day`, enforced in `store.openRoom`'s transaction.
-    var quotas: QuotaLimits = .defaults
 
     static let maxTextCharacters = 2_000
     static let defaultPageSize = 13

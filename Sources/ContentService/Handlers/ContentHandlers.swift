@@ -6,17 +6,15 @@ import YediProto
 
 /// `yedi.content.ContentService`: the handlers. Access rules (who may call what) are in the proto and
 /// enforced before these run; handlers check ownership and validate fields.
-struct ContentHandlers: YediContent.ContentService.ServiceProtocol {
+struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUser {
     let store: any ContentStore
     let images: ImageLibrary
     /// Post authors' names and profile images (AccountService's, cached; empty when it cannot answer).
     let directory: UserDirectory
     let peers: ContentPeers
-    let clock: any WallClock
-    let ids: any IDGenerator
+    /// The clock, ids and quotas (`HandlerKit`).
+    let kit: HandlerKit
     let pages: ContentPages
-    /// `posts.day`, `reviews.day` and the upload byte quotas, enforced in the store's transactions.
-    var quotas: QuotaLimits = .defaults
 
     static let imageGone = RPCError(
         code: .notFound,
