@@ -55,7 +55,7 @@ final class MailSenderTests: XCTestCase {
             try env.outbox.enqueue(in: db, mail: .init(to: "a@example.com", subject: "s", text: "t"))
             throw Abort()
         }
-        try await env.database.write { db in
+        _ = try await env.database.write { db in
             try env.outbox.enqueue(in: db, mail: .init(to: "b@example.com", subject: "s", text: "t"))
         }
         _ = try await eventually(timeout: 20) { sender.sent.count == 1 }

@@ -86,7 +86,7 @@ final class SchedulerTests: XCTestCase, @unchecked Sendable {
         let (scheduler, worker) = scheduler(database)
         let running = Task { try await worker.run() }
         defer { running.cancel() }
-        try await database.write { db in try scheduler.schedule(self.job("in-an-hour", inSeconds: 3_600), in: db) }
+        _ = try await database.write { db in try scheduler.schedule(self.job("in-an-hour", inSeconds: 3_600), in: db) }
         try await Task.sleep(for: .milliseconds(100))
         let early = try await effects(database)
         XCTAssertEqual(early, [])
@@ -94,7 +94,7 @@ final class SchedulerTests: XCTestCase, @unchecked Sendable {
         let ran = try await eventually(timeout: 10) { try await self.effects(database) == ["in-an-hour"] }
         XCTAssertTrue(ran, "moving the clock ran the job")
 
-        try await database.write { db in try scheduler.schedule(self.job("at-once", inSeconds: 0), in: db) }
+        _ = try await database.write { db in try scheduler.schedule(self.job("at-once", inSeconds: 0), in: db) }
         let woken = try await eventually(timeout: 10) { try await self.effects(database).count == 2 }
         XCTAssertTrue(woken, "scheduling a due job woke the worker")
     }
@@ -158,7 +158,8 @@ final class SchedulerTests: XCTestCase, @unchecked Sendable {
             if job.attempts < 2 { throw NotYet() }
         }
         let worker = SchedulerWorker(database: database, scheduler: scheduler, logger: Logger(label: "test"))
-        try await database.write { db in try scheduler.schedule(self.job("f", inSeconds: 0, kind: "flaky"), in: db) }
+        try await database.write { db in _ = try scheduler.schedule(self.job("f", inSeconds: 0, kind: "flaky"), in: db)
+        }
         let next = await worker.runDueJobs()
         XCTAssertEqual(next, clock.nowMilliseconds + 1_000, "retried after 1 s")
         clock.advance(by: 1)
@@ -177,7 +178,8 @@ final class SchedulerTests: XCTestCase, @unchecked Sendable {
     func testAJobOfAKindNobodyHandlesWaits() async throws {
         let database = try open()
         let (scheduler, worker) = scheduler(database)
-        try await database.write { db in try scheduler.schedule(self.job("x", inSeconds: 0, kind: "future"), in: db) }
+        _ = try await database.write { db in try scheduler.schedule(self.job("x", inSeconds: 0, kind: "future"), in: db)
+        }
         _ = await worker.runDueJobs()
         let left = try await pending(database)
         XCTAssertEqual(left, 1)
@@ -193,7 +195,7 @@ final class SchedulerTests: XCTestCase, @unchecked Sendable {
     func testSchedulerRunsAJobThatBecameDueWhileTheServiceWasDown() async throws {
         var database = try open()
         let (before, _) = scheduler(database)
-        try await database.write { db in try before.schedule(self.job("overdue", inSeconds: 30), in: db) }
+        _ = try await database.write { db in try before.schedule(self.job("overdue", inSeconds: 30), in: db) }
         try database.close()
         clock.advance(by: 3_600)  // the service was down for an hour
 
