@@ -115,13 +115,21 @@ enum BookingStoreContract {
         XCTAssertEqual(outcome2, .existing(first))
         let stored = try await store.reservation(id: "r2")
         XCTAssertNil(stored)
-        let stored2 = try await store.reservation(customerID: "c1", idempotencyKey: "k")
+        let stored2 = try await earlier(store, customer: "c1", key: "k")
         XCTAssertEqual(stored2, first)
-        let stored3 = try await store.reservation(customerID: "c2", idempotencyKey: "k")
+        let stored3 = try await earlier(store, customer: "c2", key: "k")
         XCTAssertNil(stored3)
         let otherCustomer = reservation("r3", customer: "c2", start: base + hour, key: "k")
         let outcome3 = try await store.reserve(otherCustomer)
         XCTAssertEqual(outcome3, .created(otherCustomer))
+    }
+
+    /// A customer's reservation with idempotency key `key`, as CreateReservation's one read finds it.
+    static func earlier(_ store: any BookingStore, customer: String, key: String) async throws -> ReservationRecord? {
+        let day = LocalDay(year: 2027, month: 1, day: 1)!
+        return try await store.bookingSetting(
+            designerID: "d1", closedFrom: day, through: day, customerID: customer, idempotencyKey: key
+        ).earlier
     }
 
     /// One read gives CreateReservation the schedule, the closed dates in range, the menu and a retry's

@@ -36,7 +36,6 @@ protocol BookingStore: Sendable {
     func reserve(_ reservation: ReservationRecord, quotas: ReservationQuotas?) async throws
         -> ReserveOutcome
     func reservation(id: String) async throws -> ReservationRecord?
-    func reservation(customerID: String, idempotencyKey: String) async throws -> ReservationRecord?
     /// Marks a confirmed reservation cancelled and frees its cells; answers the reservation as stored
     /// afterwards (nil when unknown).
     func cancel(id: String, at milliseconds: Int64) async throws -> ReservationRecord?

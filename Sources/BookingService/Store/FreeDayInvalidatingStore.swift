@@ -82,10 +82,6 @@ struct FreeDayInvalidatingStore: BookingStore {
         try await inner.reservation(id: id)
     }
 
-    func reservation(customerID: String, idempotencyKey: String) async throws -> ReservationRecord? {
-        try await inner.reservation(customerID: customerID, idempotencyKey: idempotencyKey)
-    }
-
     func reservations(
         of party: ReservationParty, filter: ReservationListFilter, now: Int64, after position: ReservationPosition?,
         limit: Int

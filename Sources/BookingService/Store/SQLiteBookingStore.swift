@@ -158,10 +158,6 @@ struct SQLiteBookingStore: BookingStore {
         }
     }
 
-    func reservation(customerID: String, idempotencyKey: String) async throws -> ReservationRecord? {
-        try await database.read { db in try Self.reservation(customerID: customerID, key: idempotencyKey, db) }
-    }
-
     func cancel(id: String, at milliseconds: Int64) async throws -> ReservationRecord? {
         try await database.write { db in
             try db.execute(
