@@ -38,22 +38,22 @@ enum AccountServiceDefinition: ServiceDefinition {
             database: env.database, events: AccountEvents(outbox: env.outbox), revokedUsers: env.revokedUsers)
         env.addBackgroundService(sessionPruning(env, store: store))
         env.outbox.register(try mailSender(env))
-        return AccountHandlers(
-            store: store,
+        let credentials = Credentials(
             passwords: passwords,
+            decoyHash: try await passwords.hash(Base64URL.encode(SecureRandom.bytes(16))),
             sessions: SessionIssuer(
                 tokens: AccessTokenIssuer(signingKey: signingKey, now: { clock.now }), clock: clock, ids: env.ids),
             throttle: SignInThrottle(),
-            limits: ClientRateLimits(
+            signInLimits: ClientRateLimits(
                 perAddress: env.configuration.signInRatePerAddress,
                 perConnection: env.configuration.signInRatePerConnection),
             refreshLimits: ClientRateLimits(
                 perAddress: env.configuration.signInRatePerAddress.scaled(by: 10),
-                perConnection: env.configuration.signInRatePerConnection.scaled(by: 10)),
-            kit: env.handlerKit,
-            pages: AccountPages(env),
-            codes: codes,
-            mailsPerRecipient: SharedRateLimiter(limit: mailsPerRecipient),
+                perConnection: env.configuration.signInRatePerConnection.scaled(by: 10)))
+        return AccountHandlers(
+            store: store,
+            credentials: credentials,
+            signUpMail: SignUpMailer(codes: codes, mailsPerRecipient: SharedRateLimiter(limit: mailsPerRecipient)),
             reviews: { designerIDs in
                 let content = YediContent.ContentService.Client(try peers.client(for: "content"))
                 let answer = try await content.getReviewSummaries(
@@ -68,7 +68,9 @@ enum AccountServiceDefinition: ServiceDefinition {
                     },
                     uniquingKeysWith: { first, _ in first })
             },
-            decoyHash: try await passwords.hash(Base64URL.encode(SecureRandom.bytes(16)))
+            kit: env.makeHandlerKit(directoryLookup: { ids in
+                try await store.users(ids: ids).map(AccountHandlers.publicUser)
+            })
         )
     }
 

@@ -28,7 +28,7 @@ enum BookingServiceDefinition: ServiceDefinition {
                 metricsFactory: env.metrics))
         return BookingHandlers(
             store: FreeDayInvalidatingStore(inner: SQLiteBookingStore(database: env.database), cache: freeDays),
-            freeDays: freeDays, kit: env.handlerKit, reservationPages: env.pageList("reservations"),
+            freeDays: freeDays, kit: env.makeHandlerKit(),
             shopHours: { designerID in
                 let account = YediAccount.AccountService.Client(try peers.client(for: "account"))
                 return try await account.getShopHours(

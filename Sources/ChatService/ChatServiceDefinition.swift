@@ -32,11 +32,9 @@ enum ChatServiceDefinition: ServiceDefinition {
         return ChatHandlers(
             store: store,
             peers: peers,
-            directory: UserDirectory(env),
             cache: HistoryCache(),
             hub: hub,
-            kit: env.handlerKit,
-            roomPages: env.pageList("rooms", defaultLimit: 20, maximumLimit: ChatHandlers.maxPageSize))
+            kit: env.makeHandlerKit())
     }
 
     /// How often stream events past their retention are pruned (and once at start).

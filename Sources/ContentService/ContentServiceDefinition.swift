@@ -45,10 +45,8 @@ enum ContentServiceDefinition: ServiceDefinition {
         return ContentHandlers(
             store: store,
             images: images,
-            directory: UserDirectory(env, lookup: peers.users),
             peers: peers,
-            kit: env.handlerKit,
-            pages: ContentPages(env))
+            kit: env.makeHandlerKit(directoryLookup: peers.users))
     }
 
     /// How often unreferenced images past their grace are looked for (and once at start).

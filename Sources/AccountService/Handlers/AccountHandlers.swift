@@ -10,27 +10,13 @@ import YediProto
 /// enforced before these run; handlers check ownership and validate fields.
 struct AccountHandlers: YediAccount.AccountService.ServiceProtocol, HandlerKitUser {
     let store: any AccountStore
-    let passwords: PasswordHasher
-    let sessions: SessionIssuer
-    let throttle: SignInThrottle
-    /// Per client address and per connection, for the calls that cost a password hash (and refresh).
-    let limits: ClientRateLimits
-    /// RefreshSession's own allowance: it hashes no password, and every signed-in app refreshes every
-    /// 15 minutes, so behind a shared address (a carrier's NAT) it needs far more than sign-in, and must
-    /// not be spent by someone's sign-in flood.
-    let refreshLimits: ClientRateLimits
-    /// The clock, ids and quotas (`HandlerKit`).
-    let kit: HandlerKit
-    let pages: AccountPages
-    /// The 6-digit codes SignUp mails.
-    let codes: any VerificationCodeGenerator
-    /// Mails SignUp sends one address (a code or a notice), so nobody can use SignUp to flood a mailbox.
-    /// Past it SignUp answers the same and sends nothing.
-    let mailsPerRecipient: SharedRateLimiter<String>
+    let credentials: Credentials
+    let signUpMail: SignUpMailer
     /// Rating and review count come from ContentService, the owner of reviews.
     let reviews: @Sendable ([String]) async throws -> [String: YediAccount.ReviewSummary]
-    /// Checked against when the email is unknown, so both failures take the same time.
-    let decoyHash: String
+    let kit: HandlerKit
+
+    var pages: AccountPages { AccountPages(kit) }
 
     static let recentSearchesKept = 20
 

@@ -7,8 +7,8 @@ struct AccountPages: Sendable {
     /// The designers a customer follows, newest first.
     let following: PageList
 
-    init(_ env: ServiceEnvironment) {
-        designerSearch = env.pageList("designer-search")
-        following = env.pageList("following")
+    init(_ kit: HandlerKit) {
+        designerSearch = kit.pageList("designer-search")
+        following = kit.pageList("following")
     }
 }

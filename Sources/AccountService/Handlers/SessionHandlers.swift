@@ -23,13 +23,11 @@ extension AccountHandlers {
         guard try await checkPassword(request.password, of: email, hash: user?.passwordHash, address: address, context),
             let user
         else { throw refused }
-        let refresh = sessions.newRefreshToken(userID: user.id)
+        let refresh = credentials.sessions.newRefreshToken(userID: user.id)
         try await store.createSession(refresh.record)
         return YediAccount.SignInResponse(
             user: Self.user(user),
-            session: try sessions.session(
-                for: user, familyID: refresh.record.familyID, refreshToken: refresh.token,
-                refreshExpiresAt: refresh.record.expiresAtMilliseconds))
+            session: try credentials.sessions.session(for: user, refresh: refresh))
     }
 
     func refreshSession(
@@ -38,8 +36,8 @@ extension AccountHandlers {
         guard !request.refreshToken.isEmpty, request.refreshToken.utf8.count <= 200 else {
             throw RPCError(code: .unauthenticated, message: "refresh token unknown or signed out")
         }
-        try refreshLimits.admit(context.peer, now: clock.now.timeIntervalSince1970)
-        let next = sessions.newRefreshToken(userID: "")
+        try credentials.refreshLimits.admit(context.peer, now: clock.now.timeIntervalSince1970)
+        let next = credentials.sessions.newRefreshToken(userID: "")
         let outcome = try await store.rotateSession(
             refreshHash: SessionIssuer.hash(request.refreshToken), next: next.record, now: clock.nowMilliseconds)
         switch outcome {
@@ -48,7 +46,7 @@ extension AccountHandlers {
                 throw RPCError(code: .unauthenticated, message: "refresh token unknown or signed out")
             }
             return YediAccount.RefreshSessionResponse(
-                session: try sessions.session(
+                session: try credentials.sessions.session(
                     for: user, familyID: familyID, refreshToken: next.token,
                     refreshExpiresAt: next.record.expiresAtMilliseconds))
         case .reused:
@@ -94,7 +92,7 @@ extension AccountHandlers {
     /// Charges a costly call to its client address and connection; returns the address key.
     @discardableResult
     func admit(_ context: ServerContext) throws(RPCError) -> String {
-        try limits.admit(context.peer, now: clock.now.timeIntervalSince1970)
+        try credentials.signInLimits.admit(context.peer, now: clock.now.timeIntervalSince1970)
     }
 
     /// Checks `password` under the sign-in throttle of (`account`, `address`): throws
@@ -105,22 +103,22 @@ extension AccountHandlers {
     ) async throws -> Bool {
         let now = clock.nowMilliseconds
         let decision = try await store.beginPasswordAttempt(
-            account: account, address: address, now: now, throttle: throttle)
-        if let refusal = throttle.refusal(decision, now: now) { throw refusal }
+            account: account, address: address, now: now, throttle: credentials.throttle)
+        if let refusal = credentials.throttle.refusal(decision, now: now) { throw refusal }
         let matches: Bool
         do {
             matches = try await kdf {
-                try await passwords.verify(
-                    password, against: hash ?? decoyHash, key: address, deadline: context.deadline)
+                try await credentials.passwords.verify(
+                    password, against: hash ?? credentials.decoyHash, key: address, deadline: context.deadline)
             }
         } catch {
             try? await store.endPasswordAttempt(
-                account: account, address: address, outcome: .abandoned, throttle: throttle)
+                account: account, address: address, outcome: .abandoned, throttle: credentials.throttle)
             throw error
         }
         if matches, hash != nil {
             try await store.endPasswordAttempt(
-                account: account, address: address, outcome: .succeeded, throttle: throttle)
+                account: account, address: address, outcome: .succeeded, throttle: credentials.throttle)
             return true
         }
         return false

@@ -22,12 +22,12 @@ extension AccountHandlers {
         let address = try admit(context)
         // Hashed whether or not the address has an account: both answers take the same time.
         let passwordHash = try await kdf {
-            try await passwords.hash(request.password, key: address, deadline: context.deadline)
+            try await credentials.passwords.hash(request.password, key: address, deadline: context.deadline)
         }
         let now = clock.nowMilliseconds
         let answer = YediAccount.SignUpResponse(
             verificationID: ids.next(), codeExpiresAtMs: now + Self.signUpCodeLifetime)
-        guard mailsPerRecipient.take(email, now: clock.now.timeIntervalSince1970).retryAfter == nil else {
+        guard signUpMail.mailsPerRecipient.take(email, now: clock.now.timeIntervalSince1970).retryAfter == nil else {
             context.logger.notice("sign-up: mail to this address held back (too many)", metadata: ["to": "\(email)"])
             return answer
         }
@@ -35,7 +35,7 @@ extension AccountHandlers {
             try await store.startSignUp(nil, mail: SignUpMail.existingAccount(to: email))
             return answer
         }
-        let code = codes.next()
+        let code = signUpMail.codes.next()
         var details = request
         details.password = ""
         try await store.startSignUp(
@@ -63,7 +63,7 @@ extension AccountHandlers {
         var (user, designer) = try newAccount(
             try YediAccount.SignUpRequest(serializedBytes: pending.request), id: ids.next(), email: pending.email)
         user.passwordHash = pending.passwordHash
-        let refresh = sessions.newRefreshToken(userID: user.id)
+        let refresh = credentials.sessions.newRefreshToken(userID: user.id)
         do {
             try await store.completeSignUp(id: pending.id, user: user, designer: designer, session: refresh.record)
         } catch AccountStoreError.notFound, AccountStoreError.emailTaken {
@@ -71,9 +71,7 @@ extension AccountHandlers {
         }
         return YediAccount.CompleteSignUpResponse(
             user: Self.user(user),
-            session: try sessions.session(
-                for: user, familyID: refresh.record.familyID, refreshToken: refresh.token,
-                refreshExpiresAt: refresh.record.expiresAtMilliseconds))
+            session: try credentials.sessions.session(for: user, refresh: refresh))
     }
 
     /// The account `request` describes, every field checked (the password is checked and hashed apart).

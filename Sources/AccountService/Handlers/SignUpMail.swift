@@ -1,4 +1,13 @@
+import ServiceRuntime
 import YediProto
+
+/// What SignUp mails: a 6-digit code, at most so many mails to one address.
+struct SignUpMailer: Sendable {
+    let codes: any VerificationCodeGenerator
+    /// Mails SignUp sends one address (a code or a notice), so nobody can use SignUp to flood a mailbox.
+    /// Past it SignUp answers the same and sends nothing.
+    let mailsPerRecipient: SharedRateLimiter<String>
+}
 
 /// The two mails SignUp sends, one of which every SignUp sends: the code for a new account, or a notice
 /// to an address that has one (whoever asked learns nothing; the owner learns someone tried).

@@ -37,5 +37,12 @@ struct SessionIssuer: Sendable {
             refreshExpiresAtMs: refreshExpiresAt)
     }
 
+    /// The session of a new family (sign-in, sign-up): `refresh` is its first refresh token.
+    func session(for user: UserRecord, refresh: (token: String, record: SessionRecord)) throws -> YediAccount.Session {
+        try session(
+            for: user, familyID: refresh.record.familyID, refreshToken: refresh.token,
+            refreshExpiresAt: refresh.record.expiresAtMilliseconds)
+    }
+
     static func hash(_ refreshToken: String) -> [UInt8] { SHA256.hash(refreshToken) }
 }

@@ -11,12 +11,12 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol, HandlerKitUs
     let store: any BookingStore
     /// Free slots by (designer, day); `store` invalidates it on every change they depend on.
     let freeDays: FreeDayCache
-    /// The clock, ids and quotas (`HandlerKit`).
     let kit: HandlerKit
-    /// A user's reservations, by start and id.
-    let reservationPages: PageList
     /// A designer's shop hours from AccountService (throws its RPCError, e.g. NOT_FOUND for a non-designer).
     let shopHours: @Sendable (String) async throws -> YediAccount.ShopHours
+
+    /// A user's reservations, by start and id.
+    var reservationPages: PageList { kit.pageList("reservations") }
 
     // MARK: Schedule
 

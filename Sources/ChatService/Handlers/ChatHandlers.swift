@@ -8,14 +8,14 @@ import YediProto
 struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
     let store: any ChatStore
     let peers: ChatPeers
-    /// Room members' names and images (AccountService's, cached; empty when it cannot answer).
-    let directory: UserDirectory
     let cache: HistoryCache
     let hub: ChatEventHub
-    /// The clock, ids and quotas (`HandlerKit`).
+    /// The clock, ids, quotas, lists, and the directory of room members' names and images
+    /// (AccountService's, cached; empty when it cannot answer).
     let kit: HandlerKit
+
     /// A user's rooms, most recent activity first (the key is the room's last position in the stream).
-    let roomPages: PageList
+    var roomPages: PageList { kit.pageList("rooms", defaultLimit: 20, maximumLimit: Self.maxPageSize) }
 
     static let maxTextCharacters = 2_000
     static let defaultPageSize = 13

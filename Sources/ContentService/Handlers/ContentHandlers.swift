@@ -9,12 +9,12 @@ import YediProto
 struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUser {
     let store: any ContentStore
     let images: ImageLibrary
-    /// Post authors' names and profile images (AccountService's, cached; empty when it cannot answer).
-    let directory: UserDirectory
     let peers: ContentPeers
-    /// The clock, ids and quotas (`HandlerKit`).
+    /// The clock, ids, quotas, lists, and the directory of post authors' names and profile images
+    /// (AccountService's, cached; empty when it cannot answer).
     let kit: HandlerKit
-    let pages: ContentPages
+
+    var pages: ContentPages { ContentPages(kit) }
 
     static let imageGone = RPCError(
         code: .notFound,

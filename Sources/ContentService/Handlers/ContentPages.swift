@@ -8,9 +8,9 @@ struct ContentPages: Sendable {
     let likes: PageList
     let reviews: PageList
 
-    init(_ env: ServiceEnvironment) {
-        posts = env.pageList("posts", defaultLimit: 3)
-        likes = env.pageList("likes", defaultLimit: 3)
-        reviews = env.pageList("reviews", defaultLimit: 20)
+    init(_ kit: HandlerKit) {
+        posts = kit.pageList("posts", defaultLimit: 3)
+        likes = kit.pageList("likes", defaultLimit: 3)
+        reviews = kit.pageList("reviews", defaultLimit: 20)
     }
 }

@@ -1,20 +1,39 @@
 /// What every service's handlers take from the environment alike: the injected clock and id source (so
-/// tests are deterministic) and the per-user quotas. One value, so that a handler set declares only its
-/// own dependencies, and a new app's handlers get the same three the same way.
+/// tests are deterministic), the per-user quotas, the service's paginated lists and the directory of
+/// users' public fields. One value, so that a handler set declares only its own dependencies, and a new
+/// app's handlers get the same pieces the same way.
 public struct HandlerKit: Sendable {
     public let clock: any WallClock
     public let ids: any IDGenerator
     /// Counted inside the stores' transactions (docs/services.md, "Quotas").
     public let quotas: QuotaLimits
+    /// Users' names and profile images next to this service's own data (`UserDirectory`, cached).
+    public let directory: UserDirectory
+    /// Prefixes every list's name, so no two services' lists accept each other's cursors.
+    private let service: String
+    private let pageCursorKey: PageCursorKey
 
-    public init(clock: any WallClock, ids: any IDGenerator, quotas: QuotaLimits = .defaults) {
+    public init(
+        clock: any WallClock, ids: any IDGenerator, quotas: QuotaLimits = .defaults, directory: UserDirectory,
+        service: String, pageCursorKey: PageCursorKey
+    ) {
         self.clock = clock
         self.ids = ids
         self.quotas = quotas
+        self.directory = directory
+        self.service = service
+        self.pageCursorKey = pageCursorKey
+    }
+
+    /// One of the service's paginated lists, named `<service>.<list>` so no two lists accept each
+    /// other's cursors. A list is a name and a key: cheap to make where it is read.
+    public func pageList(_ list: String, defaultLimit: Int = 20, maximumLimit: Int = 50) -> PageList {
+        PageList(
+            "\(service).\(list)", defaultLimit: defaultLimit, maximumLimit: maximumLimit, key: pageCursorKey)
     }
 }
 
-/// A handler set built on the kit: `clock`, `ids` and `quotas` read as its own.
+/// A handler set built on the kit: `clock`, `ids`, `quotas` and `directory` read as its own.
 public protocol HandlerKitUser {
     var kit: HandlerKit { get }
 }
@@ -23,11 +42,17 @@ extension HandlerKitUser {
     public var clock: any WallClock { kit.clock }
     public var ids: any IDGenerator { kit.ids }
     public var quotas: QuotaLimits { kit.quotas }
+    public var directory: UserDirectory { kit.directory }
 }
 
 extension ServiceEnvironment {
-    /// The kit of this process's handlers: its clock, ids and configured quotas.
-    public var handlerKit: HandlerKit {
-        HandlerKit(clock: clock, ids: ids, quotas: configuration.quotas)
+    /// The kit of this process's handlers: its clock, ids, configured quotas, lists, and a directory
+    /// that asks `lookup` (AccountService's `BatchGetUsers` unless given; AccountService reads its own
+    /// store). Make it once per process: the directory forgets users on this environment's events.
+    public func makeHandlerKit(directoryLookup: UserDirectory.Lookup? = nil) -> HandlerKit {
+        HandlerKit(
+            clock: clock, ids: ids, quotas: configuration.quotas,
+            directory: UserDirectory(self, lookup: directoryLookup), service: configuration.name,
+            pageCursorKey: pageCursorKey)
     }
 }

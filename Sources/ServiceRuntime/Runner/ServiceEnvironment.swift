@@ -30,7 +30,7 @@ public final class ServiceEnvironment: Sendable {
     /// Timed work in the service's database (`docs/platform.md`, "Scheduler"); a service registers the
     /// kinds it runs with `scheduler.handle`.
     public let scheduler: Scheduler
-    /// What page cursors are signed with (`pageList`).
+    /// What page cursors are signed with (`HandlerKit.pageList`).
     public let pageCursorKey: PageCursorKey
     /// Where metrics go (Prometheus in a process, already bootstrapped before this exists).
     public let metrics: any MetricsFactory
@@ -67,14 +67,6 @@ public final class ServiceEnvironment: Sendable {
         self.scheduler = Scheduler(clock: clock)
         self.pageCursorKey = pageCursorKey
         self.metrics = metrics
-    }
-
-    /// One of the service's paginated lists, named `<service>.<list>` so no two lists accept each
-    /// other's cursors.
-    public func pageList(_ list: String, defaultLimit: Int = 20, maximumLimit: Int = 50) -> PageList {
-        PageList(
-            "\(configuration.name).\(list)", defaultLimit: defaultLimit, maximumLimit: maximumLimit,
-            key: pageCursorKey)
     }
 
     /// A folder below the data folder (created if missing), for a service's blobs.
