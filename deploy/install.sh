@@ -44,6 +44,8 @@ plan() {
   echo "/etc/yedi/pki/ca.pem root yedi 0644"
   echo "/etc/yedi/pki/token-signing.pub.pem root yedi 0644"
   echo "/etc/yedi/pki/log.key root yedi 0640"
+  echo "/etc/yedi/apps root yedi 0755"
+  for file in deploy/apps/*.json; do echo "/etc/yedi/apps/${file##*/} root yedi 0644"; done
   for service in "${services[@]}"; do
     echo "/etc/yedi/pki/$service.pem root yedi 0644"
     echo "/etc/yedi/pki/$service.key root yedi-$service 0640"
@@ -70,6 +72,9 @@ done
 
 install -d -m 0755 /opt/yedi/bin /etc/yedi
 install -d -m 0750 -g yedi /etc/yedi/pki
+# The apps served (docs/platform.md, "Apps as tenants"): replaced on every install, like the binaries.
+install -d -m 0755 -g yedi /etc/yedi/apps
+install -m 0644 -g yedi deploy/apps/*.json /etc/yedi/apps/
 for service in "${services[@]}"; do
   install -m 0755 "$bin/${executable[$service]}" "/opt/yedi/bin/${executable[$service]}"
   ln -sfn "${executable[$service]}" "/opt/yedi/bin/yedi-$service"

@@ -90,7 +90,7 @@ for service in "${services[@]}"; do
   echo "--- $(date -u +%FT%TZ) starting" >>"$data/logs/$service.log"
   "$bin/${target[$service]}" \
     --host 127.0.0.1 --port "${port[$service]}" --metrics-port "${metrics[$service]}" \
-    --pki "$pki" --data "$data/$service" "${extra[@]}" \
+    --pki "$pki" --data "$data/$service" --apps "$root/deploy/apps" "${extra[@]}" \
     >>"$data/logs/$service.log" 2>&1 &
   pid_of[$service]=$!
 done

@@ -24,7 +24,7 @@ enum BenchAuthentication: String, ExpressibleByArgument {
             .issue(userID: "bench-user", role: .customer, sessionID: "bench").token
         try Data(token.utf8).write(to: URL(fileURLWithPath: tokenFile))
         let verifier = CachingTokenVerifier(verifier: JWTVerifier(keys: [key.verificationKey]))
-        let rule: AccessRule = self == .user ? .user : .anyone
+        let rule: AccessRule = self == .user ? .yediUser : .anyone(apps: .any)
         return (AuthenticationInterceptor(verifier: verifier), RuledEchoService(rule: rule))
     }
 }

@@ -10,8 +10,8 @@ public struct AccessTokenClaims: Sendable, Hashable {
     public var role: UserRole
     /// `sid`: the sign-in session the token belongs to.
     public var sessionID: String?
-    /// `app`: the sibling app the token was issued for; nil for Yedi itself.
-    public var app: String?
+    /// `app` (and `aud`): the app the token was issued for, the user's.
+    public var app: AppID
     /// `iat`
     public var issuedAt: Date
     /// `exp`
@@ -21,7 +21,7 @@ public struct AccessTokenClaims: Sendable, Hashable {
         userID: String,
         role: UserRole,
         sessionID: String?,
-        app: String?,
+        app: AppID,
         issuedAt: Date,
         expiresAt: Date
     ) {
@@ -38,9 +38,9 @@ public struct AccessTokenClaims: Sendable, Hashable {
         AuthenticatedUser(id: userID, role: role, sessionID: sessionID, app: app)
     }
 
-    /// `aud` of a token issued for `app` (nil: YeDi itself): a token minted for one app is refused by the
-    /// services of another.
-    public static func audience(app: String?) -> String { app ?? "yedi" }
+    /// `aud` of a token issued for `app`: a token minted for one app is refused by services not configured
+    /// for it.
+    public static func audience(app: AppID) -> String { app.rawValue }
 
     /// `iss` of every Yedi access token.
     public static let issuer = "yedi-account"

@@ -5,8 +5,8 @@ import YediCrypto
 
 /// Mints access tokens: compact JWS (RFC 7515) JWTs signed with EdDSA/Ed25519 (RFC 8037).
 ///
-/// Header `{"alg":"EdDSA","typ":"JWT","kid":…}`; claims `iss`, `aud` (the app the token is for: `app`,
-/// or `yedi`), `sub`, `role`, `sid`, `app`, `iat`, `exp` (whole seconds). Short-lived by design: services verify offline, so a token cannot be revoked
+/// Header `{"alg":"EdDSA","typ":"JWT","kid":…}`; claims `iss`, `aud` (the app the token is for, the
+/// same as `app`), `sub`, `role`, `sid`, `app`, `iat`, `exp` (whole seconds). Short-lived by design: services verify offline, so a token cannot be revoked
 /// before it expires; refresh goes through the account service.
 public struct AccessTokenIssuer: Sendable {
     public let signingKey: TokenSigningKey
@@ -29,7 +29,7 @@ public struct AccessTokenIssuer: Sendable {
         userID: String,
         role: UserRole,
         sessionID: String?,
-        app: String? = nil
+        app: AppID = .yedi
     ) throws -> (token: String, claims: AccessTokenClaims) {
         guard !userID.isEmpty else { throw CryptoError("an access token needs a user id") }
         guard !role.rawValue.isEmpty else { throw CryptoError("an access token needs a role") }
@@ -50,7 +50,7 @@ public struct AccessTokenIssuer: Sendable {
             ("role", JSONText.string(role.rawValue)),
         ]
         if let sessionID { members.append(("sid", JSONText.string(sessionID))) }
-        if let app { members.append(("app", JSONText.string(app))) }
+        members.append(("app", JSONText.string(app.rawValue)))
         members.append(("iat", String(Int64(issuedAt))))
         members.append(("exp", String(Int64(expiresAt))))
         let payload = JSONText.object(members)

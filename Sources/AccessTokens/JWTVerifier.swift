@@ -13,28 +13,32 @@ public struct JWTVerifier: AccessTokenVerifier {
     public static let maximumTokenSize = 4096
 
     private var keys: [String: TokenVerificationKey]
-    /// The `aud` values accepted: the apps this service serves.
-    private let audiences: Set<String>
+    /// The apps this service serves and each app's roles: a token of another app, or with a role its app
+    /// does not have, is refused.
+    private let apps: [AppID: Set<UserRole>]
     private let allowedClockSkew: TimeInterval
     private let now: @Sendable () -> Date
 
     /// - Parameters:
     ///   - keys: every key whose tokens are accepted (several during a rotation).
-    ///   - audiences: the `aud` claims accepted; YeDi's alone by default.
+    ///   - apps: the apps accepted (`aud` and `app`) and their roles; YeDi's alone by default.
     public init(
         keys: [TokenVerificationKey],
-        audiences: Set<String> = [AccessTokenClaims.audience(app: nil)],
+        apps: [AppID: Set<UserRole>] = JWTVerifier.yediOnly,
         allowedClockSkew: Duration = .seconds(30),
         now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.keys = Dictionary(keys.map { ($0.keyID, $0) }, uniquingKeysWith: { first, _ in first })
-        self.audiences = audiences
+        self.apps = apps
         let (seconds, attoseconds) = allowedClockSkew.components
         self.allowedClockSkew = max(0, Double(seconds) + Double(attoseconds) / 1e18)
         self.now = now
     }
 
     /// The same verifier trusting `keys` instead.
+    /// YeDi and its two roles: what a service serves when it is configured for no other app.
+    public static let yediOnly: [AppID: Set<UserRole>] = [.yedi: [.customer, .designer]]
+
     public func withKeys(_ keys: [TokenVerificationKey]) -> JWTVerifier {
         var copy = self
         copy.keys = Dictionary(keys.map { ($0.keyID, $0) }, uniquingKeysWith: { first, _ in first })
@@ -82,14 +86,22 @@ public struct JWTVerifier: AccessTokenVerifier {
         guard !isExpired(at: payload.exp, now: now) else { throw Self.failure("access token expired") }
         guard payload.iat <= now + allowedClockSkew else { throw Self.failure("access token not yet valid") }
         guard payload.iat <= payload.exp else { throw Self.failure("access token claims invalid: exp before iat") }
-        guard let audience = payload.aud, audiences.contains(audience) else {
-            throw Self.failure("access token audience not accepted: it was issued for another app")
+        guard let appName = payload.app, let app = AppID(validating: appName), payload.aud == appName else {
+            throw Self.failure("access token claims invalid: app is required, and aud must name the same app")
+        }
+        guard let roles = apps[app] else {
+            throw Self.failure(
+                "access token audience not accepted: it was issued for an app this service does not serve")
+        }
+        let role = UserRole(rawValue: payload.role)
+        guard roles.contains(role) else {
+            throw Self.failure("access token role not accepted: \(app) has no such role")
         }
         return AccessTokenClaims(
             userID: payload.sub,
-            role: UserRole(rawValue: payload.role),
+            role: role,
             sessionID: payload.sid,
-            app: payload.app,
+            app: app,
             issuedAt: Date(timeIntervalSince1970: payload.iat),
             expiresAt: Date(timeIntervalSince1970: payload.exp)
         )

@@ -16,23 +16,35 @@ public protocol AccessTokenVerifier: Sendable {
 /// A service acting for an end user names them with `yedi-on-behalf-of: <access token>`, verified like
 /// any token, into `ServerContext.onBehalfOf`. The header from anyone else is refused
 /// (`PERMISSION_DENIED`) rather than ignored, so that a client cannot believe it works.
+///
+/// Apps as tenants: the call's app (`ServerContext.app`) is the user's token's app; an anonymous caller
+/// names its app with `yedi-app` metadata (YeDi without it). A method serves the apps its rule names, so a
+/// user of one app cannot call another app's methods; `yedi-app` naming another app than the token's is
+/// refused rather than ignored.
 public struct AuthenticationInterceptor: ServerInterceptor {
     /// The request metadata key a service puts an end user's access token in when it calls for them.
     public static let onBehalfOfMetadataKey = "yedi-on-behalf-of"
+    /// The request metadata key naming the app a call is made in (anonymous callers; optional otherwise).
+    public static let appMetadataKey = "yedi-app"
 
     private let verifier: (any AccessTokenVerifier)?
+    /// The apps this process serves (its configuration): a `yedi-app` naming another is refused.
+    private let servedApps: Set<AppID>
     private let failureLimit: Int
     private let failurePeriod: Duration
 
     /// - Parameters:
     ///   - verifier: Checks access tokens; without one every token is refused.
+    ///   - servedApps: The apps this process serves; the verifier must refuse other apps' tokens.
     ///   - failureLimit, failurePeriod: A connection with more failed authentications than
     ///     `failureLimit` within `failurePeriod` is closed after the one that passed the limit (a GOAWAY
     ///     saying why): a client flooding bad tokens loses its connection, the others are not affected.
     public init(
-        verifier: (any AccessTokenVerifier)?, failureLimit: Int = 20, failurePeriod: Duration = .seconds(10)
+        verifier: (any AccessTokenVerifier)?, servedApps: Set<AppID> = [.yedi], failureLimit: Int = 20,
+        failurePeriod: Duration = .seconds(10)
     ) {
         self.verifier = verifier
+        self.servedApps = servedApps
         self.failureLimit = failureLimit
         self.failurePeriod = failurePeriod
     }
@@ -66,13 +78,38 @@ public struct AuthenticationInterceptor: ServerInterceptor {
             }
             context.onBehalfOf = user
         }
+        context.app = try Self.app(of: context)
         if context.method.service != Self.healthService {
-            try Self.authorize(context.caller, for: context.method)
+            guard servedApps.contains(context.app) else {
+                throw RPCError(code: .permissionDenied, message: "this service does not serve the app \(context.app)")
+            }
+            try Self.authorize(context.caller, app: context.app, for: context.method)
         }
         return try await next(context)
     }
 
     private static let healthService = "yedi.health.Health"
+
+    /// The call's app: the token's (or, for a service, its on-behalf-of user's); `yedi-app` may repeat it
+    /// but not contradict it, and names it for anyone else.
+    private static func app(of context: ServerContext) throws(RPCError) -> AppID {
+        var named: AppID?
+        if let text = context.metadata[appMetadataKey] {
+            guard let app = AppID(validating: text) else {
+                throw RPCError(
+                    code: .invalidArgument,
+                    message: "\(appMetadataKey): an app name (1 to \(AppID.maximumBytes) bytes of a-z, 0-9, -)")
+            }
+            named = app
+        }
+        guard let user = context.caller.user ?? context.onBehalfOf else { return named ?? .yedi }
+        if let named, named != user.app {
+            throw RPCError(
+                code: .permissionDenied,
+                message: "\(appMetadataKey) names \(named), but the access token is for \(user.app)")
+        }
+        return user.app
+    }
 
     private func caller(of context: ServerContext) async throws -> Caller {
         if let service = context.peer.serviceName { return .service(name: service) }
@@ -90,25 +127,25 @@ public struct AuthenticationInterceptor: ServerInterceptor {
         return try await verifier.verify(accessToken: token)
     }
 
-    /// Whether `caller` may call `method`: `UNAUTHENTICATED` when signing in (or a certificate) would
-    /// help, `PERMISSION_DENIED` when the caller is known and not allowed.
-    private static func authorize(_ caller: Caller, for method: MethodDescriptor) throws(RPCError) {
+    /// Whether `caller`, in `app`, may call `method`: `UNAUTHENTICATED` when signing in (or a
+    /// certificate) would help, `PERMISSION_DENIED` when the caller is known and not allowed.
+    private static func authorize(_ caller: Caller, app: AppID, for method: MethodDescriptor) throws(RPCError) {
         guard let access = method.access else {
             // Generated methods all declare one; a descriptor made without one is open to nobody.
             throw RPCError(code: .permissionDenied, message: "\(method.path) declares no access rule")
         }
         switch (access, caller) {
-        case (.anyone, .anonymous), (.anyone, .user), (.user, .user):
-            return
-        case (.customer, .user(let user)), (.designer, .user(let user)):
-            let needed: UserRole = access == .customer ? .customer : .designer
-            guard user.role == needed else {
+        case (.anyone(let apps), .anonymous), (.anyone(let apps), .user):
+            try requireApp(apps, app, method)
+        case (.user(let apps, let roles), .user(let user)):
+            try requireApp(apps, app, method)
+            guard roles.isEmpty || roles.contains(user.role) else {
+                let needed = roles.map(\.rawValue).sorted().joined(separator: " or ")
                 throw RPCError(code: .permissionDenied, message: "\(method.path) requires the \(needed) role")
             }
-        case (.user, .anonymous), (.customer, .anonymous), (.designer, .anonymous):
+        case (.user, .anonymous):
             throw RPCError(code: .unauthenticated, message: "sign-in required: send an access token")
-        case (.anyone, .service(let name)), (.user, .service(let name)), (.customer, .service(let name)),
-            (.designer, .service(let name)):
+        case (.anyone, .service(let name)), (.user, .service(let name)):
             throw RPCError(
                 code: .permissionDenied,
                 message: "service \(name) may call internal methods only, not \(method.path)"
@@ -127,6 +164,12 @@ public struct AuthenticationInterceptor: ServerInterceptor {
                 code: .unauthenticated,
                 message: "\(method.path) is internal: requires a Yedi service certificate"
             )
+        }
+    }
+
+    private static func requireApp(_ apps: AppScope, _ app: AppID, _ method: MethodDescriptor) throws(RPCError) {
+        guard apps.contains(app) else {
+            throw RPCError(code: .permissionDenied, message: "\(method.path) is not part of the app \(app)")
         }
     }
 }

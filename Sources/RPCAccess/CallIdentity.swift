@@ -1,10 +1,12 @@
 import Logging
 import RPCCore
 
-/// What RPCAccess keeps in the core's `ServerContext.identity`: the caller, and the user a service acts for.
+/// What RPCAccess keeps in the core's `ServerContext.identity`: the caller, the user a service acts for,
+/// and the app the call is made in.
 struct CallIdentity: CallerIdentity {
     var caller: Caller
     var onBehalfOf: AuthenticatedUser?
+    var app: AppID = .yedi
 
     func logName(userTag: LogUserTag) -> String? {
         caller == .anonymous ? nil : userTag.caller(caller)
@@ -15,14 +17,22 @@ extension ServerContext {
     /// Who the call acts for; set by `AuthenticationInterceptor` (`.anonymous` until then).
     public var caller: Caller {
         get { (identity as? CallIdentity)?.caller ?? .anonymous }
-        set { identity = CallIdentity(caller: newValue, onBehalfOf: onBehalfOf) }
+        set { identity = CallIdentity(caller: newValue, onBehalfOf: onBehalfOf, app: app) }
     }
 
     /// The end user a service caller acts for (`yedi-on-behalf-of`, verified like any access token);
     /// set by `AuthenticationInterceptor`, nil when the caller is not a service or named nobody.
     public var onBehalfOf: AuthenticatedUser? {
         get { (identity as? CallIdentity)?.onBehalfOf }
-        set { identity = CallIdentity(caller: caller, onBehalfOf: newValue) }
+        set { identity = CallIdentity(caller: caller, onBehalfOf: newValue, app: app) }
+    }
+
+    /// The app the call is made in, set by `AuthenticationInterceptor`: a user's token's app (the user
+    /// a service acts for, for a service), else the `yedi-app` metadata, else YeDi. Handlers scope every
+    /// read and write to it.
+    public var app: AppID {
+        get { (identity as? CallIdentity)?.app ?? .yedi }
+        set { identity = CallIdentity(caller: caller, onBehalfOf: onBehalfOf, app: newValue) }
     }
 
     /// A context whose caller is already known (tests, and calls run outside a connection).
@@ -33,6 +43,7 @@ extension ServerContext {
         peer: PeerInfo,
         caller: Caller,
         onBehalfOf: AuthenticatedUser? = nil,
+        app: AppID? = nil,
         trace: TraceContext? = nil,
         userTag: LogUserTag = .perProcess,
         logger: Logger
@@ -42,7 +53,9 @@ extension ServerContext {
             metadata: metadata,
             deadline: deadline,
             peer: peer,
-            identity: CallIdentity(caller: caller, onBehalfOf: onBehalfOf),
+            identity: CallIdentity(
+                caller: caller, onBehalfOf: onBehalfOf,
+                app: app ?? onBehalfOf?.app ?? caller.user?.app ?? .yedi),
             trace: trace,
             userTag: userTag,
             logger: logger

@@ -7,6 +7,12 @@ public enum Caller: Sendable, Hashable, CustomStringConvertible {
     /// Another Yedi service, from its verified service certificate (mutual TLS).
     case service(name: String)
 
+    /// The user when the caller is a user.
+    public var user: AuthenticatedUser? {
+        if case .user(let user) = self { return user }
+        return nil
+    }
+
     /// The user's id when the caller is a user.
     public var userID: String? {
         if case .user(let user) = self { return user.id }
@@ -28,28 +34,32 @@ public struct AuthenticatedUser: Sendable, Hashable, CustomStringConvertible {
     public let role: UserRole
     /// The sign-in session the token was issued for (sign-out and refresh act on it).
     public let sessionID: String?
-    /// The app the token was issued for; nil for Yedi itself (sibling apps will share accounts).
-    public let app: String?
+    /// The app the token was issued for: the user belongs to it and to no other.
+    public let app: AppID
 
-    public init(id: String, role: UserRole, sessionID: String? = nil, app: String? = nil) {
+    public init(id: String, role: UserRole, sessionID: String? = nil, app: AppID = .yedi) {
         self.id = id
         self.role = role
         self.sessionID = sessionID
         self.app = app
     }
 
-    public var description: String { "user \(id) (\(role))" }
+    public var description: String { app == .yedi ? "user \(id) (\(role))" : "user \(id) (\(app) \(role))" }
 }
 
 /// An end user's role: what kind of account they have.
 ///
-/// A string-backed struct rather than an enum: sibling apps will add roles, and a service built before
-/// them must still read (and refuse, where it should) a token with a role it does not know.
-public struct UserRole: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+/// A string-backed struct rather than an enum: roles are per app (YeDi's customer and designer; the other
+/// apps' member, admin, operator), declared in each app's configuration and in the protos' rules.
+public struct UserRole: RawRepresentable, Sendable, Hashable, CustomStringConvertible, ExpressibleByStringLiteral {
     public let rawValue: String
 
     public init(rawValue: String) {
         self.rawValue = rawValue
+    }
+
+    public init(stringLiteral value: String) {
+        self.rawValue = value
     }
 
     /// Books designers, likes and reviews posts.

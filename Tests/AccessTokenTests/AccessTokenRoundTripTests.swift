@@ -11,7 +11,8 @@ final class AccessTokenRoundTripTests: XCTestCase {
 
     func testIssuedTokenVerifies() async throws {
         let issuer = AccessTokenIssuer(signingKey: signingKey, now: clock.function)
-        let verifier = JWTVerifier(keys: [signingKey.verificationKey], audiences: ["yedi-nails"], now: clock.function)
+        let verifier = JWTVerifier(
+            keys: [signingKey.verificationKey], apps: ["yedi-nails": [.designer]], now: clock.function)
         let (token, issued) = try issuer.issue(userID: "u-42", role: .designer, sessionID: "s-7", app: "yedi-nails")
         XCTAssertEqual(token.split(separator: ".").count, 3)
         let claims = try verifier.claims(of: token)
@@ -44,7 +45,8 @@ final class AccessTokenRoundTripTests: XCTestCase {
         XCTAssertEqual(claims["sub"] as? String, "u-\"quoted\"\n")
         XCTAssertEqual(claims["role"] as? String, "customer")
         XCTAssertNil(claims["sid"])
-        XCTAssertNil(claims["app"])
+        XCTAssertEqual(claims["app"] as? String, "yedi", "every token names its app")
+        XCTAssertEqual(claims["aud"] as? String, "yedi")
         XCTAssertEqual((claims["iat"] as? NSNumber)?.int64Value, Int64(clock.now.timeIntervalSince1970))
         XCTAssertEqual((claims["exp"] as? NSNumber)?.int64Value, Int64(clock.now.timeIntervalSince1970) + 60)
         // The signature is Ed25519 over the first two parts.

@@ -25,7 +25,7 @@ final class InteropTests: XCTestCase {
         let header = #"{ "kid": "\#(key.keyID)", "typ": "JWT", "alg": "EdDSA" }"#
         let claims = #"""
             {"exp": \#(now + 300), "iat": \#(now), "sub": "u\/9", "role": "designer", "sid": "s-1",
-             "iss": "yedi-account", "aud": "yedi", "jti": "x", "extra": {"nested": [1, 2]}}
+             "iss": "yedi-account", "aud": "yedi", "app": "yedi", "jti": "x", "extra": {"nested": [1, 2]}}
             """#
         let input = HandMadeToken.part(header) + "." + HandMadeToken.part(claims)
         let inputFile = directory.appendingPathComponent("input").path
@@ -44,7 +44,7 @@ final class InteropTests: XCTestCase {
         XCTAssertEqual(verified.userID, "u/9")
         XCTAssertEqual(verified.role, .designer)
         XCTAssertEqual(verified.sessionID, "s-1")
-        XCTAssertNil(verified.app)
+        XCTAssertEqual(verified.app, .yedi)
         XCTAssertEqual(verified.expiresAt, Date(timeIntervalSince1970: TimeInterval(now + 300)))
         // And this library's signature over the same input is the CLI's (Ed25519 is deterministic).
         let signingKey = try TokenSigningKey.load(pemFile: keyFile)

@@ -37,19 +37,31 @@ final class JWTVerifierRejectionTests: XCTestCase {
 
     // MARK: Audience
 
-    /// A token minted for one app is refused by the services of another, and one without `aud` too.
-    func testATokenForAnotherAppOrWithoutAudienceIsRefused() throws {
-        let slp = try AccessTokenIssuer(signingKey: signingKey, now: clock.function)
-            .issue(userID: "u-1", role: .customer, sessionID: "s-1", app: "slp").token
+    /// Tenant: a token minted for one app is refused by the services of another, and one without `aud`
+    /// or `app`, or whose `aud` and `app` differ, or whose role its app does not have, too.
+    func testTenantATokenForAnotherAppWithoutAppOrWithAnotherAppsRoleIsRefused() throws {
+        let issuer = AccessTokenIssuer(signingKey: signingKey, now: clock.function)
+        let slp = try issuer.issue(userID: "u-1", role: "member", sessionID: "s-1", app: "slp").token
         assertRejected(slp, by: verifier, "audience not accepted")
-        let slpVerifier = JWTVerifier(keys: [signingKey.verificationKey], audiences: ["slp"], now: clock.function)
+        let slpVerifier = JWTVerifier(
+            keys: [signingKey.verificationKey], apps: ["slp": ["member"]], now: clock.function)
         XCTAssertEqual(try slpVerifier.claims(of: slp).app, "slp")
         assertRejected(try issue(), by: slpVerifier, "audience not accepted")
-        let noAudience = try HandMadeToken.signed(
-            header: HandMadeToken.header(kid: signingKey.keyID),
-            claims: #"{"iss":"yedi-account","sub":"u-1","role":"customer","iat":\#(now),"exp":\#(now + 600)}"#,
-            key: privateKey)
-        assertRejected(noAudience, by: verifier, "audience not accepted")
+        let slpCustomer = try issuer.issue(userID: "u-1", role: .customer, sessionID: "s-1", app: "slp").token
+        assertRejected(slpCustomer, by: slpVerifier, "slp has no such role")
+        let yediMember = try issuer.issue(userID: "u-1", role: "member", sessionID: "s-1").token
+        assertRejected(yediMember, by: verifier, "yedi has no such role")
+        for claims in [
+            #"{"iss":"yedi-account","sub":"u-1","role":"customer","iat":\#(now),"exp":\#(now + 600)}"#,
+            #"{"iss":"yedi-account","aud":"yedi","sub":"u-1","role":"customer","iat":\#(now),"exp":\#(now + 600)}"#,
+            #"{"iss":"yedi-account","app":"yedi","sub":"u-1","role":"customer","iat":\#(now),"exp":\#(now + 600)}"#,
+            #"{"iss":"yedi-account","aud":"slp","app":"yedi","sub":"u-1","role":"customer","iat":\#(now),"exp":\#(now + 600)}"#,
+            #"{"iss":"yedi-account","aud":"YEDI","app":"YEDI","sub":"u-1","role":"customer","iat":\#(now),"exp":\#(now + 600)}"#,
+        ] {
+            let token = try HandMadeToken.signed(
+                header: HandMadeToken.header(kid: signingKey.keyID), claims: claims, key: privateKey)
+            assertRejected(token, by: verifier, "app is required, and aud must name the same app")
+        }
         XCTAssertNoThrow(try verifier.claims(of: try issue()))
     }
 

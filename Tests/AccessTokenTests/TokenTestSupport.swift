@@ -31,7 +31,7 @@ enum HandMadeToken {
     }
 
     static func claims(sub: String = "u-1", iat: Int, exp: Int, extra: String = "") -> String {
-        #"{"iss":"yedi-account","aud":"yedi","sub":"\#(sub)","role":"customer","iat":\#(iat),"exp":\#(exp)\#(extra)}"#
+        #"{"iss":"yedi-account","aud":"yedi","app":"yedi","sub":"\#(sub)","role":"customer","iat":\#(iat),"exp":\#(exp)\#(extra)}"#
     }
 
     /// HMAC-SHA256 (RFC 2104), for forging an HS256 token keyed with the public key.

@@ -41,7 +41,7 @@ enum AccountStoreContract {
             user("d1", role: .designer), designer: designer("d1"), session: session("s2", user: "d1"))
         let loaded = try await store.user(id: "u1")
         XCTAssertEqual(loaded, user("u1"))
-        let byEmail = try await store.user(email: "d1@example.com")
+        let byEmail = try await store.user(app: .yedi, email: "d1@example.com")
         XCTAssertEqual(byEmail?.role, .designer)
         let both = try await store.users(ids: ["u1", "d1", "missing"])
         XCTAssertEqual(Set(both.map(\.id)), ["u1", "d1"])
@@ -56,6 +56,61 @@ enum AccountStoreContract {
         }
         let afterRefusal = try await store.user(id: "u2")
         XCTAssertNil(afterRefusal, "the refused sign-up left nothing behind")
+    }
+
+    /// Tenant: the same address in two apps is two accounts; within one app it stays unique. Accounts
+    /// that sign in by phone or a provider have no address and no password, and nicknames are unique
+    /// per app (by the store, not by a lookup before it).
+    static func tenantAccountsAreScopedToTheirApp(_ store: any AccountStore) async throws {
+        try await store.createUser(
+            user("y1", email: "same@example.com"), designer: nil, session: session("s1", user: "y1"))
+        var slpUser = user("z1", email: "same@example.com", role: "member")
+        slpUser.app = "slp"
+        try await store.createUser(slpUser, designer: nil, session: session("s2", user: "z1"))
+        let inYedi = try await store.user(app: .yedi, email: "same@example.com")
+        let inSLP = try await store.user(app: "slp", email: "same@example.com")
+        let inZipadoo = try await store.user(app: "zipadoo", email: "same@example.com")
+        XCTAssertEqual(inYedi?.id, "y1")
+        XCTAssertEqual(inSLP?.id, "z1")
+        XCTAssertEqual(inSLP?.app, "slp")
+        XCTAssertNil(inZipadoo)
+        var twin = slpUser
+        twin.id = "z2"
+        do {
+            try await store.createUser(twin, designer: nil, session: session("s3", user: "z2"))
+            XCTFail("a second SLP account with the same address was stored")
+        } catch let error as AccountStoreError {
+            XCTAssertEqual(error, .emailTaken)
+        }
+
+        for (index, nickname) in ["모래", "Sand"].enumerated() {
+            var phoneOnly = user("p\(index)", role: "member")
+            phoneOnly.app = "slp"
+            phoneOnly.email = ""
+            phoneOnly.passwordHash = nil
+            phoneOnly.nickname = nickname
+            try await store.createUser(phoneOnly, designer: nil, session: session("sp\(index)", user: phoneOnly.id))
+            let loaded = try await store.user(id: phoneOnly.id)
+            XCTAssertEqual(loaded, phoneOnly, "no address, no password, a nickname")
+        }
+        var sameNickname = user("p9", role: "member")
+        sameNickname.app = "slp"
+        sameNickname.email = ""
+        sameNickname.nickname = "sand"
+        do {
+            try await store.createUser(sameNickname, designer: nil, session: session("sp9", user: "p9"))
+            XCTFail("a nickname taken in the app (in another case) was stored twice")
+        } catch let error as AccountStoreError {
+            XCTAssertEqual(error, .nicknameTaken)
+        }
+        let refused = try await store.user(id: "p9")
+        XCTAssertNil(refused)
+        sameNickname.app = "zipadoo"
+        try await store.createUser(sameNickname, designer: nil, session: session("sp9", user: "p9"))
+        let otherApp = try await store.user(id: "p9")
+        XCTAssertEqual(otherApp?.nickname, "sand", "another app's nickname is its own")
+        let deleted = try await store.deleteAccount(userID: "p0", now: 10)
+        XCTAssertTrue(deleted, "an account without an address is deleted")
     }
 
     static func pendingSignUp(_ id: String, email: String, expires: Int64 = 1_000) -> PendingSignUpRecord {
@@ -91,7 +146,7 @@ enum AccountStoreContract {
 
         let user = user("u1", email: "new@example.com")
         try await store.completeSignUp(id: "p2", user: user, designer: nil, session: session("s1", user: "u1"))
-        let created = try await store.user(email: "new@example.com")
+        let created = try await store.user(app: .yedi, email: "new@example.com")
         XCTAssertEqual(created, user)
         do {
             try await store.completeSignUp(id: "p2", user: user, designer: nil, session: session("s2", user: "u1"))
@@ -243,6 +298,10 @@ final class SQLiteAccountStoreTests: XCTestCase {
 
     func testUsersRoundTripAndEmailsAreUnique() async throws {
         try await AccountStoreContract.usersRoundTripAndEmailsAreUnique(store)
+    }
+
+    func testTenantAccountsAreScopedToTheirApp() async throws {
+        try await AccountStoreContract.tenantAccountsAreScopedToTheirApp(store)
     }
 
     func testSignUpsCompleteOnceWithTheirOwnCode() async throws {

@@ -54,6 +54,22 @@ final class ProbeTokenTests: XCTestCase {
         XCTAssertNil(claims.sessionID)
     }
 
+    /// Tenant: `--app` mints a token of another app, which a verifier serving that app accepts and
+    /// YeDi's refuses.
+    func testTenantAppAndRoleOfAnotherApp() throws {
+        let result = try probe(["token", "--user", "u-2", "--app", "slp", "--role", "member", "--key", keyFile])
+        assertExit(result, 0)
+        let token = result.output.trimmingCharacters(in: .newlines)
+        let slp = JWTVerifier(keys: [signingKey.verificationKey], apps: ["slp": ["member"]])
+        let claims = try slp.claims(of: token)
+        XCTAssertEqual(claims.app, "slp")
+        XCTAssertEqual(claims.role, "member")
+        XCTAssertThrowsError(try JWTVerifier(keys: [signingKey.verificationKey]).claims(of: token))
+        let badApp = try probe(["token", "--user", "u-2", "--app", "SLP!", "--role", "member", "--key", keyFile])
+        assertExit(badApp, 2)
+        XCTAssertTrue(badApp.errorOutput.contains("--app"), badApp.errorOutput)
+    }
+
     func testBadRoleIsAUsageError() throws {
         let result = try probe(["token", "--user", "u-1", "--role", "admin", "--key", keyFile])
         assertExit(result, 2)

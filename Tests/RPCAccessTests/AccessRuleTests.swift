@@ -15,28 +15,55 @@ final class AccessRuleTests: XCTestCase {
     /// Who calls: tokens come from `TestAccessToken`, identities from TestPKI's certificates.
     enum CallerKind: String, CaseIterable {
         case anonymous, customer, designer, expiredToken, tamperedToken, otherService, allowedService
+        /// Tenants: an anonymous caller of SLP (`yedi-app: slp`), an SLP member, a member of an app the
+        /// services do not serve, and a YeDi customer whose `yedi-app` names SLP.
+        case slpAnonymous, slpMember, unservedAppMember, customerNamingAnotherApp
+
+        /// The app and role a signed-in or anonymous caller acts in.
+        var tenant: (app: AppID, role: UserRole?)? {
+            switch self {
+            case .anonymous: (.yedi, nil)
+            case .slpAnonymous: ("slp", nil)
+            case .customer: (.yedi, .customer)
+            case .designer: (.yedi, .designer)
+            case .slpMember: ("slp", "member")
+            default: nil
+            }
+        }
     }
 
     /// What the rule promises the caller, written from AccessRule's documentation, independently of the
     /// interceptor's code.
     static func expected(_ rule: AccessRule, _ caller: CallerKind) -> StatusCode {
-        switch (caller, rule) {
-        case (.expiredToken, _), (.tamperedToken, _): .unauthenticated
-        case (.anonymous, .anyone): .ok
-        case (.anonymous, _): .unauthenticated
-        case (.customer, .anyone), (.customer, .user), (.customer, .customer): .ok
-        case (.designer, .anyone), (.designer, .user), (.designer, .designer): .ok
-        case (.customer, _), (.designer, _): .permissionDenied
-        case (.otherService, .service(let callers)): callers.isEmpty ? .ok : .permissionDenied
-        case (.allowedService, .service): .ok
-        case (.otherService, _), (.allowedService, _): .permissionDenied
+        switch caller {
+        case .expiredToken, .tamperedToken, .unservedAppMember: return .unauthenticated
+        case .customerNamingAnotherApp: return .permissionDenied
+        case .allowedService:
+            if case .service = rule { return .ok }
+            return .permissionDenied
+        case .otherService:
+            if case .service(let callers) = rule, callers.isEmpty { return .ok }
+            return .permissionDenied
+        default: break
+        }
+        guard let (app, role) = caller.tenant else { return .unknown }
+        switch rule {
+        case .anyone(let apps):
+            return apps.contains(app) ? .ok : .permissionDenied
+        case .user(let apps, let roles):
+            guard let role else { return .unauthenticated }
+            return apps.contains(app) && (roles.isEmpty || roles.contains(role)) ? .ok : .permissionDenied
+        case .service:
+            return role == nil ? .unauthenticated : .permissionDenied
         }
     }
 
     static let services = ["account", "content", "booking", "chat"]
 
-    /// The client certificate and token a caller kind uses for a method.
-    static func credentials(_ caller: CallerKind, for rule: AccessRule) -> (identity: String, token: TestAccessToken?) {
+    /// The client certificate, token and `yedi-app` a caller kind uses for a method.
+    static func credentials(
+        _ caller: CallerKind, for rule: AccessRule
+    ) -> (identity: String, token: TestAccessToken?, app: String?) {
         let allowed: String
         if case .service(let callers) = rule, let first = callers.sorted().first {
             allowed = first
@@ -45,25 +72,33 @@ final class AccessRuleTests: XCTestCase {
         }
         switch caller {
         // The probe's certificate is a client certificate, not a service's: anonymous without a token.
-        case .anonymous: return ("yedi-probe", nil)
-        case .customer: return ("yedi-probe", .customer)
-        case .designer: return ("yedi-probe", .designer)
-        case .expiredToken: return ("yedi-probe", .expired)
-        case .tamperedToken: return ("yedi-probe", .tampered)
-        case .allowedService: return (allowed, nil)
+        case .anonymous: return ("yedi-probe", nil, nil)
+        case .slpAnonymous: return ("yedi-probe", nil, "slp")
+        case .customer: return ("yedi-probe", .customer, nil)
+        case .designer: return ("yedi-probe", .designer, nil)
+        case .slpMember: return ("yedi-probe", .slpMember, nil)
+        case .unservedAppMember: return ("yedi-probe", .unservedAppMember, nil)
+        case .customerNamingAnotherApp: return ("yedi-probe", .customer, "slp")
+        case .expiredToken: return ("yedi-probe", .expired, nil)
+        case .tamperedToken: return ("yedi-probe", .tampered, nil)
+        case .allowedService: return (allowed, nil, nil)
         case .otherService:
-            guard case .service(let callers) = rule else { return ("chat", nil) }
-            return (services.first { !callers.contains($0) } ?? "yedi-probe", nil)
+            guard case .service(let callers) = rule else { return ("chat", nil, nil) }
+            return (services.first { !callers.contains($0) } ?? "yedi-probe", nil, nil)
         }
     }
 
-    func testEveryMethodAnswersEachCallerAsItsAccessRuleSays() async throws {
+    /// The tenant matrix too: no method of one app answers another app's users or anonymous callers.
+    func testTenantMatrixEveryMethodAnswersEachCallerOfEachAppAsItsAccessRuleSays() async throws {
         let pki = try TestPKI.get()
         let methods = YediProtoCatalog.services.flatMap(\.methods)
         let server = try await RunningServer.start(
             pki: pki,
             services: YediProtoCatalog.services.map(AcceptAllService.init),
-            interceptors: [AuthenticationInterceptor(verifier: try pki.tokenVerifier())]
+            interceptors: [
+                AuthenticationInterceptor(
+                    verifier: try pki.tokenVerifier(), servedApps: Set(TestAccessToken.servedApps.keys))
+            ]
         )
         let identities = Set(Self.services + ["yedi-probe", "operator"])
         var clients: [String: RPCClient] = [:]
@@ -77,15 +112,17 @@ final class AccessRuleTests: XCTestCase {
 
         var rows = 0
         var seen: [StatusCode: Int] = [:]
+        var slpReached: Set<String> = []
         for method in methods {
             let rule = try XCTUnwrap(method.access, "\(method.fullName) carries no access rule")
             for caller in CallerKind.allCases {
-                let (identity, token) = Self.credentials(caller, for: rule)
+                let (identity, token, app) = Self.credentials(caller, for: rule)
                 let want = Self.expected(rule, caller)
-                let got = await Self.call(method, client: try XCTUnwrap(clients[identity]), token: token)
+                let got = await Self.call(method, client: try XCTUnwrap(clients[identity]), token: token, app: app)
                 XCTAssertEqual(got, want, "\(method.fullName) (\(rule)) called by \(caller.rawValue)")
                 rows += 1
                 seen[got, default: 0] += 1
+                if caller == .slpMember || caller == .slpAnonymous, got == .ok { slpReached.insert(method.fullName) }
             }
         }
 
@@ -96,6 +133,11 @@ final class AccessRuleTests: XCTestCase {
         for code in [StatusCode.ok, .unauthenticated, .permissionDenied] {
             XCTAssertGreaterThan(seen[code] ?? 0, 0, "no call answered \(code)")
         }
+        // YeDi's services serve SLP only where a method says every app may call it (sign-out, refresh).
+        XCTAssertEqual(
+            slpReached,
+            ["yedi.account.AccountService/RefreshSession", "yedi.account.AccountService/SignOut"],
+            "the YeDi methods an SLP caller reached")
 
         for client in clients.values { client.beginGracefulShutdown() }
         for run in runs { await run.value }
@@ -103,9 +145,12 @@ final class AccessRuleTests: XCTestCase {
     }
 
     /// The status of one call with an empty request (the accept-all handlers ignore it).
-    static func call(_ method: MethodDescriptor, client: RPCClient, token: TestAccessToken?) async -> StatusCode {
+    static func call(
+        _ method: MethodDescriptor, client: RPCClient, token: TestAccessToken?, app: String? = nil
+    ) async -> StatusCode {
         var options = CallOptions.defaults
         if let token { options.metadata["authorization"] = token.authorization }
+        if let app { options.metadata[AuthenticationInterceptor.appMetadataKey] = app }
         do {
             switch method.kind {
             case .unary:

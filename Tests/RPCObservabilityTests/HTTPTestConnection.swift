@@ -69,7 +69,13 @@ final class HTTPTestConnection {
         if let body {
             try await sendBody(body)
         }
-        try await requests.write(.end(nil))
+        do {
+            try await requests.write(.end(nil))
+        } catch ChannelError.ioOnClosedChannel {
+            // A head saying the body is empty is a whole request to the server, which may answer and
+            // close (`connection: close`) before this end (zero bytes on the wire) is written; the answer
+            // is still there to read.
+        }
         return try await readResponse()
     }
 

@@ -15,6 +15,15 @@ public enum TestAccessToken: String, CaseIterable, Sendable {
     case expired
     /// A customer's token whose claims were changed after signing (the role raised to designer).
     case tampered
+    /// A member of SLP (`u-slp-member`), an app the test verifier serves beside YeDi.
+    case slpMember
+    /// A member of an app the test verifier does not serve (`zipadoo`).
+    case unservedAppMember
+
+    /// The apps and roles the tests' verifier serves.
+    public static let servedApps: [AppID: Set<UserRole>] = [
+        .yedi: [.customer, .designer], "slp": ["member", "admin"],
+    ]
 
     /// The compact JWT.
     public var value: String { Self.tokens[self]! }
@@ -27,14 +36,15 @@ public enum TestAccessToken: String, CaseIterable, Sendable {
         switch self {
         case .customer: AuthenticatedUser(id: "u-customer", role: .customer, sessionID: "s-customer")
         case .designer: AuthenticatedUser(id: "u-designer", role: .designer, sessionID: "s-designer")
-        case .expired, .tampered: nil
+        case .slpMember: AuthenticatedUser(id: "u-slp-member", role: "member", sessionID: "s-member", app: "slp")
+        case .expired, .tampered, .unservedAppMember: nil
         }
     }
 
     private static let tokens: [TestAccessToken: String] = {
         let key = try! TestPKI.get().tokenSigningKey()
-        func issue(_ id: String, _ role: UserRole, at now: Date) -> String {
-            signed(by: key, id, role, at: now)
+        func issue(_ id: String, _ role: UserRole, at now: Date, app: AppID = .yedi) -> String {
+            signed(by: key, id, role, at: now, app: app)
         }
         let customer = issue("u-customer", .customer, at: Date())
         // Same header and signature, claims edited: {"role":"customer"} → {"role":"designer"}.
@@ -47,14 +57,18 @@ public enum TestAccessToken: String, CaseIterable, Sendable {
             .designer: issue("u-designer", .designer, at: Date()),
             .expired: issue("u-customer", .customer, at: Date() - 3_600),
             .tampered: tampered,
+            .slpMember: issue("u-slp-member", "member", at: Date(), app: "slp"),
+            .unservedAppMember: issue("u-zipadoo-member", "member", at: Date(), app: "zipadoo"),
         ]
     }()
 
     // A static function rather than nested in `tokens`' initializer: there, the compiler's module
     // emission wrongly warns that `try!` has nothing to throw.
-    private static func signed(by key: TokenSigningKey, _ id: String, _ role: UserRole, at now: Date) -> String {
+    private static func signed(
+        by key: TokenSigningKey, _ id: String, _ role: UserRole, at now: Date, app: AppID
+    ) -> String {
         let issuer = AccessTokenIssuer(signingKey: key, now: { now })
-        return try! issuer.issue(userID: id, role: role, sessionID: "s-\(role)").token
+        return try! issuer.issue(userID: id, role: role, sessionID: "s-\(role)", app: app).token
     }
 }
 
@@ -65,9 +79,12 @@ extension TestPKI {
     }
 
     /// A verifier of the test PKI's tokens, as every service builds it from `token-signing.pub.pem`.
+    /// Serves YeDi and SLP (not Zipadoo: `TestAccessToken.unservedAppMember` is refused).
     public func tokenVerifier() throws -> JWTVerifier {
-        JWTVerifier(keys: [
-            try TokenVerificationKey.load(pemFile: devPKI.appendingPathComponent("token-signing.pub.pem").path)
-        ])
+        JWTVerifier(
+            keys: [
+                try TokenVerificationKey.load(pemFile: devPKI.appendingPathComponent("token-signing.pub.pem").path)
+            ],
+            apps: TestAccessToken.servedApps)
     }
 }

@@ -67,9 +67,13 @@ METHOD_IDEMPOTENCY = {0: ".unknown", 1: ".noSideEffects", 2: ".idempotent"}
 # proto/access.proto: the extension field numbers on MethodOptions and the `Access` values.
 ACCESS_FIELD = 50001
 SERVICE_CALLERS_FIELD = 50002
+APPS_FIELD = 50003
+ROLES_FIELD = 50004
+# proto/access.proto: the extension field number on ServiceOptions.
+SERVICE_APPS_FIELD = 50021
 ACCESS_NAMES = {1: "PUBLIC", 2: "USER", 3: "CUSTOMER", 4: "DESIGNER", 5: "SERVICE"}
-ACCESS_SERVICE = 5
-ACCESS_SWIFT = {1: ".anyone", 2: ".user", 3: ".customer", 4: ".designer"}
+ACCESS_PUBLIC, ACCESS_USER, ACCESS_CUSTOMER, ACCESS_DESIGNER, ACCESS_SERVICE = 1, 2, 3, 4, 5
+APP_NAME = re.compile(r"[a-z0-9-]{1,32}")
 
 # proto/access.proto: the extension field numbers on FieldOptions.
 MAX_BYTES_FIELD = 50011
@@ -139,41 +143,79 @@ def field_limits(field, where):
     return max_bytes, max_items
 
 
-def method_access(method, where):
-    """The (access value, service callers) a method declares, from its serialized options."""
-    data = method.options.SerializeToString()
-    access, callers, position = 0, [], 0
+def read_options(data, where):
+    """The (varint values, length-delimited values) of serialized options, by field number."""
+    varints, strings, position = {}, {}, 0
     while position < len(data):
         key, position = read_varint(data, position)
         number, wire_type = key >> 3, key & 7
         if wire_type == 0:
             value, position = read_varint(data, position)
-            if number == ACCESS_FIELD:
-                access = value
+            varints[number] = value
         elif wire_type == 2:
             length, position = read_varint(data, position)
-            value = data[position:position + length]
+            strings.setdefault(number, []).append(data[position:position + length].decode("utf-8"))
             position += length
-            if number == SERVICE_CALLERS_FIELD:
-                callers.append(value.decode("utf-8"))
         elif wire_type == 1:
             position += 8
         elif wire_type == 5:
             position += 4
         else:
-            fail(f"{where}: cannot read the method options (wire type {wire_type})")
+            fail(f"{where}: cannot read the options (wire type {wire_type})")
+    return varints, strings
+
+
+def service_apps(service, where):
+    """The apps a service declares for its methods (`service_apps`); YeDi alone when none."""
+    _, strings = read_options(service.options.SerializeToString(), where)
+    return check_apps(strings.get(SERVICE_APPS_FIELD, []), where) or ["yedi"]
+
+
+def check_apps(apps, where):
+    for app in apps:
+        if app != "*" and not APP_NAME.fullmatch(app):
+            fail(f"{where}: {app!r} is not an app name (a-z, 0-9, -; at most 32) or \"*\"")
+    if "*" in apps and len(apps) > 1:
+        fail(f"{where}: \"*\" already names every app")
+    return apps
+
+
+def method_access(method, where, default_apps):
+    """The (access value, service callers, apps, roles) a method declares, from its serialized options."""
+    varints, strings = read_options(method.options.SerializeToString(), where)
+    access = varints.get(ACCESS_FIELD, 0)
+    callers = strings.get(SERVICE_CALLERS_FIELD, [])
+    apps = check_apps(strings.get(APPS_FIELD, []), where)
+    roles = strings.get(ROLES_FIELD, [])
     if access not in ACCESS_NAMES:
         fail(f"{where} declares no access rule: add option (yedi.rpc.access) = "
              f"PUBLIC, USER, CUSTOMER, DESIGNER or SERVICE")
     if callers and access != ACCESS_SERVICE:
         fail(f"{where}: service_callers is for SERVICE methods only, not {ACCESS_NAMES[access]}")
-    return access, callers
+    if apps and access == ACCESS_SERVICE:
+        fail(f"{where}: apps are for PUBLIC and USER methods; a SERVICE method is called by services")
+    if roles and access != ACCESS_USER:
+        fail(f"{where}: roles are for USER methods only, not {ACCESS_NAMES[access]}")
+    for role in roles:
+        if not APP_NAME.fullmatch(role):
+            fail(f"{where}: {role!r} is not a role name (a-z, 0-9, -; at most 32)")
+    apps = apps or default_apps
+    if access in (ACCESS_CUSTOMER, ACCESS_DESIGNER) and apps != ["yedi"]:
+        fail(f"{where}: {ACCESS_NAMES[access]} is YeDi's role; for {', '.join(apps)} use USER with roles")
+    return access, callers, apps, roles
 
 
-def access_rule_swift(access, callers):
+def access_rule_swift(access, callers, apps, roles):
     if access == ACCESS_SERVICE:
         return f".service(callers: [{', '.join(swift_string(c) for c in sorted(set(callers)))}])"
-    return ACCESS_SWIFT[access]
+    if access == ACCESS_CUSTOMER:
+        return ".customer"
+    if access == ACCESS_DESIGNER:
+        return ".designer"
+    scope = ".any" if apps == ["*"] else f".only([{', '.join(swift_string(a) for a in sorted(set(apps)))}])"
+    if access == ACCESS_PUBLIC:
+        return f".anyone(apps: {scope})"
+    return f".user(apps: {scope}, roles: [{', '.join(swift_string(r) for r in sorted(set(roles)))}])"
 
 
 def swift_string(text):
@@ -562,10 +604,10 @@ class SwiftFile:
         swift = f"{self.namespace}.{service.name}"
         self.services.append(swift)
         methods = []  # (swift name, proto method, request, response, doc path)
+        default_apps = service_apps(service, f"proto/{self.file.name}: {full}")
         for index, method in enumerate(service.method):
             if method.client_streaming:
                 fail(f"{full}.{method.name}: client streaming is not supported by RPCCore")
-            method_access(method, f"proto/{self.file.name}: {full}/{method.name}")
             methods.append((escaped(lower_camel(method.name)), method, self.model.swift_name[method.input_type],
                             self.model.swift_name[method.output_type], path + [2, index]))
 
@@ -576,7 +618,8 @@ class SwiftFile:
         for name, method, request, response, doc_path in methods:
             kind = ".serverStreaming" if method.server_streaming else ".unary"
             idempotency = METHOD_IDEMPOTENCY[method.options.idempotency_level]
-            access = access_rule_swift(*method_access(method, f"proto/{self.file.name}: {full}/{method.name}"))
+            access = access_rule_swift(
+                *method_access(method, f"proto/{self.file.name}: {full}/{method.name}", default_apps))
             self.emit(self.comments.doc(doc_path, i3))
             self.emit(f"{i3}public static let {name} = RPCMethod<{request}, {response}>(\n")
             if self.module == "RPCCore":

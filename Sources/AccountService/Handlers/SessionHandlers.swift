@@ -19,8 +19,10 @@ extension AccountHandlers {
             request.password.count <= 128
         else { throw refused }
         let address = try admit(context)
-        let user = try await store.user(email: email)
-        guard try await checkPassword(request.password, of: email, hash: user?.passwordHash, address: address, context),
+        let user = try await store.user(app: context.app, email: email)
+        let account = UserRecord.signInAccount(app: context.app, email: email)
+        guard
+            try await checkPassword(request.password, of: account, hash: user?.passwordHash, address: address, context),
             let user
         else { throw refused }
         let refresh = credentials.sessions.newRefreshToken(userID: user.id)
@@ -77,9 +79,15 @@ extension AccountHandlers {
     ) async throws -> YediAccount.DeleteAccountResponse {
         let user = try await currentUser(context)
         let address = try admit(context)
+        guard user.passwordHash != nil else {
+            throw RPCError(
+                code: .failedPrecondition,
+                message: "password: this account has none; prove who you are the way you sign in")
+        }
         guard !request.password.isEmpty, request.password.count <= 128,
             try await checkPassword(
-                request.password, of: user.email, hash: user.passwordHash, address: address, context)
+                request.password, of: UserRecord.signInAccount(app: user.app, email: user.email),
+                hash: user.passwordHash, address: address, context)
         else {
             throw RPCError(code: .permissionDenied, message: "password: wrong password")
         }

@@ -31,7 +31,7 @@ extension AccountHandlers {
             context.logger.notice("sign-up: mail to this address held back (too many)", metadata: ["to": "\(email)"])
             return answer
         }
-        if try await store.user(email: email) != nil {
+        if try await store.user(app: context.app, email: email) != nil {
             try await store.startSignUp(nil, mail: SignUpMail.existingAccount(to: email))
             return answer
         }
@@ -40,7 +40,7 @@ extension AccountHandlers {
         details.password = ""
         try await store.startSignUp(
             PendingSignUpRecord(
-                id: answer.verificationID, email: email, request: try details.serializedBytes(),
+                id: answer.verificationID, email: email, app: context.app, request: try details.serializedBytes(),
                 passwordHash: passwordHash, codeHash: Self.signUpCodeHash(code, id: answer.verificationID),
                 expiresAtMilliseconds: answer.codeExpiresAtMs, createdAtMilliseconds: now),
             mail: SignUpMail.code(code, verificationID: answer.verificationID, to: email))
@@ -63,6 +63,7 @@ extension AccountHandlers {
         var (user, designer) = try newAccount(
             try YediAccount.SignUpRequest(serializedBytes: pending.request), id: ids.next(), email: pending.email)
         user.passwordHash = pending.passwordHash
+        user.app = pending.app
         let refresh = credentials.sessions.newRefreshToken(userID: user.id)
         do {
             try await store.completeSignUp(id: pending.id, user: user, designer: designer, session: refresh.record)

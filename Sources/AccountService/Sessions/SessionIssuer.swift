@@ -30,7 +30,7 @@ struct SessionIssuer: Sendable {
     func session(for user: UserRecord, familyID: String, refreshToken: String, refreshExpiresAt: Int64) throws
         -> YediAccount.Session
     {
-        let (token, claims) = try tokens.issue(userID: user.id, role: user.role, sessionID: familyID)
+        let (token, claims) = try tokens.issue(userID: user.id, role: user.role, sessionID: familyID, app: user.app)
         return YediAccount.Session(
             accessToken: token, refreshToken: refreshToken,
             accessExpiresAtMs: Int64(claims.expiresAt.timeIntervalSince1970 * 1_000),

@@ -6,9 +6,10 @@ import ServiceRuntime
 struct UserRecord: Sendable, Hashable {
     var id: String
     var role: UserRole
-    /// The app the account belongs to ("yedi"); sibling apps will share the table.
-    var app: String = "yedi"
-    /// Lowercased.
+    /// The app the account belongs to, and the only one it can use: the same address in two apps is two
+    /// accounts.
+    var app: AppID = .yedi
+    /// Lowercased; "" for an account without one (phone or provider sign-in). Unique within the app.
     var email: String
     var name: String
     var phone: String
@@ -16,9 +17,18 @@ struct UserRecord: Sendable, Hashable {
     var birthDate: DateParts?
     var profileImageID: String = ""
     var favouriteStyle: String = ""
-    /// The encoded scrypt hash (`$scrypt$ln=…$salt$hash`).
-    var passwordHash: String
+    /// The encoded scrypt hash (`$scrypt$ln=…$salt$hash`); nil for an account without a password.
+    var passwordHash: String?
     var createdAtMilliseconds: Int64
+    /// Unique within the app (for the apps that show nicknames); nil where the app has none.
+    var nickname: String? = nil
+
+    /// The sign-in throttle's account key of `email` in `app` (`password_attempt.account`): the address
+    /// alone for YeDi, as before apps; `<app>/<address>` for the others, so one app's failures never lock
+    /// the same address out of another.
+    static func signInAccount(app: AppID, email: String) -> String {
+        app == .yedi ? email : "\(app)/\(email)"
+    }
 }
 
 /// A sign-up waiting for the code mailed to its address: what SignUp was given, kept until
@@ -28,6 +38,8 @@ struct PendingSignUpRecord: Sendable, Hashable {
     var id: String
     /// Lowercased.
     var email: String
+    /// The app the account will belong to (the app SignUp was called in).
+    var app: AppID = .yedi
     /// The `SignUpRequest` as sent, without its password; its fields are checked again on completion.
     var request: [UInt8]
     var passwordHash: String

@@ -136,5 +136,40 @@ enum AccountSchema {
                     CREATE INDEX pending_sign_up_by_expiry ON pending_sign_up(expires_at_ms);
                     """)
         }
+
+        // Issue 26, apps as tenants: an account belongs to one app. The same address in two apps is two
+        // accounts (unique per app, not overall); accounts that sign in by phone or a provider have no
+        // address and no password; nicknames are unique per app, by index rather than by a lookup. SQLite
+        // cannot drop a column constraint, so the table is rebuilt (foreign keys checked after).
+        migrator.registerMigration("account-5-apps", foreignKeyChecks: .deferred) { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE new_user (
+                        id TEXT PRIMARY KEY,
+                        role TEXT NOT NULL,
+                        app TEXT NOT NULL DEFAULT 'yedi',
+                        email TEXT,
+                        name TEXT NOT NULL,
+                        phone TEXT NOT NULL,
+                        gender INTEGER NOT NULL,
+                        birth_year INTEGER, birth_month INTEGER, birth_day INTEGER,
+                        profile_image_id TEXT NOT NULL DEFAULT '',
+                        favourite_style TEXT NOT NULL DEFAULT '',
+                        password_hash TEXT,
+                        created_at_ms INTEGER NOT NULL,
+                        nickname TEXT
+                    );
+                    INSERT INTO new_user (id, role, app, email, name, phone, gender, birth_year, birth_month,
+                        birth_day, profile_image_id, favourite_style, password_hash, created_at_ms)
+                    SELECT id, role, app, email, name, phone, gender, birth_year, birth_month, birth_day,
+                        profile_image_id, favourite_style, password_hash, created_at_ms FROM user;
+                    DROP TABLE user;
+                    ALTER TABLE new_user RENAME TO user;
+                    CREATE UNIQUE INDEX user_email_in_app ON user(app, email) WHERE email IS NOT NULL;
+                    CREATE UNIQUE INDEX user_nickname_in_app ON user(app, nickname COLLATE NOCASE)
+                        WHERE nickname IS NOT NULL;
+                    ALTER TABLE pending_sign_up ADD COLUMN app TEXT NOT NULL DEFAULT 'yedi';
+                    """)
+        }
     }
 }

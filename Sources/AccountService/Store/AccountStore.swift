@@ -1,3 +1,4 @@
+import RPCAccess
 import RPCCore
 import YediProto
 
@@ -11,7 +12,8 @@ protocol AccountStore: Sendable {
     /// Adds a user (and their designer profile and shop); `AccountStoreError.emailTaken` if the email exists.
     func createUser(_ user: UserRecord, designer: DesignerRecord?, session: SessionRecord) async throws
     func user(id: String) async throws -> UserRecord?
-    func user(email: String) async throws -> UserRecord?
+    /// The account of `email` in `app` (the same address in another app is another account).
+    func user(app: AppID, email: String) async throws -> UserRecord?
     /// The users among `ids` that exist, in no particular order.
     func users(ids: [String]) async throws -> [UserRecord]
     func designer(id: String) async throws -> (UserRecord, DesignerRecord)?
@@ -112,5 +114,7 @@ enum SessionRotation: Sendable, Equatable {
 
 enum AccountStoreError: Error, Equatable {
     case emailTaken
+    /// The nickname is another account's in the same app (compared case-insensitively).
+    case nicknameTaken
     case notFound
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RPCAccess
 import RPCCore
 import ServiceRuntime
 import YediProto
@@ -13,8 +14,9 @@ extension SQLiteAccountStore {
         let events = self.events
         let revokedUsers = self.revokedUsers
         return try await database.write { db in
-            guard let email = try String.fetchOne(db, sql: "SELECT email FROM user WHERE id = ?", arguments: [userID])
+            guard let row = try Row.fetchOne(db, sql: "SELECT app, email FROM user WHERE id = ?", arguments: [userID])
             else { return false }
+            let email: String? = row["email"]
             // Follows the user made: give back the counts before the rows go.
             try db.execute(
                 sql: """
@@ -30,7 +32,11 @@ extension SQLiteAccountStore {
             // Other users' "visited designer" entries for this designer.
             try db.execute(
                 sql: "DELETE FROM recent_search WHERE kind = 'designer' AND value = ?", arguments: [userID])
-            try db.execute(sql: "DELETE FROM password_attempt WHERE account = ?", arguments: [email])
+            if let email {
+                try db.execute(
+                    sql: "DELETE FROM password_attempt WHERE account = ?",
+                    arguments: [UserRecord.signInAccount(app: AppID(rawValue: row["app"]), email: email)])
+            }
             // Sessions, the designer row and the user's own recent searches go with the user (ON DELETE CASCADE).
             try db.execute(sql: "DELETE FROM user WHERE id = ?", arguments: [userID])
             let revocation = YediRuntime.RevokeUserRequest(

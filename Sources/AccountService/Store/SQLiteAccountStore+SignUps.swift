@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RPCAccess
 import ServiceRuntime
 import YediCrypto
 import YediProto
@@ -12,11 +13,11 @@ extension SQLiteAccountStore {
                 try db.execute(
                     sql: """
                         INSERT INTO pending_sign_up
-                            (id, email, request, password_hash, code_hash, attempts, expires_at_ms, created_at_ms)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                            (id, email, app, request, password_hash, code_hash, attempts, expires_at_ms, created_at_ms)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
-                        pending.id, pending.email, Data(pending.request), pending.passwordHash,
+                        pending.id, pending.email, pending.app.rawValue, Data(pending.request), pending.passwordHash,
                         Data(pending.codeHash), pending.attempts, pending.expiresAtMilliseconds,
                         pending.createdAtMilliseconds,
                     ])
@@ -32,7 +33,8 @@ extension SQLiteAccountStore {
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM pending_sign_up WHERE id = ?", arguments: [id])
             else { return nil }
             let pending = PendingSignUpRecord(
-                id: row["id"], email: row["email"], request: [UInt8]((row["request"] as Data?) ?? Data()),
+                id: row["id"], email: row["email"], app: AppID(rawValue: row["app"]),
+                request: [UInt8]((row["request"] as Data?) ?? Data()),
                 passwordHash: row["password_hash"], codeHash: [UInt8]((row["code_hash"] as Data?) ?? Data()),
                 attempts: row["attempts"], expiresAtMilliseconds: row["expires_at_ms"],
                 createdAtMilliseconds: row["created_at_ms"])

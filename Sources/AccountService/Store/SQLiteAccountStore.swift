@@ -21,6 +21,8 @@ struct SQLiteAccountStore: AccountStore {
             try await database.write { db in try insertAccount(user, designer: designer, session: session, db) }
         } catch let error as DatabaseError where Self.isEmailTaken(error) {
             throw AccountStoreError.emailTaken
+        } catch let error as DatabaseError where Self.isNicknameTaken(error) {
+            throw AccountStoreError.nicknameTaken
         }
     }
 
@@ -38,6 +40,10 @@ struct SQLiteAccountStore: AccountStore {
 
     static func isEmailTaken(_ error: DatabaseError) -> Bool {
         error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE && error.message?.contains("user.email") == true
+    }
+
+    static func isNicknameTaken(_ error: DatabaseError) -> Bool {
+        error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE && error.message?.contains("user.nickname") == true
     }
 
     /// Adds many users in one transaction (seeding a test or bench database; imports), without sessions.
@@ -59,9 +65,11 @@ struct SQLiteAccountStore: AccountStore {
         }
     }
 
-    func user(email: String) async throws -> UserRecord? {
+    func user(app: AppID, email: String) async throws -> UserRecord? {
         try await database.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM user WHERE email = ?", arguments: [email]).map(Self.user)
+            try Row.fetchOne(
+                db, sql: "SELECT * FROM user WHERE app = ? AND email = ?", arguments: [app.rawValue, email]
+            ).map(Self.user)
         }
     }
 
@@ -141,13 +149,14 @@ extension SQLiteAccountStore {
         try db.execute(
             sql: """
                 INSERT INTO user (id, role, app, email, name, phone, gender, birth_year, birth_month, birth_day,
-                    profile_image_id, favourite_style, password_hash, created_at_ms)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    profile_image_id, favourite_style, password_hash, created_at_ms, nickname)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
-                user.id, user.role.rawValue, user.app, user.email, user.name, user.phone, user.gender,
-                user.birthDate?.year, user.birthDate?.month, user.birthDate?.day, user.profileImageID,
-                user.favouriteStyle, user.passwordHash, user.createdAtMilliseconds,
+                user.id, user.role.rawValue, user.app.rawValue, user.email.isEmpty ? nil : user.email, user.name,
+                user.phone, user.gender, user.birthDate?.year, user.birthDate?.month, user.birthDate?.day,
+                user.profileImageID, user.favouriteStyle, user.passwordHash, user.createdAtMilliseconds,
+                user.nickname,
             ])
     }
 
@@ -222,13 +231,14 @@ extension SQLiteAccountStore {
         let month: Int? = row["birth_month"]
         let day: Int? = row["birth_day"]
         return UserRecord(
-            id: row["id"], role: UserRole(rawValue: row["role"]), app: row["app"], email: row["email"],
+            id: row["id"], role: UserRole(rawValue: row["role"]), app: AppID(rawValue: row["app"]),
+            email: row["email"] ?? "",
             name: row["name"], phone: row["phone"], gender: row["gender"],
             birthDate: year.flatMap { year in
                 month.flatMap { month in day.map { DateParts(year: year, month: month, day: $0) } }
             },
             profileImageID: row["profile_image_id"], favouriteStyle: row["favourite_style"],
-            passwordHash: row["password_hash"], createdAtMilliseconds: row["created_at_ms"])
+            passwordHash: row["password_hash"], createdAtMilliseconds: row["created_at_ms"], nickname: row["nickname"])
     }
 
     static func designer(_ row: Row) throws -> DesignerRecord {

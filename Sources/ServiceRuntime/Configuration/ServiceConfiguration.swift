@@ -38,6 +38,9 @@ public struct ServiceConfiguration: Sendable {
     public var quotas: QuotaLimits = .defaults
     /// How long deletable rows are kept (`--retention NAME=HOURS`).
     public var retention: RetentionPeriods = .defaults
+    /// The folder of the apps served (`--apps FOLDER`), read at start (`AppCatalog.load`); nil: YeDi
+    /// alone.
+    public var appsFolder: String? = nil
 
     /// Reads `options` over `environment` (`YEDI_…` variables) over `defaults`; throws a
     /// `ConfigurationError` naming the first bad option.
@@ -114,6 +117,8 @@ public struct ServiceConfiguration: Sendable {
             }
         }
 
+        let appsFolder = reader.text(options.apps, flag: "apps", default: "")
+
         return ServiceConfiguration(
             name: defaults.name,
             host: host,
@@ -149,7 +154,8 @@ public struct ServiceConfiguration: Sendable {
             development: development,
             devClock: devClock,
             quotas: quotas,
-            retention: retention
+            retention: retention,
+            appsFolder: appsFolder.isEmpty ? nil : appsFolder
         )
     }
 

@@ -52,6 +52,13 @@ public struct ServiceOptions: ParsableArguments {
     public var logKey: String?
 
     @Option(
+        help: """
+            Folder of the apps this process serves, an <app>.json each (docs/platform.md, "Apps as tenants"). \
+            (YEDI_APPS; default: YeDi alone)
+            """)
+    public var apps: String?
+
+    @Option(
         name: .customLong("peer"),
         help: """
             A peer service and its addresses, NAME=HOST:PORT[,HOST:PORT…] (replicas); repeat per peer. \

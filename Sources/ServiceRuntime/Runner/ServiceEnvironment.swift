@@ -30,6 +30,8 @@ public final class ServiceEnvironment: Sendable {
     /// Timed work in the service's database (`docs/platform.md`, "Scheduler"); a service registers the
     /// kinds it runs with `scheduler.handle`.
     public let scheduler: Scheduler
+    /// The apps this process serves: each one's roles, limits and catalogues (`--apps`).
+    public let apps: AppCatalog
     /// What page cursors are signed with (`HandlerKit.pageList`).
     public let pageCursorKey: PageCursorKey
     /// Where metrics go (Prometheus in a process, already bootstrapped before this exists).
@@ -45,6 +47,7 @@ public final class ServiceEnvironment: Sendable {
         database: ServiceDatabase,
         peers: ServicePeers,
         tokenVerifier: CachingTokenVerifier,
+        apps: AppCatalog,
         revokedUsers: RevokedUsers,
         tokenSigningKey: TokenSigningKey?,
         clock: any WallClock,
@@ -59,6 +62,7 @@ public final class ServiceEnvironment: Sendable {
         self.database = database
         self.peers = peers
         self.tokenVerifier = tokenVerifier
+        self.apps = apps
         self.revokedUsers = revokedUsers
         self.tokenSigningKey = tokenSigningKey
         self.clock = clock

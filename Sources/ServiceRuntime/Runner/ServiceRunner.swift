@@ -138,7 +138,8 @@ private struct Assembly {
         let registry = YediMetrics.bootstrapPrometheus()
         let deploymentKey = try LogKey.load(configuration)
         let userTag = LogKey.userTag(deploymentKey)
-        let jwtVerifier = try TokenKeys.verifier(configuration: configuration, clock: clock)
+        let apps = try AppCatalog.load(configuration)
+        let jwtVerifier = try TokenKeys.verifier(configuration: configuration, apps: apps, clock: clock)
         let signingKey = Definition.issuesTokens ? try TokenKeys.signingKey(configuration: configuration) : nil
         let database = try ServiceDatabase.open(
             directory: configuration.dataDirectory,
@@ -163,6 +164,7 @@ private struct Assembly {
                 database: database,
                 peers: peers,
                 tokenVerifier: tokenVerifier,
+                apps: apps,
                 revokedUsers: revokedUsers,
                 tokenSigningKey: signingKey,
                 clock: clock,
@@ -199,7 +201,7 @@ private struct Assembly {
                     ServerTracingInterceptor(),
                     ServerLoggingInterceptor(requestIDs: { ids.next() }),
                     ServerMetricsInterceptor(),
-                    AuthenticationInterceptor(verifier: tokenVerifier),
+                    AuthenticationInterceptor(verifier: tokenVerifier, servedApps: apps.served),
                     userCalls,
                 ],
                 logger: logger

@@ -4,7 +4,9 @@ import Foundation
 /// Loads the token keys a service is configured with, turning a missing or bad file into a start
 /// failure that names the option.
 enum TokenKeys {
-    static func verifier(configuration: ServiceConfiguration, clock: any WallClock) throws -> JWTVerifier {
+    static func verifier(configuration: ServiceConfiguration, apps: AppCatalog, clock: any WallClock) throws
+        -> JWTVerifier
+    {
         var keys: [TokenVerificationKey] = []
         for file in configuration.tokenPublicKeyFiles {
             do {
@@ -14,7 +16,7 @@ enum TokenKeys {
                     option: "--token-public-keys (YEDI_TOKEN_PUBLIC_KEYS)", problem: "cannot load \(file): \(error)")
             }
         }
-        return JWTVerifier(keys: keys, now: { clock.now })
+        return JWTVerifier(keys: keys, apps: apps.roles, now: { clock.now })
     }
 
     static func signingKey(configuration: ServiceConfiguration) throws -> TokenSigningKey {

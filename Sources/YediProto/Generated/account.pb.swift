@@ -1463,38 +1463,40 @@ extension YediAccount {
             /// (or, if the address has an account already, a notice instead). Nothing exists until CompleteSignUp.
             public static let signUp = RPCMethod<YediAccount.SignUpRequest, YediAccount.SignUpResponse>(
                 service: "yedi.account.AccountService", method: "SignUp", kind: .unary, idempotency: .unknown,
-                access: .anyone)
+                access: .anyone(apps: .only(["yedi"])))
             /// Creates the account of a sign-up whose mailed code is right, and signs it in. A wrong, expired or
             /// used code, an unknown id, and an address taken meanwhile all get the same UNAUTHENTICATED; a
             /// sign-up allows 5 tries.
             public static let completeSignUp = RPCMethod<YediAccount.CompleteSignUpRequest, YediAccount.CompleteSignUpResponse>(
                 service: "yedi.account.AccountService", method: "CompleteSignUp", kind: .unary, idempotency: .unknown,
-                access: .anyone)
+                access: .anyone(apps: .only(["yedi"])))
             public static let signIn = RPCMethod<YediAccount.SignInRequest, YediAccount.SignInResponse>(
                 service: "yedi.account.AccountService", method: "SignIn", kind: .unary, idempotency: .unknown,
-                access: .anyone)
+                access: .anyone(apps: .only(["yedi"])))
+            /// Every app's sessions rotate here: the new access token is always for the user's own app, whatever
+            /// app the call names.
             public static let refreshSession = RPCMethod<YediAccount.RefreshSessionRequest, YediAccount.RefreshSessionResponse>(
                 service: "yedi.account.AccountService", method: "RefreshSession", kind: .unary, idempotency: .unknown,
-                access: .anyone)
+                access: .anyone(apps: .any))
             /// Ends the session family of the refresh token (the access token may have expired already).
             public static let signOut = RPCMethod<YediAccount.SignOutRequest, YediAccount.SignOutResponse>(
                 service: "yedi.account.AccountService", method: "SignOut", kind: .unary, idempotency: .idempotent,
-                access: .anyone)
+                access: .anyone(apps: .any))
             public static let getMe = RPCMethod<YediAccount.GetMeRequest, YediAccount.User>(
                 service: "yedi.account.AccountService", method: "GetMe", kind: .unary, idempotency: .noSideEffects,
-                access: .user)
+                access: .user(apps: .only(["yedi"]), roles: []))
             public static let getUser = RPCMethod<YediAccount.GetUserRequest, YediAccount.PublicUser>(
                 service: "yedi.account.AccountService", method: "GetUser", kind: .unary, idempotency: .noSideEffects,
-                access: .user)
+                access: .user(apps: .only(["yedi"]), roles: []))
             public static let batchGetUsers = RPCMethod<YediAccount.BatchGetUsersRequest, YediAccount.BatchGetUsersResponse>(
                 service: "yedi.account.AccountService", method: "BatchGetUsers", kind: .unary, idempotency: .noSideEffects,
                 access: .service(callers: ["booking", "chat", "content"]))
             public static let getDesigner = RPCMethod<YediAccount.GetDesignerRequest, YediAccount.Designer>(
                 service: "yedi.account.AccountService", method: "GetDesigner", kind: .unary, idempotency: .noSideEffects,
-                access: .anyone)
+                access: .anyone(apps: .only(["yedi"])))
             public static let updateProfile = RPCMethod<YediAccount.UpdateProfileRequest, YediAccount.User>(
                 service: "yedi.account.AccountService", method: "UpdateProfile", kind: .unary, idempotency: .idempotent,
-                access: .user)
+                access: .user(apps: .only(["yedi"]), roles: []))
             public static let updateDesignerProfile = RPCMethod<YediAccount.UpdateDesignerProfileRequest, YediAccount.Designer>(
                 service: "yedi.account.AccountService", method: "UpdateDesignerProfile", kind: .unary, idempotency: .idempotent,
                 access: .designer)
@@ -1503,16 +1505,16 @@ extension YediAccount {
                 access: .designer)
             public static let searchDesigners = RPCMethod<YediAccount.SearchDesignersRequest, YediAccount.SearchDesignersResponse>(
                 service: "yedi.account.AccountService", method: "SearchDesigners", kind: .unary, idempotency: .noSideEffects,
-                access: .anyone)
+                access: .anyone(apps: .only(["yedi"])))
             public static let listRecentSearches = RPCMethod<YediAccount.ListRecentSearchesRequest, YediAccount.ListRecentSearchesResponse>(
                 service: "yedi.account.AccountService", method: "ListRecentSearches", kind: .unary, idempotency: .noSideEffects,
-                access: .user)
+                access: .user(apps: .only(["yedi"]), roles: []))
             public static let recordRecentSearch = RPCMethod<YediAccount.RecordRecentSearchRequest, YediAccount.ListRecentSearchesResponse>(
                 service: "yedi.account.AccountService", method: "RecordRecentSearch", kind: .unary, idempotency: .idempotent,
-                access: .user)
+                access: .user(apps: .only(["yedi"]), roles: []))
             public static let deleteRecentSearch = RPCMethod<YediAccount.DeleteRecentSearchRequest, YediAccount.ListRecentSearchesResponse>(
                 service: "yedi.account.AccountService", method: "DeleteRecentSearch", kind: .unary, idempotency: .idempotent,
-                access: .user)
+                access: .user(apps: .only(["yedi"]), roles: []))
             public static let follow = RPCMethod<YediAccount.FollowRequest, YediAccount.FollowResponse>(
                 service: "yedi.account.AccountService", method: "Follow", kind: .unary, idempotency: .idempotent,
                 access: .customer)
@@ -1521,7 +1523,7 @@ extension YediAccount {
                 access: .customer)
             public static let listFollowing = RPCMethod<YediAccount.ListFollowingRequest, YediAccount.ListFollowingResponse>(
                 service: "yedi.account.AccountService", method: "ListFollowing", kind: .unary, idempotency: .noSideEffects,
-                access: .user)
+                access: .user(apps: .only(["yedi"]), roles: []))
             public static let listFollowedDesignerIDs = RPCMethod<YediAccount.ListFollowedDesignerIdsRequest, YediAccount.ListFollowedDesignerIdsResponse>(
                 service: "yedi.account.AccountService", method: "ListFollowedDesignerIds", kind: .unary, idempotency: .noSideEffects,
                 access: .service(callers: ["content"]))
@@ -1531,7 +1533,7 @@ extension YediAccount {
                 access: .service(callers: ["booking"]))
             public static let deleteAccount = RPCMethod<YediAccount.DeleteAccountRequest, YediAccount.DeleteAccountResponse>(
                 service: "yedi.account.AccountService", method: "DeleteAccount", kind: .unary, idempotency: .idempotent,
-                access: .user)
+                access: .user(apps: .only(["yedi"]), roles: []))
         }
 
         /// `yedi.account.AccountService` as RPCCore routes it and the probe lists it.
@@ -1550,6 +1552,8 @@ extension YediAccount {
             /// sign-up allows 5 tries.
             func completeSignUp(_ request: YediAccount.CompleteSignUpRequest, context: ServerContext) async throws -> YediAccount.CompleteSignUpResponse
             func signIn(_ request: YediAccount.SignInRequest, context: ServerContext) async throws -> YediAccount.SignInResponse
+            /// Every app's sessions rotate here: the new access token is always for the user's own app, whatever
+            /// app the call names.
             func refreshSession(_ request: YediAccount.RefreshSessionRequest, context: ServerContext) async throws -> YediAccount.RefreshSessionResponse
             /// Ends the session family of the refresh token (the access token may have expired already).
             func signOut(_ request: YediAccount.SignOutRequest, context: ServerContext) async throws -> YediAccount.SignOutResponse
@@ -1598,6 +1602,8 @@ extension YediAccount {
                 try await rpcClient.unary(Method.signIn, request, options: options)
             }
 
+            /// Every app's sessions rotate here: the new access token is always for the user's own app, whatever
+            /// app the call names.
             public func refreshSession(_ request: YediAccount.RefreshSessionRequest, options: CallOptions = .defaults) async throws -> YediAccount.RefreshSessionResponse {
                 try await rpcClient.unary(Method.refreshSession, request, options: options)
             }

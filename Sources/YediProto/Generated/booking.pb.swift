@@ -971,7 +971,7 @@ extension YediBooking {
             /// sets each designer up through SetUpDesigner; a designer's own calls set up one it has not yet).
             public static let getSchedule = RPCMethod<YediBooking.GetScheduleRequest, YediBooking.Schedule>(
                 service: "yedi.booking.BookingService", method: "GetSchedule", kind: .unary, idempotency: .noSideEffects,
-                access: .anyone)
+                access: .anyone(apps: .only(["yedi"])))
             public static let updateSchedule = RPCMethod<YediBooking.UpdateScheduleRequest, YediBooking.Schedule>(
                 service: "yedi.booking.BookingService", method: "UpdateSchedule", kind: .unary, idempotency: .idempotent,
                 access: .designer)
@@ -980,13 +980,13 @@ extension YediBooking {
                 access: .designer)
             public static let getMenu = RPCMethod<YediBooking.GetMenuRequest, YediBooking.Menu>(
                 service: "yedi.booking.BookingService", method: "GetMenu", kind: .unary, idempotency: .noSideEffects,
-                access: .anyone)
+                access: .anyone(apps: .only(["yedi"])))
             public static let updateMenu = RPCMethod<YediBooking.UpdateMenuRequest, YediBooking.Menu>(
                 service: "yedi.booking.BookingService", method: "UpdateMenu", kind: .unary, idempotency: .idempotent,
                 access: .designer)
             public static let listFreeSlots = RPCMethod<YediBooking.ListFreeSlotsRequest, YediBooking.ListFreeSlotsResponse>(
                 service: "yedi.booking.BookingService", method: "ListFreeSlots", kind: .unary, idempotency: .noSideEffects,
-                access: .anyone)
+                access: .anyone(apps: .only(["yedi"])))
             /// ALREADY_EXISTS when the slot is taken; FAILED_PRECONDITION when it is not bookable (past, closed,
             /// break, outside hours, off the slot grid).
             public static let createReservation = RPCMethod<YediBooking.CreateReservationRequest, YediBooking.Reservation>(
@@ -995,10 +995,10 @@ extension YediBooking {
             /// By its customer or designer, before the start; cancelling twice answers the cancelled reservation.
             public static let cancelReservation = RPCMethod<YediBooking.CancelReservationRequest, YediBooking.Reservation>(
                 service: "yedi.booking.BookingService", method: "CancelReservation", kind: .unary, idempotency: .idempotent,
-                access: .user)
+                access: .user(apps: .only(["yedi"]), roles: []))
             public static let listReservations = RPCMethod<YediBooking.ListReservationsRequest, YediBooking.ListReservationsResponse>(
                 service: "yedi.booking.BookingService", method: "ListReservations", kind: .unary, idempotency: .noSideEffects,
-                access: .user)
+                access: .user(apps: .only(["yedi"]), roles: []))
             public static let getDayTimeline = RPCMethod<YediBooking.GetDayTimelineRequest, YediBooking.GetDayTimelineResponse>(
                 service: "yedi.booking.BookingService", method: "GetDayTimeline", kind: .unary, idempotency: .noSideEffects,
                 access: .designer)

@@ -826,21 +826,21 @@ extension YediChat {
                 access: .customer)
             public static let sendMessage = RPCMethod<YediChat.SendMessageRequest, YediChat.ChatMessage>(
                 service: "yedi.chat.ChatService", method: "SendMessage", kind: .unary, idempotency: .unknown,
-                access: .user)
+                access: .user(apps: .only(["yedi"]), roles: []))
             public static let listMessages = RPCMethod<YediChat.ListMessagesRequest, YediChat.ListMessagesResponse>(
                 service: "yedi.chat.ChatService", method: "ListMessages", kind: .unary, idempotency: .noSideEffects,
-                access: .user)
+                access: .user(apps: .only(["yedi"]), roles: []))
             public static let markRead = RPCMethod<YediChat.MarkReadRequest, YediChat.MarkReadResponse>(
                 service: "yedi.chat.ChatService", method: "MarkRead", kind: .unary, idempotency: .idempotent,
-                access: .user)
+                access: .user(apps: .only(["yedi"]), roles: []))
             public static let listRooms = RPCMethod<YediChat.ListRoomsRequest, YediChat.ListRoomsResponse>(
                 service: "yedi.chat.ChatService", method: "ListRooms", kind: .unary, idempotency: .noSideEffects,
-                access: .user)
+                access: .user(apps: .only(["yedi"]), roles: []))
             /// One per user and device: events of all the caller's rooms. Ends with RESOURCE_EXHAUSTED when the
             /// client falls too far behind, UNAVAILABLE when the server shuts down: resubscribe from the last position.
             public static let subscribe = RPCMethod<YediChat.SubscribeRequest, YediChat.StreamEvent>(
                 service: "yedi.chat.ChatService", method: "Subscribe", kind: .serverStreaming, idempotency: .noSideEffects,
-                access: .user)
+                access: .user(apps: .only(["yedi"]), roles: []))
             /// Internal, from AccountService when an account is deleted: removes the user's rooms (both sides),
             /// their messages and stream events.
             public static let purgeUser = RPCMethod<YediCommon.PurgeUserRequest, YediCommon.PurgeUserResponse>(

@@ -1107,13 +1107,13 @@ extension YediContent {
                 access: .designer)
             public static let getPost = RPCMethod<YediContent.GetPostRequest, YediContent.Post>(
                 service: "yedi.content.ContentService", method: "GetPost", kind: .unary, idempotency: .noSideEffects,
-                access: .anyone)
+                access: .anyone(apps: .only(["yedi"])))
             public static let getFeed = RPCMethod<YediContent.GetFeedRequest, YediContent.FeedPage>(
                 service: "yedi.content.ContentService", method: "GetFeed", kind: .unary, idempotency: .noSideEffects,
-                access: .anyone)
+                access: .anyone(apps: .only(["yedi"])))
             public static let listDesignerPosts = RPCMethod<YediContent.ListDesignerPostsRequest, YediContent.FeedPage>(
                 service: "yedi.content.ContentService", method: "ListDesignerPosts", kind: .unary, idempotency: .noSideEffects,
-                access: .anyone)
+                access: .anyone(apps: .only(["yedi"])))
             /// Idempotent: liking twice is one like.
             public static let like = RPCMethod<YediContent.LikeRequest, YediContent.LikeResponse>(
                 service: "yedi.content.ContentService", method: "Like", kind: .unary, idempotency: .idempotent,
@@ -1126,16 +1126,16 @@ extension YediContent {
                 access: .customer)
             public static let uploadImage = RPCMethod<YediContent.UploadImageRequest, YediCommon.ImageRef>(
                 service: "yedi.content.ContentService", method: "UploadImage", kind: .unary, idempotency: .unknown,
-                access: .user)
+                access: .user(apps: .only(["yedi"]), roles: []))
             public static let getImage = RPCMethod<YediContent.GetImageRequest, YediContent.ImageData>(
                 service: "yedi.content.ContentService", method: "GetImage", kind: .unary, idempotency: .noSideEffects,
-                access: .anyone)
+                access: .anyone(apps: .only(["yedi"])))
             public static let createReview = RPCMethod<YediContent.CreateReviewRequest, YediContent.Review>(
                 service: "yedi.content.ContentService", method: "CreateReview", kind: .unary, idempotency: .unknown,
                 access: .customer)
             public static let listDesignerReviews = RPCMethod<YediContent.ListDesignerReviewsRequest, YediContent.ListDesignerReviewsResponse>(
                 service: "yedi.content.ContentService", method: "ListDesignerReviews", kind: .unary, idempotency: .noSideEffects,
-                access: .anyone)
+                access: .anyone(apps: .only(["yedi"])))
             public static let listMyReviews = RPCMethod<YediContent.ListMyReviewsRequest, YediContent.ListMyReviewsResponse>(
                 service: "yedi.content.ContentService", method: "ListMyReviews", kind: .unary, idempotency: .noSideEffects,
                 access: .customer)

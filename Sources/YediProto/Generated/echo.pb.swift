@@ -104,7 +104,7 @@ extension YediEcho {
             /// Answers with the request's payload and text.
             public static let echo = RPCMethod<YediEcho.EchoRequest, YediEcho.EchoResponse>(
                 service: "yedi.echo.Echo", method: "Echo", kind: .unary, idempotency: .idempotent,
-                access: .user)
+                access: .user(apps: .only(["yedi"]), roles: []))
             /// Streams `count` replies.
             public static let expand = RPCMethod<YediEcho.ExpandRequest, YediEcho.EchoResponse>(
                 service: "yedi.echo.Echo", method: "Expand", kind: .serverStreaming, idempotency: .noSideEffects,

@@ -59,9 +59,11 @@ final class UnaryCallTests: EchoServerTestCase {
 
     func testUnknownMethodAndService() async throws {
         let unknownMethod = RPCMethod<YediEcho.EchoRequest, YediEcho.EchoResponse>(
-            service: "yedi.echo.Echo", method: "Shout", kind: .unary, idempotency: .unknown, access: .anyone)
+            service: "yedi.echo.Echo", method: "Shout", kind: .unary, idempotency: .unknown, access: .anyone(apps: .any)
+        )
         let unknownService = RPCMethod<YediEcho.EchoRequest, YediEcho.EchoResponse>(
-            service: "yedi.nothing.Here", method: "Echo", kind: .unary, idempotency: .unknown, access: .anyone)
+            service: "yedi.nothing.Here", method: "Echo", kind: .unary, idempotency: .unknown,
+            access: .anyone(apps: .any))
         try await withEcho { echo in
             await self.assertRPCError(.unimplemented, containing: "unknown method Shout of service yedi.echo.Echo") {
                 _ = try await echo.rpcClient.unary(unknownMethod, .init())
@@ -79,7 +81,7 @@ final class UnaryCallTests: EchoServerTestCase {
         // A method whose request type the server decodes differently: a Frame sent where EchoRequest is
         // expected does not parse (field 1 is bytes in EchoRequest, a varint in Frame).
         let mismatched = RPCMethod<YediRPC.Frame, YediEcho.EchoResponse>(
-            service: "yedi.echo.Echo", method: "Echo", kind: .unary, idempotency: .unknown, access: .anyone)
+            service: "yedi.echo.Echo", method: "Echo", kind: .unary, idempotency: .unknown, access: .anyone(apps: .any))
         try await withEcho { echo in
             await self.assertRPCError(.invalidArgument, containing: "yedi.echo.EchoRequest") {
                 _ = try await echo.rpcClient.unary(mismatched, .init(callID: 7))
