@@ -4,7 +4,7 @@ import ServiceRuntime
 import YediProto
 
 /// `yedi.chat.ChatService`: the handlers. Access rules are in the proto and enforced before these run;
-/// handlers check membership (only a room's two members read, send or mark read) and validate fields.
+/// handlers check membership (only a room's members read, send or mark read) and validate fields.
 struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
     let store: any ChatStore
     let peers: ChatPeers
@@ -152,7 +152,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
             }
             body = .reservation(id: found.id, startAtMilliseconds: found.startAtMilliseconds)
         }
-        let appended = try await mapStoreErrors {
+        let appended = try await mapStoreErrors(roomID: room.id) {
             try await store.appendMessage(
                 MessageDraft(
                     id: ids.next(), roomID: room.id, senderID: senderID, sentAtMilliseconds: clock.nowMilliseconds,
@@ -209,7 +209,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
         guard request.upToSeq >= 0 else {
             throw RPCError(code: .invalidArgument, message: "up_to_seq cannot be negative")
         }
-        let mark = try await mapStoreErrors {
+        let mark = try await mapStoreErrors(roomID: room.id) {
             try await store.markRead(
                 roomID: room.id, userID: userID, upToSeq: request.upToSeq, now: clock.nowMilliseconds)
         }
@@ -275,13 +275,17 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
         return room
     }
 
-    private func mapStoreErrors<T>(_ body: () async throws -> T) async throws -> T {
+    private func mapStoreErrors<T>(roomID: String, _ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch ChatStoreError.roomNotFound {
             throw RPCError(code: .notFound, message: "room_id: no such room")
         } catch ChatStoreError.notMember {
             throw RPCError(code: .permissionDenied, message: "room_id: you are not a member of this room")
+        } catch ChatStoreError.roomClosed {
+            throw RPCError(
+                code: .failedPrecondition,
+                message: "room_id: room \(roomID) is closed; its messages stay readable, nothing more can be sent")
         }
     }
 
