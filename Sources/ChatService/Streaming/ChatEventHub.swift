@@ -4,9 +4,6 @@ import ServiceRuntime
 /// recipient: the store writes one event row per member, so each event belongs to one user's streams.
 typealias ChatEventHub = StreamHub<ChatEventRecord>
 
-/// One `Subscribe` stream's mailbox.
-typealias ChatSubscription = StreamSubscription<ChatEventRecord>
-
 extension ChatEventRecord: PositionedEvent {
     var streamKey: String { recipientID }
 }
