@@ -152,6 +152,8 @@ let package = Package(
                 "RPCCore", "RPCTLS", "RPCAccess", "RPCObservability", "ProtoBridge", "YediProto", "AccessTokens",
                 "YediCrypto", "CountLimitedCache", "YediSync", argumentParser, logging, metrics, nioCore, nioPosix,
                 serviceLifecycle, grdb, .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // Streams/: a live stream's bounded buffer.
+                .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
         /// Each service is its handlers, its store and its schema; tests start them in-process too.
@@ -174,8 +176,7 @@ let package = Package(
         .executableTarget(
             name: "ChatService",
             dependencies: [
-                "ServiceRuntime", "RPCCore", "YediProto", "CountLimitedCache", "YediSync", grdb, serviceLifecycle,
-                metrics, .product(name: "DequeModule", package: "swift-collections"),
+                "ServiceRuntime", "RPCCore", "YediProto", "CountLimitedCache", "YediSync", grdb,
             ]
         ),
 

@@ -20,11 +20,11 @@ enum ChatServiceDefinition: ServiceDefinition {
 
     /// The handlers on `env` with `hub` (tests pass a small buffer); registers the hub's shutdown.
     static func handlers(_ env: ServiceEnvironment, hub: ChatEventHub, peers: ChatPeers? = nil) -> ChatHandlers {
-        env.addDrainingService(ChatStreamShutdown(hub: hub))
+        env.addDrainingService(StreamHubShutdown(hub: hub))
         // A deleted user's live streams end when the revocation arrives (before the purge, which waits
         // for it): a stream would otherwise keep delivering to a revoked user.
         env.onUserRevoked { userID in
-            hub.end(userID: userID, RPCError(code: .unauthenticated, message: "this account was deleted"))
+            hub.end(key: userID, RPCError(code: .unauthenticated, message: "this account was deleted"))
         }
         let peers = peers ?? ChatPeers.live(env.peers)
         let store = SQLiteChatStore(database: env.database, sink: { hub.publish($0) })

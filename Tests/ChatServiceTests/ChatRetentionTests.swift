@@ -54,7 +54,7 @@ final class ChatRetentionTests: XCTestCase {
         XCTAssertEqual(rooms, 5)
         // Opening a room that exists is not a new room.
         let existing = try await fixture.service.environment.database.read { db in
-            try String.fetchOne(db, sql: "SELECT designer_id FROM chat_room LIMIT 1") ?? ""
+            try String.fetchOne(db, sql: "SELECT user_id FROM chat_room_member WHERE role = 'designer' LIMIT 1") ?? ""
         }
         _ = try await chat.openRoom(.init(designerID: existing), options: customer.options)
         // Midnight in Seoul starts a new day.

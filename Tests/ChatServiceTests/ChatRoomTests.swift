@@ -97,6 +97,31 @@ final class ChatRoomTests: XCTestCase {
         XCTAssertEqual(aCustomer, .notFound, "a customer is not a designer to consult")
     }
 
+    func testAClosedRoomRefusesSendsNamingTheRoomAndTheNextOpenMakesANewOne() async throws {
+        let customer = try await fixture.signUp(.customer)
+        let designer = try await fixture.signUp(.designer)
+        let room = try await fixture.openRoomID(customer, designer)
+        try await fixture.send(customer, room, "예약 문의드려요")
+        _ = try await fixture.store.closeRoom(id: room, now: fixture.clock.nowMilliseconds)
+        let refused = await rpcError { try await self.fixture.send(designer, room, "네 가능합니다") }
+        XCTAssertEqual(refused?.code, .failedPrecondition)
+        XCTAssertTrue(refused?.message.contains(room) == true, refused?.message ?? "")
+        // Reads stay.
+        let history = try await fixture.chat.listMessages(.init(roomID: room), options: designer.options)
+        XCTAssertEqual(history.messages.count, 1)
+        let mark = try await fixture.chat.markRead(.init(roomID: room), options: designer.options)
+        XCTAssertTrue(mark.moved)
+        // The pair's next consult is a new room, reused by later opens; both are in the list.
+        let next = try await fixture.open(customer, designer)
+        XCTAssertTrue(next.created)
+        XCTAssertNotEqual(next.room?.id, room)
+        let again = try await fixture.open(customer, designer)
+        XCTAssertEqual(again.room?.id, next.room?.id)
+        XCTAssertFalse(again.created)
+        let list = try await fixture.chat.listRooms(.init(), options: customer.options)
+        XCTAssertEqual(list.rooms.map(\.id), [next.room?.id ?? "", room])
+    }
+
     // MARK: Membership
 
     func testOnlyMembersReadSendOrMarkRead() async throws {

@@ -29,19 +29,46 @@ enum ChatStoreContract {
             body: .text(text))
     }
 
-    static func roomsAreUniquePerPairEvenConcurrently(_ make: Factory) async throws {
-        let sink = Sink()
-        let store = try make(sink.sink)
-        let opened = try await withThrowingTaskGroup(of: OpenedRoom.self) { group in
-            for index in 0..<20 {
+    /// The consult room "r1" of c1 and d1, opened at 1.
+    static func consultRoom(_ store: any ChatStore) async throws -> RoomRecord {
+        try await store.openRoom(
+            kind: "consult", customerID: "c1", designerID: "d1", newRoomID: "r1", now: 1, postShare: nil
+        ).room
+    }
+
+    /// Fails unless `body` throws `expected`.
+    static func expect(
+        _ expected: ChatStoreError, _ failure: String, file: StaticString = #filePath, line: UInt = #line,
+        _ body: () async throws -> Void
+    ) async {
+        do {
+            try await body()
+            XCTFail(failure, file: file, line: line)
+        } catch {
+            XCTAssertEqual(error as? ChatStoreError, expected, file: file, line: line)
+        }
+    }
+
+    /// `times` concurrent consult opens of c1 and d1, each offering its own new room id.
+    static func openConcurrently(_ store: any ChatStore, times: Int, newRoomIDs prefix: String, now: Int64)
+        async throws -> [OpenedRoom]
+    {
+        try await withThrowingTaskGroup(of: OpenedRoom.self) { group in
+            for index in 0..<times {
                 group.addTask {
                     try await store.openRoom(
-                        kind: "consult", customerID: "c1", designerID: "d1", newRoomID: "room-\(index)", now: 5,
-                        postShare: nil)
+                        kind: "consult", customerID: "c1", designerID: "d1", newRoomID: "\(prefix)-\(index)",
+                        now: now, postShare: nil)
                 }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
+    }
+
+    static func roomsAreUniquePerPairEvenConcurrently(_ make: Factory) async throws {
+        let sink = Sink()
+        let store = try make(sink.sink)
+        let opened = try await openConcurrently(store, times: 20, newRoomIDs: "room", now: 5)
         XCTAssertEqual(Set(opened.map(\.room.id)).count, 1)
         XCTAssertEqual(opened.filter(\.created).count, 1)
         let room = opened[0].room
@@ -309,5 +336,17 @@ final class SQLiteChatStoreTests: XCTestCase {
 
     func testRoomQuotaCountsNewRoomsOnly() async throws {
         try await ChatStoreContract.roomQuotaCountsNewRoomsOnly(make)
+    }
+
+    func testAPairHasSeveralRoomsOverTimeOneOpenAtATime() async throws {
+        try await ChatStoreContract.aPairHasSeveralRoomsOverTimeOneOpenAtATime(make)
+    }
+
+    func testAClosedRoomKeepsItsHistoryAndRefusesSends() async throws {
+        try await ChatStoreContract.aClosedRoomKeepsItsHistoryAndRefusesSends(make)
+    }
+
+    func testACreatedRoomServesItsMembersOnly() async throws {
+        try await ChatStoreContract.aCreatedRoomServesItsMembersOnly(make)
     }
 }

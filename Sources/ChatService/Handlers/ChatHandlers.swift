@@ -4,7 +4,7 @@ import ServiceRuntime
 import YediProto
 
 /// `yedi.chat.ChatService`: the handlers. Access rules are in the proto and enforced before these run;
-/// handlers check membership (only a room's two members read, send or mark read) and validate fields.
+/// handlers check membership (only a room's members read, send or mark read) and validate fields.
 struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
     let store: any ChatStore
     let peers: ChatPeers
@@ -152,7 +152,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
             }
             body = .reservation(id: found.id, startAtMilliseconds: found.startAtMilliseconds)
         }
-        let appended = try await mapStoreErrors {
+        let appended = try await mapStoreErrors(roomID: room.id) {
             try await store.appendMessage(
                 MessageDraft(
                     id: ids.next(), roomID: room.id, senderID: senderID, sentAtMilliseconds: clock.nowMilliseconds,
@@ -209,7 +209,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
         guard request.upToSeq >= 0 else {
             throw RPCError(code: .invalidArgument, message: "up_to_seq cannot be negative")
         }
-        let mark = try await mapStoreErrors {
+        let mark = try await mapStoreErrors(roomID: room.id) {
             try await store.markRead(
                 roomID: room.id, userID: userID, upToSeq: request.upToSeq, now: clock.nowMilliseconds)
         }
@@ -226,66 +226,18 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
         _ request: YediChat.SubscribeRequest, writer: RPCWriter<YediChat.StreamEvent>, context: ServerContext
     ) async throws {
         let userID = try context.requireUser().id
-        guard request.afterPosition >= 0 else {
-            throw RPCError(code: .invalidArgument, message: "after_position cannot be negative")
-        }
-        // Registered before reading the stored events: whatever commits from now on is buffered, and
-        // whatever committed before is in the database; positions already sent are skipped.
-        let subscription = try hub.subscribe(userID: userID)
-        defer { hub.unsubscribe(subscription) }
-        // A position from the future (another deployment, a corrupted client) would make the stream skip
-        // live events until the positions caught up with it.
-        guard request.afterPosition <= (try await store.highestPosition()) else {
-            throw RPCError(
-                code: .outOfRange,
-                message: "after_position is beyond every position given out; subscribe from ListRooms' stream_position")
-        }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                try await pump(subscription, after: request.afterPosition, writer: writer)
-            }
-            group.addTask {
-                throw try await subscription.ended()
-            }
-            defer { group.cancelAll() }
-            _ = try await group.next()
-        }
+        try await stream.run(
+            key: userID, after: request.afterPosition,
+            write: { try await writer.write(ChatMessages.event($0)) },
+            caughtUp: { try await writer.write(.init(position: $0, event: .caughtUp(.init()))) })
     }
 
-    /// Stored events after `position`, then `CaughtUp`, then live ones; never returns normally.
-    private func pump(
-        _ subscription: ChatSubscription, after position: Int64, writer: RPCWriter<YediChat.StreamEvent>
-    ) async throws {
-        var last = position
-        while true {
-            let stored = try await store.events(
-                recipientID: subscription.userID, afterPosition: last, limit: Self.catchUpBatch)
-            // Checked after the read: pruning commits its deletions with its watermark, so a watermark at
-            // most `last` now means the read missed nothing; a later one means it may have, and skipping
-            // silently would lose messages.
-            guard try await store.prunedThrough(recipientID: subscription.userID) <= last else {
-                throw RPCError(
-                    code: .outOfRange,
-                    message: """
-                        after_position \(last) is older than the events kept (older ones are pruned); reload with \
-                        ListRooms and subscribe from its stream_position
-                        """)
-            }
-            for event in stored {
-                try await writer.write(ChatMessages.event(event))
-                last = event.position
-                subscription.wrote(position: last)
-            }
-            if stored.count < Self.catchUpBatch { break }
-        }
-        try await writer.write(.init(position: last, event: .caughtUp(.init())))
-        while true {
-            for event in try await subscription.take() where event.position > last {
-                try await writer.write(ChatMessages.event(event))
-                last = event.position
-                subscription.wrote(position: last)
-            }
-        }
+    /// The caller's stored events after their position, then live ones (the runtime's resume logic over
+    /// this store's `chat_event` rows and the hub).
+    var stream: ResumableStream<ChatEventRecord> {
+        ResumableStream(
+            hub: hub, log: ChatEventLog(store: store), batch: Self.catchUpBatch,
+            restart: "reload with ListRooms and subscribe from its stream_position")
     }
 
     // MARK: Deletion
@@ -299,7 +251,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
         let purged = try await store.purgeUser(
             userID: request.userID, delivery: Delivery(context), now: clock.nowMilliseconds)
         for room in purged.roomIDs { cache.invalidate(room: room, roomRemoved: true) }
-        hub.end(userID: request.userID, RPCError(code: .unauthenticated, message: "this account was deleted"))
+        hub.end(key: request.userID, RPCError(code: .unauthenticated, message: "this account was deleted"))
         context.logPurge(
             of: request.userID, firstDelivery: purged.firstDelivery, removed: ["rooms": purged.roomIDs.count])
         return YediCommon.PurgeUserResponse()
@@ -323,13 +275,17 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
         return room
     }
 
-    private func mapStoreErrors<T>(_ body: () async throws -> T) async throws -> T {
+    private func mapStoreErrors<T>(roomID: String, _ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch ChatStoreError.roomNotFound {
             throw RPCError(code: .notFound, message: "room_id: no such room")
         } catch ChatStoreError.notMember {
             throw RPCError(code: .permissionDenied, message: "room_id: you are not a member of this room")
+        } catch ChatStoreError.roomClosed {
+            throw RPCError(
+                code: .failedPrecondition,
+                message: "room_id: room \(roomID) is closed; its messages stay readable, nothing more can be sent")
         }
     }
 

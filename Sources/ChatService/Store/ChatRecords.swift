@@ -17,23 +17,50 @@ enum MessageBodyRecord: Sendable, Hashable {
     case reservation(id: String, startAtMilliseconds: Int64)
 }
 
-/// A room's row. Members are `customerID` and `designerID` today; `kind` and the member table leave room
-/// for other pairs (matched users of a sibling app) without a migration of the messages.
+/// One member of a room and the part they take in it (`RoomRole`).
+struct RoomMemberRecord: Sendable, Hashable {
+    var userID: String
+    var role: String
+}
+
+/// The parts members take in a room: YeDi's consult room has a customer and a designer; other apps'
+/// rooms have plain members until their issues ask for more.
+enum RoomRole {
+    static let customer = "customer"
+    static let designer = "designer"
+    static let member = "member"
+}
+
+/// A room: its kind (one per app and purpose: YeDi's `consult`), its members (`chat_room_member`), and
+/// whether it is closed (its messages stay readable, nobody sends any more).
 struct RoomRecord: Sendable, Hashable {
     var id: String
     var kind: String
-    var customerID: String
-    var designerID: String
+    /// In the order they joined.
+    var memberships: [RoomMemberRecord]
     var createdAtMilliseconds: Int64
     /// The newest message's seq (0 while empty).
     var lastSeq: Int64
     var lastActivityAtMilliseconds: Int64
+    /// When it was closed; nil while open.
+    var closedAtMilliseconds: Int64?
 
-    var members: [String] { [customerID, designerID] }
+    var members: [String] { memberships.map(\.userID) }
 
-    func isMember(_ userID: String) -> Bool { userID == customerID || userID == designerID }
+    /// The member of a consult room who is the customer ("" in rooms without one).
+    var customerID: String { member(role: RoomRole.customer) }
 
-    func other(than userID: String) -> String { userID == customerID ? designerID : customerID }
+    /// The member of a consult room who is the designer ("" in rooms without one).
+    var designerID: String { member(role: RoomRole.designer) }
+
+    var isClosed: Bool { closedAtMilliseconds != nil }
+
+    func member(role: String) -> String { memberships.first { $0.role == role }?.userID ?? "" }
+
+    func isMember(_ userID: String) -> Bool { memberships.contains { $0.userID == userID } }
+
+    /// The other member of a two-member room (in a larger room, the first other one).
+    func other(than userID: String) -> String { members.first { $0 != userID } ?? "" }
 
     static let consultKind = "consult"
 }
@@ -118,6 +145,8 @@ struct ChatEventRecord: Sendable, Hashable {
 enum ChatStoreError: Error, Equatable {
     case roomNotFound
     case notMember
+    /// The room is closed: nothing more is sent in it.
+    case roomClosed
 }
 
 /// What purging a user removed: the rooms they were in, and whether this delivery of the purge was the

@@ -83,5 +83,44 @@ enum ChatSchema {
                     ) WITHOUT ROWID;
                     """)
         }
+        // Issue 26: rooms beyond a customer and a designer. Members and their roles live in
+        // chat_room_member only (the customer_id/designer_id columns go); a room can be closed; a pair may
+        // have several rooms over time. "One open room of a kind per pair" (YeDi's OpenRoom) stays a rule
+        // of the schema: a partial unique index over `open_key` (the pair, as `RoomOpenKey` spells it) of
+        // the open rooms. SQLite cannot drop a UNIQUE column, so chat_room is rebuilt (foreign keys are off
+        // during a GRDB migration and checked at its end; messages and members keep pointing at chat_room).
+        migrator.registerMigration("chat-3") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE chat_room_new (
+                        id TEXT PRIMARY KEY,
+                        kind TEXT NOT NULL,
+                        -- At most one open room of a kind holds a key (consult: the customer and the
+                        -- designer); NULL when the kind has no such rule.
+                        open_key TEXT,
+                        -- Who opened it (the rooms.day quota counts these); NULL when nobody did (a match).
+                        opened_by TEXT,
+                        created_at_ms INTEGER NOT NULL,
+                        last_seq INTEGER NOT NULL DEFAULT 0,
+                        last_activity_at_ms INTEGER NOT NULL,
+                        activity_position INTEGER NOT NULL DEFAULT 0,
+                        closed_at_ms INTEGER
+                    );
+                    INSERT INTO chat_room_new (id, kind, open_key, opened_by, created_at_ms, last_seq,
+                        last_activity_at_ms, activity_position)
+                    SELECT id, kind, length(CAST(customer_id AS BLOB)) || ':' || customer_id || designer_id,
+                        customer_id, created_at_ms, last_seq, last_activity_at_ms, activity_position
+                    FROM chat_room;
+                    ALTER TABLE chat_room_member ADD COLUMN role TEXT NOT NULL DEFAULT 'member';
+                    UPDATE chat_room_member SET role = 'customer'
+                        WHERE user_id = (SELECT customer_id FROM chat_room r WHERE r.id = room_id);
+                    UPDATE chat_room_member SET role = 'designer'
+                        WHERE user_id = (SELECT designer_id FROM chat_room r WHERE r.id = room_id);
+                    DROP TABLE chat_room;
+                    ALTER TABLE chat_room_new RENAME TO chat_room;
+                    CREATE UNIQUE INDEX chat_room_one_open ON chat_room(kind, open_key) WHERE closed_at_ms IS NULL;
+                    CREATE INDEX chat_room_by_opener ON chat_room(opened_by, created_at_ms);
+                    """)
+        }
     }
 }

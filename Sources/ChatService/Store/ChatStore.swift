@@ -8,17 +8,27 @@ import ServiceRuntime
 /// sink **after** the commit and in position order: live delivery never shows what was rolled back, and
 /// never reorders.
 protocol ChatStore: Sendable {
-    /// The pair's room of `kind`, created (with `newRoomID`) if missing; then, if given, appends
-    /// `postShare` (idempotent by its client id). Concurrent calls for one pair get one room. Creating one
-    /// when the customer's rooms created this Seoul day reach `quota` throws `QuotaExceeded` (counted in
-    /// the same transaction); an existing room is always answered.
+    /// The pair's **open** room of `kind`, created (with `newRoomID`, the customer and the designer as
+    /// members) if there is none; then, if given, appends `postShare` (idempotent by its client id).
+    /// Concurrent calls for one pair get one room: at most one open room of a kind per pair is a rule of
+    /// the schema, not a lookup. Once that room is closed, the next call opens a new one. Creating one when
+    /// the rooms the customer opened this Seoul day reach `quota` throws `QuotaExceeded` (counted in the
+    /// same transaction); an existing room is always answered.
     func openRoom(
         kind: String, customerID: String, designerID: String, newRoomID: String, now: Int64,
         postShare: MessageDraft?, quota: Quota?
     ) async throws -> OpenedRoom
+    /// A new room of `kind` with `members` (distinct users, at least one), each told by a room-created
+    /// event: for rooms no single user opens (an app's match, a promise's group). No uniqueness rule.
+    func createRoom(id: String, kind: String, members: [RoomMemberRecord], now: Int64) async throws -> RoomRecord
+    /// Closes the room: its messages stay readable and its cursors movable, sends fail with
+    /// `ChatStoreError.roomClosed`. Closing a closed room changes nothing (it keeps its first closing
+    /// time). `ChatStoreError.roomNotFound`.
+    func closeRoom(id: String, now: Int64) async throws -> RoomRecord
     func room(id: String) async throws -> RoomRecord?
     /// Appends with the next seq, or returns the original if the sender already sent this client id.
-    /// `ChatStoreError.roomNotFound` / `.notMember`.
+    /// `ChatStoreError.roomNotFound` / `.notMember` / `.roomClosed` (a retry of a message sent before the
+    /// room closed still gets its original).
     func appendMessage(_ draft: MessageDraft) async throws -> AppendedMessage
     /// Newest first: messages with seq < `beforeSeq` (all if nil).
     func messages(roomID: String, beforeSeq: Int64?, limit: Int) async throws -> MessagePage

@@ -3,19 +3,22 @@ import ServiceRuntime
 
 /// The rooms quota and the pruning of old stream events, apart from the main store file.
 extension SQLiteChatStore {
-    /// Only a room that does not exist yet counts against the quota.
+    /// Only a room that does not exist yet counts: the customer's open room of the kind with the
+    /// designer is answered whatever the quota.
     static func checkRoomQuota(
         _ quota: Quota, kind: String, customerID: String, designerID: String, now: Int64, _ db: Database
     ) throws {
         let exists =
             try Bool.fetchOne(
                 db,
-                sql: "SELECT EXISTS (SELECT 1 FROM chat_room WHERE kind = ? AND customer_id = ? AND designer_id = ?)",
-                arguments: [kind, customerID, designerID]) ?? false
+                sql: """
+                    SELECT EXISTS (SELECT 1 FROM chat_room WHERE kind = ? AND open_key = ? AND closed_at_ms IS NULL)
+                    """,
+                arguments: [kind, RoomOpenKey.pair(customerID, designerID)]) ?? false
         guard !exists else { return }
         let today =
             try Int64.fetchOne(
-                db, sql: "SELECT COUNT(*) FROM chat_room WHERE customer_id = ? AND created_at_ms >= ?",
+                db, sql: "SELECT COUNT(*) FROM chat_room WHERE opened_by = ? AND created_at_ms >= ?",
                 arguments: [customerID, QuotaDay.start(of: now)]) ?? 0
         try quota.check(used: today)
     }

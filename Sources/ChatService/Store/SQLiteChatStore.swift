@@ -25,35 +25,28 @@ struct SQLiteChatStore: ChatStore {
             if let quota {
                 try Self.checkRoomQuota(quota, kind: kind, customerID: customerID, designerID: designerID, now: now, db)
             }
+            let key = RoomOpenKey.pair(customerID, designerID)
+            // The partial unique index (one open room of a kind per key) decides between concurrent opens.
             try db.execute(
                 sql: """
-                    INSERT INTO chat_room (id, kind, customer_id, designer_id, created_at_ms, last_activity_at_ms)
-                    VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (kind, customer_id, designer_id) DO NOTHING
+                    INSERT INTO chat_room (id, kind, open_key, opened_by, created_at_ms, last_activity_at_ms)
+                    VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (kind, open_key) WHERE closed_at_ms IS NULL DO NOTHING
                     """,
-                arguments: [newRoomID, kind, customerID, designerID, now, now])
+                arguments: [newRoomID, kind, key, customerID, now, now])
             let created = db.changesCount > 0
+            if created {
+                let members = [
+                    RoomMemberRecord(userID: customerID, role: RoomRole.customer),
+                    RoomMemberRecord(userID: designerID, role: RoomRole.designer),
+                ]
+                try Self.addMembers(members, roomID: newRoomID, now: now, db, events: &events)
+            }
             guard
                 var room = try Row.fetchOne(
-                    db, sql: "SELECT * FROM chat_room WHERE kind = ? AND customer_id = ? AND designer_id = ?",
-                    arguments: [kind, customerID, designerID]
-                ).map(Self.roomRecord)
+                    db, sql: "SELECT * FROM chat_room WHERE kind = ? AND open_key = ? AND closed_at_ms IS NULL",
+                    arguments: [kind, key]
+                ).map({ try Self.roomRecord($0, db) })
             else { throw ChatStoreError.roomNotFound }
-            if created {
-                for member in room.members {
-                    try db.execute(
-                        sql: "INSERT INTO chat_room_member (room_id, user_id) VALUES (?, ?)",
-                        arguments: [room.id, member])
-                }
-                var last: Int64 = 0
-                for member in room.members {
-                    let event = try Self.appendEvent(
-                        db, recipient: member, roomID: room.id, kind: "room", now: now, body: .roomCreated(room))
-                    events.append(event)
-                    last = event.position
-                }
-                try db.execute(
-                    sql: "UPDATE chat_room SET activity_position = ? WHERE id = ?", arguments: [last, room.id])
-            }
             var share: MessageRecord?
             if var draft = postShare {
                 draft.roomID = room.id
@@ -69,7 +62,7 @@ struct SQLiteChatStore: ChatStore {
 
     func room(id: String) async throws -> RoomRecord? {
         try await database.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM chat_room WHERE id = ?", arguments: [id]).map(Self.roomRecord)
+            try Self.room(id, db)
         }
     }
 
@@ -78,12 +71,13 @@ struct SQLiteChatStore: ChatStore {
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT r.*, me.read_seq AS my_read_seq, other.read_seq AS other_read_seq,
+                    SELECT r.*, me.read_seq AS my_read_seq,
+                        (SELECT COALESCE(MAX(other.read_seq), 0) FROM chat_room_member other
+                         WHERE other.room_id = r.id AND other.user_id <> me.user_id) AS other_read_seq,
                         (SELECT COUNT(*) FROM chat_message m
                          WHERE m.room_id = r.id AND m.seq > me.read_seq AND m.sender_id <> me.user_id) AS unread
                     FROM chat_room_member me
                     JOIN chat_room r ON r.id = me.room_id
-                    JOIN chat_room_member other ON other.room_id = r.id AND other.user_id <> me.user_id
                     WHERE me.user_id = ? AND r.activity_position < ?
                     ORDER BY r.activity_position DESC
                     LIMIT ?
@@ -91,7 +85,7 @@ struct SQLiteChatStore: ChatStore {
                 arguments: [userID, afterActivity ?? Int64.max, limit])
             var rooms: [RoomSummaryRecord] = []
             for row in rows {
-                let room = Self.roomRecord(row)
+                let room = try Self.roomRecord(row, db)
                 let last =
                     room.lastSeq == 0
                     ? nil
@@ -152,10 +146,7 @@ struct SQLiteChatStore: ChatStore {
     func markRead(roomID: String, userID: String, upToSeq: Int64, now: Int64) async throws -> ReadMark {
         let sink = sink
         return try await database.write { db in
-            guard
-                let room = try Row.fetchOne(db, sql: "SELECT * FROM chat_room WHERE id = ?", arguments: [roomID])
-                    .map(Self.roomRecord)
-            else { throw ChatStoreError.roomNotFound }
+            guard let room = try Self.room(roomID, db) else { throw ChatStoreError.roomNotFound }
             guard
                 let current = try Int64.fetchOne(
                     db, sql: "SELECT read_seq FROM chat_room_member WHERE room_id = ? AND user_id = ?",
@@ -233,14 +224,11 @@ struct SQLiteChatStore: ChatStore {
                         roomID: roomID, readerID: row["reader_id"], readSeq: row["read_seq"],
                         readAtMilliseconds: row["read_at_ms"])
                 default:
-                    guard
-                        var room = try Row.fetchOne(
-                            db, sql: "SELECT * FROM chat_room WHERE id = ?", arguments: [roomID]
-                        ).map(Self.roomRecord)
-                    else { continue }
+                    guard var room = try Self.room(roomID, db) else { continue }
                     // As it was when created.
                     room.lastSeq = 0
                     room.lastActivityAtMilliseconds = room.createdAtMilliseconds
+                    room.closedAtMilliseconds = nil
                     body = .roomCreated(room)
                 }
                 events.append(ChatEventRecord(position: row["position"], recipientID: recipientID, body: body))
@@ -272,11 +260,7 @@ struct SQLiteChatStore: ChatStore {
     private static func append(_ draft: MessageDraft, _ db: Database, events: inout [ChatEventRecord]) throws
         -> AppendedMessage
     {
-        guard
-            let room = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT * FROM chat_room WHERE id = ?"), arguments: [draft.roomID]
-            ).map(Self.roomRecord)
-        else { throw ChatStoreError.roomNotFound }
+        guard let room = try Self.room(draft.roomID, db) else { throw ChatStoreError.roomNotFound }
         guard room.isMember(draft.senderID) else { throw ChatStoreError.notMember }
         if let clientID = draft.clientMessageID,
             let original = try Row.fetchOne(
@@ -287,6 +271,7 @@ struct SQLiteChatStore: ChatStore {
         {
             return AppendedMessage(message: original, duplicate: true)
         }
+        guard !room.isClosed else { throw ChatStoreError.roomClosed }
         let message = MessageRecord(
             id: draft.id, roomID: draft.roomID, seq: room.lastSeq + 1, senderID: draft.senderID,
             sentAtMilliseconds: draft.sentAtMilliseconds, clientMessageID: draft.clientMessageID, body: draft.body)
@@ -345,7 +330,7 @@ struct SQLiteChatStore: ChatStore {
             ])
     }
 
-    private static func appendEvent(
+    static func appendEvent(
         _ db: Database, recipient: String, roomID: String, kind: String, now: Int64, body: ChatEventBody
     ) throws -> ChatEventRecord {
         var seq: Int64 = 0
@@ -369,7 +354,7 @@ struct SQLiteChatStore: ChatStore {
         return ChatEventRecord(position: db.lastInsertedRowID, recipientID: recipient, body: body)
     }
 
-    private static func publish(_ events: [ChatEventRecord], on db: Database, to sink: @escaping ChatEventSink) {
+    static func publish(_ events: [ChatEventRecord], on db: Database, to sink: @escaping ChatEventSink) {
         guard !events.isEmpty else { return }
         db.afterNextTransaction(onCommit: { _ in sink(events) })
     }
@@ -393,13 +378,6 @@ struct SQLiteChatStore: ChatStore {
             seqs[row["user_id"]] = row["read_seq"]
         }
         return seqs
-    }
-
-    private static func roomRecord(_ row: Row) -> RoomRecord {
-        RoomRecord(
-            id: row["id"], kind: row["kind"], customerID: row["customer_id"], designerID: row["designer_id"],
-            createdAtMilliseconds: row["created_at_ms"], lastSeq: row["last_seq"],
-            lastActivityAtMilliseconds: row["last_activity_at_ms"])
     }
 
     private static func messageRecord(_ row: Row) -> MessageRecord {

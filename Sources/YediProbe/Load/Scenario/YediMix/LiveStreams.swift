@@ -11,7 +11,7 @@ import YediProto
 /// that caused it by its client message id (`DeliveryMatcher`). A stream that ends early is counted by
 /// its status; the run goes on.
 final class LiveStreams: Sendable {
-    /// ChatService's limit of open streams per user (`ChatEventHub.maxPerUser`).
+    /// ChatService's limit of open streams per user (`ChatEventHub`, the runtime's `StreamHub.maxPerKey`).
     static let perUserLimit = 16
     static let streamsPerConnection = 200
 

@@ -1,0 +1,17 @@
+import ServiceRuntime
+
+/// The chat store as the stored half of a resumable stream: a recipient's `chat_event` rows after a
+/// position, the highest position given out, and how far retention pruned the recipient's events.
+struct ChatEventLog: StreamEventLog {
+    let store: any ChatStore
+
+    func events(for recipientID: String, after position: Int64, limit: Int) async throws -> [ChatEventRecord] {
+        try await store.events(recipientID: recipientID, afterPosition: position, limit: limit)
+    }
+
+    func highestPosition() async throws -> Int64 { try await store.highestPosition() }
+
+    func prunedThrough(_ recipientID: String) async throws -> Int64 {
+        try await store.prunedThrough(recipientID: recipientID)
+    }
+}

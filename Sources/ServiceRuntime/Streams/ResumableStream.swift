@@ -1,0 +1,90 @@
+import RPCCore
+
+/// One streaming call's events for a key: every stored event after the client's position, then a
+/// "caught up" mark, then live events as they commit, with no gap and no duplicate between the two.
+///
+/// Why it holds: the subscription is registered with the hub **before** the log is read. Whatever
+/// committed before the read is in the read; whatever commits after the registration is in the buffer
+/// (the hub gets events after their commit, in position order); buffered events at or below the last
+/// position sent are skipped. The catch-up reads the database, so this also holds across restarts.
+public struct ResumableStream<Event: PositionedEvent>: Sendable {
+    public let hub: StreamHub<Event>
+    public let log: any StreamEventLog<Event>
+    /// Stored events read per query while catching up.
+    public let batch: Int
+    /// What a client whose position cannot be served should do, ending the OUT_OF_RANGE messages (ChatService:
+    /// "reload with ListRooms and subscribe from its stream_position").
+    public let restart: String
+
+    public init(hub: StreamHub<Event>, log: any StreamEventLog<Event>, batch: Int = 500, restart: String) {
+        precondition(batch >= 1)
+        self.hub = hub
+        self.log = log
+        self.batch = batch
+        self.restart = restart
+    }
+
+    /// Streams `key`'s events after `position` until the client goes away (cancellation), the hub ends the
+    /// subscription (cut off as slow, `end(key:)`, shutdown: that status is thrown) or a write fails.
+    ///
+    /// - Throws: INVALID_ARGUMENT for a negative position; OUT_OF_RANGE for one beyond every position given
+    ///   out (the stream would skip live events until positions caught up with it) or older than what
+    ///   retention kept (it would silently miss events); the hub's refusals (RESOURCE_EXHAUSTED, UNAVAILABLE).
+    public func run(
+        key: Event.Key, after position: Int64, write: @escaping @Sendable (Event) async throws -> Void,
+        caughtUp: @escaping @Sendable (Int64) async throws -> Void
+    ) async throws {
+        guard position >= 0 else {
+            throw RPCError(code: .invalidArgument, message: "after_position cannot be negative")
+        }
+        let subscription = try hub.subscribe(key: key)
+        defer { hub.unsubscribe(subscription) }
+        guard position <= (try await log.highestPosition()) else {
+            throw RPCError(
+                code: .outOfRange, message: "after_position is beyond every position given out; \(restart)")
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await pump(subscription, after: position, write: write, caughtUp: caughtUp)
+            }
+            group.addTask {
+                throw try await subscription.ended()
+            }
+            defer { group.cancelAll() }
+            _ = try await group.next()
+        }
+    }
+
+    /// Stored events after `position`, then the mark, then live ones; returns only when cancelled.
+    private func pump(
+        _ subscription: StreamSubscription<Event>, after position: Int64,
+        write: @Sendable (Event) async throws -> Void, caughtUp: @Sendable (Int64) async throws -> Void
+    ) async throws {
+        var last = position
+        while true {
+            let stored = try await log.events(for: subscription.key, after: last, limit: batch)
+            // Checked after the read: pruning commits its deletions with its watermark, so a watermark at
+            // most `last` now means the read missed nothing; a later one means it may have, and skipping
+            // silently would lose events.
+            guard try await log.prunedThrough(subscription.key) <= last else {
+                throw RPCError(
+                    code: .outOfRange,
+                    message: "after_position \(last) is older than the events kept (older ones are pruned); \(restart)")
+            }
+            for event in stored {
+                try await write(event)
+                last = event.position
+                subscription.wrote(position: last)
+            }
+            if stored.count < batch { break }
+        }
+        try await caughtUp(last)
+        while true {
+            for event in try await subscription.take() where event.position > last {
+                try await write(event)
+                last = event.position
+                subscription.wrote(position: last)
+            }
+        }
+    }
+}

@@ -1,0 +1,12 @@
+/// Where a service keeps its stream events durably: what a resuming stream reads before it goes live
+/// (`ResumableStream`). A service's store conforms, or a small adapter over it does.
+public protocol StreamEventLog<Event>: Sendable {
+    associatedtype Event: PositionedEvent
+    /// The key's events with a position after `position`, oldest first, at most `limit`.
+    func events(for key: Event.Key, after position: Int64, limit: Int) async throws -> [Event]
+    /// The highest position ever given out (also of events since removed): no client can have seen more.
+    func highestPosition() async throws -> Int64
+    /// The highest position of the key's events that retention removed (0: none). A resume from before it
+    /// would silently miss events.
+    func prunedThrough(_ key: Event.Key) async throws -> Int64
+}
