@@ -38,6 +38,8 @@ public struct ServiceConfiguration: Sendable {
     public var quotas: QuotaLimits = .defaults
     /// How long deletable rows are kept (`--retention NAME=HOURS`).
     public var retention: RetentionPeriods = .defaults
+    /// The real mail, SMS and push providers configured (`--mail-api-url` & co.); none: development files.
+    public var senders: OutsideSenderSettings = .development
 
     /// Reads `options` over `environment` (`YEDI_…` variables) over `defaults`; throws a
     /// `ConfigurationError` naming the first bad option.
@@ -149,7 +151,8 @@ public struct ServiceConfiguration: Sendable {
             development: development,
             devClock: devClock,
             quotas: quotas,
-            retention: retention
+            retention: retention,
+            senders: try OutsideSenderSettings.resolve(options, reader: reader)
         )
     }
 
@@ -205,7 +208,7 @@ public struct ServiceDefaults: Sendable {
 }
 
 /// Reads one option from its flag, else its `YEDI_…` variable, else a default.
-private struct OptionReader {
+struct OptionReader {
     let environment: [String: String]
 
     /// `metrics-port` → `YEDI_METRICS_PORT`
