@@ -45,6 +45,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // MARK: C at the edge: one thin target per C library.
@@ -156,11 +157,22 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        /// The real outside senders behind the outbox: mail (SendGrid v3), SMS (NHN Cloud SMS v3.0) and push
+        /// (FCM HTTP v1) over async-http-client, with bounded, timed requests and secrets read from files or
+        /// the environment. Its own target so that only a service that sends links an HTTP client.
+        .target(
+            name: "OutsideSenders",
+            dependencies: [
+                "ServiceRuntime", "YediProto", logging, nioCore, nioHTTP1,
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
         /// Each service is its handlers, its store and its schema; tests start them in-process too.
         .executableTarget(
             name: "AccountService",
             dependencies: [
-                "ServiceRuntime", "RPCCore", "RPCAccess", "YediProto", "AccessTokens", "YediCrypto", grdb, logging,
+                "ServiceRuntime", "OutsideSenders", "RPCCore", "RPCAccess", "YediProto", "AccessTokens", "YediCrypto",
+                grdb, logging,
             ]
         ),
         .executableTarget(
@@ -328,6 +340,15 @@ let package = Package(
             ],
             path: "Tests/ServiceTestSupport"
         ),
+        /// A fake HTTP/1.1 server on loopback for tests of HTTP clients (the outside senders): records each
+        /// request, answers from a script, can hold an answer back to make a client time out.
+        .target(
+            name: "HTTPTestSupport",
+            dependencies: [
+                nioCore, nioPosix, nioHTTP1, .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "Tests/HTTPTestSupport"
+        ),
         /// A service process for the runtime's process-level tests (SIGKILL, outbox redelivery).
         .executableTarget(
             name: "RuntimeTestbed",
@@ -341,6 +362,15 @@ let package = Package(
                 "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore", "YediProto", "AccessTokens",
                 "AccountService", "ContentService", "BookingService", "ChatService", "RuntimeTestbed", grdb, logging,
                 serviceLifecycle,
+            ]
+        ),
+        /// The real mail, SMS and push adapters against the fake HTTP server: success, permanent 4xx,
+        /// retryable 5xx and 429, timeouts, the request each one sends, and secrets kept out of logs.
+        .testTarget(
+            name: "OutsideSenderTests",
+            dependencies: [
+                "OutsideSenders", "HTTPTestSupport", "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport",
+                "AccountService", "YediProto", logging, nioCore,
             ]
         ),
         /// The whole system as separate processes, driven through the built `yedi-probe` (issue 14).

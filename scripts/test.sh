@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: the debug build's tests, then AddressSanitizer (with leak detection) over
 # the codec, frame-reader, crypto, token and TLS tests, then ThreadSanitizer over the RPC targets (RPCCore,
-# RPCTLS, RPCObservability, RPCAccess, the cache), the service runtime and the two services with the most
-# concurrency (Chat's live streams, Booking's reservation races).
+# RPCTLS, RPCObservability, RPCAccess, the cache), the service runtime, the outside senders' adapters and
+# the two services with the most concurrency (Chat's live streams, Booking's reservation races).
 # Installs what it needs first.
 #
 #   scripts/test.sh           # everything (what CI runs)
@@ -44,5 +44,5 @@ echo "planted leak reported: $(grep -m1 'Direct leak of 10 byte' <<<"$output")" 
 
 step "ThreadSanitizer: the RPC targets, service runtime, ChatService and BookingService tests"
 swift build --build-tests --sanitize=thread --scratch-path .build-tsan
-swift test --skip-build --sanitize=thread --scratch-path .build-tsan --filter 'RPCCoreTests|RPCTLSTests|RPCObservabilityTests|RPCAccessTests|CountLimitedCacheTests|ServiceRuntimeTests|ChatServiceTests|BookingServiceTests'
+swift test --skip-build --sanitize=thread --scratch-path .build-tsan --filter 'RPCCoreTests|RPCTLSTests|RPCObservabilityTests|RPCAccessTests|CountLimitedCacheTests|ServiceRuntimeTests|OutsideSenderTests|ChatServiceTests|BookingServiceTests'
 step "libFuzzer: every fuzz target briefly on its seeds (issue 15)" && scripts/fuzz-ci.sh

@@ -1,5 +1,6 @@
 import AccessTokens
 import GRDB
+import OutsideSenders
 import RPCCore
 import ServiceRuntime
 import YediCrypto
@@ -37,7 +38,7 @@ enum AccountServiceDefinition: ServiceDefinition {
         let store = SQLiteAccountStore(
             database: env.database, events: AccountEvents(outbox: env.outbox), revokedUsers: env.revokedUsers)
         env.addBackgroundService(sessionPruning(env, store: store))
-        env.outbox.register(try mailSender(env))
+        try OutsideSenderSetup.register(on: env)
         let credentials = Credentials(
             passwords: passwords,
             decoyHash: try await passwords.hash(Base64URL.encode(SecureRandom.bytes(16))),
@@ -72,19 +73,6 @@ enum AccountServiceDefinition: ServiceDefinition {
                 try await store.users(ids: ids).map(AccountHandlers.publicUser)
             })
         )
-    }
-
-    /// Where SignUp's mail goes: files in `<data>/sent-mail` (`DevelopmentMailSender`), the only sender
-    /// until the platform issue adds a mail API adapter; said in the log outside development mode, where
-    /// nobody would read them.
-    static func mailSender(_ env: ServiceEnvironment) throws -> any MailSender {
-        let folder = try env.dataFolder("sent-mail")
-        if !env.configuration.development {
-            env.logger.warning(
-                "mail: no mail API is configured; sign-up codes are written to files, not sent",
-                metadata: ["folder": "\(folder.path)"])
-        }
-        return DevelopmentMailSender(folder: folder, clock: env.clock)
     }
 
     /// How often dead sessions and expired sign-ups are pruned (and once at start).

@@ -149,12 +149,14 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__runtime__user_changed_response__descriptor,
     &yedi__runtime__mail_message__descriptor,
     &yedi__runtime__mail_value__descriptor,
+    &yedi__runtime__sms_message__descriptor,
+    &yedi__runtime__push_message__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 147; }
+size_t yedi_message_descriptor_count(void) { return 149; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 147 ? message_descriptors[index] : NULL;
+    return index < 149 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {

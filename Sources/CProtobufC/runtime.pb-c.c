@@ -367,6 +367,96 @@ void   yedi__runtime__mail_value__free_unpacked
   assert(message->base.descriptor == &yedi__runtime__mail_value__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__runtime__sms_message__init
+                     (Yedi__Runtime__SmsMessage         *message)
+{
+  static const Yedi__Runtime__SmsMessage init_value = YEDI__RUNTIME__SMS_MESSAGE__INIT;
+  *message = init_value;
+}
+size_t yedi__runtime__sms_message__get_packed_size
+                     (const Yedi__Runtime__SmsMessage *message)
+{
+  assert(message->base.descriptor == &yedi__runtime__sms_message__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__runtime__sms_message__pack
+                     (const Yedi__Runtime__SmsMessage *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__runtime__sms_message__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__runtime__sms_message__pack_to_buffer
+                     (const Yedi__Runtime__SmsMessage *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__runtime__sms_message__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Runtime__SmsMessage *
+       yedi__runtime__sms_message__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Runtime__SmsMessage *)
+     protobuf_c_message_unpack (&yedi__runtime__sms_message__descriptor,
+                                allocator, len, data);
+}
+void   yedi__runtime__sms_message__free_unpacked
+                     (Yedi__Runtime__SmsMessage *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__runtime__sms_message__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__runtime__push_message__init
+                     (Yedi__Runtime__PushMessage         *message)
+{
+  static const Yedi__Runtime__PushMessage init_value = YEDI__RUNTIME__PUSH_MESSAGE__INIT;
+  *message = init_value;
+}
+size_t yedi__runtime__push_message__get_packed_size
+                     (const Yedi__Runtime__PushMessage *message)
+{
+  assert(message->base.descriptor == &yedi__runtime__push_message__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__runtime__push_message__pack
+                     (const Yedi__Runtime__PushMessage *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__runtime__push_message__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__runtime__push_message__pack_to_buffer
+                     (const Yedi__Runtime__PushMessage *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__runtime__push_message__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Runtime__PushMessage *
+       yedi__runtime__push_message__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Runtime__PushMessage *)
+     protobuf_c_message_unpack (&yedi__runtime__push_message__descriptor,
+                                allocator, len, data);
+}
+void   yedi__runtime__push_message__free_unpacked
+                     (Yedi__Runtime__PushMessage *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__runtime__push_message__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor yedi__runtime__advance_clock_request__field_descriptors[1] =
 {
   {
@@ -733,6 +823,173 @@ const ProtobufCMessageDescriptor yedi__runtime__mail_value__descriptor =
   yedi__runtime__mail_value__field_indices_by_name,
   1,  yedi__runtime__mail_value__number_ranges,
   (ProtobufCMessageInit) yedi__runtime__mail_value__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__runtime__sms_message__field_descriptors[4] =
+{
+  {
+    "to",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Runtime__SmsMessage, to),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "text",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Runtime__SmsMessage, text),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "template",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Runtime__SmsMessage, template_),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "values",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Runtime__SmsMessage, n_values),
+    offsetof(Yedi__Runtime__SmsMessage, values),
+    &yedi__runtime__mail_value__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__runtime__sms_message__field_indices_by_name[] = {
+  2,   /* field[2] = template */
+  1,   /* field[1] = text */
+  0,   /* field[0] = to */
+  3,   /* field[3] = values */
+};
+static const ProtobufCIntRange yedi__runtime__sms_message__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor yedi__runtime__sms_message__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.runtime.SmsMessage",
+  "SmsMessage",
+  "Yedi__Runtime__SmsMessage",
+  "yedi.runtime",
+  sizeof(Yedi__Runtime__SmsMessage),
+  4,
+  yedi__runtime__sms_message__field_descriptors,
+  yedi__runtime__sms_message__field_indices_by_name,
+  1,  yedi__runtime__sms_message__number_ranges,
+  (ProtobufCMessageInit) yedi__runtime__sms_message__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__runtime__push_message__field_descriptors[5] =
+{
+  {
+    "device_token",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Runtime__PushMessage, device_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "title",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Runtime__PushMessage, title),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "body",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Runtime__PushMessage, body),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "template",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Runtime__PushMessage, template_),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "values",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Runtime__PushMessage, n_values),
+    offsetof(Yedi__Runtime__PushMessage, values),
+    &yedi__runtime__mail_value__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__runtime__push_message__field_indices_by_name[] = {
+  2,   /* field[2] = body */
+  0,   /* field[0] = device_token */
+  3,   /* field[3] = template */
+  1,   /* field[1] = title */
+  4,   /* field[4] = values */
+};
+static const ProtobufCIntRange yedi__runtime__push_message__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor yedi__runtime__push_message__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.runtime.PushMessage",
+  "PushMessage",
+  "Yedi__Runtime__PushMessage",
+  "yedi.runtime",
+  sizeof(Yedi__Runtime__PushMessage),
+  5,
+  yedi__runtime__push_message__field_descriptors,
+  yedi__runtime__push_message__field_indices_by_name,
+  1,  yedi__runtime__push_message__number_ranges,
+  (ProtobufCMessageInit) yedi__runtime__push_message__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCMethodDescriptor yedi__runtime__dev_clock__method_descriptors[1] =

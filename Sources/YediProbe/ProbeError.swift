@@ -15,7 +15,7 @@ enum ExitStatus {
     static let jsonDoesNotFit: Int32 = 7
     /// Also `token`'s signing key file.
     static let cannotReadInput: Int32 = 8
-    /// `call --field`: the reply has no such field; `sent-mail`: no message matches.
+    /// `call --field`: the reply has no such field; `outbox-messages`: no message matches.
     static let noSuchField: Int32 = 9
     /// RPC errors exit with this plus the gRPC status code (NOT_FOUND → 15).
     static let rpcErrorBase: Int32 = 10
@@ -36,8 +36,8 @@ enum ExitStatus {
           7        the request does not fit the message (unknown field, wrong type)
           8        cannot read the request (@file or stdin), or token: the
                    signing key file
-          9        call --field: the reply has no such field; sent-mail: no
-                   message matches
+          9        call --field: the reply has no such field;
+                   outbox-messages: no message matches
           10+CODE  the call failed with gRPC status CODE (NOT_FOUND exits 15)
           130      interrupted (Ctrl-C); the call is cancelled on the server too
         """

@@ -16,7 +16,7 @@ struct YediProbe: AsyncParsableCommand {
               yedi-probe health localhost:4433 yedi.echo.Echo
               yedi-probe load localhost:4433 yedi.health.Health/Check --duration 3
               yedi-probe token --user u-1 --role customer
-              yedi-probe sent-mail --to minji@example.com --value code
+              yedi-probe outbox-messages --to minji@example.com --value code
 
             TLS: --ca defaults to the dev PKI's ca.pem and --cert/--key to its yedi-probe.pem/.key when \
             those exist (deploy/dev-pki.sh makes them). The dev PKI is $YEDI_PKI, else deploy/pki in the \
@@ -26,7 +26,7 @@ struct YediProbe: AsyncParsableCommand {
             """,
         subcommands: [
             ListCommand.self, DescribeCommand.self, CallCommand.self, HealthCommand.self, LoadCommand.self,
-            TokenCommand.self, SentMailCommand.self,
+            TokenCommand.self, OutboxMessagesCommand.self,
         ]
     )
 

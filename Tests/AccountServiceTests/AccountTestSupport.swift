@@ -65,8 +65,8 @@ final class AccountFixture: Sendable {
     }
 
     /// The mail the service has sent so far, oldest first.
-    func sentMail() throws -> [SentMail] {
-        try DevelopmentMailSender.messages(
+    func sentMail() throws -> [SentMessage] {
+        try DevelopmentFileSender.messages(
             in: service.environment.dataDirectory.appendingPathComponent("sent-mail"))
     }
 

@@ -34,7 +34,7 @@ final class SignInAbuseTests: XCTestCase {
     ) async throws -> YediAccount.CompleteSignUpResponse {
         let started = try await handlers.signUp(
             request, context: context(YediAccount.AccountService.Method.signUp.descriptor, from: address, port: port))
-        let code = try await DevelopmentMailSender.code(
+        let code = try await DevelopmentFileSender.code(
             forSignUp: started.verificationID,
             in: fixture.service.environment.dataDirectory.appendingPathComponent("sent-mail"), timeout: .seconds(20))
         return try await handlers.completeSignUp(

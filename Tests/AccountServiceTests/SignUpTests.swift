@@ -24,8 +24,8 @@ final class SignUpTests: XCTestCase {
     }
 
     /// The mail the development sender wrote for sign-up `id`, once the outbox has sent it.
-    private func mail(for id: String) async throws -> SentMail {
-        var found: SentMail?
+    private func mail(for id: String) async throws -> SentMessage {
+        var found: SentMessage?
         _ = try await eventually(timeout: 20) {
             found = try self.fixture.sentMail().last { $0.values["verification_id"] == id }
             return found != nil
@@ -38,7 +38,7 @@ final class SignUpTests: XCTestCase {
         return try XCTUnwrap(mail.values["code"])
     }
 
-    private func mails(to address: String) throws -> [SentMail] {
+    private func mails(to address: String) throws -> [SentMessage] {
         try fixture.sentMail().filter { $0.to == address }
     }
 
@@ -193,7 +193,7 @@ final class SignUpTests: XCTestCase {
         _ = try await mail(for: later.verificationID)
     }
 
-    private func waitForMail(to address: String, count: Int) async throws -> [SentMail] {
+    private func waitForMail(to address: String, count: Int) async throws -> [SentMessage] {
         let arrived = try await eventually(timeout: 20) { try self.mails(to: address).count >= count }
         let mails = try mails(to: address)
         XCTAssertTrue(arrived, "\(count) mails to \(address): \(mails)")

@@ -19,7 +19,7 @@ final class ProbeSentMailTests: XCTestCase {
         try? FileManager.default.removeItem(at: folder)
     }
 
-    /// A file as `DevelopmentMailSender` writes it.
+    /// A file as `DevelopmentFileSender` writes it.
     private func write(id: String, to: String, code: String, verificationID: String, at sentAtMs: Int64) throws {
         let object: [String: Any] = [
             "id": id, "to": to, "subject": "[Yedi] 가입 인증 코드 \(code)", "text": "인증 코드: \(code)",
@@ -54,5 +54,51 @@ final class ProbeSentMailTests: XCTestCase {
         assertExit(noValue, 9)
         let noFolder = try probe(["sent-mail", "--folder", folder.path + "-missing", "--wait", "0"])
         assertExit(noFolder, 8)
+    }
+}
+
+/// `yedi-probe outbox-messages --kind sms|push` reads the development SMS and push folders, in the same
+/// format as mail; a wrong kind is a usage error.
+final class ProbeOutboxMessagesTests: XCTestCase {
+    func testListsSmsAndPushByKindAndPrintsOneValue() throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("yedi-outbox-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let sms = data.appendingPathComponent("sent-sms")
+        let push = data.appendingPathComponent("sent-push")
+        for folder in [sms, push] {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        }
+        // Files as `DevelopmentFileSender` writes them.
+        try JSONSerialization.data(withJSONObject: [
+            "id": "job-1", "kind": "sms", "to": "+821012345678", "subject": "", "text": "[Yedi] 인증 코드 654321",
+            "template": "phone-sign-in-code", "values": ["code": "654321"], "sentAtMs": 1_000,
+        ]).write(to: sms.appendingPathComponent("job-1.json"))
+        try JSONSerialization.data(withJSONObject: [
+            "id": "job-2", "kind": "push", "to": "device-1", "subject": "내일 예약", "text": "오후 3시",
+            "template": "reservation-reminder", "values": [:] as [String: String], "sentAtMs": 2_000,
+        ]).write(to: push.appendingPathComponent("job-2.json"))
+
+        let code = try probe([
+            "outbox-messages", "--kind", "sms", "--folder", sms.path, "--to", "+821012345678", "--value", "code",
+            "--wait", "0",
+        ])
+        assertExit(code, 0)
+        XCTAssertEqual(code.output, "654321\n")
+
+        let pushes = try probe(["outbox-messages", "--kind", "push", "--folder", push.path, "--wait", "0"])
+        assertExit(pushes, 0)
+        XCTAssertTrue(pushes.output.contains(#""kind":"push""#), pushes.output)
+        XCTAssertTrue(pushes.output.contains(#""to":"device-1""#), pushes.output)
+        XCTAssertEqual(pushes.output.split(separator: "\n").count, 1)
+
+        let noSms = try probe([
+            "outbox-messages", "--kind", "sms", "--folder", sms.path, "--to", "+8210", "--wait", "0",
+        ])
+        assertExit(noSms, 9)
+        XCTAssertTrue(noSms.errorOutput.contains("no sms matches"), noSms.errorOutput)
+
+        let badKind = try probe(["outbox-messages", "--kind", "fax", "--folder", sms.path, "--wait", "0"])
+        XCTAssertNotEqual(badKind.exitCode, 0)
+        XCTAssertTrue(badKind.errorOutput.contains("--kind must be one of mail, sms, push"), badKind.errorOutput)
     }
 }

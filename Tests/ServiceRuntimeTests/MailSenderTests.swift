@@ -68,7 +68,7 @@ final class MailSenderTests: XCTestCase {
         let folder = harness.dataRoot.appendingPathComponent("sent-mail")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let clock = ManualClock()
-        let sender = DevelopmentMailSender(folder: folder, clock: clock)
+        let sender = DevelopmentFileSender(folder: folder, clock: clock)
         let mail = YediRuntime.MailMessage(
             to: "minji@example.com", subject: "[Yedi] 가입 인증 코드 123456", text: "인증 코드: 123456",
             template: "sign-up-code", values: [.init(name: "code", value: "123456")])
@@ -77,7 +77,7 @@ final class MailSenderTests: XCTestCase {
         clock.advance(by: 1)
         try await sender.send(.init(to: "jiho@example.com", subject: "s", text: "t"), jobID: "job-2")
 
-        let messages = try DevelopmentMailSender.messages(in: folder)
+        let messages = try DevelopmentFileSender.messages(in: folder)
         XCTAssertEqual(messages.map(\.id), ["job-1", "job-2"], "a retry rewrote its own file")
         XCTAssertEqual(messages[0].to, "minji@example.com")
         XCTAssertEqual(messages[0].values, ["code": "123456"])

@@ -23,6 +23,8 @@ typedef struct Yedi__Runtime__UserChangedRequest Yedi__Runtime__UserChangedReque
 typedef struct Yedi__Runtime__UserChangedResponse Yedi__Runtime__UserChangedResponse;
 typedef struct Yedi__Runtime__MailMessage Yedi__Runtime__MailMessage;
 typedef struct Yedi__Runtime__MailValue Yedi__Runtime__MailValue;
+typedef struct Yedi__Runtime__SmsMessage Yedi__Runtime__SmsMessage;
+typedef struct Yedi__Runtime__PushMessage Yedi__Runtime__PushMessage;
 
 
 /* --- enums --- */
@@ -113,7 +115,7 @@ struct  Yedi__Runtime__UserChangedResponse
 
 
 /*
- * An e-mail for the outbox to hand to the process's mail sender (docs/senders.md): written in the same
+ * An e-mail for the outbox to hand to the process's mail sender (docs/platform.md, "Outside senders"): written in the same
  * transaction as the change that needs it, sent after the commit, retried until the sender takes it, and
  * never sent twice for one job.
  */
@@ -151,6 +153,64 @@ struct  Yedi__Runtime__MailValue
 #define YEDI__RUNTIME__MAIL_VALUE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__runtime__mail_value__descriptor) \
     , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+/*
+ * A text message (SMS) for the outbox to hand to the process's SMS sender, like MailMessage: written in
+ * the transaction that needs it, sent after the commit, retried until the sender takes it.
+ */
+struct  Yedi__Runtime__SmsMessage
+{
+  ProtobufCMessage base;
+  /*
+   * The recipient's number in E.164 form ("+821012345678").
+   */
+  char *to;
+  /*
+   * Plain text; a provider sends more than one SMS (or an LMS) for a long one, so keep codes short.
+   */
+  char *text;
+  /*
+   * Which message this is ("phone-sign-in-code"), for the development files and a provider's templates.
+   */
+  char *template_;
+  /*
+   * The values the text was made from (the code), so tools can read them; the same pairs as mail's.
+   */
+  size_t n_values;
+  Yedi__Runtime__MailValue **values;
+};
+#define YEDI__RUNTIME__SMS_MESSAGE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__runtime__sms_message__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL }
+
+
+/*
+ * A push notification for the outbox to hand to the process's push sender, like MailMessage.
+ */
+struct  Yedi__Runtime__PushMessage
+{
+  ProtobufCMessage base;
+  /*
+   * The device's registration token at the push provider (FCM); a provider that says it is dead makes
+   * the sender throw an error that names it, so a device registry can forget it.
+   */
+  char *device_token;
+  char *title;
+  char *body;
+  /*
+   * Which notification this is ("reservation-reminder"), for the development files and the app.
+   */
+  char *template_;
+  /*
+   * Data for the app (FCM's `data`: string pairs), the same pairs as mail's.
+   */
+  size_t n_values;
+  Yedi__Runtime__MailValue **values;
+};
+#define YEDI__RUNTIME__PUSH_MESSAGE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__runtime__push_message__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL }
 
 
 /* Yedi__Runtime__AdvanceClockRequest methods */
@@ -305,6 +365,44 @@ Yedi__Runtime__MailValue *
 void   yedi__runtime__mail_value__free_unpacked
                      (Yedi__Runtime__MailValue *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Runtime__SmsMessage methods */
+void   yedi__runtime__sms_message__init
+                     (Yedi__Runtime__SmsMessage         *message);
+size_t yedi__runtime__sms_message__get_packed_size
+                     (const Yedi__Runtime__SmsMessage   *message);
+size_t yedi__runtime__sms_message__pack
+                     (const Yedi__Runtime__SmsMessage   *message,
+                      uint8_t             *out);
+size_t yedi__runtime__sms_message__pack_to_buffer
+                     (const Yedi__Runtime__SmsMessage   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Runtime__SmsMessage *
+       yedi__runtime__sms_message__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__runtime__sms_message__free_unpacked
+                     (Yedi__Runtime__SmsMessage *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Runtime__PushMessage methods */
+void   yedi__runtime__push_message__init
+                     (Yedi__Runtime__PushMessage         *message);
+size_t yedi__runtime__push_message__get_packed_size
+                     (const Yedi__Runtime__PushMessage   *message);
+size_t yedi__runtime__push_message__pack
+                     (const Yedi__Runtime__PushMessage   *message,
+                      uint8_t             *out);
+size_t yedi__runtime__push_message__pack_to_buffer
+                     (const Yedi__Runtime__PushMessage   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Runtime__PushMessage *
+       yedi__runtime__push_message__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__runtime__push_message__free_unpacked
+                     (Yedi__Runtime__PushMessage *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Yedi__Runtime__AdvanceClockRequest_Closure)
@@ -330,6 +428,12 @@ typedef void (*Yedi__Runtime__MailMessage_Closure)
                   void *closure_data);
 typedef void (*Yedi__Runtime__MailValue_Closure)
                  (const Yedi__Runtime__MailValue *message,
+                  void *closure_data);
+typedef void (*Yedi__Runtime__SmsMessage_Closure)
+                 (const Yedi__Runtime__SmsMessage *message,
+                  void *closure_data);
+typedef void (*Yedi__Runtime__PushMessage_Closure)
+                 (const Yedi__Runtime__PushMessage *message,
                   void *closure_data);
 
 /* --- services --- */
@@ -408,6 +512,8 @@ extern const ProtobufCMessageDescriptor yedi__runtime__user_changed_request__des
 extern const ProtobufCMessageDescriptor yedi__runtime__user_changed_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__runtime__mail_message__descriptor;
 extern const ProtobufCMessageDescriptor yedi__runtime__mail_value__descriptor;
+extern const ProtobufCMessageDescriptor yedi__runtime__sms_message__descriptor;
+extern const ProtobufCMessageDescriptor yedi__runtime__push_message__descriptor;
 extern const ProtobufCServiceDescriptor yedi__runtime__dev_clock__descriptor;
 extern const ProtobufCServiceDescriptor yedi__runtime__revocations__descriptor;
 extern const ProtobufCServiceDescriptor yedi__runtime__users__descriptor;

@@ -41,6 +41,8 @@ public struct ServiceConfiguration: Sendable {
     /// The folder of the apps served (`--apps FOLDER`), read at start (`AppCatalog.load`); nil: YeDi
     /// alone.
     public var appsFolder: String? = nil
+    /// The real mail, SMS and push providers configured (`--mail-api-url` & co.); none: development files.
+    public var senders: OutsideSenderSettings = .development
 
     /// Reads `options` over `environment` (`YEDI_…` variables) over `defaults`; throws a
     /// `ConfigurationError` naming the first bad option.
@@ -155,7 +157,8 @@ public struct ServiceConfiguration: Sendable {
             devClock: devClock,
             quotas: quotas,
             retention: retention,
-            appsFolder: appsFolder.isEmpty ? nil : appsFolder
+            appsFolder: appsFolder.isEmpty ? nil : appsFolder,
+            senders: try OutsideSenderSettings.resolve(options, reader: reader)
         )
     }
 
@@ -211,7 +214,7 @@ public struct ServiceDefaults: Sendable {
 }
 
 /// Reads one option from its flag, else its `YEDI_…` variable, else a default.
-private struct OptionReader {
+struct OptionReader {
     let environment: [String: String]
 
     /// `metrics-port` → `YEDI_METRICS_PORT`

@@ -124,5 +124,51 @@ public struct ServiceOptions: ParsableArguments {
             """)
     public var devClock = false
 
+    @Option(
+        help: """
+            Base URL of SendGrid's v3 mail API (https://api.sendgrid.com); unset, mail is written to \
+            <data>/sent-mail. (YEDI_MAIL_API_URL)
+            """)
+    public var mailApiUrl: String?
+
+    @Option(help: "File with the mail API key; or the key itself in YEDI_MAIL_API_KEY. (YEDI_MAIL_API_KEY_FILE)")
+    public var mailApiKeyFile: String?
+
+    @Option(help: "The address mail is sent from, with --mail-api-url. (YEDI_MAIL_FROM)")
+    public var mailFrom: String?
+
+    @Option(
+        help: """
+            Base URL of NHN Cloud's SMS API v3.0 (https://api-sms.cloud.toast.com); unset, SMS is written to \
+            <data>/sent-sms. (YEDI_SMS_API_URL)
+            """)
+    public var smsApiUrl: String?
+
+    @Option(help: "The NHN Cloud SMS app key, with --sms-api-url. (YEDI_SMS_APP_KEY)")
+    public var smsAppKey: String?
+
+    @Option(help: "File with the SMS secret key; or the key itself in YEDI_SMS_API_KEY. (YEDI_SMS_API_KEY_FILE)")
+    public var smsApiKeyFile: String?
+
+    @Option(help: "The registered number SMS is sent from, with --sms-api-url. (YEDI_SMS_SENDER_NUMBER)")
+    public var smsSenderNumber: String?
+
+    @Option(
+        help: """
+            Base URL of Firebase Cloud Messaging's HTTP v1 API (https://fcm.googleapis.com); unset, push is \
+            written to <data>/sent-push. (YEDI_PUSH_API_URL)
+            """)
+    public var pushApiUrl: String?
+
+    @Option(help: "The Firebase project id, with --push-api-url. (YEDI_PUSH_PROJECT)")
+    public var pushProject: String?
+
+    @Option(
+        help: """
+            File with an OAuth access token for FCM (refreshed by the operator); or the token itself in \
+            YEDI_PUSH_ACCESS_TOKEN. (YEDI_PUSH_ACCESS_TOKEN_FILE)
+            """)
+    public var pushAccessTokenFile: String?
+
     public init() {}
 }

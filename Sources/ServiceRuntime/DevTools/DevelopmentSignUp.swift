@@ -5,13 +5,13 @@ import YediProto
 extension YediAccount.AccountService.Client {
     /// Signs up the whole way, as a person trying the system would: `SignUp`, the code from the
     /// development mailbox of the AccountService whose data folder is `accountData`, `CompleteSignUp`.
-    /// For tests, benchmarks and demos against a service that mails with `DevelopmentMailSender`.
+    /// For tests, benchmarks and demos against a service that mails with `DevelopmentFileSender`.
     public func signUpCompletely(
         _ request: YediAccount.SignUpRequest, accountData: URL, options: CallOptions = CallOptions(),
         mailTimeout: Duration = .seconds(20)
     ) async throws -> YediAccount.CompleteSignUpResponse {
         let started = try await signUp(request, options: options)
-        let code = try await DevelopmentMailSender.code(
+        let code = try await DevelopmentFileSender.code(
             forSignUp: started.verificationID, in: accountData.appendingPathComponent("sent-mail"),
             timeout: mailTimeout)
         return try await completeSignUp(
@@ -19,7 +19,7 @@ extension YediAccount.AccountService.Client {
     }
 }
 
-extension DevelopmentMailSender {
+extension DevelopmentFileSender {
     /// The code mailed for sign-up `verificationID`, once the outbox has sent it (polled until `timeout`).
     public static func code(forSignUp verificationID: String, in folder: URL, timeout: Duration) async throws
         -> String

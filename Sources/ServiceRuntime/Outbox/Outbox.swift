@@ -17,6 +17,7 @@ public final class Outbox: Sendable {
     private let clock: any WallClock
     let wakeUp: WakeUpSignal
     private let senders = NIOLockedValueBox<[String: any OutboxSender]>([:])
+    private let undeliverableHandlers = NIOLockedValueBox<[@Sendable (UndeliverableJob) async -> Void]>([])
 
     /// The runner makes the process's one outbox (its worker delivers what this one enqueues); a store test
     /// may make its own to enqueue into a scratch database.
@@ -39,6 +40,12 @@ public final class Outbox: Sendable {
         try enqueue(in: db, destination: peer, kind: method.descriptor.fullName, payload: request)
     }
 
+    private func enqueue<Message: ProtoMessage>(in db: Database, destination: String, payload: Message) throws
+        -> String
+    {
+        try enqueue(in: db, destination: destination, kind: Message.schema.fullName, payload: payload)
+    }
+
     /// One row of `runtime_outbox`: `destination` is a peer service or an in-process sender, `kind` the
     /// method (or message) the payload is for.
     private func enqueue(in db: Database, destination: String, kind: String, payload: some ProtoMessage) throws
@@ -58,22 +65,57 @@ public final class Outbox: Sendable {
 
     /// Sends the mail jobs of this process through `sender` (a service that mails registers one at start).
     public func register(_ sender: any MailSender) {
-        senders.withLockedValue { $0[MailOutboxSender.destination] = MailOutboxSender(mail: sender) }
+        register(MailOutboxSender(deliver: sender.send), for: .mail)
+    }
+
+    /// Sends the SMS jobs of this process through `sender`.
+    public func register(_ sender: any SmsSender) {
+        register(SmsOutboxSender(deliver: sender.send), for: .sms)
+    }
+
+    /// Sends the push jobs of this process through `sender`.
+    public func register(_ sender: any PushSender) {
+        register(PushOutboxSender(deliver: sender.send), for: .push)
+    }
+
+    private func register(_ sender: any OutboxSender, for kind: OutsideMessageKind) {
+        senders.withLockedValue { $0[kind.destination] = sender }
     }
 
     /// Adds a mail job to the transaction `db` belongs to; it is sent once that transaction commits,
     /// through the registered `MailSender`.
     @discardableResult
     public func enqueue(in db: Database, mail: YediRuntime.MailMessage) throws -> String {
-        try enqueue(in: db, destination: MailOutboxSender.destination, kind: MailMessage.schema.fullName, payload: mail)
+        try enqueue(in: db, destination: OutsideMessageKind.mail.destination, payload: mail)
+    }
+
+    /// Adds an SMS job, sent through the registered `SmsSender` once `db`'s transaction commits.
+    @discardableResult
+    public func enqueue(in db: Database, sms: YediRuntime.SmsMessage) throws -> String {
+        try enqueue(in: db, destination: OutsideMessageKind.sms.destination, payload: sms)
+    }
+
+    /// Adds a push job, sent through the registered `PushSender` once `db`'s transaction commits.
+    @discardableResult
+    public func enqueue(in db: Database, push: YediRuntime.PushMessage) throws -> String {
+        try enqueue(in: db, destination: OutsideMessageKind.push.destination, payload: push)
+    }
+
+    /// Calls `handler` for each job a sender refused for good (`UndeliverableMessage` that drops the job),
+    /// after the job was deleted: how the owner of a recipient learns of it (a device registry forgets
+    /// a dead push token). Register at start; handlers run on the outbox worker, so keep them short.
+    public func onUndeliverable(_ handler: @escaping @Sendable (UndeliverableJob) async -> Void) {
+        undeliverableHandlers.withLockedValue { $0.append(handler) }
+    }
+
+    func reportUndeliverable(_ job: UndeliverableJob) async {
+        for handler in undeliverableHandlers.withLockedValue({ $0 }) { await handler(job) }
     }
 
     /// The in-process sender for a job's destination; nil for a peer service.
     func sender(for destination: String) -> (any OutboxSender)? {
         senders.withLockedValue { $0[destination] }
     }
-
-    private typealias MailMessage = YediRuntime.MailMessage
 
     /// The metadata key carrying a job's id to the receiver.
     public static let idempotencyKeyMetadata = "idempotency-key"

@@ -10,7 +10,9 @@ import YediProto
 ///
 /// A job that fails (peer down, timeout, any error status) is retried with exponential backoff up to
 /// `maximumBackoff`, for ever: the change that wrote it has committed, so giving up would leave the
-/// system inconsistent. Failures show in the log and in `runtime_outbox.attempts` / `last_error`.
+/// system inconsistent. The one exception is an outside sender's `UndeliverableMessage` (the provider
+/// refused the message for good, e.g. a dead device token): that job is dropped, logged and reported to
+/// `Outbox.onUndeliverable`. Failures show in the log and in `runtime_outbox.attempts` / `last_error`.
 /// Backoff lives in memory: after a restart every pending job is due at once.
 public final class OutboxWorker: Service, Sendable {
     private let database: ServiceDatabase
@@ -131,6 +133,22 @@ public final class OutboxWorker: Service, Sendable {
                 }
                 round.delivered.append(job.id)
                 logger.debug("outbox: delivered", metadata: ["job": "\(job.id)", "method": "\(job.method)"])
+            } catch let refused as UndeliverableMessage where refused.dropsJob {
+                // Retrying cannot help and would hold back every later job of this destination.
+                logger.error(
+                    "outbox: the provider refused the message for good; job dropped",
+                    metadata: ["job": "\(job.id)", "destination": "\(job.peer)", "error": "\(refused)"])
+                do {
+                    try await database.write { db in
+                        try db.execute(sql: "DELETE FROM runtime_outbox WHERE id = ?", arguments: [job.id])
+                    }
+                } catch {
+                    round.failed = (job.id, .now + backoff(afterAttempts: job.attempts + 1))
+                    break
+                }
+                round.delivered.append(job.id)
+                await outbox.reportUndeliverable(
+                    UndeliverableJob(id: job.id, destination: job.peer, payload: job.payload, error: refused))
             } catch {
                 if Task.isCancelled { break }
                 let attempts = job.attempts + 1

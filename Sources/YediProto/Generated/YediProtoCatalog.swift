@@ -147,6 +147,8 @@ public enum YediProtoCatalog {
         YediRuntime.UserChangedResponse.self,
         YediRuntime.MailMessage.self,
         YediRuntime.MailValue.self,
+        YediRuntime.SmsMessage.self,
+        YediRuntime.PushMessage.self,
     ]
 
     public static let enumTypes: [any ProtoEnum.Type] = [

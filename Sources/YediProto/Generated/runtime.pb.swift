@@ -139,7 +139,7 @@ extension YediRuntime {
 }
 
 extension YediRuntime {
-    /// An e-mail for the outbox to hand to the process's mail sender (docs/senders.md): written in the same
+    /// An e-mail for the outbox to hand to the process's mail sender (docs/platform.md, "Outside senders"): written in the same
     /// transaction as the change that needs it, sent after the commit, retried until the sender takes it, and
     /// never sent twice for one job.
     public struct MailMessage: ProtoMessage {
@@ -206,6 +206,92 @@ extension YediRuntime {
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.name = try decoder.read(at: 1)
             self.value = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediRuntime {
+    /// A text message (SMS) for the outbox to hand to the process's SMS sender, like MailMessage: written in
+    /// the transaction that needs it, sent after the commit, retried until the sender takes it.
+    public struct SmsMessage: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.runtime.SmsMessage")
+
+        /// The recipient's number in E.164 form ("+821012345678").
+        public var to: String
+
+        /// Plain text; a provider sends more than one SMS (or an LMS) for a long one, so keep codes short.
+        public var text: String
+
+        /// Which message this is ("phone-sign-in-code"), for the development files and a provider's templates.
+        public var template: String
+
+        /// The values the text was made from (the code), so tools can read them; the same pairs as mail's.
+        public var values: [YediRuntime.MailValue]
+
+        public init(to: String = "", text: String = "", template: String = "", values: [YediRuntime.MailValue] = []) {
+            self.to = to
+            self.text = text
+            self.template = template
+            self.values = values
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.to, at: 1)
+            try encoder.write(self.text, at: 2)
+            try encoder.write(self.template, at: 3)
+            try encoder.write(self.values, at: 4)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.to = try decoder.read(at: 1)
+            self.text = try decoder.read(at: 2)
+            self.template = try decoder.read(at: 3)
+            self.values = try decoder.read(at: 4)
+        }
+    }
+}
+
+extension YediRuntime {
+    /// A push notification for the outbox to hand to the process's push sender, like MailMessage.
+    public struct PushMessage: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.runtime.PushMessage")
+
+        /// The device's registration token at the push provider (FCM); a provider that says it is dead makes
+        /// the sender throw an error that names it, so a device registry can forget it.
+        public var deviceToken: String
+
+        public var title: String
+
+        public var body: String
+
+        /// Which notification this is ("reservation-reminder"), for the development files and the app.
+        public var template: String
+
+        /// Data for the app (FCM's `data`: string pairs), the same pairs as mail's.
+        public var values: [YediRuntime.MailValue]
+
+        public init(deviceToken: String = "", title: String = "", body: String = "", template: String = "", values: [YediRuntime.MailValue] = []) {
+            self.deviceToken = deviceToken
+            self.title = title
+            self.body = body
+            self.template = template
+            self.values = values
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.deviceToken, at: 1)
+            try encoder.write(self.title, at: 2)
+            try encoder.write(self.body, at: 3)
+            try encoder.write(self.template, at: 4)
+            try encoder.write(self.values, at: 5)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.deviceToken = try decoder.read(at: 1)
+            self.title = try decoder.read(at: 2)
+            self.body = try decoder.read(at: 3)
+            self.template = try decoder.read(at: 4)
+            self.values = try decoder.read(at: 5)
         }
     }
 }

@@ -12,7 +12,7 @@ struct Seeder: Sendable {
     var designers: Int
     var customers: Int
     var postsPerDesigner: Int
-    var mailbox: SentMailbox
+    var mailbox: SentMessageFolder
     var methods: [String: ProbeMethod]
     /// Whether the sign-up rate limit was already explained.
     let warned = NIOLockedValueBox(false)
@@ -161,7 +161,7 @@ struct Seeder: Sendable {
         let started = try await seedCall(clients, "account", Self.account + "SignUp", json, token: nil)
         let verificationID = try field(["verificationId"], of: started)
         let mail = try await mailbox.waitForMessages(to: email, verificationId: verificationID, wait: .seconds(30))
-        guard let code = mail.last?.values["code"] else {
+        guard let code = mail.last?.values?["code"] else {
             throw ProbeError(
                 "yedi-mix: no sign-up code for \(email) in \(mailbox.folder.path) (pass --sent-mail: "
                     + "AccountService's data folder/sent-mail; it must run with its development mail sender)",

@@ -33,9 +33,9 @@ struct YediMix {
         if let sentMail = options.sentMail {
             folder = URL(fileURLWithPath: sentMail)
         } else {
-            folder = try SentMailbox.devFolder()
+            folder = try SentMessageFolder.devFolder()
         }
-        let mailbox = SentMailbox(folder: folder)
+        let mailbox = SentMessageFolder(folder: folder)
         var configurations: [String: ClientConfiguration] = [:]
         for (service, address) in [
             ("account", options.account), ("content", options.content), ("booking", options.booking),
