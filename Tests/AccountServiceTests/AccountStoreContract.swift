@@ -47,12 +47,9 @@ enum AccountStoreContract {
         XCTAssertEqual(Set(both.map(\.id)), ["u1", "d1"])
         let loadedDesigner = try await store.designer(id: "d1")
         XCTAssertEqual(loadedDesigner?.1, designer("d1"))
-        do {
+        await assertRefused(.emailTaken, "a second account with the same email was stored") {
             try await store.createUser(
                 user("u2", email: "u1@example.com"), designer: nil, session: session("s3", user: "u2"))
-            XCTFail("a second account with the same email was stored")
-        } catch let error as AccountStoreError {
-            XCTAssertEqual(error, .emailTaken)
         }
         let afterRefusal = try await store.user(id: "u2")
         XCTAssertNil(afterRefusal, "the refused sign-up left nothing behind")
@@ -76,11 +73,8 @@ enum AccountStoreContract {
         XCTAssertNil(inZipadoo)
         var twin = slpUser
         twin.id = "z2"
-        do {
+        await assertRefused(.emailTaken, "a second SLP account with the same address was stored") {
             try await store.createUser(twin, designer: nil, session: session("s3", user: "z2"))
-            XCTFail("a second SLP account with the same address was stored")
-        } catch let error as AccountStoreError {
-            XCTAssertEqual(error, .emailTaken)
         }
 
         for (index, nickname) in ["모래", "Sand"].enumerated() {
@@ -97,11 +91,8 @@ enum AccountStoreContract {
         sameNickname.app = "slp"
         sameNickname.email = ""
         sameNickname.nickname = "sand"
-        do {
+        await assertRefused(.nicknameTaken, "a nickname taken in the app (in another case) was stored twice") {
             try await store.createUser(sameNickname, designer: nil, session: session("sp9", user: "p9"))
-            XCTFail("a nickname taken in the app (in another case) was stored twice")
-        } catch let error as AccountStoreError {
-            XCTAssertEqual(error, .nicknameTaken)
         }
         let refused = try await store.user(id: "p9")
         XCTAssertNil(refused)
@@ -111,6 +102,19 @@ enum AccountStoreContract {
         XCTAssertEqual(otherApp?.nickname, "sand", "another app's nickname is its own")
         let deleted = try await store.deleteAccount(userID: "p0", now: 10)
         XCTAssertTrue(deleted, "an account without an address is deleted")
+    }
+
+    /// Runs `write`, which the store must refuse with `expected`.
+    static func assertRefused(
+        _ expected: AccountStoreError, _ message: String, _ write: () async throws -> Void,
+        file: StaticString = #filePath, line: UInt = #line
+    ) async {
+        do {
+            try await write()
+            XCTFail(message, file: file, line: line)
+        } catch {
+            XCTAssertEqual(error as? AccountStoreError, expected, "\(error)", file: file, line: line)
+        }
     }
 
     static func pendingSignUp(_ id: String, email: String, expires: Int64 = 1_000) -> PendingSignUpRecord {
@@ -148,20 +152,14 @@ enum AccountStoreContract {
         try await store.completeSignUp(id: "p2", user: user, designer: nil, session: session("s1", user: "u1"))
         let created = try await store.user(app: .yedi, email: "new@example.com")
         XCTAssertEqual(created, user)
-        do {
+        await assertRefused(.notFound, "a sign-up completed twice") {
             try await store.completeSignUp(id: "p2", user: user, designer: nil, session: session("s2", user: "u1"))
-            XCTFail("a sign-up completed twice")
-        } catch let error as AccountStoreError {
-            XCTAssertEqual(error, .notFound)
         }
         try await store.startSignUp(pendingSignUp("p3", email: "new@example.com", expires: 5_000), mail: mail)
-        do {
+        await assertRefused(.emailTaken, "a second account for the address") {
             try await store.completeSignUp(
                 id: "p3", user: Self.user("u2", email: "new@example.com"), designer: nil,
                 session: session("s3", user: "u2"))
-            XCTFail("a second account for the address")
-        } catch let error as AccountStoreError {
-            XCTAssertEqual(error, .emailTaken)
         }
         let pruned = try await store.pruneSignUps(expiredBefore: 2_000)
         XCTAssertEqual(pruned, 1, "p1 (expired at 1 000) goes; p3 (5 000) stays")
@@ -201,11 +199,8 @@ enum AccountStoreContract {
         let down = try await store.unfollow(customerID: "c1", designerID: "d1")
         let stillDown = try await store.unfollow(customerID: "c1", designerID: "d1")
         XCTAssertEqual([down, stillDown], [1, 1])
-        do {
+        await assertRefused(.notFound, "followed a customer") {
             _ = try await store.follow(customerID: "c1", designerID: "c2", now: 4)
-            XCTFail("followed a customer")
-        } catch let error as AccountStoreError {
-            XCTAssertEqual(error, .notFound)
         }
         // Deleting a follower gives the count back; deleting the designer removes the follows.
         let deletedc2 = try await store.deleteAccount(userID: "c2", now: 1_000)
