@@ -16,10 +16,21 @@ enum AccountServiceDefinition: ServiceDefinition {
 
     static func migrate(_ migrator: inout DatabaseMigrator) {
         AccountSchema.migrate(&migrator)
+        ModerationSchema.migrate(&migrator)
     }
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
-        [try await handlers(env, passwords: PasswordHasher())]
+        let account = try await handlers(env, passwords: PasswordHasher())
+        return [account, moderation(env, kit: account.kit)]
+    }
+
+    /// Reports, inquiries and suspensions of every app (`yedi.moderation.Moderation`), on `kit`: the
+    /// process's one handler kit.
+    static func moderation(_ env: ServiceEnvironment, kit: HandlerKit) -> ModerationHandlers {
+        ModerationHandlers(
+            store: SQLiteModerationStore(
+                database: env.database, revokedUsers: env.revokedUsers, events: AccountEvents(outbox: env.outbox)),
+            apps: env.apps, kit: kit)
     }
 
     /// Mails SignUp sends one address per hour (docs/account.md, "Sign-up").

@@ -138,6 +138,21 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__echo__expand_request__descriptor,
     &yedi__health__health_check_request__descriptor,
     &yedi__health__health_check_response__descriptor,
+    &yedi__moderation__case__descriptor,
+    &yedi__moderation__report_member_request__descriptor,
+    &yedi__moderation__report_member_response__descriptor,
+    &yedi__moderation__submit_inquiry_request__descriptor,
+    &yedi__moderation__submit_inquiry_response__descriptor,
+    &yedi__moderation__list_my_cases_request__descriptor,
+    &yedi__moderation__list_cases_request__descriptor,
+    &yedi__moderation__list_cases_response__descriptor,
+    &yedi__moderation__answer_case_request__descriptor,
+    &yedi__moderation__suspend_member_request__descriptor,
+    &yedi__moderation__lift_suspension_request__descriptor,
+    &yedi__moderation__suspension_response__descriptor,
+    &yedi__moderation__operator_action__descriptor,
+    &yedi__moderation__list_operator_actions_request__descriptor,
+    &yedi__moderation__list_operator_actions_response__descriptor,
     &yedi__rpc__metadata_entry__descriptor,
     &yedi__rpc__status__descriptor,
     &yedi__rpc__frame__descriptor,
@@ -153,10 +168,10 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__runtime__push_message__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 149; }
+size_t yedi_message_descriptor_count(void) { return 164; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 149 ? message_descriptors[index] : NULL;
+    return index < 164 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
@@ -172,13 +187,14 @@ static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
     &yedi__content__feed_scope__descriptor,
     &yedi__content__review_keyword__descriptor,
     &yedi__health__health_check_response__serving_status__descriptor,
+    &yedi__moderation__case_kind__descriptor,
     &yedi__rpc__frame_kind__descriptor,
 };
 
-size_t yedi_enum_descriptor_count(void) { return 13; }
+size_t yedi_enum_descriptor_count(void) { return 14; }
 
 const ProtobufCEnumDescriptor *yedi_enum_descriptor_at(size_t index) {
-    return index < 13 ? enum_descriptors[index] : NULL;
+    return index < 14 ? enum_descriptors[index] : NULL;
 }
 
 static const ProtobufCServiceDescriptor *const service_descriptors[] = {
@@ -188,13 +204,14 @@ static const ProtobufCServiceDescriptor *const service_descriptors[] = {
     &yedi__content__content_service__descriptor,
     &yedi__echo__echo__descriptor,
     &yedi__health__health__descriptor,
+    &yedi__moderation__moderation__descriptor,
     &yedi__runtime__dev_clock__descriptor,
     &yedi__runtime__revocations__descriptor,
     &yedi__runtime__users__descriptor,
 };
 
-size_t yedi_service_descriptor_count(void) { return 9; }
+size_t yedi_service_descriptor_count(void) { return 10; }
 
 const ProtobufCServiceDescriptor *yedi_service_descriptor_at(size_t index) {
-    return index < 9 ? service_descriptors[index] : NULL;
+    return index < 10 ? service_descriptors[index] : NULL;
 }

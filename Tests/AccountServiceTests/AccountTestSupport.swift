@@ -92,7 +92,9 @@ enum TestAccountDefinition: ServiceDefinition {
     }
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
-        [try await AccountServiceDefinition.handlers(env, passwords: PasswordHasher(parameters: .fastForTests))]
+        let account = try await AccountServiceDefinition.handlers(
+            env, passwords: PasswordHasher(parameters: .fastForTests))
+        return [account, AccountServiceDefinition.moderation(env, kit: account.kit)]
     }
 }
 

@@ -25,6 +25,7 @@ extension AccountHandlers {
             try await checkPassword(request.password, of: account, hash: user?.passwordHash, address: address, context),
             let user
         else { throw refused }
+        try Self.refuseIfSuspended(user, now: clock.nowMilliseconds)
         let refresh = credentials.sessions.newRefreshToken(userID: user.id)
         try await store.createSession(refresh.record)
         return YediAccount.SignInResponse(
@@ -95,6 +96,12 @@ extension AccountHandlers {
         context.logger.info(
             "account deleted; purging the user from every service", metadata: ["user": "\(context.userTag(user.id))"])
         return YediAccount.DeleteAccountResponse()
+    }
+
+    /// A suspended member is told so, and until when, once their password proved who they are.
+    static func refuseIfSuspended(_ user: UserRecord, now: Int64) throws(RPCError) {
+        guard let until = user.suspendedUntilMilliseconds, until > now else { return }
+        throw RPCError(code: .permissionDenied, message: "this account is suspended until \(until) (ms since 1970)")
     }
 
     /// Charges a costly call to its client address and connection; returns the address key.

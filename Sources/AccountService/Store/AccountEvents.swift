@@ -52,6 +52,15 @@ struct AccountEvents: Sendable {
         }
     }
 
+    /// A member was suspended (and revoked here): every peer revokes the tokens issued so far; their data
+    /// stays.
+    func userSuspended(_ revocation: YediRuntime.RevokeUserRequest, in db: Database) throws {
+        for (peer, _) in Self.purgedPeers {
+            try outbox.enqueue(
+                in: db, peer: peer, method: YediRuntime.Revocations.Method.revokeUser, request: revocation)
+        }
+    }
+
     /// A mail to a person (sign-up codes and notices), sent by the outbox's mail sender.
     func mail(_ mail: YediRuntime.MailMessage, in db: Database) throws {
         try outbox.enqueue(in: db, mail: mail)

@@ -22,6 +22,8 @@ struct UserRecord: Sendable, Hashable {
     var createdAtMilliseconds: Int64
     /// Unique within the app (for the apps that show nicknames); nil where the app has none.
     var nickname: String? = nil
+    /// Set by an operator (`Moderation/SuspendMember`): sign-in is refused until then.
+    var suspendedUntilMilliseconds: Int64? = nil
 
     /// The sign-in throttle's account key of `email` in `app` (`password_attempt.account`): the address
     /// alone for YeDi, as before apps; `<app>/<address>` for the others, so one app's failures never lock

@@ -238,7 +238,8 @@ extension SQLiteAccountStore {
                 month.flatMap { month in day.map { DateParts(year: year, month: month, day: $0) } }
             },
             profileImageID: row["profile_image_id"], favouriteStyle: row["favourite_style"],
-            passwordHash: row["password_hash"], createdAtMilliseconds: row["created_at_ms"], nickname: row["nickname"])
+            passwordHash: row["password_hash"], createdAtMilliseconds: row["created_at_ms"], nickname: row["nickname"],
+            suspendedUntilMilliseconds: row["suspended_until_ms"])
     }
 
     static func designer(_ row: Row) throws -> DesignerRecord {

@@ -23,6 +23,17 @@ extension ServerContext {
         return user
     }
 
+    /// The signed-in operator of the call's app: a user whose role is among the app's `operator_roles`
+    /// (`apps`, the process's app files). The proto's rule admits the operator role names of every app;
+    /// this checks the caller's own app's.
+    public func requireOperator(of apps: AppCatalog) throws(RPCError) -> AuthenticatedUser {
+        let user = try requireUser()
+        guard apps[user.app]?.operatorRoles.contains(user.role) == true else {
+            throw RPCError(code: .permissionDenied, message: "\(method.path) is for the operators of \(user.app) only")
+        }
+        return user
+    }
+
     /// The Yedi service making the call (its certificate's name).
     public func requireService() throws(RPCError) -> String {
         guard case .service(let name) = caller else {

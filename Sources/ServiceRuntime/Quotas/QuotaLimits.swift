@@ -13,6 +13,7 @@ public struct QuotaLimits: Sendable, Equatable {
         ("posts.day", 30, "posts per day"),
         ("uploads.day-bytes", 200 << 20, "bytes of images uploaded per day"),
         ("uploads.total-bytes", 2 << 30, "bytes of images stored"),
+        ("cases.day", 20, "reports and inquiries per day"),
     ]
 
     public static let defaults = QuotaLimits(
