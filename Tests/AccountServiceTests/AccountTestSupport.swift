@@ -92,7 +92,9 @@ enum TestAccountDefinition: ServiceDefinition {
     }
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
-        [try await AccountServiceDefinition.handlers(env, passwords: PasswordHasher(parameters: .fastForTests))]
+        let account = try await AccountServiceDefinition.handlers(
+            env, passwords: PasswordHasher(parameters: .fastForTests), providers: TestIdentityProviders.verifiers)
+        return [account, account.identityHandlers]
     }
 }
 
