@@ -163,7 +163,8 @@ let package = Package(
         .target(
             name: "OutsideSenders",
             dependencies: [
-                "ServiceRuntime", "YediProto", logging, nioCore, nioHTTP1,
+                "ServiceRuntime", "YediProto", "YediCrypto", logging, nioCore, nioHTTP1,
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
@@ -370,7 +371,8 @@ let package = Package(
             name: "OutsideSenderTests",
             dependencies: [
                 "OutsideSenders", "HTTPTestSupport", "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport",
-                "AccountService", "YediProto", logging, nioCore,
+                "AccountService", "YediProto", "YediCrypto", logging, nioCore,
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         /// The whole system as separate processes, driven through the built `yedi-probe` (issue 14).

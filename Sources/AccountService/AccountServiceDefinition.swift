@@ -20,8 +20,8 @@ enum AccountServiceDefinition: ServiceDefinition {
     }
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
-        let account = try await handlers(env, passwords: PasswordHasher())
-        return [account, moderation(env, kit: account.kit)]
+        let account = try await handlers(env, passwords: PasswordHasher(), providers: providerVerifiers(env))
+        return [account, account.identityHandlers, moderation(env, kit: account.kit)]
     }
 
     /// Reports, inquiries and suspensions of every app (`yedi.moderation.Moderation`), on `kit`: the
@@ -36,10 +36,12 @@ enum AccountServiceDefinition: ServiceDefinition {
     /// Mails SignUp sends one address per hour (docs/account.md, "Sign-up").
     static let mailsPerRecipient = RateLimit(burst: 5, period: .seconds(3_600))
 
-    /// The handlers on `env`; tests pass a cheaper password hasher (and may fix the mailed codes).
+    /// The handlers on `env`; tests pass a cheaper password hasher (and may fix the mailed and texted
+    /// codes, and the providers' verifiers).
     static func handlers(
         _ env: ServiceEnvironment, passwords: PasswordHasher,
-        codes: any VerificationCodeGenerator = RandomVerificationCodes()
+        codes: any VerificationCodeGenerator = RandomVerificationCodes(),
+        providers: [String: any IdentityVerifier] = [:]
     ) async throws -> AccountHandlers {
         guard let signingKey = env.tokenSigningKey else {
             throw ConfigurationError(option: "--token-signing-key (YEDI_TOKEN_SIGNING_KEY)", problem: "required")
@@ -66,6 +68,12 @@ enum AccountServiceDefinition: ServiceDefinition {
             store: store,
             credentials: credentials,
             signUpMail: SignUpMailer(codes: codes, mailsPerRecipient: SharedRateLimiter(limit: mailsPerRecipient)),
+            identity: IdentitySignIn(
+                verifier: IdentityVerifiers(
+                    apps: env.apps, phone: PhoneCodeVerifier(store: store, clock: clock),
+                    provider: DevelopmentIdentityVerifier(
+                        enabled: env.configuration.development, next: ProviderVerifiers(verifiers: providers))),
+                codes: codes, apps: env.apps),
             reviews: { designerIDs in
                 let content = YediContent.ContentService.Client(try peers.client(for: "content"))
                 let answer = try await content.getReviewSummaries(
@@ -86,17 +94,34 @@ enum AccountServiceDefinition: ServiceDefinition {
         )
     }
 
+    /// The sign-in providers at their real addresses (docs/platform.md, "Verified identities"): each
+    /// checks tokens against the client ids of the call's app (`provider_client_ids`); an app without
+    /// ids for a provider cannot use it.
+    static func providerVerifiers(_ env: ServiceEnvironment) -> [String: any IdentityVerifier] {
+        let clock = env.clock
+        let now: @Sendable () -> Double = { clock.now.timeIntervalSince1970 }
+        let verifiers: [any ProviderTokenVerifier] = [
+            IDTokenVerifier.apple(now: now), IDTokenVerifier.google(now: now), KakaoTokenVerifier(),
+            NaverTokenVerifier(),
+        ]
+        return Dictionary(
+            uniqueKeysWithValues: verifiers.map {
+                ($0.provider, ProviderIdentityVerifier(verifier: $0, apps: env.apps))
+            })
+    }
+
     /// How often dead sessions and expired sign-ups are pruned (and once at start).
     static let pruningPeriod: Duration = .seconds(3_600)
 
     /// Deletes session rows expired or revoked longer than `--retention sessions.dead` ago (24 h), and
-    /// sign-ups whose code expired as long ago.
+    /// sign-ups, phone verifications and sign-up tickets that expired as long ago.
     static func sessionPruning(_ env: ServiceEnvironment, store: any AccountStore) -> PeriodicJob {
         let clock = env.clock
         let retention = env.configuration.retention.deadSessions
         return PeriodicJob(name: "session-pruning", period: pruningPeriod, logger: env.logger) {
             let cutoff = clock.nowMilliseconds - retention
             return try await store.pruneSessions(deadBefore: cutoff) + store.pruneSignUps(expiredBefore: cutoff)
+                + store.pruneIdentityVerifications(expiredBefore: cutoff)
         }
     }
 }

@@ -2032,6 +2032,456 @@ void   yedi__account__delete_account_response__free_unpacked
   assert(message->base.descriptor == &yedi__account__delete_account_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__account__phone_code__init
+                     (Yedi__Account__PhoneCode         *message)
+{
+  static const Yedi__Account__PhoneCode init_value = YEDI__ACCOUNT__PHONE_CODE__INIT;
+  *message = init_value;
+}
+size_t yedi__account__phone_code__get_packed_size
+                     (const Yedi__Account__PhoneCode *message)
+{
+  assert(message->base.descriptor == &yedi__account__phone_code__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__phone_code__pack
+                     (const Yedi__Account__PhoneCode *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__phone_code__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__phone_code__pack_to_buffer
+                     (const Yedi__Account__PhoneCode *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__phone_code__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__PhoneCode *
+       yedi__account__phone_code__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__PhoneCode *)
+     protobuf_c_message_unpack (&yedi__account__phone_code__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__phone_code__free_unpacked
+                     (Yedi__Account__PhoneCode *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__phone_code__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__provider_assertion__init
+                     (Yedi__Account__ProviderAssertion         *message)
+{
+  static const Yedi__Account__ProviderAssertion init_value = YEDI__ACCOUNT__PROVIDER_ASSERTION__INIT;
+  *message = init_value;
+}
+size_t yedi__account__provider_assertion__get_packed_size
+                     (const Yedi__Account__ProviderAssertion *message)
+{
+  assert(message->base.descriptor == &yedi__account__provider_assertion__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__provider_assertion__pack
+                     (const Yedi__Account__ProviderAssertion *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__provider_assertion__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__provider_assertion__pack_to_buffer
+                     (const Yedi__Account__ProviderAssertion *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__provider_assertion__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__ProviderAssertion *
+       yedi__account__provider_assertion__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__ProviderAssertion *)
+     protobuf_c_message_unpack (&yedi__account__provider_assertion__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__provider_assertion__free_unpacked
+                     (Yedi__Account__ProviderAssertion *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__provider_assertion__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__identity_proof__init
+                     (Yedi__Account__IdentityProof         *message)
+{
+  static const Yedi__Account__IdentityProof init_value = YEDI__ACCOUNT__IDENTITY_PROOF__INIT;
+  *message = init_value;
+}
+size_t yedi__account__identity_proof__get_packed_size
+                     (const Yedi__Account__IdentityProof *message)
+{
+  assert(message->base.descriptor == &yedi__account__identity_proof__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__identity_proof__pack
+                     (const Yedi__Account__IdentityProof *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__identity_proof__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__identity_proof__pack_to_buffer
+                     (const Yedi__Account__IdentityProof *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__identity_proof__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__IdentityProof *
+       yedi__account__identity_proof__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__IdentityProof *)
+     protobuf_c_message_unpack (&yedi__account__identity_proof__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__identity_proof__free_unpacked
+                     (Yedi__Account__IdentityProof *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__identity_proof__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__start_phone_verification_request__init
+                     (Yedi__Account__StartPhoneVerificationRequest         *message)
+{
+  static const Yedi__Account__StartPhoneVerificationRequest init_value = YEDI__ACCOUNT__START_PHONE_VERIFICATION_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__account__start_phone_verification_request__get_packed_size
+                     (const Yedi__Account__StartPhoneVerificationRequest *message)
+{
+  assert(message->base.descriptor == &yedi__account__start_phone_verification_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__start_phone_verification_request__pack
+                     (const Yedi__Account__StartPhoneVerificationRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__start_phone_verification_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__start_phone_verification_request__pack_to_buffer
+                     (const Yedi__Account__StartPhoneVerificationRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__start_phone_verification_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__StartPhoneVerificationRequest *
+       yedi__account__start_phone_verification_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__StartPhoneVerificationRequest *)
+     protobuf_c_message_unpack (&yedi__account__start_phone_verification_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__start_phone_verification_request__free_unpacked
+                     (Yedi__Account__StartPhoneVerificationRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__start_phone_verification_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__start_phone_verification_response__init
+                     (Yedi__Account__StartPhoneVerificationResponse         *message)
+{
+  static const Yedi__Account__StartPhoneVerificationResponse init_value = YEDI__ACCOUNT__START_PHONE_VERIFICATION_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__account__start_phone_verification_response__get_packed_size
+                     (const Yedi__Account__StartPhoneVerificationResponse *message)
+{
+  assert(message->base.descriptor == &yedi__account__start_phone_verification_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__start_phone_verification_response__pack
+                     (const Yedi__Account__StartPhoneVerificationResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__start_phone_verification_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__start_phone_verification_response__pack_to_buffer
+                     (const Yedi__Account__StartPhoneVerificationResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__start_phone_verification_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__StartPhoneVerificationResponse *
+       yedi__account__start_phone_verification_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__StartPhoneVerificationResponse *)
+     protobuf_c_message_unpack (&yedi__account__start_phone_verification_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__start_phone_verification_response__free_unpacked
+                     (Yedi__Account__StartPhoneVerificationResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__start_phone_verification_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__verify_phone_request__init
+                     (Yedi__Account__VerifyPhoneRequest         *message)
+{
+  static const Yedi__Account__VerifyPhoneRequest init_value = YEDI__ACCOUNT__VERIFY_PHONE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__account__verify_phone_request__get_packed_size
+                     (const Yedi__Account__VerifyPhoneRequest *message)
+{
+  assert(message->base.descriptor == &yedi__account__verify_phone_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__verify_phone_request__pack
+                     (const Yedi__Account__VerifyPhoneRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__verify_phone_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__verify_phone_request__pack_to_buffer
+                     (const Yedi__Account__VerifyPhoneRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__verify_phone_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__VerifyPhoneRequest *
+       yedi__account__verify_phone_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__VerifyPhoneRequest *)
+     protobuf_c_message_unpack (&yedi__account__verify_phone_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__verify_phone_request__free_unpacked
+                     (Yedi__Account__VerifyPhoneRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__verify_phone_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__verify_provider_request__init
+                     (Yedi__Account__VerifyProviderRequest         *message)
+{
+  static const Yedi__Account__VerifyProviderRequest init_value = YEDI__ACCOUNT__VERIFY_PROVIDER_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__account__verify_provider_request__get_packed_size
+                     (const Yedi__Account__VerifyProviderRequest *message)
+{
+  assert(message->base.descriptor == &yedi__account__verify_provider_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__verify_provider_request__pack
+                     (const Yedi__Account__VerifyProviderRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__verify_provider_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__verify_provider_request__pack_to_buffer
+                     (const Yedi__Account__VerifyProviderRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__verify_provider_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__VerifyProviderRequest *
+       yedi__account__verify_provider_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__VerifyProviderRequest *)
+     protobuf_c_message_unpack (&yedi__account__verify_provider_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__verify_provider_request__free_unpacked
+                     (Yedi__Account__VerifyProviderRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__verify_provider_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__sign_up_ticket__init
+                     (Yedi__Account__SignUpTicket         *message)
+{
+  static const Yedi__Account__SignUpTicket init_value = YEDI__ACCOUNT__SIGN_UP_TICKET__INIT;
+  *message = init_value;
+}
+size_t yedi__account__sign_up_ticket__get_packed_size
+                     (const Yedi__Account__SignUpTicket *message)
+{
+  assert(message->base.descriptor == &yedi__account__sign_up_ticket__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__sign_up_ticket__pack
+                     (const Yedi__Account__SignUpTicket *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__sign_up_ticket__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__sign_up_ticket__pack_to_buffer
+                     (const Yedi__Account__SignUpTicket *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__sign_up_ticket__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__SignUpTicket *
+       yedi__account__sign_up_ticket__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__SignUpTicket *)
+     protobuf_c_message_unpack (&yedi__account__sign_up_ticket__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__sign_up_ticket__free_unpacked
+                     (Yedi__Account__SignUpTicket *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__sign_up_ticket__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__verify_identity_response__init
+                     (Yedi__Account__VerifyIdentityResponse         *message)
+{
+  static const Yedi__Account__VerifyIdentityResponse init_value = YEDI__ACCOUNT__VERIFY_IDENTITY_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__account__verify_identity_response__get_packed_size
+                     (const Yedi__Account__VerifyIdentityResponse *message)
+{
+  assert(message->base.descriptor == &yedi__account__verify_identity_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__verify_identity_response__pack
+                     (const Yedi__Account__VerifyIdentityResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__verify_identity_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__verify_identity_response__pack_to_buffer
+                     (const Yedi__Account__VerifyIdentityResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__verify_identity_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__VerifyIdentityResponse *
+       yedi__account__verify_identity_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__VerifyIdentityResponse *)
+     protobuf_c_message_unpack (&yedi__account__verify_identity_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__verify_identity_response__free_unpacked
+                     (Yedi__Account__VerifyIdentityResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__verify_identity_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__complete_identity_sign_up_request__init
+                     (Yedi__Account__CompleteIdentitySignUpRequest         *message)
+{
+  static const Yedi__Account__CompleteIdentitySignUpRequest init_value = YEDI__ACCOUNT__COMPLETE_IDENTITY_SIGN_UP_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__account__complete_identity_sign_up_request__get_packed_size
+                     (const Yedi__Account__CompleteIdentitySignUpRequest *message)
+{
+  assert(message->base.descriptor == &yedi__account__complete_identity_sign_up_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__complete_identity_sign_up_request__pack
+                     (const Yedi__Account__CompleteIdentitySignUpRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__complete_identity_sign_up_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__complete_identity_sign_up_request__pack_to_buffer
+                     (const Yedi__Account__CompleteIdentitySignUpRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__complete_identity_sign_up_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__CompleteIdentitySignUpRequest *
+       yedi__account__complete_identity_sign_up_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__CompleteIdentitySignUpRequest *)
+     protobuf_c_message_unpack (&yedi__account__complete_identity_sign_up_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__complete_identity_sign_up_request__free_unpacked
+                     (Yedi__Account__CompleteIdentitySignUpRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__complete_identity_sign_up_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor yedi__account__user__field_descriptors[10] =
 {
   {
@@ -4542,7 +4992,7 @@ const ProtobufCMessageDescriptor yedi__account__shop_hours__descriptor =
   (ProtobufCMessageInit) yedi__account__shop_hours__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__account__delete_account_request__field_descriptors[1] =
+static const ProtobufCFieldDescriptor yedi__account__delete_account_request__field_descriptors[2] =
 {
   {
     "password",
@@ -4556,14 +5006,27 @@ static const ProtobufCFieldDescriptor yedi__account__delete_account_request__fie
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "proof",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__DeleteAccountRequest, proof),
+    &yedi__account__identity_proof__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__account__delete_account_request__field_indices_by_name[] = {
   0,   /* field[0] = password */
+  1,   /* field[1] = proof */
 };
 static const ProtobufCIntRange yedi__account__delete_account_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 2 }
 };
 const ProtobufCMessageDescriptor yedi__account__delete_account_request__descriptor =
 {
@@ -4573,7 +5036,7 @@ const ProtobufCMessageDescriptor yedi__account__delete_account_request__descript
   "Yedi__Account__DeleteAccountRequest",
   "yedi.account",
   sizeof(Yedi__Account__DeleteAccountRequest),
-  1,
+  2,
   yedi__account__delete_account_request__field_descriptors,
   yedi__account__delete_account_request__field_indices_by_name,
   1,  yedi__account__delete_account_request__number_ranges,
@@ -4596,6 +5059,503 @@ const ProtobufCMessageDescriptor yedi__account__delete_account_response__descrip
   yedi__account__delete_account_response__field_indices_by_name,
   0,  yedi__account__delete_account_response__number_ranges,
   (ProtobufCMessageInit) yedi__account__delete_account_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__phone_code__field_descriptors[2] =
+{
+  {
+    "verification_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__PhoneCode, verification_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "code",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__PhoneCode, code),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__phone_code__field_indices_by_name[] = {
+  1,   /* field[1] = code */
+  0,   /* field[0] = verification_id */
+};
+static const ProtobufCIntRange yedi__account__phone_code__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__account__phone_code__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.PhoneCode",
+  "PhoneCode",
+  "Yedi__Account__PhoneCode",
+  "yedi.account",
+  sizeof(Yedi__Account__PhoneCode),
+  2,
+  yedi__account__phone_code__field_descriptors,
+  yedi__account__phone_code__field_indices_by_name,
+  1,  yedi__account__phone_code__number_ranges,
+  (ProtobufCMessageInit) yedi__account__phone_code__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__provider_assertion__field_descriptors[2] =
+{
+  {
+    "provider",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__ProviderAssertion, provider),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "token",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__ProviderAssertion, token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__provider_assertion__field_indices_by_name[] = {
+  0,   /* field[0] = provider */
+  1,   /* field[1] = token */
+};
+static const ProtobufCIntRange yedi__account__provider_assertion__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__account__provider_assertion__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.ProviderAssertion",
+  "ProviderAssertion",
+  "Yedi__Account__ProviderAssertion",
+  "yedi.account",
+  sizeof(Yedi__Account__ProviderAssertion),
+  2,
+  yedi__account__provider_assertion__field_descriptors,
+  yedi__account__provider_assertion__field_indices_by_name,
+  1,  yedi__account__provider_assertion__number_ranges,
+  (ProtobufCMessageInit) yedi__account__provider_assertion__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__identity_proof__field_descriptors[2] =
+{
+  {
+    "phone",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Account__IdentityProof, proof_case),
+    offsetof(Yedi__Account__IdentityProof, phone),
+    &yedi__account__phone_code__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "provider",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Account__IdentityProof, proof_case),
+    offsetof(Yedi__Account__IdentityProof, provider),
+    &yedi__account__provider_assertion__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__identity_proof__field_indices_by_name[] = {
+  0,   /* field[0] = phone */
+  1,   /* field[1] = provider */
+};
+static const ProtobufCIntRange yedi__account__identity_proof__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__account__identity_proof__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.IdentityProof",
+  "IdentityProof",
+  "Yedi__Account__IdentityProof",
+  "yedi.account",
+  sizeof(Yedi__Account__IdentityProof),
+  2,
+  yedi__account__identity_proof__field_descriptors,
+  yedi__account__identity_proof__field_indices_by_name,
+  1,  yedi__account__identity_proof__number_ranges,
+  (ProtobufCMessageInit) yedi__account__identity_proof__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__start_phone_verification_request__field_descriptors[1] =
+{
+  {
+    "phone",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__StartPhoneVerificationRequest, phone),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__start_phone_verification_request__field_indices_by_name[] = {
+  0,   /* field[0] = phone */
+};
+static const ProtobufCIntRange yedi__account__start_phone_verification_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__account__start_phone_verification_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.StartPhoneVerificationRequest",
+  "StartPhoneVerificationRequest",
+  "Yedi__Account__StartPhoneVerificationRequest",
+  "yedi.account",
+  sizeof(Yedi__Account__StartPhoneVerificationRequest),
+  1,
+  yedi__account__start_phone_verification_request__field_descriptors,
+  yedi__account__start_phone_verification_request__field_indices_by_name,
+  1,  yedi__account__start_phone_verification_request__number_ranges,
+  (ProtobufCMessageInit) yedi__account__start_phone_verification_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__start_phone_verification_response__field_descriptors[2] =
+{
+  {
+    "verification_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__StartPhoneVerificationResponse, verification_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "code_expires_at_ms",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__StartPhoneVerificationResponse, code_expires_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__start_phone_verification_response__field_indices_by_name[] = {
+  1,   /* field[1] = code_expires_at_ms */
+  0,   /* field[0] = verification_id */
+};
+static const ProtobufCIntRange yedi__account__start_phone_verification_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__account__start_phone_verification_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.StartPhoneVerificationResponse",
+  "StartPhoneVerificationResponse",
+  "Yedi__Account__StartPhoneVerificationResponse",
+  "yedi.account",
+  sizeof(Yedi__Account__StartPhoneVerificationResponse),
+  2,
+  yedi__account__start_phone_verification_response__field_descriptors,
+  yedi__account__start_phone_verification_response__field_indices_by_name,
+  1,  yedi__account__start_phone_verification_response__number_ranges,
+  (ProtobufCMessageInit) yedi__account__start_phone_verification_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__verify_phone_request__field_descriptors[1] =
+{
+  {
+    "code",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__VerifyPhoneRequest, code),
+    &yedi__account__phone_code__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__verify_phone_request__field_indices_by_name[] = {
+  0,   /* field[0] = code */
+};
+static const ProtobufCIntRange yedi__account__verify_phone_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__account__verify_phone_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.VerifyPhoneRequest",
+  "VerifyPhoneRequest",
+  "Yedi__Account__VerifyPhoneRequest",
+  "yedi.account",
+  sizeof(Yedi__Account__VerifyPhoneRequest),
+  1,
+  yedi__account__verify_phone_request__field_descriptors,
+  yedi__account__verify_phone_request__field_indices_by_name,
+  1,  yedi__account__verify_phone_request__number_ranges,
+  (ProtobufCMessageInit) yedi__account__verify_phone_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__verify_provider_request__field_descriptors[1] =
+{
+  {
+    "assertion",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__VerifyProviderRequest, assertion),
+    &yedi__account__provider_assertion__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__verify_provider_request__field_indices_by_name[] = {
+  0,   /* field[0] = assertion */
+};
+static const ProtobufCIntRange yedi__account__verify_provider_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__account__verify_provider_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.VerifyProviderRequest",
+  "VerifyProviderRequest",
+  "Yedi__Account__VerifyProviderRequest",
+  "yedi.account",
+  sizeof(Yedi__Account__VerifyProviderRequest),
+  1,
+  yedi__account__verify_provider_request__field_descriptors,
+  yedi__account__verify_provider_request__field_indices_by_name,
+  1,  yedi__account__verify_provider_request__number_ranges,
+  (ProtobufCMessageInit) yedi__account__verify_provider_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__sign_up_ticket__field_descriptors[4] =
+{
+  {
+    "ticket",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__SignUpTicket, ticket),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "expires_at_ms",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__SignUpTicket, expires_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "identity",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__SignUpTicket, identity),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "email",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__SignUpTicket, email),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__sign_up_ticket__field_indices_by_name[] = {
+  3,   /* field[3] = email */
+  1,   /* field[1] = expires_at_ms */
+  2,   /* field[2] = identity */
+  0,   /* field[0] = ticket */
+};
+static const ProtobufCIntRange yedi__account__sign_up_ticket__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor yedi__account__sign_up_ticket__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.SignUpTicket",
+  "SignUpTicket",
+  "Yedi__Account__SignUpTicket",
+  "yedi.account",
+  sizeof(Yedi__Account__SignUpTicket),
+  4,
+  yedi__account__sign_up_ticket__field_descriptors,
+  yedi__account__sign_up_ticket__field_indices_by_name,
+  1,  yedi__account__sign_up_ticket__number_ranges,
+  (ProtobufCMessageInit) yedi__account__sign_up_ticket__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__verify_identity_response__field_descriptors[2] =
+{
+  {
+    "signed_in",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Account__VerifyIdentityResponse, outcome_case),
+    offsetof(Yedi__Account__VerifyIdentityResponse, signed_in),
+    &yedi__account__complete_sign_up_response__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sign_up",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Account__VerifyIdentityResponse, outcome_case),
+    offsetof(Yedi__Account__VerifyIdentityResponse, sign_up),
+    &yedi__account__sign_up_ticket__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__verify_identity_response__field_indices_by_name[] = {
+  1,   /* field[1] = sign_up */
+  0,   /* field[0] = signed_in */
+};
+static const ProtobufCIntRange yedi__account__verify_identity_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__account__verify_identity_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.VerifyIdentityResponse",
+  "VerifyIdentityResponse",
+  "Yedi__Account__VerifyIdentityResponse",
+  "yedi.account",
+  sizeof(Yedi__Account__VerifyIdentityResponse),
+  2,
+  yedi__account__verify_identity_response__field_descriptors,
+  yedi__account__verify_identity_response__field_indices_by_name,
+  1,  yedi__account__verify_identity_response__number_ranges,
+  (ProtobufCMessageInit) yedi__account__verify_identity_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__complete_identity_sign_up_request__field_descriptors[2] =
+{
+  {
+    "ticket",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__CompleteIdentitySignUpRequest, ticket),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "nickname",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__CompleteIdentitySignUpRequest, nickname),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__complete_identity_sign_up_request__field_indices_by_name[] = {
+  1,   /* field[1] = nickname */
+  0,   /* field[0] = ticket */
+};
+static const ProtobufCIntRange yedi__account__complete_identity_sign_up_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__account__complete_identity_sign_up_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.CompleteIdentitySignUpRequest",
+  "CompleteIdentitySignUpRequest",
+  "Yedi__Account__CompleteIdentitySignUpRequest",
+  "yedi.account",
+  sizeof(Yedi__Account__CompleteIdentitySignUpRequest),
+  2,
+  yedi__account__complete_identity_sign_up_request__field_descriptors,
+  yedi__account__complete_identity_sign_up_request__field_indices_by_name,
+  1,  yedi__account__complete_identity_sign_up_request__number_ranges,
+  (ProtobufCMessageInit) yedi__account__complete_identity_sign_up_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCEnumValue yedi__account__role__enum_values_by_number[3] =
@@ -4933,5 +5893,68 @@ void yedi__account__account_service__init (Yedi__Account__AccountService_Service
 {
   protobuf_c_service_generated_init (&service->base,
                                      &yedi__account__account_service__descriptor,
+                                     (ProtobufCServiceDestroy) destroy);
+}
+static const ProtobufCMethodDescriptor yedi__account__identity__method_descriptors[4] =
+{
+  { "StartPhoneVerification", &yedi__account__start_phone_verification_request__descriptor, &yedi__account__start_phone_verification_response__descriptor },
+  { "VerifyPhone", &yedi__account__verify_phone_request__descriptor, &yedi__account__verify_identity_response__descriptor },
+  { "VerifyProvider", &yedi__account__verify_provider_request__descriptor, &yedi__account__verify_identity_response__descriptor },
+  { "CompleteIdentitySignUp", &yedi__account__complete_identity_sign_up_request__descriptor, &yedi__account__complete_sign_up_response__descriptor },
+};
+const unsigned yedi__account__identity__method_indices_by_name[] = {
+  3,        /* CompleteIdentitySignUp */
+  0,        /* StartPhoneVerification */
+  1,        /* VerifyPhone */
+  2         /* VerifyProvider */
+};
+const ProtobufCServiceDescriptor yedi__account__identity__descriptor =
+{
+  PROTOBUF_C__SERVICE_DESCRIPTOR_MAGIC,
+  "yedi.account.Identity",
+  "Identity",
+  "Yedi__Account__Identity",
+  "yedi.account",
+  4,
+  yedi__account__identity__method_descriptors,
+  yedi__account__identity__method_indices_by_name
+};
+void yedi__account__identity__start_phone_verification(ProtobufCService *service,
+                                                       const Yedi__Account__StartPhoneVerificationRequest *input,
+                                                       Yedi__Account__StartPhoneVerificationResponse_Closure closure,
+                                                       void *closure_data)
+{
+  assert(service->descriptor == &yedi__account__identity__descriptor);
+  service->invoke(service, 0, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__account__identity__verify_phone(ProtobufCService *service,
+                                           const Yedi__Account__VerifyPhoneRequest *input,
+                                           Yedi__Account__VerifyIdentityResponse_Closure closure,
+                                           void *closure_data)
+{
+  assert(service->descriptor == &yedi__account__identity__descriptor);
+  service->invoke(service, 1, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__account__identity__verify_provider(ProtobufCService *service,
+                                              const Yedi__Account__VerifyProviderRequest *input,
+                                              Yedi__Account__VerifyIdentityResponse_Closure closure,
+                                              void *closure_data)
+{
+  assert(service->descriptor == &yedi__account__identity__descriptor);
+  service->invoke(service, 2, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__account__identity__complete_identity_sign_up(ProtobufCService *service,
+                                                        const Yedi__Account__CompleteIdentitySignUpRequest *input,
+                                                        Yedi__Account__CompleteSignUpResponse_Closure closure,
+                                                        void *closure_data)
+{
+  assert(service->descriptor == &yedi__account__identity__descriptor);
+  service->invoke(service, 3, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__account__identity__init (Yedi__Account__Identity_Service *service,
+                                    Yedi__Account__Identity_ServiceDestroy destroy)
+{
+  protobuf_c_service_generated_init (&service->base,
+                                     &yedi__account__identity__descriptor,
                                      (ProtobufCServiceDestroy) destroy);
 }

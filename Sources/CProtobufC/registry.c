@@ -47,6 +47,16 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__account__shop_hours__descriptor,
     &yedi__account__delete_account_request__descriptor,
     &yedi__account__delete_account_response__descriptor,
+    &yedi__account__phone_code__descriptor,
+    &yedi__account__provider_assertion__descriptor,
+    &yedi__account__identity_proof__descriptor,
+    &yedi__account__start_phone_verification_request__descriptor,
+    &yedi__account__start_phone_verification_response__descriptor,
+    &yedi__account__verify_phone_request__descriptor,
+    &yedi__account__verify_provider_request__descriptor,
+    &yedi__account__sign_up_ticket__descriptor,
+    &yedi__account__verify_identity_response__descriptor,
+    &yedi__account__complete_identity_sign_up_request__descriptor,
     &yedi__booking__style__descriptor,
     &yedi__booking__time_range__descriptor,
     &yedi__booking__schedule__descriptor,
@@ -168,10 +178,10 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__runtime__push_message__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 164; }
+size_t yedi_message_descriptor_count(void) { return 174; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 164 ? message_descriptors[index] : NULL;
+    return index < 174 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
@@ -199,6 +209,7 @@ const ProtobufCEnumDescriptor *yedi_enum_descriptor_at(size_t index) {
 
 static const ProtobufCServiceDescriptor *const service_descriptors[] = {
     &yedi__account__account_service__descriptor,
+    &yedi__account__identity__descriptor,
     &yedi__booking__booking_service__descriptor,
     &yedi__chat__chat_service__descriptor,
     &yedi__content__content_service__descriptor,
@@ -210,8 +221,8 @@ static const ProtobufCServiceDescriptor *const service_descriptors[] = {
     &yedi__runtime__users__descriptor,
 };
 
-size_t yedi_service_descriptor_count(void) { return 10; }
+size_t yedi_service_descriptor_count(void) { return 11; }
 
 const ProtobufCServiceDescriptor *yedi_service_descriptor_at(size_t index) {
-    return index < 10 ? service_descriptors[index] : NULL;
+    return index < 11 ? service_descriptors[index] : NULL;
 }

@@ -29,6 +29,18 @@ struct ProviderClient: Sendable {
         request.method = .POST
         request.headers = HTTPHeaders(headers + [("content-type", "application/json; charset=utf-8")])
         request.body = .bytes(ByteBuffer(bytes: body))
+        return try await execute(request)
+    }
+
+    /// GETs `baseURL + path` (a key set, a token's information); the same deadline, bound and errors.
+    func get(path: String, headers: [(String, String)]) async throws -> ProviderResponse {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = .GET
+        request.headers = HTTPHeaders(headers)
+        return try await execute(request)
+    }
+
+    private func execute(_ request: HTTPClientRequest) async throws -> ProviderResponse {
         let deadline =
             NIODeadline.now()
             + .nanoseconds(

@@ -1,6 +1,7 @@
 import COpenSSL
 
-/// Owns one OpenSSL `EVP_PKEY` (Ed25519) and frees it in `deinit`; the only place key pointers live.
+/// Owns one OpenSSL `EVP_PKEY` (Ed25519, or RSA for RS256: `EVPKey+RSA.swift`) and frees it in `deinit`;
+/// the only place key pointers live.
 ///
 /// Built once per key value, so signing and verifying do not re-import the key each time. The key is
 /// never mutated after creation and each operation gets its own `EVP_MD_CTX`, which OpenSSL 3 allows
@@ -9,7 +10,7 @@ final class EVPKey: @unchecked Sendable {
     // @unchecked: an immutable pointer to a key OpenSSL treats as read-only once made.
     let pointer: OpaquePointer
 
-    private init(_ pointer: OpaquePointer) {
+    init(_ pointer: OpaquePointer) {
         self.pointer = pointer
     }
 
@@ -108,33 +109,39 @@ final class EVPKey: @unchecked Sendable {
         return String(decoding: text, as: UTF8.self)
     }
 
-    /// Ed25519 (pure, RFC 8032) signature of `message`: 64 bytes.
-    func sign(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
+    /// Ed25519 (pure, RFC 8032) signature of `message`: 64 bytes; with `digest` (`EVP_sha256()`), an RSA
+    /// key's PKCS #1 v1.5 signature of the message's digest.
+    func sign(_ message: [UInt8], digest: OpaquePointer? = nil) throws(CryptoError) -> [UInt8] {
         guard let context = EVP_MD_CTX_new() else { throw CryptoError.openSSL("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestSignInit(context, nil, nil, nil, pointer) == 1 else {
-            throw CryptoError.openSSL("EVP_DigestSignInit (Ed25519)")
+        guard EVP_DigestSignInit(context, nil, digest, nil, pointer) == 1 else {
+            throw CryptoError.openSSL("EVP_DigestSignInit")
         }
-        var signature = [UInt8](repeating: 0, count: 64)
-        var length = signature.count
+        var length = 0
+        let sized = message.withUnsafeBufferPointer { input in
+            EVP_DigestSign(context, nil, &length, input.baseAddress, input.count)
+        }
+        guard sized == 1, length > 0, digest != nil || length == 64 else { throw CryptoError.openSSL("EVP_DigestSign") }
+        var signature = [UInt8](repeating: 0, count: length)
         let rc = message.withUnsafeBufferPointer { input in
             signature.withUnsafeMutableBufferPointer { output in
                 EVP_DigestSign(context, output.baseAddress, &length, input.baseAddress, input.count)
             }
         }
-        guard rc == 1, length == 64 else { throw CryptoError.openSSL("EVP_DigestSign (Ed25519)") }
-        return signature
+        guard rc == 1 else { throw CryptoError.openSSL("EVP_DigestSign") }
+        return Array(signature.prefix(length))
     }
 
-    /// Whether `signature` is a valid Ed25519 signature of `message` by this key. Errors count as invalid.
-    func verify(_ signature: [UInt8], for message: [UInt8]) -> Bool {
-        guard signature.count == 64 else { return false }
+    /// Whether `signature` is a valid Ed25519 signature of `message` by this key (with `digest`, an RSA
+    /// PKCS #1 v1.5 signature of its digest). Errors count as invalid.
+    func verify(_ signature: [UInt8], for message: [UInt8], digest: OpaquePointer? = nil) -> Bool {
+        guard digest != nil || signature.count == 64, !signature.isEmpty else { return false }
         guard let context = EVP_MD_CTX_new() else {
             CryptoError.drainOpenSSLErrors()
             return false
         }
         defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestVerifyInit(context, nil, nil, nil, pointer) == 1 else {
+        guard EVP_DigestVerifyInit(context, nil, digest, nil, pointer) == 1 else {
             CryptoError.drainOpenSSLErrors()
             return false
         }

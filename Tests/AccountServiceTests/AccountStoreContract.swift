@@ -269,6 +269,125 @@ enum AccountStoreContract {
     }
 }
 
+extension AccountStoreContract {
+    static func member(_ id: String, app: AppID, nickname: String) -> UserRecord {
+        UserRecord(
+            id: id, role: "member", app: app, email: "", name: nickname, phone: "01012345678", gender: 0,
+            birthDate: nil, passwordHash: nil, createdAtMilliseconds: 1, nickname: nickname)
+    }
+
+    /// Identity: a verified identity links one account per app; a ticket creates it once, only in its own
+    /// app and before it expires; phone codes are used once, spend tries and expire.
+    static func identitiesLinkOneAccountPerAppThroughTickets(_ store: any AccountStore) async throws {
+        let phone = VerifiedIdentity.phone("+821012345678")
+        let ticket = SignUpTicketRecord(
+            ticketHash: Array("t1".utf8), app: "slp", identity: phone, expiresAtMilliseconds: 600)
+        try await store.createSignUpTicket(ticket)
+        let unknown = try await store.user(app: "slp", identity: phone)
+        XCTAssertNil(unknown)
+        let foreign = try await store.signUpTicket(hash: ticket.ticketHash, app: "housetainer", now: 0)
+        XCTAssertNil(foreign, "a ticket of SLP is no ticket in Housetainer")
+        let expired = try await store.signUpTicket(hash: ticket.ticketHash, app: "slp", now: 600)
+        XCTAssertNil(expired)
+        let found = try await store.signUpTicket(hash: ticket.ticketHash, app: "slp", now: 599)
+        XCTAssertEqual(found, ticket)
+
+        do {
+            try await store.completeIdentitySignUp(
+                ticket: ticket, user: member("m1", app: "slp", nickname: "새싹"), session: session("s1", user: "m1"),
+                now: 600)
+            XCTFail("an expired ticket created an account")
+        } catch let error as AccountStoreError {
+            XCTAssertEqual(error, .notFound)
+        }
+        try await store.completeIdentitySignUp(
+            ticket: ticket, user: member("m1", app: "slp", nickname: "새싹"), session: session("s1", user: "m1"),
+            now: 10)
+        let linked = try await store.user(app: "slp", identity: phone)
+        XCTAssertEqual(linked?.id, "m1")
+        XCTAssertNil(linked?.passwordHash)
+        let identities = try await store.identities(userID: "m1")
+        XCTAssertEqual(identities, [phone])
+        let otherApp = try await store.user(app: "zipadoo", identity: phone)
+        XCTAssertNil(otherApp, "the same number in another app is another account")
+        do {
+            try await store.completeIdentitySignUp(
+                ticket: ticket, user: member("m2", app: "slp", nickname: "다른"), session: session("s2", user: "m2"),
+                now: 10)
+            XCTFail("a ticket was used twice")
+        } catch let error as AccountStoreError {
+            XCTAssertEqual(error, .notFound)
+        }
+
+        // A second ticket for the same identity cannot make a second account; a taken nickname keeps the
+        // ticket for another try.
+        let again = SignUpTicketRecord(
+            ticketHash: Array("t2".utf8), app: "slp", identity: phone, expiresAtMilliseconds: 600)
+        try await store.createSignUpTicket(again)
+        do {
+            try await store.completeIdentitySignUp(
+                ticket: again, user: member("m3", app: "slp", nickname: "셋"), session: session("s3", user: "m3"),
+                now: 10)
+            XCTFail("one identity got two accounts")
+        } catch let error as AccountStoreError {
+            XCTAssertEqual(error, .identityTaken)
+        }
+        let kakao = SignUpTicketRecord(
+            ticketHash: Array("t3".utf8), app: "slp", identity: VerifiedIdentity(kind: "kakao", subject: "42"),
+            expiresAtMilliseconds: 600)
+        try await store.createSignUpTicket(kakao)
+        do {
+            try await store.completeIdentitySignUp(
+                ticket: kakao, user: member("m4", app: "slp", nickname: "새싹"), session: session("s4", user: "m4"),
+                now: 10)
+            XCTFail("a taken nickname was stored")
+        } catch let error as AccountStoreError {
+            XCTAssertEqual(error, .nicknameTaken)
+        }
+        let kept = try await store.signUpTicket(hash: kakao.ticketHash, app: "slp", now: 10)
+        XCTAssertNotNil(kept, "a refused completion leaves its ticket")
+
+        // Deleting the account unlinks its identities.
+        _ = try await store.deleteAccount(userID: "m1", now: 20)
+        let afterDeletion = try await store.user(app: "slp", identity: phone)
+        XCTAssertNil(afterDeletion)
+        let pruned = try await store.pruneIdentityVerifications(expiredBefore: 601)
+        XCTAssertEqual(pruned, 2, "the two tickets left")
+    }
+
+    static func phoneCodesAreUsedOnceSpendTriesAndExpire(_ store: any AccountStore) async throws {
+        let sms = YediRuntime.SmsMessage(to: "+821012345678", text: "code", template: "phone-verification-code")
+        func verification(_ id: String) -> PhoneVerificationRecord {
+            PhoneVerificationRecord(
+                id: id, app: "slp", phone: "+821012345678", codeHash: Array("right-\(id)".utf8),
+                expiresAtMilliseconds: 300, createdAtMilliseconds: 0)
+        }
+        for id in ["v1", "v2", "v3"] { try await store.startPhoneVerification(verification(id), sms: sms) }
+        let wrongApp = try await store.checkPhoneCode(
+            id: "v1", app: "housetainer", codeHash: Array("right-v1".utf8), now: 1, maximumAttempts: 5)
+        XCTAssertNil(wrongApp)
+        let right = try await store.checkPhoneCode(
+            id: "v1", app: "slp", codeHash: Array("right-v1".utf8), now: 1, maximumAttempts: 5)
+        XCTAssertEqual(right?.phone, "+821012345678")
+        let reused = try await store.checkPhoneCode(
+            id: "v1", app: "slp", codeHash: Array("right-v1".utf8), now: 1, maximumAttempts: 5)
+        XCTAssertNil(reused, "a code proves its number once")
+        for _ in 0..<5 {
+            let wrong = try await store.checkPhoneCode(
+                id: "v2", app: "slp", codeHash: Array("wrong".utf8), now: 1, maximumAttempts: 5)
+            XCTAssertNil(wrong)
+        }
+        let locked = try await store.checkPhoneCode(
+            id: "v2", app: "slp", codeHash: Array("right-v2".utf8), now: 1, maximumAttempts: 5)
+        XCTAssertNil(locked, "5 wrong codes end the verification")
+        let expired = try await store.checkPhoneCode(
+            id: "v3", app: "slp", codeHash: Array("right-v3".utf8), now: 300, maximumAttempts: 5)
+        XCTAssertNil(expired)
+        let pruned = try await store.pruneIdentityVerifications(expiredBefore: 301)
+        XCTAssertEqual(pruned, 2)
+    }
+}
+
 /// The contract against the SQLite store, on a scratch database of its own.
 final class SQLiteAccountStoreTests: XCTestCase {
     private var database: ServiceDatabase!
@@ -306,6 +425,18 @@ final class SQLiteAccountStoreTests: XCTestCase {
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM runtime_outbox WHERE peer = 'mail'")
         }
         XCTAssertEqual(mails, 4)
+    }
+
+    func testIdentitiesLinkOneAccountPerAppThroughTickets() async throws {
+        try await AccountStoreContract.identitiesLinkOneAccountPerAppThroughTickets(store)
+    }
+
+    func testIdentityPhoneCodesAreUsedOnceSpendTriesAndExpire() async throws {
+        try await AccountStoreContract.phoneCodesAreUsedOnceSpendTriesAndExpire(store)
+        let messages = try await database.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM runtime_outbox WHERE peer = 'sms'")
+        }
+        XCTAssertEqual(messages, 3, "each verification's SMS is in the outbox, written by the same transaction")
     }
 
     func testSessionsRotateOnceAndReuseRevokesTheFamily() async throws {

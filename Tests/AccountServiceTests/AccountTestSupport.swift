@@ -93,8 +93,8 @@ enum TestAccountDefinition: ServiceDefinition {
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
         let account = try await AccountServiceDefinition.handlers(
-            env, passwords: PasswordHasher(parameters: .fastForTests))
-        return [account, AccountServiceDefinition.moderation(env, kit: account.kit)]
+            env, passwords: PasswordHasher(parameters: .fastForTests), providers: TestIdentityProviders.verifiers)
+        return [account, account.identityHandlers, AccountServiceDefinition.moderation(env, kit: account.kit)]
     }
 }
 

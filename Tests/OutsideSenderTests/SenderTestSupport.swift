@@ -21,7 +21,15 @@ extension XCTestCase {
     func withFakeServer<T>(
         replying reply: FakeHTTPServer.Reply, _ body: (FakeHTTPServer) async throws -> T
     ) async throws -> T {
-        let server = try await FakeHTTPServer(reply: { _ in reply })
+        try await withFakeServer(answering: { _ in reply }, body)
+    }
+
+    /// Runs `body` against a fake server answering each request with `answer(request)`, and stops it after.
+    func withFakeServer<T>(
+        answering answer: @escaping @Sendable (FakeHTTPServer.Request) -> FakeHTTPServer.Reply,
+        _ body: (FakeHTTPServer) async throws -> T
+    ) async throws -> T {
+        let server = try await FakeHTTPServer(reply: answer)
         do {
             let result = try await body(server)
             try await server.stop()

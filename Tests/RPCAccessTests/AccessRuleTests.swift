@@ -133,11 +133,18 @@ final class AccessRuleTests: XCTestCase {
         for code in [StatusCode.ok, .unauthenticated, .permissionDenied] {
             XCTAssertGreaterThan(seen[code] ?? 0, 0, "no call answered \(code)")
         }
-        // YeDi's services serve SLP only where a method says every app may call it (sign-out, refresh).
+        // YeDi's services serve SLP only where a method says every app may call it (sign-out, refresh), or
+        // names SLP (its phone sign-in).
         let yediServices = ["yedi.account.", "yedi.content.", "yedi.booking.", "yedi.chat."]
         XCTAssertEqual(
             Set(slpReached.filter { name in yediServices.contains { name.hasPrefix($0) } }),
-            Set(["yedi.account.AccountService/RefreshSession", "yedi.account.AccountService/SignOut"]),
+            [
+                "yedi.account.AccountService/RefreshSession", "yedi.account.AccountService/SignOut",
+                "yedi.account.AccountService/DeleteAccount",
+                // Identity: SLP signs in by phone (deploy/apps/slp.json).
+                "yedi.account.Identity/StartPhoneVerification", "yedi.account.Identity/VerifyPhone",
+                "yedi.account.Identity/CompleteIdentitySignUp",
+            ],
             "the YeDi methods an SLP caller reached")
 
         for client in clients.values { client.beginGracefulShutdown() }

@@ -23,7 +23,8 @@ final class AppCatalogTests: XCTestCase {
     private static let valid = """
         {"app": "slp", "name": "SLP", "roles": ["member", "operator"], "operator_roles": ["operator"],
          "sign_in": ["phone"], "limits": {"nearby_radius_m": 700}, "catalogues": {"tags": ["수학", "영어"]},
-         "banned_nickname_words": ["Admin"], "retention_days": {"queue_position": 1}}
+         "banned_nickname_words": ["Admin"], "retention_days": {"queue_position": 1},
+         "provider_client_ids": {"kakao": ["1000001"]}}
         """
 
     private func write(_ name: String, _ text: String) throws {
@@ -59,6 +60,7 @@ final class AppCatalogTests: XCTestCase {
         XCTAssertEqual(slp.roles, ["member", "operator"])
         XCTAssertEqual(slp.catalogues["tags"], ["수학", "영어"])
         XCTAssertEqual(slp.retentionDays["queue_position"], 1)
+        XCTAssertEqual(slp.providerClientIDs["kakao"], ["1000001"])
         XCTAssertEqual(slp.limit("missing", default: 5), 5)
         XCTAssertTrue(slp.nicknameIsBanned("superADMINistrator"), "case-insensitive")
         XCTAssertFalse(slp.nicknameIsBanned("모래"))
@@ -76,6 +78,10 @@ final class AppCatalogTests: XCTestCase {
             ),
             (Self.valid.replacingOccurrences(of: "[\"operator\"]", with: "[\"admin\"]"), "slp.json", "operator_roles"),
             (Self.valid.replacingOccurrences(of: "[\"phone\"]", with: "[\"fax\"]"), "slp.json", "sign_in"),
+            (
+                Self.valid.replacingOccurrences(of: "\"kakao\": [", with: "\"line\": ["), "slp.json",
+                "\"provider_client_ids\": \"line\""
+            ),
             (Self.valid.replacingOccurrences(of: "700", with: "-1"), "slp.json", "nearby_radius_m"),
             (Self.valid.replacingOccurrences(of: "700", with: "true"), "slp.json", "nearby_radius_m"),
             (Self.valid, "zipadoo.json", "must be named slp.json"),

@@ -47,6 +47,10 @@ final class FieldRuleTests: XCTestCase {
         for bad in ["02-555-1234", "0101234567890", "010-1234-567a", "０１０１２３４５６７８", "01512345678"] {
             XCTAssertNotNil(refusal { try FieldRule.mobilePhone(bad) }, bad)
         }
+        // Identity: a verified number is kept in E.164 (docs/platform.md, "Verified identities").
+        XCTAssertEqual(try FieldRule.mobilePhoneE164("010-1234-5678"), "+821012345678")
+        XCTAssertEqual(try FieldRule.mobilePhoneE164("0169871234"), "+82169871234")
+        XCTAssertNotNil(refusal { try FieldRule.mobilePhoneE164("+821012345678") }, "E.164 input is not a local number")
         XCTAssertEqual(try FieldRule.phone("02-555-1234", field: "shop.phone"), "025551234")
         XCTAssertEqual(
             refusal { try FieldRule.phone("555-1234", field: "shop.phone") }, "shop.phone: not a Korean phone number")

@@ -12,11 +12,16 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol, HandlerKitUs
     let store: any AccountStore
     let credentials: Credentials
     let signUpMail: SignUpMailer
+    /// Accounts without a password: phone codes and provider tokens (`IdentityHandlers`).
+    let identity: IdentitySignIn
     /// Rating and review count come from ContentService, the owner of reviews.
     let reviews: @Sendable ([String]) async throws -> [String: YediAccount.ReviewSummary]
     let kit: HandlerKit
 
     var pages: AccountPages { AccountPages(kit) }
+
+    /// `yedi.account.Identity`, served beside these on the same store and credentials.
+    var identityHandlers: IdentityHandlers { IdentityHandlers(account: self) }
 
     static let recentSearchesKept = 20
 

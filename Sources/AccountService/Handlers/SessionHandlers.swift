@@ -80,17 +80,16 @@ extension AccountHandlers {
     ) async throws -> YediAccount.DeleteAccountResponse {
         let user = try await currentUser(context)
         let address = try admit(context)
-        guard user.passwordHash != nil else {
-            throw RPCError(
-                code: .failedPrecondition,
-                message: "password: this account has none; prove who you are the way you sign in")
-        }
-        guard !request.password.isEmpty, request.password.count <= 128,
-            try await checkPassword(
-                request.password, of: UserRecord.signInAccount(app: user.app, email: user.email),
-                hash: user.passwordHash, address: address, context)
-        else {
-            throw RPCError(code: .permissionDenied, message: "password: wrong password")
+        if user.passwordHash == nil {
+            try await checkFreshProof(request.proof, of: user)
+        } else {
+            guard !request.password.isEmpty, request.password.count <= 128,
+                try await checkPassword(
+                    request.password, of: UserRecord.signInAccount(app: user.app, email: user.email),
+                    hash: user.passwordHash, address: address, context)
+            else {
+                throw RPCError(code: .permissionDenied, message: "password: wrong password")
+            }
         }
         _ = try await store.deleteAccount(userID: user.id, now: clock.nowMilliseconds)
         context.logger.info(
@@ -102,6 +101,30 @@ extension AccountHandlers {
     static func refuseIfSuspended(_ user: UserRecord, now: Int64) throws(RPCError) {
         guard let until = user.suspendedUntilMilliseconds, until > now else { return }
         throw RPCError(code: .permissionDenied, message: "this account is suspended until \(until) (ms since 1970)")
+    }
+
+    /// Re-authentication of an account without a password: `proof` must verify, now, to one of the
+    /// identities linked to `user` (a new phone code, or a provider assertion).
+    func checkFreshProof(_ proof: YediAccount.IdentityProof?, of user: UserRecord) async throws {
+        let assertion: IdentityAssertion
+        switch proof?.proof {
+        case .phone(let code)?: assertion = .phoneCode(verificationID: code.verificationID, code: code.code)
+        case .provider(let given)?: assertion = .provider(name: given.provider, token: given.token)
+        case nil:
+            throw RPCError(
+                code: .failedPrecondition,
+                message: "proof: this account has no password; prove who you are the way you sign in")
+        }
+        let verified: VerifiedIdentity
+        do {
+            verified = try await identity.verifier.verify(assertion, app: user.app)
+        } catch let error as RPCError where error.code == .unauthenticated {
+            throw RPCError(code: .permissionDenied, message: "proof: \(error.message)")
+        }
+        let linked = try await store.identities(userID: user.id)
+        guard linked.contains(where: { $0.kind == verified.kind && $0.subject == verified.subject }) else {
+            throw RPCError(code: .permissionDenied, message: "proof: not an identity of this account")
+        }
     }
 
     /// Charges a costly call to its client address and connection; returns the address key.

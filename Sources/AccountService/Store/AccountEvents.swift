@@ -65,4 +65,9 @@ struct AccountEvents: Sendable {
     func mail(_ mail: YediRuntime.MailMessage, in db: Database) throws {
         try outbox.enqueue(in: db, mail: mail)
     }
+
+    /// A text message (a phone code) to a number, sent by the outbox after the commit.
+    func sms(_ sms: YediRuntime.SmsMessage, in db: Database) throws {
+        _ = try outbox.enqueue(in: db, sms: sms)
+    }
 }

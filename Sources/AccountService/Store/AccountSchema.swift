@@ -171,5 +171,42 @@ enum AccountSchema {
                     ALTER TABLE pending_sign_up ADD COLUMN app TEXT NOT NULL DEFAULT 'yedi';
                     """)
         }
+
+        // Issue 26, verified identities: a phone number or a provider's account, linked to one account of
+        // an app (the same number in two apps is two accounts); phone codes waiting to be typed back
+        // (hashed, 5 minutes); sign-up tickets for an identity without an account (hashed, 10 minutes).
+        migrator.registerMigration("account-6-identities") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE user_identity (
+                        app TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        subject TEXT NOT NULL,
+                        user_id TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                        created_at_ms INTEGER NOT NULL,
+                        PRIMARY KEY (app, kind, subject)
+                    );
+                    CREATE INDEX user_identity_by_user ON user_identity(user_id);
+                    CREATE TABLE phone_verification (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        app TEXT NOT NULL,
+                        phone TEXT NOT NULL,
+                        code_hash BLOB NOT NULL,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        expires_at_ms INTEGER NOT NULL,
+                        created_at_ms INTEGER NOT NULL
+                    );
+                    CREATE INDEX phone_verification_by_expiry ON phone_verification(expires_at_ms);
+                    CREATE TABLE sign_up_ticket (
+                        ticket_hash BLOB PRIMARY KEY NOT NULL,
+                        app TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        subject TEXT NOT NULL,
+                        email TEXT,
+                        expires_at_ms INTEGER NOT NULL
+                    );
+                    CREATE INDEX sign_up_ticket_by_expiry ON sign_up_ticket(expires_at_ms);
+                    """)
+        }
     }
 }

@@ -39,6 +39,30 @@ protocol AccountStore: Sendable {
     /// Deletes the sign-ups that expired before `expiredBefore`; answers how many.
     func pruneSignUps(expiredBefore: Int64) async throws -> Int
 
+    // MARK: Verified identities (phone numbers, provider accounts)
+
+    /// The account of `app` that `identity` is linked to, if any.
+    func user(app: AppID, identity: VerifiedIdentity) async throws -> UserRecord?
+    /// The provider and phone identities linked to the user (re-authentication checks a proof against them).
+    func identities(userID: String) async throws -> [VerifiedIdentity]
+    /// Keeps `verification` and queues `sms` (its code) in one transaction.
+    func startPhoneVerification(_ verification: PhoneVerificationRecord, sms: YediRuntime.SmsMessage) async throws
+    /// The verification `id` of `app` if `codeHash` is its code, it has not expired at `now` and has tries
+    /// left; a right code uses it up (it proves the number once), a wrong one spends one of its
+    /// `maximumAttempts` tries. Nil for every refusal alike.
+    func checkPhoneCode(id: String, app: AppID, codeHash: [UInt8], now: Int64, maximumAttempts: Int) async throws
+        -> PhoneVerificationRecord?
+    func createSignUpTicket(_ ticket: SignUpTicketRecord) async throws
+    /// The ticket of `app` with this hash, if it has not expired at `now` (it stays until used).
+    func signUpTicket(hash: [UInt8], app: AppID, now: Int64) async throws -> SignUpTicketRecord?
+    /// Creates `user` (no password) linked to `ticket`'s identity, with its first session, and uses the
+    /// ticket up, in one transaction: `AccountStoreError.notFound` if the ticket is gone or expired at
+    /// `now`, `.identityTaken` if the identity got an account meanwhile, `.nicknameTaken`.
+    func completeIdentitySignUp(ticket: SignUpTicketRecord, user: UserRecord, session: SessionRecord, now: Int64)
+        async throws
+    /// Deletes the phone verifications and sign-up tickets that expired before `expiredBefore`.
+    func pruneIdentityVerifications(expiredBefore: Int64) async throws -> Int
+
     // MARK: Sessions
 
     func createSession(_ session: SessionRecord) async throws
@@ -116,5 +140,7 @@ enum AccountStoreError: Error, Equatable {
     case emailTaken
     /// The nickname is another account's in the same app (compared case-insensitively).
     case nicknameTaken
+    /// The verified identity is linked to another account of the app already.
+    case identityTaken
     case notFound
 }

@@ -62,6 +62,16 @@ typedef struct Yedi__Account__GetShopHoursRequest Yedi__Account__GetShopHoursReq
 typedef struct Yedi__Account__ShopHours Yedi__Account__ShopHours;
 typedef struct Yedi__Account__DeleteAccountRequest Yedi__Account__DeleteAccountRequest;
 typedef struct Yedi__Account__DeleteAccountResponse Yedi__Account__DeleteAccountResponse;
+typedef struct Yedi__Account__PhoneCode Yedi__Account__PhoneCode;
+typedef struct Yedi__Account__ProviderAssertion Yedi__Account__ProviderAssertion;
+typedef struct Yedi__Account__IdentityProof Yedi__Account__IdentityProof;
+typedef struct Yedi__Account__StartPhoneVerificationRequest Yedi__Account__StartPhoneVerificationRequest;
+typedef struct Yedi__Account__StartPhoneVerificationResponse Yedi__Account__StartPhoneVerificationResponse;
+typedef struct Yedi__Account__VerifyPhoneRequest Yedi__Account__VerifyPhoneRequest;
+typedef struct Yedi__Account__VerifyProviderRequest Yedi__Account__VerifyProviderRequest;
+typedef struct Yedi__Account__SignUpTicket Yedi__Account__SignUpTicket;
+typedef struct Yedi__Account__VerifyIdentityResponse Yedi__Account__VerifyIdentityResponse;
+typedef struct Yedi__Account__CompleteIdentitySignUpRequest Yedi__Account__CompleteIdentitySignUpRequest;
 
 
 /* --- enums --- */
@@ -776,10 +786,15 @@ struct  Yedi__Account__DeleteAccountRequest
    * Asked again so a stolen access token alone cannot delete an account.
    */
   char *password;
+  /*
+   * For an account without a password, instead: a fresh proof of one of its identities (a new phone
+   * code, or a provider assertion).
+   */
+  Yedi__Account__IdentityProof *proof;
 };
 #define YEDI__ACCOUNT__DELETE_ACCOUNT_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__account__delete_account_request__descriptor) \
-    , (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, NULL }
 
 
 struct  Yedi__Account__DeleteAccountResponse
@@ -789,6 +804,181 @@ struct  Yedi__Account__DeleteAccountResponse
 #define YEDI__ACCOUNT__DELETE_ACCOUNT_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__account__delete_account_response__descriptor) \
      }
+
+
+/*
+ * A code sent by SMS (StartPhoneVerification), typed back.
+ */
+struct  Yedi__Account__PhoneCode
+{
+  ProtobufCMessage base;
+  char *verification_id;
+  /*
+   * The 6 digits of the SMS.
+   */
+  char *code;
+};
+#define YEDI__ACCOUNT__PHONE_CODE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__phone_code__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+/*
+ * What a sign-in provider gave the app: an ID token (Apple, Google) or an access token (Kakao, Naver).
+ */
+struct  Yedi__Account__ProviderAssertion
+{
+  ProtobufCMessage base;
+  /*
+   * "apple", "google", "kakao" or "naver": one of the app's sign_in methods.
+   */
+  char *provider;
+  /*
+   * The token as the provider's SDK handed it over. With --development, also "dev:<provider>:<subject>"
+   * (docs/platform.md, "Verified identities").
+   */
+  char *token;
+};
+#define YEDI__ACCOUNT__PROVIDER_ASSERTION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__provider_assertion__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+typedef enum {
+  YEDI__ACCOUNT__IDENTITY_PROOF__PROOF__NOT_SET = 0,
+  YEDI__ACCOUNT__IDENTITY_PROOF__PROOF_PHONE = 1,
+  YEDI__ACCOUNT__IDENTITY_PROOF__PROOF_PROVIDER = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__ACCOUNT__IDENTITY_PROOF__PROOF__CASE)
+} Yedi__Account__IdentityProof__ProofCase;
+
+/*
+ * Proof that the caller holds an identity now.
+ */
+struct  Yedi__Account__IdentityProof
+{
+  ProtobufCMessage base;
+  Yedi__Account__IdentityProof__ProofCase proof_case;
+  union {
+    Yedi__Account__PhoneCode *phone;
+    Yedi__Account__ProviderAssertion *provider;
+  };
+};
+#define YEDI__ACCOUNT__IDENTITY_PROOF__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__identity_proof__descriptor) \
+    , YEDI__ACCOUNT__IDENTITY_PROOF__PROOF__NOT_SET, {0} }
+
+
+struct  Yedi__Account__StartPhoneVerificationRequest
+{
+  ProtobufCMessage base;
+  /*
+   * Korean mobile number: 01[016789] + 3–4 + 4 digits, hyphens optional.
+   */
+  char *phone;
+};
+#define YEDI__ACCOUNT__START_PHONE_VERIFICATION_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__start_phone_verification_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+/*
+ * The same answer whether or not the number has an account.
+ */
+struct  Yedi__Account__StartPhoneVerificationResponse
+{
+  ProtobufCMessage base;
+  char *verification_id;
+  /*
+   * When the code stops working (5 minutes), in milliseconds since the Unix epoch.
+   */
+  int64_t code_expires_at_ms;
+};
+#define YEDI__ACCOUNT__START_PHONE_VERIFICATION_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__start_phone_verification_response__descriptor) \
+    , (char *)protobuf_c_empty_string, 0 }
+
+
+struct  Yedi__Account__VerifyPhoneRequest
+{
+  ProtobufCMessage base;
+  Yedi__Account__PhoneCode *code;
+};
+#define YEDI__ACCOUNT__VERIFY_PHONE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__verify_phone_request__descriptor) \
+    , NULL }
+
+
+struct  Yedi__Account__VerifyProviderRequest
+{
+  ProtobufCMessage base;
+  Yedi__Account__ProviderAssertion *assertion;
+};
+#define YEDI__ACCOUNT__VERIFY_PROVIDER_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__verify_provider_request__descriptor) \
+    , NULL }
+
+
+/*
+ * A verified identity without an account in the app: CompleteIdentitySignUp creates one with it.
+ */
+struct  Yedi__Account__SignUpTicket
+{
+  ProtobufCMessage base;
+  /*
+   * Secret; works once, in the app it was issued for, for 10 minutes.
+   */
+  char *ticket;
+  int64_t expires_at_ms;
+  /*
+   * "phone:+821012345678" or "<provider>:<subject>".
+   */
+  char *identity;
+  /*
+   * The address the provider vouched for, if it gave one.
+   */
+  char *email;
+};
+#define YEDI__ACCOUNT__SIGN_UP_TICKET__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__sign_up_ticket__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+typedef enum {
+  YEDI__ACCOUNT__VERIFY_IDENTITY_RESPONSE__OUTCOME__NOT_SET = 0,
+  YEDI__ACCOUNT__VERIFY_IDENTITY_RESPONSE__OUTCOME_SIGNED_IN = 1,
+  YEDI__ACCOUNT__VERIFY_IDENTITY_RESPONSE__OUTCOME_SIGN_UP = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__ACCOUNT__VERIFY_IDENTITY_RESPONSE__OUTCOME__CASE)
+} Yedi__Account__VerifyIdentityResponse__OutcomeCase;
+
+/*
+ * A verified identity: a session for its account, or a ticket to create one.
+ */
+struct  Yedi__Account__VerifyIdentityResponse
+{
+  ProtobufCMessage base;
+  Yedi__Account__VerifyIdentityResponse__OutcomeCase outcome_case;
+  union {
+    Yedi__Account__CompleteSignUpResponse *signed_in;
+    Yedi__Account__SignUpTicket *sign_up;
+  };
+};
+#define YEDI__ACCOUNT__VERIFY_IDENTITY_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__verify_identity_response__descriptor) \
+    , YEDI__ACCOUNT__VERIFY_IDENTITY_RESPONSE__OUTCOME__NOT_SET, {0} }
+
+
+struct  Yedi__Account__CompleteIdentitySignUpRequest
+{
+  ProtobufCMessage base;
+  char *ticket;
+  /*
+   * Unique in the app, 1–10 characters, none of the app's banned words.
+   */
+  char *nickname;
+};
+#define YEDI__ACCOUNT__COMPLETE_IDENTITY_SIGN_UP_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__complete_identity_sign_up_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 /* Yedi__Account__User methods */
@@ -1646,6 +1836,196 @@ Yedi__Account__DeleteAccountResponse *
 void   yedi__account__delete_account_response__free_unpacked
                      (Yedi__Account__DeleteAccountResponse *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Account__PhoneCode methods */
+void   yedi__account__phone_code__init
+                     (Yedi__Account__PhoneCode         *message);
+size_t yedi__account__phone_code__get_packed_size
+                     (const Yedi__Account__PhoneCode   *message);
+size_t yedi__account__phone_code__pack
+                     (const Yedi__Account__PhoneCode   *message,
+                      uint8_t             *out);
+size_t yedi__account__phone_code__pack_to_buffer
+                     (const Yedi__Account__PhoneCode   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__PhoneCode *
+       yedi__account__phone_code__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__phone_code__free_unpacked
+                     (Yedi__Account__PhoneCode *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__ProviderAssertion methods */
+void   yedi__account__provider_assertion__init
+                     (Yedi__Account__ProviderAssertion         *message);
+size_t yedi__account__provider_assertion__get_packed_size
+                     (const Yedi__Account__ProviderAssertion   *message);
+size_t yedi__account__provider_assertion__pack
+                     (const Yedi__Account__ProviderAssertion   *message,
+                      uint8_t             *out);
+size_t yedi__account__provider_assertion__pack_to_buffer
+                     (const Yedi__Account__ProviderAssertion   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__ProviderAssertion *
+       yedi__account__provider_assertion__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__provider_assertion__free_unpacked
+                     (Yedi__Account__ProviderAssertion *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__IdentityProof methods */
+void   yedi__account__identity_proof__init
+                     (Yedi__Account__IdentityProof         *message);
+size_t yedi__account__identity_proof__get_packed_size
+                     (const Yedi__Account__IdentityProof   *message);
+size_t yedi__account__identity_proof__pack
+                     (const Yedi__Account__IdentityProof   *message,
+                      uint8_t             *out);
+size_t yedi__account__identity_proof__pack_to_buffer
+                     (const Yedi__Account__IdentityProof   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__IdentityProof *
+       yedi__account__identity_proof__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__identity_proof__free_unpacked
+                     (Yedi__Account__IdentityProof *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__StartPhoneVerificationRequest methods */
+void   yedi__account__start_phone_verification_request__init
+                     (Yedi__Account__StartPhoneVerificationRequest         *message);
+size_t yedi__account__start_phone_verification_request__get_packed_size
+                     (const Yedi__Account__StartPhoneVerificationRequest   *message);
+size_t yedi__account__start_phone_verification_request__pack
+                     (const Yedi__Account__StartPhoneVerificationRequest   *message,
+                      uint8_t             *out);
+size_t yedi__account__start_phone_verification_request__pack_to_buffer
+                     (const Yedi__Account__StartPhoneVerificationRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__StartPhoneVerificationRequest *
+       yedi__account__start_phone_verification_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__start_phone_verification_request__free_unpacked
+                     (Yedi__Account__StartPhoneVerificationRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__StartPhoneVerificationResponse methods */
+void   yedi__account__start_phone_verification_response__init
+                     (Yedi__Account__StartPhoneVerificationResponse         *message);
+size_t yedi__account__start_phone_verification_response__get_packed_size
+                     (const Yedi__Account__StartPhoneVerificationResponse   *message);
+size_t yedi__account__start_phone_verification_response__pack
+                     (const Yedi__Account__StartPhoneVerificationResponse   *message,
+                      uint8_t             *out);
+size_t yedi__account__start_phone_verification_response__pack_to_buffer
+                     (const Yedi__Account__StartPhoneVerificationResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__StartPhoneVerificationResponse *
+       yedi__account__start_phone_verification_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__start_phone_verification_response__free_unpacked
+                     (Yedi__Account__StartPhoneVerificationResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__VerifyPhoneRequest methods */
+void   yedi__account__verify_phone_request__init
+                     (Yedi__Account__VerifyPhoneRequest         *message);
+size_t yedi__account__verify_phone_request__get_packed_size
+                     (const Yedi__Account__VerifyPhoneRequest   *message);
+size_t yedi__account__verify_phone_request__pack
+                     (const Yedi__Account__VerifyPhoneRequest   *message,
+                      uint8_t             *out);
+size_t yedi__account__verify_phone_request__pack_to_buffer
+                     (const Yedi__Account__VerifyPhoneRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__VerifyPhoneRequest *
+       yedi__account__verify_phone_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__verify_phone_request__free_unpacked
+                     (Yedi__Account__VerifyPhoneRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__VerifyProviderRequest methods */
+void   yedi__account__verify_provider_request__init
+                     (Yedi__Account__VerifyProviderRequest         *message);
+size_t yedi__account__verify_provider_request__get_packed_size
+                     (const Yedi__Account__VerifyProviderRequest   *message);
+size_t yedi__account__verify_provider_request__pack
+                     (const Yedi__Account__VerifyProviderRequest   *message,
+                      uint8_t             *out);
+size_t yedi__account__verify_provider_request__pack_to_buffer
+                     (const Yedi__Account__VerifyProviderRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__VerifyProviderRequest *
+       yedi__account__verify_provider_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__verify_provider_request__free_unpacked
+                     (Yedi__Account__VerifyProviderRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__SignUpTicket methods */
+void   yedi__account__sign_up_ticket__init
+                     (Yedi__Account__SignUpTicket         *message);
+size_t yedi__account__sign_up_ticket__get_packed_size
+                     (const Yedi__Account__SignUpTicket   *message);
+size_t yedi__account__sign_up_ticket__pack
+                     (const Yedi__Account__SignUpTicket   *message,
+                      uint8_t             *out);
+size_t yedi__account__sign_up_ticket__pack_to_buffer
+                     (const Yedi__Account__SignUpTicket   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__SignUpTicket *
+       yedi__account__sign_up_ticket__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__sign_up_ticket__free_unpacked
+                     (Yedi__Account__SignUpTicket *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__VerifyIdentityResponse methods */
+void   yedi__account__verify_identity_response__init
+                     (Yedi__Account__VerifyIdentityResponse         *message);
+size_t yedi__account__verify_identity_response__get_packed_size
+                     (const Yedi__Account__VerifyIdentityResponse   *message);
+size_t yedi__account__verify_identity_response__pack
+                     (const Yedi__Account__VerifyIdentityResponse   *message,
+                      uint8_t             *out);
+size_t yedi__account__verify_identity_response__pack_to_buffer
+                     (const Yedi__Account__VerifyIdentityResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__VerifyIdentityResponse *
+       yedi__account__verify_identity_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__verify_identity_response__free_unpacked
+                     (Yedi__Account__VerifyIdentityResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__CompleteIdentitySignUpRequest methods */
+void   yedi__account__complete_identity_sign_up_request__init
+                     (Yedi__Account__CompleteIdentitySignUpRequest         *message);
+size_t yedi__account__complete_identity_sign_up_request__get_packed_size
+                     (const Yedi__Account__CompleteIdentitySignUpRequest   *message);
+size_t yedi__account__complete_identity_sign_up_request__pack
+                     (const Yedi__Account__CompleteIdentitySignUpRequest   *message,
+                      uint8_t             *out);
+size_t yedi__account__complete_identity_sign_up_request__pack_to_buffer
+                     (const Yedi__Account__CompleteIdentitySignUpRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__CompleteIdentitySignUpRequest *
+       yedi__account__complete_identity_sign_up_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__complete_identity_sign_up_request__free_unpacked
+                     (Yedi__Account__CompleteIdentitySignUpRequest *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Yedi__Account__User_Closure)
@@ -1782,6 +2162,36 @@ typedef void (*Yedi__Account__DeleteAccountRequest_Closure)
                   void *closure_data);
 typedef void (*Yedi__Account__DeleteAccountResponse_Closure)
                  (const Yedi__Account__DeleteAccountResponse *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__PhoneCode_Closure)
+                 (const Yedi__Account__PhoneCode *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__ProviderAssertion_Closure)
+                 (const Yedi__Account__ProviderAssertion *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__IdentityProof_Closure)
+                 (const Yedi__Account__IdentityProof *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__StartPhoneVerificationRequest_Closure)
+                 (const Yedi__Account__StartPhoneVerificationRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__StartPhoneVerificationResponse_Closure)
+                 (const Yedi__Account__StartPhoneVerificationResponse *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__VerifyPhoneRequest_Closure)
+                 (const Yedi__Account__VerifyPhoneRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__VerifyProviderRequest_Closure)
+                 (const Yedi__Account__VerifyProviderRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__SignUpTicket_Closure)
+                 (const Yedi__Account__SignUpTicket *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__VerifyIdentityResponse_Closure)
+                 (const Yedi__Account__VerifyIdentityResponse *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__CompleteIdentitySignUpRequest_Closure)
+                 (const Yedi__Account__CompleteIdentitySignUpRequest *message,
                   void *closure_data);
 
 /* --- services --- */
@@ -1996,6 +2406,54 @@ void yedi__account__account_service__delete_account(ProtobufCService *service,
                                                     const Yedi__Account__DeleteAccountRequest *input,
                                                     Yedi__Account__DeleteAccountResponse_Closure closure,
                                                     void *closure_data);
+typedef struct Yedi__Account__Identity_Service Yedi__Account__Identity_Service;
+struct Yedi__Account__Identity_Service
+{
+  ProtobufCService base;
+  void (*start_phone_verification)(Yedi__Account__Identity_Service *service,
+                                   const Yedi__Account__StartPhoneVerificationRequest *input,
+                                   Yedi__Account__StartPhoneVerificationResponse_Closure closure,
+                                   void *closure_data);
+  void (*verify_phone)(Yedi__Account__Identity_Service *service,
+                       const Yedi__Account__VerifyPhoneRequest *input,
+                       Yedi__Account__VerifyIdentityResponse_Closure closure,
+                       void *closure_data);
+  void (*verify_provider)(Yedi__Account__Identity_Service *service,
+                          const Yedi__Account__VerifyProviderRequest *input,
+                          Yedi__Account__VerifyIdentityResponse_Closure closure,
+                          void *closure_data);
+  void (*complete_identity_sign_up)(Yedi__Account__Identity_Service *service,
+                                    const Yedi__Account__CompleteIdentitySignUpRequest *input,
+                                    Yedi__Account__CompleteSignUpResponse_Closure closure,
+                                    void *closure_data);
+};
+typedef void (*Yedi__Account__Identity_ServiceDestroy)(Yedi__Account__Identity_Service *);
+void yedi__account__identity__init (Yedi__Account__Identity_Service *service,
+                                    Yedi__Account__Identity_ServiceDestroy destroy);
+#define YEDI__ACCOUNT__IDENTITY__BASE_INIT \
+    { &yedi__account__identity__descriptor, protobuf_c_service_invoke_internal, NULL }
+#define YEDI__ACCOUNT__IDENTITY__INIT(function_prefix__) \
+    { YEDI__ACCOUNT__IDENTITY__BASE_INIT,\
+      function_prefix__ ## start_phone_verification,\
+      function_prefix__ ## verify_phone,\
+      function_prefix__ ## verify_provider,\
+      function_prefix__ ## complete_identity_sign_up  }
+void yedi__account__identity__start_phone_verification(ProtobufCService *service,
+                                                       const Yedi__Account__StartPhoneVerificationRequest *input,
+                                                       Yedi__Account__StartPhoneVerificationResponse_Closure closure,
+                                                       void *closure_data);
+void yedi__account__identity__verify_phone(ProtobufCService *service,
+                                           const Yedi__Account__VerifyPhoneRequest *input,
+                                           Yedi__Account__VerifyIdentityResponse_Closure closure,
+                                           void *closure_data);
+void yedi__account__identity__verify_provider(ProtobufCService *service,
+                                              const Yedi__Account__VerifyProviderRequest *input,
+                                              Yedi__Account__VerifyIdentityResponse_Closure closure,
+                                              void *closure_data);
+void yedi__account__identity__complete_identity_sign_up(ProtobufCService *service,
+                                                        const Yedi__Account__CompleteIdentitySignUpRequest *input,
+                                                        Yedi__Account__CompleteSignUpResponse_Closure closure,
+                                                        void *closure_data);
 
 /* --- descriptors --- */
 
@@ -2047,7 +2505,18 @@ extern const ProtobufCMessageDescriptor yedi__account__get_shop_hours_request__d
 extern const ProtobufCMessageDescriptor yedi__account__shop_hours__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__delete_account_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__delete_account_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__phone_code__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__provider_assertion__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__identity_proof__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__start_phone_verification_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__start_phone_verification_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__verify_phone_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__verify_provider_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__sign_up_ticket__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__verify_identity_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__complete_identity_sign_up_request__descriptor;
 extern const ProtobufCServiceDescriptor yedi__account__account_service__descriptor;
+extern const ProtobufCServiceDescriptor yedi__account__identity__descriptor;
 
 PROTOBUF_C__END_DECLS
 

@@ -26,18 +26,25 @@ public struct AppConfiguration: Sendable, Hashable {
     public let bannedNicknameWords: [String]
     /// How long the app's personal data of each kind is kept, in days (`live_position`).
     public let retentionDays: [String: Int]
+    /// The app's client ids at each sign-in provider (`apple`: bundle/service ids, `google`: OAuth client
+    /// ids, `kakao`: app ids, `naver`: client ids): a provider's token counts only when issued to one of
+    /// them (its audience). Not secrets: they ship inside the apps.
+    public let providerClientIDs: [String: [String]]
 
     public static let signInMethods: Set<String> = ["email-password", "phone", "apple", "google", "kakao", "naver"]
+    /// The sign-in methods that are providers (`provider_client_ids`' keys).
+    public static let providers: Set<String> = ["apple", "google", "kakao", "naver"]
 
     /// YeDi as the services served it before apps were configured: its two roles, e-mail sign-in.
     public static let yedi = AppConfiguration(
         app: .yedi, displayName: "YeDi", roles: [.customer, .designer], operatorRoles: [],
-        signIn: ["email-password"], limits: [:], catalogues: [:], bannedNicknameWords: [], retentionDays: [:])
+        signIn: ["email-password"], limits: [:], catalogues: [:], bannedNicknameWords: [], retentionDays: [:],
+        providerClientIDs: [:])
 
     public init(
         app: AppID, displayName: String, roles: Set<UserRole>, operatorRoles: Set<UserRole>, signIn: Set<String>,
         limits: [String: Int], catalogues: [String: [String]], bannedNicknameWords: [String],
-        retentionDays: [String: Int]
+        retentionDays: [String: Int], providerClientIDs: [String: [String]] = [:]
     ) {
         self.app = app
         self.displayName = displayName
@@ -48,6 +55,7 @@ public struct AppConfiguration: Sendable, Hashable {
         self.catalogues = catalogues
         self.bannedNicknameWords = bannedNicknameWords
         self.retentionDays = retentionDays
+        self.providerClientIDs = providerClientIDs
     }
 
     /// A named limit, or `fallback` when the file does not set it.
@@ -68,7 +76,7 @@ extension AppConfiguration {
 
     private static let keys: Set<String> = [
         "app", "name", "roles", "operator_roles", "sign_in", "limits", "catalogues", "banned_nickname_words",
-        "retention_days",
+        "retention_days", "provider_client_ids",
     ]
 
     /// The file as written: snake_case keys, every one required.
@@ -82,6 +90,7 @@ extension AppConfiguration {
         var catalogues: [String: [String]]
         var bannedNicknameWords: [String]
         var retentionDays: [String: Int]
+        var providerClientIDs: [String: [String]]
 
         enum CodingKeys: String, CodingKey {
             case app, name, roles, limits, catalogues
@@ -89,6 +98,7 @@ extension AppConfiguration {
             case signIn = "sign_in"
             case bannedNicknameWords = "banned_nickname_words"
             case retentionDays = "retention_days"
+            case providerClientIDs = "provider_client_ids"
         }
     }
 
@@ -154,10 +164,19 @@ extension AppConfiguration {
         }
         var catalogues: [String: [String]] = [:]
         for (name, list) in decoded.catalogues { catalogues[name] = try texts(list, "catalogues.\(name)") }
+        var providerClientIDs: [String: [String]] = [:]
+        for (provider, ids) in decoded.providerClientIDs {
+            guard providers.contains(provider) else {
+                throw bad(
+                    "\"provider_client_ids\": \"\(provider)\" is not one of \(providers.sorted().joined(separator: ", "))"
+                )
+            }
+            providerClientIDs[provider] = try texts(ids, "provider_client_ids.\(provider)")
+        }
         return AppConfiguration(
             app: app, displayName: decoded.name, roles: roles, operatorRoles: operatorRoles, signIn: signIn,
             limits: try counts(decoded.limits, "limits"), catalogues: catalogues,
             bannedNicknameWords: try texts(decoded.bannedNicknameWords, "banned_nickname_words"),
-            retentionDays: try counts(decoded.retentionDays, "retention_days"))
+            retentionDays: try counts(decoded.retentionDays, "retention_days"), providerClientIDs: providerClientIDs)
     }
 }

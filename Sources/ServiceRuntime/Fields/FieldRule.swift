@@ -71,6 +71,12 @@ public enum FieldRule {
         return digits
     }
 
+    /// A Korean mobile number (as `mobilePhone` reads it) in E.164, the form a number is verified and
+    /// stored in as an identity: `010-1234-5678` → `+821012345678` (the leading 0 dropped).
+    public static func mobilePhoneE164(_ value: String, field: String = "phone") throws(RPCError) -> String {
+        "+82" + (try mobilePhone(value, field: field)).dropFirst()
+    }
+
     /// A Korean number, mobile or landline, as digits: 9–11 starting with 0.
     public static func phone(_ value: String, field: String) throws(RPCError) -> String {
         let digits = value.filter { $0 != "-" && $0 != " " }

@@ -1426,17 +1426,24 @@ extension YediAccount {
         /// Asked again so a stolen access token alone cannot delete an account.
         public var password: String
 
-        public init(password: String = "") {
+        /// For an account without a password, instead: a fresh proof of one of its identities (a new phone
+        /// code, or a provider assertion).
+        public var proof: YediAccount.IdentityProof?
+
+        public init(password: String = "", proof: YediAccount.IdentityProof? = nil) {
             self.password = password
+            self.proof = proof
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
             try encoder.write(self.password, at: 1)
+            try encoder.write(self.proof, at: 2)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             try decoder.limit(at: 1, maxBytes: 512)
             self.password = try decoder.read(at: 1)
+            self.proof = try decoder.read(at: 2)
         }
     }
 }
@@ -1451,6 +1458,290 @@ extension YediAccount {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+        }
+    }
+}
+
+extension YediAccount {
+    /// A code sent by SMS (StartPhoneVerification), typed back.
+    public struct PhoneCode: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.PhoneCode")
+
+        public var verificationID: String
+
+        /// The 6 digits of the SMS.
+        public var code: String
+
+        public init(verificationID: String = "", code: String = "") {
+            self.verificationID = verificationID
+            self.code = code
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.verificationID, at: 1)
+            try encoder.write(self.code, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
+            self.verificationID = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 64)
+            self.code = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediAccount {
+    /// What a sign-in provider gave the app: an ID token (Apple, Google) or an access token (Kakao, Naver).
+    public struct ProviderAssertion: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.ProviderAssertion")
+
+        /// "apple", "google", "kakao" or "naver": one of the app's sign_in methods.
+        public var provider: String
+
+        /// The token as the provider's SDK handed it over. With --development, also "dev:<provider>:<subject>"
+        /// (docs/platform.md, "Verified identities").
+        public var token: String
+
+        public init(provider: String = "", token: String = "") {
+            self.provider = provider
+            self.token = token
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.provider, at: 1)
+            try encoder.write(self.token, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 32)
+            self.provider = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 8192)
+            self.token = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediAccount {
+    /// Proof that the caller holds an identity now.
+    public struct IdentityProof: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.IdentityProof")
+
+        public var proof: Proof?
+
+        public enum Proof: Hashable, Sendable {
+            case phone(YediAccount.PhoneCode)
+            case provider(YediAccount.ProviderAssertion)
+        }
+
+        public init(proof: Proof? = nil) {
+            self.proof = proof
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            switch self.proof {
+            case .phone(let value)?: try encoder.write(value, at: 1)
+            case .provider(let value)?: try encoder.write(value, at: 2)
+            case nil: break
+            }
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            switch decoder.oneofCase(at: 1) {
+            case 1: self.proof = .phone(try decoder.oneofMessage(at: 1))
+            case 2: self.proof = .provider(try decoder.oneofMessage(at: 2))
+            default: self.proof = nil
+            }
+        }
+    }
+}
+
+extension YediAccount {
+    public struct StartPhoneVerificationRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.StartPhoneVerificationRequest")
+
+        /// Korean mobile number: 01[016789] + 3–4 + 4 digits, hyphens optional.
+        public var phone: String
+
+        public init(phone: String = "") {
+            self.phone = phone
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.phone, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 64)
+            self.phone = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediAccount {
+    /// The same answer whether or not the number has an account.
+    public struct StartPhoneVerificationResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.StartPhoneVerificationResponse")
+
+        public var verificationID: String
+
+        /// When the code stops working (5 minutes), in milliseconds since the Unix epoch.
+        public var codeExpiresAtMs: Int64
+
+        public init(verificationID: String = "", codeExpiresAtMs: Int64 = 0) {
+            self.verificationID = verificationID
+            self.codeExpiresAtMs = codeExpiresAtMs
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.verificationID, at: 1)
+            try encoder.write(self.codeExpiresAtMs, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.verificationID = try decoder.read(at: 1)
+            self.codeExpiresAtMs = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediAccount {
+    public struct VerifyPhoneRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.VerifyPhoneRequest")
+
+        public var code: YediAccount.PhoneCode?
+
+        public init(code: YediAccount.PhoneCode? = nil) {
+            self.code = code
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.code, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.code = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediAccount {
+    public struct VerifyProviderRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.VerifyProviderRequest")
+
+        public var assertion: YediAccount.ProviderAssertion?
+
+        public init(assertion: YediAccount.ProviderAssertion? = nil) {
+            self.assertion = assertion
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.assertion, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.assertion = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediAccount {
+    /// A verified identity without an account in the app: CompleteIdentitySignUp creates one with it.
+    public struct SignUpTicket: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.SignUpTicket")
+
+        /// Secret; works once, in the app it was issued for, for 10 minutes.
+        public var ticket: String
+
+        public var expiresAtMs: Int64
+
+        /// "phone:+821012345678" or "<provider>:<subject>".
+        public var identity: String
+
+        /// The address the provider vouched for, if it gave one.
+        public var email: String
+
+        public init(ticket: String = "", expiresAtMs: Int64 = 0, identity: String = "", email: String = "") {
+            self.ticket = ticket
+            self.expiresAtMs = expiresAtMs
+            self.identity = identity
+            self.email = email
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.ticket, at: 1)
+            try encoder.write(self.expiresAtMs, at: 2)
+            try encoder.write(self.identity, at: 3)
+            try encoder.write(self.email, at: 4)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.ticket = try decoder.read(at: 1)
+            self.expiresAtMs = try decoder.read(at: 2)
+            self.identity = try decoder.read(at: 3)
+            self.email = try decoder.read(at: 4)
+        }
+    }
+}
+
+extension YediAccount {
+    /// A verified identity: a session for its account, or a ticket to create one.
+    public struct VerifyIdentityResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.VerifyIdentityResponse")
+
+        public var outcome: Outcome?
+
+        public enum Outcome: Hashable, Sendable {
+            case signedIn(YediAccount.CompleteSignUpResponse)
+            case signUp(YediAccount.SignUpTicket)
+        }
+
+        public init(outcome: Outcome? = nil) {
+            self.outcome = outcome
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            switch self.outcome {
+            case .signedIn(let value)?: try encoder.write(value, at: 1)
+            case .signUp(let value)?: try encoder.write(value, at: 2)
+            case nil: break
+            }
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            switch decoder.oneofCase(at: 1) {
+            case 1: self.outcome = .signedIn(try decoder.oneofMessage(at: 1))
+            case 2: self.outcome = .signUp(try decoder.oneofMessage(at: 2))
+            default: self.outcome = nil
+            }
+        }
+    }
+}
+
+extension YediAccount {
+    public struct CompleteIdentitySignUpRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.CompleteIdentitySignUpRequest")
+
+        public var ticket: String
+
+        /// Unique in the app, 1–10 characters, none of the app's banned words.
+        public var nickname: String
+
+        public init(ticket: String = "", nickname: String = "") {
+            self.ticket = ticket
+            self.nickname = nickname
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.ticket, at: 1)
+            try encoder.write(self.nickname, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 256)
+            self.ticket = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 200)
+            self.nickname = try decoder.read(at: 2)
         }
     }
 }
@@ -1531,9 +1822,10 @@ extension YediAccount {
             public static let getShopHours = RPCMethod<YediAccount.GetShopHoursRequest, YediAccount.ShopHours>(
                 service: "yedi.account.AccountService", method: "GetShopHours", kind: .unary, idempotency: .noSideEffects,
                 access: .service(callers: ["booking"]))
+            /// Every app's members delete their own accounts: with the password, or without one a fresh proof.
             public static let deleteAccount = RPCMethod<YediAccount.DeleteAccountRequest, YediAccount.DeleteAccountResponse>(
                 service: "yedi.account.AccountService", method: "DeleteAccount", kind: .unary, idempotency: .idempotent,
-                access: .user(apps: .only(["yedi"]), roles: []))
+                access: .user(apps: .any, roles: []))
         }
 
         /// `yedi.account.AccountService` as RPCCore routes it and the probe lists it.
@@ -1574,6 +1866,7 @@ extension YediAccount {
             func listFollowedDesignerIDs(_ request: YediAccount.ListFollowedDesignerIdsRequest, context: ServerContext) async throws -> YediAccount.ListFollowedDesignerIdsResponse
             /// NOT_FOUND when the id is not a designer's.
             func getShopHours(_ request: YediAccount.GetShopHoursRequest, context: ServerContext) async throws -> YediAccount.ShopHours
+            /// Every app's members delete their own accounts: with the password, or without one a fresh proof.
             func deleteAccount(_ request: YediAccount.DeleteAccountRequest, context: ServerContext) async throws -> YediAccount.DeleteAccountResponse
         }
 
@@ -1678,6 +1971,7 @@ extension YediAccount {
                 try await rpcClient.unary(Method.getShopHours, request, options: options)
             }
 
+            /// Every app's members delete their own accounts: with the password, or without one a fresh proof.
             public func deleteAccount(_ request: YediAccount.DeleteAccountRequest, options: CallOptions = .defaults) async throws -> YediAccount.DeleteAccountResponse {
                 try await rpcClient.unary(Method.deleteAccount, request, options: options)
             }
@@ -1754,6 +2048,111 @@ extension YediAccount.AccountService.ServiceProtocol {
         })
         router.register(YediAccount.AccountService.Method.deleteAccount, unary: { request, context in
             try await self.deleteAccount(request, context: context)
+        })
+    }
+}
+
+extension YediAccount {
+    /// Accounts without a password: a verified phone number or provider account signs in, or signs up with
+    /// a ticket. Each method serves the apps whose app file lists its sign-in method (the handler checks the
+    /// app file too).
+    public enum Identity {
+        /// The methods of `yedi.account.Identity`.
+        public enum Method {
+            /// Sends a 6-digit code by SMS (5 minutes, 5 tries). Limited per number (one per 30 s, 5 per hour) and
+            /// per client address: RESOURCE_EXHAUSTED with retry-after.
+            public static let startPhoneVerification = RPCMethod<YediAccount.StartPhoneVerificationRequest, YediAccount.StartPhoneVerificationResponse>(
+                service: "yedi.account.Identity", method: "StartPhoneVerification", kind: .unary, idempotency: .unknown,
+                access: .anyone(apps: .only(["slp"])))
+            /// A right code: the session of the number's account, or a sign-up ticket. Anything else: the same
+            /// UNAUTHENTICATED.
+            public static let verifyPhone = RPCMethod<YediAccount.VerifyPhoneRequest, YediAccount.VerifyIdentityResponse>(
+                service: "yedi.account.Identity", method: "VerifyPhone", kind: .unary, idempotency: .unknown,
+                access: .anyone(apps: .only(["slp"])))
+            /// A provider's token: the session of its account, or a sign-up ticket. UNAUTHENTICATED for a token the
+            /// provider did not issue to this app (or expired); UNAVAILABLE when the provider cannot be asked.
+            public static let verifyProvider = RPCMethod<YediAccount.VerifyProviderRequest, YediAccount.VerifyIdentityResponse>(
+                service: "yedi.account.Identity", method: "VerifyProvider", kind: .unary, idempotency: .unknown,
+                access: .anyone(apps: .only(["housetainer", "zipadoo"])))
+            /// Creates the account of a ticket (no password) and signs it in. ALREADY_EXISTS for a taken nickname
+            /// (the ticket stays) or an identity registered meanwhile.
+            public static let completeIdentitySignUp = RPCMethod<YediAccount.CompleteIdentitySignUpRequest, YediAccount.CompleteSignUpResponse>(
+                service: "yedi.account.Identity", method: "CompleteIdentitySignUp", kind: .unary, idempotency: .unknown,
+                access: .anyone(apps: .only(["housetainer", "slp", "zipadoo"])))
+        }
+
+        /// `yedi.account.Identity` as RPCCore routes it and the probe lists it.
+        public static let descriptor = ServiceDescriptor(
+            fullName: "yedi.account.Identity",
+            methods: [Method.startPhoneVerification.descriptor, Method.verifyPhone.descriptor, Method.verifyProvider.descriptor, Method.completeIdentitySignUp.descriptor]
+        )
+
+        /// Serve `yedi.account.Identity` by implementing these methods and passing the value to an `RPCServer`.
+        public protocol ServiceProtocol: RPCService {
+            /// Sends a 6-digit code by SMS (5 minutes, 5 tries). Limited per number (one per 30 s, 5 per hour) and
+            /// per client address: RESOURCE_EXHAUSTED with retry-after.
+            func startPhoneVerification(_ request: YediAccount.StartPhoneVerificationRequest, context: ServerContext) async throws -> YediAccount.StartPhoneVerificationResponse
+            /// A right code: the session of the number's account, or a sign-up ticket. Anything else: the same
+            /// UNAUTHENTICATED.
+            func verifyPhone(_ request: YediAccount.VerifyPhoneRequest, context: ServerContext) async throws -> YediAccount.VerifyIdentityResponse
+            /// A provider's token: the session of its account, or a sign-up ticket. UNAUTHENTICATED for a token the
+            /// provider did not issue to this app (or expired); UNAVAILABLE when the provider cannot be asked.
+            func verifyProvider(_ request: YediAccount.VerifyProviderRequest, context: ServerContext) async throws -> YediAccount.VerifyIdentityResponse
+            /// Creates the account of a ticket (no password) and signs it in. ALREADY_EXISTS for a taken nickname
+            /// (the ticket stays) or an identity registered meanwhile.
+            func completeIdentitySignUp(_ request: YediAccount.CompleteIdentitySignUpRequest, context: ServerContext) async throws -> YediAccount.CompleteSignUpResponse
+        }
+
+        /// Typed calls to `yedi.account.Identity` through an `RPCClient`.
+        public struct Client: Sendable {
+            public let rpcClient: RPCClient
+
+            public init(_ rpcClient: RPCClient) {
+                self.rpcClient = rpcClient
+            }
+
+            /// Sends a 6-digit code by SMS (5 minutes, 5 tries). Limited per number (one per 30 s, 5 per hour) and
+            /// per client address: RESOURCE_EXHAUSTED with retry-after.
+            public func startPhoneVerification(_ request: YediAccount.StartPhoneVerificationRequest, options: CallOptions = .defaults) async throws -> YediAccount.StartPhoneVerificationResponse {
+                try await rpcClient.unary(Method.startPhoneVerification, request, options: options)
+            }
+
+            /// A right code: the session of the number's account, or a sign-up ticket. Anything else: the same
+            /// UNAUTHENTICATED.
+            public func verifyPhone(_ request: YediAccount.VerifyPhoneRequest, options: CallOptions = .defaults) async throws -> YediAccount.VerifyIdentityResponse {
+                try await rpcClient.unary(Method.verifyPhone, request, options: options)
+            }
+
+            /// A provider's token: the session of its account, or a sign-up ticket. UNAUTHENTICATED for a token the
+            /// provider did not issue to this app (or expired); UNAVAILABLE when the provider cannot be asked.
+            public func verifyProvider(_ request: YediAccount.VerifyProviderRequest, options: CallOptions = .defaults) async throws -> YediAccount.VerifyIdentityResponse {
+                try await rpcClient.unary(Method.verifyProvider, request, options: options)
+            }
+
+            /// Creates the account of a ticket (no password) and signs it in. ALREADY_EXISTS for a taken nickname
+            /// (the ticket stays) or an identity registered meanwhile.
+            public func completeIdentitySignUp(_ request: YediAccount.CompleteIdentitySignUpRequest, options: CallOptions = .defaults) async throws -> YediAccount.CompleteSignUpResponse {
+                try await rpcClient.unary(Method.completeIdentitySignUp, request, options: options)
+            }
+        }
+    }
+}
+
+extension YediAccount.Identity.ServiceProtocol {
+    public var serviceDescriptor: ServiceDescriptor { YediAccount.Identity.descriptor }
+
+    public func registerMethods(with router: inout RPCRouter) {
+        router.register(YediAccount.Identity.Method.startPhoneVerification, unary: { request, context in
+            try await self.startPhoneVerification(request, context: context)
+        })
+        router.register(YediAccount.Identity.Method.verifyPhone, unary: { request, context in
+            try await self.verifyPhone(request, context: context)
+        })
+        router.register(YediAccount.Identity.Method.verifyProvider, unary: { request, context in
+            try await self.verifyProvider(request, context: context)
+        })
+        router.register(YediAccount.Identity.Method.completeIdentitySignUp, unary: { request, context in
+            try await self.completeIdentitySignUp(request, context: context)
         })
     }
 }
