@@ -19,7 +19,50 @@ enum AccountServiceDefinition: ServiceDefinition {
     }
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
-        [try await handlers(env, passwords: PasswordHasher())]
+        try await services(env, passwords: PasswordHasher())
+    }
+
+    /// Every service the process hosts: the accounts, and users' devices and inboxes beside them.
+    static func services(_ env: ServiceEnvironment, passwords: PasswordHasher) async throws -> [any RPCService] {
+        let accounts = try await handlers(env, passwords: passwords)
+        return [accounts, notificationHandlers(env, kit: accounts.kit)]
+    }
+
+    /// Devices and the inbox (docs/account.md, "Devices and the inbox"), on `kit` (the process's one kit).
+    /// Forgets a device whose token the push provider said is dead, and prunes old notifications.
+    static func notificationHandlers(_ env: ServiceEnvironment, kit: HandlerKit) -> NotificationHandlers {
+        let store = notificationStore(env)
+        let logger = env.logger
+        env.outbox.onUndeliverable { job in
+            guard job.destination == OutsideMessageKind.push.destination, job.error.isDeadDeviceToken,
+                let push = try? YediRuntime.PushMessage(serializedBytes: job.payload)
+            else { return }
+            do {
+                _ = try await store.forgetDeviceToken(push.deviceToken)
+            } catch {
+                logger.warning("could not forget a dead push token", metadata: ["error": "\(error)"])
+            }
+        }
+        env.addBackgroundService(notificationPruning(env, store: store))
+        return NotificationHandlers(store: store, kit: kit)
+    }
+
+    /// The SQLite store of devices and inboxes, notifying through the process's outbox.
+    static func notificationStore(_ env: ServiceEnvironment) -> SQLiteNotificationStore {
+        SQLiteNotificationStore(
+            database: env.database,
+            notifier: Notifier(
+                outbox: env.outbox, ids: env.ids, clock: env.clock,
+                kept: Int(env.configuration.quotas.notificationsKept.limit)))
+    }
+
+    /// Deletes notifications older than `--retention notifications` (90 days), at start and hourly.
+    static func notificationPruning(_ env: ServiceEnvironment, store: any NotificationStore) -> PeriodicJob {
+        let clock = env.clock
+        let retention = env.configuration.retention.notifications
+        return PeriodicJob(name: "notification-pruning", period: pruningPeriod, logger: env.logger) {
+            try await store.pruneNotifications(createdBefore: clock.nowMilliseconds - retention)
+        }
     }
 
     /// Mails SignUp sends one address per hour (docs/account.md, "Sign-up").

@@ -47,6 +47,20 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__account__shop_hours__descriptor,
     &yedi__account__delete_account_request__descriptor,
     &yedi__account__delete_account_response__descriptor,
+    &yedi__account__register_device_request__descriptor,
+    &yedi__account__register_device_response__descriptor,
+    &yedi__account__unregister_device_request__descriptor,
+    &yedi__account__unregister_device_response__descriptor,
+    &yedi__account__notification_value__descriptor,
+    &yedi__account__notification__descriptor,
+    &yedi__account__list_notifications_request__descriptor,
+    &yedi__account__list_notifications_response__descriptor,
+    &yedi__account__count_unread_request__descriptor,
+    &yedi__account__count_unread_response__descriptor,
+    &yedi__account__mark_read_request__descriptor,
+    &yedi__account__mark_read_response__descriptor,
+    &yedi__account__notify_request__descriptor,
+    &yedi__account__notify_response__descriptor,
     &yedi__booking__style__descriptor,
     &yedi__booking__time_range__descriptor,
     &yedi__booking__schedule__descriptor,
@@ -153,16 +167,17 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__runtime__push_message__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 149; }
+size_t yedi_message_descriptor_count(void) { return 163; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 149 ? message_descriptors[index] : NULL;
+    return index < 163 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
     &yedi__account__role__descriptor,
     &yedi__account__gender__descriptor,
     &yedi__account__designer_rank__descriptor,
+    &yedi__account__push_platform__descriptor,
     &yedi__booking__weekday__descriptor,
     &yedi__booking__reservation_status__descriptor,
     &yedi__booking__reservation_filter__descriptor,
@@ -175,14 +190,15 @@ static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
     &yedi__rpc__frame_kind__descriptor,
 };
 
-size_t yedi_enum_descriptor_count(void) { return 13; }
+size_t yedi_enum_descriptor_count(void) { return 14; }
 
 const ProtobufCEnumDescriptor *yedi_enum_descriptor_at(size_t index) {
-    return index < 13 ? enum_descriptors[index] : NULL;
+    return index < 14 ? enum_descriptors[index] : NULL;
 }
 
 static const ProtobufCServiceDescriptor *const service_descriptors[] = {
     &yedi__account__account_service__descriptor,
+    &yedi__account__notifications__descriptor,
     &yedi__booking__booking_service__descriptor,
     &yedi__chat__chat_service__descriptor,
     &yedi__content__content_service__descriptor,
@@ -193,8 +209,8 @@ static const ProtobufCServiceDescriptor *const service_descriptors[] = {
     &yedi__runtime__users__descriptor,
 };
 
-size_t yedi_service_descriptor_count(void) { return 9; }
+size_t yedi_service_descriptor_count(void) { return 10; }
 
 const ProtobufCServiceDescriptor *yedi_service_descriptor_at(size_t index) {
-    return index < 9 ? service_descriptors[index] : NULL;
+    return index < 10 ? service_descriptors[index] : NULL;
 }

@@ -92,7 +92,7 @@ enum TestAccountDefinition: ServiceDefinition {
     }
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
-        [try await AccountServiceDefinition.handlers(env, passwords: PasswordHasher(parameters: .fastForTests))]
+        try await AccountServiceDefinition.services(env, passwords: PasswordHasher(parameters: .fastForTests))
     }
 }
 

@@ -133,10 +133,16 @@ final class AccessRuleTests: XCTestCase {
         for code in [StatusCode.ok, .unauthenticated, .permissionDenied] {
             XCTAssertGreaterThan(seen[code] ?? 0, 0, "no call answered \(code)")
         }
-        // YeDi's services serve SLP only where a method says every app may call it (sign-out, refresh).
+        // YeDi's services serve SLP only where a method or service says every app may call it (sign-out,
+        // refresh; a user's devices and inbox, always in the caller's own app).
         XCTAssertEqual(
             slpReached,
-            ["yedi.account.AccountService/RefreshSession", "yedi.account.AccountService/SignOut"],
+            [
+                "yedi.account.AccountService/RefreshSession", "yedi.account.AccountService/SignOut",
+                "yedi.account.Notifications/RegisterDevice", "yedi.account.Notifications/UnregisterDevice",
+                "yedi.account.Notifications/ListNotifications", "yedi.account.Notifications/CountUnread",
+                "yedi.account.Notifications/MarkRead",
+            ],
             "the YeDi methods an SLP caller reached")
 
         for client in clients.values { client.beginGracefulShutdown() }
