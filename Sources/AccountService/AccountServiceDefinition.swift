@@ -21,7 +21,16 @@ enum AccountServiceDefinition: ServiceDefinition {
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
         let account = try await handlers(env, passwords: PasswordHasher(), providers: providerVerifiers(env))
-        return [account, account.identityHandlers, moderation(env, kit: account.kit)]
+        return services(env, account: account)
+    }
+
+    /// Every service the process hosts: the accounts, their identities, users' devices and inboxes beside
+    /// them, and moderation, all on the accounts' handler kit.
+    static func services(_ env: ServiceEnvironment, account: AccountHandlers) -> [any RPCService] {
+        [
+            account, account.identityHandlers, notificationHandlers(env, kit: account.kit),
+            moderation(env, kit: account.kit),
+        ]
     }
 
     /// Reports, inquiries and suspensions of every app (`yedi.moderation.Moderation`), on `kit`: the
@@ -31,6 +40,43 @@ enum AccountServiceDefinition: ServiceDefinition {
             store: SQLiteModerationStore(
                 database: env.database, revokedUsers: env.revokedUsers, events: AccountEvents(outbox: env.outbox)),
             apps: env.apps, kit: kit)
+    }
+
+    /// Devices and the inbox (docs/account.md, "Devices and the inbox"), on `kit` (the process's one kit).
+    /// Forgets a device whose token the push provider said is dead, and prunes old notifications.
+    static func notificationHandlers(_ env: ServiceEnvironment, kit: HandlerKit) -> NotificationHandlers {
+        let store = notificationStore(env)
+        let logger = env.logger
+        env.outbox.onUndeliverable { job in
+            guard job.destination == OutsideMessageKind.push.destination, job.error.isDeadDeviceToken,
+                let push = try? YediRuntime.PushMessage(serializedBytes: job.payload)
+            else { return }
+            do {
+                _ = try await store.forgetDeviceToken(push.deviceToken)
+            } catch {
+                logger.warning("could not forget a dead push token", metadata: ["error": "\(error)"])
+            }
+        }
+        env.addBackgroundService(notificationPruning(env, store: store))
+        return NotificationHandlers(store: store, kit: kit)
+    }
+
+    /// The SQLite store of devices and inboxes, notifying through the process's outbox.
+    static func notificationStore(_ env: ServiceEnvironment) -> SQLiteNotificationStore {
+        SQLiteNotificationStore(
+            database: env.database,
+            notifier: Notifier(
+                outbox: env.outbox, ids: env.ids, clock: env.clock,
+                kept: Int(env.configuration.quotas.notificationsKept.limit)))
+    }
+
+    /// Deletes notifications older than `--retention notifications` (90 days), at start and hourly.
+    static func notificationPruning(_ env: ServiceEnvironment, store: any NotificationStore) -> PeriodicJob {
+        let clock = env.clock
+        let retention = env.configuration.retention.notifications
+        return PeriodicJob(name: "notification-pruning", period: pruningPeriod, logger: env.logger) {
+            try await store.pruneNotifications(createdBefore: clock.nowMilliseconds - retention)
+        }
     }
 
     /// Mails SignUp sends one address per hour (docs/account.md, "Sign-up").

@@ -2482,6 +2482,636 @@ void   yedi__account__complete_identity_sign_up_request__free_unpacked
   assert(message->base.descriptor == &yedi__account__complete_identity_sign_up_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__account__register_device_request__init
+                     (Yedi__Account__RegisterDeviceRequest         *message)
+{
+  static const Yedi__Account__RegisterDeviceRequest init_value = YEDI__ACCOUNT__REGISTER_DEVICE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__account__register_device_request__get_packed_size
+                     (const Yedi__Account__RegisterDeviceRequest *message)
+{
+  assert(message->base.descriptor == &yedi__account__register_device_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__register_device_request__pack
+                     (const Yedi__Account__RegisterDeviceRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__register_device_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__register_device_request__pack_to_buffer
+                     (const Yedi__Account__RegisterDeviceRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__register_device_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__RegisterDeviceRequest *
+       yedi__account__register_device_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__RegisterDeviceRequest *)
+     protobuf_c_message_unpack (&yedi__account__register_device_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__register_device_request__free_unpacked
+                     (Yedi__Account__RegisterDeviceRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__register_device_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__register_device_response__init
+                     (Yedi__Account__RegisterDeviceResponse         *message)
+{
+  static const Yedi__Account__RegisterDeviceResponse init_value = YEDI__ACCOUNT__REGISTER_DEVICE_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__account__register_device_response__get_packed_size
+                     (const Yedi__Account__RegisterDeviceResponse *message)
+{
+  assert(message->base.descriptor == &yedi__account__register_device_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__register_device_response__pack
+                     (const Yedi__Account__RegisterDeviceResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__register_device_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__register_device_response__pack_to_buffer
+                     (const Yedi__Account__RegisterDeviceResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__register_device_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__RegisterDeviceResponse *
+       yedi__account__register_device_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__RegisterDeviceResponse *)
+     protobuf_c_message_unpack (&yedi__account__register_device_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__register_device_response__free_unpacked
+                     (Yedi__Account__RegisterDeviceResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__register_device_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__unregister_device_request__init
+                     (Yedi__Account__UnregisterDeviceRequest         *message)
+{
+  static const Yedi__Account__UnregisterDeviceRequest init_value = YEDI__ACCOUNT__UNREGISTER_DEVICE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__account__unregister_device_request__get_packed_size
+                     (const Yedi__Account__UnregisterDeviceRequest *message)
+{
+  assert(message->base.descriptor == &yedi__account__unregister_device_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__unregister_device_request__pack
+                     (const Yedi__Account__UnregisterDeviceRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__unregister_device_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__unregister_device_request__pack_to_buffer
+                     (const Yedi__Account__UnregisterDeviceRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__unregister_device_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__UnregisterDeviceRequest *
+       yedi__account__unregister_device_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__UnregisterDeviceRequest *)
+     protobuf_c_message_unpack (&yedi__account__unregister_device_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__unregister_device_request__free_unpacked
+                     (Yedi__Account__UnregisterDeviceRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__unregister_device_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__unregister_device_response__init
+                     (Yedi__Account__UnregisterDeviceResponse         *message)
+{
+  static const Yedi__Account__UnregisterDeviceResponse init_value = YEDI__ACCOUNT__UNREGISTER_DEVICE_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__account__unregister_device_response__get_packed_size
+                     (const Yedi__Account__UnregisterDeviceResponse *message)
+{
+  assert(message->base.descriptor == &yedi__account__unregister_device_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__unregister_device_response__pack
+                     (const Yedi__Account__UnregisterDeviceResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__unregister_device_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__unregister_device_response__pack_to_buffer
+                     (const Yedi__Account__UnregisterDeviceResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__unregister_device_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__UnregisterDeviceResponse *
+       yedi__account__unregister_device_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__UnregisterDeviceResponse *)
+     protobuf_c_message_unpack (&yedi__account__unregister_device_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__unregister_device_response__free_unpacked
+                     (Yedi__Account__UnregisterDeviceResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__unregister_device_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__notification_value__init
+                     (Yedi__Account__NotificationValue         *message)
+{
+  static const Yedi__Account__NotificationValue init_value = YEDI__ACCOUNT__NOTIFICATION_VALUE__INIT;
+  *message = init_value;
+}
+size_t yedi__account__notification_value__get_packed_size
+                     (const Yedi__Account__NotificationValue *message)
+{
+  assert(message->base.descriptor == &yedi__account__notification_value__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__notification_value__pack
+                     (const Yedi__Account__NotificationValue *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__notification_value__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__notification_value__pack_to_buffer
+                     (const Yedi__Account__NotificationValue *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__notification_value__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__NotificationValue *
+       yedi__account__notification_value__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__NotificationValue *)
+     protobuf_c_message_unpack (&yedi__account__notification_value__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__notification_value__free_unpacked
+                     (Yedi__Account__NotificationValue *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__notification_value__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__notification__init
+                     (Yedi__Account__Notification         *message)
+{
+  static const Yedi__Account__Notification init_value = YEDI__ACCOUNT__NOTIFICATION__INIT;
+  *message = init_value;
+}
+size_t yedi__account__notification__get_packed_size
+                     (const Yedi__Account__Notification *message)
+{
+  assert(message->base.descriptor == &yedi__account__notification__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__notification__pack
+                     (const Yedi__Account__Notification *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__notification__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__notification__pack_to_buffer
+                     (const Yedi__Account__Notification *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__notification__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__Notification *
+       yedi__account__notification__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__Notification *)
+     protobuf_c_message_unpack (&yedi__account__notification__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__notification__free_unpacked
+                     (Yedi__Account__Notification *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__notification__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__list_notifications_request__init
+                     (Yedi__Account__ListNotificationsRequest         *message)
+{
+  static const Yedi__Account__ListNotificationsRequest init_value = YEDI__ACCOUNT__LIST_NOTIFICATIONS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__account__list_notifications_request__get_packed_size
+                     (const Yedi__Account__ListNotificationsRequest *message)
+{
+  assert(message->base.descriptor == &yedi__account__list_notifications_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__list_notifications_request__pack
+                     (const Yedi__Account__ListNotificationsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__list_notifications_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__list_notifications_request__pack_to_buffer
+                     (const Yedi__Account__ListNotificationsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__list_notifications_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__ListNotificationsRequest *
+       yedi__account__list_notifications_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__ListNotificationsRequest *)
+     protobuf_c_message_unpack (&yedi__account__list_notifications_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__list_notifications_request__free_unpacked
+                     (Yedi__Account__ListNotificationsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__list_notifications_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__list_notifications_response__init
+                     (Yedi__Account__ListNotificationsResponse         *message)
+{
+  static const Yedi__Account__ListNotificationsResponse init_value = YEDI__ACCOUNT__LIST_NOTIFICATIONS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__account__list_notifications_response__get_packed_size
+                     (const Yedi__Account__ListNotificationsResponse *message)
+{
+  assert(message->base.descriptor == &yedi__account__list_notifications_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__list_notifications_response__pack
+                     (const Yedi__Account__ListNotificationsResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__list_notifications_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__list_notifications_response__pack_to_buffer
+                     (const Yedi__Account__ListNotificationsResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__list_notifications_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__ListNotificationsResponse *
+       yedi__account__list_notifications_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__ListNotificationsResponse *)
+     protobuf_c_message_unpack (&yedi__account__list_notifications_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__list_notifications_response__free_unpacked
+                     (Yedi__Account__ListNotificationsResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__list_notifications_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__count_unread_request__init
+                     (Yedi__Account__CountUnreadRequest         *message)
+{
+  static const Yedi__Account__CountUnreadRequest init_value = YEDI__ACCOUNT__COUNT_UNREAD_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__account__count_unread_request__get_packed_size
+                     (const Yedi__Account__CountUnreadRequest *message)
+{
+  assert(message->base.descriptor == &yedi__account__count_unread_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__count_unread_request__pack
+                     (const Yedi__Account__CountUnreadRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__count_unread_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__count_unread_request__pack_to_buffer
+                     (const Yedi__Account__CountUnreadRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__count_unread_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__CountUnreadRequest *
+       yedi__account__count_unread_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__CountUnreadRequest *)
+     protobuf_c_message_unpack (&yedi__account__count_unread_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__count_unread_request__free_unpacked
+                     (Yedi__Account__CountUnreadRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__count_unread_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__count_unread_response__init
+                     (Yedi__Account__CountUnreadResponse         *message)
+{
+  static const Yedi__Account__CountUnreadResponse init_value = YEDI__ACCOUNT__COUNT_UNREAD_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__account__count_unread_response__get_packed_size
+                     (const Yedi__Account__CountUnreadResponse *message)
+{
+  assert(message->base.descriptor == &yedi__account__count_unread_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__count_unread_response__pack
+                     (const Yedi__Account__CountUnreadResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__count_unread_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__count_unread_response__pack_to_buffer
+                     (const Yedi__Account__CountUnreadResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__count_unread_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__CountUnreadResponse *
+       yedi__account__count_unread_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__CountUnreadResponse *)
+     protobuf_c_message_unpack (&yedi__account__count_unread_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__count_unread_response__free_unpacked
+                     (Yedi__Account__CountUnreadResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__count_unread_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__mark_read_request__init
+                     (Yedi__Account__MarkReadRequest         *message)
+{
+  static const Yedi__Account__MarkReadRequest init_value = YEDI__ACCOUNT__MARK_READ_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__account__mark_read_request__get_packed_size
+                     (const Yedi__Account__MarkReadRequest *message)
+{
+  assert(message->base.descriptor == &yedi__account__mark_read_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__mark_read_request__pack
+                     (const Yedi__Account__MarkReadRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__mark_read_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__mark_read_request__pack_to_buffer
+                     (const Yedi__Account__MarkReadRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__mark_read_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__MarkReadRequest *
+       yedi__account__mark_read_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__MarkReadRequest *)
+     protobuf_c_message_unpack (&yedi__account__mark_read_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__mark_read_request__free_unpacked
+                     (Yedi__Account__MarkReadRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__mark_read_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__mark_read_response__init
+                     (Yedi__Account__MarkReadResponse         *message)
+{
+  static const Yedi__Account__MarkReadResponse init_value = YEDI__ACCOUNT__MARK_READ_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__account__mark_read_response__get_packed_size
+                     (const Yedi__Account__MarkReadResponse *message)
+{
+  assert(message->base.descriptor == &yedi__account__mark_read_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__mark_read_response__pack
+                     (const Yedi__Account__MarkReadResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__mark_read_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__mark_read_response__pack_to_buffer
+                     (const Yedi__Account__MarkReadResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__mark_read_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__MarkReadResponse *
+       yedi__account__mark_read_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__MarkReadResponse *)
+     protobuf_c_message_unpack (&yedi__account__mark_read_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__mark_read_response__free_unpacked
+                     (Yedi__Account__MarkReadResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__mark_read_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__notify_request__init
+                     (Yedi__Account__NotifyRequest         *message)
+{
+  static const Yedi__Account__NotifyRequest init_value = YEDI__ACCOUNT__NOTIFY_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__account__notify_request__get_packed_size
+                     (const Yedi__Account__NotifyRequest *message)
+{
+  assert(message->base.descriptor == &yedi__account__notify_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__notify_request__pack
+                     (const Yedi__Account__NotifyRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__notify_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__notify_request__pack_to_buffer
+                     (const Yedi__Account__NotifyRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__notify_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__NotifyRequest *
+       yedi__account__notify_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__NotifyRequest *)
+     protobuf_c_message_unpack (&yedi__account__notify_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__notify_request__free_unpacked
+                     (Yedi__Account__NotifyRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__notify_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__notify_response__init
+                     (Yedi__Account__NotifyResponse         *message)
+{
+  static const Yedi__Account__NotifyResponse init_value = YEDI__ACCOUNT__NOTIFY_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__account__notify_response__get_packed_size
+                     (const Yedi__Account__NotifyResponse *message)
+{
+  assert(message->base.descriptor == &yedi__account__notify_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__notify_response__pack
+                     (const Yedi__Account__NotifyResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__notify_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__notify_response__pack_to_buffer
+                     (const Yedi__Account__NotifyResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__notify_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__NotifyResponse *
+       yedi__account__notify_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__NotifyResponse *)
+     protobuf_c_message_unpack (&yedi__account__notify_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__notify_response__free_unpacked
+                     (Yedi__Account__NotifyResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__notify_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor yedi__account__user__field_descriptors[10] =
 {
   {
@@ -5558,6 +6188,726 @@ const ProtobufCMessageDescriptor yedi__account__complete_identity_sign_up_reques
   (ProtobufCMessageInit) yedi__account__complete_identity_sign_up_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor yedi__account__register_device_request__field_descriptors[2] =
+{
+  {
+    "platform",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__RegisterDeviceRequest, platform),
+    &yedi__account__push_platform__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "token",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__RegisterDeviceRequest, token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__register_device_request__field_indices_by_name[] = {
+  0,   /* field[0] = platform */
+  1,   /* field[1] = token */
+};
+static const ProtobufCIntRange yedi__account__register_device_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__account__register_device_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.RegisterDeviceRequest",
+  "RegisterDeviceRequest",
+  "Yedi__Account__RegisterDeviceRequest",
+  "yedi.account",
+  sizeof(Yedi__Account__RegisterDeviceRequest),
+  2,
+  yedi__account__register_device_request__field_descriptors,
+  yedi__account__register_device_request__field_indices_by_name,
+  1,  yedi__account__register_device_request__number_ranges,
+  (ProtobufCMessageInit) yedi__account__register_device_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__register_device_response__field_descriptors[1] =
+{
+  {
+    "added",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__RegisterDeviceResponse, added),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__register_device_response__field_indices_by_name[] = {
+  0,   /* field[0] = added */
+};
+static const ProtobufCIntRange yedi__account__register_device_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__account__register_device_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.RegisterDeviceResponse",
+  "RegisterDeviceResponse",
+  "Yedi__Account__RegisterDeviceResponse",
+  "yedi.account",
+  sizeof(Yedi__Account__RegisterDeviceResponse),
+  1,
+  yedi__account__register_device_response__field_descriptors,
+  yedi__account__register_device_response__field_indices_by_name,
+  1,  yedi__account__register_device_response__number_ranges,
+  (ProtobufCMessageInit) yedi__account__register_device_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__unregister_device_request__field_descriptors[1] =
+{
+  {
+    "token",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__UnregisterDeviceRequest, token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__unregister_device_request__field_indices_by_name[] = {
+  0,   /* field[0] = token */
+};
+static const ProtobufCIntRange yedi__account__unregister_device_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__account__unregister_device_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.UnregisterDeviceRequest",
+  "UnregisterDeviceRequest",
+  "Yedi__Account__UnregisterDeviceRequest",
+  "yedi.account",
+  sizeof(Yedi__Account__UnregisterDeviceRequest),
+  1,
+  yedi__account__unregister_device_request__field_descriptors,
+  yedi__account__unregister_device_request__field_indices_by_name,
+  1,  yedi__account__unregister_device_request__number_ranges,
+  (ProtobufCMessageInit) yedi__account__unregister_device_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__unregister_device_response__field_descriptors[1] =
+{
+  {
+    "removed",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__UnregisterDeviceResponse, removed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__unregister_device_response__field_indices_by_name[] = {
+  0,   /* field[0] = removed */
+};
+static const ProtobufCIntRange yedi__account__unregister_device_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__account__unregister_device_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.UnregisterDeviceResponse",
+  "UnregisterDeviceResponse",
+  "Yedi__Account__UnregisterDeviceResponse",
+  "yedi.account",
+  sizeof(Yedi__Account__UnregisterDeviceResponse),
+  1,
+  yedi__account__unregister_device_response__field_descriptors,
+  yedi__account__unregister_device_response__field_indices_by_name,
+  1,  yedi__account__unregister_device_response__number_ranges,
+  (ProtobufCMessageInit) yedi__account__unregister_device_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__notification_value__field_descriptors[2] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__NotificationValue, key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__NotificationValue, value),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__notification_value__field_indices_by_name[] = {
+  0,   /* field[0] = key */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange yedi__account__notification_value__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__account__notification_value__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.NotificationValue",
+  "NotificationValue",
+  "Yedi__Account__NotificationValue",
+  "yedi.account",
+  sizeof(Yedi__Account__NotificationValue),
+  2,
+  yedi__account__notification_value__field_descriptors,
+  yedi__account__notification_value__field_indices_by_name,
+  1,  yedi__account__notification_value__number_ranges,
+  (ProtobufCMessageInit) yedi__account__notification_value__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__notification__field_descriptors[7] =
+{
+  {
+    "id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__Notification, id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "kind",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__Notification, kind),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "title",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__Notification, title),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "body",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__Notification, body),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "data",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Account__Notification, n_data),
+    offsetof(Yedi__Account__Notification, data),
+    &yedi__account__notification_value__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "created_at_ms",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__Notification, created_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "read",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__Notification, read),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__notification__field_indices_by_name[] = {
+  3,   /* field[3] = body */
+  5,   /* field[5] = created_at_ms */
+  4,   /* field[4] = data */
+  0,   /* field[0] = id */
+  1,   /* field[1] = kind */
+  6,   /* field[6] = read */
+  2,   /* field[2] = title */
+};
+static const ProtobufCIntRange yedi__account__notification__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 7 }
+};
+const ProtobufCMessageDescriptor yedi__account__notification__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.Notification",
+  "Notification",
+  "Yedi__Account__Notification",
+  "yedi.account",
+  sizeof(Yedi__Account__Notification),
+  7,
+  yedi__account__notification__field_descriptors,
+  yedi__account__notification__field_indices_by_name,
+  1,  yedi__account__notification__number_ranges,
+  (ProtobufCMessageInit) yedi__account__notification__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__list_notifications_request__field_descriptors[1] =
+{
+  {
+    "page",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__ListNotificationsRequest, page),
+    &yedi__common__page_request__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__list_notifications_request__field_indices_by_name[] = {
+  0,   /* field[0] = page */
+};
+static const ProtobufCIntRange yedi__account__list_notifications_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__account__list_notifications_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.ListNotificationsRequest",
+  "ListNotificationsRequest",
+  "Yedi__Account__ListNotificationsRequest",
+  "yedi.account",
+  sizeof(Yedi__Account__ListNotificationsRequest),
+  1,
+  yedi__account__list_notifications_request__field_descriptors,
+  yedi__account__list_notifications_request__field_indices_by_name,
+  1,  yedi__account__list_notifications_request__number_ranges,
+  (ProtobufCMessageInit) yedi__account__list_notifications_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__list_notifications_response__field_descriptors[3] =
+{
+  {
+    "notifications",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Account__ListNotificationsResponse, n_notifications),
+    offsetof(Yedi__Account__ListNotificationsResponse, notifications),
+    &yedi__account__notification__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "page",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__ListNotificationsResponse, page),
+    &yedi__common__page_info__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "unread_count",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__ListNotificationsResponse, unread_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__list_notifications_response__field_indices_by_name[] = {
+  0,   /* field[0] = notifications */
+  1,   /* field[1] = page */
+  2,   /* field[2] = unread_count */
+};
+static const ProtobufCIntRange yedi__account__list_notifications_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor yedi__account__list_notifications_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.ListNotificationsResponse",
+  "ListNotificationsResponse",
+  "Yedi__Account__ListNotificationsResponse",
+  "yedi.account",
+  sizeof(Yedi__Account__ListNotificationsResponse),
+  3,
+  yedi__account__list_notifications_response__field_descriptors,
+  yedi__account__list_notifications_response__field_indices_by_name,
+  1,  yedi__account__list_notifications_response__number_ranges,
+  (ProtobufCMessageInit) yedi__account__list_notifications_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define yedi__account__count_unread_request__field_descriptors NULL
+#define yedi__account__count_unread_request__field_indices_by_name NULL
+#define yedi__account__count_unread_request__number_ranges NULL
+const ProtobufCMessageDescriptor yedi__account__count_unread_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.CountUnreadRequest",
+  "CountUnreadRequest",
+  "Yedi__Account__CountUnreadRequest",
+  "yedi.account",
+  sizeof(Yedi__Account__CountUnreadRequest),
+  0,
+  yedi__account__count_unread_request__field_descriptors,
+  yedi__account__count_unread_request__field_indices_by_name,
+  0,  yedi__account__count_unread_request__number_ranges,
+  (ProtobufCMessageInit) yedi__account__count_unread_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__count_unread_response__field_descriptors[1] =
+{
+  {
+    "unread_count",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__CountUnreadResponse, unread_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__count_unread_response__field_indices_by_name[] = {
+  0,   /* field[0] = unread_count */
+};
+static const ProtobufCIntRange yedi__account__count_unread_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__account__count_unread_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.CountUnreadResponse",
+  "CountUnreadResponse",
+  "Yedi__Account__CountUnreadResponse",
+  "yedi.account",
+  sizeof(Yedi__Account__CountUnreadResponse),
+  1,
+  yedi__account__count_unread_response__field_descriptors,
+  yedi__account__count_unread_response__field_indices_by_name,
+  1,  yedi__account__count_unread_response__number_ranges,
+  (ProtobufCMessageInit) yedi__account__count_unread_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__mark_read_request__field_descriptors[2] =
+{
+  {
+    "ids",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Yedi__Account__MarkReadRequest, n_ids),
+    offsetof(Yedi__Account__MarkReadRequest, ids),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "up_to_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__MarkReadRequest, up_to_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__mark_read_request__field_indices_by_name[] = {
+  0,   /* field[0] = ids */
+  1,   /* field[1] = up_to_id */
+};
+static const ProtobufCIntRange yedi__account__mark_read_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__account__mark_read_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.MarkReadRequest",
+  "MarkReadRequest",
+  "Yedi__Account__MarkReadRequest",
+  "yedi.account",
+  sizeof(Yedi__Account__MarkReadRequest),
+  2,
+  yedi__account__mark_read_request__field_descriptors,
+  yedi__account__mark_read_request__field_indices_by_name,
+  1,  yedi__account__mark_read_request__number_ranges,
+  (ProtobufCMessageInit) yedi__account__mark_read_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__mark_read_response__field_descriptors[1] =
+{
+  {
+    "unread_count",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__MarkReadResponse, unread_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__mark_read_response__field_indices_by_name[] = {
+  0,   /* field[0] = unread_count */
+};
+static const ProtobufCIntRange yedi__account__mark_read_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__account__mark_read_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.MarkReadResponse",
+  "MarkReadResponse",
+  "Yedi__Account__MarkReadResponse",
+  "yedi.account",
+  sizeof(Yedi__Account__MarkReadResponse),
+  1,
+  yedi__account__mark_read_response__field_descriptors,
+  yedi__account__mark_read_response__field_indices_by_name,
+  1,  yedi__account__mark_read_response__number_ranges,
+  (ProtobufCMessageInit) yedi__account__mark_read_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__notify_request__field_descriptors[6] =
+{
+  {
+    "user_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__NotifyRequest, user_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "app",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__NotifyRequest, app),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "kind",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__NotifyRequest, kind),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "title",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__NotifyRequest, title),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "body",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__NotifyRequest, body),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "data",
+    6,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Account__NotifyRequest, n_data),
+    offsetof(Yedi__Account__NotifyRequest, data),
+    &yedi__account__notification_value__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__notify_request__field_indices_by_name[] = {
+  1,   /* field[1] = app */
+  4,   /* field[4] = body */
+  5,   /* field[5] = data */
+  2,   /* field[2] = kind */
+  3,   /* field[3] = title */
+  0,   /* field[0] = user_id */
+};
+static const ProtobufCIntRange yedi__account__notify_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor yedi__account__notify_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.NotifyRequest",
+  "NotifyRequest",
+  "Yedi__Account__NotifyRequest",
+  "yedi.account",
+  sizeof(Yedi__Account__NotifyRequest),
+  6,
+  yedi__account__notify_request__field_descriptors,
+  yedi__account__notify_request__field_indices_by_name,
+  1,  yedi__account__notify_request__number_ranges,
+  (ProtobufCMessageInit) yedi__account__notify_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__notify_response__field_descriptors[1] =
+{
+  {
+    "applied",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__NotifyResponse, applied),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__notify_response__field_indices_by_name[] = {
+  0,   /* field[0] = applied */
+};
+static const ProtobufCIntRange yedi__account__notify_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__account__notify_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.NotifyResponse",
+  "NotifyResponse",
+  "Yedi__Account__NotifyResponse",
+  "yedi.account",
+  sizeof(Yedi__Account__NotifyResponse),
+  1,
+  yedi__account__notify_response__field_descriptors,
+  yedi__account__notify_response__field_indices_by_name,
+  1,  yedi__account__notify_response__number_ranges,
+  (ProtobufCMessageInit) yedi__account__notify_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue yedi__account__role__enum_values_by_number[3] =
 {
   { "ROLE_UNSPECIFIED", "YEDI__ACCOUNT__ROLE__ROLE_UNSPECIFIED", 0 },
@@ -5650,6 +7000,36 @@ const ProtobufCEnumDescriptor yedi__account__designer_rank__descriptor =
   yedi__account__designer_rank__enum_values_by_name,
   1,
   yedi__account__designer_rank__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue yedi__account__push_platform__enum_values_by_number[3] =
+{
+  { "PUSH_PLATFORM_UNSPECIFIED", "YEDI__ACCOUNT__PUSH_PLATFORM__PUSH_PLATFORM_UNSPECIFIED", 0 },
+  { "PUSH_PLATFORM_FCM", "YEDI__ACCOUNT__PUSH_PLATFORM__PUSH_PLATFORM_FCM", 1 },
+  { "PUSH_PLATFORM_APNS", "YEDI__ACCOUNT__PUSH_PLATFORM__PUSH_PLATFORM_APNS", 2 },
+};
+static const ProtobufCIntRange yedi__account__push_platform__value_ranges[] = {
+{0, 0},{0, 3}
+};
+static const ProtobufCEnumValueIndex yedi__account__push_platform__enum_values_by_name[3] =
+{
+  { "PUSH_PLATFORM_APNS", 2 },
+  { "PUSH_PLATFORM_FCM", 1 },
+  { "PUSH_PLATFORM_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor yedi__account__push_platform__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "yedi.account.PushPlatform",
+  "PushPlatform",
+  "Yedi__Account__PushPlatform",
+  "yedi.account",
+  3,
+  yedi__account__push_platform__enum_values_by_number,
+  3,
+  yedi__account__push_platform__enum_values_by_name,
+  1,
+  yedi__account__push_platform__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
 static const ProtobufCMethodDescriptor yedi__account__account_service__method_descriptors[22] =
@@ -5956,5 +7336,88 @@ void yedi__account__identity__init (Yedi__Account__Identity_Service *service,
 {
   protobuf_c_service_generated_init (&service->base,
                                      &yedi__account__identity__descriptor,
+                                     (ProtobufCServiceDestroy) destroy);
+}
+static const ProtobufCMethodDescriptor yedi__account__notifications__method_descriptors[6] =
+{
+  { "RegisterDevice", &yedi__account__register_device_request__descriptor, &yedi__account__register_device_response__descriptor },
+  { "UnregisterDevice", &yedi__account__unregister_device_request__descriptor, &yedi__account__unregister_device_response__descriptor },
+  { "ListNotifications", &yedi__account__list_notifications_request__descriptor, &yedi__account__list_notifications_response__descriptor },
+  { "CountUnread", &yedi__account__count_unread_request__descriptor, &yedi__account__count_unread_response__descriptor },
+  { "MarkRead", &yedi__account__mark_read_request__descriptor, &yedi__account__mark_read_response__descriptor },
+  { "Notify", &yedi__account__notify_request__descriptor, &yedi__account__notify_response__descriptor },
+};
+const unsigned yedi__account__notifications__method_indices_by_name[] = {
+  3,        /* CountUnread */
+  2,        /* ListNotifications */
+  4,        /* MarkRead */
+  5,        /* Notify */
+  0,        /* RegisterDevice */
+  1         /* UnregisterDevice */
+};
+const ProtobufCServiceDescriptor yedi__account__notifications__descriptor =
+{
+  PROTOBUF_C__SERVICE_DESCRIPTOR_MAGIC,
+  "yedi.account.Notifications",
+  "Notifications",
+  "Yedi__Account__Notifications",
+  "yedi.account",
+  6,
+  yedi__account__notifications__method_descriptors,
+  yedi__account__notifications__method_indices_by_name
+};
+void yedi__account__notifications__register_device(ProtobufCService *service,
+                                                   const Yedi__Account__RegisterDeviceRequest *input,
+                                                   Yedi__Account__RegisterDeviceResponse_Closure closure,
+                                                   void *closure_data)
+{
+  assert(service->descriptor == &yedi__account__notifications__descriptor);
+  service->invoke(service, 0, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__account__notifications__unregister_device(ProtobufCService *service,
+                                                     const Yedi__Account__UnregisterDeviceRequest *input,
+                                                     Yedi__Account__UnregisterDeviceResponse_Closure closure,
+                                                     void *closure_data)
+{
+  assert(service->descriptor == &yedi__account__notifications__descriptor);
+  service->invoke(service, 1, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__account__notifications__list_notifications(ProtobufCService *service,
+                                                      const Yedi__Account__ListNotificationsRequest *input,
+                                                      Yedi__Account__ListNotificationsResponse_Closure closure,
+                                                      void *closure_data)
+{
+  assert(service->descriptor == &yedi__account__notifications__descriptor);
+  service->invoke(service, 2, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__account__notifications__count_unread(ProtobufCService *service,
+                                                const Yedi__Account__CountUnreadRequest *input,
+                                                Yedi__Account__CountUnreadResponse_Closure closure,
+                                                void *closure_data)
+{
+  assert(service->descriptor == &yedi__account__notifications__descriptor);
+  service->invoke(service, 3, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__account__notifications__mark_read(ProtobufCService *service,
+                                             const Yedi__Account__MarkReadRequest *input,
+                                             Yedi__Account__MarkReadResponse_Closure closure,
+                                             void *closure_data)
+{
+  assert(service->descriptor == &yedi__account__notifications__descriptor);
+  service->invoke(service, 4, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__account__notifications__notify(ProtobufCService *service,
+                                          const Yedi__Account__NotifyRequest *input,
+                                          Yedi__Account__NotifyResponse_Closure closure,
+                                          void *closure_data)
+{
+  assert(service->descriptor == &yedi__account__notifications__descriptor);
+  service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__account__notifications__init (Yedi__Account__Notifications_Service *service,
+                                         Yedi__Account__Notifications_ServiceDestroy destroy)
+{
+  protobuf_c_service_generated_init (&service->base,
+                                     &yedi__account__notifications__descriptor,
                                      (ProtobufCServiceDestroy) destroy);
 }

@@ -57,6 +57,20 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__account__sign_up_ticket__descriptor,
     &yedi__account__verify_identity_response__descriptor,
     &yedi__account__complete_identity_sign_up_request__descriptor,
+    &yedi__account__register_device_request__descriptor,
+    &yedi__account__register_device_response__descriptor,
+    &yedi__account__unregister_device_request__descriptor,
+    &yedi__account__unregister_device_response__descriptor,
+    &yedi__account__notification_value__descriptor,
+    &yedi__account__notification__descriptor,
+    &yedi__account__list_notifications_request__descriptor,
+    &yedi__account__list_notifications_response__descriptor,
+    &yedi__account__count_unread_request__descriptor,
+    &yedi__account__count_unread_response__descriptor,
+    &yedi__account__mark_read_request__descriptor,
+    &yedi__account__mark_read_response__descriptor,
+    &yedi__account__notify_request__descriptor,
+    &yedi__account__notify_response__descriptor,
     &yedi__booking__style__descriptor,
     &yedi__booking__time_range__descriptor,
     &yedi__booking__schedule__descriptor,
@@ -178,16 +192,17 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__runtime__push_message__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 174; }
+size_t yedi_message_descriptor_count(void) { return 188; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 174 ? message_descriptors[index] : NULL;
+    return index < 188 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
     &yedi__account__role__descriptor,
     &yedi__account__gender__descriptor,
     &yedi__account__designer_rank__descriptor,
+    &yedi__account__push_platform__descriptor,
     &yedi__booking__weekday__descriptor,
     &yedi__booking__reservation_status__descriptor,
     &yedi__booking__reservation_filter__descriptor,
@@ -201,15 +216,16 @@ static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
     &yedi__rpc__frame_kind__descriptor,
 };
 
-size_t yedi_enum_descriptor_count(void) { return 14; }
+size_t yedi_enum_descriptor_count(void) { return 15; }
 
 const ProtobufCEnumDescriptor *yedi_enum_descriptor_at(size_t index) {
-    return index < 14 ? enum_descriptors[index] : NULL;
+    return index < 15 ? enum_descriptors[index] : NULL;
 }
 
 static const ProtobufCServiceDescriptor *const service_descriptors[] = {
     &yedi__account__account_service__descriptor,
     &yedi__account__identity__descriptor,
+    &yedi__account__notifications__descriptor,
     &yedi__booking__booking_service__descriptor,
     &yedi__chat__chat_service__descriptor,
     &yedi__content__content_service__descriptor,
@@ -221,8 +237,8 @@ static const ProtobufCServiceDescriptor *const service_descriptors[] = {
     &yedi__runtime__users__descriptor,
 };
 
-size_t yedi_service_descriptor_count(void) { return 11; }
+size_t yedi_service_descriptor_count(void) { return 12; }
 
 const ProtobufCServiceDescriptor *yedi_service_descriptor_at(size_t index) {
-    return index < 11 ? service_descriptors[index] : NULL;
+    return index < 12 ? service_descriptors[index] : NULL;
 }

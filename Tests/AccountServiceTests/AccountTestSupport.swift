@@ -94,7 +94,7 @@ enum TestAccountDefinition: ServiceDefinition {
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
         let account = try await AccountServiceDefinition.handlers(
             env, passwords: PasswordHasher(parameters: .fastForTests), providers: TestIdentityProviders.verifiers)
-        return [account, account.identityHandlers, AccountServiceDefinition.moderation(env, kit: account.kit)]
+        return AccountServiceDefinition.services(env, account: account)
     }
 }
 

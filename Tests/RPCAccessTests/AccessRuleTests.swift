@@ -133,8 +133,9 @@ final class AccessRuleTests: XCTestCase {
         for code in [StatusCode.ok, .unauthenticated, .permissionDenied] {
             XCTAssertGreaterThan(seen[code] ?? 0, 0, "no call answered \(code)")
         }
-        // YeDi's services serve SLP only where a method says every app may call it (sign-out, refresh), or
-        // names SLP (its phone sign-in).
+        // YeDi's services serve SLP only where a method or service says every app may call it (sign-out,
+        // refresh; a user's devices and inbox, always in the caller's own app), or names SLP (its phone
+        // sign-in).
         let yediServices = ["yedi.account.", "yedi.content.", "yedi.booking.", "yedi.chat."]
         XCTAssertEqual(
             Set(slpReached.filter { name in yediServices.contains { name.hasPrefix($0) } }),
@@ -144,6 +145,9 @@ final class AccessRuleTests: XCTestCase {
                 // Identity: SLP signs in by phone (deploy/apps/slp.json).
                 "yedi.account.Identity/StartPhoneVerification", "yedi.account.Identity/VerifyPhone",
                 "yedi.account.Identity/CompleteIdentitySignUp",
+                "yedi.account.Notifications/RegisterDevice", "yedi.account.Notifications/UnregisterDevice",
+                "yedi.account.Notifications/ListNotifications", "yedi.account.Notifications/CountUnread",
+                "yedi.account.Notifications/MarkRead",
             ],
             "the YeDi methods an SLP caller reached")
 

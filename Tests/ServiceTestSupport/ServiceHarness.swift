@@ -68,12 +68,14 @@ public struct ServiceHarness: Sendable {
     public func token(
         user: String,
         role: UserRole,
+        app: AppID = .yedi,
+        sessionID: String? = nil,
         now: Date = Date(),
         lifetime: Duration = .seconds(900)
     ) throws -> String {
         let issuer = AccessTokenIssuer(
             signingKey: try TokenSigningKey.load(pemFile: tokenSigningKeyFile), lifetime: lifetime, now: { now })
-        return try issuer.issue(userID: user, role: role, sessionID: "s-\(user)").token
+        return try issuer.issue(userID: user, role: role, sessionID: sessionID ?? "s-\(user)", app: app).token
     }
 
     /// A client of loopback `port`, trusting the test CA, presenting `identity`'s certificate if given

@@ -208,5 +208,43 @@ enum AccountSchema {
                     CREATE INDEX sign_up_ticket_by_expiry ON sign_up_ticket(expires_at_ms);
                     """)
         }
+
+        // Issue 26: push devices and the notification inbox live beside the user they belong to, so
+        // sign-out (the session family's devices) and account deletion (ON DELETE CASCADE) remove them in
+        // the same transaction. A token is one app's install on one device: unique per app, moved to
+        // whoever registers it last. Notifications keep an autoincrement `seq` for newest-first paging.
+        migrator.registerMigration("account-7-devices-and-inbox") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE device (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        user_id TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                        app TEXT NOT NULL,
+                        platform TEXT NOT NULL,
+                        token TEXT NOT NULL,
+                        session_family_id TEXT NOT NULL,
+                        registered_at_ms INTEGER NOT NULL,
+                        UNIQUE (app, token)
+                    );
+                    CREATE INDEX device_by_user ON device(user_id, app, registered_at_ms);
+                    CREATE INDEX device_by_session_family ON device(session_family_id);
+                    CREATE INDEX device_by_token ON device(token);
+                    CREATE TABLE notification (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        id TEXT NOT NULL UNIQUE,
+                        user_id TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                        app TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        title TEXT NOT NULL,
+                        body TEXT NOT NULL,
+                        data TEXT NOT NULL,
+                        created_at_ms INTEGER NOT NULL,
+                        read_at_ms INTEGER
+                    );
+                    CREATE INDEX notification_by_user ON notification(user_id, app, seq);
+                    CREATE INDEX notification_unread ON notification(user_id, app) WHERE read_at_ms IS NULL;
+                    CREATE INDEX notification_by_time ON notification(created_at_ms);
+                    """)
+        }
     }
 }

@@ -69,7 +69,8 @@ protocol AccountStore: Sendable {
     /// Exchanges a refresh token for `next` (same family), or says why not. A token already used
     /// revokes its whole family.
     func rotateSession(refreshHash: [UInt8], next: SessionRecord, now: Int64) async throws -> SessionRotation
-    /// Revokes the family of the token, if it is known. Returns whether it was.
+    /// Revokes the family of the token, if it is known, and removes the push devices it registered.
+    /// Returns whether it was.
     @discardableResult
     func revokeFamily(refreshHash: [UInt8], now: Int64) async throws -> Bool
     /// Deletes the session rows that expired or were revoked before `deadBefore`; answers how many.
@@ -123,7 +124,7 @@ protocol AccountStore: Sendable {
     // MARK: Deletion
 
     /// Removes everything AccountService holds of the user (sessions, follows both ways with the counts
-    /// they changed, recent searches, shop, profile), revokes their tokens as of `now` and, in the same
+    /// they changed, recent searches, shop, profile, push devices and notifications), revokes their tokens as of `now` and, in the same
     /// transaction, schedules `RevokeUser` then `PurgeUser` on every peer that holds user data. Returns
     /// false if there was no such user.
     func deleteAccount(userID: String, now: Int64) async throws -> Bool

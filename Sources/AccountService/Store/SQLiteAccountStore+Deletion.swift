@@ -37,7 +37,8 @@ extension SQLiteAccountStore {
                     sql: "DELETE FROM password_attempt WHERE account = ?",
                     arguments: [UserRecord.signInAccount(app: AppID(rawValue: row["app"]), email: email)])
             }
-            // Sessions, the designer row and the user's own recent searches go with the user (ON DELETE CASCADE).
+            // Sessions, the designer row, the user's own recent searches, push devices and notifications go
+            // with the user (ON DELETE CASCADE).
             try db.execute(sql: "DELETE FROM user WHERE id = ?", arguments: [userID])
             let revocation = YediRuntime.RevokeUserRequest(
                 userID: userID, revokedAtMs: now, keepUntilMs: now + RevokedUsers.retention.wholeMilliseconds)

@@ -24,10 +24,8 @@ extension SQLiteAccountStore {
             let familyID: String = row["family_id"]
             if (row["revoked_at_ms"] as Int64?) != nil { return .unknown }
             if (row["used_at_ms"] as Int64?) != nil {
-                // Shown twice: someone else has it. End every session of the family.
-                try db.execute(
-                    sql: "UPDATE session SET revoked_at_ms = ? WHERE family_id = ? AND revoked_at_ms IS NULL",
-                    arguments: [now, familyID])
+                // Shown twice: someone else has it. End every session of the family (and its devices).
+                try Self.endFamily(familyID, now: now, db)
                 return .reused
             }
             if (row["expires_at_ms"] as Int64) <= now { return .expired }
@@ -56,11 +54,18 @@ extension SQLiteAccountStore {
                 let familyID = try String.fetchOne(
                     db, sql: "SELECT family_id FROM session WHERE refresh_hash = ?", arguments: [Data(refreshHash)])
             else { return false }
-            try db.execute(
-                sql: "UPDATE session SET revoked_at_ms = ? WHERE family_id = ? AND revoked_at_ms IS NULL",
-                arguments: [now, familyID])
+            try Self.endFamily(familyID, now: now, db)
             return true
         }
+    }
+
+    /// Revokes every session of a family and removes the push devices it registered, so a signed-out
+    /// device gets no more pushes (docs/account.md, "Devices and the inbox").
+    static func endFamily(_ familyID: String, now: Int64, _ db: Database) throws {
+        try db.execute(
+            sql: "UPDATE session SET revoked_at_ms = ? WHERE family_id = ? AND revoked_at_ms IS NULL",
+            arguments: [now, familyID])
+        try SQLiteNotificationStore.removeDevices(sessionFamilyID: familyID, in: db)
     }
 
     // MARK: Password attempts (the sign-in throttle)

@@ -72,6 +72,20 @@ typedef struct Yedi__Account__VerifyProviderRequest Yedi__Account__VerifyProvide
 typedef struct Yedi__Account__SignUpTicket Yedi__Account__SignUpTicket;
 typedef struct Yedi__Account__VerifyIdentityResponse Yedi__Account__VerifyIdentityResponse;
 typedef struct Yedi__Account__CompleteIdentitySignUpRequest Yedi__Account__CompleteIdentitySignUpRequest;
+typedef struct Yedi__Account__RegisterDeviceRequest Yedi__Account__RegisterDeviceRequest;
+typedef struct Yedi__Account__RegisterDeviceResponse Yedi__Account__RegisterDeviceResponse;
+typedef struct Yedi__Account__UnregisterDeviceRequest Yedi__Account__UnregisterDeviceRequest;
+typedef struct Yedi__Account__UnregisterDeviceResponse Yedi__Account__UnregisterDeviceResponse;
+typedef struct Yedi__Account__NotificationValue Yedi__Account__NotificationValue;
+typedef struct Yedi__Account__Notification Yedi__Account__Notification;
+typedef struct Yedi__Account__ListNotificationsRequest Yedi__Account__ListNotificationsRequest;
+typedef struct Yedi__Account__ListNotificationsResponse Yedi__Account__ListNotificationsResponse;
+typedef struct Yedi__Account__CountUnreadRequest Yedi__Account__CountUnreadRequest;
+typedef struct Yedi__Account__CountUnreadResponse Yedi__Account__CountUnreadResponse;
+typedef struct Yedi__Account__MarkReadRequest Yedi__Account__MarkReadRequest;
+typedef struct Yedi__Account__MarkReadResponse Yedi__Account__MarkReadResponse;
+typedef struct Yedi__Account__NotifyRequest Yedi__Account__NotifyRequest;
+typedef struct Yedi__Account__NotifyResponse Yedi__Account__NotifyResponse;
 
 
 /* --- enums --- */
@@ -114,6 +128,18 @@ typedef enum _Yedi__Account__DesignerRank {
   YEDI__ACCOUNT__DESIGNER_RANK__DESIGNER_RANK_INTERN = 4
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__ACCOUNT__DESIGNER_RANK)
 } Yedi__Account__DesignerRank;
+typedef enum _Yedi__Account__PushPlatform {
+  YEDI__ACCOUNT__PUSH_PLATFORM__PUSH_PLATFORM_UNSPECIFIED = 0,
+  /*
+   * Firebase Cloud Messaging (Android, and iOS through FCM).
+   */
+  YEDI__ACCOUNT__PUSH_PLATFORM__PUSH_PLATFORM_FCM = 1,
+  /*
+   * Apple Push Notification service (a device token; the APNs adapter is not built yet).
+   */
+  YEDI__ACCOUNT__PUSH_PLATFORM__PUSH_PLATFORM_APNS = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__ACCOUNT__PUSH_PLATFORM)
+} Yedi__Account__PushPlatform;
 
 /* --- messages --- */
 
@@ -979,6 +1005,196 @@ struct  Yedi__Account__CompleteIdentitySignUpRequest
 #define YEDI__ACCOUNT__COMPLETE_IDENTITY_SIGN_UP_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__account__complete_identity_sign_up_request__descriptor) \
     , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Account__RegisterDeviceRequest
+{
+  ProtobufCMessage base;
+  Yedi__Account__PushPlatform platform;
+  /*
+   * The provider's registration token of this app on this device.
+   */
+  char *token;
+};
+#define YEDI__ACCOUNT__REGISTER_DEVICE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__register_device_request__descriptor) \
+    , YEDI__ACCOUNT__PUSH_PLATFORM__PUSH_PLATFORM_UNSPECIFIED, (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Account__RegisterDeviceResponse
+{
+  ProtobufCMessage base;
+  /*
+   * False when the token was registered for this user already (nothing changed but its session).
+   */
+  protobuf_c_boolean added;
+};
+#define YEDI__ACCOUNT__REGISTER_DEVICE_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__register_device_response__descriptor) \
+    , 0 }
+
+
+struct  Yedi__Account__UnregisterDeviceRequest
+{
+  ProtobufCMessage base;
+  char *token;
+};
+#define YEDI__ACCOUNT__UNREGISTER_DEVICE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__unregister_device_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Account__UnregisterDeviceResponse
+{
+  ProtobufCMessage base;
+  protobuf_c_boolean removed;
+};
+#define YEDI__ACCOUNT__UNREGISTER_DEVICE_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__unregister_device_response__descriptor) \
+    , 0 }
+
+
+/*
+ * One key/value pair an app reads with a notification (which post, which reservation).
+ */
+struct  Yedi__Account__NotificationValue
+{
+  ProtobufCMessage base;
+  char *key;
+  char *value;
+};
+#define YEDI__ACCOUNT__NOTIFICATION_VALUE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__notification_value__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Account__Notification
+{
+  ProtobufCMessage base;
+  char *id;
+  /*
+   * What happened, per app ("comment", "reservation-reminder"): the app picks the screen from it.
+   */
+  char *kind;
+  char *title;
+  char *body;
+  size_t n_data;
+  Yedi__Account__NotificationValue **data;
+  int64_t created_at_ms;
+  protobuf_c_boolean read;
+};
+#define YEDI__ACCOUNT__NOTIFICATION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__notification__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, 0, 0 }
+
+
+struct  Yedi__Account__ListNotificationsRequest
+{
+  ProtobufCMessage base;
+  Yedi__Common__PageRequest *page;
+};
+#define YEDI__ACCOUNT__LIST_NOTIFICATIONS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__list_notifications_request__descriptor) \
+    , NULL }
+
+
+struct  Yedi__Account__ListNotificationsResponse
+{
+  ProtobufCMessage base;
+  /*
+   * Newest first.
+   */
+  size_t n_notifications;
+  Yedi__Account__Notification **notifications;
+  Yedi__Common__PageInfo *page;
+  int64_t unread_count;
+};
+#define YEDI__ACCOUNT__LIST_NOTIFICATIONS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__list_notifications_response__descriptor) \
+    , 0,NULL, NULL, 0 }
+
+
+struct  Yedi__Account__CountUnreadRequest
+{
+  ProtobufCMessage base;
+};
+#define YEDI__ACCOUNT__COUNT_UNREAD_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__count_unread_request__descriptor) \
+     }
+
+
+struct  Yedi__Account__CountUnreadResponse
+{
+  ProtobufCMessage base;
+  int64_t unread_count;
+};
+#define YEDI__ACCOUNT__COUNT_UNREAD_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__count_unread_response__descriptor) \
+    , 0 }
+
+
+struct  Yedi__Account__MarkReadRequest
+{
+  ProtobufCMessage base;
+  /*
+   * These notifications (the caller's own; others' ids are ignored) ...
+   */
+  size_t n_ids;
+  char **ids;
+  /*
+   * ... and/or this one and every older one (the list's top id marks everything read).
+   */
+  char *up_to_id;
+};
+#define YEDI__ACCOUNT__MARK_READ_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__mark_read_request__descriptor) \
+    , 0,NULL, (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Account__MarkReadResponse
+{
+  ProtobufCMessage base;
+  int64_t unread_count;
+};
+#define YEDI__ACCOUNT__MARK_READ_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__mark_read_response__descriptor) \
+    , 0 }
+
+
+/*
+ * Internal: another service notifies a user (an inbox row and a push to each device), through its outbox.
+ */
+struct  Yedi__Account__NotifyRequest
+{
+  ProtobufCMessage base;
+  char *user_id;
+  /*
+   * The user's app. A user of another app, or one deleted meanwhile, is not notified: the answer is OK
+   * with applied = false, so the caller's outbox moves on instead of retrying for ever.
+   */
+  char *app;
+  char *kind;
+  char *title;
+  char *body;
+  size_t n_data;
+  Yedi__Account__NotificationValue **data;
+};
+#define YEDI__ACCOUNT__NOTIFY_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__notify_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL }
+
+
+struct  Yedi__Account__NotifyResponse
+{
+  ProtobufCMessage base;
+  /*
+   * False for a repeated delivery of one outbox job (applied the first time only).
+   */
+  protobuf_c_boolean applied;
+};
+#define YEDI__ACCOUNT__NOTIFY_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__notify_response__descriptor) \
+    , 0 }
 
 
 /* Yedi__Account__User methods */
@@ -2026,6 +2242,272 @@ Yedi__Account__CompleteIdentitySignUpRequest *
 void   yedi__account__complete_identity_sign_up_request__free_unpacked
                      (Yedi__Account__CompleteIdentitySignUpRequest *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Account__RegisterDeviceRequest methods */
+void   yedi__account__register_device_request__init
+                     (Yedi__Account__RegisterDeviceRequest         *message);
+size_t yedi__account__register_device_request__get_packed_size
+                     (const Yedi__Account__RegisterDeviceRequest   *message);
+size_t yedi__account__register_device_request__pack
+                     (const Yedi__Account__RegisterDeviceRequest   *message,
+                      uint8_t             *out);
+size_t yedi__account__register_device_request__pack_to_buffer
+                     (const Yedi__Account__RegisterDeviceRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__RegisterDeviceRequest *
+       yedi__account__register_device_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__register_device_request__free_unpacked
+                     (Yedi__Account__RegisterDeviceRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__RegisterDeviceResponse methods */
+void   yedi__account__register_device_response__init
+                     (Yedi__Account__RegisterDeviceResponse         *message);
+size_t yedi__account__register_device_response__get_packed_size
+                     (const Yedi__Account__RegisterDeviceResponse   *message);
+size_t yedi__account__register_device_response__pack
+                     (const Yedi__Account__RegisterDeviceResponse   *message,
+                      uint8_t             *out);
+size_t yedi__account__register_device_response__pack_to_buffer
+                     (const Yedi__Account__RegisterDeviceResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__RegisterDeviceResponse *
+       yedi__account__register_device_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__register_device_response__free_unpacked
+                     (Yedi__Account__RegisterDeviceResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__UnregisterDeviceRequest methods */
+void   yedi__account__unregister_device_request__init
+                     (Yedi__Account__UnregisterDeviceRequest         *message);
+size_t yedi__account__unregister_device_request__get_packed_size
+                     (const Yedi__Account__UnregisterDeviceRequest   *message);
+size_t yedi__account__unregister_device_request__pack
+                     (const Yedi__Account__UnregisterDeviceRequest   *message,
+                      uint8_t             *out);
+size_t yedi__account__unregister_device_request__pack_to_buffer
+                     (const Yedi__Account__UnregisterDeviceRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__UnregisterDeviceRequest *
+       yedi__account__unregister_device_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__unregister_device_request__free_unpacked
+                     (Yedi__Account__UnregisterDeviceRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__UnregisterDeviceResponse methods */
+void   yedi__account__unregister_device_response__init
+                     (Yedi__Account__UnregisterDeviceResponse         *message);
+size_t yedi__account__unregister_device_response__get_packed_size
+                     (const Yedi__Account__UnregisterDeviceResponse   *message);
+size_t yedi__account__unregister_device_response__pack
+                     (const Yedi__Account__UnregisterDeviceResponse   *message,
+                      uint8_t             *out);
+size_t yedi__account__unregister_device_response__pack_to_buffer
+                     (const Yedi__Account__UnregisterDeviceResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__UnregisterDeviceResponse *
+       yedi__account__unregister_device_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__unregister_device_response__free_unpacked
+                     (Yedi__Account__UnregisterDeviceResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__NotificationValue methods */
+void   yedi__account__notification_value__init
+                     (Yedi__Account__NotificationValue         *message);
+size_t yedi__account__notification_value__get_packed_size
+                     (const Yedi__Account__NotificationValue   *message);
+size_t yedi__account__notification_value__pack
+                     (const Yedi__Account__NotificationValue   *message,
+                      uint8_t             *out);
+size_t yedi__account__notification_value__pack_to_buffer
+                     (const Yedi__Account__NotificationValue   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__NotificationValue *
+       yedi__account__notification_value__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__notification_value__free_unpacked
+                     (Yedi__Account__NotificationValue *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__Notification methods */
+void   yedi__account__notification__init
+                     (Yedi__Account__Notification         *message);
+size_t yedi__account__notification__get_packed_size
+                     (const Yedi__Account__Notification   *message);
+size_t yedi__account__notification__pack
+                     (const Yedi__Account__Notification   *message,
+                      uint8_t             *out);
+size_t yedi__account__notification__pack_to_buffer
+                     (const Yedi__Account__Notification   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__Notification *
+       yedi__account__notification__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__notification__free_unpacked
+                     (Yedi__Account__Notification *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__ListNotificationsRequest methods */
+void   yedi__account__list_notifications_request__init
+                     (Yedi__Account__ListNotificationsRequest         *message);
+size_t yedi__account__list_notifications_request__get_packed_size
+                     (const Yedi__Account__ListNotificationsRequest   *message);
+size_t yedi__account__list_notifications_request__pack
+                     (const Yedi__Account__ListNotificationsRequest   *message,
+                      uint8_t             *out);
+size_t yedi__account__list_notifications_request__pack_to_buffer
+                     (const Yedi__Account__ListNotificationsRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__ListNotificationsRequest *
+       yedi__account__list_notifications_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__list_notifications_request__free_unpacked
+                     (Yedi__Account__ListNotificationsRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__ListNotificationsResponse methods */
+void   yedi__account__list_notifications_response__init
+                     (Yedi__Account__ListNotificationsResponse         *message);
+size_t yedi__account__list_notifications_response__get_packed_size
+                     (const Yedi__Account__ListNotificationsResponse   *message);
+size_t yedi__account__list_notifications_response__pack
+                     (const Yedi__Account__ListNotificationsResponse   *message,
+                      uint8_t             *out);
+size_t yedi__account__list_notifications_response__pack_to_buffer
+                     (const Yedi__Account__ListNotificationsResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__ListNotificationsResponse *
+       yedi__account__list_notifications_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__list_notifications_response__free_unpacked
+                     (Yedi__Account__ListNotificationsResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__CountUnreadRequest methods */
+void   yedi__account__count_unread_request__init
+                     (Yedi__Account__CountUnreadRequest         *message);
+size_t yedi__account__count_unread_request__get_packed_size
+                     (const Yedi__Account__CountUnreadRequest   *message);
+size_t yedi__account__count_unread_request__pack
+                     (const Yedi__Account__CountUnreadRequest   *message,
+                      uint8_t             *out);
+size_t yedi__account__count_unread_request__pack_to_buffer
+                     (const Yedi__Account__CountUnreadRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__CountUnreadRequest *
+       yedi__account__count_unread_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__count_unread_request__free_unpacked
+                     (Yedi__Account__CountUnreadRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__CountUnreadResponse methods */
+void   yedi__account__count_unread_response__init
+                     (Yedi__Account__CountUnreadResponse         *message);
+size_t yedi__account__count_unread_response__get_packed_size
+                     (const Yedi__Account__CountUnreadResponse   *message);
+size_t yedi__account__count_unread_response__pack
+                     (const Yedi__Account__CountUnreadResponse   *message,
+                      uint8_t             *out);
+size_t yedi__account__count_unread_response__pack_to_buffer
+                     (const Yedi__Account__CountUnreadResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__CountUnreadResponse *
+       yedi__account__count_unread_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__count_unread_response__free_unpacked
+                     (Yedi__Account__CountUnreadResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__MarkReadRequest methods */
+void   yedi__account__mark_read_request__init
+                     (Yedi__Account__MarkReadRequest         *message);
+size_t yedi__account__mark_read_request__get_packed_size
+                     (const Yedi__Account__MarkReadRequest   *message);
+size_t yedi__account__mark_read_request__pack
+                     (const Yedi__Account__MarkReadRequest   *message,
+                      uint8_t             *out);
+size_t yedi__account__mark_read_request__pack_to_buffer
+                     (const Yedi__Account__MarkReadRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__MarkReadRequest *
+       yedi__account__mark_read_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__mark_read_request__free_unpacked
+                     (Yedi__Account__MarkReadRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__MarkReadResponse methods */
+void   yedi__account__mark_read_response__init
+                     (Yedi__Account__MarkReadResponse         *message);
+size_t yedi__account__mark_read_response__get_packed_size
+                     (const Yedi__Account__MarkReadResponse   *message);
+size_t yedi__account__mark_read_response__pack
+                     (const Yedi__Account__MarkReadResponse   *message,
+                      uint8_t             *out);
+size_t yedi__account__mark_read_response__pack_to_buffer
+                     (const Yedi__Account__MarkReadResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__MarkReadResponse *
+       yedi__account__mark_read_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__mark_read_response__free_unpacked
+                     (Yedi__Account__MarkReadResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__NotifyRequest methods */
+void   yedi__account__notify_request__init
+                     (Yedi__Account__NotifyRequest         *message);
+size_t yedi__account__notify_request__get_packed_size
+                     (const Yedi__Account__NotifyRequest   *message);
+size_t yedi__account__notify_request__pack
+                     (const Yedi__Account__NotifyRequest   *message,
+                      uint8_t             *out);
+size_t yedi__account__notify_request__pack_to_buffer
+                     (const Yedi__Account__NotifyRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__NotifyRequest *
+       yedi__account__notify_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__notify_request__free_unpacked
+                     (Yedi__Account__NotifyRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__NotifyResponse methods */
+void   yedi__account__notify_response__init
+                     (Yedi__Account__NotifyResponse         *message);
+size_t yedi__account__notify_response__get_packed_size
+                     (const Yedi__Account__NotifyResponse   *message);
+size_t yedi__account__notify_response__pack
+                     (const Yedi__Account__NotifyResponse   *message,
+                      uint8_t             *out);
+size_t yedi__account__notify_response__pack_to_buffer
+                     (const Yedi__Account__NotifyResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__NotifyResponse *
+       yedi__account__notify_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__notify_response__free_unpacked
+                     (Yedi__Account__NotifyResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Yedi__Account__User_Closure)
@@ -2192,6 +2674,48 @@ typedef void (*Yedi__Account__VerifyIdentityResponse_Closure)
                   void *closure_data);
 typedef void (*Yedi__Account__CompleteIdentitySignUpRequest_Closure)
                  (const Yedi__Account__CompleteIdentitySignUpRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__RegisterDeviceRequest_Closure)
+                 (const Yedi__Account__RegisterDeviceRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__RegisterDeviceResponse_Closure)
+                 (const Yedi__Account__RegisterDeviceResponse *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__UnregisterDeviceRequest_Closure)
+                 (const Yedi__Account__UnregisterDeviceRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__UnregisterDeviceResponse_Closure)
+                 (const Yedi__Account__UnregisterDeviceResponse *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__NotificationValue_Closure)
+                 (const Yedi__Account__NotificationValue *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__Notification_Closure)
+                 (const Yedi__Account__Notification *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__ListNotificationsRequest_Closure)
+                 (const Yedi__Account__ListNotificationsRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__ListNotificationsResponse_Closure)
+                 (const Yedi__Account__ListNotificationsResponse *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__CountUnreadRequest_Closure)
+                 (const Yedi__Account__CountUnreadRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__CountUnreadResponse_Closure)
+                 (const Yedi__Account__CountUnreadResponse *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__MarkReadRequest_Closure)
+                 (const Yedi__Account__MarkReadRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__MarkReadResponse_Closure)
+                 (const Yedi__Account__MarkReadResponse *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__NotifyRequest_Closure)
+                 (const Yedi__Account__NotifyRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__NotifyResponse_Closure)
+                 (const Yedi__Account__NotifyResponse *message,
                   void *closure_data);
 
 /* --- services --- */
@@ -2454,12 +2978,79 @@ void yedi__account__identity__complete_identity_sign_up(ProtobufCService *servic
                                                         const Yedi__Account__CompleteIdentitySignUpRequest *input,
                                                         Yedi__Account__CompleteSignUpResponse_Closure closure,
                                                         void *closure_data);
+typedef struct Yedi__Account__Notifications_Service Yedi__Account__Notifications_Service;
+struct Yedi__Account__Notifications_Service
+{
+  ProtobufCService base;
+  void (*register_device)(Yedi__Account__Notifications_Service *service,
+                          const Yedi__Account__RegisterDeviceRequest *input,
+                          Yedi__Account__RegisterDeviceResponse_Closure closure,
+                          void *closure_data);
+  void (*unregister_device)(Yedi__Account__Notifications_Service *service,
+                            const Yedi__Account__UnregisterDeviceRequest *input,
+                            Yedi__Account__UnregisterDeviceResponse_Closure closure,
+                            void *closure_data);
+  void (*list_notifications)(Yedi__Account__Notifications_Service *service,
+                             const Yedi__Account__ListNotificationsRequest *input,
+                             Yedi__Account__ListNotificationsResponse_Closure closure,
+                             void *closure_data);
+  void (*count_unread)(Yedi__Account__Notifications_Service *service,
+                       const Yedi__Account__CountUnreadRequest *input,
+                       Yedi__Account__CountUnreadResponse_Closure closure,
+                       void *closure_data);
+  void (*mark_read)(Yedi__Account__Notifications_Service *service,
+                    const Yedi__Account__MarkReadRequest *input,
+                    Yedi__Account__MarkReadResponse_Closure closure,
+                    void *closure_data);
+  void (*notify)(Yedi__Account__Notifications_Service *service,
+                 const Yedi__Account__NotifyRequest *input,
+                 Yedi__Account__NotifyResponse_Closure closure,
+                 void *closure_data);
+};
+typedef void (*Yedi__Account__Notifications_ServiceDestroy)(Yedi__Account__Notifications_Service *);
+void yedi__account__notifications__init (Yedi__Account__Notifications_Service *service,
+                                         Yedi__Account__Notifications_ServiceDestroy destroy);
+#define YEDI__ACCOUNT__NOTIFICATIONS__BASE_INIT \
+    { &yedi__account__notifications__descriptor, protobuf_c_service_invoke_internal, NULL }
+#define YEDI__ACCOUNT__NOTIFICATIONS__INIT(function_prefix__) \
+    { YEDI__ACCOUNT__NOTIFICATIONS__BASE_INIT,\
+      function_prefix__ ## register_device,\
+      function_prefix__ ## unregister_device,\
+      function_prefix__ ## list_notifications,\
+      function_prefix__ ## count_unread,\
+      function_prefix__ ## mark_read,\
+      function_prefix__ ## notify  }
+void yedi__account__notifications__register_device(ProtobufCService *service,
+                                                   const Yedi__Account__RegisterDeviceRequest *input,
+                                                   Yedi__Account__RegisterDeviceResponse_Closure closure,
+                                                   void *closure_data);
+void yedi__account__notifications__unregister_device(ProtobufCService *service,
+                                                     const Yedi__Account__UnregisterDeviceRequest *input,
+                                                     Yedi__Account__UnregisterDeviceResponse_Closure closure,
+                                                     void *closure_data);
+void yedi__account__notifications__list_notifications(ProtobufCService *service,
+                                                      const Yedi__Account__ListNotificationsRequest *input,
+                                                      Yedi__Account__ListNotificationsResponse_Closure closure,
+                                                      void *closure_data);
+void yedi__account__notifications__count_unread(ProtobufCService *service,
+                                                const Yedi__Account__CountUnreadRequest *input,
+                                                Yedi__Account__CountUnreadResponse_Closure closure,
+                                                void *closure_data);
+void yedi__account__notifications__mark_read(ProtobufCService *service,
+                                             const Yedi__Account__MarkReadRequest *input,
+                                             Yedi__Account__MarkReadResponse_Closure closure,
+                                             void *closure_data);
+void yedi__account__notifications__notify(ProtobufCService *service,
+                                          const Yedi__Account__NotifyRequest *input,
+                                          Yedi__Account__NotifyResponse_Closure closure,
+                                          void *closure_data);
 
 /* --- descriptors --- */
 
 extern const ProtobufCEnumDescriptor    yedi__account__role__descriptor;
 extern const ProtobufCEnumDescriptor    yedi__account__gender__descriptor;
 extern const ProtobufCEnumDescriptor    yedi__account__designer_rank__descriptor;
+extern const ProtobufCEnumDescriptor    yedi__account__push_platform__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__user__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__public_user__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__address__descriptor;
@@ -2515,8 +3106,23 @@ extern const ProtobufCMessageDescriptor yedi__account__verify_provider_request__
 extern const ProtobufCMessageDescriptor yedi__account__sign_up_ticket__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__verify_identity_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__complete_identity_sign_up_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__register_device_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__register_device_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__unregister_device_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__unregister_device_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__notification_value__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__notification__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__list_notifications_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__list_notifications_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__count_unread_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__count_unread_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__mark_read_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__mark_read_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__notify_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__notify_response__descriptor;
 extern const ProtobufCServiceDescriptor yedi__account__account_service__descriptor;
 extern const ProtobufCServiceDescriptor yedi__account__identity__descriptor;
+extern const ProtobufCServiceDescriptor yedi__account__notifications__descriptor;
 
 PROTOBUF_C__END_DECLS
 

@@ -14,6 +14,9 @@ public struct QuotaLimits: Sendable, Equatable {
         ("uploads.day-bytes", 200 << 20, "bytes of images uploaded per day"),
         ("uploads.total-bytes", 2 << 30, "bytes of images stored"),
         ("cases.day", 20, "reports and inquiries per day"),
+        // Kept, not refused: a new device replaces the oldest, a new notification drops the oldest.
+        ("devices", 10, "push devices registered per app"),
+        ("notifications.kept", 500, "notifications kept in the inbox"),
     ]
 
     public static let defaults = QuotaLimits(
@@ -40,4 +43,6 @@ public struct QuotaLimits: Sendable, Equatable {
     public var postsPerDay: Quota { self["posts.day"] }
     public var uploadBytesPerDay: Quota { self["uploads.day-bytes"] }
     public var uploadBytesTotal: Quota { self["uploads.total-bytes"] }
+    public var devices: Quota { self["devices"] }
+    public var notificationsKept: Quota { self["notifications.kept"] }
 }

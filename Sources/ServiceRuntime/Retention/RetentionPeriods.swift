@@ -11,6 +11,8 @@ public struct RetentionPeriods: Sendable, Equatable {
         ("chat.events", 7 * 24, "live-stream events for resuming subscribers"),
         // An expired or revoked refresh token can do nothing; a day keeps it for looking into a complaint.
         ("sessions.dead", 24, "a refresh-token row after it expired or was revoked"),
+        // A notification screen shows recent news; three months covers "what was that about?".
+        ("notifications", 90 * 24, "a notification in a user's inbox, read or not"),
     ]
 
     public static let defaults = RetentionPeriods(
@@ -32,4 +34,5 @@ public struct RetentionPeriods: Sendable, Equatable {
     public var unreferencedImages: Int64 { milliseconds("images.unreferenced") }
     public var chatEvents: Int64 { milliseconds("chat.events") }
     public var deadSessions: Int64 { milliseconds("sessions.dead") }
+    public var notifications: Int64 { milliseconds("notifications") }
 }

@@ -115,6 +115,40 @@ extension YediAccount {
 }
 
 extension YediAccount {
+    public enum PushPlatform: ProtoEnum {
+        case unspecified
+        /// Firebase Cloud Messaging (Android, and iOS through FCM).
+        case fcm
+        /// Apple Push Notification service (a device token; the APNs adapter is not built yet).
+        case apns
+        /// A value this build does not know, kept as is so that it survives a round trip.
+        case unrecognized(Int32)
+
+        public static let schema = EnumSchema.named("yedi.account.PushPlatform")
+
+        public static let knownCases: [PushPlatform] = [.unspecified, .fcm, .apns]
+
+        public init(rawValue: Int32) {
+            switch rawValue {
+            case 0: self = .unspecified
+            case 1: self = .fcm
+            case 2: self = .apns
+            default: self = .unrecognized(rawValue)
+            }
+        }
+
+        public var rawValue: Int32 {
+            switch self {
+            case .unspecified: 0
+            case .fcm: 1
+            case .apns: 2
+            case .unrecognized(let value): value
+            }
+        }
+    }
+}
+
+extension YediAccount {
     /// A user as they see themselves (GetMe, sign-up, sign-in, UpdateProfile): every field.
     public struct User: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.account.User")
@@ -1747,6 +1781,383 @@ extension YediAccount {
 }
 
 extension YediAccount {
+    public struct RegisterDeviceRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.RegisterDeviceRequest")
+
+        public var platform: YediAccount.PushPlatform
+
+        /// The provider's registration token of this app on this device.
+        public var token: String
+
+        public init(platform: YediAccount.PushPlatform = .unspecified, token: String = "") {
+            self.platform = platform
+            self.token = token
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.platform, at: 1)
+            try encoder.write(self.token, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.platform = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 1024)
+            self.token = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediAccount {
+    public struct RegisterDeviceResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.RegisterDeviceResponse")
+
+        /// False when the token was registered for this user already (nothing changed but its session).
+        public var added: Bool
+
+        public init(added: Bool = false) {
+            self.added = added
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.added, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.added = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediAccount {
+    public struct UnregisterDeviceRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.UnregisterDeviceRequest")
+
+        public var token: String
+
+        public init(token: String = "") {
+            self.token = token
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.token, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 1024)
+            self.token = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediAccount {
+    public struct UnregisterDeviceResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.UnregisterDeviceResponse")
+
+        public var removed: Bool
+
+        public init(removed: Bool = false) {
+            self.removed = removed
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.removed, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.removed = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediAccount {
+    /// One key/value pair an app reads with a notification (which post, which reservation).
+    public struct NotificationValue: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.NotificationValue")
+
+        public var key: String
+
+        public var value: String
+
+        public init(key: String = "", value: String = "") {
+            self.key = key
+            self.value = value
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.key, at: 1)
+            try encoder.write(self.value, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 64)
+            self.key = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 1024)
+            self.value = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediAccount {
+    public struct Notification: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.Notification")
+
+        public var id: String
+
+        /// What happened, per app ("comment", "reservation-reminder"): the app picks the screen from it.
+        public var kind: String
+
+        public var title: String
+
+        public var body: String
+
+        public var data: [YediAccount.NotificationValue]
+
+        public var createdAtMs: Int64
+
+        public var read: Bool
+
+        public init(id: String = "", kind: String = "", title: String = "", body: String = "", data: [YediAccount.NotificationValue] = [], createdAtMs: Int64 = 0, read: Bool = false) {
+            self.id = id
+            self.kind = kind
+            self.title = title
+            self.body = body
+            self.data = data
+            self.createdAtMs = createdAtMs
+            self.read = read
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.id, at: 1)
+            try encoder.write(self.kind, at: 2)
+            try encoder.write(self.title, at: 3)
+            try encoder.write(self.body, at: 4)
+            try encoder.write(self.data, at: 5)
+            try encoder.write(self.createdAtMs, at: 6)
+            try encoder.write(self.read, at: 7)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.id = try decoder.read(at: 1)
+            self.kind = try decoder.read(at: 2)
+            self.title = try decoder.read(at: 3)
+            self.body = try decoder.read(at: 4)
+            self.data = try decoder.read(at: 5)
+            self.createdAtMs = try decoder.read(at: 6)
+            self.read = try decoder.read(at: 7)
+        }
+    }
+}
+
+extension YediAccount {
+    public struct ListNotificationsRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.ListNotificationsRequest")
+
+        public var page: YediCommon.PageRequest?
+
+        public init(page: YediCommon.PageRequest? = nil) {
+            self.page = page
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.page, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.page = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediAccount {
+    public struct ListNotificationsResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.ListNotificationsResponse")
+
+        /// Newest first.
+        public var notifications: [YediAccount.Notification]
+
+        public var page: YediCommon.PageInfo?
+
+        public var unreadCount: Int64
+
+        public init(notifications: [YediAccount.Notification] = [], page: YediCommon.PageInfo? = nil, unreadCount: Int64 = 0) {
+            self.notifications = notifications
+            self.page = page
+            self.unreadCount = unreadCount
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.notifications, at: 1)
+            try encoder.write(self.page, at: 2)
+            try encoder.write(self.unreadCount, at: 3)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.notifications = try decoder.read(at: 1)
+            self.page = try decoder.read(at: 2)
+            self.unreadCount = try decoder.read(at: 3)
+        }
+    }
+}
+
+extension YediAccount {
+    public struct CountUnreadRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.CountUnreadRequest")
+
+        public init() {}
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+        }
+    }
+}
+
+extension YediAccount {
+    public struct CountUnreadResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.CountUnreadResponse")
+
+        public var unreadCount: Int64
+
+        public init(unreadCount: Int64 = 0) {
+            self.unreadCount = unreadCount
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.unreadCount, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.unreadCount = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediAccount {
+    public struct MarkReadRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.MarkReadRequest")
+
+        /// These notifications (the caller's own; others' ids are ignored) ...
+        public var ids: [String]
+
+        /// ... and/or this one and every older one (the list's top id marks everything read).
+        public var upToID: String
+
+        public init(ids: [String] = [], upToID: String = "") {
+            self.ids = ids
+            self.upToID = upToID
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.ids, at: 1)
+            try encoder.write(self.upToID, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxItems: 100, maxBytes: 128)
+            self.ids = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 128)
+            self.upToID = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediAccount {
+    public struct MarkReadResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.MarkReadResponse")
+
+        public var unreadCount: Int64
+
+        public init(unreadCount: Int64 = 0) {
+            self.unreadCount = unreadCount
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.unreadCount, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.unreadCount = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediAccount {
+    /// Internal: another service notifies a user (an inbox row and a push to each device), through its outbox.
+    public struct NotifyRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.NotifyRequest")
+
+        public var userID: String
+
+        /// The user's app. A user of another app, or one deleted meanwhile, is not notified: the answer is OK
+        /// with applied = false, so the caller's outbox moves on instead of retrying for ever.
+        public var app: String
+
+        public var kind: String
+
+        public var title: String
+
+        public var body: String
+
+        public var data: [YediAccount.NotificationValue]
+
+        public init(userID: String = "", app: String = "", kind: String = "", title: String = "", body: String = "", data: [YediAccount.NotificationValue] = []) {
+            self.userID = userID
+            self.app = app
+            self.kind = kind
+            self.title = title
+            self.body = body
+            self.data = data
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.userID, at: 1)
+            try encoder.write(self.app, at: 2)
+            try encoder.write(self.kind, at: 3)
+            try encoder.write(self.title, at: 4)
+            try encoder.write(self.body, at: 5)
+            try encoder.write(self.data, at: 6)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
+            self.userID = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 32)
+            self.app = try decoder.read(at: 2)
+            try decoder.limit(at: 3, maxBytes: 64)
+            self.kind = try decoder.read(at: 3)
+            try decoder.limit(at: 4, maxBytes: 400)
+            self.title = try decoder.read(at: 4)
+            try decoder.limit(at: 5, maxBytes: 4000)
+            self.body = try decoder.read(at: 5)
+            try decoder.limit(at: 6, maxItems: 16)
+            self.data = try decoder.read(at: 6)
+        }
+    }
+}
+
+extension YediAccount {
+    public struct NotifyResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.NotifyResponse")
+
+        /// False for a repeated delivery of one outbox job (applied the first time only).
+        public var applied: Bool
+
+        public init(applied: Bool = false) {
+            self.applied = applied
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.applied, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.applied = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediAccount {
     public enum AccountService {
         /// The methods of `yedi.account.AccountService`.
         public enum Method {
@@ -2153,6 +2564,116 @@ extension YediAccount.Identity.ServiceProtocol {
         })
         router.register(YediAccount.Identity.Method.completeIdentitySignUp, unary: { request, context in
             try await self.completeIdentitySignUp(request, context: context)
+        })
+    }
+}
+
+extension YediAccount {
+    /// A user's push devices and notification inbox, in the caller's app; every app uses them.
+    public enum Notifications {
+        /// The methods of `yedi.account.Notifications`.
+        public enum Method {
+            /// Idempotent per token: registering a token again keeps one device (moved to the calling user and
+            /// session). At most 10 devices per user: the oldest is replaced.
+            public static let registerDevice = RPCMethod<YediAccount.RegisterDeviceRequest, YediAccount.RegisterDeviceResponse>(
+                service: "yedi.account.Notifications", method: "RegisterDevice", kind: .unary, idempotency: .idempotent,
+                access: .user(apps: .any, roles: []))
+            public static let unregisterDevice = RPCMethod<YediAccount.UnregisterDeviceRequest, YediAccount.UnregisterDeviceResponse>(
+                service: "yedi.account.Notifications", method: "UnregisterDevice", kind: .unary, idempotency: .idempotent,
+                access: .user(apps: .any, roles: []))
+            public static let listNotifications = RPCMethod<YediAccount.ListNotificationsRequest, YediAccount.ListNotificationsResponse>(
+                service: "yedi.account.Notifications", method: "ListNotifications", kind: .unary, idempotency: .noSideEffects,
+                access: .user(apps: .any, roles: []))
+            public static let countUnread = RPCMethod<YediAccount.CountUnreadRequest, YediAccount.CountUnreadResponse>(
+                service: "yedi.account.Notifications", method: "CountUnread", kind: .unary, idempotency: .noSideEffects,
+                access: .user(apps: .any, roles: []))
+            public static let markRead = RPCMethod<YediAccount.MarkReadRequest, YediAccount.MarkReadResponse>(
+                service: "yedi.account.Notifications", method: "MarkRead", kind: .unary, idempotency: .idempotent,
+                access: .user(apps: .any, roles: []))
+            /// Applied once per outbox job (its idempotency key, kept in the receipt ledger).
+            public static let notify = RPCMethod<YediAccount.NotifyRequest, YediAccount.NotifyResponse>(
+                service: "yedi.account.Notifications", method: "Notify", kind: .unary, idempotency: .idempotent,
+                access: .service(callers: ["booking", "chat", "content"]))
+        }
+
+        /// `yedi.account.Notifications` as RPCCore routes it and the probe lists it.
+        public static let descriptor = ServiceDescriptor(
+            fullName: "yedi.account.Notifications",
+            methods: [Method.registerDevice.descriptor, Method.unregisterDevice.descriptor, Method.listNotifications.descriptor, Method.countUnread.descriptor, Method.markRead.descriptor, Method.notify.descriptor]
+        )
+
+        /// Serve `yedi.account.Notifications` by implementing these methods and passing the value to an `RPCServer`.
+        public protocol ServiceProtocol: RPCService {
+            /// Idempotent per token: registering a token again keeps one device (moved to the calling user and
+            /// session). At most 10 devices per user: the oldest is replaced.
+            func registerDevice(_ request: YediAccount.RegisterDeviceRequest, context: ServerContext) async throws -> YediAccount.RegisterDeviceResponse
+            func unregisterDevice(_ request: YediAccount.UnregisterDeviceRequest, context: ServerContext) async throws -> YediAccount.UnregisterDeviceResponse
+            func listNotifications(_ request: YediAccount.ListNotificationsRequest, context: ServerContext) async throws -> YediAccount.ListNotificationsResponse
+            func countUnread(_ request: YediAccount.CountUnreadRequest, context: ServerContext) async throws -> YediAccount.CountUnreadResponse
+            func markRead(_ request: YediAccount.MarkReadRequest, context: ServerContext) async throws -> YediAccount.MarkReadResponse
+            /// Applied once per outbox job (its idempotency key, kept in the receipt ledger).
+            func notify(_ request: YediAccount.NotifyRequest, context: ServerContext) async throws -> YediAccount.NotifyResponse
+        }
+
+        /// Typed calls to `yedi.account.Notifications` through an `RPCClient`.
+        public struct Client: Sendable {
+            public let rpcClient: RPCClient
+
+            public init(_ rpcClient: RPCClient) {
+                self.rpcClient = rpcClient
+            }
+
+            /// Idempotent per token: registering a token again keeps one device (moved to the calling user and
+            /// session). At most 10 devices per user: the oldest is replaced.
+            public func registerDevice(_ request: YediAccount.RegisterDeviceRequest, options: CallOptions = .defaults) async throws -> YediAccount.RegisterDeviceResponse {
+                try await rpcClient.unary(Method.registerDevice, request, options: options)
+            }
+
+            public func unregisterDevice(_ request: YediAccount.UnregisterDeviceRequest, options: CallOptions = .defaults) async throws -> YediAccount.UnregisterDeviceResponse {
+                try await rpcClient.unary(Method.unregisterDevice, request, options: options)
+            }
+
+            public func listNotifications(_ request: YediAccount.ListNotificationsRequest, options: CallOptions = .defaults) async throws -> YediAccount.ListNotificationsResponse {
+                try await rpcClient.unary(Method.listNotifications, request, options: options)
+            }
+
+            public func countUnread(_ request: YediAccount.CountUnreadRequest, options: CallOptions = .defaults) async throws -> YediAccount.CountUnreadResponse {
+                try await rpcClient.unary(Method.countUnread, request, options: options)
+            }
+
+            public func markRead(_ request: YediAccount.MarkReadRequest, options: CallOptions = .defaults) async throws -> YediAccount.MarkReadResponse {
+                try await rpcClient.unary(Method.markRead, request, options: options)
+            }
+
+            /// Applied once per outbox job (its idempotency key, kept in the receipt ledger).
+            public func notify(_ request: YediAccount.NotifyRequest, options: CallOptions = .defaults) async throws -> YediAccount.NotifyResponse {
+                try await rpcClient.unary(Method.notify, request, options: options)
+            }
+        }
+    }
+}
+
+extension YediAccount.Notifications.ServiceProtocol {
+    public var serviceDescriptor: ServiceDescriptor { YediAccount.Notifications.descriptor }
+
+    public func registerMethods(with router: inout RPCRouter) {
+        router.register(YediAccount.Notifications.Method.registerDevice, unary: { request, context in
+            try await self.registerDevice(request, context: context)
+        })
+        router.register(YediAccount.Notifications.Method.unregisterDevice, unary: { request, context in
+            try await self.unregisterDevice(request, context: context)
+        })
+        router.register(YediAccount.Notifications.Method.listNotifications, unary: { request, context in
+            try await self.listNotifications(request, context: context)
+        })
+        router.register(YediAccount.Notifications.Method.countUnread, unary: { request, context in
+            try await self.countUnread(request, context: context)
+        })
+        router.register(YediAccount.Notifications.Method.markRead, unary: { request, context in
+            try await self.markRead(request, context: context)
+        })
+        router.register(YediAccount.Notifications.Method.notify, unary: { request, context in
+            try await self.notify(request, context: context)
         })
     }
 }
