@@ -1548,7 +1548,7 @@ extension YediAccount {
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
-            try decoder.limit(at: 1, maxBytes: 32)
+            try decoder.limit(at: 1, maxBytes: 64)
             self.provider = try decoder.read(at: 1)
             try decoder.limit(at: 2, maxBytes: 8192)
             self.token = try decoder.read(at: 2)
@@ -2122,7 +2122,7 @@ extension YediAccount {
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             try decoder.limit(at: 1, maxBytes: 128)
             self.userID = try decoder.read(at: 1)
-            try decoder.limit(at: 2, maxBytes: 32)
+            try decoder.limit(at: 2, maxBytes: 64)
             self.app = try decoder.read(at: 2)
             try decoder.limit(at: 3, maxBytes: 64)
             self.kind = try decoder.read(at: 3)
