@@ -18,6 +18,11 @@ final class YediSystem {
         "account": "AccountService", "content": "ContentService", "booking": "BookingService", "chat": "ChatService",
     ]
 
+    /// The repository's app files, as `deploy/start.sh` passes them: the four apps are served.
+    static let appsFolder = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("deploy/apps").path
+
     let root: URL
     let pki: TestPKI
     private(set) var rpcPorts: [String: Int] = [:]
@@ -54,7 +59,8 @@ final class YediSystem {
     private func launch(_ service: String) throws {
         var arguments = [
             "--host", "127.0.0.1", "--port", "\(rpcPorts[service]!)", "--metrics-port", "\(metricsPorts[service]!)",
-            "--pki", pki.devPKI.path, "--data", dataDirectory(service).path, "--development", "--dev-clock",
+            "--pki", pki.devPKI.path, "--data", dataDirectory(service).path, "--apps", Self.appsFolder,
+            "--development", "--dev-clock",
             "--log-level", "info",
             "--shutdown-grace", "2",
         ]
@@ -129,15 +135,18 @@ final class YediSystem {
 
     /// Calls `method` on `service` with a JSON request; the reply as a JSON object. Fails the test with
     /// the probe's stderr if the call does not succeed.
+    /// `app` names the app of an anonymous call (`yedi-app`); `identity` presents another client
+    /// certificate of the test PKI (a service's, to call as that service).
     @discardableResult
     func call(
         _ service: String, _ method: String, _ request: String = "{}", token: String? = nil, asOperator: Bool = false,
-        file: StaticString = #filePath, line: UInt = #line
+        app: String? = nil, identity: String? = nil, file: StaticString = #filePath, line: UInt = #line
     ) throws -> [String: Any] {
-        let operatorIdentity = ["--cert", pki.certificate("operator"), "--key", pki.key("operator")]
+        let certificate = identity ?? (asOperator ? "operator" : nil)
         let result = try runProbe(
             ["call", address(service), method, request, "--emit-defaults"] + (token.map { ["--token", $0] } ?? [])
-                + (asOperator ? operatorIdentity : []))
+                + (certificate.map { ["--cert", pki.certificate($0), "--key", pki.key($0)] } ?? [])
+                + (app.map { ["-H", "yedi-app: \($0)"] } ?? []))
         guard result.exitCode == 0 else {
             throw E2EFailure("\(method) \(request) failed (exit \(result.exitCode)): \(result.errorOutput)")
         }
