@@ -33,52 +33,6 @@ enum AccountServiceDefinition: ServiceDefinition {
         ]
     }
 
-    /// Reports, inquiries and suspensions of every app (`yedi.moderation.Moderation`), on `kit`: the
-    /// process's one handler kit.
-    static func moderation(_ env: ServiceEnvironment, kit: HandlerKit) -> ModerationHandlers {
-        ModerationHandlers(
-            store: SQLiteModerationStore(
-                database: env.database, revokedUsers: env.revokedUsers, events: AccountEvents(outbox: env.outbox)),
-            apps: env.apps, kit: kit)
-    }
-
-    /// Devices and the inbox (docs/account.md, "Devices and the inbox"), on `kit` (the process's one kit).
-    /// Forgets a device whose token the push provider said is dead, and prunes old notifications.
-    static func notificationHandlers(_ env: ServiceEnvironment, kit: HandlerKit) -> NotificationHandlers {
-        let store = notificationStore(env)
-        let logger = env.logger
-        env.outbox.onUndeliverable { job in
-            guard job.destination == OutsideMessageKind.push.destination, job.error.isDeadDeviceToken,
-                let push = try? YediRuntime.PushMessage(serializedBytes: job.payload)
-            else { return }
-            do {
-                _ = try await store.forgetDeviceToken(push.deviceToken)
-            } catch {
-                logger.warning("could not forget a dead push token", metadata: ["error": "\(error)"])
-            }
-        }
-        env.addBackgroundService(notificationPruning(env, store: store))
-        return NotificationHandlers(store: store, kit: kit)
-    }
-
-    /// The SQLite store of devices and inboxes, notifying through the process's outbox.
-    static func notificationStore(_ env: ServiceEnvironment) -> SQLiteNotificationStore {
-        SQLiteNotificationStore(
-            database: env.database,
-            notifier: Notifier(
-                outbox: env.outbox, ids: env.ids, clock: env.clock,
-                kept: Int(env.configuration.quotas.notificationsKept.limit)))
-    }
-
-    /// Deletes notifications older than `--retention notifications` (90 days), at start and hourly.
-    static func notificationPruning(_ env: ServiceEnvironment, store: any NotificationStore) -> PeriodicJob {
-        let clock = env.clock
-        let retention = env.configuration.retention.notifications
-        return PeriodicJob(name: "notification-pruning", period: pruningPeriod, logger: env.logger) {
-            try await store.pruneNotifications(createdBefore: clock.nowMilliseconds - retention)
-        }
-    }
-
     /// Mails SignUp sends one address per hour (docs/account.md, "Sign-up").
     static let mailsPerRecipient = RateLimit(burst: 5, period: .seconds(3_600))
 
@@ -138,22 +92,6 @@ enum AccountServiceDefinition: ServiceDefinition {
                 try await store.users(ids: ids).map(AccountHandlers.publicUser)
             })
         )
-    }
-
-    /// The sign-in providers at their real addresses (docs/platform.md, "Verified identities"): each
-    /// checks tokens against the client ids of the call's app (`provider_client_ids`); an app without
-    /// ids for a provider cannot use it.
-    static func providerVerifiers(_ env: ServiceEnvironment) -> [String: any IdentityVerifier] {
-        let clock = env.clock
-        let now: @Sendable () -> Double = { clock.now.timeIntervalSince1970 }
-        let verifiers: [any ProviderTokenVerifier] = [
-            IDTokenVerifier.apple(now: now), IDTokenVerifier.google(now: now), KakaoTokenVerifier(),
-            NaverTokenVerifier(),
-        ]
-        return Dictionary(
-            uniqueKeysWithValues: verifiers.map {
-                ($0.provider, ProviderIdentityVerifier(verifier: $0, apps: env.apps))
-            })
     }
 
     /// How often dead sessions and expired sign-ups are pruned (and once at start).

@@ -1,0 +1,13 @@
+import ServiceRuntime
+
+/// How the AccountService process sets up moderation (docs/platform.md, "Moderation").
+extension AccountServiceDefinition {
+    /// Reports, inquiries and suspensions of every app (`yedi.moderation.Moderation`), on `kit`: the
+    /// process's one handler kit.
+    static func moderation(_ env: ServiceEnvironment, kit: HandlerKit) -> ModerationHandlers {
+        ModerationHandlers(
+            store: SQLiteModerationStore(
+                database: env.database, revokedUsers: env.revokedUsers, events: AccountEvents(outbox: env.outbox)),
+            apps: env.apps, kit: kit)
+    }
+}
