@@ -2437,6 +2437,96 @@ void   yedi__account__verify_identity_response__free_unpacked
   assert(message->base.descriptor == &yedi__account__verify_identity_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__account__check_nickname_request__init
+                     (Yedi__Account__CheckNicknameRequest         *message)
+{
+  static const Yedi__Account__CheckNicknameRequest init_value = YEDI__ACCOUNT__CHECK_NICKNAME_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__account__check_nickname_request__get_packed_size
+                     (const Yedi__Account__CheckNicknameRequest *message)
+{
+  assert(message->base.descriptor == &yedi__account__check_nickname_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__check_nickname_request__pack
+                     (const Yedi__Account__CheckNicknameRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__check_nickname_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__check_nickname_request__pack_to_buffer
+                     (const Yedi__Account__CheckNicknameRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__check_nickname_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__CheckNicknameRequest *
+       yedi__account__check_nickname_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__CheckNicknameRequest *)
+     protobuf_c_message_unpack (&yedi__account__check_nickname_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__check_nickname_request__free_unpacked
+                     (Yedi__Account__CheckNicknameRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__check_nickname_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__check_nickname_response__init
+                     (Yedi__Account__CheckNicknameResponse         *message)
+{
+  static const Yedi__Account__CheckNicknameResponse init_value = YEDI__ACCOUNT__CHECK_NICKNAME_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__account__check_nickname_response__get_packed_size
+                     (const Yedi__Account__CheckNicknameResponse *message)
+{
+  assert(message->base.descriptor == &yedi__account__check_nickname_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__check_nickname_response__pack
+                     (const Yedi__Account__CheckNicknameResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__check_nickname_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__check_nickname_response__pack_to_buffer
+                     (const Yedi__Account__CheckNicknameResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__check_nickname_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__CheckNicknameResponse *
+       yedi__account__check_nickname_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__CheckNicknameResponse *)
+     protobuf_c_message_unpack (&yedi__account__check_nickname_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__check_nickname_response__free_unpacked
+                     (Yedi__Account__CheckNicknameResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__check_nickname_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__account__complete_identity_sign_up_request__init
                      (Yedi__Account__CompleteIdentitySignUpRequest         *message)
 {
@@ -6137,6 +6227,95 @@ const ProtobufCMessageDescriptor yedi__account__verify_identity_response__descri
   (ProtobufCMessageInit) yedi__account__verify_identity_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor yedi__account__check_nickname_request__field_descriptors[1] =
+{
+  {
+    "nickname",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__CheckNicknameRequest, nickname),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__check_nickname_request__field_indices_by_name[] = {
+  0,   /* field[0] = nickname */
+};
+static const ProtobufCIntRange yedi__account__check_nickname_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__account__check_nickname_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.CheckNicknameRequest",
+  "CheckNicknameRequest",
+  "Yedi__Account__CheckNicknameRequest",
+  "yedi.account",
+  sizeof(Yedi__Account__CheckNicknameRequest),
+  1,
+  yedi__account__check_nickname_request__field_descriptors,
+  yedi__account__check_nickname_request__field_indices_by_name,
+  1,  yedi__account__check_nickname_request__number_ranges,
+  (ProtobufCMessageInit) yedi__account__check_nickname_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__check_nickname_response__field_descriptors[2] =
+{
+  {
+    "available",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__CheckNicknameResponse, available),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__CheckNicknameResponse, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__check_nickname_response__field_indices_by_name[] = {
+  0,   /* field[0] = available */
+  1,   /* field[1] = reason */
+};
+static const ProtobufCIntRange yedi__account__check_nickname_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__account__check_nickname_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.CheckNicknameResponse",
+  "CheckNicknameResponse",
+  "Yedi__Account__CheckNicknameResponse",
+  "yedi.account",
+  sizeof(Yedi__Account__CheckNicknameResponse),
+  2,
+  yedi__account__check_nickname_response__field_descriptors,
+  yedi__account__check_nickname_response__field_indices_by_name,
+  1,  yedi__account__check_nickname_response__number_ranges,
+  (ProtobufCMessageInit) yedi__account__check_nickname_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor yedi__account__complete_identity_sign_up_request__field_descriptors[2] =
 {
   {
@@ -7275,15 +7454,17 @@ void yedi__account__account_service__init (Yedi__Account__AccountService_Service
                                      &yedi__account__account_service__descriptor,
                                      (ProtobufCServiceDestroy) destroy);
 }
-static const ProtobufCMethodDescriptor yedi__account__identity__method_descriptors[4] =
+static const ProtobufCMethodDescriptor yedi__account__identity__method_descriptors[5] =
 {
   { "StartPhoneVerification", &yedi__account__start_phone_verification_request__descriptor, &yedi__account__start_phone_verification_response__descriptor },
   { "VerifyPhone", &yedi__account__verify_phone_request__descriptor, &yedi__account__verify_identity_response__descriptor },
   { "VerifyProvider", &yedi__account__verify_provider_request__descriptor, &yedi__account__verify_identity_response__descriptor },
+  { "CheckNickname", &yedi__account__check_nickname_request__descriptor, &yedi__account__check_nickname_response__descriptor },
   { "CompleteIdentitySignUp", &yedi__account__complete_identity_sign_up_request__descriptor, &yedi__account__complete_sign_up_response__descriptor },
 };
 const unsigned yedi__account__identity__method_indices_by_name[] = {
-  3,        /* CompleteIdentitySignUp */
+  3,        /* CheckNickname */
+  4,        /* CompleteIdentitySignUp */
   0,        /* StartPhoneVerification */
   1,        /* VerifyPhone */
   2         /* VerifyProvider */
@@ -7295,7 +7476,7 @@ const ProtobufCServiceDescriptor yedi__account__identity__descriptor =
   "Identity",
   "Yedi__Account__Identity",
   "yedi.account",
-  4,
+  5,
   yedi__account__identity__method_descriptors,
   yedi__account__identity__method_indices_by_name
 };
@@ -7323,13 +7504,21 @@ void yedi__account__identity__verify_provider(ProtobufCService *service,
   assert(service->descriptor == &yedi__account__identity__descriptor);
   service->invoke(service, 2, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
+void yedi__account__identity__check_nickname(ProtobufCService *service,
+                                             const Yedi__Account__CheckNicknameRequest *input,
+                                             Yedi__Account__CheckNicknameResponse_Closure closure,
+                                             void *closure_data)
+{
+  assert(service->descriptor == &yedi__account__identity__descriptor);
+  service->invoke(service, 3, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
 void yedi__account__identity__complete_identity_sign_up(ProtobufCService *service,
                                                         const Yedi__Account__CompleteIdentitySignUpRequest *input,
                                                         Yedi__Account__CompleteSignUpResponse_Closure closure,
                                                         void *closure_data)
 {
   assert(service->descriptor == &yedi__account__identity__descriptor);
-  service->invoke(service, 3, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 4, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__identity__init (Yedi__Account__Identity_Service *service,
                                     Yedi__Account__Identity_ServiceDestroy destroy)

@@ -56,6 +56,8 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__account__verify_provider_request__descriptor,
     &yedi__account__sign_up_ticket__descriptor,
     &yedi__account__verify_identity_response__descriptor,
+    &yedi__account__check_nickname_request__descriptor,
+    &yedi__account__check_nickname_response__descriptor,
     &yedi__account__complete_identity_sign_up_request__descriptor,
     &yedi__account__register_device_request__descriptor,
     &yedi__account__register_device_response__descriptor,
@@ -192,10 +194,10 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__runtime__push_message__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 188; }
+size_t yedi_message_descriptor_count(void) { return 190; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 188 ? message_descriptors[index] : NULL;
+    return index < 190 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {

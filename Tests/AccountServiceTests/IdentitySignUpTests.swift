@@ -106,6 +106,35 @@ final class IdentitySignUpTests: XCTestCase {
         try await fixture.stop()
     }
 
+    /// CheckNickname answers what CompleteIdentitySignUp would: free, taken (regardless of case, in the
+    /// call's app only), or the rule it breaks; YeDi has no nicknames.
+    func testIdentityCheckNicknameAnswersAsSignUpWould() async throws {
+        let fixture = try await AccountFixture.startServingApps()
+        let slp = AccountFixture.inApp("slp")
+        func check(_ nickname: String, _ options: CallOptions) async throws -> YediAccount.CheckNicknameResponse {
+            try await fixture.identity.checkNickname(.init(nickname: nickname), options: options)
+        }
+        let before = try await check("Sprout", slp)
+        XCTAssertTrue(before.available)
+        XCTAssertEqual(before.reason, "")
+        let first = try ticket(try await fixture.verifyPhone("010-1234-5678", number: "+821012345678"))
+        _ = try await fixture.identity.completeIdentitySignUp(
+            .init(ticket: first.ticket, nickname: "Sprout"), options: slp)
+        let taken = try await check("sPROUT", slp)
+        XCTAssertFalse(taken.available)
+        XCTAssertTrue(taken.reason.contains("already in use"), taken.reason)
+        let inHousetainer = try await check("Sprout", AccountFixture.inApp("housetainer"))
+        XCTAssertTrue(inHousetainer.available, "another app's nicknames are its own")
+        let banned = try await check("운영자다", slp)
+        XCTAssertFalse(banned.available)
+        XCTAssertTrue(banned.reason.hasPrefix("nickname:"), banned.reason)
+        let empty = try await check("", slp)
+        XCTAssertFalse(empty.available)
+        let inYedi = await statusCode { _ = try await check("Sprout", AccountFixture.inApp("yedi")) }
+        XCTAssertEqual(inYedi, .permissionDenied, "YeDi's callers do not reach it")
+        try await fixture.stop()
+    }
+
     func testIdentityDeleteAccountWithoutAPasswordTakesAFreshProof() async throws {
         let fixture = try await AccountFixture.startServingApps()
         let mine = try ticket(try await fixture.verifyPhone("010-1234-5678", number: "+821012345678"))

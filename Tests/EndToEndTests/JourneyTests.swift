@@ -7,19 +7,7 @@ import XCTest
 /// a designer sets up shop and posts, a customer finds, follows, likes, consults, books, reviews, and
 /// finally deletes the account, after which no service keeps anything of theirs. One service is killed
 /// with SIGKILL and restarted on its data along the way.
-final class JourneyTests: XCTestCase {
-    private var system: YediSystem!
-
-    override func setUpWithError() throws {
-        system = try YediSystem()
-        try system.startAll()
-    }
-
-    override func tearDownWithError() throws {
-        system?.stopAll()
-        system = nil
-    }
-
+final class JourneyTests: RunningSystemTestCase {
     private let account = "yedi.account.AccountService/"
     private let content = "yedi.content.ContentService/"
     private let booking = "yedi.booking.BookingService/"

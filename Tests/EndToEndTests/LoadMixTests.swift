@@ -5,19 +5,7 @@ import XCTest
 /// through the public RPCs (sign-ups with the codes from AccountService's development mailbox, hours,
 /// posts with photos, follows, reservations, rooms), every call of the mix succeeds, on every service,
 /// and with `--streams` the sends reach the live streams (send→deliver).
-final class LoadMixTests: XCTestCase {
-    private var system: YediSystem!
-
-    override func setUpWithError() throws {
-        system = try YediSystem()
-        try system.startAll()
-    }
-
-    override func tearDownWithError() throws {
-        system?.stopAll()
-        system = nil
-    }
-
+final class LoadMixTests: RunningSystemTestCase {
     func testYediMixSeedsThroughPublicRPCsAndDrivesEveryService() throws {
         let result = try system.runProbe(
             [

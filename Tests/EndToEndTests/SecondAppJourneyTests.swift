@@ -6,19 +6,7 @@ import XCTest
 /// A second app on the same four processes (issue 26, "Show it"): an SLP member signs up by phone with
 /// the code read from the development SMS file, registers a device and gets a push in the development
 /// push files, and reaches nothing of YeDi's.
-final class SecondAppJourneyTests: XCTestCase {
-    private var system: YediSystem!
-
-    override func setUpWithError() throws {
-        system = try YediSystem()
-        try system.startAll()
-    }
-
-    override func tearDownWithError() throws {
-        system?.stopAll()
-        system = nil
-    }
-
+final class SecondAppJourneyTests: RunningSystemTestCase {
     private let identity = "yedi.account.Identity/"
 
     func testTenantAnSLPMemberSignsUpByPhoneGetsAPushAndSeesNothingOfYeDi() throws {

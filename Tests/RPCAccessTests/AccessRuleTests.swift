@@ -144,7 +144,7 @@ final class AccessRuleTests: XCTestCase {
                 "yedi.account.AccountService/DeleteAccount",
                 // Identity: SLP signs in by phone (deploy/apps/slp.json).
                 "yedi.account.Identity/StartPhoneVerification", "yedi.account.Identity/VerifyPhone",
-                "yedi.account.Identity/CompleteIdentitySignUp",
+                "yedi.account.Identity/CompleteIdentitySignUp", "yedi.account.Identity/CheckNickname",
                 "yedi.account.Notifications/RegisterDevice", "yedi.account.Notifications/UnregisterDevice",
                 "yedi.account.Notifications/ListNotifications", "yedi.account.Notifications/CountUnread",
                 "yedi.account.Notifications/MarkRead",

@@ -62,6 +62,25 @@ struct IdentityHandlers: YediAccount.Identity.ServiceProtocol, HandlerKitUser {
         return try await signIn(.provider(name: assertion.provider, token: assertion.token), context: context)
     }
 
+    func checkNickname(
+        _ request: YediAccount.CheckNicknameRequest, context: ServerContext
+    ) async throws -> YediAccount.CheckNicknameResponse {
+        try account.admit(context)
+        guard let app = identity.apps[context.app] else {
+            throw RPCError(code: .failedPrecondition, message: "\(context.app) has no nicknames")
+        }
+        let nickname: String
+        do {
+            nickname = try Self.nickname(request.nickname, app: app)
+        } catch {
+            return YediAccount.CheckNicknameResponse(available: false, reason: error.message)
+        }
+        guard try await !store.nicknameTaken(nickname, app: context.app) else {
+            return YediAccount.CheckNicknameResponse(available: false, reason: "nickname: already in use")
+        }
+        return YediAccount.CheckNicknameResponse(available: true)
+    }
+
     func completeIdentitySignUp(
         _ request: YediAccount.CompleteIdentitySignUpRequest, context: ServerContext
     ) async throws -> YediAccount.CompleteSignUpResponse {

@@ -12,6 +12,9 @@ protocol AccountStore: Sendable {
     /// Adds a user (and their designer profile and shop); `AccountStoreError.emailTaken` if the email exists.
     func createUser(_ user: UserRecord, designer: DesignerRecord?, session: SessionRecord) async throws
     func user(id: String) async throws -> UserRecord?
+    /// Whether a member of `app` has `nickname` (case-insensitively): advice for a sign-up screen; the
+    /// unique index decides at creation.
+    func nicknameTaken(_ nickname: String, app: AppID) async throws -> Bool
     /// The account of `email` in `app` (the same address in another app is another account).
     func user(app: AppID, email: String) async throws -> UserRecord?
     /// The users among `ids` that exist, in no particular order.

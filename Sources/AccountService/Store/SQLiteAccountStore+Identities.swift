@@ -8,6 +8,14 @@ import YediProto
 /// Verified identities (`user_identity`), the phone codes that prove a number (`phone_verification`)
 /// and the sign-up tickets of identities without an account (`sign_up_ticket`).
 extension SQLiteAccountStore {
+    func nicknameTaken(_ nickname: String, app: AppID) async throws -> Bool {
+        try await database.read { db in
+            try Bool.fetchOne(
+                db, sql: "SELECT 1 FROM user WHERE app = ? AND nickname = ? COLLATE NOCASE",
+                arguments: [app.rawValue, nickname]) ?? false
+        }
+    }
+
     func user(app: AppID, identity: VerifiedIdentity) async throws -> UserRecord? {
         try await database.read { db in
             try Row.fetchOne(

@@ -71,6 +71,8 @@ typedef struct Yedi__Account__VerifyPhoneRequest Yedi__Account__VerifyPhoneReque
 typedef struct Yedi__Account__VerifyProviderRequest Yedi__Account__VerifyProviderRequest;
 typedef struct Yedi__Account__SignUpTicket Yedi__Account__SignUpTicket;
 typedef struct Yedi__Account__VerifyIdentityResponse Yedi__Account__VerifyIdentityResponse;
+typedef struct Yedi__Account__CheckNicknameRequest Yedi__Account__CheckNicknameRequest;
+typedef struct Yedi__Account__CheckNicknameResponse Yedi__Account__CheckNicknameResponse;
 typedef struct Yedi__Account__CompleteIdentitySignUpRequest Yedi__Account__CompleteIdentitySignUpRequest;
 typedef struct Yedi__Account__RegisterDeviceRequest Yedi__Account__RegisterDeviceRequest;
 typedef struct Yedi__Account__RegisterDeviceResponse Yedi__Account__RegisterDeviceResponse;
@@ -991,6 +993,34 @@ struct  Yedi__Account__VerifyIdentityResponse
 #define YEDI__ACCOUNT__VERIFY_IDENTITY_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__account__verify_identity_response__descriptor) \
     , YEDI__ACCOUNT__VERIFY_IDENTITY_RESPONSE__OUTCOME__NOT_SET, {0} }
+
+
+struct  Yedi__Account__CheckNicknameRequest
+{
+  ProtobufCMessage base;
+  char *nickname;
+};
+#define YEDI__ACCOUNT__CHECK_NICKNAME_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__check_nickname_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Account__CheckNicknameResponse
+{
+  ProtobufCMessage base;
+  /*
+   * Whether CompleteIdentitySignUp would take it now (another member may still take it first: the
+   * store's unique index decides).
+   */
+  protobuf_c_boolean available;
+  /*
+   * When not available: the rule it breaks, or "already in use".
+   */
+  char *reason;
+};
+#define YEDI__ACCOUNT__CHECK_NICKNAME_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__check_nickname_response__descriptor) \
+    , 0, (char *)protobuf_c_empty_string }
 
 
 struct  Yedi__Account__CompleteIdentitySignUpRequest
@@ -2223,6 +2253,44 @@ Yedi__Account__VerifyIdentityResponse *
 void   yedi__account__verify_identity_response__free_unpacked
                      (Yedi__Account__VerifyIdentityResponse *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Account__CheckNicknameRequest methods */
+void   yedi__account__check_nickname_request__init
+                     (Yedi__Account__CheckNicknameRequest         *message);
+size_t yedi__account__check_nickname_request__get_packed_size
+                     (const Yedi__Account__CheckNicknameRequest   *message);
+size_t yedi__account__check_nickname_request__pack
+                     (const Yedi__Account__CheckNicknameRequest   *message,
+                      uint8_t             *out);
+size_t yedi__account__check_nickname_request__pack_to_buffer
+                     (const Yedi__Account__CheckNicknameRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__CheckNicknameRequest *
+       yedi__account__check_nickname_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__check_nickname_request__free_unpacked
+                     (Yedi__Account__CheckNicknameRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__CheckNicknameResponse methods */
+void   yedi__account__check_nickname_response__init
+                     (Yedi__Account__CheckNicknameResponse         *message);
+size_t yedi__account__check_nickname_response__get_packed_size
+                     (const Yedi__Account__CheckNicknameResponse   *message);
+size_t yedi__account__check_nickname_response__pack
+                     (const Yedi__Account__CheckNicknameResponse   *message,
+                      uint8_t             *out);
+size_t yedi__account__check_nickname_response__pack_to_buffer
+                     (const Yedi__Account__CheckNicknameResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__CheckNicknameResponse *
+       yedi__account__check_nickname_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__check_nickname_response__free_unpacked
+                     (Yedi__Account__CheckNicknameResponse *message,
+                      ProtobufCAllocator *allocator);
 /* Yedi__Account__CompleteIdentitySignUpRequest methods */
 void   yedi__account__complete_identity_sign_up_request__init
                      (Yedi__Account__CompleteIdentitySignUpRequest         *message);
@@ -2672,6 +2740,12 @@ typedef void (*Yedi__Account__SignUpTicket_Closure)
 typedef void (*Yedi__Account__VerifyIdentityResponse_Closure)
                  (const Yedi__Account__VerifyIdentityResponse *message,
                   void *closure_data);
+typedef void (*Yedi__Account__CheckNicknameRequest_Closure)
+                 (const Yedi__Account__CheckNicknameRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__CheckNicknameResponse_Closure)
+                 (const Yedi__Account__CheckNicknameResponse *message,
+                  void *closure_data);
 typedef void (*Yedi__Account__CompleteIdentitySignUpRequest_Closure)
                  (const Yedi__Account__CompleteIdentitySignUpRequest *message,
                   void *closure_data);
@@ -2946,6 +3020,10 @@ struct Yedi__Account__Identity_Service
                           const Yedi__Account__VerifyProviderRequest *input,
                           Yedi__Account__VerifyIdentityResponse_Closure closure,
                           void *closure_data);
+  void (*check_nickname)(Yedi__Account__Identity_Service *service,
+                         const Yedi__Account__CheckNicknameRequest *input,
+                         Yedi__Account__CheckNicknameResponse_Closure closure,
+                         void *closure_data);
   void (*complete_identity_sign_up)(Yedi__Account__Identity_Service *service,
                                     const Yedi__Account__CompleteIdentitySignUpRequest *input,
                                     Yedi__Account__CompleteSignUpResponse_Closure closure,
@@ -2961,6 +3039,7 @@ void yedi__account__identity__init (Yedi__Account__Identity_Service *service,
       function_prefix__ ## start_phone_verification,\
       function_prefix__ ## verify_phone,\
       function_prefix__ ## verify_provider,\
+      function_prefix__ ## check_nickname,\
       function_prefix__ ## complete_identity_sign_up  }
 void yedi__account__identity__start_phone_verification(ProtobufCService *service,
                                                        const Yedi__Account__StartPhoneVerificationRequest *input,
@@ -2974,6 +3053,10 @@ void yedi__account__identity__verify_provider(ProtobufCService *service,
                                               const Yedi__Account__VerifyProviderRequest *input,
                                               Yedi__Account__VerifyIdentityResponse_Closure closure,
                                               void *closure_data);
+void yedi__account__identity__check_nickname(ProtobufCService *service,
+                                             const Yedi__Account__CheckNicknameRequest *input,
+                                             Yedi__Account__CheckNicknameResponse_Closure closure,
+                                             void *closure_data);
 void yedi__account__identity__complete_identity_sign_up(ProtobufCService *service,
                                                         const Yedi__Account__CompleteIdentitySignUpRequest *input,
                                                         Yedi__Account__CompleteSignUpResponse_Closure closure,
@@ -3105,6 +3188,8 @@ extern const ProtobufCMessageDescriptor yedi__account__verify_phone_request__des
 extern const ProtobufCMessageDescriptor yedi__account__verify_provider_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__sign_up_ticket__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__verify_identity_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__check_nickname_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__check_nickname_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__complete_identity_sign_up_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__register_device_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__register_device_response__descriptor;

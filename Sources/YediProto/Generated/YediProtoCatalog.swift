@@ -68,6 +68,8 @@ public enum YediProtoCatalog {
         YediAccount.VerifyProviderRequest.self,
         YediAccount.SignUpTicket.self,
         YediAccount.VerifyIdentityResponse.self,
+        YediAccount.CheckNicknameRequest.self,
+        YediAccount.CheckNicknameResponse.self,
         YediAccount.CompleteIdentitySignUpRequest.self,
         YediAccount.RegisterDeviceRequest.self,
         YediAccount.RegisterDeviceResponse.self,

@@ -1753,6 +1753,55 @@ extension YediAccount {
 }
 
 extension YediAccount {
+    public struct CheckNicknameRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.CheckNicknameRequest")
+
+        public var nickname: String
+
+        public init(nickname: String = "") {
+            self.nickname = nickname
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.nickname, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 200)
+            self.nickname = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediAccount {
+    public struct CheckNicknameResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.CheckNicknameResponse")
+
+        /// Whether CompleteIdentitySignUp would take it now (another member may still take it first: the
+        /// store's unique index decides).
+        public var available: Bool
+
+        /// When not available: the rule it breaks, or "already in use".
+        public var reason: String
+
+        public init(available: Bool = false, reason: String = "") {
+            self.available = available
+            self.reason = reason
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.available, at: 1)
+            try encoder.write(self.reason, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.available = try decoder.read(at: 1)
+            self.reason = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediAccount {
     public struct CompleteIdentitySignUpRequest: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.account.CompleteIdentitySignUpRequest")
 
@@ -2485,6 +2534,11 @@ extension YediAccount {
             public static let verifyProvider = RPCMethod<YediAccount.VerifyProviderRequest, YediAccount.VerifyIdentityResponse>(
                 service: "yedi.account.Identity", method: "VerifyProvider", kind: .unary, idempotency: .unknown,
                 access: .anyone(apps: .only(["housetainer", "zipadoo"])))
+            /// Whether a nickname is free in the call's app and follows its rule (the sign-up screen's check button);
+            /// charged to the client address's sign-in allowance.
+            public static let checkNickname = RPCMethod<YediAccount.CheckNicknameRequest, YediAccount.CheckNicknameResponse>(
+                service: "yedi.account.Identity", method: "CheckNickname", kind: .unary, idempotency: .noSideEffects,
+                access: .anyone(apps: .only(["housetainer", "slp", "zipadoo"])))
             /// Creates the account of a ticket (no password) and signs it in. ALREADY_EXISTS for a taken nickname
             /// (the ticket stays) or an identity registered meanwhile.
             public static let completeIdentitySignUp = RPCMethod<YediAccount.CompleteIdentitySignUpRequest, YediAccount.CompleteSignUpResponse>(
@@ -2495,7 +2549,7 @@ extension YediAccount {
         /// `yedi.account.Identity` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.account.Identity",
-            methods: [Method.startPhoneVerification.descriptor, Method.verifyPhone.descriptor, Method.verifyProvider.descriptor, Method.completeIdentitySignUp.descriptor]
+            methods: [Method.startPhoneVerification.descriptor, Method.verifyPhone.descriptor, Method.verifyProvider.descriptor, Method.checkNickname.descriptor, Method.completeIdentitySignUp.descriptor]
         )
 
         /// Serve `yedi.account.Identity` by implementing these methods and passing the value to an `RPCServer`.
@@ -2509,6 +2563,9 @@ extension YediAccount {
             /// A provider's token: the session of its account, or a sign-up ticket. UNAUTHENTICATED for a token the
             /// provider did not issue to this app (or expired); UNAVAILABLE when the provider cannot be asked.
             func verifyProvider(_ request: YediAccount.VerifyProviderRequest, context: ServerContext) async throws -> YediAccount.VerifyIdentityResponse
+            /// Whether a nickname is free in the call's app and follows its rule (the sign-up screen's check button);
+            /// charged to the client address's sign-in allowance.
+            func checkNickname(_ request: YediAccount.CheckNicknameRequest, context: ServerContext) async throws -> YediAccount.CheckNicknameResponse
             /// Creates the account of a ticket (no password) and signs it in. ALREADY_EXISTS for a taken nickname
             /// (the ticket stays) or an identity registered meanwhile.
             func completeIdentitySignUp(_ request: YediAccount.CompleteIdentitySignUpRequest, context: ServerContext) async throws -> YediAccount.CompleteSignUpResponse
@@ -2540,6 +2597,12 @@ extension YediAccount {
                 try await rpcClient.unary(Method.verifyProvider, request, options: options)
             }
 
+            /// Whether a nickname is free in the call's app and follows its rule (the sign-up screen's check button);
+            /// charged to the client address's sign-in allowance.
+            public func checkNickname(_ request: YediAccount.CheckNicknameRequest, options: CallOptions = .defaults) async throws -> YediAccount.CheckNicknameResponse {
+                try await rpcClient.unary(Method.checkNickname, request, options: options)
+            }
+
             /// Creates the account of a ticket (no password) and signs it in. ALREADY_EXISTS for a taken nickname
             /// (the ticket stays) or an identity registered meanwhile.
             public func completeIdentitySignUp(_ request: YediAccount.CompleteIdentitySignUpRequest, options: CallOptions = .defaults) async throws -> YediAccount.CompleteSignUpResponse {
@@ -2561,6 +2624,9 @@ extension YediAccount.Identity.ServiceProtocol {
         })
         router.register(YediAccount.Identity.Method.verifyProvider, unary: { request, context in
             try await self.verifyProvider(request, context: context)
+        })
+        router.register(YediAccount.Identity.Method.checkNickname, unary: { request, context in
+            try await self.checkNickname(request, context: context)
         })
         router.register(YediAccount.Identity.Method.completeIdentitySignUp, unary: { request, context in
             try await self.completeIdentitySignUp(request, context: context)

@@ -1,0 +1,17 @@
+import XCTest
+
+/// A test of the whole system: the four real processes are started before each test (`YediSystem`) and
+/// stopped after it, so each test begins on empty data.
+class RunningSystemTestCase: XCTestCase {
+    var system: YediSystem!
+
+    override func setUpWithError() throws {
+        system = try YediSystem()
+        try system.startAll()
+    }
+
+    override func tearDownWithError() throws {
+        system?.stopAll()
+        system = nil
+    }
+}
