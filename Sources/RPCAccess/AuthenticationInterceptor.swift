@@ -54,8 +54,9 @@ public struct AuthenticationInterceptor: ServerInterceptor {
         next: @Sendable (ServerContext) async throws -> ServerResponse
     ) async throws -> ServerResponse {
         var context = context
+        let caller: Caller
         do {
-            context.caller = try await caller(of: context)
+            caller = try await self.caller(of: context)
         } catch let error as RPCError where error.code == .unauthenticated {
             let failures = context.peer.connectionState(AuthenticationFailures.self) { AuthenticationFailures() }
             if failures.record(at: .now, limit: failureLimit, period: failurePeriod) {
@@ -66,8 +67,9 @@ public struct AuthenticationInterceptor: ServerInterceptor {
             }
             throw error
         }
+        var onBehalfOf: AuthenticatedUser?
         if let token = context.metadata[Self.onBehalfOfMetadataKey] {
-            guard case .service = context.caller else {
+            guard case .service = caller else {
                 throw RPCError(
                     code: .permissionDenied,
                     message: "\(Self.onBehalfOfMetadataKey) is for Yedi services only"
@@ -76,15 +78,17 @@ public struct AuthenticationInterceptor: ServerInterceptor {
             guard case .user(let user) = try await verify(token) else {
                 throw RPCError(code: .unauthenticated, message: "\(Self.onBehalfOfMetadataKey) must name a user")
             }
-            context.onBehalfOf = user
+            onBehalfOf = user
         }
-        context.app = try Self.app(of: context)
+        let app = try Self.app(of: context.metadata, user: caller.user ?? onBehalfOf)
         if context.method.service != Self.healthService {
-            guard servedApps.contains(context.app) else {
-                throw RPCError(code: .permissionDenied, message: "this service does not serve the app \(context.app)")
+            guard servedApps.contains(app) else {
+                throw RPCError(code: .permissionDenied, message: "this service does not serve the app \(app)")
             }
-            try Self.authorize(context.caller, app: context.app, for: context.method)
+            try Self.authorize(caller, app: app, for: context.method)
         }
+        // One assignment on the hot path: the identity is stored once per call.
+        context.authenticate(caller: caller, onBehalfOf: onBehalfOf, app: app)
         return try await next(context)
     }
 
@@ -92,9 +96,9 @@ public struct AuthenticationInterceptor: ServerInterceptor {
 
     /// The call's app: the token's (or, for a service, its on-behalf-of user's); `yedi-app` may repeat it
     /// but not contradict it, and names it for anyone else.
-    private static func app(of context: ServerContext) throws(RPCError) -> AppID {
+    private static func app(of metadata: Metadata, user: AuthenticatedUser?) throws(RPCError) -> AppID {
         var named: AppID?
-        if let text = context.metadata[appMetadataKey] {
+        if let text = metadata[appMetadataKey] {
             guard let app = AppID(validating: text) else {
                 throw RPCError(
                     code: .invalidArgument,
@@ -102,7 +106,7 @@ public struct AuthenticationInterceptor: ServerInterceptor {
             }
             named = app
         }
-        guard let user = context.caller.user ?? context.onBehalfOf else { return named ?? .yedi }
+        guard let user else { return named ?? .yedi }
         if let named, named != user.app {
             throw RPCError(
                 code: .permissionDenied,

@@ -27,6 +27,11 @@ extension ServerContext {
         set { identity = CallIdentity(caller: caller, onBehalfOf: newValue, app: app) }
     }
 
+    /// Sets what authentication established, at once (one stored identity per call).
+    mutating func authenticate(caller: Caller, onBehalfOf: AuthenticatedUser?, app: AppID) {
+        identity = CallIdentity(caller: caller, onBehalfOf: onBehalfOf, app: app)
+    }
+
     /// The app the call is made in, set by `AuthenticationInterceptor`: a user's token's app (the user
     /// a service acts for, for a service), else the `yedi-app` metadata, else YeDi. Handlers scope every
     /// read and write to it.
