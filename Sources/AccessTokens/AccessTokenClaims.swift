@@ -35,7 +35,7 @@ public struct AccessTokenClaims: Sendable, Hashable {
 
     /// The caller a handler sees.
     public var authenticatedUser: AuthenticatedUser {
-        AuthenticatedUser(id: userID, role: role, sessionID: sessionID, app: app)
+        AuthenticatedUser(id: userID, role: role, sessionID: sessionID, app: app, issuedAt: issuedAt)
     }
 
     /// `aud` of a token issued for `app`: a token minted for one app is refused by services not configured

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Who a call acts for, as established by authentication (`AuthenticationInterceptor`).
 public enum Caller: Sendable, Hashable, CustomStringConvertible {
     /// Nobody has been authenticated (public methods only).
@@ -36,12 +38,17 @@ public struct AuthenticatedUser: Sendable, Hashable, CustomStringConvertible {
     public let sessionID: String?
     /// The app the token was issued for: the user belongs to it and to no other.
     public let app: AppID
+    /// When the token was issued (whole seconds): a revocation refuses the tokens issued up to its instant
+    /// and lets later ones through (a new password revokes the old sessions, not the new one). Nil for
+    /// a caller made without a token (tests).
+    public let issuedAt: Date?
 
-    public init(id: String, role: UserRole, sessionID: String? = nil, app: AppID = .yedi) {
+    public init(id: String, role: UserRole, sessionID: String? = nil, app: AppID = .yedi, issuedAt: Date? = nil) {
         self.id = id
         self.role = role
         self.sessionID = sessionID
         self.app = app
+        self.issuedAt = issuedAt
     }
 
     public var description: String { app == .yedi ? "user \(id) (\(role))" : "user \(id) (\(app) \(role))" }

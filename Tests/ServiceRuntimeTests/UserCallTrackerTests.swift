@@ -12,13 +12,18 @@ import YediProto
 final class UserCallTrackerTests: XCTestCase {
     private final class Revoked: RevocationLookup {
         let users = Mutex<Set<String>>([])
-        func hasRevocation(_ userID: String) -> Bool { users.withLock { $0.contains(userID) } }
+        /// Revoked up to this instant (a token issued later passes).
+        let revokedAt = Date(timeIntervalSince1970: 1_000)
+        func isRevoked(_ user: AuthenticatedUser) -> Bool {
+            users.withLock { $0.contains(user.id) } && (user.issuedAt ?? .distantPast) <= revokedAt
+        }
     }
 
-    private func context(_ method: MethodDescriptor, user: String) -> ServerContext {
+    private func context(_ method: MethodDescriptor, user: String, issuedAt: Date? = nil) -> ServerContext {
         ServerContext(
             method: method, metadata: [:], deadline: nil, peer: PeerInfo(address: "test"),
-            caller: .user(AuthenticatedUser(id: user, role: .customer)), logger: Logger(label: "test"))
+            caller: .user(AuthenticatedUser(id: user, role: .customer, issuedAt: issuedAt)),
+            logger: Logger(label: "test"))
     }
 
     func testAUnaryCallCountsUntilItEndsAndAStreamDoesNot() async throws {
@@ -61,6 +66,18 @@ final class UserCallTrackerTests: XCTestCase {
         }
         XCTAssertFalse(ran.withLock { $0 })
         XCTAssertEqual(tracker.runningCalls(of: "u-gone"), 0)
+
+        // A token issued after the revocation (the session a new password started) is the user's own.
+        let fresh = try await tracker.intercept(
+            context: context(
+                YediChat.ChatService.Method.sendMessage.descriptor, user: "u-gone",
+                issuedAt: revoked.revokedAt.addingTimeInterval(1))
+        ) { _ in
+            ran.withLock { $0 = true }
+            return ServerResponse(message: nil)
+        }
+        XCTAssertNil(fresh.message)
+        XCTAssertTrue(ran.withLock { $0 }, "a token issued after the revocation is let through")
     }
 
     func testWaitingForACallEndsWhenTheWaitIsCancelled() async throws {

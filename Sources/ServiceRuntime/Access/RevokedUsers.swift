@@ -1,6 +1,7 @@
 import AccessTokens
 import Foundation
 import GRDB
+import RPCAccess
 import RPCCore
 import YediCrypto
 import YediSync
@@ -50,9 +51,9 @@ public final class RevokedUsers: AccessTokenRevocations, RevocationLookup, Senda
         return Int64((issuedAt.timeIntervalSince1970 * 1_000).rounded(.down)) <= entry.revokedAtMilliseconds
     }
 
-    public func hasRevocation(_ userID: String) -> Bool {
-        let digest = Self.digest(userID)
-        return entries.withLock { $0[digest] != nil }
+    public func isRevoked(_ user: AuthenticatedUser) -> Bool {
+        guard let issuedAt = user.issuedAt else { return entries.withLock { $0[Self.digest(user.id)] != nil } }
+        return isRevoked(userID: user.id, issuedAt: issuedAt)
     }
 
     /// Revokes the tokens of `userID` issued up to `revokedAt`, inside the caller's write transaction; it

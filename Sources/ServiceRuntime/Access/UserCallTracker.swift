@@ -24,7 +24,8 @@ public final class UserCallTracker: ServerInterceptor, Sendable {
         context: ServerContext,
         next: @Sendable (ServerContext) async throws -> ServerResponse
     ) async throws -> ServerResponse {
-        let users = Set([context.caller.userID, context.onBehalfOf?.id].compactMap { $0 })
+        let tokens = [context.caller.user, context.onBehalfOf].compactMap { $0 }
+        let users = Set(tokens.map(\.id))
         guard !users.isEmpty, context.method.kind == .unary else { return try await next(context) }
         running.withLock { running in
             for user in users { running[user, default: 0] += 1 }
@@ -37,7 +38,7 @@ public final class UserCallTracker: ServerInterceptor, Sendable {
                 }
             }
         }
-        if let revokedUsers, users.contains(where: revokedUsers.hasRevocation) {
+        if let revokedUsers, tokens.contains(where: revokedUsers.isRevoked) {
             throw RPCError(code: .unauthenticated, message: "this account's sign-ins were revoked")
         }
         return try await next(context)
@@ -63,7 +64,8 @@ public final class UserCallTracker: ServerInterceptor, Sendable {
     }
 }
 
-/// Whether a user has a revocation in force (whatever their token's age).
+/// Whether a caller's token is revoked: issued up to a revocation of its user still in force (any
+/// revocation, for a caller whose issue time is unknown).
 public protocol RevocationLookup: Sendable {
-    func hasRevocation(_ userID: String) -> Bool
+    func isRevoked(_ user: AuthenticatedUser) -> Bool
 }
