@@ -67,7 +67,7 @@ enum AccountServiceDefinition: ServiceDefinition {
         return AccountHandlers(
             store: store,
             credentials: credentials,
-            signUpMail: SignUpMailer(codes: codes, mailsPerRecipient: SharedRateLimiter(limit: mailsPerRecipient)),
+            mailer: CodeMailer(codes: codes, mailsPerRecipient: SharedRateLimiter(limit: mailsPerRecipient)),
             identity: IdentitySignIn(
                 verifier: IdentityVerifiers(
                     apps: env.apps, phone: PhoneCodeVerifier(store: store, clock: clock),

@@ -637,6 +637,276 @@ void   yedi__account__complete_sign_up_response__free_unpacked
   assert(message->base.descriptor == &yedi__account__complete_sign_up_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__account__request_password_reset_request__init
+                     (Yedi__Account__RequestPasswordResetRequest         *message)
+{
+  static const Yedi__Account__RequestPasswordResetRequest init_value = YEDI__ACCOUNT__REQUEST_PASSWORD_RESET_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__account__request_password_reset_request__get_packed_size
+                     (const Yedi__Account__RequestPasswordResetRequest *message)
+{
+  assert(message->base.descriptor == &yedi__account__request_password_reset_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__request_password_reset_request__pack
+                     (const Yedi__Account__RequestPasswordResetRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__request_password_reset_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__request_password_reset_request__pack_to_buffer
+                     (const Yedi__Account__RequestPasswordResetRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__request_password_reset_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__RequestPasswordResetRequest *
+       yedi__account__request_password_reset_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__RequestPasswordResetRequest *)
+     protobuf_c_message_unpack (&yedi__account__request_password_reset_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__request_password_reset_request__free_unpacked
+                     (Yedi__Account__RequestPasswordResetRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__request_password_reset_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__request_password_reset_response__init
+                     (Yedi__Account__RequestPasswordResetResponse         *message)
+{
+  static const Yedi__Account__RequestPasswordResetResponse init_value = YEDI__ACCOUNT__REQUEST_PASSWORD_RESET_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__account__request_password_reset_response__get_packed_size
+                     (const Yedi__Account__RequestPasswordResetResponse *message)
+{
+  assert(message->base.descriptor == &yedi__account__request_password_reset_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__request_password_reset_response__pack
+                     (const Yedi__Account__RequestPasswordResetResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__request_password_reset_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__request_password_reset_response__pack_to_buffer
+                     (const Yedi__Account__RequestPasswordResetResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__request_password_reset_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__RequestPasswordResetResponse *
+       yedi__account__request_password_reset_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__RequestPasswordResetResponse *)
+     protobuf_c_message_unpack (&yedi__account__request_password_reset_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__request_password_reset_response__free_unpacked
+                     (Yedi__Account__RequestPasswordResetResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__request_password_reset_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__reset_password_request__init
+                     (Yedi__Account__ResetPasswordRequest         *message)
+{
+  static const Yedi__Account__ResetPasswordRequest init_value = YEDI__ACCOUNT__RESET_PASSWORD_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__account__reset_password_request__get_packed_size
+                     (const Yedi__Account__ResetPasswordRequest *message)
+{
+  assert(message->base.descriptor == &yedi__account__reset_password_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__reset_password_request__pack
+                     (const Yedi__Account__ResetPasswordRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__reset_password_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__reset_password_request__pack_to_buffer
+                     (const Yedi__Account__ResetPasswordRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__reset_password_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__ResetPasswordRequest *
+       yedi__account__reset_password_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__ResetPasswordRequest *)
+     protobuf_c_message_unpack (&yedi__account__reset_password_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__reset_password_request__free_unpacked
+                     (Yedi__Account__ResetPasswordRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__reset_password_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__reset_password_response__init
+                     (Yedi__Account__ResetPasswordResponse         *message)
+{
+  static const Yedi__Account__ResetPasswordResponse init_value = YEDI__ACCOUNT__RESET_PASSWORD_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__account__reset_password_response__get_packed_size
+                     (const Yedi__Account__ResetPasswordResponse *message)
+{
+  assert(message->base.descriptor == &yedi__account__reset_password_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__reset_password_response__pack
+                     (const Yedi__Account__ResetPasswordResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__reset_password_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__reset_password_response__pack_to_buffer
+                     (const Yedi__Account__ResetPasswordResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__reset_password_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__ResetPasswordResponse *
+       yedi__account__reset_password_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__ResetPasswordResponse *)
+     protobuf_c_message_unpack (&yedi__account__reset_password_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__reset_password_response__free_unpacked
+                     (Yedi__Account__ResetPasswordResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__reset_password_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__change_password_request__init
+                     (Yedi__Account__ChangePasswordRequest         *message)
+{
+  static const Yedi__Account__ChangePasswordRequest init_value = YEDI__ACCOUNT__CHANGE_PASSWORD_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__account__change_password_request__get_packed_size
+                     (const Yedi__Account__ChangePasswordRequest *message)
+{
+  assert(message->base.descriptor == &yedi__account__change_password_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__change_password_request__pack
+                     (const Yedi__Account__ChangePasswordRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__change_password_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__change_password_request__pack_to_buffer
+                     (const Yedi__Account__ChangePasswordRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__change_password_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__ChangePasswordRequest *
+       yedi__account__change_password_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__ChangePasswordRequest *)
+     protobuf_c_message_unpack (&yedi__account__change_password_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__change_password_request__free_unpacked
+                     (Yedi__Account__ChangePasswordRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__change_password_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__account__change_password_response__init
+                     (Yedi__Account__ChangePasswordResponse         *message)
+{
+  static const Yedi__Account__ChangePasswordResponse init_value = YEDI__ACCOUNT__CHANGE_PASSWORD_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__account__change_password_response__get_packed_size
+                     (const Yedi__Account__ChangePasswordResponse *message)
+{
+  assert(message->base.descriptor == &yedi__account__change_password_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__account__change_password_response__pack
+                     (const Yedi__Account__ChangePasswordResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__account__change_password_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__account__change_password_response__pack_to_buffer
+                     (const Yedi__Account__ChangePasswordResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__account__change_password_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Account__ChangePasswordResponse *
+       yedi__account__change_password_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Account__ChangePasswordResponse *)
+     protobuf_c_message_unpack (&yedi__account__change_password_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__account__change_password_response__free_unpacked
+                     (Yedi__Account__ChangePasswordResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__account__change_password_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__account__sign_in_request__init
                      (Yedi__Account__SignInRequest         *message)
 {
@@ -4397,6 +4667,299 @@ const ProtobufCMessageDescriptor yedi__account__complete_sign_up_response__descr
   (ProtobufCMessageInit) yedi__account__complete_sign_up_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor yedi__account__request_password_reset_request__field_descriptors[1] =
+{
+  {
+    "email",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__RequestPasswordResetRequest, email),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__request_password_reset_request__field_indices_by_name[] = {
+  0,   /* field[0] = email */
+};
+static const ProtobufCIntRange yedi__account__request_password_reset_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__account__request_password_reset_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.RequestPasswordResetRequest",
+  "RequestPasswordResetRequest",
+  "Yedi__Account__RequestPasswordResetRequest",
+  "yedi.account",
+  sizeof(Yedi__Account__RequestPasswordResetRequest),
+  1,
+  yedi__account__request_password_reset_request__field_descriptors,
+  yedi__account__request_password_reset_request__field_indices_by_name,
+  1,  yedi__account__request_password_reset_request__number_ranges,
+  (ProtobufCMessageInit) yedi__account__request_password_reset_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__request_password_reset_response__field_descriptors[2] =
+{
+  {
+    "reset_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__RequestPasswordResetResponse, reset_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "code_expires_at_ms",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__RequestPasswordResetResponse, code_expires_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__request_password_reset_response__field_indices_by_name[] = {
+  1,   /* field[1] = code_expires_at_ms */
+  0,   /* field[0] = reset_id */
+};
+static const ProtobufCIntRange yedi__account__request_password_reset_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__account__request_password_reset_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.RequestPasswordResetResponse",
+  "RequestPasswordResetResponse",
+  "Yedi__Account__RequestPasswordResetResponse",
+  "yedi.account",
+  sizeof(Yedi__Account__RequestPasswordResetResponse),
+  2,
+  yedi__account__request_password_reset_response__field_descriptors,
+  yedi__account__request_password_reset_response__field_indices_by_name,
+  1,  yedi__account__request_password_reset_response__number_ranges,
+  (ProtobufCMessageInit) yedi__account__request_password_reset_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__reset_password_request__field_descriptors[3] =
+{
+  {
+    "reset_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__ResetPasswordRequest, reset_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "code",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__ResetPasswordRequest, code),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "new_password",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__ResetPasswordRequest, new_password),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__reset_password_request__field_indices_by_name[] = {
+  1,   /* field[1] = code */
+  2,   /* field[2] = new_password */
+  0,   /* field[0] = reset_id */
+};
+static const ProtobufCIntRange yedi__account__reset_password_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor yedi__account__reset_password_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.ResetPasswordRequest",
+  "ResetPasswordRequest",
+  "Yedi__Account__ResetPasswordRequest",
+  "yedi.account",
+  sizeof(Yedi__Account__ResetPasswordRequest),
+  3,
+  yedi__account__reset_password_request__field_descriptors,
+  yedi__account__reset_password_request__field_indices_by_name,
+  1,  yedi__account__reset_password_request__number_ranges,
+  (ProtobufCMessageInit) yedi__account__reset_password_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__reset_password_response__field_descriptors[2] =
+{
+  {
+    "user",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__ResetPasswordResponse, user),
+    &yedi__account__user__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "session",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__ResetPasswordResponse, session),
+    &yedi__account__session__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__reset_password_response__field_indices_by_name[] = {
+  1,   /* field[1] = session */
+  0,   /* field[0] = user */
+};
+static const ProtobufCIntRange yedi__account__reset_password_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__account__reset_password_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.ResetPasswordResponse",
+  "ResetPasswordResponse",
+  "Yedi__Account__ResetPasswordResponse",
+  "yedi.account",
+  sizeof(Yedi__Account__ResetPasswordResponse),
+  2,
+  yedi__account__reset_password_response__field_descriptors,
+  yedi__account__reset_password_response__field_indices_by_name,
+  1,  yedi__account__reset_password_response__number_ranges,
+  (ProtobufCMessageInit) yedi__account__reset_password_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__change_password_request__field_descriptors[2] =
+{
+  {
+    "current_password",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__ChangePasswordRequest, current_password),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "new_password",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__ChangePasswordRequest, new_password),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__change_password_request__field_indices_by_name[] = {
+  0,   /* field[0] = current_password */
+  1,   /* field[1] = new_password */
+};
+static const ProtobufCIntRange yedi__account__change_password_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__account__change_password_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.ChangePasswordRequest",
+  "ChangePasswordRequest",
+  "Yedi__Account__ChangePasswordRequest",
+  "yedi.account",
+  sizeof(Yedi__Account__ChangePasswordRequest),
+  2,
+  yedi__account__change_password_request__field_descriptors,
+  yedi__account__change_password_request__field_indices_by_name,
+  1,  yedi__account__change_password_request__number_ranges,
+  (ProtobufCMessageInit) yedi__account__change_password_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__account__change_password_response__field_descriptors[1] =
+{
+  {
+    "session",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__ChangePasswordResponse, session),
+    &yedi__account__session__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__account__change_password_response__field_indices_by_name[] = {
+  0,   /* field[0] = session */
+};
+static const ProtobufCIntRange yedi__account__change_password_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__account__change_password_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.account.ChangePasswordResponse",
+  "ChangePasswordResponse",
+  "Yedi__Account__ChangePasswordResponse",
+  "yedi.account",
+  sizeof(Yedi__Account__ChangePasswordResponse),
+  1,
+  yedi__account__change_password_response__field_descriptors,
+  yedi__account__change_password_response__field_indices_by_name,
+  1,  yedi__account__change_password_response__number_ranges,
+  (ProtobufCMessageInit) yedi__account__change_password_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor yedi__account__sign_in_request__field_descriptors[2] =
 {
   {
@@ -7211,11 +7774,14 @@ const ProtobufCEnumDescriptor yedi__account__push_platform__descriptor =
   yedi__account__push_platform__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor yedi__account__account_service__method_descriptors[22] =
+static const ProtobufCMethodDescriptor yedi__account__account_service__method_descriptors[25] =
 {
   { "SignUp", &yedi__account__sign_up_request__descriptor, &yedi__account__sign_up_response__descriptor },
   { "CompleteSignUp", &yedi__account__complete_sign_up_request__descriptor, &yedi__account__complete_sign_up_response__descriptor },
   { "SignIn", &yedi__account__sign_in_request__descriptor, &yedi__account__sign_in_response__descriptor },
+  { "RequestPasswordReset", &yedi__account__request_password_reset_request__descriptor, &yedi__account__request_password_reset_response__descriptor },
+  { "ResetPassword", &yedi__account__reset_password_request__descriptor, &yedi__account__reset_password_response__descriptor },
+  { "ChangePassword", &yedi__account__change_password_request__descriptor, &yedi__account__change_password_response__descriptor },
   { "RefreshSession", &yedi__account__refresh_session_request__descriptor, &yedi__account__refresh_session_response__descriptor },
   { "SignOut", &yedi__account__sign_out_request__descriptor, &yedi__account__sign_out_response__descriptor },
   { "GetMe", &yedi__account__get_me_request__descriptor, &yedi__account__user__descriptor },
@@ -7237,28 +7803,31 @@ static const ProtobufCMethodDescriptor yedi__account__account_service__method_de
   { "DeleteAccount", &yedi__account__delete_account_request__descriptor, &yedi__account__delete_account_response__descriptor },
 };
 const unsigned yedi__account__account_service__method_indices_by_name[] = {
-  7,        /* BatchGetUsers */
+  10,        /* BatchGetUsers */
+  5,        /* ChangePassword */
   1,        /* CompleteSignUp */
-  21,        /* DeleteAccount */
-  15,        /* DeleteRecentSearch */
-  16,        /* Follow */
-  8,        /* GetDesigner */
-  5,        /* GetMe */
-  20,        /* GetShopHours */
-  6,        /* GetUser */
-  19,        /* ListFollowedDesignerIds */
-  18,        /* ListFollowing */
-  13,        /* ListRecentSearches */
-  14,        /* RecordRecentSearch */
-  3,        /* RefreshSession */
-  12,        /* SearchDesigners */
+  24,        /* DeleteAccount */
+  18,        /* DeleteRecentSearch */
+  19,        /* Follow */
+  11,        /* GetDesigner */
+  8,        /* GetMe */
+  23,        /* GetShopHours */
+  9,        /* GetUser */
+  22,        /* ListFollowedDesignerIds */
+  21,        /* ListFollowing */
+  16,        /* ListRecentSearches */
+  17,        /* RecordRecentSearch */
+  6,        /* RefreshSession */
+  3,        /* RequestPasswordReset */
+  4,        /* ResetPassword */
+  15,        /* SearchDesigners */
   2,        /* SignIn */
-  4,        /* SignOut */
+  7,        /* SignOut */
   0,        /* SignUp */
-  17,        /* Unfollow */
-  10,        /* UpdateDesignerProfile */
-  9,        /* UpdateProfile */
-  11         /* UpdateShop */
+  20,        /* Unfollow */
+  13,        /* UpdateDesignerProfile */
+  12,        /* UpdateProfile */
+  14         /* UpdateShop */
 };
 const ProtobufCServiceDescriptor yedi__account__account_service__descriptor =
 {
@@ -7267,7 +7836,7 @@ const ProtobufCServiceDescriptor yedi__account__account_service__descriptor =
   "AccountService",
   "Yedi__Account__AccountService",
   "yedi.account",
-  22,
+  25,
   yedi__account__account_service__method_descriptors,
   yedi__account__account_service__method_indices_by_name
 };
@@ -7295,13 +7864,37 @@ void yedi__account__account_service__sign_in(ProtobufCService *service,
   assert(service->descriptor == &yedi__account__account_service__descriptor);
   service->invoke(service, 2, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
+void yedi__account__account_service__request_password_reset(ProtobufCService *service,
+                                                            const Yedi__Account__RequestPasswordResetRequest *input,
+                                                            Yedi__Account__RequestPasswordResetResponse_Closure closure,
+                                                            void *closure_data)
+{
+  assert(service->descriptor == &yedi__account__account_service__descriptor);
+  service->invoke(service, 3, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__account__account_service__reset_password(ProtobufCService *service,
+                                                    const Yedi__Account__ResetPasswordRequest *input,
+                                                    Yedi__Account__ResetPasswordResponse_Closure closure,
+                                                    void *closure_data)
+{
+  assert(service->descriptor == &yedi__account__account_service__descriptor);
+  service->invoke(service, 4, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__account__account_service__change_password(ProtobufCService *service,
+                                                     const Yedi__Account__ChangePasswordRequest *input,
+                                                     Yedi__Account__ChangePasswordResponse_Closure closure,
+                                                     void *closure_data)
+{
+  assert(service->descriptor == &yedi__account__account_service__descriptor);
+  service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
 void yedi__account__account_service__refresh_session(ProtobufCService *service,
                                                      const Yedi__Account__RefreshSessionRequest *input,
                                                      Yedi__Account__RefreshSessionResponse_Closure closure,
                                                      void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 3, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__sign_out(ProtobufCService *service,
                                               const Yedi__Account__SignOutRequest *input,
@@ -7309,7 +7902,7 @@ void yedi__account__account_service__sign_out(ProtobufCService *service,
                                               void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 4, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__get_me(ProtobufCService *service,
                                             const Yedi__Account__GetMeRequest *input,
@@ -7317,7 +7910,7 @@ void yedi__account__account_service__get_me(ProtobufCService *service,
                                             void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__get_user(ProtobufCService *service,
                                               const Yedi__Account__GetUserRequest *input,
@@ -7325,7 +7918,7 @@ void yedi__account__account_service__get_user(ProtobufCService *service,
                                               void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__batch_get_users(ProtobufCService *service,
                                                      const Yedi__Account__BatchGetUsersRequest *input,
@@ -7333,7 +7926,7 @@ void yedi__account__account_service__batch_get_users(ProtobufCService *service,
                                                      void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__get_designer(ProtobufCService *service,
                                                   const Yedi__Account__GetDesignerRequest *input,
@@ -7341,7 +7934,7 @@ void yedi__account__account_service__get_designer(ProtobufCService *service,
                                                   void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__update_profile(ProtobufCService *service,
                                                     const Yedi__Account__UpdateProfileRequest *input,
@@ -7349,7 +7942,7 @@ void yedi__account__account_service__update_profile(ProtobufCService *service,
                                                     void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 12, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__update_designer_profile(ProtobufCService *service,
                                                              const Yedi__Account__UpdateDesignerProfileRequest *input,
@@ -7357,7 +7950,7 @@ void yedi__account__account_service__update_designer_profile(ProtobufCService *s
                                                              void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__update_shop(ProtobufCService *service,
                                                  const Yedi__Account__UpdateShopRequest *input,
@@ -7365,7 +7958,7 @@ void yedi__account__account_service__update_shop(ProtobufCService *service,
                                                  void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__search_designers(ProtobufCService *service,
                                                       const Yedi__Account__SearchDesignersRequest *input,
@@ -7373,7 +7966,7 @@ void yedi__account__account_service__search_designers(ProtobufCService *service,
                                                       void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 12, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 15, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__list_recent_searches(ProtobufCService *service,
                                                           const Yedi__Account__ListRecentSearchesRequest *input,
@@ -7381,7 +7974,7 @@ void yedi__account__account_service__list_recent_searches(ProtobufCService *serv
                                                           void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 16, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__record_recent_search(ProtobufCService *service,
                                                           const Yedi__Account__RecordRecentSearchRequest *input,
@@ -7389,7 +7982,7 @@ void yedi__account__account_service__record_recent_search(ProtobufCService *serv
                                                           void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 17, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__delete_recent_search(ProtobufCService *service,
                                                           const Yedi__Account__DeleteRecentSearchRequest *input,
@@ -7397,7 +7990,7 @@ void yedi__account__account_service__delete_recent_search(ProtobufCService *serv
                                                           void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 15, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 18, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__follow(ProtobufCService *service,
                                             const Yedi__Account__FollowRequest *input,
@@ -7405,7 +7998,7 @@ void yedi__account__account_service__follow(ProtobufCService *service,
                                             void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 16, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 19, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__unfollow(ProtobufCService *service,
                                               const Yedi__Account__FollowRequest *input,
@@ -7413,7 +8006,7 @@ void yedi__account__account_service__unfollow(ProtobufCService *service,
                                               void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 17, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 20, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__list_following(ProtobufCService *service,
                                                     const Yedi__Account__ListFollowingRequest *input,
@@ -7421,7 +8014,7 @@ void yedi__account__account_service__list_following(ProtobufCService *service,
                                                     void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 18, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 21, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__list_followed_designer_ids(ProtobufCService *service,
                                                                 const Yedi__Account__ListFollowedDesignerIdsRequest *input,
@@ -7429,7 +8022,7 @@ void yedi__account__account_service__list_followed_designer_ids(ProtobufCService
                                                                 void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 19, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 22, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__get_shop_hours(ProtobufCService *service,
                                                     const Yedi__Account__GetShopHoursRequest *input,
@@ -7437,7 +8030,7 @@ void yedi__account__account_service__get_shop_hours(ProtobufCService *service,
                                                     void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 20, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 23, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__delete_account(ProtobufCService *service,
                                                     const Yedi__Account__DeleteAccountRequest *input,
@@ -7445,7 +8038,7 @@ void yedi__account__account_service__delete_account(ProtobufCService *service,
                                                     void *closure_data)
 {
   assert(service->descriptor == &yedi__account__account_service__descriptor);
-  service->invoke(service, 21, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 24, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__account__account_service__init (Yedi__Account__AccountService_Service *service,
                                            Yedi__Account__AccountService_ServiceDestroy destroy)

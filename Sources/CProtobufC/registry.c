@@ -16,6 +16,12 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__account__sign_up_response__descriptor,
     &yedi__account__complete_sign_up_request__descriptor,
     &yedi__account__complete_sign_up_response__descriptor,
+    &yedi__account__request_password_reset_request__descriptor,
+    &yedi__account__request_password_reset_response__descriptor,
+    &yedi__account__reset_password_request__descriptor,
+    &yedi__account__reset_password_response__descriptor,
+    &yedi__account__change_password_request__descriptor,
+    &yedi__account__change_password_response__descriptor,
     &yedi__account__sign_in_request__descriptor,
     &yedi__account__sign_in_response__descriptor,
     &yedi__account__refresh_session_request__descriptor,
@@ -194,10 +200,10 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__runtime__push_message__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 190; }
+size_t yedi_message_descriptor_count(void) { return 196; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 190 ? message_descriptors[index] : NULL;
+    return index < 196 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {

@@ -386,6 +386,71 @@ extension AccountStoreContract {
         let pruned = try await store.pruneIdentityVerifications(expiredBefore: 301)
         XCTAssertEqual(pruned, 2)
     }
+
+    /// A reset spends tries and expires like every code; it replaces only its own user's password, once;
+    /// a new password ends every session of the user and makes the given one.
+    static func passwordResetsReplaceTheirOwnUsersPasswordOnce(_ store: any AccountStore) async throws {
+        try await store.createUser(user("u1"), designer: nil, session: session("s1", user: "u1"))
+        try await store.createUser(user("u2"), designer: nil, session: session("s2", user: "u2"))
+        func reset(_ id: String, user: String?, expires: Int64 = 1_000) -> PasswordResetRecord {
+            PasswordResetRecord(
+                id: id, app: .yedi, userID: user, codeHash: Array("right-\(id)".utf8), expiresAtMilliseconds: expires,
+                createdAtMilliseconds: 0)
+        }
+        try await store.startPasswordReset(reset("r1", user: "u1"), mail: nil)
+        try await store.startPasswordReset(reset("r2", user: nil), mail: nil)
+        try await store.startPasswordReset(reset("r3", user: "u1", expires: 10), mail: nil)
+        let wrongApp = try await store.checkPasswordResetCode(
+            id: "r1", app: "slp", codeHash: Array("right-r1".utf8), now: 1, maximumAttempts: 5)
+        XCTAssertNil(wrongApp, "a reset belongs to its app")
+        let noAccount = try await store.checkPasswordResetCode(
+            id: "r2", app: .yedi, codeHash: Array("right-r2".utf8), now: 1, maximumAttempts: 5)
+        XCTAssertNotNil(noAccount)
+        XCTAssertNil(noAccount?.userID, "a reset for an address without an account resets nobody")
+        let expired = try await store.checkPasswordResetCode(
+            id: "r3", app: .yedi, codeHash: Array("right-r3".utf8), now: 10, maximumAttempts: 5)
+        XCTAssertNil(expired)
+        for _ in 0..<2 {
+            let wrong = try await store.checkPasswordResetCode(
+                id: "r1", app: .yedi, codeHash: Array("wrong".utf8), now: 1, maximumAttempts: 2)
+            XCTAssertNil(wrong)
+        }
+        let locked = try await store.checkPasswordResetCode(
+            id: "r1", app: .yedi, codeHash: Array("right-r1".utf8), now: 1, maximumAttempts: 2)
+        XCTAssertNil(locked, "wrong codes spend the reset's tries")
+        let right = try await store.checkPasswordResetCode(
+            id: "r1", app: .yedi, codeHash: Array("right-r1".utf8), now: 1, maximumAttempts: 5)
+        XCTAssertEqual(right?.userID, "u1")
+
+        func replacement(_ user: String, reset: String?, session id: String) -> PasswordReplacement {
+            PasswordReplacement(
+                userID: user, passwordHash: "$scrypt$new-\(user)", resetID: reset,
+                session: session(id, user: user, expires: 5_000), revokedAtMilliseconds: 99, notice: nil)
+        }
+        await assertRefused(.notFound, "u1's reset changed u2's password") {
+            try await store.replacePassword(replacement("u2", reset: "r1", session: "s3"))
+        }
+        let untouched = try await store.user(id: "u2")
+        XCTAssertEqual(untouched?.passwordHash, "$scrypt$test")
+        try await store.replacePassword(replacement("u1", reset: "r1", session: "s4"))
+        let changed = try await store.user(id: "u1")
+        XCTAssertEqual(changed?.passwordHash, "$scrypt$new-u1")
+        await assertRefused(.notFound, "a reset was used twice") {
+            try await store.replacePassword(replacement("u1", reset: "r1", session: "s5"))
+        }
+        let oldSession = try await store.rotateSession(
+            refreshHash: Array("hash-s1".utf8), next: session("s6", user: ""), now: 100)
+        XCTAssertEqual(oldSession, .unknown, "a new password ends the sessions that were")
+        let newSession = try await store.rotateSession(
+            refreshHash: Array("hash-s4".utf8), next: session("s7", user: ""), now: 100)
+        XCTAssertEqual(newSession, .rotated(userID: "u1", familyID: "s4"))
+        let otherUser = try await store.rotateSession(
+            refreshHash: Array("hash-s2".utf8), next: session("s8", user: ""), now: 100)
+        XCTAssertEqual(otherUser, .rotated(userID: "u2", familyID: "s2"), "nobody else's sessions end")
+        try await store.replacePassword(replacement("u2", reset: nil, session: "s9"))
+        let pruned = try await store.pruneSignUps(expiredBefore: 2_000)
+        XCTAssertEqual(pruned, 1, "r2 is left to prune (r3 went with u1's new password)")
+    }
 }
 
 /// The contract against the SQLite store, on a scratch database of its own.
@@ -437,6 +502,14 @@ final class SQLiteAccountStoreTests: XCTestCase {
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM runtime_outbox WHERE peer = 'sms'")
         }
         XCTAssertEqual(messages, 3, "each verification's SMS is in the outbox, written by the same transaction")
+    }
+
+    func testPasswordResetsReplaceTheirOwnUsersPasswordOnce() async throws {
+        try await AccountStoreContract.passwordResetsReplaceTheirOwnUsersPasswordOnce(store)
+        let revoked = try await database.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM runtime_outbox WHERE method LIKE '%RevokeUser'")
+        }
+        XCTAssertEqual(revoked, 2 * 3, "each new password revokes the user's tokens in the three peers")
     }
 
     func testSessionsRotateOnceAndReuseRevokesTheFamily() async throws {

@@ -11,7 +11,7 @@ import YediProto
 struct AccountHandlers: YediAccount.AccountService.ServiceProtocol, HandlerKitUser {
     let store: any AccountStore
     let credentials: Credentials
-    let signUpMail: SignUpMailer
+    let mailer: CodeMailer
     /// Accounts without a password: phone codes and provider tokens (`IdentityHandlers`).
     let identity: IdentitySignIn
     /// Rating and review count come from ContentService, the owner of reviews.

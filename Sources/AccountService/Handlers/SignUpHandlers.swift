@@ -27,7 +27,7 @@ extension AccountHandlers {
         let now = clock.nowMilliseconds
         let answer = YediAccount.SignUpResponse(
             verificationID: ids.next(), codeExpiresAtMs: now + Self.signUpCodeLifetime)
-        guard signUpMail.mailsPerRecipient.take(email, now: clock.now.timeIntervalSince1970).retryAfter == nil else {
+        guard mailer.mailsPerRecipient.take(email, now: clock.now.timeIntervalSince1970).retryAfter == nil else {
             context.logger.notice("sign-up: mail to this address held back (too many)", metadata: ["to": "\(email)"])
             return answer
         }
@@ -35,7 +35,7 @@ extension AccountHandlers {
             try await store.startSignUp(nil, mail: SignUpMail.existingAccount(to: email))
             return answer
         }
-        let code = signUpMail.codes.next()
+        let code = mailer.codes.next()
         var details = request
         details.password = ""
         try await store.startSignUp(

@@ -104,14 +104,8 @@ struct SQLiteModerationStore: ModerationStore {
                 arguments: [until, userID, app.rawValue])
             guard db.changesCount == 1 else { throw AccountStoreError.notFound }
             let now = action.atMilliseconds
-            try db.execute(
-                sql: "UPDATE session SET revoked_at_ms = ? WHERE user_id = ? AND revoked_at_ms IS NULL",
-                arguments: [now, userID])
-            let revocation = YediRuntime.RevokeUserRequest(
-                userID: userID, revokedAtMs: now, keepUntilMs: now + RevokedUsers.retention.wholeMilliseconds)
-            try revokedUsers.revoke(
-                userID: userID, revokedAt: revocation.revokedAtMs, keepUntil: revocation.keepUntilMs, in: db)
-            try events.userSuspended(revocation, in: db)
+            try SQLiteAccountStore.revokeEverySession(
+                userID: userID, now: now, tokensUpTo: now, revokedUsers: revokedUsers, events: events, db)
             try Self.log(action, db)
         }
     }

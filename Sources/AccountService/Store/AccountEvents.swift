@@ -52,9 +52,9 @@ struct AccountEvents: Sendable {
         }
     }
 
-    /// A member was suspended (and revoked here): every peer revokes the tokens issued so far; their data
-    /// stays.
-    func userSuspended(_ revocation: YediRuntime.RevokeUserRequest, in db: Database) throws {
+    /// A member was suspended or changed their password (and was revoked here): every peer refuses the
+    /// tokens issued so far; their data stays.
+    func tokensRevoked(_ revocation: YediRuntime.RevokeUserRequest, in db: Database) throws {
         for (peer, _) in Self.purgedPeers {
             try outbox.enqueue(
                 in: db, peer: peer, method: YediRuntime.Revocations.Method.revokeUser, request: revocation)

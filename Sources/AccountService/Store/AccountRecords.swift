@@ -1,6 +1,7 @@
 import RPCAccess
 import RPCCore
 import ServiceRuntime
+import YediProto
 
 /// What the store keeps of a user: plain values, so handlers and tests never see the database's types.
 struct UserRecord: Sendable, Hashable {
@@ -50,6 +51,36 @@ struct PendingSignUpRecord: Sendable, Hashable {
     var attempts: Int = 0
     var expiresAtMilliseconds: Int64
     var createdAtMilliseconds: Int64
+}
+
+/// A password reset waiting for the code mailed to its address (15 minutes). Kept for an address without
+/// an account too (with no user), so both answers cost the same and the code check refuses both alike.
+struct PasswordResetRecord: Sendable, Hashable {
+    /// The `reset_id` RequestPasswordReset answered.
+    var id: String
+    var app: AppID
+    /// The account whose password the code resets; nil when the address has none in `app`.
+    var userID: String?
+    /// HMAC-SHA-256 of the code keyed by `id`, as for sign-up codes.
+    var codeHash: [UInt8]
+    var attempts: Int = 0
+    var expiresAtMilliseconds: Int64
+    var createdAtMilliseconds: Int64
+}
+
+/// A new password for an account (reset by a mailed code, or changed with the current one): what the
+/// store writes in one transaction.
+struct PasswordReplacement: Sendable {
+    var userID: String
+    var passwordHash: String
+    /// The reset it uses up (`AccountStoreError.notFound` when it is gone), or nil for a change.
+    var resetID: String?
+    /// The caller's new session; every other session of the user ends.
+    var session: SessionRecord
+    /// Access tokens of the user issued up to this instant are refused everywhere.
+    var revokedAtMilliseconds: Int64
+    /// Tells the address's owner that the password changed.
+    var notice: YediRuntime.MailMessage?
 }
 
 struct DateParts: Sendable, Hashable {

@@ -246,5 +246,25 @@ enum AccountSchema {
                     CREATE INDEX notification_by_time ON notification(created_at_ms);
                     """)
         }
+
+        // Issue 26, YeDi's password reset by e-mail: a reset waits for its mailed code like a sign-up
+        // (one row per request, code hashed, 15 minutes, 5 tries), with no user when the address has no
+        // account. (`account-8-moderation` is ModerationSchema's; the two do not depend on each other.)
+        migrator.registerMigration("account-9-password-resets") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE password_reset (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        app TEXT NOT NULL,
+                        user_id TEXT REFERENCES user(id) ON DELETE CASCADE,
+                        code_hash BLOB NOT NULL,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        expires_at_ms INTEGER NOT NULL,
+                        created_at_ms INTEGER NOT NULL
+                    );
+                    CREATE INDEX password_reset_by_expiry ON password_reset(expires_at_ms);
+                    CREATE INDEX password_reset_by_user ON password_reset(user_id);
+                    """)
+        }
     }
 }

@@ -39,8 +39,21 @@ protocol AccountStore: Sendable {
     /// `AccountStoreError.notFound` if it is gone (completed meanwhile), `.emailTaken` if the address
     /// got an account meanwhile.
     func completeSignUp(id: String, user: UserRecord, designer: DesignerRecord?, session: SessionRecord) async throws
-    /// Deletes the sign-ups that expired before `expiredBefore`; answers how many.
+    /// Deletes the sign-ups and password resets that expired before `expiredBefore`; answers how many.
     func pruneSignUps(expiredBefore: Int64) async throws -> Int
+
+    // MARK: Passwords
+
+    /// Keeps `reset` and queues `mail` (its code; nil when the address has no account), in one transaction.
+    func startPasswordReset(_ reset: PasswordResetRecord, mail: YediRuntime.MailMessage?) async throws
+    /// The reset `id` of `app` if `codeHash` is its code, it has not expired at `now` and has tries left; a
+    /// wrong code spends one of its `maximumAttempts` tries. Nil for every refusal alike.
+    func checkPasswordResetCode(id: String, app: AppID, codeHash: [UInt8], now: Int64, maximumAttempts: Int)
+        async throws -> PasswordResetRecord?
+    /// Sets the password, uses the reset up (if any), ends every session of the user, revokes their access
+    /// tokens here and, through the outbox, in every peer, starts the new session and queues the notice,
+    /// in one transaction. `AccountStoreError.notFound` if the reset or the user is gone.
+    func replacePassword(_ replacement: PasswordReplacement) async throws
 
     // MARK: Verified identities (phone numbers, provider accounts)
 

@@ -58,22 +58,16 @@ extension SQLiteAccountStore {
     {
         try await database.write { db in
             guard
-                let row = try Row.fetchOne(
-                    db, sql: "SELECT * FROM phone_verification WHERE id = ? AND app = ?",
-                    arguments: [id, app.rawValue])
+                let row = try Self.checkCode(
+                    in: "phone_verification", id: id, app: app, codeHash: codeHash, now: now,
+                    maximumAttempts: maximumAttempts, db)
             else { return nil }
-            let verification = PhoneVerificationRecord(
+            // A right code proves the number once.
+            try db.execute(sql: "DELETE FROM phone_verification WHERE id = ?", arguments: [id])
+            return PhoneVerificationRecord(
                 id: row["id"], app: AppID(rawValue: row["app"]), phone: row["phone"],
                 codeHash: [UInt8]((row["code_hash"] as Data?) ?? Data()), attempts: row["attempts"],
                 expiresAtMilliseconds: row["expires_at_ms"], createdAtMilliseconds: row["created_at_ms"])
-            guard verification.expiresAtMilliseconds > now, verification.attempts < maximumAttempts else { return nil }
-            guard ConstantTime.equals(verification.codeHash, codeHash) else {
-                try db.execute(
-                    sql: "UPDATE phone_verification SET attempts = attempts + 1 WHERE id = ?", arguments: [id])
-                return nil
-            }
-            try db.execute(sql: "DELETE FROM phone_verification WHERE id = ?", arguments: [id])
-            return verification
         }
     }
 

@@ -59,6 +59,24 @@ extension SQLiteAccountStore {
         }
     }
 
+    /// Ends every session of `userID` (and removes the push devices they registered), and refuses the
+    /// user's access tokens issued up to `tokensUpTo` here and, through the outbox, in every peer: a
+    /// suspension, a new password.
+    static func revokeEverySession(
+        userID: String, now: Int64, tokensUpTo revokedAt: Int64, revokedUsers: RevokedUsers, events: AccountEvents,
+        _ db: Database
+    ) throws {
+        try db.execute(
+            sql: "UPDATE session SET revoked_at_ms = ? WHERE user_id = ? AND revoked_at_ms IS NULL",
+            arguments: [now, userID])
+        try db.execute(sql: "DELETE FROM device WHERE user_id = ?", arguments: [userID])
+        let revocation = YediRuntime.RevokeUserRequest(
+            userID: userID, revokedAtMs: revokedAt, keepUntilMs: revokedAt + RevokedUsers.retention.wholeMilliseconds)
+        try revokedUsers.revoke(
+            userID: userID, revokedAt: revocation.revokedAtMs, keepUntil: revocation.keepUntilMs, in: db)
+        try events.tokensRevoked(revocation, in: db)
+    }
+
     /// Revokes every session of a family and removes the push devices it registered, so a signed-out
     /// device gets no more pushes (docs/account.md, "Devices and the inbox").
     static func endFamily(_ familyID: String, now: Int64, _ db: Database) throws {

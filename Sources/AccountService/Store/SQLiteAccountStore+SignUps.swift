@@ -30,21 +30,17 @@ extension SQLiteAccountStore {
         -> PendingSignUpRecord?
     {
         try await database.write { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM pending_sign_up WHERE id = ?", arguments: [id])
+            guard
+                let row = try Self.checkCode(
+                    in: "pending_sign_up", id: id, app: nil, codeHash: codeHash, now: now,
+                    maximumAttempts: maximumAttempts, db)
             else { return nil }
-            let pending = PendingSignUpRecord(
+            return PendingSignUpRecord(
                 id: row["id"], email: row["email"], app: AppID(rawValue: row["app"]),
                 request: [UInt8]((row["request"] as Data?) ?? Data()),
                 passwordHash: row["password_hash"], codeHash: [UInt8]((row["code_hash"] as Data?) ?? Data()),
                 attempts: row["attempts"], expiresAtMilliseconds: row["expires_at_ms"],
                 createdAtMilliseconds: row["created_at_ms"])
-            guard pending.expiresAtMilliseconds > now, pending.attempts < maximumAttempts else { return nil }
-            guard ConstantTime.equals(pending.codeHash, codeHash) else {
-                try db.execute(
-                    sql: "UPDATE pending_sign_up SET attempts = attempts + 1 WHERE id = ?", arguments: [id])
-                return nil
-            }
-            return pending
         }
     }
 
@@ -63,7 +59,9 @@ extension SQLiteAccountStore {
     func pruneSignUps(expiredBefore: Int64) async throws -> Int {
         try await database.write { db in
             try db.execute(sql: "DELETE FROM pending_sign_up WHERE expires_at_ms < ?", arguments: [expiredBefore])
-            return db.changesCount
+            let signUps = db.changesCount
+            try db.execute(sql: "DELETE FROM password_reset WHERE expires_at_ms < ?", arguments: [expiredBefore])
+            return signUps + db.changesCount
         }
     }
 }

@@ -31,6 +31,12 @@ typedef struct Yedi__Account__SignUpRequest Yedi__Account__SignUpRequest;
 typedef struct Yedi__Account__SignUpResponse Yedi__Account__SignUpResponse;
 typedef struct Yedi__Account__CompleteSignUpRequest Yedi__Account__CompleteSignUpRequest;
 typedef struct Yedi__Account__CompleteSignUpResponse Yedi__Account__CompleteSignUpResponse;
+typedef struct Yedi__Account__RequestPasswordResetRequest Yedi__Account__RequestPasswordResetRequest;
+typedef struct Yedi__Account__RequestPasswordResetResponse Yedi__Account__RequestPasswordResetResponse;
+typedef struct Yedi__Account__ResetPasswordRequest Yedi__Account__ResetPasswordRequest;
+typedef struct Yedi__Account__ResetPasswordResponse Yedi__Account__ResetPasswordResponse;
+typedef struct Yedi__Account__ChangePasswordRequest Yedi__Account__ChangePasswordRequest;
+typedef struct Yedi__Account__ChangePasswordResponse Yedi__Account__ChangePasswordResponse;
 typedef struct Yedi__Account__SignInRequest Yedi__Account__SignInRequest;
 typedef struct Yedi__Account__SignInResponse Yedi__Account__SignInResponse;
 typedef struct Yedi__Account__RefreshSessionRequest Yedi__Account__RefreshSessionRequest;
@@ -426,6 +432,90 @@ struct  Yedi__Account__CompleteSignUpResponse
 #define YEDI__ACCOUNT__COMPLETE_SIGN_UP_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__account__complete_sign_up_response__descriptor) \
     , NULL, NULL }
+
+
+/*
+ * Password reset by e-mail: the same answer whether or not the address has an account (the code goes
+ * only to an address that has one), so it cannot be used to find out who uses the app.
+ */
+struct  Yedi__Account__RequestPasswordResetRequest
+{
+  ProtobufCMessage base;
+  char *email;
+};
+#define YEDI__ACCOUNT__REQUEST_PASSWORD_RESET_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__request_password_reset_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Account__RequestPasswordResetResponse
+{
+  ProtobufCMessage base;
+  char *reset_id;
+  int64_t code_expires_at_ms;
+};
+#define YEDI__ACCOUNT__REQUEST_PASSWORD_RESET_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__request_password_reset_response__descriptor) \
+    , (char *)protobuf_c_empty_string, 0 }
+
+
+struct  Yedi__Account__ResetPasswordRequest
+{
+  ProtobufCMessage base;
+  char *reset_id;
+  /*
+   * The 6 digits mailed to the address.
+   */
+  char *code;
+  /*
+   * At least 8 characters, with a letter and a digit.
+   */
+  char *new_password;
+};
+#define YEDI__ACCOUNT__RESET_PASSWORD_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__reset_password_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+/*
+ * Every other session of the account has ended; this one is new.
+ */
+struct  Yedi__Account__ResetPasswordResponse
+{
+  ProtobufCMessage base;
+  Yedi__Account__User *user;
+  Yedi__Account__Session *session;
+};
+#define YEDI__ACCOUNT__RESET_PASSWORD_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__reset_password_response__descriptor) \
+    , NULL, NULL }
+
+
+struct  Yedi__Account__ChangePasswordRequest
+{
+  ProtobufCMessage base;
+  char *current_password;
+  /*
+   * At least 8 characters, with a letter and a digit.
+   */
+  char *new_password;
+};
+#define YEDI__ACCOUNT__CHANGE_PASSWORD_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__change_password_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+/*
+ * Every other session of the account has ended (the caller's access token too); this one is new.
+ */
+struct  Yedi__Account__ChangePasswordResponse
+{
+  ProtobufCMessage base;
+  Yedi__Account__Session *session;
+};
+#define YEDI__ACCOUNT__CHANGE_PASSWORD_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__account__change_password_response__descriptor) \
+    , NULL }
 
 
 struct  Yedi__Account__SignInRequest
@@ -1492,6 +1582,120 @@ Yedi__Account__CompleteSignUpResponse *
                       const uint8_t       *data);
 void   yedi__account__complete_sign_up_response__free_unpacked
                      (Yedi__Account__CompleteSignUpResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__RequestPasswordResetRequest methods */
+void   yedi__account__request_password_reset_request__init
+                     (Yedi__Account__RequestPasswordResetRequest         *message);
+size_t yedi__account__request_password_reset_request__get_packed_size
+                     (const Yedi__Account__RequestPasswordResetRequest   *message);
+size_t yedi__account__request_password_reset_request__pack
+                     (const Yedi__Account__RequestPasswordResetRequest   *message,
+                      uint8_t             *out);
+size_t yedi__account__request_password_reset_request__pack_to_buffer
+                     (const Yedi__Account__RequestPasswordResetRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__RequestPasswordResetRequest *
+       yedi__account__request_password_reset_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__request_password_reset_request__free_unpacked
+                     (Yedi__Account__RequestPasswordResetRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__RequestPasswordResetResponse methods */
+void   yedi__account__request_password_reset_response__init
+                     (Yedi__Account__RequestPasswordResetResponse         *message);
+size_t yedi__account__request_password_reset_response__get_packed_size
+                     (const Yedi__Account__RequestPasswordResetResponse   *message);
+size_t yedi__account__request_password_reset_response__pack
+                     (const Yedi__Account__RequestPasswordResetResponse   *message,
+                      uint8_t             *out);
+size_t yedi__account__request_password_reset_response__pack_to_buffer
+                     (const Yedi__Account__RequestPasswordResetResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__RequestPasswordResetResponse *
+       yedi__account__request_password_reset_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__request_password_reset_response__free_unpacked
+                     (Yedi__Account__RequestPasswordResetResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__ResetPasswordRequest methods */
+void   yedi__account__reset_password_request__init
+                     (Yedi__Account__ResetPasswordRequest         *message);
+size_t yedi__account__reset_password_request__get_packed_size
+                     (const Yedi__Account__ResetPasswordRequest   *message);
+size_t yedi__account__reset_password_request__pack
+                     (const Yedi__Account__ResetPasswordRequest   *message,
+                      uint8_t             *out);
+size_t yedi__account__reset_password_request__pack_to_buffer
+                     (const Yedi__Account__ResetPasswordRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__ResetPasswordRequest *
+       yedi__account__reset_password_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__reset_password_request__free_unpacked
+                     (Yedi__Account__ResetPasswordRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__ResetPasswordResponse methods */
+void   yedi__account__reset_password_response__init
+                     (Yedi__Account__ResetPasswordResponse         *message);
+size_t yedi__account__reset_password_response__get_packed_size
+                     (const Yedi__Account__ResetPasswordResponse   *message);
+size_t yedi__account__reset_password_response__pack
+                     (const Yedi__Account__ResetPasswordResponse   *message,
+                      uint8_t             *out);
+size_t yedi__account__reset_password_response__pack_to_buffer
+                     (const Yedi__Account__ResetPasswordResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__ResetPasswordResponse *
+       yedi__account__reset_password_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__reset_password_response__free_unpacked
+                     (Yedi__Account__ResetPasswordResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__ChangePasswordRequest methods */
+void   yedi__account__change_password_request__init
+                     (Yedi__Account__ChangePasswordRequest         *message);
+size_t yedi__account__change_password_request__get_packed_size
+                     (const Yedi__Account__ChangePasswordRequest   *message);
+size_t yedi__account__change_password_request__pack
+                     (const Yedi__Account__ChangePasswordRequest   *message,
+                      uint8_t             *out);
+size_t yedi__account__change_password_request__pack_to_buffer
+                     (const Yedi__Account__ChangePasswordRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__ChangePasswordRequest *
+       yedi__account__change_password_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__change_password_request__free_unpacked
+                     (Yedi__Account__ChangePasswordRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Account__ChangePasswordResponse methods */
+void   yedi__account__change_password_response__init
+                     (Yedi__Account__ChangePasswordResponse         *message);
+size_t yedi__account__change_password_response__get_packed_size
+                     (const Yedi__Account__ChangePasswordResponse   *message);
+size_t yedi__account__change_password_response__pack
+                     (const Yedi__Account__ChangePasswordResponse   *message,
+                      uint8_t             *out);
+size_t yedi__account__change_password_response__pack_to_buffer
+                     (const Yedi__Account__ChangePasswordResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Account__ChangePasswordResponse *
+       yedi__account__change_password_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__account__change_password_response__free_unpacked
+                     (Yedi__Account__ChangePasswordResponse *message,
                       ProtobufCAllocator *allocator);
 /* Yedi__Account__SignInRequest methods */
 void   yedi__account__sign_in_request__init
@@ -2620,6 +2824,24 @@ typedef void (*Yedi__Account__CompleteSignUpRequest_Closure)
 typedef void (*Yedi__Account__CompleteSignUpResponse_Closure)
                  (const Yedi__Account__CompleteSignUpResponse *message,
                   void *closure_data);
+typedef void (*Yedi__Account__RequestPasswordResetRequest_Closure)
+                 (const Yedi__Account__RequestPasswordResetRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__RequestPasswordResetResponse_Closure)
+                 (const Yedi__Account__RequestPasswordResetResponse *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__ResetPasswordRequest_Closure)
+                 (const Yedi__Account__ResetPasswordRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__ResetPasswordResponse_Closure)
+                 (const Yedi__Account__ResetPasswordResponse *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__ChangePasswordRequest_Closure)
+                 (const Yedi__Account__ChangePasswordRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Account__ChangePasswordResponse_Closure)
+                 (const Yedi__Account__ChangePasswordResponse *message,
+                  void *closure_data);
 typedef void (*Yedi__Account__SignInRequest_Closure)
                  (const Yedi__Account__SignInRequest *message,
                   void *closure_data);
@@ -2810,6 +3032,18 @@ struct Yedi__Account__AccountService_Service
                   const Yedi__Account__SignInRequest *input,
                   Yedi__Account__SignInResponse_Closure closure,
                   void *closure_data);
+  void (*request_password_reset)(Yedi__Account__AccountService_Service *service,
+                                 const Yedi__Account__RequestPasswordResetRequest *input,
+                                 Yedi__Account__RequestPasswordResetResponse_Closure closure,
+                                 void *closure_data);
+  void (*reset_password)(Yedi__Account__AccountService_Service *service,
+                         const Yedi__Account__ResetPasswordRequest *input,
+                         Yedi__Account__ResetPasswordResponse_Closure closure,
+                         void *closure_data);
+  void (*change_password)(Yedi__Account__AccountService_Service *service,
+                          const Yedi__Account__ChangePasswordRequest *input,
+                          Yedi__Account__ChangePasswordResponse_Closure closure,
+                          void *closure_data);
   void (*refresh_session)(Yedi__Account__AccountService_Service *service,
                           const Yedi__Account__RefreshSessionRequest *input,
                           Yedi__Account__RefreshSessionResponse_Closure closure,
@@ -2897,6 +3131,9 @@ void yedi__account__account_service__init (Yedi__Account__AccountService_Service
       function_prefix__ ## sign_up,\
       function_prefix__ ## complete_sign_up,\
       function_prefix__ ## sign_in,\
+      function_prefix__ ## request_password_reset,\
+      function_prefix__ ## reset_password,\
+      function_prefix__ ## change_password,\
       function_prefix__ ## refresh_session,\
       function_prefix__ ## sign_out,\
       function_prefix__ ## get_me,\
@@ -2928,6 +3165,18 @@ void yedi__account__account_service__sign_in(ProtobufCService *service,
                                              const Yedi__Account__SignInRequest *input,
                                              Yedi__Account__SignInResponse_Closure closure,
                                              void *closure_data);
+void yedi__account__account_service__request_password_reset(ProtobufCService *service,
+                                                            const Yedi__Account__RequestPasswordResetRequest *input,
+                                                            Yedi__Account__RequestPasswordResetResponse_Closure closure,
+                                                            void *closure_data);
+void yedi__account__account_service__reset_password(ProtobufCService *service,
+                                                    const Yedi__Account__ResetPasswordRequest *input,
+                                                    Yedi__Account__ResetPasswordResponse_Closure closure,
+                                                    void *closure_data);
+void yedi__account__account_service__change_password(ProtobufCService *service,
+                                                     const Yedi__Account__ChangePasswordRequest *input,
+                                                     Yedi__Account__ChangePasswordResponse_Closure closure,
+                                                     void *closure_data);
 void yedi__account__account_service__refresh_session(ProtobufCService *service,
                                                      const Yedi__Account__RefreshSessionRequest *input,
                                                      Yedi__Account__RefreshSessionResponse_Closure closure,
@@ -3148,6 +3397,12 @@ extern const ProtobufCMessageDescriptor yedi__account__sign_up_request__descript
 extern const ProtobufCMessageDescriptor yedi__account__sign_up_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__complete_sign_up_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__complete_sign_up_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__request_password_reset_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__request_password_reset_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__reset_password_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__reset_password_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__change_password_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__account__change_password_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__sign_in_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__sign_in_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__account__refresh_session_request__descriptor;

@@ -733,6 +733,164 @@ extension YediAccount {
 }
 
 extension YediAccount {
+    /// Password reset by e-mail: the same answer whether or not the address has an account (the code goes
+    /// only to an address that has one), so it cannot be used to find out who uses the app.
+    public struct RequestPasswordResetRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.RequestPasswordResetRequest")
+
+        public var email: String
+
+        public init(email: String = "") {
+            self.email = email
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.email, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 254)
+            self.email = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediAccount {
+    public struct RequestPasswordResetResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.RequestPasswordResetResponse")
+
+        public var resetID: String
+
+        public var codeExpiresAtMs: Int64
+
+        public init(resetID: String = "", codeExpiresAtMs: Int64 = 0) {
+            self.resetID = resetID
+            self.codeExpiresAtMs = codeExpiresAtMs
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.resetID, at: 1)
+            try encoder.write(self.codeExpiresAtMs, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.resetID = try decoder.read(at: 1)
+            self.codeExpiresAtMs = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediAccount {
+    public struct ResetPasswordRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.ResetPasswordRequest")
+
+        public var resetID: String
+
+        /// The 6 digits mailed to the address.
+        public var code: String
+
+        /// At least 8 characters, with a letter and a digit.
+        public var newPassword: String
+
+        public init(resetID: String = "", code: String = "", newPassword: String = "") {
+            self.resetID = resetID
+            self.code = code
+            self.newPassword = newPassword
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.resetID, at: 1)
+            try encoder.write(self.code, at: 2)
+            try encoder.write(self.newPassword, at: 3)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
+            self.resetID = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 64)
+            self.code = try decoder.read(at: 2)
+            try decoder.limit(at: 3, maxBytes: 512)
+            self.newPassword = try decoder.read(at: 3)
+        }
+    }
+}
+
+extension YediAccount {
+    /// Every other session of the account has ended; this one is new.
+    public struct ResetPasswordResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.ResetPasswordResponse")
+
+        public var user: YediAccount.User?
+
+        public var session: YediAccount.Session?
+
+        public init(user: YediAccount.User? = nil, session: YediAccount.Session? = nil) {
+            self.user = user
+            self.session = session
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.user, at: 1)
+            try encoder.write(self.session, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.user = try decoder.read(at: 1)
+            self.session = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediAccount {
+    public struct ChangePasswordRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.ChangePasswordRequest")
+
+        public var currentPassword: String
+
+        /// At least 8 characters, with a letter and a digit.
+        public var newPassword: String
+
+        public init(currentPassword: String = "", newPassword: String = "") {
+            self.currentPassword = currentPassword
+            self.newPassword = newPassword
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.currentPassword, at: 1)
+            try encoder.write(self.newPassword, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 512)
+            self.currentPassword = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 512)
+            self.newPassword = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediAccount {
+    /// Every other session of the account has ended (the caller's access token too); this one is new.
+    public struct ChangePasswordResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.account.ChangePasswordResponse")
+
+        public var session: YediAccount.Session?
+
+        public init(session: YediAccount.Session? = nil) {
+            self.session = session
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.session, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.session = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediAccount {
     public struct SignInRequest: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.account.SignInRequest")
 
@@ -2224,6 +2382,23 @@ extension YediAccount {
             public static let signIn = RPCMethod<YediAccount.SignInRequest, YediAccount.SignInResponse>(
                 service: "yedi.account.AccountService", method: "SignIn", kind: .unary, idempotency: .unknown,
                 access: .anyone(apps: .only(["yedi"])))
+            /// Mails a 6-digit code (15 minutes, 5 tries) to the address if it has an account of the app; the
+            /// answer is the same either way. Charged to the address's sign-in allowance and the per-address mail
+            /// limit that SignUp shares.
+            public static let requestPasswordReset = RPCMethod<YediAccount.RequestPasswordResetRequest, YediAccount.RequestPasswordResetResponse>(
+                service: "yedi.account.AccountService", method: "RequestPasswordReset", kind: .unary, idempotency: .unknown,
+                access: .anyone(apps: .only(["yedi"])))
+            /// Sets a new password with the mailed code, ends every session of the account, revokes its access
+            /// tokens and signs in anew. A wrong, expired or used code and an unknown id get the same
+            /// UNAUTHENTICATED.
+            public static let resetPassword = RPCMethod<YediAccount.ResetPasswordRequest, YediAccount.ResetPasswordResponse>(
+                service: "yedi.account.AccountService", method: "ResetPassword", kind: .unary, idempotency: .unknown,
+                access: .anyone(apps: .only(["yedi"])))
+            /// Changes the caller's password (the current one proves it is them, under the sign-in throttle) and
+            /// ends every other session, as ResetPassword does.
+            public static let changePassword = RPCMethod<YediAccount.ChangePasswordRequest, YediAccount.ChangePasswordResponse>(
+                service: "yedi.account.AccountService", method: "ChangePassword", kind: .unary, idempotency: .unknown,
+                access: .user(apps: .only(["yedi"]), roles: []))
             /// Every app's sessions rotate here: the new access token is always for the user's own app, whatever
             /// app the call names.
             public static let refreshSession = RPCMethod<YediAccount.RefreshSessionRequest, YediAccount.RefreshSessionResponse>(
@@ -2291,7 +2466,7 @@ extension YediAccount {
         /// `yedi.account.AccountService` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.account.AccountService",
-            methods: [Method.signUp.descriptor, Method.completeSignUp.descriptor, Method.signIn.descriptor, Method.refreshSession.descriptor, Method.signOut.descriptor, Method.getMe.descriptor, Method.getUser.descriptor, Method.batchGetUsers.descriptor, Method.getDesigner.descriptor, Method.updateProfile.descriptor, Method.updateDesignerProfile.descriptor, Method.updateShop.descriptor, Method.searchDesigners.descriptor, Method.listRecentSearches.descriptor, Method.recordRecentSearch.descriptor, Method.deleteRecentSearch.descriptor, Method.follow.descriptor, Method.unfollow.descriptor, Method.listFollowing.descriptor, Method.listFollowedDesignerIDs.descriptor, Method.getShopHours.descriptor, Method.deleteAccount.descriptor]
+            methods: [Method.signUp.descriptor, Method.completeSignUp.descriptor, Method.signIn.descriptor, Method.requestPasswordReset.descriptor, Method.resetPassword.descriptor, Method.changePassword.descriptor, Method.refreshSession.descriptor, Method.signOut.descriptor, Method.getMe.descriptor, Method.getUser.descriptor, Method.batchGetUsers.descriptor, Method.getDesigner.descriptor, Method.updateProfile.descriptor, Method.updateDesignerProfile.descriptor, Method.updateShop.descriptor, Method.searchDesigners.descriptor, Method.listRecentSearches.descriptor, Method.recordRecentSearch.descriptor, Method.deleteRecentSearch.descriptor, Method.follow.descriptor, Method.unfollow.descriptor, Method.listFollowing.descriptor, Method.listFollowedDesignerIDs.descriptor, Method.getShopHours.descriptor, Method.deleteAccount.descriptor]
         )
 
         /// Serve `yedi.account.AccountService` by implementing these methods and passing the value to an `RPCServer`.
@@ -2304,6 +2479,17 @@ extension YediAccount {
             /// sign-up allows 5 tries.
             func completeSignUp(_ request: YediAccount.CompleteSignUpRequest, context: ServerContext) async throws -> YediAccount.CompleteSignUpResponse
             func signIn(_ request: YediAccount.SignInRequest, context: ServerContext) async throws -> YediAccount.SignInResponse
+            /// Mails a 6-digit code (15 minutes, 5 tries) to the address if it has an account of the app; the
+            /// answer is the same either way. Charged to the address's sign-in allowance and the per-address mail
+            /// limit that SignUp shares.
+            func requestPasswordReset(_ request: YediAccount.RequestPasswordResetRequest, context: ServerContext) async throws -> YediAccount.RequestPasswordResetResponse
+            /// Sets a new password with the mailed code, ends every session of the account, revokes its access
+            /// tokens and signs in anew. A wrong, expired or used code and an unknown id get the same
+            /// UNAUTHENTICATED.
+            func resetPassword(_ request: YediAccount.ResetPasswordRequest, context: ServerContext) async throws -> YediAccount.ResetPasswordResponse
+            /// Changes the caller's password (the current one proves it is them, under the sign-in throttle) and
+            /// ends every other session, as ResetPassword does.
+            func changePassword(_ request: YediAccount.ChangePasswordRequest, context: ServerContext) async throws -> YediAccount.ChangePasswordResponse
             /// Every app's sessions rotate here: the new access token is always for the user's own app, whatever
             /// app the call names.
             func refreshSession(_ request: YediAccount.RefreshSessionRequest, context: ServerContext) async throws -> YediAccount.RefreshSessionResponse
@@ -2353,6 +2539,26 @@ extension YediAccount {
 
             public func signIn(_ request: YediAccount.SignInRequest, options: CallOptions = .defaults) async throws -> YediAccount.SignInResponse {
                 try await rpcClient.unary(Method.signIn, request, options: options)
+            }
+
+            /// Mails a 6-digit code (15 minutes, 5 tries) to the address if it has an account of the app; the
+            /// answer is the same either way. Charged to the address's sign-in allowance and the per-address mail
+            /// limit that SignUp shares.
+            public func requestPasswordReset(_ request: YediAccount.RequestPasswordResetRequest, options: CallOptions = .defaults) async throws -> YediAccount.RequestPasswordResetResponse {
+                try await rpcClient.unary(Method.requestPasswordReset, request, options: options)
+            }
+
+            /// Sets a new password with the mailed code, ends every session of the account, revokes its access
+            /// tokens and signs in anew. A wrong, expired or used code and an unknown id get the same
+            /// UNAUTHENTICATED.
+            public func resetPassword(_ request: YediAccount.ResetPasswordRequest, options: CallOptions = .defaults) async throws -> YediAccount.ResetPasswordResponse {
+                try await rpcClient.unary(Method.resetPassword, request, options: options)
+            }
+
+            /// Changes the caller's password (the current one proves it is them, under the sign-in throttle) and
+            /// ends every other session, as ResetPassword does.
+            public func changePassword(_ request: YediAccount.ChangePasswordRequest, options: CallOptions = .defaults) async throws -> YediAccount.ChangePasswordResponse {
+                try await rpcClient.unary(Method.changePassword, request, options: options)
             }
 
             /// Every app's sessions rotate here: the new access token is always for the user's own app, whatever
@@ -2451,6 +2657,15 @@ extension YediAccount.AccountService.ServiceProtocol {
         })
         router.register(YediAccount.AccountService.Method.signIn, unary: { request, context in
             try await self.signIn(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.requestPasswordReset, unary: { request, context in
+            try await self.requestPasswordReset(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.resetPassword, unary: { request, context in
+            try await self.resetPassword(request, context: context)
+        })
+        router.register(YediAccount.AccountService.Method.changePassword, unary: { request, context in
+            try await self.changePassword(request, context: context)
         })
         router.register(YediAccount.AccountService.Method.refreshSession, unary: { request, context in
             try await self.refreshSession(request, context: context)
