@@ -1447,7 +1447,97 @@ void   yedi__content__get_post_previews_response__free_unpacked
   assert(message->base.descriptor == &yedi__content__get_post_previews_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor yedi__content__post__field_descriptors[12] =
+void   yedi__content__moderate_content_request__init
+                     (Yedi__Content__ModerateContentRequest         *message)
+{
+  static const Yedi__Content__ModerateContentRequest init_value = YEDI__CONTENT__MODERATE_CONTENT_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__content__moderate_content_request__get_packed_size
+                     (const Yedi__Content__ModerateContentRequest *message)
+{
+  assert(message->base.descriptor == &yedi__content__moderate_content_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__content__moderate_content_request__pack
+                     (const Yedi__Content__ModerateContentRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__content__moderate_content_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__content__moderate_content_request__pack_to_buffer
+                     (const Yedi__Content__ModerateContentRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__content__moderate_content_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Content__ModerateContentRequest *
+       yedi__content__moderate_content_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Content__ModerateContentRequest *)
+     protobuf_c_message_unpack (&yedi__content__moderate_content_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__content__moderate_content_request__free_unpacked
+                     (Yedi__Content__ModerateContentRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__content__moderate_content_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__content__moderate_content_response__init
+                     (Yedi__Content__ModerateContentResponse         *message)
+{
+  static const Yedi__Content__ModerateContentResponse init_value = YEDI__CONTENT__MODERATE_CONTENT_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__content__moderate_content_response__get_packed_size
+                     (const Yedi__Content__ModerateContentResponse *message)
+{
+  assert(message->base.descriptor == &yedi__content__moderate_content_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__content__moderate_content_response__pack
+                     (const Yedi__Content__ModerateContentResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__content__moderate_content_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__content__moderate_content_response__pack_to_buffer
+                     (const Yedi__Content__ModerateContentResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__content__moderate_content_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Content__ModerateContentResponse *
+       yedi__content__moderate_content_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Content__ModerateContentResponse *)
+     protobuf_c_message_unpack (&yedi__content__moderate_content_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__content__moderate_content_response__free_unpacked
+                     (Yedi__Content__ModerateContentResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__content__moderate_content_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+static const ProtobufCFieldDescriptor yedi__content__post__field_descriptors[14] =
 {
   {
     "id",
@@ -1593,6 +1683,30 @@ static const ProtobufCFieldDescriptor yedi__content__post__field_descriptors[12]
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "hidden",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__Post, hidden),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "featured",
+    15,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__Post, featured),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__content__post__field_indices_by_name[] = {
   11,   /* field[11] = author */
@@ -1600,6 +1714,8 @@ static const unsigned yedi__content__post__field_indices_by_name[] = {
   9,   /* field[9] = created_at_ms */
   3,   /* field[3] = description */
   1,   /* field[1] = designer_id */
+  13,   /* field[13] = featured */
+  12,   /* field[12] = hidden */
   0,   /* field[0] = id */
   7,   /* field[7] = like_count */
   8,   /* field[8] = liked */
@@ -1612,7 +1728,7 @@ static const ProtobufCIntRange yedi__content__post__number_ranges[2 + 1] =
 {
   { 1, 0 },
   { 8, 6 },
-  { 0, 12 }
+  { 0, 14 }
 };
 const ProtobufCMessageDescriptor yedi__content__post__descriptor =
 {
@@ -1622,7 +1738,7 @@ const ProtobufCMessageDescriptor yedi__content__post__descriptor =
   "Yedi__Content__Post",
   "yedi.content",
   sizeof(Yedi__Content__Post),
-  12,
+  14,
   yedi__content__post__field_descriptors,
   yedi__content__post__field_indices_by_name,
   2,  yedi__content__post__number_ranges,
@@ -2413,7 +2529,7 @@ const ProtobufCMessageDescriptor yedi__content__image_data__descriptor =
   (ProtobufCMessageInit) yedi__content__image_data__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__content__review__field_descriptors[9] =
+static const ProtobufCFieldDescriptor yedi__content__review__field_descriptors[10] =
 {
   {
     "id",
@@ -2523,11 +2639,24 @@ static const ProtobufCFieldDescriptor yedi__content__review__field_descriptors[9
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "hidden",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__Review, hidden),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__content__review__field_indices_by_name[] = {
   8,   /* field[8] = created_at_ms */
   3,   /* field[3] = customer_id */
   2,   /* field[2] = designer_id */
+  9,   /* field[9] = hidden */
   0,   /* field[0] = id */
   7,   /* field[7] = keywords */
   6,   /* field[6] = photos */
@@ -2538,7 +2667,7 @@ static const unsigned yedi__content__review__field_indices_by_name[] = {
 static const ProtobufCIntRange yedi__content__review__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 9 }
+  { 0, 10 }
 };
 const ProtobufCMessageDescriptor yedi__content__review__descriptor =
 {
@@ -2548,7 +2677,7 @@ const ProtobufCMessageDescriptor yedi__content__review__descriptor =
   "Yedi__Content__Review",
   "yedi.content",
   sizeof(Yedi__Content__Review),
-  9,
+  10,
   yedi__content__review__field_descriptors,
   yedi__content__review__field_indices_by_name,
   1,  yedi__content__review__number_ranges,
@@ -3359,18 +3488,135 @@ const ProtobufCMessageDescriptor yedi__content__get_post_previews_response__desc
   (ProtobufCMessageInit) yedi__content__get_post_previews_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCEnumValue yedi__content__feed_scope__enum_values_by_number[3] =
+static const ProtobufCFieldDescriptor yedi__content__moderate_content_request__field_descriptors[4] =
+{
+  {
+    "kind",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__ModerateContentRequest, kind),
+    &yedi__content__moderated_kind__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__ModerateContentRequest, id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "action",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__ModerateContentRequest, action),
+    &yedi__content__moderation_action__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__ModerateContentRequest, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__content__moderate_content_request__field_indices_by_name[] = {
+  2,   /* field[2] = action */
+  1,   /* field[1] = id */
+  0,   /* field[0] = kind */
+  3,   /* field[3] = reason */
+};
+static const ProtobufCIntRange yedi__content__moderate_content_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor yedi__content__moderate_content_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.content.ModerateContentRequest",
+  "ModerateContentRequest",
+  "Yedi__Content__ModerateContentRequest",
+  "yedi.content",
+  sizeof(Yedi__Content__ModerateContentRequest),
+  4,
+  yedi__content__moderate_content_request__field_descriptors,
+  yedi__content__moderate_content_request__field_indices_by_name,
+  1,  yedi__content__moderate_content_request__number_ranges,
+  (ProtobufCMessageInit) yedi__content__moderate_content_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__content__moderate_content_response__field_descriptors[1] =
+{
+  {
+    "changed",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__ModerateContentResponse, changed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__content__moderate_content_response__field_indices_by_name[] = {
+  0,   /* field[0] = changed */
+};
+static const ProtobufCIntRange yedi__content__moderate_content_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__content__moderate_content_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.content.ModerateContentResponse",
+  "ModerateContentResponse",
+  "Yedi__Content__ModerateContentResponse",
+  "yedi.content",
+  sizeof(Yedi__Content__ModerateContentResponse),
+  1,
+  yedi__content__moderate_content_response__field_descriptors,
+  yedi__content__moderate_content_response__field_indices_by_name,
+  1,  yedi__content__moderate_content_response__number_ranges,
+  (ProtobufCMessageInit) yedi__content__moderate_content_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue yedi__content__feed_scope__enum_values_by_number[4] =
 {
   { "FEED_SCOPE_UNSPECIFIED", "YEDI__CONTENT__FEED_SCOPE__FEED_SCOPE_UNSPECIFIED", 0 },
   { "FEED_SCOPE_ALL", "YEDI__CONTENT__FEED_SCOPE__FEED_SCOPE_ALL", 1 },
   { "FEED_SCOPE_FOLLOWING", "YEDI__CONTENT__FEED_SCOPE__FEED_SCOPE_FOLLOWING", 2 },
+  { "FEED_SCOPE_FEATURED", "YEDI__CONTENT__FEED_SCOPE__FEED_SCOPE_FEATURED", 3 },
 };
 static const ProtobufCIntRange yedi__content__feed_scope__value_ranges[] = {
-{0, 0},{0, 3}
+{0, 0},{0, 4}
 };
-static const ProtobufCEnumValueIndex yedi__content__feed_scope__enum_values_by_name[3] =
+static const ProtobufCEnumValueIndex yedi__content__feed_scope__enum_values_by_name[4] =
 {
   { "FEED_SCOPE_ALL", 1 },
+  { "FEED_SCOPE_FEATURED", 3 },
   { "FEED_SCOPE_FOLLOWING", 2 },
   { "FEED_SCOPE_UNSPECIFIED", 0 },
 };
@@ -3381,9 +3627,9 @@ const ProtobufCEnumDescriptor yedi__content__feed_scope__descriptor =
   "FeedScope",
   "Yedi__Content__FeedScope",
   "yedi.content",
-  3,
+  4,
   yedi__content__feed_scope__enum_values_by_number,
-  3,
+  4,
   yedi__content__feed_scope__enum_values_by_name,
   1,
   yedi__content__feed_scope__value_ranges,
@@ -3443,6 +3689,70 @@ const ProtobufCEnumDescriptor yedi__content__review_keyword__descriptor =
   yedi__content__review_keyword__enum_values_by_name,
   1,
   yedi__content__review_keyword__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue yedi__content__moderated_kind__enum_values_by_number[3] =
+{
+  { "MODERATED_KIND_UNSPECIFIED", "YEDI__CONTENT__MODERATED_KIND__MODERATED_KIND_UNSPECIFIED", 0 },
+  { "MODERATED_KIND_POST", "YEDI__CONTENT__MODERATED_KIND__MODERATED_KIND_POST", 1 },
+  { "MODERATED_KIND_REVIEW", "YEDI__CONTENT__MODERATED_KIND__MODERATED_KIND_REVIEW", 2 },
+};
+static const ProtobufCIntRange yedi__content__moderated_kind__value_ranges[] = {
+{0, 0},{0, 3}
+};
+static const ProtobufCEnumValueIndex yedi__content__moderated_kind__enum_values_by_name[3] =
+{
+  { "MODERATED_KIND_POST", 1 },
+  { "MODERATED_KIND_REVIEW", 2 },
+  { "MODERATED_KIND_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor yedi__content__moderated_kind__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "yedi.content.ModeratedKind",
+  "ModeratedKind",
+  "Yedi__Content__ModeratedKind",
+  "yedi.content",
+  3,
+  yedi__content__moderated_kind__enum_values_by_number,
+  3,
+  yedi__content__moderated_kind__enum_values_by_name,
+  1,
+  yedi__content__moderated_kind__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue yedi__content__moderation_action__enum_values_by_number[5] =
+{
+  { "MODERATION_ACTION_UNSPECIFIED", "YEDI__CONTENT__MODERATION_ACTION__MODERATION_ACTION_UNSPECIFIED", 0 },
+  { "MODERATION_ACTION_HIDE", "YEDI__CONTENT__MODERATION_ACTION__MODERATION_ACTION_HIDE", 1 },
+  { "MODERATION_ACTION_SHOW", "YEDI__CONTENT__MODERATION_ACTION__MODERATION_ACTION_SHOW", 2 },
+  { "MODERATION_ACTION_FEATURE", "YEDI__CONTENT__MODERATION_ACTION__MODERATION_ACTION_FEATURE", 3 },
+  { "MODERATION_ACTION_UNFEATURE", "YEDI__CONTENT__MODERATION_ACTION__MODERATION_ACTION_UNFEATURE", 4 },
+};
+static const ProtobufCIntRange yedi__content__moderation_action__value_ranges[] = {
+{0, 0},{0, 5}
+};
+static const ProtobufCEnumValueIndex yedi__content__moderation_action__enum_values_by_name[5] =
+{
+  { "MODERATION_ACTION_FEATURE", 3 },
+  { "MODERATION_ACTION_HIDE", 1 },
+  { "MODERATION_ACTION_SHOW", 2 },
+  { "MODERATION_ACTION_UNFEATURE", 4 },
+  { "MODERATION_ACTION_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor yedi__content__moderation_action__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "yedi.content.ModerationAction",
+  "ModerationAction",
+  "Yedi__Content__ModerationAction",
+  "yedi.content",
+  5,
+  yedi__content__moderation_action__enum_values_by_number,
+  5,
+  yedi__content__moderation_action__enum_values_by_name,
+  1,
+  yedi__content__moderation_action__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
 static const ProtobufCMethodDescriptor yedi__content__content_service__method_descriptors[18] =
@@ -3646,5 +3956,38 @@ void yedi__content__content_service__init (Yedi__Content__ContentService_Service
 {
   protobuf_c_service_generated_init (&service->base,
                                      &yedi__content__content_service__descriptor,
+                                     (ProtobufCServiceDestroy) destroy);
+}
+static const ProtobufCMethodDescriptor yedi__content__content_moderation__method_descriptors[1] =
+{
+  { "ModerateContent", &yedi__content__moderate_content_request__descriptor, &yedi__content__moderate_content_response__descriptor },
+};
+const unsigned yedi__content__content_moderation__method_indices_by_name[] = {
+  0         /* ModerateContent */
+};
+const ProtobufCServiceDescriptor yedi__content__content_moderation__descriptor =
+{
+  PROTOBUF_C__SERVICE_DESCRIPTOR_MAGIC,
+  "yedi.content.ContentModeration",
+  "ContentModeration",
+  "Yedi__Content__ContentModeration",
+  "yedi.content",
+  1,
+  yedi__content__content_moderation__method_descriptors,
+  yedi__content__content_moderation__method_indices_by_name
+};
+void yedi__content__content_moderation__moderate_content(ProtobufCService *service,
+                                                         const Yedi__Content__ModerateContentRequest *input,
+                                                         Yedi__Content__ModerateContentResponse_Closure closure,
+                                                         void *closure_data)
+{
+  assert(service->descriptor == &yedi__content__content_moderation__descriptor);
+  service->invoke(service, 0, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__content__content_moderation__init (Yedi__Content__ContentModeration_Service *service,
+                                              Yedi__Content__ContentModeration_ServiceDestroy destroy)
+{
+  protobuf_c_service_generated_init (&service->base,
+                                     &yedi__content__content_moderation__descriptor,
                                      (ProtobufCServiceDestroy) destroy);
 }

@@ -592,6 +592,96 @@ void   yedi__moderation__operator_action__free_unpacked
   assert(message->base.descriptor == &yedi__moderation__operator_action__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__moderation__record_operator_action_request__init
+                     (Yedi__Moderation__RecordOperatorActionRequest         *message)
+{
+  static const Yedi__Moderation__RecordOperatorActionRequest init_value = YEDI__MODERATION__RECORD_OPERATOR_ACTION_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__moderation__record_operator_action_request__get_packed_size
+                     (const Yedi__Moderation__RecordOperatorActionRequest *message)
+{
+  assert(message->base.descriptor == &yedi__moderation__record_operator_action_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__moderation__record_operator_action_request__pack
+                     (const Yedi__Moderation__RecordOperatorActionRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__moderation__record_operator_action_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__moderation__record_operator_action_request__pack_to_buffer
+                     (const Yedi__Moderation__RecordOperatorActionRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__moderation__record_operator_action_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Moderation__RecordOperatorActionRequest *
+       yedi__moderation__record_operator_action_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Moderation__RecordOperatorActionRequest *)
+     protobuf_c_message_unpack (&yedi__moderation__record_operator_action_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__moderation__record_operator_action_request__free_unpacked
+                     (Yedi__Moderation__RecordOperatorActionRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__moderation__record_operator_action_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__moderation__record_operator_action_response__init
+                     (Yedi__Moderation__RecordOperatorActionResponse         *message)
+{
+  static const Yedi__Moderation__RecordOperatorActionResponse init_value = YEDI__MODERATION__RECORD_OPERATOR_ACTION_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__moderation__record_operator_action_response__get_packed_size
+                     (const Yedi__Moderation__RecordOperatorActionResponse *message)
+{
+  assert(message->base.descriptor == &yedi__moderation__record_operator_action_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__moderation__record_operator_action_response__pack
+                     (const Yedi__Moderation__RecordOperatorActionResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__moderation__record_operator_action_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__moderation__record_operator_action_response__pack_to_buffer
+                     (const Yedi__Moderation__RecordOperatorActionResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__moderation__record_operator_action_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Moderation__RecordOperatorActionResponse *
+       yedi__moderation__record_operator_action_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Moderation__RecordOperatorActionResponse *)
+     protobuf_c_message_unpack (&yedi__moderation__record_operator_action_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__moderation__record_operator_action_response__free_unpacked
+                     (Yedi__Moderation__RecordOperatorActionResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__moderation__record_operator_action_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__moderation__list_operator_actions_request__init
                      (Yedi__Moderation__ListOperatorActionsRequest         *message)
 {
@@ -1501,6 +1591,160 @@ const ProtobufCMessageDescriptor yedi__moderation__operator_action__descriptor =
   (ProtobufCMessageInit) yedi__moderation__operator_action__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor yedi__moderation__record_operator_action_request__field_descriptors[7] =
+{
+  {
+    "app",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Moderation__RecordOperatorActionRequest, app),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Moderation__RecordOperatorActionRequest, id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "operator_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Moderation__RecordOperatorActionRequest, operator_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "action",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Moderation__RecordOperatorActionRequest, action),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "subject",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Moderation__RecordOperatorActionRequest, subject),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "detail",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Moderation__RecordOperatorActionRequest, detail),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "at_ms",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Moderation__RecordOperatorActionRequest, at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__moderation__record_operator_action_request__field_indices_by_name[] = {
+  3,   /* field[3] = action */
+  0,   /* field[0] = app */
+  6,   /* field[6] = at_ms */
+  5,   /* field[5] = detail */
+  1,   /* field[1] = id */
+  2,   /* field[2] = operator_id */
+  4,   /* field[4] = subject */
+};
+static const ProtobufCIntRange yedi__moderation__record_operator_action_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 7 }
+};
+const ProtobufCMessageDescriptor yedi__moderation__record_operator_action_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.moderation.RecordOperatorActionRequest",
+  "RecordOperatorActionRequest",
+  "Yedi__Moderation__RecordOperatorActionRequest",
+  "yedi.moderation",
+  sizeof(Yedi__Moderation__RecordOperatorActionRequest),
+  7,
+  yedi__moderation__record_operator_action_request__field_descriptors,
+  yedi__moderation__record_operator_action_request__field_indices_by_name,
+  1,  yedi__moderation__record_operator_action_request__number_ranges,
+  (ProtobufCMessageInit) yedi__moderation__record_operator_action_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__moderation__record_operator_action_response__field_descriptors[1] =
+{
+  {
+    "recorded",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Moderation__RecordOperatorActionResponse, recorded),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__moderation__record_operator_action_response__field_indices_by_name[] = {
+  0,   /* field[0] = recorded */
+};
+static const ProtobufCIntRange yedi__moderation__record_operator_action_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__moderation__record_operator_action_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.moderation.RecordOperatorActionResponse",
+  "RecordOperatorActionResponse",
+  "Yedi__Moderation__RecordOperatorActionResponse",
+  "yedi.moderation",
+  sizeof(Yedi__Moderation__RecordOperatorActionResponse),
+  1,
+  yedi__moderation__record_operator_action_response__field_descriptors,
+  yedi__moderation__record_operator_action_response__field_indices_by_name,
+  1,  yedi__moderation__record_operator_action_response__number_ranges,
+  (ProtobufCMessageInit) yedi__moderation__record_operator_action_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor yedi__moderation__list_operator_actions_request__field_descriptors[1] =
 {
   {
@@ -1620,7 +1864,7 @@ const ProtobufCEnumDescriptor yedi__moderation__case_kind__descriptor =
   yedi__moderation__case_kind__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor yedi__moderation__moderation__method_descriptors[8] =
+static const ProtobufCMethodDescriptor yedi__moderation__moderation__method_descriptors[9] =
 {
   { "ReportMember", &yedi__moderation__report_member_request__descriptor, &yedi__moderation__report_member_response__descriptor },
   { "SubmitInquiry", &yedi__moderation__submit_inquiry_request__descriptor, &yedi__moderation__submit_inquiry_response__descriptor },
@@ -1630,6 +1874,7 @@ static const ProtobufCMethodDescriptor yedi__moderation__moderation__method_desc
   { "SuspendMember", &yedi__moderation__suspend_member_request__descriptor, &yedi__moderation__suspension_response__descriptor },
   { "LiftSuspension", &yedi__moderation__lift_suspension_request__descriptor, &yedi__moderation__suspension_response__descriptor },
   { "ListOperatorActions", &yedi__moderation__list_operator_actions_request__descriptor, &yedi__moderation__list_operator_actions_response__descriptor },
+  { "RecordOperatorAction", &yedi__moderation__record_operator_action_request__descriptor, &yedi__moderation__record_operator_action_response__descriptor },
 };
 const unsigned yedi__moderation__moderation__method_indices_by_name[] = {
   4,        /* AnswerCase */
@@ -1637,6 +1882,7 @@ const unsigned yedi__moderation__moderation__method_indices_by_name[] = {
   3,        /* ListCases */
   2,        /* ListMyCases */
   7,        /* ListOperatorActions */
+  8,        /* RecordOperatorAction */
   0,        /* ReportMember */
   1,        /* SubmitInquiry */
   5         /* SuspendMember */
@@ -1648,7 +1894,7 @@ const ProtobufCServiceDescriptor yedi__moderation__moderation__descriptor =
   "Moderation",
   "Yedi__Moderation__Moderation",
   "yedi.moderation",
-  8,
+  9,
   yedi__moderation__moderation__method_descriptors,
   yedi__moderation__moderation__method_indices_by_name
 };
@@ -1715,6 +1961,14 @@ void yedi__moderation__moderation__list_operator_actions(ProtobufCService *servi
 {
   assert(service->descriptor == &yedi__moderation__moderation__descriptor);
   service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__moderation__moderation__record_operator_action(ProtobufCService *service,
+                                                          const Yedi__Moderation__RecordOperatorActionRequest *input,
+                                                          Yedi__Moderation__RecordOperatorActionResponse_Closure closure,
+                                                          void *closure_data)
+{
+  assert(service->descriptor == &yedi__moderation__moderation__descriptor);
+  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__moderation__moderation__init (Yedi__Moderation__Moderation_Service *service,
                                          Yedi__Moderation__Moderation_ServiceDestroy destroy)

@@ -165,6 +165,8 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__content__get_post_previews_request__descriptor,
     &yedi__content__post_preview__descriptor,
     &yedi__content__get_post_previews_response__descriptor,
+    &yedi__content__moderate_content_request__descriptor,
+    &yedi__content__moderate_content_response__descriptor,
     &yedi__echo__echo_request__descriptor,
     &yedi__echo__echo_response__descriptor,
     &yedi__echo__expand_request__descriptor,
@@ -183,6 +185,8 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__moderation__lift_suspension_request__descriptor,
     &yedi__moderation__suspension_response__descriptor,
     &yedi__moderation__operator_action__descriptor,
+    &yedi__moderation__record_operator_action_request__descriptor,
+    &yedi__moderation__record_operator_action_response__descriptor,
     &yedi__moderation__list_operator_actions_request__descriptor,
     &yedi__moderation__list_operator_actions_response__descriptor,
     &yedi__rpc__metadata_entry__descriptor,
@@ -200,10 +204,10 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__runtime__push_message__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 196; }
+size_t yedi_message_descriptor_count(void) { return 200; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 196 ? message_descriptors[index] : NULL;
+    return index < 200 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
@@ -219,15 +223,17 @@ static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
     &yedi__common__hair_category__descriptor,
     &yedi__content__feed_scope__descriptor,
     &yedi__content__review_keyword__descriptor,
+    &yedi__content__moderated_kind__descriptor,
+    &yedi__content__moderation_action__descriptor,
     &yedi__health__health_check_response__serving_status__descriptor,
     &yedi__moderation__case_kind__descriptor,
     &yedi__rpc__frame_kind__descriptor,
 };
 
-size_t yedi_enum_descriptor_count(void) { return 15; }
+size_t yedi_enum_descriptor_count(void) { return 17; }
 
 const ProtobufCEnumDescriptor *yedi_enum_descriptor_at(size_t index) {
-    return index < 15 ? enum_descriptors[index] : NULL;
+    return index < 17 ? enum_descriptors[index] : NULL;
 }
 
 static const ProtobufCServiceDescriptor *const service_descriptors[] = {
@@ -237,6 +243,7 @@ static const ProtobufCServiceDescriptor *const service_descriptors[] = {
     &yedi__booking__booking_service__descriptor,
     &yedi__chat__chat_service__descriptor,
     &yedi__content__content_service__descriptor,
+    &yedi__content__content_moderation__descriptor,
     &yedi__echo__echo__descriptor,
     &yedi__health__health__descriptor,
     &yedi__moderation__moderation__descriptor,
@@ -245,8 +252,8 @@ static const ProtobufCServiceDescriptor *const service_descriptors[] = {
     &yedi__runtime__users__descriptor,
 };
 
-size_t yedi_service_descriptor_count(void) { return 12; }
+size_t yedi_service_descriptor_count(void) { return 13; }
 
 const ProtobufCServiceDescriptor *yedi_service_descriptor_at(size_t index) {
-    return index < 12 ? service_descriptors[index] : NULL;
+    return index < 13 ? service_descriptors[index] : NULL;
 }

@@ -17,7 +17,12 @@ enum ContentServiceDefinition: ServiceDefinition {
     }
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
-        [try await handlers(env)]
+        services(try await handlers(env))
+    }
+
+    /// Every service the process hosts: the content, and its operators' moderation on the same store.
+    static func services(_ content: ContentHandlers) -> [any RPCService] {
+        [content, ContentModerationHandlers(store: content.store, kit: content.kit)]
     }
 
     /// The handlers on `env`. Tests pass their own blob store (to count reads) or peers (to count calls).
@@ -26,7 +31,7 @@ enum ContentServiceDefinition: ServiceDefinition {
         blobs: (any ImageBlobStore)? = nil,
         peers: ContentPeers? = nil
     ) async throws -> ContentHandlers {
-        let store = SQLiteContentStore(database: env.database)
+        let store = SQLiteContentStore(database: env.database, outbox: env.outbox)
         let images = ImageLibrary(
             store: store,
             blobs: try blobs ?? FileImageBlobStore(folder: try env.dataFolder("images")),

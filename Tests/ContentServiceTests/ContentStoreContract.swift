@@ -1,8 +1,10 @@
 import Foundation
 import Logging
+import RPCAccess
 import RPCCore
 import ServiceRuntime
 import XCTest
+import YediProto
 
 @testable import ContentService
 
@@ -179,6 +181,58 @@ enum ContentStoreContract {
         XCTAssertEqual(mine.map(\.id), ["r2", "r1"])
     }
 
+    /// An operator's hide or feature changes only content of their app, once; hidden posts leave every
+    /// list and hidden reviews the summary; the FEATURED list goes by featuring time.
+    static func moderationHidesAndFeaturesWithinTheApp(_ store: any ContentStore) async throws {
+        let photo = image("i1", owner: "d1")
+        try await store.insertImage(photo)
+        for (id, time) in [("p1", Int64(1)), ("p2", 2), ("p3", 3)] {
+            try await store.createPost(post(id, photos: [photo], at: time))
+        }
+        try await store.createReview(
+            review("r1", reservation: "res1", designer: "d1", customer: "c1", score: 4, keywords: [1], photos: []))
+        func change(
+            _ kind: ContentModerationChange.Kind, _ id: String, _ action: ContentModerationChange.Action,
+            app: AppID = .yedi, at time: Int64 = 10
+        ) async throws -> Bool {
+            try await store.moderate(
+                ContentModerationChange(kind: kind, id: id, app: app, action: action, atMilliseconds: time),
+                log: YediModeration.RecordOperatorActionRequest(app: app.rawValue, id: "log-\(id)-\(time)"))
+        }
+        do {
+            _ = try await change(.post, "p1", .hide, app: "slp")
+            XCTFail("an SLP operator hid a YeDi post")
+        } catch let error as ContentStoreError {
+            XCTAssertEqual(error, .notFound)
+        }
+        let hid = try await change(.post, "p1", .hide)
+        XCTAssertTrue(hid)
+        let again = try await change(.post, "p1", .hide)
+        XCTAssertFalse(again)
+        let feed = try await store.posts(.everything, after: nil, limit: 10)
+        XCTAssertEqual(feed.map(\.id), ["p3", "p2"])
+        let opened = try await store.post(id: "p1")
+        XCTAssertNotNil(opened?.hiddenAtMilliseconds, "a hidden post is kept, marked")
+        _ = try await change(.post, "p2", .feature, at: 20)
+        _ = try await change(.post, "p3", .feature, at: 30)
+        var featured = PostFilter.everything
+        featured.featuredOnly = true
+        let first = try await store.posts(featured, after: nil, limit: 1)
+        XCTAssertEqual(first.map(\.id), ["p3"])
+        let rest = try await store.posts(featured, after: ListPosition(key: 30, id: "p3"), limit: 5)
+        XCTAssertEqual(rest.map(\.id), ["p2"], "paged by featuring time")
+        _ = try await change(.review, "r1", .hide)
+        let summary = try await store.reviewSummaries(designerIDs: ["d1"])
+        XCTAssertEqual(summary, [.empty("d1")])
+        let listed = try await store.reviews(designerID: "d1", after: nil, limit: 5)
+        XCTAssertTrue(listed.isEmpty)
+        let mine = try await store.reviews(customerID: "c1", after: nil, limit: 5)
+        XCTAssertNotNil(mine.first?.hiddenAtMilliseconds)
+        _ = try await change(.review, "r1", .show)
+        let restored = try await store.reviewSummaries(designerIDs: ["d1"])
+        XCTAssertEqual(restored.first?.reviewCount, 1)
+    }
+
     /// Unreferenced = no post, no review, not pinned; paged oldest first; a delete re-checks and lists the
     /// blobs; an upload over its quota is refused and its blob listed.
     static func unreferencedImagesAreFoundDeletedAndQuotasHold(_ store: any ContentStore) async throws {
@@ -286,11 +340,16 @@ final class SQLiteContentStoreTests: XCTestCase {
         logger.logLevel = .warning
         let database = try ServiceDatabase.open(
             directory: directory, name: "content", migrations: ContentSchema.migrate, logger: logger)
-        return SQLiteContentStore(database: database)
+        return SQLiteContentStore(
+            database: database, outbox: Outbox(ids: SequentialIDGenerator(prefix: "job"), clock: ManualClock()))
     }
 
     func testPostsRoundTripWithTheirPhotosInOrder() async throws {
         try await ContentStoreContract.postsRoundTripWithTheirPhotosInOrder(try makeStore())
+    }
+
+    func testModerationHidesAndFeaturesWithinTheApp() async throws {
+        try await ContentStoreContract.moderationHidesAndFeaturesWithinTheApp(try makeStore())
     }
 
     func testFeedsPageByTimeAndIdAndFilter() async throws {

@@ -33,8 +33,11 @@ final class ContentFixture: @unchecked Sendable {
     /// The reservations the fake BookingService knows.
     var reservations: LockedValue<[String: YediBooking.Reservation]> { hooks.reservations }
 
-    /// `quotas`: `--quota` entries for ContentService (`posts.day=2`).
-    static func start(imageCacheItems: Int = 50, quotas: [String] = []) async throws -> ContentFixture {
+    /// `quotas`: `--quota` entries for ContentService (`posts.day=2`); `apps`: the folder of app files both
+    /// services serve (YeDi alone, without operators, when nil).
+    static func start(imageCacheItems: Int = 50, quotas: [String] = [], apps: String? = nil) async throws
+        -> ContentFixture
+    {
         let harness = try ServiceHarness()
         let clock = ManualClock(Date())
         let hooks = TestHooks()
@@ -67,7 +70,8 @@ final class ContentFixture: @unchecked Sendable {
                     AccountServiceDefinition.defaults,
                     peers: [
                         "content": contentPort, "booking": booking.port, "chat": try ServiceHarness.unusedPort(),
-                    ]),
+                    ]
+                ) { $0.apps = apps },
                 clock: clock)
             let configuration = try harness.configuration(
                 ContentServiceDefinition.defaults, port: contentPort,
@@ -75,6 +79,7 @@ final class ContentFixture: @unchecked Sendable {
             ) { options in
                 options.imageCacheItems = "\(imageCacheItems)"
                 options.quotas = quotas
+                options.apps = apps
             }
             TestContentDefinition.register(hooks, for: configuration.dataDirectory)
             do {
@@ -120,7 +125,9 @@ final class ContentFixture: @unchecked Sendable {
     }
 
     /// The SQLite store under the running service, for checks behind the RPCs.
-    var store: SQLiteContentStore { SQLiteContentStore(database: content.environment.database) }
+    var store: SQLiteContentStore {
+        SQLiteContentStore(database: content.environment.database, outbox: content.environment.outbox)
+    }
     var imageFolder: URL { content.environment.dataDirectory.appendingPathComponent("images") }
 
     func options(_ token: String) -> CallOptions { ServiceHarness.bearer(token) }
@@ -260,7 +267,7 @@ enum TestContentDefinition: ServiceDefinition {
         }
         let handlers = try await ContentServiceDefinition.handlers(env, blobs: blobs, peers: peers)
         hooks.library.withLock { $0 = handlers.images }
-        return [handlers]
+        return ContentServiceDefinition.services(handlers)
     }
 }
 
@@ -275,7 +282,10 @@ enum TestAccountDefinition: ServiceDefinition {
     }
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
-        [try await AccountServiceDefinition.handlers(env, passwords: PasswordHasher(parameters: .fastForTests))]
+        AccountServiceDefinition.services(
+            env,
+            account: try await AccountServiceDefinition.handlers(
+                env, passwords: PasswordHasher(parameters: .fastForTests)))
     }
 }
 

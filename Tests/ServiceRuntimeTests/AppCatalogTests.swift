@@ -46,7 +46,9 @@ final class AppCatalogTests: XCTestCase {
         let catalog = try AppCatalog.load(folder: Self.repository.appendingPathComponent("deploy/apps").path)
         XCTAssertEqual(catalog.served, ["yedi", "slp", "housetainer", "zipadoo"])
         XCTAssertEqual(
-            catalog[.yedi]?.roles, [.customer, .designer], "YeDi's roles are the rules' CUSTOMER and DESIGNER")
+            catalog[.yedi]?.roles, [.customer, .designer, "operator"],
+            "YeDi's roles are the rules' CUSTOMER and DESIGNER, and its operators (minted by the probe)")
+        XCTAssertEqual(catalog[.yedi]?.operatorRoles, ["operator"])
         XCTAssertEqual(catalog["slp"]?.signIn, ["phone"])
         XCTAssertEqual(catalog["housetainer"]?.operatorRoles, ["admin"])
         XCTAssertEqual(catalog[.yedi]?.catalogues["review_keywords"]?.count, 15, "docs/../domain/yedi.md's catalogue")

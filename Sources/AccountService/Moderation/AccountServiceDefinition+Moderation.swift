@@ -8,6 +8,6 @@ extension AccountServiceDefinition {
         ModerationHandlers(
             store: SQLiteModerationStore(
                 database: env.database, revokedUsers: env.revokedUsers, events: AccountEvents(outbox: env.outbox)),
-            apps: env.apps, kit: kit)
+            kit: kit)
     }
 }

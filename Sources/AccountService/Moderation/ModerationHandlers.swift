@@ -8,8 +8,7 @@ import YediProto
 /// own app's operator roles and catalogue, and every read and write is scoped to the caller's app.
 struct ModerationHandlers: YediModeration.Moderation.ServiceProtocol, HandlerKitUser {
     let store: any ModerationStore
-    /// Each app's report reasons and operator roles.
-    let apps: AppCatalog
+    /// Its `apps`: each app's report reasons and operator roles.
     let kit: HandlerKit
 
     static let maxReasons = 8
@@ -170,6 +169,22 @@ struct ModerationHandlers: YediModeration.Moderation.ServiceProtocol, HandlerKit
                     atMs: $0.atMilliseconds)
             },
             page: operatorLog.next(rows.map { PagePosition(key: $0.atMilliseconds, id: $0.id) }, limit: page.limit))
+    }
+
+    func recordOperatorAction(
+        _ request: YediModeration.RecordOperatorActionRequest, context: ServerContext
+    ) async throws -> YediModeration.RecordOperatorActionResponse {
+        let app = AppID(rawValue: request.app)
+        guard apps[app] != nil else { throw FieldRule.invalid("app", "not an app this process serves") }
+        let recorded = try await store.recordOperatorAction(
+            OperatorActionRecord(
+                id: try FieldRule.id(request.id, field: "id"), app: app,
+                operatorID: try FieldRule.id(request.operatorID, field: "operator_id"),
+                action: try FieldRule.text(request.action, field: "action", maxCharacters: 64, required: true),
+                subject: try FieldRule.text(request.subject, field: "subject", maxCharacters: 256, required: true),
+                detail: try FieldRule.text(request.detail, field: "detail", maxCharacters: 1_000, required: false),
+                atMilliseconds: request.atMs))
+        return YediModeration.RecordOperatorActionResponse(recorded: recorded)
     }
 
     // MARK: Messages

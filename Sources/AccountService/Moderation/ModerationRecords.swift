@@ -28,7 +28,7 @@ struct OperatorActionRecord: Sendable, Hashable {
     var id: String
     var app: AppID
     var operatorID: String
-    /// `answer`, `suspend`, `lift-suspension`.
+    /// `answer`, `suspend`, `lift-suspension`; ContentService's `hide-post`, `feature-post`, … .
     var action: String
     var subject: String
     var detail: String

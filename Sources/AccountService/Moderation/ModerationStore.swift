@@ -27,4 +27,7 @@ protocol ModerationStore: Sendable {
     func liftSuspension(userID: String, app: AppID, by action: OperatorActionRecord) async throws
     /// The app's operator log, newest first.
     func operatorActions(app: AppID, after: PagePosition<Int64>?, limit: Int) async throws -> [OperatorActionRecord]
+    /// Logs an action another service took (its id makes a repeated delivery a no-op); answers whether it
+    /// was new.
+    func recordOperatorAction(_ action: OperatorActionRecord) async throws -> Bool
 }

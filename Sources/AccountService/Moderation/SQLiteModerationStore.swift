@@ -139,6 +139,15 @@ struct SQLiteModerationStore: ModerationStore {
 
     // MARK: Rows
 
+    func recordOperatorAction(_ action: OperatorActionRecord) async throws -> Bool {
+        try await database.write { db in
+            guard try Int.fetchOne(db, sql: "SELECT 1 FROM operator_action WHERE id = ?", arguments: [action.id]) == nil
+            else { return false }
+            try Self.log(action, db)
+            return true
+        }
+    }
+
     static func isMember(_ userID: String, of app: AppID, _ db: Database) throws -> Bool {
         try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE id = ? AND app = ?", arguments: [userID, app.rawValue])
             ?? false

@@ -48,6 +48,8 @@ typedef struct Yedi__Content__GetImageRefsResponse Yedi__Content__GetImageRefsRe
 typedef struct Yedi__Content__GetPostPreviewsRequest Yedi__Content__GetPostPreviewsRequest;
 typedef struct Yedi__Content__PostPreview Yedi__Content__PostPreview;
 typedef struct Yedi__Content__GetPostPreviewsResponse Yedi__Content__GetPostPreviewsResponse;
+typedef struct Yedi__Content__ModerateContentRequest Yedi__Content__ModerateContentRequest;
+typedef struct Yedi__Content__ModerateContentResponse Yedi__Content__ModerateContentResponse;
 
 
 /* --- enums --- */
@@ -61,7 +63,11 @@ typedef enum _Yedi__Content__FeedScope {
   /*
    * Only designers the caller follows (sign-in required).
    */
-  YEDI__CONTENT__FEED_SCOPE__FEED_SCOPE_FOLLOWING = 2
+  YEDI__CONTENT__FEED_SCOPE__FEED_SCOPE_FOLLOWING = 2,
+  /*
+   * Posts the app's operators featured, most recently featured first.
+   */
+  YEDI__CONTENT__FEED_SCOPE__FEED_SCOPE_FEATURED = 3
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__CONTENT__FEED_SCOPE)
 } Yedi__Content__FeedScope;
 /*
@@ -132,6 +138,26 @@ typedef enum _Yedi__Content__ReviewKeyword {
   YEDI__CONTENT__REVIEW_KEYWORD__REVIEW_KEYWORD_COMFORTABLE_WAITING = 15
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__CONTENT__REVIEW_KEYWORD)
 } Yedi__Content__ReviewKeyword;
+/*
+ * What an operator can do to a piece of content (docs/platform.md, "Moderation").
+ */
+typedef enum _Yedi__Content__ModeratedKind {
+  YEDI__CONTENT__MODERATED_KIND__MODERATED_KIND_UNSPECIFIED = 0,
+  YEDI__CONTENT__MODERATED_KIND__MODERATED_KIND_POST = 1,
+  YEDI__CONTENT__MODERATED_KIND__MODERATED_KIND_REVIEW = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__CONTENT__MODERATED_KIND)
+} Yedi__Content__ModeratedKind;
+typedef enum _Yedi__Content__ModerationAction {
+  YEDI__CONTENT__MODERATION_ACTION__MODERATION_ACTION_UNSPECIFIED = 0,
+  YEDI__CONTENT__MODERATION_ACTION__MODERATION_ACTION_HIDE = 1,
+  YEDI__CONTENT__MODERATION_ACTION__MODERATION_ACTION_SHOW = 2,
+  /*
+   * Posts only.
+   */
+  YEDI__CONTENT__MODERATION_ACTION__MODERATION_ACTION_FEATURE = 3,
+  YEDI__CONTENT__MODERATION_ACTION__MODERATION_ACTION_UNFEATURE = 4
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__CONTENT__MODERATION_ACTION)
+} Yedi__Content__ModerationAction;
 
 /* --- messages --- */
 
@@ -169,10 +195,18 @@ struct  Yedi__Content__Post
    * The designer's name and profile image, from AccountService; "" when it could not be asked.
    */
   Yedi__Content__PostAuthor *author;
+  /*
+   * Hidden by an operator: only its designer and the app's operators see it (GetPost); it is in no list.
+   */
+  protobuf_c_boolean hidden;
+  /*
+   * Featured by an operator: listed by GetFeed's FEATURED scope.
+   */
+  protobuf_c_boolean featured;
 };
 #define YEDI__CONTENT__POST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__content__post__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, YEDI__COMMON__HAIR_CATEGORY__HAIR_CATEGORY_UNSPECIFIED, 0,NULL, 0, 0, 0, 0, NULL }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, YEDI__COMMON__HAIR_CATEGORY__HAIR_CATEGORY_UNSPECIFIED, 0,NULL, 0, 0, 0, 0, NULL, 0, 0 }
 
 
 struct  Yedi__Content__PostAuthor
@@ -392,10 +426,14 @@ struct  Yedi__Content__Review
   size_t n_keywords;
   Yedi__Content__ReviewKeyword *keywords;
   int64_t created_at_ms;
+  /*
+   * Hidden by an operator: left out of the designer's reviews and summary; its writer still sees it.
+   */
+  protobuf_c_boolean hidden;
 };
 #define YEDI__CONTENT__REVIEW__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__content__review__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0,NULL, 0,NULL, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0,NULL, 0,NULL, 0, 0 }
 
 
 struct  Yedi__Content__CreateReviewRequest
@@ -624,6 +662,35 @@ struct  Yedi__Content__GetPostPreviewsResponse
 #define YEDI__CONTENT__GET_POST_PREVIEWS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__content__get_post_previews_response__descriptor) \
     , 0,NULL }
+
+
+struct  Yedi__Content__ModerateContentRequest
+{
+  ProtobufCMessage base;
+  Yedi__Content__ModeratedKind kind;
+  char *id;
+  Yedi__Content__ModerationAction action;
+  /*
+   * Why, for the operator log (required for HIDE; at most 1,000 characters).
+   */
+  char *reason;
+};
+#define YEDI__CONTENT__MODERATE_CONTENT_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__content__moderate_content_request__descriptor) \
+    , YEDI__CONTENT__MODERATED_KIND__MODERATED_KIND_UNSPECIFIED, (char *)protobuf_c_empty_string, YEDI__CONTENT__MODERATION_ACTION__MODERATION_ACTION_UNSPECIFIED, (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Content__ModerateContentResponse
+{
+  ProtobufCMessage base;
+  /*
+   * False when the content was in that state already (nothing logged).
+   */
+  protobuf_c_boolean changed;
+};
+#define YEDI__CONTENT__MODERATE_CONTENT_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__content__moderate_content_response__descriptor) \
+    , 0 }
 
 
 /* Yedi__Content__Post methods */
@@ -1234,6 +1301,44 @@ Yedi__Content__GetPostPreviewsResponse *
 void   yedi__content__get_post_previews_response__free_unpacked
                      (Yedi__Content__GetPostPreviewsResponse *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Content__ModerateContentRequest methods */
+void   yedi__content__moderate_content_request__init
+                     (Yedi__Content__ModerateContentRequest         *message);
+size_t yedi__content__moderate_content_request__get_packed_size
+                     (const Yedi__Content__ModerateContentRequest   *message);
+size_t yedi__content__moderate_content_request__pack
+                     (const Yedi__Content__ModerateContentRequest   *message,
+                      uint8_t             *out);
+size_t yedi__content__moderate_content_request__pack_to_buffer
+                     (const Yedi__Content__ModerateContentRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Content__ModerateContentRequest *
+       yedi__content__moderate_content_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__content__moderate_content_request__free_unpacked
+                     (Yedi__Content__ModerateContentRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Content__ModerateContentResponse methods */
+void   yedi__content__moderate_content_response__init
+                     (Yedi__Content__ModerateContentResponse         *message);
+size_t yedi__content__moderate_content_response__get_packed_size
+                     (const Yedi__Content__ModerateContentResponse   *message);
+size_t yedi__content__moderate_content_response__pack
+                     (const Yedi__Content__ModerateContentResponse   *message,
+                      uint8_t             *out);
+size_t yedi__content__moderate_content_response__pack_to_buffer
+                     (const Yedi__Content__ModerateContentResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Content__ModerateContentResponse *
+       yedi__content__moderate_content_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__content__moderate_content_response__free_unpacked
+                     (Yedi__Content__ModerateContentResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Yedi__Content__Post_Closure)
@@ -1331,6 +1436,12 @@ typedef void (*Yedi__Content__PostPreview_Closure)
                   void *closure_data);
 typedef void (*Yedi__Content__GetPostPreviewsResponse_Closure)
                  (const Yedi__Content__GetPostPreviewsResponse *message,
+                  void *closure_data);
+typedef void (*Yedi__Content__ModerateContentRequest_Closure)
+                 (const Yedi__Content__ModerateContentRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Content__ModerateContentResponse_Closure)
+                 (const Yedi__Content__ModerateContentResponse *message,
                   void *closure_data);
 
 /* --- services --- */
@@ -1509,11 +1620,34 @@ void yedi__content__content_service__get_post_previews(ProtobufCService *service
                                                        const Yedi__Content__GetPostPreviewsRequest *input,
                                                        Yedi__Content__GetPostPreviewsResponse_Closure closure,
                                                        void *closure_data);
+typedef struct Yedi__Content__ContentModeration_Service Yedi__Content__ContentModeration_Service;
+struct Yedi__Content__ContentModeration_Service
+{
+  ProtobufCService base;
+  void (*moderate_content)(Yedi__Content__ContentModeration_Service *service,
+                           const Yedi__Content__ModerateContentRequest *input,
+                           Yedi__Content__ModerateContentResponse_Closure closure,
+                           void *closure_data);
+};
+typedef void (*Yedi__Content__ContentModeration_ServiceDestroy)(Yedi__Content__ContentModeration_Service *);
+void yedi__content__content_moderation__init (Yedi__Content__ContentModeration_Service *service,
+                                              Yedi__Content__ContentModeration_ServiceDestroy destroy);
+#define YEDI__CONTENT__CONTENT_MODERATION__BASE_INIT \
+    { &yedi__content__content_moderation__descriptor, protobuf_c_service_invoke_internal, NULL }
+#define YEDI__CONTENT__CONTENT_MODERATION__INIT(function_prefix__) \
+    { YEDI__CONTENT__CONTENT_MODERATION__BASE_INIT,\
+      function_prefix__ ## moderate_content  }
+void yedi__content__content_moderation__moderate_content(ProtobufCService *service,
+                                                         const Yedi__Content__ModerateContentRequest *input,
+                                                         Yedi__Content__ModerateContentResponse_Closure closure,
+                                                         void *closure_data);
 
 /* --- descriptors --- */
 
 extern const ProtobufCEnumDescriptor    yedi__content__feed_scope__descriptor;
 extern const ProtobufCEnumDescriptor    yedi__content__review_keyword__descriptor;
+extern const ProtobufCEnumDescriptor    yedi__content__moderated_kind__descriptor;
+extern const ProtobufCEnumDescriptor    yedi__content__moderation_action__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__post__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__post_author__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__create_post_request__descriptor;
@@ -1546,7 +1680,10 @@ extern const ProtobufCMessageDescriptor yedi__content__get_image_refs_response__
 extern const ProtobufCMessageDescriptor yedi__content__get_post_previews_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__post_preview__descriptor;
 extern const ProtobufCMessageDescriptor yedi__content__get_post_previews_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__content__moderate_content_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__content__moderate_content_response__descriptor;
 extern const ProtobufCServiceDescriptor yedi__content__content_service__descriptor;
+extern const ProtobufCServiceDescriptor yedi__content__content_moderation__descriptor;
 
 PROTOBUF_C__END_DECLS
 

@@ -29,6 +29,8 @@ typedef struct Yedi__Moderation__SuspendMemberRequest Yedi__Moderation__SuspendM
 typedef struct Yedi__Moderation__LiftSuspensionRequest Yedi__Moderation__LiftSuspensionRequest;
 typedef struct Yedi__Moderation__SuspensionResponse Yedi__Moderation__SuspensionResponse;
 typedef struct Yedi__Moderation__OperatorAction Yedi__Moderation__OperatorAction;
+typedef struct Yedi__Moderation__RecordOperatorActionRequest Yedi__Moderation__RecordOperatorActionRequest;
+typedef struct Yedi__Moderation__RecordOperatorActionResponse Yedi__Moderation__RecordOperatorActionResponse;
 typedef struct Yedi__Moderation__ListOperatorActionsRequest Yedi__Moderation__ListOperatorActionsRequest;
 typedef struct Yedi__Moderation__ListOperatorActionsResponse Yedi__Moderation__ListOperatorActionsResponse;
 
@@ -235,11 +237,12 @@ struct  Yedi__Moderation__OperatorAction
   char *id;
   char *operator_id;
   /*
-   * "answer", "suspend", "lift-suspension"
+   * "answer", "suspend", "lift-suspension"; from ContentService "hide-post", "show-post", "feature-post",
+   * "unfeature-post", "hide-review", "show-review"
    */
   char *action;
   /*
-   * The case or member acted on.
+   * The case or member acted on ("post:<id>", "review:<id>" for content).
    */
   char *subject;
   char *detail;
@@ -248,6 +251,38 @@ struct  Yedi__Moderation__OperatorAction
 #define YEDI__MODERATION__OPERATOR_ACTION__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__moderation__operator_action__descriptor) \
     , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
+
+
+/*
+ * Internal: another service's operator action, for the app's log (written once per action id).
+ */
+struct  Yedi__Moderation__RecordOperatorActionRequest
+{
+  ProtobufCMessage base;
+  char *app;
+  char *id;
+  char *operator_id;
+  char *action;
+  char *subject;
+  char *detail;
+  int64_t at_ms;
+};
+#define YEDI__MODERATION__RECORD_OPERATOR_ACTION_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__moderation__record_operator_action_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
+
+
+struct  Yedi__Moderation__RecordOperatorActionResponse
+{
+  ProtobufCMessage base;
+  /*
+   * False for a repeated delivery (the action is logged once).
+   */
+  protobuf_c_boolean recorded;
+};
+#define YEDI__MODERATION__RECORD_OPERATOR_ACTION_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__moderation__record_operator_action_response__descriptor) \
+    , 0 }
 
 
 struct  Yedi__Moderation__ListOperatorActionsRequest
@@ -522,6 +557,44 @@ Yedi__Moderation__OperatorAction *
 void   yedi__moderation__operator_action__free_unpacked
                      (Yedi__Moderation__OperatorAction *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Moderation__RecordOperatorActionRequest methods */
+void   yedi__moderation__record_operator_action_request__init
+                     (Yedi__Moderation__RecordOperatorActionRequest         *message);
+size_t yedi__moderation__record_operator_action_request__get_packed_size
+                     (const Yedi__Moderation__RecordOperatorActionRequest   *message);
+size_t yedi__moderation__record_operator_action_request__pack
+                     (const Yedi__Moderation__RecordOperatorActionRequest   *message,
+                      uint8_t             *out);
+size_t yedi__moderation__record_operator_action_request__pack_to_buffer
+                     (const Yedi__Moderation__RecordOperatorActionRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Moderation__RecordOperatorActionRequest *
+       yedi__moderation__record_operator_action_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__moderation__record_operator_action_request__free_unpacked
+                     (Yedi__Moderation__RecordOperatorActionRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Moderation__RecordOperatorActionResponse methods */
+void   yedi__moderation__record_operator_action_response__init
+                     (Yedi__Moderation__RecordOperatorActionResponse         *message);
+size_t yedi__moderation__record_operator_action_response__get_packed_size
+                     (const Yedi__Moderation__RecordOperatorActionResponse   *message);
+size_t yedi__moderation__record_operator_action_response__pack
+                     (const Yedi__Moderation__RecordOperatorActionResponse   *message,
+                      uint8_t             *out);
+size_t yedi__moderation__record_operator_action_response__pack_to_buffer
+                     (const Yedi__Moderation__RecordOperatorActionResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Moderation__RecordOperatorActionResponse *
+       yedi__moderation__record_operator_action_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__moderation__record_operator_action_response__free_unpacked
+                     (Yedi__Moderation__RecordOperatorActionResponse *message,
+                      ProtobufCAllocator *allocator);
 /* Yedi__Moderation__ListOperatorActionsRequest methods */
 void   yedi__moderation__list_operator_actions_request__init
                      (Yedi__Moderation__ListOperatorActionsRequest         *message);
@@ -601,6 +674,12 @@ typedef void (*Yedi__Moderation__SuspensionResponse_Closure)
 typedef void (*Yedi__Moderation__OperatorAction_Closure)
                  (const Yedi__Moderation__OperatorAction *message,
                   void *closure_data);
+typedef void (*Yedi__Moderation__RecordOperatorActionRequest_Closure)
+                 (const Yedi__Moderation__RecordOperatorActionRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Moderation__RecordOperatorActionResponse_Closure)
+                 (const Yedi__Moderation__RecordOperatorActionResponse *message,
+                  void *closure_data);
 typedef void (*Yedi__Moderation__ListOperatorActionsRequest_Closure)
                  (const Yedi__Moderation__ListOperatorActionsRequest *message,
                   void *closure_data);
@@ -646,6 +725,10 @@ struct Yedi__Moderation__Moderation_Service
                                 const Yedi__Moderation__ListOperatorActionsRequest *input,
                                 Yedi__Moderation__ListOperatorActionsResponse_Closure closure,
                                 void *closure_data);
+  void (*record_operator_action)(Yedi__Moderation__Moderation_Service *service,
+                                 const Yedi__Moderation__RecordOperatorActionRequest *input,
+                                 Yedi__Moderation__RecordOperatorActionResponse_Closure closure,
+                                 void *closure_data);
 };
 typedef void (*Yedi__Moderation__Moderation_ServiceDestroy)(Yedi__Moderation__Moderation_Service *);
 void yedi__moderation__moderation__init (Yedi__Moderation__Moderation_Service *service,
@@ -661,7 +744,8 @@ void yedi__moderation__moderation__init (Yedi__Moderation__Moderation_Service *s
       function_prefix__ ## answer_case,\
       function_prefix__ ## suspend_member,\
       function_prefix__ ## lift_suspension,\
-      function_prefix__ ## list_operator_actions  }
+      function_prefix__ ## list_operator_actions,\
+      function_prefix__ ## record_operator_action  }
 void yedi__moderation__moderation__report_member(ProtobufCService *service,
                                                  const Yedi__Moderation__ReportMemberRequest *input,
                                                  Yedi__Moderation__ReportMemberResponse_Closure closure,
@@ -694,6 +778,10 @@ void yedi__moderation__moderation__list_operator_actions(ProtobufCService *servi
                                                          const Yedi__Moderation__ListOperatorActionsRequest *input,
                                                          Yedi__Moderation__ListOperatorActionsResponse_Closure closure,
                                                          void *closure_data);
+void yedi__moderation__moderation__record_operator_action(ProtobufCService *service,
+                                                          const Yedi__Moderation__RecordOperatorActionRequest *input,
+                                                          Yedi__Moderation__RecordOperatorActionResponse_Closure closure,
+                                                          void *closure_data);
 
 /* --- descriptors --- */
 
@@ -711,6 +799,8 @@ extern const ProtobufCMessageDescriptor yedi__moderation__suspend_member_request
 extern const ProtobufCMessageDescriptor yedi__moderation__lift_suspension_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__moderation__suspension_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__moderation__operator_action__descriptor;
+extern const ProtobufCMessageDescriptor yedi__moderation__record_operator_action_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__moderation__record_operator_action_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__moderation__list_operator_actions_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__moderation__list_operator_actions_response__descriptor;
 extern const ProtobufCServiceDescriptor yedi__moderation__moderation__descriptor;

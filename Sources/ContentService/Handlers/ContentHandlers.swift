@@ -75,7 +75,8 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUs
 
     func getPost(_ request: YediContent.GetPostRequest, context: ServerContext) async throws -> YediContent.Post {
         guard !request.postID.isEmpty else { throw FieldRules.invalid("post_id", "required") }
-        guard let post = try await store.post(id: request.postID) else {
+        guard let post = try await store.post(id: request.postID), Self.canSee(post, context.caller.user, apps: apps)
+        else {
             throw RPCError(code: .notFound, message: "post_id: no such post")
         }
         return try await messages([post], context: context)[0]
@@ -101,13 +102,27 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUs
                 context.logger.warning("followed designers unavailable", metadata: ["error": "\(error)"])
                 throw RPCError(code: .unavailable, message: "the following feed is unavailable; try again")
             }
+        case .featured:
+            filter.featuredOnly = true
         case .unrecognized:
             throw FieldRules.invalid("scope", "unknown feed scope")
         }
         let posts = try await store.posts(filter, after: page.after, limit: page.limit + 1)
         return try await feedPage(
-            posts.map { ($0, ListPosition(key: $0.createdAtMilliseconds, id: $0.id)) }, page.limit,
-            list: pages.posts, context: context)
+            posts.map {
+                (
+                    $0,
+                    ListPosition(
+                        key: filter.featuredOnly ? $0.featuredAtMilliseconds ?? 0 : $0.createdAtMilliseconds, id: $0.id)
+                )
+            }, page.limit, list: pages.posts, context: context)
+    }
+
+    /// A hidden post is for its designer and the app's operators only; to anyone else it does not exist.
+    static func canSee(_ post: PostRecord, _ user: AuthenticatedUser?, apps: AppCatalog) -> Bool {
+        guard post.hiddenAtMilliseconds != nil else { return true }
+        guard let user else { return false }
+        return user.id == post.designerID || apps[user.app]?.operatorRoles.contains(user.role) == true
     }
 
     func listDesignerPosts(

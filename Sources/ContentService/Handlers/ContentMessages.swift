@@ -14,7 +14,8 @@ extension ContentHandlers {
             priceKRW: post.priceKRW, category: YediCommon.HairCategory(rawValue: Int32(post.category)),
             photos: post.photos.map(imageRef), likeCount: post.likeCount, liked: liked,
             createdAtMs: post.createdAtMilliseconds, updatedAtMs: post.updatedAtMilliseconds,
-            author: author ?? YediContent.PostAuthor())
+            author: author ?? YediContent.PostAuthor(), hidden: post.hiddenAtMilliseconds != nil,
+            featured: post.featuredAtMilliseconds != nil)
     }
 
     static func review(_ review: ReviewRecord) -> YediContent.Review {
@@ -23,7 +24,7 @@ extension ContentHandlers {
             customerID: review.customerID, score: Int32(review.score), text: review.text,
             photos: review.photos.map(imageRef),
             keywords: review.keywords.map { YediContent.ReviewKeyword(rawValue: Int32($0)) },
-            createdAtMs: review.createdAtMilliseconds)
+            createdAtMs: review.createdAtMilliseconds, hidden: review.hiddenAtMilliseconds != nil)
     }
 
     /// Most picked first; ties in catalogue order.

@@ -44,7 +44,8 @@ extension ContentHandlers {
     {
         let ids = try FieldRule.batch(request.postIDs, field: "post_ids")
         let found = Dictionary(
-            try await store.posts(ids: ids).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            try await store.posts(ids: ids).filter { $0.hiddenAtMilliseconds == nil }.map { ($0.id, $0) },
+            uniquingKeysWith: { first, _ in first })
         return YediContent.GetPostPreviewsResponse(
             previews: ids.compactMap { id in
                 found[id].map {

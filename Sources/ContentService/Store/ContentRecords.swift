@@ -1,3 +1,4 @@
+import RPCAccess
 import ServiceRuntime
 
 /// ContentService's rows as the store hands them to handlers (no GRDB types).
@@ -28,6 +29,10 @@ struct PostRecord: Sendable, Equatable {
     var likeCount: Int64
     var createdAtMilliseconds: Int64
     var updatedAtMilliseconds: Int64
+    /// Set by an operator: the post is in no list, and only its designer and operators may open it.
+    var hiddenAtMilliseconds: Int64? = nil
+    /// Set by an operator: the post is in the FEATURED feed, ordered by this instant.
+    var featuredAtMilliseconds: Int64? = nil
 }
 
 /// Where a keyset-paginated list stopped: the sort instant (milliseconds) and the id of the last item seen.
@@ -39,6 +44,8 @@ struct PostFilter: Sendable, Equatable {
     var designerIDs: [String]?
     /// `yedi.common.HairCategory` raw value; nil = every category.
     var category: Int?
+    /// Only featured posts, most recently featured first (the list position's key is the featuring time).
+    var featuredOnly = false
 
     static let everything = PostFilter(designerIDs: nil, category: nil)
 }
@@ -54,6 +61,8 @@ struct ReviewRecord: Sendable, Equatable {
     /// `yedi.content.ReviewKeyword` raw values, in the order given.
     var keywords: [Int]
     var createdAtMilliseconds: Int64
+    /// Set by an operator: left out of the designer's reviews and summary.
+    var hiddenAtMilliseconds: Int64? = nil
 }
 
 /// A designer's review summary, kept in step with the reviews in the same transaction as every change.
@@ -84,4 +93,16 @@ enum ContentStoreError: Error, Equatable {
     case alreadyReviewed
     /// A photo was removed (an unused upload past its grace period) after the handler checked it.
     case imageGone
+}
+
+/// An operator's change to a piece of content of their app.
+struct ContentModerationChange: Sendable, Equatable {
+    enum Kind: String, Sendable { case post, review }
+    enum Action: String, Sendable { case hide, show, feature, unfeature }
+
+    var kind: Kind
+    var id: String
+    var app: AppID
+    var action: Action
+    var atMilliseconds: Int64
 }

@@ -109,5 +109,17 @@ enum ContentSchema {
                     CREATE INDEX image_by_time ON image(created_at_ms);
                     """)
         }
+        // Issue 26, moderation: operators hide posts and reviews (kept, but in no list and no summary)
+        // and feature posts (the FEATURED feed, newest featuring first).
+        migrator.registerMigration("content-3-moderation") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE post ADD COLUMN hidden_at_ms INTEGER;
+                    ALTER TABLE post ADD COLUMN featured_at_ms INTEGER;
+                    CREATE INDEX post_featured ON post(featured_at_ms DESC, id DESC)
+                        WHERE featured_at_ms IS NOT NULL AND hidden_at_ms IS NULL;
+                    ALTER TABLE review ADD COLUMN hidden_at_ms INTEGER;
+                    """)
+        }
     }
 }

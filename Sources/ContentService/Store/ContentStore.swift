@@ -1,5 +1,6 @@
 import RPCCore
 import ServiceRuntime
+import YediProto
 
 /// Where ContentService keeps its rows. Handlers see only this protocol (the SQLite implementation is
 /// `SQLiteContentStore`), so a second engine can replace it and the same contract tests run against both.
@@ -54,6 +55,15 @@ protocol ContentStore: Sendable {
     func reviews(customerID: String, after position: ListPosition?, limit: Int) async throws -> [ReviewRecord]
     /// One per id asked for, in that order (an empty summary for a designer without reviews).
     func reviewSummaries(designerIDs: [String]) async throws -> [ReviewSummaryRecord]
+
+    // MARK: Moderation
+
+    /// Applies an operator's `change` to the post or review of `change.app` and, when it changed
+    /// something, queues `log` for the app's operator log (AccountService) in the same transaction; hiding
+    /// or showing a review recomputes its designer's summary. Answers whether anything changed;
+    /// `ContentStoreError.notFound` when the app has no such content.
+    func moderate(_ change: ContentModerationChange, log: YediModeration.RecordOperatorActionRequest) async throws
+        -> Bool
 
     // MARK: Account deletion
 

@@ -5,6 +5,8 @@ import ServiceRuntime
 /// `ContentStore` on the service's SQLite database (GRDB).
 struct SQLiteContentStore: ContentStore {
     let database: ServiceDatabase
+    /// Operator actions go to AccountService's log through it, in the transaction that takes them.
+    let outbox: Outbox
 
     // MARK: Images
 
@@ -106,8 +108,10 @@ struct SQLiteContentStore: ContentStore {
     func posts(_ filter: PostFilter, after position: ListPosition?, limit: Int) async throws -> [PostRecord] {
         if let designers = filter.designerIDs, designers.isEmpty { return [] }
         return try await database.read { db in
-            var conditions: [String] = []
+            var conditions = ["hidden_at_ms IS NULL"]
             var arguments = StatementArguments()
+            let order = filter.featuredOnly ? "featured_at_ms" : "created_at_ms"
+            if filter.featuredOnly { conditions.append("featured_at_ms IS NOT NULL") }
             if let designers = filter.designerIDs {
                 // Through json_each: one bound value however many designers are followed.
                 conditions.append("designer_id IN (SELECT value FROM json_each(?))")
@@ -118,13 +122,16 @@ struct SQLiteContentStore: ContentStore {
                 _ = arguments.append(contentsOf: [category])
             }
             if let position {
-                conditions.append("(created_at_ms < ? OR (created_at_ms = ? AND id < ?))")
+                conditions.append("(\(order) < ? OR (\(order) = ? AND id < ?))")
                 _ = arguments.append(contentsOf: [position.key, position.key, position.id])
             }
             _ = arguments.append(contentsOf: [limit])
-            let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
             let rows = try Row.fetchAll(
-                db, sql: "SELECT * FROM post \(whereClause) ORDER BY created_at_ms DESC, id DESC LIMIT ?",
+                db,
+                sql: """
+                    SELECT * FROM post WHERE \(conditions.joined(separator: " AND "))
+                    ORDER BY \(order) DESC, id DESC LIMIT ?
+                    """,
                 arguments: arguments)
             return try Self.withPhotos(rows.map(Self.post), db)
         }
@@ -134,7 +141,11 @@ struct SQLiteContentStore: ContentStore {
 
     func like(postID: String, userID: String, now: Int64) async throws -> Int64 {
         try await database.write { db in
-            guard try Self.likeCount(postID, db) != nil else { throw ContentStoreError.notFound }
+            guard
+                try Int.fetchOne(
+                    db, sql: "SELECT 1 FROM post WHERE id = ? AND hidden_at_ms IS NULL", arguments: [postID])
+                    != nil
+            else { throw ContentStoreError.notFound }
             try db.execute(
                 sql: "INSERT OR IGNORE INTO post_like (post_id, user_id, liked_at_ms) VALUES (?, ?, ?)",
                 arguments: [postID, userID, now])
@@ -174,7 +185,8 @@ struct SQLiteContentStore: ContentStore {
         try await database.read { db in
             var sql = """
                 SELECT post.*, post_like.liked_at_ms AS liked_at FROM post_like
-                JOIN post ON post.id = post_like.post_id WHERE post_like.user_id = ?
+                JOIN post ON post.id = post_like.post_id
+                WHERE post_like.user_id = ? AND post.hidden_at_ms IS NULL
                 """
             var arguments: StatementArguments = [userID]
             if let position {
@@ -243,18 +255,19 @@ struct SQLiteContentStore: ContentStore {
     }
 
     func reviews(designerID: String, after position: ListPosition?, limit: Int) async throws -> [ReviewRecord] {
-        try await reviews(column: "designer_id", value: designerID, after: position, limit: limit)
+        try await reviews(column: "designer_id", value: designerID, withHidden: false, after: position, limit: limit)
     }
 
+    /// A customer's own reviews, the hidden ones too (marked): their writer is told, not deceived.
     func reviews(customerID: String, after position: ListPosition?, limit: Int) async throws -> [ReviewRecord] {
-        try await reviews(column: "customer_id", value: customerID, after: position, limit: limit)
+        try await reviews(column: "customer_id", value: customerID, withHidden: true, after: position, limit: limit)
     }
 
-    private func reviews(column: String, value: String, after position: ListPosition?, limit: Int) async throws
-        -> [ReviewRecord]
-    {
+    private func reviews(
+        column: String, value: String, withHidden: Bool, after position: ListPosition?, limit: Int
+    ) async throws -> [ReviewRecord] {
         try await database.read { db in
-            var sql = "SELECT * FROM review WHERE \(column) = ?"
+            var sql = "SELECT * FROM review WHERE \(column) = ?" + (withHidden ? "" : " AND hidden_at_ms IS NULL")
             var arguments: StatementArguments = [value]
             if let position {
                 sql += " AND (created_at_ms < ? OR (created_at_ms = ? AND id < ?))"
@@ -386,7 +399,8 @@ struct SQLiteContentStore: ContentStore {
         try db.execute(
             sql: """
                 INSERT INTO review_summary (designer_id, review_count, score_total)
-                SELECT designer_id, COUNT(*), SUM(score) FROM review WHERE designer_id = ? GROUP BY designer_id
+                SELECT designer_id, COUNT(*), SUM(score) FROM review WHERE designer_id = ? AND hidden_at_ms IS NULL
+                GROUP BY designer_id
                 """,
             arguments: [designerID])
         try db.execute(
@@ -394,7 +408,8 @@ struct SQLiteContentStore: ContentStore {
                 INSERT INTO review_keyword_count (designer_id, keyword, count)
                 SELECT review.designer_id, review_keyword.keyword, COUNT(*) FROM review_keyword
                 JOIN review ON review.id = review_keyword.review_id
-                WHERE review.designer_id = ? GROUP BY review.designer_id, review_keyword.keyword
+                WHERE review.designer_id = ? AND review.hidden_at_ms IS NULL
+                GROUP BY review.designer_id, review_keyword.keyword
                 """,
             arguments: [designerID])
     }
@@ -461,14 +476,15 @@ struct SQLiteContentStore: ContentStore {
         PostRecord(
             id: row["id"], designerID: row["designer_id"], title: row["title"], description: row["description"],
             priceKRW: row["price_krw"], category: row["category"], photos: [], likeCount: row["like_count"],
-            createdAtMilliseconds: row["created_at_ms"], updatedAtMilliseconds: row["updated_at_ms"])
+            createdAtMilliseconds: row["created_at_ms"], updatedAtMilliseconds: row["updated_at_ms"],
+            hiddenAtMilliseconds: row["hidden_at_ms"], featuredAtMilliseconds: row["featured_at_ms"])
     }
 
     static func review(_ row: Row) -> ReviewRecord {
         ReviewRecord(
             id: row["id"], reservationID: row["reservation_id"], designerID: row["designer_id"],
             customerID: row["customer_id"], score: row["score"], text: row["text"], photos: [], keywords: [],
-            createdAtMilliseconds: row["created_at_ms"])
+            createdAtMilliseconds: row["created_at_ms"], hiddenAtMilliseconds: row["hidden_at_ms"])
     }
 
     static func marks(_ count: Int) -> String {

@@ -9,18 +9,21 @@ public struct HandlerKit: Sendable {
     public let quotas: QuotaLimits
     /// Users' names and profile images next to this service's own data (`UserDirectory`, cached).
     public let directory: UserDirectory
+    /// The apps the process serves: their roles, operator roles and catalogues.
+    public let apps: AppCatalog
     /// Prefixes every list's name, so no two services' lists accept each other's cursors.
     private let service: String
     private let pageCursorKey: PageCursorKey
 
     public init(
         clock: any WallClock, ids: any IDGenerator, quotas: QuotaLimits = .defaults, directory: UserDirectory,
-        service: String, pageCursorKey: PageCursorKey
+        apps: AppCatalog = .yediOnly, service: String, pageCursorKey: PageCursorKey
     ) {
         self.clock = clock
         self.ids = ids
         self.quotas = quotas
         self.directory = directory
+        self.apps = apps
         self.service = service
         self.pageCursorKey = pageCursorKey
     }
@@ -33,7 +36,7 @@ public struct HandlerKit: Sendable {
     }
 }
 
-/// A handler set built on the kit: `clock`, `ids`, `quotas` and `directory` read as its own.
+/// A handler set built on the kit: `clock`, `ids`, `quotas`, `directory` and `apps` read as its own.
 public protocol HandlerKitUser {
     var kit: HandlerKit { get }
 }
@@ -43,6 +46,7 @@ extension HandlerKitUser {
     public var ids: any IDGenerator { kit.ids }
     public var quotas: QuotaLimits { kit.quotas }
     public var directory: UserDirectory { kit.directory }
+    public var apps: AppCatalog { kit.apps }
 }
 
 extension ServiceEnvironment {
@@ -52,7 +56,7 @@ extension ServiceEnvironment {
     public func makeHandlerKit(directoryLookup: UserDirectory.Lookup? = nil) -> HandlerKit {
         HandlerKit(
             clock: clock, ids: ids, quotas: configuration.quotas,
-            directory: UserDirectory(self, lookup: directoryLookup), service: configuration.name,
+            directory: UserDirectory(self, lookup: directoryLookup), apps: apps, service: configuration.name,
             pageCursorKey: pageCursorKey)
     }
 }

@@ -13,18 +13,21 @@ extension YediContent {
         case all
         /// Only designers the caller follows (sign-in required).
         case following
+        /// Posts the app's operators featured, most recently featured first.
+        case featured
         /// A value this build does not know, kept as is so that it survives a round trip.
         case unrecognized(Int32)
 
         public static let schema = EnumSchema.named("yedi.content.FeedScope")
 
-        public static let knownCases: [FeedScope] = [.unspecified, .all, .following]
+        public static let knownCases: [FeedScope] = [.unspecified, .all, .following, .featured]
 
         public init(rawValue: Int32) {
             switch rawValue {
             case 0: self = .unspecified
             case 1: self = .all
             case 2: self = .following
+            case 3: self = .featured
             default: self = .unrecognized(rawValue)
             }
         }
@@ -34,6 +37,7 @@ extension YediContent {
             case .unspecified: 0
             case .all: 1
             case .following: 2
+            case .featured: 3
             case .unrecognized(let value): value
             }
         }
@@ -129,6 +133,78 @@ extension YediContent {
 }
 
 extension YediContent {
+    /// What an operator can do to a piece of content (docs/platform.md, "Moderation").
+    public enum ModeratedKind: ProtoEnum {
+        case unspecified
+        case post
+        case review
+        /// A value this build does not know, kept as is so that it survives a round trip.
+        case unrecognized(Int32)
+
+        public static let schema = EnumSchema.named("yedi.content.ModeratedKind")
+
+        public static let knownCases: [ModeratedKind] = [.unspecified, .post, .review]
+
+        public init(rawValue: Int32) {
+            switch rawValue {
+            case 0: self = .unspecified
+            case 1: self = .post
+            case 2: self = .review
+            default: self = .unrecognized(rawValue)
+            }
+        }
+
+        public var rawValue: Int32 {
+            switch self {
+            case .unspecified: 0
+            case .post: 1
+            case .review: 2
+            case .unrecognized(let value): value
+            }
+        }
+    }
+}
+
+extension YediContent {
+    public enum ModerationAction: ProtoEnum {
+        case unspecified
+        case hide
+        case show
+        /// Posts only.
+        case feature
+        case unfeature
+        /// A value this build does not know, kept as is so that it survives a round trip.
+        case unrecognized(Int32)
+
+        public static let schema = EnumSchema.named("yedi.content.ModerationAction")
+
+        public static let knownCases: [ModerationAction] = [.unspecified, .hide, .show, .feature, .unfeature]
+
+        public init(rawValue: Int32) {
+            switch rawValue {
+            case 0: self = .unspecified
+            case 1: self = .hide
+            case 2: self = .show
+            case 3: self = .feature
+            case 4: self = .unfeature
+            default: self = .unrecognized(rawValue)
+            }
+        }
+
+        public var rawValue: Int32 {
+            switch self {
+            case .unspecified: 0
+            case .hide: 1
+            case .show: 2
+            case .feature: 3
+            case .unfeature: 4
+            case .unrecognized(let value): value
+            }
+        }
+    }
+}
+
+extension YediContent {
     public struct Post: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.content.Post")
 
@@ -162,7 +238,13 @@ extension YediContent {
         /// The designer's name and profile image, from AccountService; "" when it could not be asked.
         public var author: YediContent.PostAuthor?
 
-        public init(id: String = "", designerID: String = "", title: String = "", description: String = "", priceKRW: Int64 = 0, category: YediCommon.HairCategory = .unspecified, photos: [YediCommon.ImageRef] = [], likeCount: Int64 = 0, liked: Bool = false, createdAtMs: Int64 = 0, updatedAtMs: Int64 = 0, author: YediContent.PostAuthor? = nil) {
+        /// Hidden by an operator: only its designer and the app's operators see it (GetPost); it is in no list.
+        public var hidden: Bool
+
+        /// Featured by an operator: listed by GetFeed's FEATURED scope.
+        public var featured: Bool
+
+        public init(id: String = "", designerID: String = "", title: String = "", description: String = "", priceKRW: Int64 = 0, category: YediCommon.HairCategory = .unspecified, photos: [YediCommon.ImageRef] = [], likeCount: Int64 = 0, liked: Bool = false, createdAtMs: Int64 = 0, updatedAtMs: Int64 = 0, author: YediContent.PostAuthor? = nil, hidden: Bool = false, featured: Bool = false) {
             self.id = id
             self.designerID = designerID
             self.title = title
@@ -175,6 +257,8 @@ extension YediContent {
             self.createdAtMs = createdAtMs
             self.updatedAtMs = updatedAtMs
             self.author = author
+            self.hidden = hidden
+            self.featured = featured
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -190,6 +274,8 @@ extension YediContent {
             try encoder.write(self.createdAtMs, at: 11)
             try encoder.write(self.updatedAtMs, at: 12)
             try encoder.write(self.author, at: 13)
+            try encoder.write(self.hidden, at: 14)
+            try encoder.write(self.featured, at: 15)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -205,6 +291,8 @@ extension YediContent {
             self.createdAtMs = try decoder.read(at: 11)
             self.updatedAtMs = try decoder.read(at: 12)
             self.author = try decoder.read(at: 13)
+            self.hidden = try decoder.read(at: 14)
+            self.featured = try decoder.read(at: 15)
         }
     }
 }
@@ -640,7 +728,10 @@ extension YediContent {
 
         public var createdAtMs: Int64
 
-        public init(id: String = "", reservationID: String = "", designerID: String = "", customerID: String = "", score: Int32 = 0, text: String = "", photos: [YediCommon.ImageRef] = [], keywords: [YediContent.ReviewKeyword] = [], createdAtMs: Int64 = 0) {
+        /// Hidden by an operator: left out of the designer's reviews and summary; its writer still sees it.
+        public var hidden: Bool
+
+        public init(id: String = "", reservationID: String = "", designerID: String = "", customerID: String = "", score: Int32 = 0, text: String = "", photos: [YediCommon.ImageRef] = [], keywords: [YediContent.ReviewKeyword] = [], createdAtMs: Int64 = 0, hidden: Bool = false) {
             self.id = id
             self.reservationID = reservationID
             self.designerID = designerID
@@ -650,6 +741,7 @@ extension YediContent {
             self.photos = photos
             self.keywords = keywords
             self.createdAtMs = createdAtMs
+            self.hidden = hidden
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -662,6 +754,7 @@ extension YediContent {
             try encoder.write(self.photos, at: 7)
             try encoder.write(self.keywords, at: 8)
             try encoder.write(self.createdAtMs, at: 9)
+            try encoder.write(self.hidden, at: 10)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -674,6 +767,7 @@ extension YediContent {
             self.photos = try decoder.read(at: 7)
             self.keywords = try decoder.read(at: 8)
             self.createdAtMs = try decoder.read(at: 9)
+            self.hidden = try decoder.read(at: 10)
         }
     }
 }
@@ -1093,6 +1187,65 @@ extension YediContent {
 }
 
 extension YediContent {
+    public struct ModerateContentRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.content.ModerateContentRequest")
+
+        public var kind: YediContent.ModeratedKind
+
+        public var id: String
+
+        public var action: YediContent.ModerationAction
+
+        /// Why, for the operator log (required for HIDE; at most 1,000 characters).
+        public var reason: String
+
+        public init(kind: YediContent.ModeratedKind = .unspecified, id: String = "", action: YediContent.ModerationAction = .unspecified, reason: String = "") {
+            self.kind = kind
+            self.id = id
+            self.action = action
+            self.reason = reason
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.kind, at: 1)
+            try encoder.write(self.id, at: 2)
+            try encoder.write(self.action, at: 3)
+            try encoder.write(self.reason, at: 4)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.kind = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 128)
+            self.id = try decoder.read(at: 2)
+            self.action = try decoder.read(at: 3)
+            try decoder.limit(at: 4, maxBytes: 4000)
+            self.reason = try decoder.read(at: 4)
+        }
+    }
+}
+
+extension YediContent {
+    public struct ModerateContentResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.content.ModerateContentResponse")
+
+        /// False when the content was in that state already (nothing logged).
+        public var changed: Bool
+
+        public init(changed: Bool = false) {
+            self.changed = changed
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.changed, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.changed = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediContent {
     public enum ContentService {
         /// The methods of `yedi.content.ContentService`.
         public enum Method {
@@ -1326,6 +1479,53 @@ extension YediContent.ContentService.ServiceProtocol {
         })
         router.register(YediContent.ContentService.Method.getPostPreviews, unary: { request, context in
             try await self.getPostPreviews(request, context: context)
+        })
+    }
+}
+
+extension YediContent {
+    /// Each app's operators (its `operator_roles`) hide and feature the app's content. Every change is
+    /// written to the app's operator log (yedi.moderation.Moderation/ListOperatorActions) through the outbox.
+    public enum ContentModeration {
+        /// The methods of `yedi.content.ContentModeration`.
+        public enum Method {
+            public static let moderateContent = RPCMethod<YediContent.ModerateContentRequest, YediContent.ModerateContentResponse>(
+                service: "yedi.content.ContentModeration", method: "ModerateContent", kind: .unary, idempotency: .idempotent,
+                access: .user(apps: .any, roles: ["admin", "operator"]))
+        }
+
+        /// `yedi.content.ContentModeration` as RPCCore routes it and the probe lists it.
+        public static let descriptor = ServiceDescriptor(
+            fullName: "yedi.content.ContentModeration",
+            methods: [Method.moderateContent.descriptor]
+        )
+
+        /// Serve `yedi.content.ContentModeration` by implementing these methods and passing the value to an `RPCServer`.
+        public protocol ServiceProtocol: RPCService {
+            func moderateContent(_ request: YediContent.ModerateContentRequest, context: ServerContext) async throws -> YediContent.ModerateContentResponse
+        }
+
+        /// Typed calls to `yedi.content.ContentModeration` through an `RPCClient`.
+        public struct Client: Sendable {
+            public let rpcClient: RPCClient
+
+            public init(_ rpcClient: RPCClient) {
+                self.rpcClient = rpcClient
+            }
+
+            public func moderateContent(_ request: YediContent.ModerateContentRequest, options: CallOptions = .defaults) async throws -> YediContent.ModerateContentResponse {
+                try await rpcClient.unary(Method.moderateContent, request, options: options)
+            }
+        }
+    }
+}
+
+extension YediContent.ContentModeration.ServiceProtocol {
+    public var serviceDescriptor: ServiceDescriptor { YediContent.ContentModeration.descriptor }
+
+    public func registerMethods(with router: inout RPCRouter) {
+        router.register(YediContent.ContentModeration.Method.moderateContent, unary: { request, context in
+            try await self.moderateContent(request, context: context)
         })
     }
 }

@@ -410,10 +410,11 @@ extension YediModeration {
 
         public var operatorID: String
 
-        /// "answer", "suspend", "lift-suspension"
+        /// "answer", "suspend", "lift-suspension"; from ContentService "hide-post", "show-post", "feature-post",
+        /// "unfeature-post", "hide-review", "show-review"
         public var action: String
 
-        /// The case or member acted on.
+        /// The case or member acted on ("post:<id>", "review:<id>" for content).
         public var subject: String
 
         public var detail: String
@@ -445,6 +446,84 @@ extension YediModeration {
             self.subject = try decoder.read(at: 4)
             self.detail = try decoder.read(at: 5)
             self.atMs = try decoder.read(at: 6)
+        }
+    }
+}
+
+extension YediModeration {
+    /// Internal: another service's operator action, for the app's log (written once per action id).
+    public struct RecordOperatorActionRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.moderation.RecordOperatorActionRequest")
+
+        public var app: String
+
+        public var id: String
+
+        public var operatorID: String
+
+        public var action: String
+
+        public var subject: String
+
+        public var detail: String
+
+        public var atMs: Int64
+
+        public init(app: String = "", id: String = "", operatorID: String = "", action: String = "", subject: String = "", detail: String = "", atMs: Int64 = 0) {
+            self.app = app
+            self.id = id
+            self.operatorID = operatorID
+            self.action = action
+            self.subject = subject
+            self.detail = detail
+            self.atMs = atMs
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.app, at: 1)
+            try encoder.write(self.id, at: 2)
+            try encoder.write(self.operatorID, at: 3)
+            try encoder.write(self.action, at: 4)
+            try encoder.write(self.subject, at: 5)
+            try encoder.write(self.detail, at: 6)
+            try encoder.write(self.atMs, at: 7)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 64)
+            self.app = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 128)
+            self.id = try decoder.read(at: 2)
+            try decoder.limit(at: 3, maxBytes: 128)
+            self.operatorID = try decoder.read(at: 3)
+            try decoder.limit(at: 4, maxBytes: 64)
+            self.action = try decoder.read(at: 4)
+            try decoder.limit(at: 5, maxBytes: 256)
+            self.subject = try decoder.read(at: 5)
+            try decoder.limit(at: 6, maxBytes: 4000)
+            self.detail = try decoder.read(at: 6)
+            self.atMs = try decoder.read(at: 7)
+        }
+    }
+}
+
+extension YediModeration {
+    public struct RecordOperatorActionResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.moderation.RecordOperatorActionResponse")
+
+        /// False for a repeated delivery (the action is logged once).
+        public var recorded: Bool
+
+        public init(recorded: Bool = false) {
+            self.recorded = recorded
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.recorded, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.recorded = try decoder.read(at: 1)
         }
     }
 }
@@ -530,12 +609,16 @@ extension YediModeration {
             public static let listOperatorActions = RPCMethod<YediModeration.ListOperatorActionsRequest, YediModeration.ListOperatorActionsResponse>(
                 service: "yedi.moderation.Moderation", method: "ListOperatorActions", kind: .unary, idempotency: .noSideEffects,
                 access: .user(apps: .any, roles: ["admin", "operator"]))
+            /// Internal, from ContentService's outbox: its operators' hides and features join the app's log.
+            public static let recordOperatorAction = RPCMethod<YediModeration.RecordOperatorActionRequest, YediModeration.RecordOperatorActionResponse>(
+                service: "yedi.moderation.Moderation", method: "RecordOperatorAction", kind: .unary, idempotency: .idempotent,
+                access: .service(callers: ["content"]))
         }
 
         /// `yedi.moderation.Moderation` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.moderation.Moderation",
-            methods: [Method.reportMember.descriptor, Method.submitInquiry.descriptor, Method.listMyCases.descriptor, Method.listCases.descriptor, Method.answerCase.descriptor, Method.suspendMember.descriptor, Method.liftSuspension.descriptor, Method.listOperatorActions.descriptor]
+            methods: [Method.reportMember.descriptor, Method.submitInquiry.descriptor, Method.listMyCases.descriptor, Method.listCases.descriptor, Method.answerCase.descriptor, Method.suspendMember.descriptor, Method.liftSuspension.descriptor, Method.listOperatorActions.descriptor, Method.recordOperatorAction.descriptor]
         )
 
         /// Serve `yedi.moderation.Moderation` by implementing these methods and passing the value to an `RPCServer`.
@@ -553,6 +636,8 @@ extension YediModeration {
             func suspendMember(_ request: YediModeration.SuspendMemberRequest, context: ServerContext) async throws -> YediModeration.SuspensionResponse
             func liftSuspension(_ request: YediModeration.LiftSuspensionRequest, context: ServerContext) async throws -> YediModeration.SuspensionResponse
             func listOperatorActions(_ request: YediModeration.ListOperatorActionsRequest, context: ServerContext) async throws -> YediModeration.ListOperatorActionsResponse
+            /// Internal, from ContentService's outbox: its operators' hides and features join the app's log.
+            func recordOperatorAction(_ request: YediModeration.RecordOperatorActionRequest, context: ServerContext) async throws -> YediModeration.RecordOperatorActionResponse
         }
 
         /// Typed calls to `yedi.moderation.Moderation` through an `RPCClient`.
@@ -599,6 +684,11 @@ extension YediModeration {
             public func listOperatorActions(_ request: YediModeration.ListOperatorActionsRequest, options: CallOptions = .defaults) async throws -> YediModeration.ListOperatorActionsResponse {
                 try await rpcClient.unary(Method.listOperatorActions, request, options: options)
             }
+
+            /// Internal, from ContentService's outbox: its operators' hides and features join the app's log.
+            public func recordOperatorAction(_ request: YediModeration.RecordOperatorActionRequest, options: CallOptions = .defaults) async throws -> YediModeration.RecordOperatorActionResponse {
+                try await rpcClient.unary(Method.recordOperatorAction, request, options: options)
+            }
         }
     }
 }
@@ -630,6 +720,9 @@ extension YediModeration.Moderation.ServiceProtocol {
         })
         router.register(YediModeration.Moderation.Method.listOperatorActions, unary: { request, context in
             try await self.listOperatorActions(request, context: context)
+        })
+        router.register(YediModeration.Moderation.Method.recordOperatorAction, unary: { request, context in
+            try await self.recordOperatorAction(request, context: context)
         })
     }
 }
