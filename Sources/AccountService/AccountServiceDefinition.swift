@@ -89,7 +89,7 @@ enum AccountServiceDefinition: ServiceDefinition {
                     uniquingKeysWith: { first, _ in first })
             },
             kit: env.makeHandlerKit(directoryLookup: { ids in
-                try await store.users(ids: ids).map(AccountHandlers.publicUser)
+                try await AccountHandlers.publicUsers(ids, store: store)
             })
         )
     }

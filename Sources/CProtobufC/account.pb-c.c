@@ -3627,7 +3627,7 @@ const ProtobufCMessageDescriptor yedi__account__user__descriptor =
   (ProtobufCMessageInit) yedi__account__user__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__account__public_user__field_descriptors[4] =
+static const ProtobufCFieldDescriptor yedi__account__public_user__field_descriptors[6] =
 {
   {
     "id",
@@ -3677,17 +3677,43 @@ static const ProtobufCFieldDescriptor yedi__account__public_user__field_descript
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "shop_name",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__PublicUser, shop_name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "shop_area",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__PublicUser, shop_area),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__account__public_user__field_indices_by_name[] = {
   0,   /* field[0] = id */
   2,   /* field[2] = name */
   3,   /* field[3] = profile_image_id */
   1,   /* field[1] = role */
+  5,   /* field[5] = shop_area */
+  4,   /* field[4] = shop_name */
 };
 static const ProtobufCIntRange yedi__account__public_user__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor yedi__account__public_user__descriptor =
 {
@@ -3697,7 +3723,7 @@ const ProtobufCMessageDescriptor yedi__account__public_user__descriptor =
   "Yedi__Account__PublicUser",
   "yedi.account",
   sizeof(Yedi__Account__PublicUser),
-  4,
+  6,
   yedi__account__public_user__field_descriptors,
   yedi__account__public_user__field_indices_by_name,
   1,  yedi__account__public_user__number_ranges,

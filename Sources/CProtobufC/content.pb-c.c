@@ -1745,7 +1745,7 @@ const ProtobufCMessageDescriptor yedi__content__post__descriptor =
   (ProtobufCMessageInit) yedi__content__post__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__content__post_author__field_descriptors[2] =
+static const ProtobufCFieldDescriptor yedi__content__post_author__field_descriptors[4] =
 {
   {
     "name",
@@ -1771,15 +1771,41 @@ static const ProtobufCFieldDescriptor yedi__content__post_author__field_descript
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "shop_name",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__PostAuthor, shop_name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "shop_area",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Content__PostAuthor, shop_area),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__content__post_author__field_indices_by_name[] = {
   0,   /* field[0] = name */
   1,   /* field[1] = profile_image_id */
+  3,   /* field[3] = shop_area */
+  2,   /* field[2] = shop_name */
 };
 static const ProtobufCIntRange yedi__content__post_author__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor yedi__content__post_author__descriptor =
 {
@@ -1789,7 +1815,7 @@ const ProtobufCMessageDescriptor yedi__content__post_author__descriptor =
   "Yedi__Content__PostAuthor",
   "yedi.content",
   sizeof(Yedi__Content__PostAuthor),
-  2,
+  4,
   yedi__content__post_author__field_descriptors,
   yedi__content__post_author__field_indices_by_name,
   1,  yedi__content__post_author__number_ranges,

@@ -556,6 +556,33 @@ final class SQLiteAccountStoreTests: XCTestCase {
             ])
     }
 
+    /// A designer's shop name or area is on every card beside their name: changing it tells the same
+    /// services; changing the hours does not. BatchGetUsers' shop cards come from the store.
+    func testUserDirectoryPeersAreToldOfAChangedShopCard() async throws {
+        try await store.createUser(
+            AccountStoreContract.user("d1", role: .designer), designer: AccountStoreContract.designer("d1"),
+            session: AccountStoreContract.session("s1", user: "d1"))
+        let cards = try await store.shopCards(designerIDs: ["d1", "nobody"])
+        XCTAssertEqual(cards, ["d1": ShopCardRecord(name: "가게", city: "서울", district: "강남구")])
+        XCTAssertEqual(cards["d1"]?.area, "서울 강남구")
+        let loaded = try await store.designer(id: "d1")
+        var designer = try XCTUnwrap(loaded).1
+        func told() async throws -> Int {
+            try await database.read { db in
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM runtime_outbox WHERE method LIKE '%UserChanged'") ?? 0
+            }
+        }
+        let afterCreation = try await told()
+        designer.shop.closingHour = 20
+        try await store.updateDesigner(designer)
+        let hoursOnly = try await told()
+        XCTAssertEqual(hoursOnly, afterCreation, "hours are not on a card")
+        designer.shop.district = "마포구"
+        try await store.updateDesigner(designer)
+        let moved = try await told()
+        XCTAssertEqual(moved, afterCreation + 2, "content and chat are told")
+    }
+
     func testDeletionRemovesEveryTraceAndSchedulesThePurges() async throws {
         try await AccountStoreContract.deletionRemovesEveryTrace(store)
         // SQLite-specific: the revocations and purges sit in the outbox, written by the same transaction,

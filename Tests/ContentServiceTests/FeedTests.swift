@@ -188,6 +188,30 @@ final class FeedTests: XCTestCase {
         try await fixture.stop()
     }
 
+    /// A card shows the designer's shop and its area beside the name (no GetDesigner per card), and a
+    /// moved shop shows once AccountService's UserChanged arrives.
+    func testUserDirectoryPostCardsShowTheDesignersShop() async throws {
+        let fixture = try await ContentFixture.start()
+        let designer = try await fixture.designer("박지호")
+        let post = try await fixture.post(designer)
+        let profile = try await fixture.accounts.getDesigner(.init(designerID: designer.id))
+        let shop = try XCTUnwrap(profile.shop)
+        let card = try await fixture.api.getFeed(.init()).posts.first?.author
+        XCTAssertEqual(card?.shopName, shop.name)
+        XCTAssertEqual(card?.shopArea, "\(shop.address!.city) \(shop.address!.district)")
+
+        var moved = shop
+        moved.name = "살롱 드 지호"
+        moved.address!.district = "마포구"
+        _ = try await fixture.accounts.updateShop(.init(shop: moved), options: designer.options)
+        let shown = try await eventually(timeout: 20) {
+            let author = try await fixture.api.getPost(.init(postID: post.id)).author
+            return author?.shopName == "살롱 드 지호" && author?.shopArea == "\(shop.address!.city) 마포구"
+        }
+        XCTAssertTrue(shown, "the moved shop shows once UserChanged arrives")
+        try await fixture.stop()
+    }
+
     func testAPageIsServedWithoutAuthorsWhenAccountServiceIsDown() async throws {
         let fixture = try await ContentFixture.start()
         let designer = try await fixture.designer()

@@ -42,12 +42,12 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol, HandlerKitUs
         _ request: YediAccount.BatchGetUsersRequest, context: ServerContext
     ) async throws -> YediAccount.BatchGetUsersResponse {
         guard request.userIDs.count <= 100 else { throw FieldRules.invalid("user_ids", "at most 100 ids") }
-        let users = try await store.users(ids: Array(Set(request.userIDs)))
+        let users = try await Self.publicUsers(Array(Set(request.userIDs)), store: store)
         let byID = Dictionary(users.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var seen = Set<String>()
         let ordered = request.userIDs.compactMap { id -> YediAccount.PublicUser? in
-            guard seen.insert(id).inserted, let user = byID[id] else { return nil }
-            return Self.publicUser(user)
+            guard seen.insert(id).inserted else { return nil }
+            return byID[id]
         }
         return YediAccount.BatchGetUsersResponse(users: ordered)
     }

@@ -23,8 +23,18 @@ extension AccountHandlers {
             createdAtMs: user.createdAtMilliseconds)
     }
 
-    static func publicUser(_ user: UserRecord) -> YediAccount.PublicUser {
-        YediAccount.PublicUser(id: user.id, role: role(user.role), name: user.name, profileImageID: user.profileImageID)
+    static func publicUser(_ user: UserRecord, shop: ShopCardRecord? = nil) -> YediAccount.PublicUser {
+        YediAccount.PublicUser(
+            id: user.id, role: role(user.role), name: user.name, profileImageID: user.profileImageID,
+            shopName: shop?.name ?? "", shopArea: shop?.area ?? "")
+    }
+
+    /// The public users among `ids` (designers with their shop cards), in no particular order: what
+    /// BatchGetUsers answers and the directories of every service cache.
+    static func publicUsers(_ ids: [String], store: any AccountStore) async throws -> [YediAccount.PublicUser] {
+        let users = try await store.users(ids: ids)
+        let shops = try await store.shopCards(designerIDs: users.filter { $0.role == .designer }.map(\.id))
+        return users.map { publicUser($0, shop: shops[$0.id]) }
     }
 
     static func designer(_ user: UserRecord, _ designer: DesignerRecord) -> YediAccount.Designer {

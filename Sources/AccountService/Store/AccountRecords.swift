@@ -113,6 +113,15 @@ struct ShopRecord: Sendable, Hashable {
     var timeZone: String
 }
 
+/// What a card shows of a designer's shop beside their name (`PublicUser.shop_name`, `shop_area`).
+struct ShopCardRecord: Sendable, Hashable {
+    var name: String
+    var city: String
+    var district: String
+
+    var area: String { [city, district].filter { !$0.isEmpty }.joined(separator: " ") }
+}
+
 struct MessengerLinkRecord: Sendable, Hashable, Codable {
     var kind: String
     var url: String

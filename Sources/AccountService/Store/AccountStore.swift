@@ -19,11 +19,14 @@ protocol AccountStore: Sendable {
     func user(app: AppID, email: String) async throws -> UserRecord?
     /// The users among `ids` that exist, in no particular order.
     func users(ids: [String]) async throws -> [UserRecord]
+    /// The shops of the designers among `ids` (customers and unknown ids are left out).
+    func shopCards(designerIDs ids: [String]) async throws -> [String: ShopCardRecord]
     func designer(id: String) async throws -> (UserRecord, DesignerRecord)?
     /// Replaces the user's fields; when a public one (name, profile image) changed, the services that
     /// cache them are told (`UserChanged` through the outbox) in the same transaction.
     func updateUser(_ user: UserRecord) async throws
-    /// Replaces the designer's profile and shop (the follower count is the store's own and is kept).
+    /// Replaces the designer's profile and shop (the follower count is the store's own and is kept); when
+    /// what a card shows changed (shop name, city, district), the services that cache it are told.
     func updateDesigner(_ designer: DesignerRecord) async throws
 
     // MARK: Sign-ups waiting for their mailed code

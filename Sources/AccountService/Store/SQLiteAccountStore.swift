@@ -76,10 +76,27 @@ struct SQLiteAccountStore: AccountStore {
     func users(ids: [String]) async throws -> [UserRecord] {
         guard !ids.isEmpty else { return [] }
         return try await database.read { db in
-            let marks = Array(repeating: "?", count: ids.count).joined(separator: ",")
-            return try Row.fetchAll(
-                db, sql: "SELECT * FROM user WHERE id IN (\(marks))", arguments: StatementArguments(ids)
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM user WHERE id IN (\(ServiceDatabase.placeholders(ids.count)))",
+                arguments: StatementArguments(ids)
             ).map(Self.user)
+        }
+    }
+
+    func shopCards(designerIDs ids: [String]) async throws -> [String: ShopCardRecord] {
+        guard !ids.isEmpty else { return [:] }
+        return try await database.read { db in
+            var cards: [String: ShopCardRecord] = [:]
+            for row in try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT user_id, shop_name, city, district FROM designer WHERE user_id IN (\(ServiceDatabase.placeholders(ids.count)))",
+                arguments: StatementArguments(ids))
+            {
+                cards[row["user_id"]] = ShopCardRecord(
+                    name: row["shop_name"], city: row["city"], district: row["district"])
+            }
+            return cards
         }
     }
 
@@ -124,6 +141,9 @@ struct SQLiteAccountStore: AccountStore {
     func updateDesigner(_ designer: DesignerRecord) async throws {
         try await database.write { db in
             let shop = designer.shop
+            let card = try Row.fetchOne(
+                db, sql: "SELECT shop_name, city, district FROM designer WHERE user_id = ?",
+                arguments: [designer.userID])
             try db.execute(
                 sql: """
                     UPDATE designer SET description = ?, skills = ?, rank = ?, shop_name = ?, shop_phone = ?, city = ?,
@@ -138,6 +158,12 @@ struct SQLiteAccountStore: AccountStore {
                 ])
             guard db.changesCount == 1 else { throw AccountStoreError.notFound }
             try Self.index(designerID: designer.userID, db)
+            if let card,
+                card["shop_name"] as String? != shop.name || card["city"] as String? != shop.city
+                    || card["district"] as String? != shop.district
+            {
+                try events.publicFieldsChanged(userID: designer.userID, in: db)
+            }
         }
     }
 }

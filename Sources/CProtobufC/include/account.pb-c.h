@@ -192,10 +192,18 @@ struct  Yedi__Account__PublicUser
   Yedi__Account__Role role;
   char *name;
   char *profile_image_id;
+  /*
+   * A designer's shop, as cards show it beside the name ("" for a customer).
+   */
+  char *shop_name;
+  /*
+   * The shop's area: city and district ("서울 강남구").
+   */
+  char *shop_area;
 };
 #define YEDI__ACCOUNT__PUBLIC_USER__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__account__public_user__descriptor) \
-    , (char *)protobuf_c_empty_string, YEDI__ACCOUNT__ROLE__ROLE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, YEDI__ACCOUNT__ROLE__ROLE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 struct  Yedi__Account__Address

@@ -217,10 +217,15 @@ struct  Yedi__Content__PostAuthor
    * An image id of this service; "" for none.
    */
   char *profile_image_id;
+  /*
+   * The designer's shop and its area ("서울 강남구"), so a card needs no GetDesigner.
+   */
+  char *shop_name;
+  char *shop_area;
 };
 #define YEDI__CONTENT__POST_AUTHOR__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__content__post_author__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 struct  Yedi__Content__CreatePostRequest

@@ -225,7 +225,8 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUs
         }
         return posts.map { post in
             let author = authors[post.designerID].map {
-                YediContent.PostAuthor(name: $0.name, profileImageID: $0.profileImageID)
+                YediContent.PostAuthor(
+                    name: $0.name, profileImageID: $0.profileImageID, shopName: $0.shopName, shopArea: $0.shopArea)
             }
             return Self.post(post, author: author, liked: liked.contains(post.id))
         }

@@ -487,9 +487,7 @@ struct SQLiteContentStore: ContentStore {
             createdAtMilliseconds: row["created_at_ms"], hiddenAtMilliseconds: row["hidden_at_ms"])
     }
 
-    static func marks(_ count: Int) -> String {
-        Array(repeating: "?", count: count).joined(separator: ",")
-    }
+    static func marks(_ count: Int) -> String { ServiceDatabase.placeholders(count) }
 
     /// A JSON array of strings for `json_each` (ids are plain text; quotes and backslashes escaped).
     static func jsonArray(_ values: [String]) -> String {

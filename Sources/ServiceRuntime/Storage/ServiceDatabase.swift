@@ -85,3 +85,11 @@ public final class ServiceDatabase: Sendable {
         try pool.close()
     }
 }
+
+extension ServiceDatabase {
+    /// `?,?,…` for an `IN (…)` list of `count` bound values (one statement whatever the count, up to
+    /// SQLite's bound-variable limit; callers batch at 100).
+    public static func placeholders(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ",")
+    }
+}

@@ -230,11 +230,19 @@ extension YediAccount {
 
         public var profileImageID: String
 
-        public init(id: String = "", role: YediAccount.Role = .unspecified, name: String = "", profileImageID: String = "") {
+        /// A designer's shop, as cards show it beside the name ("" for a customer).
+        public var shopName: String
+
+        /// The shop's area: city and district ("서울 강남구").
+        public var shopArea: String
+
+        public init(id: String = "", role: YediAccount.Role = .unspecified, name: String = "", profileImageID: String = "", shopName: String = "", shopArea: String = "") {
             self.id = id
             self.role = role
             self.name = name
             self.profileImageID = profileImageID
+            self.shopName = shopName
+            self.shopArea = shopArea
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -242,6 +250,8 @@ extension YediAccount {
             try encoder.write(self.role, at: 2)
             try encoder.write(self.name, at: 3)
             try encoder.write(self.profileImageID, at: 4)
+            try encoder.write(self.shopName, at: 5)
+            try encoder.write(self.shopArea, at: 6)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -249,6 +259,8 @@ extension YediAccount {
             self.role = try decoder.read(at: 2)
             self.name = try decoder.read(at: 3)
             self.profileImageID = try decoder.read(at: 4)
+            self.shopName = try decoder.read(at: 5)
+            self.shopArea = try decoder.read(at: 6)
         }
     }
 }

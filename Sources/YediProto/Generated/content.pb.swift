@@ -306,19 +306,30 @@ extension YediContent {
         /// An image id of this service; "" for none.
         public var profileImageID: String
 
-        public init(name: String = "", profileImageID: String = "") {
+        /// The designer's shop and its area ("서울 강남구"), so a card needs no GetDesigner.
+        public var shopName: String
+
+        public var shopArea: String
+
+        public init(name: String = "", profileImageID: String = "", shopName: String = "", shopArea: String = "") {
             self.name = name
             self.profileImageID = profileImageID
+            self.shopName = shopName
+            self.shopArea = shopArea
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
             try encoder.write(self.name, at: 1)
             try encoder.write(self.profileImageID, at: 2)
+            try encoder.write(self.shopName, at: 3)
+            try encoder.write(self.shopArea, at: 4)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.name = try decoder.read(at: 1)
             self.profileImageID = try decoder.read(at: 2)
+            self.shopName = try decoder.read(at: 3)
+            self.shopArea = try decoder.read(at: 4)
         }
     }
 }
