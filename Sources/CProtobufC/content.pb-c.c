@@ -3629,21 +3629,23 @@ const ProtobufCMessageDescriptor yedi__content__moderate_content_response__descr
   (ProtobufCMessageInit) yedi__content__moderate_content_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCEnumValue yedi__content__feed_scope__enum_values_by_number[4] =
+static const ProtobufCEnumValue yedi__content__feed_scope__enum_values_by_number[5] =
 {
   { "FEED_SCOPE_UNSPECIFIED", "YEDI__CONTENT__FEED_SCOPE__FEED_SCOPE_UNSPECIFIED", 0 },
   { "FEED_SCOPE_ALL", "YEDI__CONTENT__FEED_SCOPE__FEED_SCOPE_ALL", 1 },
   { "FEED_SCOPE_FOLLOWING", "YEDI__CONTENT__FEED_SCOPE__FEED_SCOPE_FOLLOWING", 2 },
   { "FEED_SCOPE_FEATURED", "YEDI__CONTENT__FEED_SCOPE__FEED_SCOPE_FEATURED", 3 },
+  { "FEED_SCOPE_RECOMMENDED", "YEDI__CONTENT__FEED_SCOPE__FEED_SCOPE_RECOMMENDED", 4 },
 };
 static const ProtobufCIntRange yedi__content__feed_scope__value_ranges[] = {
-{0, 0},{0, 4}
+{0, 0},{0, 5}
 };
-static const ProtobufCEnumValueIndex yedi__content__feed_scope__enum_values_by_name[4] =
+static const ProtobufCEnumValueIndex yedi__content__feed_scope__enum_values_by_name[5] =
 {
   { "FEED_SCOPE_ALL", 1 },
   { "FEED_SCOPE_FEATURED", 3 },
   { "FEED_SCOPE_FOLLOWING", 2 },
+  { "FEED_SCOPE_RECOMMENDED", 4 },
   { "FEED_SCOPE_UNSPECIFIED", 0 },
 };
 const ProtobufCEnumDescriptor yedi__content__feed_scope__descriptor =
@@ -3653,9 +3655,9 @@ const ProtobufCEnumDescriptor yedi__content__feed_scope__descriptor =
   "FeedScope",
   "Yedi__Content__FeedScope",
   "yedi.content",
-  4,
+  5,
   yedi__content__feed_scope__enum_values_by_number,
-  4,
+  5,
   yedi__content__feed_scope__enum_values_by_name,
   1,
   yedi__content__feed_scope__value_ranges,

@@ -181,6 +181,40 @@ enum ContentStoreContract {
         XCTAssertEqual(mine.map(\.id), ["r2", "r1"])
     }
 
+    /// RECOMMENDED: likes of the window before the snapshot, weighed by age (4 / 2 / 1), none after the
+    /// snapshot or before the window; best score first, larger id on a tie; paged by (score, id).
+    static func recommendationsRankRecentLikesUpToTheSnapshot(_ store: any ContentStore) async throws {
+        let photo = image("i1", owner: "d1")
+        try await store.insertImage(photo)
+        for (id, category) in [("p1", 1), ("p2", 1), ("p3", 2), ("p4", 1), ("p5", 1)] {
+            try await store.createPost(post(id, photos: [photo], at: 1, category: category))
+        }
+        let hour: Int64 = 3_600_000
+        let snapshot: Int64 = 30 * 24 * hour
+        let likes: [(String, String, Int64)] = [
+            ("p1", "u1", snapshot - 1 * hour),  // 4
+            ("p2", "u1", snapshot - 30 * hour), ("p2", "u2", snapshot - 100 * hour),  // 2 + 1
+            ("p3", "u1", snapshot - 2 * hour),  // 4, another category
+            ("p4", "u1", snapshot - 8 * 24 * hour),  // outside the window
+            ("p5", "u1", snapshot + 1),  // after the snapshot
+            ("p5", "u2", snapshot - 160 * hour),  // 1
+        ]
+        for (post, user, time) in likes { _ = try await store.like(postID: post, userID: user, now: time) }
+        let all = try await store.recommendedPosts(
+            category: nil, policy: .standard, snapshotAt: snapshot, after: nil, limit: 10)
+        XCTAssertEqual(all.map(\.post.id), ["p3", "p1", "p2", "p5"], "ties go to the larger id")
+        XCTAssertEqual(all.map(\.score), [4, 4, 3, 1])
+        let cuts = try await store.recommendedPosts(
+            category: 1, policy: .standard, snapshotAt: snapshot, after: nil, limit: 1)
+        XCTAssertEqual(cuts.map(\.post.id), ["p1"])
+        let next = try await store.recommendedPosts(
+            category: 1, policy: .standard, snapshotAt: snapshot, after: PagePosition(key: 4, id: "p1"), limit: 5)
+        XCTAssertEqual(next.map(\.post.id), ["p2", "p5"])
+        let later = try await store.recommendedPosts(
+            category: nil, policy: .standard, snapshotAt: snapshot + 2, after: nil, limit: 10)
+        XCTAssertEqual(later.first { $0.post.id == "p5" }?.score, 5, "a later snapshot counts the later like")
+    }
+
     /// An operator's hide or feature changes only content of their app, once; hidden posts leave every
     /// list and hidden reviews the summary; the FEATURED list goes by featuring time.
     static func moderationHidesAndFeaturesWithinTheApp(_ store: any ContentStore) async throws {
@@ -346,6 +380,10 @@ final class SQLiteContentStoreTests: XCTestCase {
 
     func testPostsRoundTripWithTheirPhotosInOrder() async throws {
         try await ContentStoreContract.postsRoundTripWithTheirPhotosInOrder(try makeStore())
+    }
+
+    func testRecommendationsRankRecentLikesUpToTheSnapshot() async throws {
+        try await ContentStoreContract.recommendationsRankRecentLikesUpToTheSnapshot(try makeStore())
     }
 
     func testModerationHidesAndFeaturesWithinTheApp() async throws {

@@ -212,6 +212,44 @@ final class FeedTests: XCTestCase {
         try await fixture.stop()
     }
 
+    /// RECOMMENDED ranks by recent likes; the first page pins the ranking, so a like given between two
+    /// pages changes nothing for that reader (no post twice, none lost) and shows on a new first page.
+    func testRecommendedFeedRanksRecentLikesAndItsPagesKeepOneSnapshot() async throws {
+        let fixture = try await ContentFixture.start()
+        let designer = try await fixture.designer()
+        let old = try await fixture.post(designer, title: "예전 글")
+        let mid = try await fixture.post(designer, title: "중간 글")
+        let new = try await fixture.post(designer, title: "새 글")
+        let fans = [try await fixture.customer(), try await fixture.customer(), try await fixture.customer()]
+        _ = try await fixture.api.like(.init(postID: old.id), options: fans[0].options)
+        _ = try await fixture.api.like(.init(postID: old.id), options: fans[1].options)
+        _ = try await fixture.api.like(.init(postID: old.id), options: fans[2].options)
+        fixture.clock.advance(by: 2 * 24 * 3_600)  // those three likes weigh 2 each now: 6
+        func fresh(_ fan: ContentFixture.Person) throws -> CallOptions {  // the sign-up tokens have expired
+            fixture.options(try fixture.harness.token(user: fan.id, role: .customer, now: fixture.clock.now))
+        }
+        _ = try await fixture.api.like(.init(postID: mid.id), options: try fresh(fans[0]))  // 4
+
+        let first = try await fixture.api.getFeed(.init(scope: .recommended, page: .init(limit: 1)))
+        XCTAssertEqual(first.posts.map(\.id), [old.id])
+        let cursor = try XCTUnwrap(first.page?.nextCursor)
+        fixture.clock.advance(by: 1)
+        for fan in fans { _ = try await fixture.api.like(.init(postID: new.id), options: try fresh(fan)) }
+        let rest = try await fixture.api.getFeed(.init(scope: .recommended, page: .init(cursor: cursor, limit: 5)))
+        XCTAssertEqual(rest.posts.map(\.id), [mid.id], "the pinned ranking: the new likes are not in it")
+        XCTAssertEqual(rest.page?.nextCursor ?? "", "")
+
+        let again = try await fixture.api.getFeed(.init(scope: .recommended, page: .init(limit: 5)))
+        XCTAssertEqual(again.posts.map(\.id), [new.id, old.id, mid.id])
+        let newest = try await fixture.api.getFeed(.init(page: .init(limit: 1)))
+        let wrongList = await rpcError {
+            _ = try await fixture.api.getFeed(
+                .init(scope: .recommended, page: .init(cursor: newest.page!.nextCursor, limit: 5)))
+        }
+        XCTAssertEqual(wrongList?.code, .invalidArgument, "a newest-feed cursor is not a recommended one")
+        try await fixture.stop()
+    }
+
     func testAPageIsServedWithoutAuthorsWhenAccountServiceIsDown() async throws {
         let fixture = try await ContentFixture.start()
         let designer = try await fixture.designer()

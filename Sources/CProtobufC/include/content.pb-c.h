@@ -67,7 +67,13 @@ typedef enum _Yedi__Content__FeedScope {
   /*
    * Posts the app's operators featured, most recently featured first.
    */
-  YEDI__CONTENT__FEED_SCOPE__FEED_SCOPE_FEATURED = 3
+  YEDI__CONTENT__FEED_SCOPE__FEED_SCOPE_FEATURED = 3,
+  /*
+   * Posts ranked by their likes of the last 7 days, a recent like weighing more (24 h: 4, 72 h: 2,
+   * 7 days: 1); only posts liked in that window. The first page pins the ranking: later pages (by its
+   * cursor) rank the same likes, so no post shows twice.
+   */
+  YEDI__CONTENT__FEED_SCOPE__FEED_SCOPE_RECOMMENDED = 4
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__CONTENT__FEED_SCOPE)
 } Yedi__Content__FeedScope;
 /*

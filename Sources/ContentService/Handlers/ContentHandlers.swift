@@ -85,7 +85,6 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUs
     // MARK: Feeds
 
     func getFeed(_ request: YediContent.GetFeedRequest, context: ServerContext) async throws -> YediContent.FeedPage {
-        let page = try pages.posts.read(request.page, as: Int64.self)
         var filter = PostFilter(
             designerIDs: nil,
             category: request.category == .unspecified ? nil : try FieldRules.category(request.category))
@@ -104,9 +103,12 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUs
             }
         case .featured:
             filter.featuredOnly = true
+        case .recommended:
+            return try await recommendedFeed(request, category: filter.category, context)
         case .unrecognized:
             throw FieldRules.invalid("scope", "unknown feed scope")
         }
+        let page = try pages.posts.read(request.page, as: Int64.self)
         let posts = try await store.posts(filter, after: page.after, limit: page.limit + 1)
         return try await feedPage(
             posts.map {
@@ -116,6 +118,26 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUs
                         key: filter.featuredOnly ? $0.featuredAtMilliseconds ?? 0 : $0.createdAtMilliseconds, id: $0.id)
                 )
             }, page.limit, list: pages.posts, context: context)
+    }
+
+    /// Posts ranked by their recent likes (`RecommendationPolicy`). The first page pins the ranking's
+    /// snapshot (now); its cursor carries it, so later pages rank the same likes and no post shows twice.
+    private func recommendedFeed(
+        _ request: YediContent.GetFeedRequest, category: Int?, _ context: ServerContext
+    ) async throws -> YediContent.FeedPage {
+        let page = try pages.recommended.read(request.page, as: RecommendationKey.self)
+        let snapshot = page.after?.key.snapshotAtMilliseconds ?? clock.nowMilliseconds
+        let ranked = try await store.recommendedPosts(
+            category: category, policy: .standard, snapshotAt: snapshot,
+            after: page.after.map { PagePosition(key: $0.key.score, id: $0.id) }, limit: page.limit + 1)
+        return try await feedPage(
+            ranked.map {
+                (
+                    $0.post,
+                    PagePosition(
+                        key: RecommendationKey(snapshotAtMilliseconds: snapshot, score: $0.score), id: $0.post.id)
+                )
+            }, page.limit, list: pages.recommended, context: context)
     }
 
     /// A hidden post is for its designer and the app's operators only; to anyone else it does not exist.
@@ -205,8 +227,8 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUs
 
     /// A page of posts read with one extra row: the messages (one author lookup, one liked lookup) and the
     /// cursor after the last one shown.
-    private func feedPage(
-        _ rows: [(PostRecord, ListPosition)], _ limit: Int, list: PageList, context: ServerContext
+    private func feedPage<Key: PageKey>(
+        _ rows: [(PostRecord, PagePosition<Key>)], _ limit: Int, list: PageList, context: ServerContext
     ) async throws -> YediContent.FeedPage {
         let shown = Array(rows.prefix(limit))
         return YediContent.FeedPage(

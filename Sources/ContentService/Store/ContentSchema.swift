@@ -121,5 +121,9 @@ enum ContentSchema {
                     ALTER TABLE review ADD COLUMN hidden_at_ms INTEGER;
                     """)
         }
+        // Issue 27: the RECOMMENDED feed counts the likes of a recent window.
+        migrator.registerMigration("content-4-likes-by-time") { db in
+            try db.execute(sql: "CREATE INDEX post_like_by_time ON post_like(liked_at_ms)")
+        }
     }
 }

@@ -30,6 +30,12 @@ protocol ContentStore: Sendable {
     func posts(ids: [String]) async throws -> [PostRecord]
     /// Newest first by (creation time, id), strictly after `position`.
     func posts(_ filter: PostFilter, after position: ListPosition?, limit: Int) async throws -> [PostRecord]
+    /// Posts liked within `policy`'s window before `snapshotAt` (likes after it do not count), best score
+    /// first, then larger id; strictly after `position` (score, id). Hidden posts are left out.
+    func recommendedPosts(
+        category: Int?, policy: RecommendationPolicy, snapshotAt: Int64, after position: PagePosition<Int64>?,
+        limit: Int
+    ) async throws -> [(post: PostRecord, score: Int64)]
 
     // MARK: Likes
 

@@ -455,7 +455,7 @@ struct SQLiteContentStore: ContentStore {
         return photos
     }
 
-    private static func withPhotos(_ posts: [PostRecord], _ db: Database) throws -> [PostRecord] {
+    static func withPhotos(_ posts: [PostRecord], _ db: Database) throws -> [PostRecord] {
         guard !posts.isEmpty else { return [] }
         let photos = try photos(table: "post_image", owner: "post_id", ids: posts.map(\.id), db)
         return posts.map { post in

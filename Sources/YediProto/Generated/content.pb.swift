@@ -15,12 +15,16 @@ extension YediContent {
         case following
         /// Posts the app's operators featured, most recently featured first.
         case featured
+        /// Posts ranked by their likes of the last 7 days, a recent like weighing more (24 h: 4, 72 h: 2,
+        /// 7 days: 1); only posts liked in that window. The first page pins the ranking: later pages (by its
+        /// cursor) rank the same likes, so no post shows twice.
+        case recommended
         /// A value this build does not know, kept as is so that it survives a round trip.
         case unrecognized(Int32)
 
         public static let schema = EnumSchema.named("yedi.content.FeedScope")
 
-        public static let knownCases: [FeedScope] = [.unspecified, .all, .following, .featured]
+        public static let knownCases: [FeedScope] = [.unspecified, .all, .following, .featured, .recommended]
 
         public init(rawValue: Int32) {
             switch rawValue {
@@ -28,6 +32,7 @@ extension YediContent {
             case 1: self = .all
             case 2: self = .following
             case 3: self = .featured
+            case 4: self = .recommended
             default: self = .unrecognized(rawValue)
             }
         }
@@ -38,6 +43,7 @@ extension YediContent {
             case .all: 1
             case .following: 2
             case .featured: 3
+            case .recommended: 4
             case .unrecognized(let value): value
             }
         }
