@@ -52,6 +52,19 @@ public struct AuthenticatedUser: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { app == .yedi ? "user \(id) (\(role))" : "user \(id) (\(app) \(role))" }
+
+    /// The same user, role, session and app: the same caller, whichever of the session's tokens it
+    /// presented (`issuedAt` says which, and only revocation reads it).
+    public static func == (lhs: AuthenticatedUser, rhs: AuthenticatedUser) -> Bool {
+        lhs.id == rhs.id && lhs.role == rhs.role && lhs.sessionID == rhs.sessionID && lhs.app == rhs.app
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(role)
+        hasher.combine(sessionID)
+        hasher.combine(app)
+    }
 }
 
 /// An end user's role: what kind of account they have.
