@@ -48,6 +48,14 @@ struct ReservationRecord: Equatable, Sendable {
     var idempotencyKey: String?
     var createdAtMilliseconds: Int64
     var cancelledAtMilliseconds: Int64?
+    /// The latest payment's state (nil: none prepared) and the money so far (docs/payments.md).
+    var paymentState: PaymentState? = nil
+    var paidKRW: Int64 = 0
+    var refundedKRW: Int64 = 0
+    /// `yedi.booking.CancelReason` and `CancelledBy` raw values (0: none), and the canceller's note.
+    var cancelReason: Int = 0
+    var cancelNote: String = ""
+    var cancelledBy: Int = 0
 }
 
 /// Which of a user's reservations a list shows.
