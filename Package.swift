@@ -189,7 +189,7 @@ let package = Package(
             name: "BookingService",
             dependencies: [
                 "ServiceRuntime", "OutsideSenders", "RPCCore", "RPCAccess", "RPCObservability", "YediProto",
-                "YediCrypto", "CountLimitedCache", grdb, logging, nioCore, nioPosix, nioHTTP1,
+                "YediCrypto", "CountLimitedCache", grdb, logging, nioCore, nioPosix, nioHTTP1, serviceLifecycle,
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),
         .executableTarget(

@@ -61,6 +61,13 @@ enum BookingServiceDefinition: ServiceDefinition {
             killAfterConfirm: env.configuration.development
                 && ProcessInfo.processInfo.environment["YEDI_PAYMENT_KILL_AFTER_CONFIRM"] == "1")
         env.outbox.register(PaymentWorker(flow: flow), destination: SQLitePaymentStore.workDestination)
+        let settings = env.configuration.payments
+        if let port = settings.webhookPort, let secret = settings.webhookSecret {
+            env.addBackgroundService(
+                PaymentWebhookServer(
+                    host: settings.webhookHost, port: port, signature: WebhookSignature(secret: secret), store: store,
+                    clock: env.clock, logger: env.logger))
+        }
         let clock = env.clock
         env.scheduler.handle(SQLitePaymentStore.holdJobKind) { job, db in
             try store.releaseHold(reservationID: job.subject ?? "", now: clock.nowMilliseconds, db)

@@ -1,9 +1,10 @@
 import NIOCore
 import YediSync
 
-/// The server's open connections, so that shutdown can let them finish or cut them off. Once shutdown has
+/// An HTTP server's open connections (this one's, and BookingService's payment webhook's), so that shutdown can
+/// let them finish or cut them off. Once shutdown has
 /// begun it admits no new connection.
-final class ObservabilityConnections: Sendable {
+public final class ObservabilityConnections: Sendable {
     private struct State {
         var open: [ObjectIdentifier: any Channel] = [:]
         var isShuttingDown = false
@@ -11,8 +12,10 @@ final class ObservabilityConnections: Sendable {
 
     private let state = TSanVisibleMutex(State())
 
+    public init() {}
+
     /// Keeps `channel` until it closes. Returns false once shutdown has begun: the caller drops the connection.
-    func admit(_ channel: any Channel) -> Bool {
+    public func admit(_ channel: any Channel) -> Bool {
         let admitted = state.withLock { state in
             guard !state.isShuttingDown else { return false }
             state.open[ObjectIdentifier(channel)] = channel
@@ -30,7 +33,7 @@ final class ObservabilityConnections: Sendable {
 
     /// Asks every open connection to finish the request in progress, if any, and close; returns once all are
     /// closed. A client that never completes its request holds this up until ``closeAll()``.
-    func drain() async {
+    public func drain() async {
         let open = beginShutdown()
         for channel in open {
             channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
@@ -41,7 +44,7 @@ final class ObservabilityConnections: Sendable {
     }
 
     /// Closes every open connection now, mid-request or not.
-    func closeAll() {
+    public func closeAll() {
         for channel in beginShutdown() {
             channel.close(promise: nil)
         }
