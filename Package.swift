@@ -210,6 +210,8 @@ let package = Package(
                 "ProtoBridge", "ProtoJSON", "RPCCore", "YediProto", "LoadGenerator", argumentParser, logging,
                 // crypto-tokens: the `token` command.
                 "AccessTokens", "YediCrypto",
+                // ledger-check: the reply's verdict out of its callback.
+                "YediSync",
             ]
         ),
 
