@@ -202,14 +202,7 @@ struct BookingBench: AsyncParsableCommand {
     /// own random order. Answers/s counts every attempt (OK or ALREADY_EXISTS), booked/s the successes.
     private func race(_ process: ServiceProcess, issuer: AccessTokenIssuer, from tomorrow: Day) async throws {
         let allSlots = Self.slotStarts(from: tomorrow.midnight, days: 360)
-        let options = try (0..<clients).map { index in
-            CallOptions(
-                timeout: .seconds(30),
-                metadata: [
-                    "authorization":
-                        "Bearer \(try issuer.issue(userID: "bench-customer-\(index)", role: .customer, sessionID: "s\(index)").token)"
-                ])
-        }
+        let options = try (0..<clients).map { try Self.customer("bench-customer-\($0)", issuer: issuer) }
         let rpcClients = try (0..<clients).map { _ in try RPCClient(configuration: process.clientConfiguration()) }
         let tasks = rpcClients.map { client in Task { await client.run() } }
         defer {
@@ -276,6 +269,16 @@ struct BookingBench: AsyncParsableCommand {
                 + #""p99_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(99))),"tls":true}"#)
         for client in rpcClients { client.beginGracefulShutdown() }
         for task in tasks { await task.value }
+    }
+
+    /// Call options of a bench customer: a token from the bench's issuer, a generous deadline.
+    static func customer(_ userID: String, issuer: AccessTokenIssuer) throws -> CallOptions {
+        CallOptions(
+            timeout: .seconds(30),
+            metadata: [
+                "authorization":
+                    "Bearer \(try issuer.issue(userID: userID, role: .customer, sessionID: "s-\(userID)").token)"
+            ])
     }
 
     /// Hour slots 09–20 of `days` days from `midnight` (Seoul has no DST: a day is 24 hours).

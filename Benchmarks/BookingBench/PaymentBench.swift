@@ -35,14 +35,7 @@ extension BookingBench {
     /// Prepares every seeded reservation (not timed), then confirms them, each customer on its own TLS
     /// connection, all customers at once.
     func confirmPayments(_ process: ServiceProcess, issuer: AccessTokenIssuer) async throws {
-        let options = try (0..<paymentClients).map { index in
-            CallOptions(
-                timeout: .seconds(30),
-                metadata: [
-                    "authorization":
-                        "Bearer \(try issuer.issue(userID: "bench-payer-\(index)", role: .customer, sessionID: "p\(index)").token)"
-                ])
-        }
+        let options = try (0..<paymentClients).map { try Self.customer("bench-payer-\($0)", issuer: issuer) }
         let clients = try (0..<paymentClients).map { _ in try RPCClient(configuration: process.clientConfiguration()) }
         let tasks = clients.map { client in Task { await client.run() } }
         var prepared: [[YediBooking.Payment]] = Array(repeating: [], count: paymentClients)

@@ -1,9 +1,9 @@
 import NIOCore
+import ServiceLifecycle
 import YediSync
 
-/// An HTTP server's open connections (this one's, and BookingService's payment webhook's), so that shutdown can
-/// let them finish or cut them off. Once shutdown has
-/// begun it admits no new connection.
+/// An HTTP server's open connections (the observability server's, BookingService's payment webhook's), so
+/// that shutdown can let them finish or cut them off. Once shutdown has begun it admits no new connection.
 public final class ObservabilityConnections: Sendable {
     private struct State {
         var open: [ObjectIdentifier: any Channel] = [:]
@@ -47,6 +47,21 @@ public final class ObservabilityConnections: Sendable {
     public func closeAll() {
         for channel in beginShutdown() {
             channel.close(promise: nil)
+        }
+    }
+
+    /// Serves `listener` until graceful shutdown or cancellation closes it, then lets the connections finish
+    /// the request in hand, unless cancellation says to cut them off: the end of every such server's `run()`.
+    public func serve(_ listener: any Channel) async {
+        await withTaskCancellationOrGracefulShutdownHandler {
+            try? await listener.closeFuture.get()
+        } onCancelOrGracefulShutdown: {
+            listener.close(promise: nil)
+        }
+        await withTaskCancellationHandler {
+            await drain()
+        } onCancel: {
+            closeAll()
         }
     }
 

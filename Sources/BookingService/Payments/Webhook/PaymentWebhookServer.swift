@@ -66,16 +66,7 @@ final class PaymentWebhookServer: Service, Sendable {
         }
         address.resolve(.success(listener.localAddress!))
         logger.info("payment webhook listening", metadata: ["address": "\(listener.localAddress!)"])
-        await withTaskCancellationOrGracefulShutdownHandler {
-            try? await listener.closeFuture.get()
-        } onCancelOrGracefulShutdown: {
-            listener.close(promise: nil)
-        }
-        await withTaskCancellationHandler {
-            await connections.drain()
-        } onCancel: {
-            connections.closeAll()
-        }
+        await connections.serve(listener)
     }
 
     /// Checks, parses and records one delivery; the answer tells the provider whether to send it again
