@@ -138,9 +138,9 @@ struct SQLitePaymentStore: PaymentStore {
     }
 
     func settleCaptured(paymentID: String, now: Int64) async throws -> SettleOutcome {
-        let (outcome, designer) = try await database.write { db -> (SettleOutcome, String?) in
+        try await database.write { db in
             guard var payment = try Self.payment(id: paymentID, db) else { throw PaymentStoreError.orderNotFound }
-            guard payment.state == .confirming else { return (.unchanged(payment), nil) }
+            guard payment.state == .confirming else { return .unchanged(payment) }
             try payment.lifecycle.apply(.approved, at: now)
             payment.paidAtMilliseconds = now
             try Self.saveState(payment, db)
@@ -152,7 +152,7 @@ struct SQLitePaymentStore: PaymentStore {
                 arguments: [payment.amountKRW, payment.reservationID])
             if reservation?["status"] as String? == "confirmed" {
                 try scheduler.cancel(id: "payment-hold:\(payment.reservationID)", in: db)
-                return (.paid(payment), nil)
+                return .paid(payment)
             }
             // Captured for a reservation that is gone (cancelled, released, deleted): everything back at once.
             let refund = try Self.requestRefund(
@@ -160,10 +160,8 @@ struct SQLitePaymentStore: PaymentStore {
                 reason: "the reservation was cancelled while the payment was being confirmed", now: now, db,
                 outbox: outbox)
             payment.refunds.append(refund)
-            return (.refundAtOnce(payment, refund), nil)
+            return .refundAtOnce(payment, refund)
         }
-        if let designer { slotsFreed(designer) }
-        return outcome
     }
 
     func settleDeclined(paymentID: String, code: String, message: String, now: Int64) async throws -> PaymentRecord {
