@@ -68,10 +68,18 @@ enum ReservationListFilter: Sendable {
     case cancelled
 }
 
-/// Whose reservations: a customer's or a designer's.
+/// Whose reservations (or payments): a customer's or a designer's.
 enum ReservationParty: Sendable {
     case customer(String)
     case designer(String)
+
+    /// The column naming the party in `reservation` and `payment`, and the user's id.
+    var column: (name: String, userID: String) {
+        switch self {
+        case .customer(let id): ("customer_id", id)
+        case .designer(let id): ("designer_id", id)
+        }
+    }
 }
 
 /// The position after which a page starts (the last row of the previous page): its start and id.

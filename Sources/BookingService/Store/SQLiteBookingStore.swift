@@ -177,11 +177,7 @@ struct SQLiteBookingStore: BookingStore {
         of party: ReservationParty, filter: ReservationListFilter, now: Int64, after position: ReservationPosition?,
         limit: Int
     ) async throws -> [ReservationRecord] {
-        let (column, userID): (String, String)
-        switch party {
-        case .customer(let id): (column, userID) = ("customer_id", id)
-        case .designer(let id): (column, userID) = ("designer_id", id)
-        }
+        let (column, userID) = party.column
         var sql = "SELECT * FROM reservation WHERE \(column) = ?"
         var arguments: StatementArguments = [userID]
         let ascending: Bool

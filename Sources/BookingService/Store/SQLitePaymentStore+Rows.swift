@@ -19,11 +19,7 @@ extension SQLitePaymentStore {
     func payments(of party: ReservationParty, after position: PagePosition<Int64>?, limit: Int) async throws
         -> [PaymentRecord]
     {
-        let (column, userID): (String, String)
-        switch party {
-        case .customer(let id): (column, userID) = ("customer_id", id)
-        case .designer(let id): (column, userID) = ("designer_id", id)
-        }
+        let (column, userID) = party.column
         var sql = "SELECT * FROM payment WHERE \(column) = ?"
         var arguments: StatementArguments = [userID]
         if let position {
