@@ -183,9 +183,15 @@ let package = Package(
                 nioPosix,
             ]
         ),
+        /// Payments (docs/payments.md) bring the real gateway adapter (OutsideSenders) and the webhook's HTTP
+        /// server (NIOHTTP1, RPCObservability's pipeline) and signature check (YediCrypto).
         .executableTarget(
             name: "BookingService",
-            dependencies: ["ServiceRuntime", "RPCCore", "RPCAccess", "YediProto", "CountLimitedCache", grdb]),
+            dependencies: [
+                "ServiceRuntime", "OutsideSenders", "RPCCore", "RPCAccess", "RPCObservability", "YediProto",
+                "YediCrypto", "CountLimitedCache", grdb, logging, nioCore, nioPosix, nioHTTP1, serviceLifecycle,
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]),
         .executableTarget(
             name: "ChatService",
             dependencies: [
@@ -204,6 +210,8 @@ let package = Package(
                 "ProtoBridge", "ProtoJSON", "RPCCore", "YediProto", "LoadGenerator", argumentParser, logging,
                 // crypto-tokens: the `token` command.
                 "AccessTokens", "YediCrypto",
+                // ledger-check: the reply's verdict out of its callback.
+                "YediSync",
             ]
         ),
 

@@ -18,6 +18,10 @@ import YediProto
 /// reservations in it, and reservations per second with 64 clients (each its own TLS connection and
 /// customer) contending for 16 slots per round (exactly 16 succeed per round, the rest are ALREADY_EXISTS).
 ///
+/// Then payments with the development provider: `payments` seeded reservations are prepared, and their
+/// ConfirmPayment calls (`payment-clients` customers at once) give payments confirmed per second and the
+/// call's p50/p99 (docs/payments.md, "Bench").
+///
 /// Designers' schedules, menus and the 300 reservations are written into the stopped service's own
 /// `booking-1` schema first (checked), so AccountService is never needed.
 @main
@@ -47,11 +51,18 @@ struct BookingBench: AsyncParsableCommand {
     @Option(help: "Seconds the reservation race lasts.")
     var raceSeconds = 10.0
 
+    @Option(help: "Reservations seeded for the payment bench (each prepared, then confirmed).")
+    var payments = 2_000
+
+    @Option(help: "Concurrent customers confirming payments.")
+    var paymentClients = 16
+
     @Flag(help: "Keep the temporary folder (PKI, data, the service's log).")
     var keep = false
 
     static let freeSlotDesigner = "bench-designer-slots"
     static let raceDesigner = "bench-designer-race"
+    static let paymentDesigner = "bench-designer-pay"
 
     func run() async throws {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -84,6 +95,7 @@ struct BookingBench: AsyncParsableCommand {
             lifetime: .seconds(3_600), now: { Date() })
         try await freeSlots(process, from: tomorrow)
         try await race(process, issuer: issuer, from: tomorrow)
+        try await confirmPayments(process, issuer: issuer)
     }
 
     // MARK: Seed
@@ -120,7 +132,7 @@ struct BookingBench: AsyncParsableCommand {
                 try Bool.fetchOne(db, sql: "SELECT COUNT(*) > 0 FROM grdb_migrations WHERE identifier = 'booking-1'")
                     == true
             else { throw BenchError("the service's database has no booking-1 schema") }
-            for designer in [Self.freeSlotDesigner, Self.raceDesigner] {
+            for designer in [Self.freeSlotDesigner, Self.raceDesigner, Self.paymentDesigner] {
                 try db.execute(
                     sql: """
                         INSERT INTO schedule (designer_id, opening_minute, closing_minute, slot_minutes, time_zone,
@@ -149,6 +161,7 @@ struct BookingBench: AsyncParsableCommand {
                 }
             }
         }
+        try seedPayable(queue, from: tomorrow.midnight)
         return tomorrow
     }
 
@@ -189,14 +202,7 @@ struct BookingBench: AsyncParsableCommand {
     /// own random order. Answers/s counts every attempt (OK or ALREADY_EXISTS), booked/s the successes.
     private func race(_ process: ServiceProcess, issuer: AccessTokenIssuer, from tomorrow: Day) async throws {
         let allSlots = Self.slotStarts(from: tomorrow.midnight, days: 360)
-        let options = try (0..<clients).map { index in
-            CallOptions(
-                timeout: .seconds(30),
-                metadata: [
-                    "authorization":
-                        "Bearer \(try issuer.issue(userID: "bench-customer-\(index)", role: .customer, sessionID: "s\(index)").token)"
-                ])
-        }
+        let options = try (0..<clients).map { try Self.customer("bench-customer-\($0)", issuer: issuer) }
         let rpcClients = try (0..<clients).map { _ in try RPCClient(configuration: process.clientConfiguration()) }
         let tasks = rpcClients.map { client in Task { await client.run() } }
         defer {
@@ -263,6 +269,16 @@ struct BookingBench: AsyncParsableCommand {
                 + #""p99_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(99))),"tls":true}"#)
         for client in rpcClients { client.beginGracefulShutdown() }
         for task in tasks { await task.value }
+    }
+
+    /// Call options of a bench customer: a token from the bench's issuer, a generous deadline.
+    static func customer(_ userID: String, issuer: AccessTokenIssuer) throws -> CallOptions {
+        CallOptions(
+            timeout: .seconds(30),
+            metadata: [
+                "authorization":
+                    "Bearer \(try issuer.issue(userID: userID, role: .customer, sessionID: "s-\(userID)").token)"
+            ])
     }
 
     /// Hour slots 09–20 of `days` days from `midnight` (Seoul has no DST: a day is 24 hours).

@@ -1177,6 +1177,681 @@ void   yedi__booking__set_up_designer_response__free_unpacked
   assert(message->base.descriptor == &yedi__booking__set_up_designer_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__booking__payment_transition__init
+                     (Yedi__Booking__PaymentTransition         *message)
+{
+  static const Yedi__Booking__PaymentTransition init_value = YEDI__BOOKING__PAYMENT_TRANSITION__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__payment_transition__get_packed_size
+                     (const Yedi__Booking__PaymentTransition *message)
+{
+  assert(message->base.descriptor == &yedi__booking__payment_transition__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__payment_transition__pack
+                     (const Yedi__Booking__PaymentTransition *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__payment_transition__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__payment_transition__pack_to_buffer
+                     (const Yedi__Booking__PaymentTransition *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__payment_transition__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__PaymentTransition *
+       yedi__booking__payment_transition__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__PaymentTransition *)
+     protobuf_c_message_unpack (&yedi__booking__payment_transition__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__payment_transition__free_unpacked
+                     (Yedi__Booking__PaymentTransition *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__payment_transition__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__booking__refund__init
+                     (Yedi__Booking__Refund         *message)
+{
+  static const Yedi__Booking__Refund init_value = YEDI__BOOKING__REFUND__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__refund__get_packed_size
+                     (const Yedi__Booking__Refund *message)
+{
+  assert(message->base.descriptor == &yedi__booking__refund__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__refund__pack
+                     (const Yedi__Booking__Refund *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__refund__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__refund__pack_to_buffer
+                     (const Yedi__Booking__Refund *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__refund__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__Refund *
+       yedi__booking__refund__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__Refund *)
+     protobuf_c_message_unpack (&yedi__booking__refund__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__refund__free_unpacked
+                     (Yedi__Booking__Refund *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__refund__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__booking__payment__init
+                     (Yedi__Booking__Payment         *message)
+{
+  static const Yedi__Booking__Payment init_value = YEDI__BOOKING__PAYMENT__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__payment__get_packed_size
+                     (const Yedi__Booking__Payment *message)
+{
+  assert(message->base.descriptor == &yedi__booking__payment__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__payment__pack
+                     (const Yedi__Booking__Payment *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__payment__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__payment__pack_to_buffer
+                     (const Yedi__Booking__Payment *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__payment__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__Payment *
+       yedi__booking__payment__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__Payment *)
+     protobuf_c_message_unpack (&yedi__booking__payment__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__payment__free_unpacked
+                     (Yedi__Booking__Payment *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__payment__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__booking__prepare_payment_request__init
+                     (Yedi__Booking__PreparePaymentRequest         *message)
+{
+  static const Yedi__Booking__PreparePaymentRequest init_value = YEDI__BOOKING__PREPARE_PAYMENT_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__prepare_payment_request__get_packed_size
+                     (const Yedi__Booking__PreparePaymentRequest *message)
+{
+  assert(message->base.descriptor == &yedi__booking__prepare_payment_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__prepare_payment_request__pack
+                     (const Yedi__Booking__PreparePaymentRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__prepare_payment_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__prepare_payment_request__pack_to_buffer
+                     (const Yedi__Booking__PreparePaymentRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__prepare_payment_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__PreparePaymentRequest *
+       yedi__booking__prepare_payment_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__PreparePaymentRequest *)
+     protobuf_c_message_unpack (&yedi__booking__prepare_payment_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__prepare_payment_request__free_unpacked
+                     (Yedi__Booking__PreparePaymentRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__prepare_payment_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__booking__confirm_payment_request__init
+                     (Yedi__Booking__ConfirmPaymentRequest         *message)
+{
+  static const Yedi__Booking__ConfirmPaymentRequest init_value = YEDI__BOOKING__CONFIRM_PAYMENT_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__confirm_payment_request__get_packed_size
+                     (const Yedi__Booking__ConfirmPaymentRequest *message)
+{
+  assert(message->base.descriptor == &yedi__booking__confirm_payment_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__confirm_payment_request__pack
+                     (const Yedi__Booking__ConfirmPaymentRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__confirm_payment_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__confirm_payment_request__pack_to_buffer
+                     (const Yedi__Booking__ConfirmPaymentRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__confirm_payment_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__ConfirmPaymentRequest *
+       yedi__booking__confirm_payment_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__ConfirmPaymentRequest *)
+     protobuf_c_message_unpack (&yedi__booking__confirm_payment_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__confirm_payment_request__free_unpacked
+                     (Yedi__Booking__ConfirmPaymentRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__confirm_payment_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__booking__list_payments_request__init
+                     (Yedi__Booking__ListPaymentsRequest         *message)
+{
+  static const Yedi__Booking__ListPaymentsRequest init_value = YEDI__BOOKING__LIST_PAYMENTS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__list_payments_request__get_packed_size
+                     (const Yedi__Booking__ListPaymentsRequest *message)
+{
+  assert(message->base.descriptor == &yedi__booking__list_payments_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__list_payments_request__pack
+                     (const Yedi__Booking__ListPaymentsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__list_payments_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__list_payments_request__pack_to_buffer
+                     (const Yedi__Booking__ListPaymentsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__list_payments_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__ListPaymentsRequest *
+       yedi__booking__list_payments_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__ListPaymentsRequest *)
+     protobuf_c_message_unpack (&yedi__booking__list_payments_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__list_payments_request__free_unpacked
+                     (Yedi__Booking__ListPaymentsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__list_payments_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__booking__settlement_line__init
+                     (Yedi__Booking__SettlementLine         *message)
+{
+  static const Yedi__Booking__SettlementLine init_value = YEDI__BOOKING__SETTLEMENT_LINE__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__settlement_line__get_packed_size
+                     (const Yedi__Booking__SettlementLine *message)
+{
+  assert(message->base.descriptor == &yedi__booking__settlement_line__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__settlement_line__pack
+                     (const Yedi__Booking__SettlementLine *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__settlement_line__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__settlement_line__pack_to_buffer
+                     (const Yedi__Booking__SettlementLine *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__settlement_line__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__SettlementLine *
+       yedi__booking__settlement_line__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__SettlementLine *)
+     protobuf_c_message_unpack (&yedi__booking__settlement_line__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__settlement_line__free_unpacked
+                     (Yedi__Booking__SettlementLine *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__settlement_line__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__booking__list_payments_response__init
+                     (Yedi__Booking__ListPaymentsResponse         *message)
+{
+  static const Yedi__Booking__ListPaymentsResponse init_value = YEDI__BOOKING__LIST_PAYMENTS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__list_payments_response__get_packed_size
+                     (const Yedi__Booking__ListPaymentsResponse *message)
+{
+  assert(message->base.descriptor == &yedi__booking__list_payments_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__list_payments_response__pack
+                     (const Yedi__Booking__ListPaymentsResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__list_payments_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__list_payments_response__pack_to_buffer
+                     (const Yedi__Booking__ListPaymentsResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__list_payments_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__ListPaymentsResponse *
+       yedi__booking__list_payments_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__ListPaymentsResponse *)
+     protobuf_c_message_unpack (&yedi__booking__list_payments_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__list_payments_response__free_unpacked
+                     (Yedi__Booking__ListPaymentsResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__list_payments_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__booking__refund_policy__init
+                     (Yedi__Booking__RefundPolicy         *message)
+{
+  static const Yedi__Booking__RefundPolicy init_value = YEDI__BOOKING__REFUND_POLICY__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__refund_policy__get_packed_size
+                     (const Yedi__Booking__RefundPolicy *message)
+{
+  assert(message->base.descriptor == &yedi__booking__refund_policy__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__refund_policy__pack
+                     (const Yedi__Booking__RefundPolicy *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__refund_policy__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__refund_policy__pack_to_buffer
+                     (const Yedi__Booking__RefundPolicy *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__refund_policy__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__RefundPolicy *
+       yedi__booking__refund_policy__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__RefundPolicy *)
+     protobuf_c_message_unpack (&yedi__booking__refund_policy__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__refund_policy__free_unpacked
+                     (Yedi__Booking__RefundPolicy *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__refund_policy__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__booking__get_refund_policy_request__init
+                     (Yedi__Booking__GetRefundPolicyRequest         *message)
+{
+  static const Yedi__Booking__GetRefundPolicyRequest init_value = YEDI__BOOKING__GET_REFUND_POLICY_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__get_refund_policy_request__get_packed_size
+                     (const Yedi__Booking__GetRefundPolicyRequest *message)
+{
+  assert(message->base.descriptor == &yedi__booking__get_refund_policy_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__get_refund_policy_request__pack
+                     (const Yedi__Booking__GetRefundPolicyRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__get_refund_policy_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__get_refund_policy_request__pack_to_buffer
+                     (const Yedi__Booking__GetRefundPolicyRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__get_refund_policy_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__GetRefundPolicyRequest *
+       yedi__booking__get_refund_policy_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__GetRefundPolicyRequest *)
+     protobuf_c_message_unpack (&yedi__booking__get_refund_policy_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__get_refund_policy_request__free_unpacked
+                     (Yedi__Booking__GetRefundPolicyRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__get_refund_policy_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__booking__update_refund_policy_request__init
+                     (Yedi__Booking__UpdateRefundPolicyRequest         *message)
+{
+  static const Yedi__Booking__UpdateRefundPolicyRequest init_value = YEDI__BOOKING__UPDATE_REFUND_POLICY_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__update_refund_policy_request__get_packed_size
+                     (const Yedi__Booking__UpdateRefundPolicyRequest *message)
+{
+  assert(message->base.descriptor == &yedi__booking__update_refund_policy_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__update_refund_policy_request__pack
+                     (const Yedi__Booking__UpdateRefundPolicyRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__update_refund_policy_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__update_refund_policy_request__pack_to_buffer
+                     (const Yedi__Booking__UpdateRefundPolicyRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__update_refund_policy_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__UpdateRefundPolicyRequest *
+       yedi__booking__update_refund_policy_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__UpdateRefundPolicyRequest *)
+     protobuf_c_message_unpack (&yedi__booking__update_refund_policy_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__update_refund_policy_request__free_unpacked
+                     (Yedi__Booking__UpdateRefundPolicyRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__update_refund_policy_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__booking__check_payment_ledger_request__init
+                     (Yedi__Booking__CheckPaymentLedgerRequest         *message)
+{
+  static const Yedi__Booking__CheckPaymentLedgerRequest init_value = YEDI__BOOKING__CHECK_PAYMENT_LEDGER_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__check_payment_ledger_request__get_packed_size
+                     (const Yedi__Booking__CheckPaymentLedgerRequest *message)
+{
+  assert(message->base.descriptor == &yedi__booking__check_payment_ledger_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__check_payment_ledger_request__pack
+                     (const Yedi__Booking__CheckPaymentLedgerRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__check_payment_ledger_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__check_payment_ledger_request__pack_to_buffer
+                     (const Yedi__Booking__CheckPaymentLedgerRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__check_payment_ledger_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__CheckPaymentLedgerRequest *
+       yedi__booking__check_payment_ledger_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__CheckPaymentLedgerRequest *)
+     protobuf_c_message_unpack (&yedi__booking__check_payment_ledger_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__check_payment_ledger_request__free_unpacked
+                     (Yedi__Booking__CheckPaymentLedgerRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__check_payment_ledger_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__booking__ledger_problem__init
+                     (Yedi__Booking__LedgerProblem         *message)
+{
+  static const Yedi__Booking__LedgerProblem init_value = YEDI__BOOKING__LEDGER_PROBLEM__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__ledger_problem__get_packed_size
+                     (const Yedi__Booking__LedgerProblem *message)
+{
+  assert(message->base.descriptor == &yedi__booking__ledger_problem__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__ledger_problem__pack
+                     (const Yedi__Booking__LedgerProblem *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__ledger_problem__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__ledger_problem__pack_to_buffer
+                     (const Yedi__Booking__LedgerProblem *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__ledger_problem__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__LedgerProblem *
+       yedi__booking__ledger_problem__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__LedgerProblem *)
+     protobuf_c_message_unpack (&yedi__booking__ledger_problem__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__ledger_problem__free_unpacked
+                     (Yedi__Booking__LedgerProblem *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__ledger_problem__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__booking__check_payment_ledger_response__init
+                     (Yedi__Booking__CheckPaymentLedgerResponse         *message)
+{
+  static const Yedi__Booking__CheckPaymentLedgerResponse init_value = YEDI__BOOKING__CHECK_PAYMENT_LEDGER_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__check_payment_ledger_response__get_packed_size
+                     (const Yedi__Booking__CheckPaymentLedgerResponse *message)
+{
+  assert(message->base.descriptor == &yedi__booking__check_payment_ledger_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__check_payment_ledger_response__pack
+                     (const Yedi__Booking__CheckPaymentLedgerResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__check_payment_ledger_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__check_payment_ledger_response__pack_to_buffer
+                     (const Yedi__Booking__CheckPaymentLedgerResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__check_payment_ledger_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__CheckPaymentLedgerResponse *
+       yedi__booking__check_payment_ledger_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__CheckPaymentLedgerResponse *)
+     protobuf_c_message_unpack (&yedi__booking__check_payment_ledger_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__check_payment_ledger_response__free_unpacked
+                     (Yedi__Booking__CheckPaymentLedgerResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__check_payment_ledger_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__booking__payment_work__init
+                     (Yedi__Booking__PaymentWork         *message)
+{
+  static const Yedi__Booking__PaymentWork init_value = YEDI__BOOKING__PAYMENT_WORK__INIT;
+  *message = init_value;
+}
+size_t yedi__booking__payment_work__get_packed_size
+                     (const Yedi__Booking__PaymentWork *message)
+{
+  assert(message->base.descriptor == &yedi__booking__payment_work__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__booking__payment_work__pack
+                     (const Yedi__Booking__PaymentWork *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__booking__payment_work__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__booking__payment_work__pack_to_buffer
+                     (const Yedi__Booking__PaymentWork *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__booking__payment_work__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Booking__PaymentWork *
+       yedi__booking__payment_work__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Booking__PaymentWork *)
+     protobuf_c_message_unpack (&yedi__booking__payment_work__descriptor,
+                                allocator, len, data);
+}
+void   yedi__booking__payment_work__free_unpacked
+                     (Yedi__Booking__PaymentWork *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__booking__payment_work__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor yedi__booking__style__field_descriptors[5] =
 {
   {
@@ -1893,7 +2568,7 @@ const ProtobufCMessageDescriptor yedi__booking__list_free_slots_response__descri
   (ProtobufCMessageInit) yedi__booking__list_free_slots_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__booking__reservation__field_descriptors[12] =
+static const ProtobufCFieldDescriptor yedi__booking__reservation__field_descriptors[18] =
 {
   {
     "id",
@@ -2039,15 +2714,93 @@ static const ProtobufCFieldDescriptor yedi__booking__reservation__field_descript
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "payment_status",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Reservation, payment_status),
+    &yedi__booking__payment_status__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "paid_krw",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Reservation, paid_krw),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "refunded_krw",
+    15,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Reservation, refunded_krw),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "cancel_reason",
+    16,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Reservation, cancel_reason),
+    &yedi__booking__cancel_reason__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "cancel_note",
+    17,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Reservation, cancel_note),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "cancelled_by",
+    18,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Reservation, cancelled_by),
+    &yedi__booking__cancelled_by__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__booking__reservation__field_indices_by_name[] = {
+  16,   /* field[16] = cancel_note */
+  15,   /* field[15] = cancel_reason */
   11,   /* field[11] = cancelled_at_ms */
+  17,   /* field[17] = cancelled_by */
   7,   /* field[7] = created_at_ms */
   1,   /* field[1] = customer_id */
   8,   /* field[8] = days_left */
   2,   /* field[2] = designer_id */
   9,   /* field[9] = end_at_ms */
   0,   /* field[0] = id */
+  13,   /* field[13] = paid_krw */
+  12,   /* field[12] = payment_status */
+  14,   /* field[14] = refunded_krw */
   3,   /* field[3] = start_at_ms */
   6,   /* field[6] = status */
   4,   /* field[4] = styles */
@@ -2057,7 +2810,7 @@ static const unsigned yedi__booking__reservation__field_indices_by_name[] = {
 static const ProtobufCIntRange yedi__booking__reservation__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 12 }
+  { 0, 18 }
 };
 const ProtobufCMessageDescriptor yedi__booking__reservation__descriptor =
 {
@@ -2067,7 +2820,7 @@ const ProtobufCMessageDescriptor yedi__booking__reservation__descriptor =
   "Yedi__Booking__Reservation",
   "yedi.booking",
   sizeof(Yedi__Booking__Reservation),
-  12,
+  18,
   yedi__booking__reservation__field_descriptors,
   yedi__booking__reservation__field_indices_by_name,
   1,  yedi__booking__reservation__number_ranges,
@@ -2151,7 +2904,7 @@ const ProtobufCMessageDescriptor yedi__booking__create_reservation_request__desc
   (ProtobufCMessageInit) yedi__booking__create_reservation_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__booking__cancel_reservation_request__field_descriptors[1] =
+static const ProtobufCFieldDescriptor yedi__booking__cancel_reservation_request__field_descriptors[3] =
 {
   {
     "reservation_id",
@@ -2165,14 +2918,40 @@ static const ProtobufCFieldDescriptor yedi__booking__cancel_reservation_request_
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "reason",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__CancelReservationRequest, reason),
+    &yedi__booking__cancel_reason__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "note",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__CancelReservationRequest, note),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__booking__cancel_reservation_request__field_indices_by_name[] = {
+  2,   /* field[2] = note */
+  1,   /* field[1] = reason */
   0,   /* field[0] = reservation_id */
 };
 static const ProtobufCIntRange yedi__booking__cancel_reservation_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor yedi__booking__cancel_reservation_request__descriptor =
 {
@@ -2182,7 +2961,7 @@ const ProtobufCMessageDescriptor yedi__booking__cancel_reservation_request__desc
   "Yedi__Booking__CancelReservationRequest",
   "yedi.booking",
   sizeof(Yedi__Booking__CancelReservationRequest),
-  1,
+  3,
   yedi__booking__cancel_reservation_request__field_descriptors,
   yedi__booking__cancel_reservation_request__field_indices_by_name,
   1,  yedi__booking__cancel_reservation_request__number_ranges,
@@ -2743,6 +3522,1206 @@ const ProtobufCMessageDescriptor yedi__booking__set_up_designer_response__descri
   (ProtobufCMessageInit) yedi__booking__set_up_designer_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor yedi__booking__payment_transition__field_descriptors[2] =
+{
+  {
+    "status",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__PaymentTransition, status),
+    &yedi__booking__payment_status__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "at_ms",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__PaymentTransition, at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__payment_transition__field_indices_by_name[] = {
+  1,   /* field[1] = at_ms */
+  0,   /* field[0] = status */
+};
+static const ProtobufCIntRange yedi__booking__payment_transition__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__booking__payment_transition__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.PaymentTransition",
+  "PaymentTransition",
+  "Yedi__Booking__PaymentTransition",
+  "yedi.booking",
+  sizeof(Yedi__Booking__PaymentTransition),
+  2,
+  yedi__booking__payment_transition__field_descriptors,
+  yedi__booking__payment_transition__field_indices_by_name,
+  1,  yedi__booking__payment_transition__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__payment_transition__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__booking__refund__field_descriptors[6] =
+{
+  {
+    "id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Refund, id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "amount_krw",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Refund, amount_krw),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "status",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Refund, status),
+    &yedi__booking__refund_status__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Refund, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "requested_at_ms",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Refund, requested_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "done_at_ms",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Refund, done_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__refund__field_indices_by_name[] = {
+  1,   /* field[1] = amount_krw */
+  5,   /* field[5] = done_at_ms */
+  0,   /* field[0] = id */
+  3,   /* field[3] = reason */
+  4,   /* field[4] = requested_at_ms */
+  2,   /* field[2] = status */
+};
+static const ProtobufCIntRange yedi__booking__refund__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor yedi__booking__refund__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.Refund",
+  "Refund",
+  "Yedi__Booking__Refund",
+  "yedi.booking",
+  sizeof(Yedi__Booking__Refund),
+  6,
+  yedi__booking__refund__field_descriptors,
+  yedi__booking__refund__field_indices_by_name,
+  1,  yedi__booking__refund__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__refund__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__booking__payment__field_descriptors[18] =
+{
+  {
+    "id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Payment, id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "order_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Payment, order_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reservation_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Payment, reservation_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "customer_id",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Payment, customer_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "designer_id",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Payment, designer_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "amount_krw",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Payment, amount_krw),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "status",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Payment, status),
+    &yedi__booking__payment_status__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "refunded_krw",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Payment, refunded_krw),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "order_name",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Payment, order_name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "created_at_ms",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Payment, created_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "hold_until_ms",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Payment, hold_until_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "paid_at_ms",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Payment, paid_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "failure_code",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Payment, failure_code),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "failure_message",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Payment, failure_message),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "transitions",
+    15,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Booking__Payment, n_transitions),
+    offsetof(Yedi__Booking__Payment, transitions),
+    &yedi__booking__payment_transition__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "refunds",
+    16,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Booking__Payment, n_refunds),
+    offsetof(Yedi__Booking__Payment, refunds),
+    &yedi__booking__refund__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "provider",
+    17,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Payment, provider),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "checkout_hint",
+    18,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__Payment, checkout_hint),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__payment__field_indices_by_name[] = {
+  5,   /* field[5] = amount_krw */
+  17,   /* field[17] = checkout_hint */
+  9,   /* field[9] = created_at_ms */
+  3,   /* field[3] = customer_id */
+  4,   /* field[4] = designer_id */
+  12,   /* field[12] = failure_code */
+  13,   /* field[13] = failure_message */
+  10,   /* field[10] = hold_until_ms */
+  0,   /* field[0] = id */
+  1,   /* field[1] = order_id */
+  8,   /* field[8] = order_name */
+  11,   /* field[11] = paid_at_ms */
+  16,   /* field[16] = provider */
+  7,   /* field[7] = refunded_krw */
+  15,   /* field[15] = refunds */
+  2,   /* field[2] = reservation_id */
+  6,   /* field[6] = status */
+  14,   /* field[14] = transitions */
+};
+static const ProtobufCIntRange yedi__booking__payment__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 18 }
+};
+const ProtobufCMessageDescriptor yedi__booking__payment__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.Payment",
+  "Payment",
+  "Yedi__Booking__Payment",
+  "yedi.booking",
+  sizeof(Yedi__Booking__Payment),
+  18,
+  yedi__booking__payment__field_descriptors,
+  yedi__booking__payment__field_indices_by_name,
+  1,  yedi__booking__payment__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__payment__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__booking__prepare_payment_request__field_descriptors[1] =
+{
+  {
+    "reservation_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__PreparePaymentRequest, reservation_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__prepare_payment_request__field_indices_by_name[] = {
+  0,   /* field[0] = reservation_id */
+};
+static const ProtobufCIntRange yedi__booking__prepare_payment_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__booking__prepare_payment_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.PreparePaymentRequest",
+  "PreparePaymentRequest",
+  "Yedi__Booking__PreparePaymentRequest",
+  "yedi.booking",
+  sizeof(Yedi__Booking__PreparePaymentRequest),
+  1,
+  yedi__booking__prepare_payment_request__field_descriptors,
+  yedi__booking__prepare_payment_request__field_indices_by_name,
+  1,  yedi__booking__prepare_payment_request__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__prepare_payment_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__booking__confirm_payment_request__field_descriptors[3] =
+{
+  {
+    "order_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__ConfirmPaymentRequest, order_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "payment_key",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__ConfirmPaymentRequest, payment_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "amount_krw",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__ConfirmPaymentRequest, amount_krw),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__confirm_payment_request__field_indices_by_name[] = {
+  2,   /* field[2] = amount_krw */
+  0,   /* field[0] = order_id */
+  1,   /* field[1] = payment_key */
+};
+static const ProtobufCIntRange yedi__booking__confirm_payment_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor yedi__booking__confirm_payment_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.ConfirmPaymentRequest",
+  "ConfirmPaymentRequest",
+  "Yedi__Booking__ConfirmPaymentRequest",
+  "yedi.booking",
+  sizeof(Yedi__Booking__ConfirmPaymentRequest),
+  3,
+  yedi__booking__confirm_payment_request__field_descriptors,
+  yedi__booking__confirm_payment_request__field_indices_by_name,
+  1,  yedi__booking__confirm_payment_request__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__confirm_payment_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__booking__list_payments_request__field_descriptors[3] =
+{
+  {
+    "page",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__ListPaymentsRequest, page),
+    &yedi__common__page_request__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "year",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__ListPaymentsRequest, year),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "month",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__ListPaymentsRequest, month),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__list_payments_request__field_indices_by_name[] = {
+  2,   /* field[2] = month */
+  0,   /* field[0] = page */
+  1,   /* field[1] = year */
+};
+static const ProtobufCIntRange yedi__booking__list_payments_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor yedi__booking__list_payments_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.ListPaymentsRequest",
+  "ListPaymentsRequest",
+  "Yedi__Booking__ListPaymentsRequest",
+  "yedi.booking",
+  sizeof(Yedi__Booking__ListPaymentsRequest),
+  3,
+  yedi__booking__list_payments_request__field_descriptors,
+  yedi__booking__list_payments_request__field_indices_by_name,
+  1,  yedi__booking__list_payments_request__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__list_payments_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__booking__settlement_line__field_descriptors[4] =
+{
+  {
+    "period",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__SettlementLine, period),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "received_krw",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__SettlementLine, received_krw),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "refunded_krw",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__SettlementLine, refunded_krw),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "net_krw",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__SettlementLine, net_krw),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__settlement_line__field_indices_by_name[] = {
+  3,   /* field[3] = net_krw */
+  0,   /* field[0] = period */
+  1,   /* field[1] = received_krw */
+  2,   /* field[2] = refunded_krw */
+};
+static const ProtobufCIntRange yedi__booking__settlement_line__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor yedi__booking__settlement_line__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.SettlementLine",
+  "SettlementLine",
+  "Yedi__Booking__SettlementLine",
+  "yedi.booking",
+  sizeof(Yedi__Booking__SettlementLine),
+  4,
+  yedi__booking__settlement_line__field_descriptors,
+  yedi__booking__settlement_line__field_indices_by_name,
+  1,  yedi__booking__settlement_line__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__settlement_line__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__booking__list_payments_response__field_descriptors[4] =
+{
+  {
+    "payments",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Booking__ListPaymentsResponse, n_payments),
+    offsetof(Yedi__Booking__ListPaymentsResponse, payments),
+    &yedi__booking__payment__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "page",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__ListPaymentsResponse, page),
+    &yedi__common__page_info__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "days",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Booking__ListPaymentsResponse, n_days),
+    offsetof(Yedi__Booking__ListPaymentsResponse, days),
+    &yedi__booking__settlement_line__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "month",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__ListPaymentsResponse, month),
+    &yedi__booking__settlement_line__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__list_payments_response__field_indices_by_name[] = {
+  2,   /* field[2] = days */
+  3,   /* field[3] = month */
+  1,   /* field[1] = page */
+  0,   /* field[0] = payments */
+};
+static const ProtobufCIntRange yedi__booking__list_payments_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor yedi__booking__list_payments_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.ListPaymentsResponse",
+  "ListPaymentsResponse",
+  "Yedi__Booking__ListPaymentsResponse",
+  "yedi.booking",
+  sizeof(Yedi__Booking__ListPaymentsResponse),
+  4,
+  yedi__booking__list_payments_response__field_descriptors,
+  yedi__booking__list_payments_response__field_indices_by_name,
+  1,  yedi__booking__list_payments_response__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__list_payments_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__booking__refund_policy__field_descriptors[4] =
+{
+  {
+    "designer_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__RefundPolicy, designer_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "full_refund_hours",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__RefundPolicy, full_refund_hours),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "partial_refund_hours",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__RefundPolicy, partial_refund_hours),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "partial_refund_percent",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__RefundPolicy, partial_refund_percent),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__refund_policy__field_indices_by_name[] = {
+  0,   /* field[0] = designer_id */
+  1,   /* field[1] = full_refund_hours */
+  2,   /* field[2] = partial_refund_hours */
+  3,   /* field[3] = partial_refund_percent */
+};
+static const ProtobufCIntRange yedi__booking__refund_policy__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor yedi__booking__refund_policy__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.RefundPolicy",
+  "RefundPolicy",
+  "Yedi__Booking__RefundPolicy",
+  "yedi.booking",
+  sizeof(Yedi__Booking__RefundPolicy),
+  4,
+  yedi__booking__refund_policy__field_descriptors,
+  yedi__booking__refund_policy__field_indices_by_name,
+  1,  yedi__booking__refund_policy__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__refund_policy__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__booking__get_refund_policy_request__field_descriptors[1] =
+{
+  {
+    "designer_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__GetRefundPolicyRequest, designer_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__get_refund_policy_request__field_indices_by_name[] = {
+  0,   /* field[0] = designer_id */
+};
+static const ProtobufCIntRange yedi__booking__get_refund_policy_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__booking__get_refund_policy_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.GetRefundPolicyRequest",
+  "GetRefundPolicyRequest",
+  "Yedi__Booking__GetRefundPolicyRequest",
+  "yedi.booking",
+  sizeof(Yedi__Booking__GetRefundPolicyRequest),
+  1,
+  yedi__booking__get_refund_policy_request__field_descriptors,
+  yedi__booking__get_refund_policy_request__field_indices_by_name,
+  1,  yedi__booking__get_refund_policy_request__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__get_refund_policy_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__booking__update_refund_policy_request__field_descriptors[1] =
+{
+  {
+    "policy",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__UpdateRefundPolicyRequest, policy),
+    &yedi__booking__refund_policy__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__update_refund_policy_request__field_indices_by_name[] = {
+  0,   /* field[0] = policy */
+};
+static const ProtobufCIntRange yedi__booking__update_refund_policy_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__booking__update_refund_policy_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.UpdateRefundPolicyRequest",
+  "UpdateRefundPolicyRequest",
+  "Yedi__Booking__UpdateRefundPolicyRequest",
+  "yedi.booking",
+  sizeof(Yedi__Booking__UpdateRefundPolicyRequest),
+  1,
+  yedi__booking__update_refund_policy_request__field_descriptors,
+  yedi__booking__update_refund_policy_request__field_indices_by_name,
+  1,  yedi__booking__update_refund_policy_request__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__update_refund_policy_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__booking__check_payment_ledger_request__field_descriptors[1] =
+{
+  {
+    "ask_provider",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__CheckPaymentLedgerRequest, ask_provider),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__check_payment_ledger_request__field_indices_by_name[] = {
+  0,   /* field[0] = ask_provider */
+};
+static const ProtobufCIntRange yedi__booking__check_payment_ledger_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__booking__check_payment_ledger_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.CheckPaymentLedgerRequest",
+  "CheckPaymentLedgerRequest",
+  "Yedi__Booking__CheckPaymentLedgerRequest",
+  "yedi.booking",
+  sizeof(Yedi__Booking__CheckPaymentLedgerRequest),
+  1,
+  yedi__booking__check_payment_ledger_request__field_descriptors,
+  yedi__booking__check_payment_ledger_request__field_indices_by_name,
+  1,  yedi__booking__check_payment_ledger_request__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__check_payment_ledger_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__booking__ledger_problem__field_descriptors[2] =
+{
+  {
+    "payment_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__LedgerProblem, payment_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "problem",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__LedgerProblem, problem),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__ledger_problem__field_indices_by_name[] = {
+  0,   /* field[0] = payment_id */
+  1,   /* field[1] = problem */
+};
+static const ProtobufCIntRange yedi__booking__ledger_problem__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__booking__ledger_problem__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.LedgerProblem",
+  "LedgerProblem",
+  "Yedi__Booking__LedgerProblem",
+  "yedi.booking",
+  sizeof(Yedi__Booking__LedgerProblem),
+  2,
+  yedi__booking__ledger_problem__field_descriptors,
+  yedi__booking__ledger_problem__field_indices_by_name,
+  1,  yedi__booking__ledger_problem__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__ledger_problem__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__booking__check_payment_ledger_response__field_descriptors[7] =
+{
+  {
+    "balanced",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__CheckPaymentLedgerResponse, balanced),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "entries",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__CheckPaymentLedgerResponse, entries),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "payments_checked",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__CheckPaymentLedgerResponse, payments_checked),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "total_debit_krw",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__CheckPaymentLedgerResponse, total_debit_krw),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "total_credit_krw",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__CheckPaymentLedgerResponse, total_credit_krw),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "net_krw",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__CheckPaymentLedgerResponse, net_krw),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "problems",
+    7,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Booking__CheckPaymentLedgerResponse, n_problems),
+    offsetof(Yedi__Booking__CheckPaymentLedgerResponse, problems),
+    &yedi__booking__ledger_problem__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__check_payment_ledger_response__field_indices_by_name[] = {
+  0,   /* field[0] = balanced */
+  1,   /* field[1] = entries */
+  5,   /* field[5] = net_krw */
+  2,   /* field[2] = payments_checked */
+  6,   /* field[6] = problems */
+  4,   /* field[4] = total_credit_krw */
+  3,   /* field[3] = total_debit_krw */
+};
+static const ProtobufCIntRange yedi__booking__check_payment_ledger_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 7 }
+};
+const ProtobufCMessageDescriptor yedi__booking__check_payment_ledger_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.CheckPaymentLedgerResponse",
+  "CheckPaymentLedgerResponse",
+  "Yedi__Booking__CheckPaymentLedgerResponse",
+  "yedi.booking",
+  sizeof(Yedi__Booking__CheckPaymentLedgerResponse),
+  7,
+  yedi__booking__check_payment_ledger_response__field_descriptors,
+  yedi__booking__check_payment_ledger_response__field_indices_by_name,
+  1,  yedi__booking__check_payment_ledger_response__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__check_payment_ledger_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue yedi__booking__payment_work__kind__enum_values_by_number[4] =
+{
+  { "KIND_UNSPECIFIED", "YEDI__BOOKING__PAYMENT_WORK__KIND__KIND_UNSPECIFIED", 0 },
+  { "KIND_REFUND", "YEDI__BOOKING__PAYMENT_WORK__KIND__KIND_REFUND", 1 },
+  { "KIND_RECONCILE", "YEDI__BOOKING__PAYMENT_WORK__KIND__KIND_RECONCILE", 2 },
+  { "KIND_WEBHOOK_EVENT", "YEDI__BOOKING__PAYMENT_WORK__KIND__KIND_WEBHOOK_EVENT", 3 },
+};
+static const ProtobufCIntRange yedi__booking__payment_work__kind__value_ranges[] = {
+{0, 0},{0, 4}
+};
+static const ProtobufCEnumValueIndex yedi__booking__payment_work__kind__enum_values_by_name[4] =
+{
+  { "KIND_RECONCILE", 2 },
+  { "KIND_REFUND", 1 },
+  { "KIND_UNSPECIFIED", 0 },
+  { "KIND_WEBHOOK_EVENT", 3 },
+};
+const ProtobufCEnumDescriptor yedi__booking__payment_work__kind__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "yedi.booking.PaymentWork.Kind",
+  "Kind",
+  "Yedi__Booking__PaymentWork__Kind",
+  "yedi.booking",
+  4,
+  yedi__booking__payment_work__kind__enum_values_by_number,
+  4,
+  yedi__booking__payment_work__kind__enum_values_by_name,
+  1,
+  yedi__booking__payment_work__kind__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCFieldDescriptor yedi__booking__payment_work__field_descriptors[4] =
+{
+  {
+    "kind",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__PaymentWork, kind),
+    &yedi__booking__payment_work__kind__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "payment_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__PaymentWork, payment_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "refund_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__PaymentWork, refund_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "event_id",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Booking__PaymentWork, event_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__booking__payment_work__field_indices_by_name[] = {
+  3,   /* field[3] = event_id */
+  0,   /* field[0] = kind */
+  1,   /* field[1] = payment_id */
+  2,   /* field[2] = refund_id */
+};
+static const ProtobufCIntRange yedi__booking__payment_work__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor yedi__booking__payment_work__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.booking.PaymentWork",
+  "PaymentWork",
+  "Yedi__Booking__PaymentWork",
+  "yedi.booking",
+  sizeof(Yedi__Booking__PaymentWork),
+  4,
+  yedi__booking__payment_work__field_descriptors,
+  yedi__booking__payment_work__field_indices_by_name,
+  1,  yedi__booking__payment_work__number_ranges,
+  (ProtobufCMessageInit) yedi__booking__payment_work__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue yedi__booking__weekday__enum_values_by_number[8] =
 {
   { "WEEKDAY_UNSPECIFIED", "YEDI__BOOKING__WEEKDAY__WEEKDAY_UNSPECIFIED", 0 },
@@ -2813,6 +4792,76 @@ const ProtobufCEnumDescriptor yedi__booking__reservation_status__descriptor =
   yedi__booking__reservation_status__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
+static const ProtobufCEnumValue yedi__booking__cancel_reason__enum_values_by_number[7] =
+{
+  { "CANCEL_REASON_UNSPECIFIED", "YEDI__BOOKING__CANCEL_REASON__CANCEL_REASON_UNSPECIFIED", 0 },
+  { "CANCEL_REASON_SCHEDULE_CHANGE", "YEDI__BOOKING__CANCEL_REASON__CANCEL_REASON_SCHEDULE_CHANGE", 1 },
+  { "CANCEL_REASON_CHANGED_MIND", "YEDI__BOOKING__CANCEL_REASON__CANCEL_REASON_CHANGED_MIND", 2 },
+  { "CANCEL_REASON_HEALTH", "YEDI__BOOKING__CANCEL_REASON__CANCEL_REASON_HEALTH", 3 },
+  { "CANCEL_REASON_SHOP_CIRCUMSTANCES", "YEDI__BOOKING__CANCEL_REASON__CANCEL_REASON_SHOP_CIRCUMSTANCES", 4 },
+  { "CANCEL_REASON_OTHER", "YEDI__BOOKING__CANCEL_REASON__CANCEL_REASON_OTHER", 5 },
+  { "CANCEL_REASON_PAYMENT_EXPIRED", "YEDI__BOOKING__CANCEL_REASON__CANCEL_REASON_PAYMENT_EXPIRED", 6 },
+};
+static const ProtobufCIntRange yedi__booking__cancel_reason__value_ranges[] = {
+{0, 0},{0, 7}
+};
+static const ProtobufCEnumValueIndex yedi__booking__cancel_reason__enum_values_by_name[7] =
+{
+  { "CANCEL_REASON_CHANGED_MIND", 2 },
+  { "CANCEL_REASON_HEALTH", 3 },
+  { "CANCEL_REASON_OTHER", 5 },
+  { "CANCEL_REASON_PAYMENT_EXPIRED", 6 },
+  { "CANCEL_REASON_SCHEDULE_CHANGE", 1 },
+  { "CANCEL_REASON_SHOP_CIRCUMSTANCES", 4 },
+  { "CANCEL_REASON_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor yedi__booking__cancel_reason__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "yedi.booking.CancelReason",
+  "CancelReason",
+  "Yedi__Booking__CancelReason",
+  "yedi.booking",
+  7,
+  yedi__booking__cancel_reason__enum_values_by_number,
+  7,
+  yedi__booking__cancel_reason__enum_values_by_name,
+  1,
+  yedi__booking__cancel_reason__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue yedi__booking__cancelled_by__enum_values_by_number[4] =
+{
+  { "CANCELLED_BY_UNSPECIFIED", "YEDI__BOOKING__CANCELLED_BY__CANCELLED_BY_UNSPECIFIED", 0 },
+  { "CANCELLED_BY_CUSTOMER", "YEDI__BOOKING__CANCELLED_BY__CANCELLED_BY_CUSTOMER", 1 },
+  { "CANCELLED_BY_DESIGNER", "YEDI__BOOKING__CANCELLED_BY__CANCELLED_BY_DESIGNER", 2 },
+  { "CANCELLED_BY_SERVICE", "YEDI__BOOKING__CANCELLED_BY__CANCELLED_BY_SERVICE", 3 },
+};
+static const ProtobufCIntRange yedi__booking__cancelled_by__value_ranges[] = {
+{0, 0},{0, 4}
+};
+static const ProtobufCEnumValueIndex yedi__booking__cancelled_by__enum_values_by_name[4] =
+{
+  { "CANCELLED_BY_CUSTOMER", 1 },
+  { "CANCELLED_BY_DESIGNER", 2 },
+  { "CANCELLED_BY_SERVICE", 3 },
+  { "CANCELLED_BY_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor yedi__booking__cancelled_by__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "yedi.booking.CancelledBy",
+  "CancelledBy",
+  "Yedi__Booking__CancelledBy",
+  "yedi.booking",
+  4,
+  yedi__booking__cancelled_by__enum_values_by_number,
+  4,
+  yedi__booking__cancelled_by__enum_values_by_name,
+  1,
+  yedi__booking__cancelled_by__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
 static const ProtobufCEnumValue yedi__booking__reservation_filter__enum_values_by_number[4] =
 {
   { "RESERVATION_FILTER_UNSPECIFIED", "YEDI__BOOKING__RESERVATION_FILTER__RESERVATION_FILTER_UNSPECIFIED", 0 },
@@ -2879,7 +4928,77 @@ const ProtobufCEnumDescriptor yedi__booking__slot_state__descriptor =
   yedi__booking__slot_state__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor yedi__booking__booking_service__method_descriptors[14] =
+static const ProtobufCEnumValue yedi__booking__payment_status__enum_values_by_number[8] =
+{
+  { "PAYMENT_STATUS_UNSPECIFIED", "YEDI__BOOKING__PAYMENT_STATUS__PAYMENT_STATUS_UNSPECIFIED", 0 },
+  { "PAYMENT_STATUS_PREPARED", "YEDI__BOOKING__PAYMENT_STATUS__PAYMENT_STATUS_PREPARED", 1 },
+  { "PAYMENT_STATUS_CONFIRMING", "YEDI__BOOKING__PAYMENT_STATUS__PAYMENT_STATUS_CONFIRMING", 2 },
+  { "PAYMENT_STATUS_PAID", "YEDI__BOOKING__PAYMENT_STATUS__PAYMENT_STATUS_PAID", 3 },
+  { "PAYMENT_STATUS_PARTIALLY_REFUNDED", "YEDI__BOOKING__PAYMENT_STATUS__PAYMENT_STATUS_PARTIALLY_REFUNDED", 4 },
+  { "PAYMENT_STATUS_REFUNDED", "YEDI__BOOKING__PAYMENT_STATUS__PAYMENT_STATUS_REFUNDED", 5 },
+  { "PAYMENT_STATUS_EXPIRED", "YEDI__BOOKING__PAYMENT_STATUS__PAYMENT_STATUS_EXPIRED", 6 },
+  { "PAYMENT_STATUS_FAILED", "YEDI__BOOKING__PAYMENT_STATUS__PAYMENT_STATUS_FAILED", 7 },
+};
+static const ProtobufCIntRange yedi__booking__payment_status__value_ranges[] = {
+{0, 0},{0, 8}
+};
+static const ProtobufCEnumValueIndex yedi__booking__payment_status__enum_values_by_name[8] =
+{
+  { "PAYMENT_STATUS_CONFIRMING", 2 },
+  { "PAYMENT_STATUS_EXPIRED", 6 },
+  { "PAYMENT_STATUS_FAILED", 7 },
+  { "PAYMENT_STATUS_PAID", 3 },
+  { "PAYMENT_STATUS_PARTIALLY_REFUNDED", 4 },
+  { "PAYMENT_STATUS_PREPARED", 1 },
+  { "PAYMENT_STATUS_REFUNDED", 5 },
+  { "PAYMENT_STATUS_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor yedi__booking__payment_status__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "yedi.booking.PaymentStatus",
+  "PaymentStatus",
+  "Yedi__Booking__PaymentStatus",
+  "yedi.booking",
+  8,
+  yedi__booking__payment_status__enum_values_by_number,
+  8,
+  yedi__booking__payment_status__enum_values_by_name,
+  1,
+  yedi__booking__payment_status__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue yedi__booking__refund_status__enum_values_by_number[3] =
+{
+  { "REFUND_STATUS_UNSPECIFIED", "YEDI__BOOKING__REFUND_STATUS__REFUND_STATUS_UNSPECIFIED", 0 },
+  { "REFUND_STATUS_REQUESTED", "YEDI__BOOKING__REFUND_STATUS__REFUND_STATUS_REQUESTED", 1 },
+  { "REFUND_STATUS_DONE", "YEDI__BOOKING__REFUND_STATUS__REFUND_STATUS_DONE", 2 },
+};
+static const ProtobufCIntRange yedi__booking__refund_status__value_ranges[] = {
+{0, 0},{0, 3}
+};
+static const ProtobufCEnumValueIndex yedi__booking__refund_status__enum_values_by_name[3] =
+{
+  { "REFUND_STATUS_DONE", 2 },
+  { "REFUND_STATUS_REQUESTED", 1 },
+  { "REFUND_STATUS_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor yedi__booking__refund_status__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "yedi.booking.RefundStatus",
+  "RefundStatus",
+  "Yedi__Booking__RefundStatus",
+  "yedi.booking",
+  3,
+  yedi__booking__refund_status__enum_values_by_number,
+  3,
+  yedi__booking__refund_status__enum_values_by_name,
+  1,
+  yedi__booking__refund_status__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCMethodDescriptor yedi__booking__booking_service__method_descriptors[20] =
 {
   { "GetSchedule", &yedi__booking__get_schedule_request__descriptor, &yedi__booking__schedule__descriptor },
   { "UpdateSchedule", &yedi__booking__update_schedule_request__descriptor, &yedi__booking__schedule__descriptor },
@@ -2895,21 +5014,33 @@ static const ProtobufCMethodDescriptor yedi__booking__booking_service__method_de
   { "GetReservation", &yedi__booking__get_reservation_request__descriptor, &yedi__booking__reservation__descriptor },
   { "SetUpDesigner", &yedi__booking__set_up_designer_request__descriptor, &yedi__booking__set_up_designer_response__descriptor },
   { "PurgeUser", &yedi__common__purge_user_request__descriptor, &yedi__common__purge_user_response__descriptor },
+  { "PreparePayment", &yedi__booking__prepare_payment_request__descriptor, &yedi__booking__payment__descriptor },
+  { "ConfirmPayment", &yedi__booking__confirm_payment_request__descriptor, &yedi__booking__payment__descriptor },
+  { "ListPayments", &yedi__booking__list_payments_request__descriptor, &yedi__booking__list_payments_response__descriptor },
+  { "GetRefundPolicy", &yedi__booking__get_refund_policy_request__descriptor, &yedi__booking__refund_policy__descriptor },
+  { "UpdateRefundPolicy", &yedi__booking__update_refund_policy_request__descriptor, &yedi__booking__refund_policy__descriptor },
+  { "CheckPaymentLedger", &yedi__booking__check_payment_ledger_request__descriptor, &yedi__booking__check_payment_ledger_response__descriptor },
 };
 const unsigned yedi__booking__booking_service__method_indices_by_name[] = {
   7,        /* CancelReservation */
+  19,        /* CheckPaymentLedger */
+  15,        /* ConfirmPayment */
   6,        /* CreateReservation */
   9,        /* GetDayTimeline */
   3,        /* GetMenu */
   10,        /* GetMonthCalendar */
+  17,        /* GetRefundPolicy */
   11,        /* GetReservation */
   0,        /* GetSchedule */
   5,        /* ListFreeSlots */
+  16,        /* ListPayments */
   8,        /* ListReservations */
+  14,        /* PreparePayment */
   13,        /* PurgeUser */
   12,        /* SetUpDesigner */
   2,        /* UpdateClosedDays */
   4,        /* UpdateMenu */
+  18,        /* UpdateRefundPolicy */
   1         /* UpdateSchedule */
 };
 const ProtobufCServiceDescriptor yedi__booking__booking_service__descriptor =
@@ -2919,7 +5050,7 @@ const ProtobufCServiceDescriptor yedi__booking__booking_service__descriptor =
   "BookingService",
   "Yedi__Booking__BookingService",
   "yedi.booking",
-  14,
+  20,
   yedi__booking__booking_service__method_descriptors,
   yedi__booking__booking_service__method_indices_by_name
 };
@@ -3034,6 +5165,54 @@ void yedi__booking__booking_service__purge_user(ProtobufCService *service,
 {
   assert(service->descriptor == &yedi__booking__booking_service__descriptor);
   service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__booking__booking_service__prepare_payment(ProtobufCService *service,
+                                                     const Yedi__Booking__PreparePaymentRequest *input,
+                                                     Yedi__Booking__Payment_Closure closure,
+                                                     void *closure_data)
+{
+  assert(service->descriptor == &yedi__booking__booking_service__descriptor);
+  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__booking__booking_service__confirm_payment(ProtobufCService *service,
+                                                     const Yedi__Booking__ConfirmPaymentRequest *input,
+                                                     Yedi__Booking__Payment_Closure closure,
+                                                     void *closure_data)
+{
+  assert(service->descriptor == &yedi__booking__booking_service__descriptor);
+  service->invoke(service, 15, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__booking__booking_service__list_payments(ProtobufCService *service,
+                                                   const Yedi__Booking__ListPaymentsRequest *input,
+                                                   Yedi__Booking__ListPaymentsResponse_Closure closure,
+                                                   void *closure_data)
+{
+  assert(service->descriptor == &yedi__booking__booking_service__descriptor);
+  service->invoke(service, 16, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__booking__booking_service__get_refund_policy(ProtobufCService *service,
+                                                       const Yedi__Booking__GetRefundPolicyRequest *input,
+                                                       Yedi__Booking__RefundPolicy_Closure closure,
+                                                       void *closure_data)
+{
+  assert(service->descriptor == &yedi__booking__booking_service__descriptor);
+  service->invoke(service, 17, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__booking__booking_service__update_refund_policy(ProtobufCService *service,
+                                                          const Yedi__Booking__UpdateRefundPolicyRequest *input,
+                                                          Yedi__Booking__RefundPolicy_Closure closure,
+                                                          void *closure_data)
+{
+  assert(service->descriptor == &yedi__booking__booking_service__descriptor);
+  service->invoke(service, 18, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__booking__booking_service__check_payment_ledger(ProtobufCService *service,
+                                                          const Yedi__Booking__CheckPaymentLedgerRequest *input,
+                                                          Yedi__Booking__CheckPaymentLedgerResponse_Closure closure,
+                                                          void *closure_data)
+{
+  assert(service->descriptor == &yedi__booking__booking_service__descriptor);
+  service->invoke(service, 19, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__booking__booking_service__init (Yedi__Booking__BookingService_Service *service,
                                            Yedi__Booking__BookingService_ServiceDestroy destroy)

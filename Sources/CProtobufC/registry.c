@@ -105,6 +105,21 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__booking__get_reservation_request__descriptor,
     &yedi__booking__set_up_designer_request__descriptor,
     &yedi__booking__set_up_designer_response__descriptor,
+    &yedi__booking__payment_transition__descriptor,
+    &yedi__booking__refund__descriptor,
+    &yedi__booking__payment__descriptor,
+    &yedi__booking__prepare_payment_request__descriptor,
+    &yedi__booking__confirm_payment_request__descriptor,
+    &yedi__booking__list_payments_request__descriptor,
+    &yedi__booking__settlement_line__descriptor,
+    &yedi__booking__list_payments_response__descriptor,
+    &yedi__booking__refund_policy__descriptor,
+    &yedi__booking__get_refund_policy_request__descriptor,
+    &yedi__booking__update_refund_policy_request__descriptor,
+    &yedi__booking__check_payment_ledger_request__descriptor,
+    &yedi__booking__ledger_problem__descriptor,
+    &yedi__booking__check_payment_ledger_response__descriptor,
+    &yedi__booking__payment_work__descriptor,
     &yedi__chat__text_body__descriptor,
     &yedi__chat__image_body__descriptor,
     &yedi__chat__post_share_body__descriptor,
@@ -204,10 +219,10 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__runtime__push_message__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 200; }
+size_t yedi_message_descriptor_count(void) { return 215; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 200 ? message_descriptors[index] : NULL;
+    return index < 215 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
@@ -217,8 +232,13 @@ static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
     &yedi__account__push_platform__descriptor,
     &yedi__booking__weekday__descriptor,
     &yedi__booking__reservation_status__descriptor,
+    &yedi__booking__cancel_reason__descriptor,
+    &yedi__booking__cancelled_by__descriptor,
     &yedi__booking__reservation_filter__descriptor,
     &yedi__booking__slot_state__descriptor,
+    &yedi__booking__payment_status__descriptor,
+    &yedi__booking__refund_status__descriptor,
+    &yedi__booking__payment_work__kind__descriptor,
     &yedi__chat__room_kind__descriptor,
     &yedi__common__hair_category__descriptor,
     &yedi__content__feed_scope__descriptor,
@@ -230,10 +250,10 @@ static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
     &yedi__rpc__frame_kind__descriptor,
 };
 
-size_t yedi_enum_descriptor_count(void) { return 17; }
+size_t yedi_enum_descriptor_count(void) { return 22; }
 
 const ProtobufCEnumDescriptor *yedi_enum_descriptor_at(size_t index) {
-    return index < 17 ? enum_descriptors[index] : NULL;
+    return index < 22 ? enum_descriptors[index] : NULL;
 }
 
 static const ProtobufCServiceDescriptor *const service_descriptors[] = {

@@ -3,7 +3,7 @@ import YediSync
 
 /// Hands the listener's address from `run()`, which binds it, to callers who may ask before the bind has
 /// happened (a test that bound port 0, say): they wait until it is known, or until the bind failed.
-final class ListeningAddressLatch: Sendable {
+public final class ListeningAddressLatch: Sendable {
     private typealias Waiter = CheckedContinuation<SocketAddress, any Error>
 
     private struct State {
@@ -14,8 +14,10 @@ final class ListeningAddressLatch: Sendable {
 
     private let state = TSanVisibleMutex(State())
 
+    public init() {}
+
     /// Settles the latch once and for all and wakes every waiter.
-    func resolve(_ result: Result<SocketAddress, any Error>) {
+    public func resolve(_ result: Result<SocketAddress, any Error>) {
         let waiters = state.withLock { state in
             precondition(state.result == nil, "the listening address is settled only once")
             state.result = result
@@ -29,7 +31,7 @@ final class ListeningAddressLatch: Sendable {
 
     /// The address once `resolve` has been called; throws its error, or `CancellationError` if the waiting task
     /// is cancelled first.
-    func wait() async throws -> SocketAddress {
+    public func wait() async throws -> SocketAddress {
         let id = state.withLock { state in
             defer { state.nextWaiterID += 1 }
             return state.nextWaiterID

@@ -1,9 +1,10 @@
 import NIOCore
+import ServiceLifecycle
 import YediSync
 
-/// The server's open connections, so that shutdown can let them finish or cut them off. Once shutdown has
-/// begun it admits no new connection.
-final class ObservabilityConnections: Sendable {
+/// An HTTP server's open connections (the observability server's, BookingService's payment webhook's), so
+/// that shutdown can let them finish or cut them off. Once shutdown has begun it admits no new connection.
+public final class ObservabilityConnections: Sendable {
     private struct State {
         var open: [ObjectIdentifier: any Channel] = [:]
         var isShuttingDown = false
@@ -11,8 +12,10 @@ final class ObservabilityConnections: Sendable {
 
     private let state = TSanVisibleMutex(State())
 
+    public init() {}
+
     /// Keeps `channel` until it closes. Returns false once shutdown has begun: the caller drops the connection.
-    func admit(_ channel: any Channel) -> Bool {
+    public func admit(_ channel: any Channel) -> Bool {
         let admitted = state.withLock { state in
             guard !state.isShuttingDown else { return false }
             state.open[ObjectIdentifier(channel)] = channel
@@ -30,7 +33,7 @@ final class ObservabilityConnections: Sendable {
 
     /// Asks every open connection to finish the request in progress, if any, and close; returns once all are
     /// closed. A client that never completes its request holds this up until ``closeAll()``.
-    func drain() async {
+    public func drain() async {
         let open = beginShutdown()
         for channel in open {
             channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
@@ -41,9 +44,24 @@ final class ObservabilityConnections: Sendable {
     }
 
     /// Closes every open connection now, mid-request or not.
-    func closeAll() {
+    public func closeAll() {
         for channel in beginShutdown() {
             channel.close(promise: nil)
+        }
+    }
+
+    /// Serves `listener` until graceful shutdown or cancellation closes it, then lets the connections finish
+    /// the request in hand, unless cancellation says to cut them off: the end of every such server's `run()`.
+    public func serve(_ listener: any Channel) async {
+        await withTaskCancellationOrGracefulShutdownHandler {
+            try? await listener.closeFuture.get()
+        } onCancelOrGracefulShutdown: {
+            listener.close(promise: nil)
+        }
+        await withTaskCancellationHandler {
+            await drain()
+        } onCancel: {
+            closeAll()
         }
     }
 

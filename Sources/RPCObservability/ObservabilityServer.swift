@@ -79,18 +79,7 @@ public final class ObservabilityServer: Service {
         listeningAddressLatch.resolve(.success(address))
         logger.info("observability server listening", metadata: ["address": "\(address)"])
 
-        // Serve until graceful shutdown or cancellation closes the listener...
-        await withTaskCancellationOrGracefulShutdownHandler {
-            try? await listener.closeFuture.get()
-        } onCancelOrGracefulShutdown: {
-            listener.close(promise: nil)
-        }
-        // ...then let connections finish the request in hand, unless cancellation says to cut them off.
-        await withTaskCancellationHandler {
-            await connections.drain()
-        } onCancel: {
-            connections.closeAll()
-        }
+        await connections.serve(listener)
         logger.info("observability server stopped", metadata: ["address": "\(address)"])
     }
 

@@ -5,7 +5,7 @@ import RPCTLS
 /// "my JSON is wrong" from "the certificate is not trusted" without parsing messages.
 enum ExitStatus {
     static let success: Int32 = 0
-    /// `health`: the server answered, but not SERVING.
+    /// `health`: the server answered, but not SERVING; `ledger-check`: the payment ledger does not hold.
     static let notServing: Int32 = 1
     static let usage: Int32 = 2
     static let tls: Int32 = 3
@@ -26,7 +26,8 @@ enum ExitStatus {
     static let table = """
         Exit status:
           0        success
-          1        health: the service is not SERVING
+          1        health: the service is not SERVING; ledger-check: the payment
+                   ledger does not balance or disagrees with the provider
           2        bad command-line usage
           3        TLS failure (certificate not trusted or not for the name, bad
                    CA, certificate or key file)

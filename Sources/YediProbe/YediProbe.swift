@@ -26,7 +26,7 @@ struct YediProbe: AsyncParsableCommand {
             """,
         subcommands: [
             ListCommand.self, DescribeCommand.self, CallCommand.self, HealthCommand.self, LoadCommand.self,
-            TokenCommand.self, OutboxMessagesCommand.self,
+            TokenCommand.self, OutboxMessagesCommand.self, LedgerCheckCommand.self,
         ]
     )
 

@@ -74,7 +74,8 @@ final class BookingFixture: @unchecked Sendable {
         shops: ShopDirectory = ShopDirectory(),
         dataDirectory: String? = nil,
         logs: LogCapture? = nil,
-        quotas: QuotaLimits = .defaults
+        quotas: QuotaLimits = .defaults,
+        payments: PaymentSettings = .development
     ) async throws -> BookingFixture {
         let harness = try harness ?? ServiceHarness()
         let account = try await shops.start(harness)
@@ -82,6 +83,7 @@ final class BookingFixture: @unchecked Sendable {
             BookingServiceDefinition.defaults, peers: ["account": account.port], dataDirectory: dataDirectory)
         if logs != nil { configuration.logLevel = .info }
         configuration.quotas = quotas
+        configuration.payments = payments
         let service = try await harness.start(
             BookingServiceDefinition.self, configuration: configuration, clock: clock, logger: logs?.logger())
         let client = try RPCClient(configuration: harness.clientConfiguration(port: try await service.port))

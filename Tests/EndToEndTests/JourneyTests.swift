@@ -230,6 +230,31 @@ final class JourneyTests: RunningSystemTestCase {
         XCTAssertEqual(try refusal(instant(closedDay, minute: 600), key: "closed"), "FAILED_PRECONDITION", "closed")
         XCTAssertEqual(try refusal(instant(openDate, minute: 600), key: "again"), "ALREADY_EXISTS", "taken")
 
+        // — Payments with the development provider: one paid and cancelled (refunded by the default policy),
+        // one paid and kept; the operators' ledger check agrees with the provider.
+        func pay(_ start: Int64, key: String) throws -> (reservation: String, order: String) {
+            let id = try reserve(start, key: key).string("id")
+            let prepared = try system.call(
+                "booking", booking + "PreparePayment", #"{"reservationId": "\#(id)"}"#, token: customerToken)
+            XCTAssertEqual(prepared.string("status"), "PAYMENT_STATUS_PREPARED")
+            let order = prepared.string("orderId")
+            let paid = try system.call(
+                "booking", booking + "ConfirmPayment",
+                #"{"orderId": "\#(order)", "paymentKey": "dev_ok_\#(key)", "amountKrw": "\#(prepared.string("amountKrw"))"}"#,
+                token: customerToken)
+            XCTAssertEqual(paid.string("status"), "PAYMENT_STATUS_PAID")
+            return (id, order)
+        }
+        let cancelledPayment = try pay(instant(openDate, minute: 660), key: "paid-cancelled")
+        let cancelled = try system.call(
+            "booking", booking + "CancelReservation",
+            #"{"reservationId": "\#(cancelledPayment.reservation)", "reason": "CANCEL_REASON_SCHEDULE_CHANGE", "note": "출장"}"#,
+            token: customerToken)
+        XCTAssertGreaterThanOrEqual(Int(cancelled.string("refundedKrw")) ?? 0, 1, "refunded by the policy")
+        _ = try pay(instant(openDate, minute: 720), key: "paid-kept")
+        let ledger = try system.runProbe(["ledger-check", system.address("booking")])
+        XCTAssertEqual(ledger.exitCode, 0, "ledger-check: \(ledger.output)\(ledger.errorOutput)")
+
         // — SIGKILL BookingService and restart it on its data: the acknowledged reservation is there.
         system.kill("booking")
         try system.start("booking")
@@ -237,7 +262,7 @@ final class JourneyTests: RunningSystemTestCase {
             "booking", booking + "ListReservations", #"{"filter": "RESERVATION_FILTER_UPCOMING"}"#, token: customerToken
         )
         XCTAssertEqual(upcoming.string("reservations.0.id"), reservationID, "the reservation survived SIGKILL")
-        XCTAssertEqual((upcoming.at("reservations") as? [Any])?.count, 1, "and only once")
+        XCTAssertEqual((upcoming.at("reservations") as? [Any])?.count, 2, "and only once (with the paid one)")
 
         // — The clocks move past the reservation (development clocks); the customer signs in again (the
         // old token expired in the services' eyes) and reviews with keywords and a photo.
@@ -281,6 +306,10 @@ final class JourneyTests: RunningSystemTestCase {
         let delivered = try eventually(timeout: 30) { try DataScan.find(customerID, in: accountData).isEmpty }
         let left = try DataScan.find(customerID, in: accountData)
         XCTAssertTrue(delivered, "Account's outbox still holds the purge: \(left)")
+        // The customer's payments are kept for accounting without naming them (docs/payments.md,
+        // "Retention"), and the ledger still balances.
+        let kept = try system.runProbe(["ledger-check", system.address("booking")])
+        XCTAssertEqual(kept.exitCode, 0, "ledger-check after the deletion: \(kept.output)\(kept.errorOutput)")
         let results = system.stopAll()
         for (service, result) in results {
             XCTAssertEqual(result.exitCode, 0, "\(service) stopped cleanly:\n\(result.errorOutput.suffix(2000))")

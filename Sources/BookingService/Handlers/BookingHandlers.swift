@@ -12,6 +12,8 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol, HandlerKitUs
     /// Free slots by (designer, day); `store` invalidates it on every change they depend on.
     let freeDays: FreeDayCache
     let kit: HandlerKit
+    /// Payments: their store and the provider behind them (docs/payments.md).
+    let payments: PaymentFlow
     /// A designer's shop hours from AccountService (throws its RPCError, e.g. NOT_FOUND for a non-designer).
     let shopHours: @Sendable (String) async throws -> YediAccount.ShopHours
 
@@ -150,6 +152,7 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol, HandlerKitUs
     {
         let userID = try context.requireUser().id
         let id = try BookingRules.id(request.reservationID, field: "reservation_id")
+        let (reason, note) = try PaymentRules.cancellation(request.reason, note: request.note)
         guard let reservation = try await store.reservation(id: id) else {
             throw RPCError(code: .notFound, message: "no such reservation")
         }
@@ -163,10 +166,27 @@ struct BookingHandlers: YediBooking.BookingService.ServiceProtocol, HandlerKitUs
             throw RPCError(
                 code: .failedPrecondition, message: "the reservation has started; it can no longer be cancelled")
         }
-        guard let cancelled = try await store.cancel(id: id, at: now) else {
-            throw RPCError(code: .notFound, message: "no such reservation")
+        let byDesigner = reservation.designerID == userID
+        let cancellation = Cancellation(
+            by: byDesigner ? .designer : .customer, reason: reason, note: note, atMilliseconds: now)
+        // A designer's cancellation refunds everything; a customer's follows the shop's policy.
+        guard
+            let (cancelled, refund) = try await payments.store.cancelReservation(
+                id: id, cancellation,
+                refundAmount: { balance, policy, start in
+                    byDesigner
+                        ? (balance, "the designer cancelled: full refund")
+                        : policy.customerRefund(balanceKRW: balance, start: start, now: now)
+                })
+        else { throw RPCError(code: .notFound, message: "no such reservation") }
+        guard let refund else { return message(cancelled, now: now) }
+        // Confirmed with the provider now when it answers; otherwise the outbox job keeps trying.
+        do {
+            try await payments.refund(refund.id)
+        } catch {
+            context.logger.warning("payment: refund left to the outbox", metadata: ["error": "\(error)"])
         }
-        return message(cancelled, now: now)
+        return message(try await store.reservation(id: id) ?? cancelled, now: now)
     }
 
     func listReservations(_ request: YediBooking.ListReservationsRequest, context: ServerContext) async throws

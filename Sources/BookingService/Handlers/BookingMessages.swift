@@ -13,7 +13,10 @@ extension BookingHandlers {
             totalPriceKRW: record.totalPriceKRW, status: record.status == .confirmed ? .confirmed : .cancelled,
             createdAtMs: record.createdAtMilliseconds, daysLeft: Int32(clamping: daysLeft),
             endAtMs: record.endAtMilliseconds, timeZone: record.timeZone,
-            cancelledAtMs: record.cancelledAtMilliseconds ?? 0)
+            cancelledAtMs: record.cancelledAtMilliseconds ?? 0, paymentStatus: Self.status(record.paymentState),
+            paidKRW: record.paidKRW, refundedKRW: record.refundedKRW,
+            cancelReason: YediBooking.CancelReason(rawValue: Int32(record.cancelReason)),
+            cancelNote: record.cancelNote, cancelledBy: YediBooking.CancelledBy(rawValue: Int32(record.cancelledBy)))
     }
 
     static func style(_ record: StyleRecord) -> YediBooking.Style {

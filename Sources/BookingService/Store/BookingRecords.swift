@@ -48,6 +48,14 @@ struct ReservationRecord: Equatable, Sendable {
     var idempotencyKey: String?
     var createdAtMilliseconds: Int64
     var cancelledAtMilliseconds: Int64?
+    /// The latest payment's state (nil: none prepared) and the money so far (docs/payments.md).
+    var paymentState: PaymentState? = nil
+    var paidKRW: Int64 = 0
+    var refundedKRW: Int64 = 0
+    /// `yedi.booking.CancelReason` and `CancelledBy` raw values (0: none), and the canceller's note.
+    var cancelReason: Int = 0
+    var cancelNote: String = ""
+    var cancelledBy: Int = 0
 }
 
 /// Which of a user's reservations a list shows.
@@ -60,10 +68,18 @@ enum ReservationListFilter: Sendable {
     case cancelled
 }
 
-/// Whose reservations: a customer's or a designer's.
+/// Whose reservations (or payments): a customer's or a designer's.
 enum ReservationParty: Sendable {
     case customer(String)
     case designer(String)
+
+    /// The column naming the party in `reservation` and `payment`, and the user's id.
+    var column: (name: String, userID: String) {
+        switch self {
+        case .customer(let id): ("customer_id", id)
+        case .designer(let id): ("designer_id", id)
+        }
+    }
 }
 
 /// The position after which a page starts (the last row of the previous page): its start and id.

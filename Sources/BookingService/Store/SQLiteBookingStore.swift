@@ -6,6 +6,9 @@ import ServiceRuntime
 /// `BookingStore` on the service's SQLite database (GRDB).
 struct SQLiteBookingStore: BookingStore {
     let database: ServiceDatabase
+    /// Where account deletion's refunds go (`SQLitePaymentStore.purge`); nil in tests of booking alone,
+    /// where no payment exists.
+    var outbox: Outbox? = nil
 
     // MARK: Schedules and menus
 
@@ -174,11 +177,7 @@ struct SQLiteBookingStore: BookingStore {
         of party: ReservationParty, filter: ReservationListFilter, now: Int64, after position: ReservationPosition?,
         limit: Int
     ) async throws -> [ReservationRecord] {
-        let (column, userID): (String, String)
-        switch party {
-        case .customer(let id): (column, userID) = ("customer_id", id)
-        case .designer(let id): (column, userID) = ("designer_id", id)
-        }
+        let (column, userID) = party.column
         var sql = "SELECT * FROM reservation WHERE \(column) = ?"
         var arguments: StatementArguments = [userID]
         let ascending: Bool
@@ -228,6 +227,7 @@ struct SQLiteBookingStore: BookingStore {
             guard try ReceiptLedger.isFirstDelivery(in: db, delivery, nowMilliseconds: now) else {
                 return false
             }
+            if let outbox { try SQLitePaymentStore.purge(userID, now: now, db, outbox: outbox) }
             // booked_cell rows go with their reservations (ON DELETE CASCADE), closed days with the schedule.
             try db.execute(
                 sql: "DELETE FROM reservation WHERE customer_id = ? OR designer_id = ?", arguments: [userID, userID])
@@ -311,7 +311,7 @@ struct SQLiteBookingStore: BookingStore {
         ).map(reservation)
     }
 
-    private static func reservation(_ row: Row) throws -> ReservationRecord {
+    static func reservation(_ row: Row) throws -> ReservationRecord {
         let styles: String = row["styles"]
         let status: String = row["status"]
         return ReservationRecord(
@@ -320,6 +320,9 @@ struct SQLiteBookingStore: BookingStore {
             styles: try JSONDecoder().decode([StyleRecord].self, from: Data(styles.utf8)),
             totalPriceKRW: row["total_price_krw"], status: ReservationState(rawValue: status) ?? .cancelled,
             idempotencyKey: row["idempotency_key"], createdAtMilliseconds: row["created_at_ms"],
-            cancelledAtMilliseconds: row["cancelled_at_ms"])
+            cancelledAtMilliseconds: row["cancelled_at_ms"],
+            paymentState: (row["payment_status"] as String?).flatMap(PaymentState.init(rawValue:)),
+            paidKRW: row["paid_krw"], refundedKRW: row["refunded_krw"], cancelReason: row["cancel_reason"],
+            cancelNote: row["cancel_note"], cancelledBy: row["cancelled_by"])
     }
 }

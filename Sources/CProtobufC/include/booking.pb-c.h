@@ -42,10 +42,32 @@ typedef struct Yedi__Booking__GetMonthCalendarResponse Yedi__Booking__GetMonthCa
 typedef struct Yedi__Booking__GetReservationRequest Yedi__Booking__GetReservationRequest;
 typedef struct Yedi__Booking__SetUpDesignerRequest Yedi__Booking__SetUpDesignerRequest;
 typedef struct Yedi__Booking__SetUpDesignerResponse Yedi__Booking__SetUpDesignerResponse;
+typedef struct Yedi__Booking__PaymentTransition Yedi__Booking__PaymentTransition;
+typedef struct Yedi__Booking__Refund Yedi__Booking__Refund;
+typedef struct Yedi__Booking__Payment Yedi__Booking__Payment;
+typedef struct Yedi__Booking__PreparePaymentRequest Yedi__Booking__PreparePaymentRequest;
+typedef struct Yedi__Booking__ConfirmPaymentRequest Yedi__Booking__ConfirmPaymentRequest;
+typedef struct Yedi__Booking__ListPaymentsRequest Yedi__Booking__ListPaymentsRequest;
+typedef struct Yedi__Booking__SettlementLine Yedi__Booking__SettlementLine;
+typedef struct Yedi__Booking__ListPaymentsResponse Yedi__Booking__ListPaymentsResponse;
+typedef struct Yedi__Booking__RefundPolicy Yedi__Booking__RefundPolicy;
+typedef struct Yedi__Booking__GetRefundPolicyRequest Yedi__Booking__GetRefundPolicyRequest;
+typedef struct Yedi__Booking__UpdateRefundPolicyRequest Yedi__Booking__UpdateRefundPolicyRequest;
+typedef struct Yedi__Booking__CheckPaymentLedgerRequest Yedi__Booking__CheckPaymentLedgerRequest;
+typedef struct Yedi__Booking__LedgerProblem Yedi__Booking__LedgerProblem;
+typedef struct Yedi__Booking__CheckPaymentLedgerResponse Yedi__Booking__CheckPaymentLedgerResponse;
+typedef struct Yedi__Booking__PaymentWork Yedi__Booking__PaymentWork;
 
 
 /* --- enums --- */
 
+typedef enum _Yedi__Booking__PaymentWork__Kind {
+  YEDI__BOOKING__PAYMENT_WORK__KIND__KIND_UNSPECIFIED = 0,
+  YEDI__BOOKING__PAYMENT_WORK__KIND__KIND_REFUND = 1,
+  YEDI__BOOKING__PAYMENT_WORK__KIND__KIND_RECONCILE = 2,
+  YEDI__BOOKING__PAYMENT_WORK__KIND__KIND_WEBHOOK_EVENT = 3
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__BOOKING__PAYMENT_WORK__KIND)
+} Yedi__Booking__PaymentWork__Kind;
 typedef enum _Yedi__Booking__Weekday {
   YEDI__BOOKING__WEEKDAY__WEEKDAY_UNSPECIFIED = 0,
   YEDI__BOOKING__WEEKDAY__WEEKDAY_MONDAY = 1,
@@ -63,6 +85,50 @@ typedef enum _Yedi__Booking__ReservationStatus {
   YEDI__BOOKING__RESERVATION_STATUS__RESERVATION_STATUS_CANCELLED = 2
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__BOOKING__RESERVATION_STATUS)
 } Yedi__Booking__ReservationStatus;
+/*
+ * Why a reservation was cancelled: a short catalogue (the app shows it as a list) plus free text.
+ */
+typedef enum _Yedi__Booking__CancelReason {
+  /*
+   * None given.
+   */
+  YEDI__BOOKING__CANCEL_REASON__CANCEL_REASON_UNSPECIFIED = 0,
+  /*
+   * 일정 변경
+   */
+  YEDI__BOOKING__CANCEL_REASON__CANCEL_REASON_SCHEDULE_CHANGE = 1,
+  /*
+   * 단순 변심
+   */
+  YEDI__BOOKING__CANCEL_REASON__CANCEL_REASON_CHANGED_MIND = 2,
+  /*
+   * 건강 문제
+   */
+  YEDI__BOOKING__CANCEL_REASON__CANCEL_REASON_HEALTH = 3,
+  /*
+   * 매장 사정 (the designer's)
+   */
+  YEDI__BOOKING__CANCEL_REASON__CANCEL_REASON_SHOP_CIRCUMSTANCES = 4,
+  /*
+   * 기타: the note says why (required with it)
+   */
+  YEDI__BOOKING__CANCEL_REASON__CANCEL_REASON_OTHER = 5,
+  /*
+   * Set by the service only: the payment hold ran out unpaid, the slot was released.
+   */
+  YEDI__BOOKING__CANCEL_REASON__CANCEL_REASON_PAYMENT_EXPIRED = 6
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__BOOKING__CANCEL_REASON)
+} Yedi__Booking__CancelReason;
+typedef enum _Yedi__Booking__CancelledBy {
+  YEDI__BOOKING__CANCELLED_BY__CANCELLED_BY_UNSPECIFIED = 0,
+  YEDI__BOOKING__CANCELLED_BY__CANCELLED_BY_CUSTOMER = 1,
+  YEDI__BOOKING__CANCELLED_BY__CANCELLED_BY_DESIGNER = 2,
+  /*
+   * The service (an unpaid payment hold released).
+   */
+  YEDI__BOOKING__CANCELLED_BY__CANCELLED_BY_SERVICE = 3
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__BOOKING__CANCELLED_BY)
+} Yedi__Booking__CancelledBy;
 typedef enum _Yedi__Booking__ReservationFilter {
   YEDI__BOOKING__RESERVATION_FILTER__RESERVATION_FILTER_UNSPECIFIED = 0,
   /*
@@ -87,6 +153,42 @@ typedef enum _Yedi__Booking__SlotState {
   YEDI__BOOKING__SLOT_STATE__SLOT_STATE_PAST = 4
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__BOOKING__SLOT_STATE)
 } Yedi__Booking__SlotState;
+/*
+ * A payment's states: prepared → confirming → paid → partially/fully refunded; prepared → expired;
+ * confirming → failed.
+ */
+typedef enum _Yedi__Booking__PaymentStatus {
+  YEDI__BOOKING__PAYMENT_STATUS__PAYMENT_STATUS_UNSPECIFIED = 0,
+  /*
+   * Created for the reservation's price; the slot is held until hold_until_ms.
+   */
+  YEDI__BOOKING__PAYMENT_STATUS__PAYMENT_STATUS_PREPARED = 1,
+  /*
+   * The server is confirming it with the provider (or will find out by reconciliation).
+   */
+  YEDI__BOOKING__PAYMENT_STATUS__PAYMENT_STATUS_CONFIRMING = 2,
+  YEDI__BOOKING__PAYMENT_STATUS__PAYMENT_STATUS_PAID = 3,
+  YEDI__BOOKING__PAYMENT_STATUS__PAYMENT_STATUS_PARTIALLY_REFUNDED = 4,
+  YEDI__BOOKING__PAYMENT_STATUS__PAYMENT_STATUS_REFUNDED = 5,
+  /*
+   * The hold ran out before a confirmation: nothing was charged, the slot was released.
+   */
+  YEDI__BOOKING__PAYMENT_STATUS__PAYMENT_STATUS_EXPIRED = 6,
+  /*
+   * The provider declined it (failure_code says why); nothing was charged.
+   */
+  YEDI__BOOKING__PAYMENT_STATUS__PAYMENT_STATUS_FAILED = 7
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__BOOKING__PAYMENT_STATUS)
+} Yedi__Booking__PaymentStatus;
+typedef enum _Yedi__Booking__RefundStatus {
+  YEDI__BOOKING__REFUND_STATUS__REFUND_STATUS_UNSPECIFIED = 0,
+  /*
+   * Recorded; the provider has not confirmed it yet (the outbox retries until it does).
+   */
+  YEDI__BOOKING__REFUND_STATUS__REFUND_STATUS_REQUESTED = 1,
+  YEDI__BOOKING__REFUND_STATUS__REFUND_STATUS_DONE = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__BOOKING__REFUND_STATUS)
+} Yedi__Booking__RefundStatus;
 
 /* --- messages --- */
 
@@ -326,10 +428,25 @@ struct  Yedi__Booking__Reservation
    * 0 unless cancelled.
    */
   int64_t cancelled_at_ms;
+  /*
+   * The reservation's latest payment (UNSPECIFIED: none was prepared; the customer may pay at the shop).
+   */
+  Yedi__Booking__PaymentStatus payment_status;
+  /*
+   * What the customer paid and got back, in KRW (docs/payments.md).
+   */
+  int64_t paid_krw;
+  int64_t refunded_krw;
+  /*
+   * Why it was cancelled, shown to the other party: the canceller's reason and note, and who cancelled.
+   */
+  Yedi__Booking__CancelReason cancel_reason;
+  char *cancel_note;
+  Yedi__Booking__CancelledBy cancelled_by;
 };
 #define YEDI__BOOKING__RESERVATION__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__reservation__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0,NULL, 0, YEDI__BOOKING__RESERVATION_STATUS__RESERVATION_STATUS_UNSPECIFIED, 0, 0, 0, (char *)protobuf_c_empty_string, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0,NULL, 0, YEDI__BOOKING__RESERVATION_STATUS__RESERVATION_STATUS_UNSPECIFIED, 0, 0, 0, (char *)protobuf_c_empty_string, 0, YEDI__BOOKING__PAYMENT_STATUS__PAYMENT_STATUS_UNSPECIFIED, 0, 0, YEDI__BOOKING__CANCEL_REASON__CANCEL_REASON_UNSPECIFIED, (char *)protobuf_c_empty_string, YEDI__BOOKING__CANCELLED_BY__CANCELLED_BY_UNSPECIFIED }
 
 
 struct  Yedi__Booking__CreateReservationRequest
@@ -359,10 +476,16 @@ struct  Yedi__Booking__CancelReservationRequest
 {
   ProtobufCMessage base;
   char *reservation_id;
+  /*
+   * Optional: a reason of the catalogue (PAYMENT_EXPIRED is the service's own) and up to 200 characters
+   * of free text (required with OTHER), shown to the other party.
+   */
+  Yedi__Booking__CancelReason reason;
+  char *note;
 };
 #define YEDI__BOOKING__CANCEL_RESERVATION_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__cancel_reservation_request__descriptor) \
-    , (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, YEDI__BOOKING__CANCEL_REASON__CANCEL_REASON_UNSPECIFIED, (char *)protobuf_c_empty_string }
 
 
 /*
@@ -514,6 +637,271 @@ struct  Yedi__Booking__SetUpDesignerResponse
 #define YEDI__BOOKING__SET_UP_DESIGNER_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__set_up_designer_response__descriptor) \
      }
+
+
+struct  Yedi__Booking__PaymentTransition
+{
+  ProtobufCMessage base;
+  Yedi__Booking__PaymentStatus status;
+  int64_t at_ms;
+};
+#define YEDI__BOOKING__PAYMENT_TRANSITION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__payment_transition__descriptor) \
+    , YEDI__BOOKING__PAYMENT_STATUS__PAYMENT_STATUS_UNSPECIFIED, 0 }
+
+
+struct  Yedi__Booking__Refund
+{
+  ProtobufCMessage base;
+  char *id;
+  int64_t amount_krw;
+  Yedi__Booking__RefundStatus status;
+  /*
+   * "policy: 50% 3–24 h before the start", "designer cancelled", "slot lost while confirming".
+   */
+  char *reason;
+  int64_t requested_at_ms;
+  int64_t done_at_ms;
+};
+#define YEDI__BOOKING__REFUND__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__refund__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, YEDI__BOOKING__REFUND_STATUS__REFUND_STATUS_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, 0 }
+
+
+struct  Yedi__Booking__Payment
+{
+  ProtobufCMessage base;
+  char *id;
+  /*
+   * What the client gives the provider's UI (with amount_krw and order_name).
+   */
+  char *order_id;
+  char *reservation_id;
+  /*
+   * "" once the account was deleted (the record is kept for accounting, docs/payments.md).
+   */
+  char *customer_id;
+  char *designer_id;
+  int64_t amount_krw;
+  Yedi__Booking__PaymentStatus status;
+  int64_t refunded_krw;
+  /*
+   * "레이어드컷 외 1건"
+   */
+  char *order_name;
+  int64_t created_at_ms;
+  /*
+   * The slot is held for the payment until then.
+   */
+  int64_t hold_until_ms;
+  int64_t paid_at_ms;
+  /*
+   * The provider's code when FAILED (NOT_ENOUGH_BALANCE, INVALID_CARD_EXPIRATION, …).
+   */
+  char *failure_code;
+  char *failure_message;
+  /*
+   * Every state with its time, oldest first.
+   */
+  size_t n_transitions;
+  Yedi__Booking__PaymentTransition **transitions;
+  size_t n_refunds;
+  Yedi__Booking__Refund **refunds;
+  /*
+   * The provider's name ("development", "toss") and, for the development provider, which payment keys
+   * it approves.
+   */
+  char *provider;
+  char *checkout_hint;
+};
+#define YEDI__BOOKING__PAYMENT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__payment__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, YEDI__BOOKING__PAYMENT_STATUS__PAYMENT_STATUS_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, 0, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, 0,NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Booking__PreparePaymentRequest
+{
+  ProtobufCMessage base;
+  char *reservation_id;
+};
+#define YEDI__BOOKING__PREPARE_PAYMENT_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__prepare_payment_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Booking__ConfirmPaymentRequest
+{
+  ProtobufCMessage base;
+  char *order_id;
+  /*
+   * From the provider's UI: 1–200 ASCII letters, digits, '-' and '_'.
+   */
+  char *payment_key;
+  /*
+   * Must equal the prepared amount (FAILED_PRECONDITION otherwise; nothing is charged).
+   */
+  int64_t amount_krw;
+};
+#define YEDI__BOOKING__CONFIRM_PAYMENT_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__confirm_payment_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
+
+
+/*
+ * The caller's payments, newest first: a customer's own, or those a designer received. A designer also
+ * gets the settlement statement of one month (the current one in Seoul by default).
+ */
+struct  Yedi__Booking__ListPaymentsRequest
+{
+  ProtobufCMessage base;
+  Yedi__Common__PageRequest *page;
+  /*
+   * A designer's statement month: 2000–2200 and 1–12, or both 0 for the current month.
+   */
+  int32_t year;
+  int32_t month;
+};
+#define YEDI__BOOKING__LIST_PAYMENTS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__list_payments_request__descriptor) \
+    , NULL, 0, 0 }
+
+
+struct  Yedi__Booking__SettlementLine
+{
+  ProtobufCMessage base;
+  /*
+   * "2027-03-10" for a day, "2027-03" for the month.
+   */
+  char *period;
+  int64_t received_krw;
+  int64_t refunded_krw;
+  int64_t net_krw;
+};
+#define YEDI__BOOKING__SETTLEMENT_LINE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__settlement_line__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, 0, 0 }
+
+
+struct  Yedi__Booking__ListPaymentsResponse
+{
+  ProtobufCMessage base;
+  size_t n_payments;
+  Yedi__Booking__Payment **payments;
+  Yedi__Common__PageInfo *page;
+  /*
+   * Designers only: each day of the month with money moving, and the month.
+   */
+  size_t n_days;
+  Yedi__Booking__SettlementLine **days;
+  Yedi__Booking__SettlementLine *month;
+};
+#define YEDI__BOOKING__LIST_PAYMENTS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__list_payments_response__descriptor) \
+    , 0,NULL, NULL, 0,NULL, NULL }
+
+
+/*
+ * A designer's refund policy for a customer's cancellation of a paid reservation (a designer's own
+ * cancellation always refunds in full). Default: full refund up to 24 h before the start, 50% up to 3 h,
+ * none after. Bounds: full_refund_hours 1–168, partial_refund_hours 0–full_refund_hours,
+ * partial_refund_percent 0–100.
+ */
+struct  Yedi__Booking__RefundPolicy
+{
+  ProtobufCMessage base;
+  char *designer_id;
+  int32_t full_refund_hours;
+  int32_t partial_refund_hours;
+  int32_t partial_refund_percent;
+};
+#define YEDI__BOOKING__REFUND_POLICY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__refund_policy__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, 0, 0 }
+
+
+struct  Yedi__Booking__GetRefundPolicyRequest
+{
+  ProtobufCMessage base;
+  char *designer_id;
+};
+#define YEDI__BOOKING__GET_REFUND_POLICY_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__get_refund_policy_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Booking__UpdateRefundPolicyRequest
+{
+  ProtobufCMessage base;
+  Yedi__Booking__RefundPolicy *policy;
+};
+#define YEDI__BOOKING__UPDATE_REFUND_POLICY_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__update_refund_policy_request__descriptor) \
+    , NULL }
+
+
+/*
+ * Operators: proves that the ledger balances and that each payment's paid minus refunded equals what
+ * the provider reports.
+ */
+struct  Yedi__Booking__CheckPaymentLedgerRequest
+{
+  ProtobufCMessage base;
+  /*
+   * Also ask the provider about each payment (slower); false checks the ledger alone.
+   */
+  protobuf_c_boolean ask_provider;
+};
+#define YEDI__BOOKING__CHECK_PAYMENT_LEDGER_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__check_payment_ledger_request__descriptor) \
+    , 0 }
+
+
+struct  Yedi__Booking__LedgerProblem
+{
+  ProtobufCMessage base;
+  char *payment_id;
+  char *problem;
+};
+#define YEDI__BOOKING__LEDGER_PROBLEM__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__ledger_problem__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Booking__CheckPaymentLedgerResponse
+{
+  ProtobufCMessage base;
+  protobuf_c_boolean balanced;
+  int64_t entries;
+  int64_t payments_checked;
+  int64_t total_debit_krw;
+  int64_t total_credit_krw;
+  /*
+   * Net received (paid − refunded) over every payment, from the ledger.
+   */
+  int64_t net_krw;
+  size_t n_problems;
+  Yedi__Booking__LedgerProblem **problems;
+};
+#define YEDI__BOOKING__CHECK_PAYMENT_LEDGER_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__check_payment_ledger_response__descriptor) \
+    , 0, 0, 0, 0, 0, 0, 0,NULL }
+
+
+/*
+ * Internal, never on the wire: an outbox job of BookingService's own payment worker (a refund to confirm
+ * with the provider, a payment to reconcile, a webhook event to process).
+ */
+struct  Yedi__Booking__PaymentWork
+{
+  ProtobufCMessage base;
+  Yedi__Booking__PaymentWork__Kind kind;
+  char *payment_id;
+  char *refund_id;
+  char *event_id;
+};
+#define YEDI__BOOKING__PAYMENT_WORK__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__booking__payment_work__descriptor) \
+    , YEDI__BOOKING__PAYMENT_WORK__KIND__KIND_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 /* Yedi__Booking__Style methods */
@@ -1010,6 +1398,291 @@ Yedi__Booking__SetUpDesignerResponse *
 void   yedi__booking__set_up_designer_response__free_unpacked
                      (Yedi__Booking__SetUpDesignerResponse *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Booking__PaymentTransition methods */
+void   yedi__booking__payment_transition__init
+                     (Yedi__Booking__PaymentTransition         *message);
+size_t yedi__booking__payment_transition__get_packed_size
+                     (const Yedi__Booking__PaymentTransition   *message);
+size_t yedi__booking__payment_transition__pack
+                     (const Yedi__Booking__PaymentTransition   *message,
+                      uint8_t             *out);
+size_t yedi__booking__payment_transition__pack_to_buffer
+                     (const Yedi__Booking__PaymentTransition   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__PaymentTransition *
+       yedi__booking__payment_transition__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__payment_transition__free_unpacked
+                     (Yedi__Booking__PaymentTransition *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Booking__Refund methods */
+void   yedi__booking__refund__init
+                     (Yedi__Booking__Refund         *message);
+size_t yedi__booking__refund__get_packed_size
+                     (const Yedi__Booking__Refund   *message);
+size_t yedi__booking__refund__pack
+                     (const Yedi__Booking__Refund   *message,
+                      uint8_t             *out);
+size_t yedi__booking__refund__pack_to_buffer
+                     (const Yedi__Booking__Refund   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__Refund *
+       yedi__booking__refund__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__refund__free_unpacked
+                     (Yedi__Booking__Refund *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Booking__Payment methods */
+void   yedi__booking__payment__init
+                     (Yedi__Booking__Payment         *message);
+size_t yedi__booking__payment__get_packed_size
+                     (const Yedi__Booking__Payment   *message);
+size_t yedi__booking__payment__pack
+                     (const Yedi__Booking__Payment   *message,
+                      uint8_t             *out);
+size_t yedi__booking__payment__pack_to_buffer
+                     (const Yedi__Booking__Payment   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__Payment *
+       yedi__booking__payment__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__payment__free_unpacked
+                     (Yedi__Booking__Payment *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Booking__PreparePaymentRequest methods */
+void   yedi__booking__prepare_payment_request__init
+                     (Yedi__Booking__PreparePaymentRequest         *message);
+size_t yedi__booking__prepare_payment_request__get_packed_size
+                     (const Yedi__Booking__PreparePaymentRequest   *message);
+size_t yedi__booking__prepare_payment_request__pack
+                     (const Yedi__Booking__PreparePaymentRequest   *message,
+                      uint8_t             *out);
+size_t yedi__booking__prepare_payment_request__pack_to_buffer
+                     (const Yedi__Booking__PreparePaymentRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__PreparePaymentRequest *
+       yedi__booking__prepare_payment_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__prepare_payment_request__free_unpacked
+                     (Yedi__Booking__PreparePaymentRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Booking__ConfirmPaymentRequest methods */
+void   yedi__booking__confirm_payment_request__init
+                     (Yedi__Booking__ConfirmPaymentRequest         *message);
+size_t yedi__booking__confirm_payment_request__get_packed_size
+                     (const Yedi__Booking__ConfirmPaymentRequest   *message);
+size_t yedi__booking__confirm_payment_request__pack
+                     (const Yedi__Booking__ConfirmPaymentRequest   *message,
+                      uint8_t             *out);
+size_t yedi__booking__confirm_payment_request__pack_to_buffer
+                     (const Yedi__Booking__ConfirmPaymentRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__ConfirmPaymentRequest *
+       yedi__booking__confirm_payment_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__confirm_payment_request__free_unpacked
+                     (Yedi__Booking__ConfirmPaymentRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Booking__ListPaymentsRequest methods */
+void   yedi__booking__list_payments_request__init
+                     (Yedi__Booking__ListPaymentsRequest         *message);
+size_t yedi__booking__list_payments_request__get_packed_size
+                     (const Yedi__Booking__ListPaymentsRequest   *message);
+size_t yedi__booking__list_payments_request__pack
+                     (const Yedi__Booking__ListPaymentsRequest   *message,
+                      uint8_t             *out);
+size_t yedi__booking__list_payments_request__pack_to_buffer
+                     (const Yedi__Booking__ListPaymentsRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__ListPaymentsRequest *
+       yedi__booking__list_payments_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__list_payments_request__free_unpacked
+                     (Yedi__Booking__ListPaymentsRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Booking__SettlementLine methods */
+void   yedi__booking__settlement_line__init
+                     (Yedi__Booking__SettlementLine         *message);
+size_t yedi__booking__settlement_line__get_packed_size
+                     (const Yedi__Booking__SettlementLine   *message);
+size_t yedi__booking__settlement_line__pack
+                     (const Yedi__Booking__SettlementLine   *message,
+                      uint8_t             *out);
+size_t yedi__booking__settlement_line__pack_to_buffer
+                     (const Yedi__Booking__SettlementLine   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__SettlementLine *
+       yedi__booking__settlement_line__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__settlement_line__free_unpacked
+                     (Yedi__Booking__SettlementLine *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Booking__ListPaymentsResponse methods */
+void   yedi__booking__list_payments_response__init
+                     (Yedi__Booking__ListPaymentsResponse         *message);
+size_t yedi__booking__list_payments_response__get_packed_size
+                     (const Yedi__Booking__ListPaymentsResponse   *message);
+size_t yedi__booking__list_payments_response__pack
+                     (const Yedi__Booking__ListPaymentsResponse   *message,
+                      uint8_t             *out);
+size_t yedi__booking__list_payments_response__pack_to_buffer
+                     (const Yedi__Booking__ListPaymentsResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__ListPaymentsResponse *
+       yedi__booking__list_payments_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__list_payments_response__free_unpacked
+                     (Yedi__Booking__ListPaymentsResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Booking__RefundPolicy methods */
+void   yedi__booking__refund_policy__init
+                     (Yedi__Booking__RefundPolicy         *message);
+size_t yedi__booking__refund_policy__get_packed_size
+                     (const Yedi__Booking__RefundPolicy   *message);
+size_t yedi__booking__refund_policy__pack
+                     (const Yedi__Booking__RefundPolicy   *message,
+                      uint8_t             *out);
+size_t yedi__booking__refund_policy__pack_to_buffer
+                     (const Yedi__Booking__RefundPolicy   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__RefundPolicy *
+       yedi__booking__refund_policy__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__refund_policy__free_unpacked
+                     (Yedi__Booking__RefundPolicy *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Booking__GetRefundPolicyRequest methods */
+void   yedi__booking__get_refund_policy_request__init
+                     (Yedi__Booking__GetRefundPolicyRequest         *message);
+size_t yedi__booking__get_refund_policy_request__get_packed_size
+                     (const Yedi__Booking__GetRefundPolicyRequest   *message);
+size_t yedi__booking__get_refund_policy_request__pack
+                     (const Yedi__Booking__GetRefundPolicyRequest   *message,
+                      uint8_t             *out);
+size_t yedi__booking__get_refund_policy_request__pack_to_buffer
+                     (const Yedi__Booking__GetRefundPolicyRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__GetRefundPolicyRequest *
+       yedi__booking__get_refund_policy_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__get_refund_policy_request__free_unpacked
+                     (Yedi__Booking__GetRefundPolicyRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Booking__UpdateRefundPolicyRequest methods */
+void   yedi__booking__update_refund_policy_request__init
+                     (Yedi__Booking__UpdateRefundPolicyRequest         *message);
+size_t yedi__booking__update_refund_policy_request__get_packed_size
+                     (const Yedi__Booking__UpdateRefundPolicyRequest   *message);
+size_t yedi__booking__update_refund_policy_request__pack
+                     (const Yedi__Booking__UpdateRefundPolicyRequest   *message,
+                      uint8_t             *out);
+size_t yedi__booking__update_refund_policy_request__pack_to_buffer
+                     (const Yedi__Booking__UpdateRefundPolicyRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__UpdateRefundPolicyRequest *
+       yedi__booking__update_refund_policy_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__update_refund_policy_request__free_unpacked
+                     (Yedi__Booking__UpdateRefundPolicyRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Booking__CheckPaymentLedgerRequest methods */
+void   yedi__booking__check_payment_ledger_request__init
+                     (Yedi__Booking__CheckPaymentLedgerRequest         *message);
+size_t yedi__booking__check_payment_ledger_request__get_packed_size
+                     (const Yedi__Booking__CheckPaymentLedgerRequest   *message);
+size_t yedi__booking__check_payment_ledger_request__pack
+                     (const Yedi__Booking__CheckPaymentLedgerRequest   *message,
+                      uint8_t             *out);
+size_t yedi__booking__check_payment_ledger_request__pack_to_buffer
+                     (const Yedi__Booking__CheckPaymentLedgerRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__CheckPaymentLedgerRequest *
+       yedi__booking__check_payment_ledger_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__check_payment_ledger_request__free_unpacked
+                     (Yedi__Booking__CheckPaymentLedgerRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Booking__LedgerProblem methods */
+void   yedi__booking__ledger_problem__init
+                     (Yedi__Booking__LedgerProblem         *message);
+size_t yedi__booking__ledger_problem__get_packed_size
+                     (const Yedi__Booking__LedgerProblem   *message);
+size_t yedi__booking__ledger_problem__pack
+                     (const Yedi__Booking__LedgerProblem   *message,
+                      uint8_t             *out);
+size_t yedi__booking__ledger_problem__pack_to_buffer
+                     (const Yedi__Booking__LedgerProblem   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__LedgerProblem *
+       yedi__booking__ledger_problem__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__ledger_problem__free_unpacked
+                     (Yedi__Booking__LedgerProblem *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Booking__CheckPaymentLedgerResponse methods */
+void   yedi__booking__check_payment_ledger_response__init
+                     (Yedi__Booking__CheckPaymentLedgerResponse         *message);
+size_t yedi__booking__check_payment_ledger_response__get_packed_size
+                     (const Yedi__Booking__CheckPaymentLedgerResponse   *message);
+size_t yedi__booking__check_payment_ledger_response__pack
+                     (const Yedi__Booking__CheckPaymentLedgerResponse   *message,
+                      uint8_t             *out);
+size_t yedi__booking__check_payment_ledger_response__pack_to_buffer
+                     (const Yedi__Booking__CheckPaymentLedgerResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__CheckPaymentLedgerResponse *
+       yedi__booking__check_payment_ledger_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__check_payment_ledger_response__free_unpacked
+                     (Yedi__Booking__CheckPaymentLedgerResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Booking__PaymentWork methods */
+void   yedi__booking__payment_work__init
+                     (Yedi__Booking__PaymentWork         *message);
+size_t yedi__booking__payment_work__get_packed_size
+                     (const Yedi__Booking__PaymentWork   *message);
+size_t yedi__booking__payment_work__pack
+                     (const Yedi__Booking__PaymentWork   *message,
+                      uint8_t             *out);
+size_t yedi__booking__payment_work__pack_to_buffer
+                     (const Yedi__Booking__PaymentWork   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Booking__PaymentWork *
+       yedi__booking__payment_work__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__booking__payment_work__free_unpacked
+                     (Yedi__Booking__PaymentWork *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Yedi__Booking__Style_Closure)
@@ -1090,6 +1763,51 @@ typedef void (*Yedi__Booking__SetUpDesignerRequest_Closure)
 typedef void (*Yedi__Booking__SetUpDesignerResponse_Closure)
                  (const Yedi__Booking__SetUpDesignerResponse *message,
                   void *closure_data);
+typedef void (*Yedi__Booking__PaymentTransition_Closure)
+                 (const Yedi__Booking__PaymentTransition *message,
+                  void *closure_data);
+typedef void (*Yedi__Booking__Refund_Closure)
+                 (const Yedi__Booking__Refund *message,
+                  void *closure_data);
+typedef void (*Yedi__Booking__Payment_Closure)
+                 (const Yedi__Booking__Payment *message,
+                  void *closure_data);
+typedef void (*Yedi__Booking__PreparePaymentRequest_Closure)
+                 (const Yedi__Booking__PreparePaymentRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Booking__ConfirmPaymentRequest_Closure)
+                 (const Yedi__Booking__ConfirmPaymentRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Booking__ListPaymentsRequest_Closure)
+                 (const Yedi__Booking__ListPaymentsRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Booking__SettlementLine_Closure)
+                 (const Yedi__Booking__SettlementLine *message,
+                  void *closure_data);
+typedef void (*Yedi__Booking__ListPaymentsResponse_Closure)
+                 (const Yedi__Booking__ListPaymentsResponse *message,
+                  void *closure_data);
+typedef void (*Yedi__Booking__RefundPolicy_Closure)
+                 (const Yedi__Booking__RefundPolicy *message,
+                  void *closure_data);
+typedef void (*Yedi__Booking__GetRefundPolicyRequest_Closure)
+                 (const Yedi__Booking__GetRefundPolicyRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Booking__UpdateRefundPolicyRequest_Closure)
+                 (const Yedi__Booking__UpdateRefundPolicyRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Booking__CheckPaymentLedgerRequest_Closure)
+                 (const Yedi__Booking__CheckPaymentLedgerRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Booking__LedgerProblem_Closure)
+                 (const Yedi__Booking__LedgerProblem *message,
+                  void *closure_data);
+typedef void (*Yedi__Booking__CheckPaymentLedgerResponse_Closure)
+                 (const Yedi__Booking__CheckPaymentLedgerResponse *message,
+                  void *closure_data);
+typedef void (*Yedi__Booking__PaymentWork_Closure)
+                 (const Yedi__Booking__PaymentWork *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -1153,6 +1871,30 @@ struct Yedi__Booking__BookingService_Service
                      const Yedi__Common__PurgeUserRequest *input,
                      Yedi__Common__PurgeUserResponse_Closure closure,
                      void *closure_data);
+  void (*prepare_payment)(Yedi__Booking__BookingService_Service *service,
+                          const Yedi__Booking__PreparePaymentRequest *input,
+                          Yedi__Booking__Payment_Closure closure,
+                          void *closure_data);
+  void (*confirm_payment)(Yedi__Booking__BookingService_Service *service,
+                          const Yedi__Booking__ConfirmPaymentRequest *input,
+                          Yedi__Booking__Payment_Closure closure,
+                          void *closure_data);
+  void (*list_payments)(Yedi__Booking__BookingService_Service *service,
+                        const Yedi__Booking__ListPaymentsRequest *input,
+                        Yedi__Booking__ListPaymentsResponse_Closure closure,
+                        void *closure_data);
+  void (*get_refund_policy)(Yedi__Booking__BookingService_Service *service,
+                            const Yedi__Booking__GetRefundPolicyRequest *input,
+                            Yedi__Booking__RefundPolicy_Closure closure,
+                            void *closure_data);
+  void (*update_refund_policy)(Yedi__Booking__BookingService_Service *service,
+                               const Yedi__Booking__UpdateRefundPolicyRequest *input,
+                               Yedi__Booking__RefundPolicy_Closure closure,
+                               void *closure_data);
+  void (*check_payment_ledger)(Yedi__Booking__BookingService_Service *service,
+                               const Yedi__Booking__CheckPaymentLedgerRequest *input,
+                               Yedi__Booking__CheckPaymentLedgerResponse_Closure closure,
+                               void *closure_data);
 };
 typedef void (*Yedi__Booking__BookingService_ServiceDestroy)(Yedi__Booking__BookingService_Service *);
 void yedi__booking__booking_service__init (Yedi__Booking__BookingService_Service *service,
@@ -1174,7 +1916,13 @@ void yedi__booking__booking_service__init (Yedi__Booking__BookingService_Service
       function_prefix__ ## get_month_calendar,\
       function_prefix__ ## get_reservation,\
       function_prefix__ ## set_up_designer,\
-      function_prefix__ ## purge_user  }
+      function_prefix__ ## purge_user,\
+      function_prefix__ ## prepare_payment,\
+      function_prefix__ ## confirm_payment,\
+      function_prefix__ ## list_payments,\
+      function_prefix__ ## get_refund_policy,\
+      function_prefix__ ## update_refund_policy,\
+      function_prefix__ ## check_payment_ledger  }
 void yedi__booking__booking_service__get_schedule(ProtobufCService *service,
                                                   const Yedi__Booking__GetScheduleRequest *input,
                                                   Yedi__Booking__Schedule_Closure closure,
@@ -1231,13 +1979,41 @@ void yedi__booking__booking_service__purge_user(ProtobufCService *service,
                                                 const Yedi__Common__PurgeUserRequest *input,
                                                 Yedi__Common__PurgeUserResponse_Closure closure,
                                                 void *closure_data);
+void yedi__booking__booking_service__prepare_payment(ProtobufCService *service,
+                                                     const Yedi__Booking__PreparePaymentRequest *input,
+                                                     Yedi__Booking__Payment_Closure closure,
+                                                     void *closure_data);
+void yedi__booking__booking_service__confirm_payment(ProtobufCService *service,
+                                                     const Yedi__Booking__ConfirmPaymentRequest *input,
+                                                     Yedi__Booking__Payment_Closure closure,
+                                                     void *closure_data);
+void yedi__booking__booking_service__list_payments(ProtobufCService *service,
+                                                   const Yedi__Booking__ListPaymentsRequest *input,
+                                                   Yedi__Booking__ListPaymentsResponse_Closure closure,
+                                                   void *closure_data);
+void yedi__booking__booking_service__get_refund_policy(ProtobufCService *service,
+                                                       const Yedi__Booking__GetRefundPolicyRequest *input,
+                                                       Yedi__Booking__RefundPolicy_Closure closure,
+                                                       void *closure_data);
+void yedi__booking__booking_service__update_refund_policy(ProtobufCService *service,
+                                                          const Yedi__Booking__UpdateRefundPolicyRequest *input,
+                                                          Yedi__Booking__RefundPolicy_Closure closure,
+                                                          void *closure_data);
+void yedi__booking__booking_service__check_payment_ledger(ProtobufCService *service,
+                                                          const Yedi__Booking__CheckPaymentLedgerRequest *input,
+                                                          Yedi__Booking__CheckPaymentLedgerResponse_Closure closure,
+                                                          void *closure_data);
 
 /* --- descriptors --- */
 
 extern const ProtobufCEnumDescriptor    yedi__booking__weekday__descriptor;
 extern const ProtobufCEnumDescriptor    yedi__booking__reservation_status__descriptor;
+extern const ProtobufCEnumDescriptor    yedi__booking__cancel_reason__descriptor;
+extern const ProtobufCEnumDescriptor    yedi__booking__cancelled_by__descriptor;
 extern const ProtobufCEnumDescriptor    yedi__booking__reservation_filter__descriptor;
 extern const ProtobufCEnumDescriptor    yedi__booking__slot_state__descriptor;
+extern const ProtobufCEnumDescriptor    yedi__booking__payment_status__descriptor;
+extern const ProtobufCEnumDescriptor    yedi__booking__refund_status__descriptor;
 extern const ProtobufCMessageDescriptor yedi__booking__style__descriptor;
 extern const ProtobufCMessageDescriptor yedi__booking__time_range__descriptor;
 extern const ProtobufCMessageDescriptor yedi__booking__schedule__descriptor;
@@ -1264,6 +2040,22 @@ extern const ProtobufCMessageDescriptor yedi__booking__get_month_calendar_respon
 extern const ProtobufCMessageDescriptor yedi__booking__get_reservation_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__booking__set_up_designer_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__booking__set_up_designer_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__payment_transition__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__refund__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__payment__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__prepare_payment_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__confirm_payment_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__list_payments_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__settlement_line__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__list_payments_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__refund_policy__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__get_refund_policy_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__update_refund_policy_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__check_payment_ledger_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__ledger_problem__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__check_payment_ledger_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__booking__payment_work__descriptor;
+extern const ProtobufCEnumDescriptor    yedi__booking__payment_work__kind__descriptor;
 extern const ProtobufCServiceDescriptor yedi__booking__booking_service__descriptor;
 
 PROTOBUF_C__END_DECLS

@@ -43,6 +43,8 @@ public struct ServiceConfiguration: Sendable {
     public var appsFolder: String? = nil
     /// The real mail, SMS and push providers configured (`--mail-api-url` & co.); none: development files.
     public var senders: OutsideSenderSettings = .development
+    /// The payment gateway (`--payment-api-url` & co.); none: the development provider.
+    public var payments: PaymentSettings = .development
 
     /// Reads `options` over `environment` (`YEDI_…` variables) over `defaults`; throws a
     /// `ConfigurationError` naming the first bad option.
@@ -158,7 +160,8 @@ public struct ServiceConfiguration: Sendable {
             quotas: quotas,
             retention: retention,
             appsFolder: appsFolder.isEmpty ? nil : appsFolder,
-            senders: try OutsideSenderSettings.resolve(options, reader: reader)
+            senders: try OutsideSenderSettings.resolve(options, reader: reader),
+            payments: try PaymentSettings.resolve(options, reader: reader)
         )
     }
 

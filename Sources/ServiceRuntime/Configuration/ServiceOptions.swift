@@ -170,5 +170,35 @@ public struct ServiceOptions: ParsableArguments {
             """)
     public var pushAccessTokenFile: String?
 
+    @Option(
+        help: """
+            BookingService: base URL of Toss Payments' API v1 (https://api.tosspayments.com); unset, the \
+            development provider takes payments (docs/payments.md). (YEDI_PAYMENT_API_URL)
+            """)
+    public var paymentApiUrl: String?
+
+    @Option(
+        help: """
+            File with the payment secret key; or the key itself in YEDI_PAYMENT_SECRET_KEY. \
+            (YEDI_PAYMENT_SECRET_KEY_FILE)
+            """)
+    public var paymentSecretKeyFile: String?
+
+    @Option(help: "The payment client key the app opens the payment UI with. (YEDI_PAYMENT_CLIENT_KEY)")
+    public var paymentClientKey: String?
+
+    @Option(help: "BookingService: the payment webhook's port; unset, no webhook. (YEDI_PAYMENT_WEBHOOK_PORT)")
+    public var paymentWebhookPort: String?
+
+    @Option(help: "The payment webhook's address. (YEDI_PAYMENT_WEBHOOK_HOST; default 127.0.0.1)")
+    public var paymentWebhookHost: String?
+
+    @Option(
+        help: """
+            File with the secret the provider signs webhooks with; or the secret itself in \
+            YEDI_PAYMENT_WEBHOOK_SECRET. (YEDI_PAYMENT_WEBHOOK_SECRET_FILE)
+            """)
+    public var paymentWebhookSecretFile: String?
+
     public init() {}
 }

@@ -79,7 +79,21 @@ public final class Outbox: Sendable {
     }
 
     private func register(_ sender: any OutboxSender, for kind: OutsideMessageKind) {
-        senders.withLockedValue { $0[kind.destination] = sender }
+        register(sender, destination: kind.destination)
+    }
+
+    /// Delivers the jobs of a service's own in-process `destination` through `sender`: work that must reach
+    /// outside after a commit, retried until done (BookingService's payment worker: refunds to confirm with
+    /// the gateway, payments to reconcile, webhook events). Not a peer's name, nor mail, sms or push.
+    public func register(_ sender: any OutboxSender, destination: String) {
+        senders.withLockedValue { $0[destination] = sender }
+    }
+
+    /// Adds a job for the in-process `destination` to the transaction `db` belongs to; `sender` gets
+    /// `message`'s bytes once the transaction commits.
+    @discardableResult
+    public func enqueue(in db: Database, destination: String, message: some ProtoMessage) throws -> String {
+        try enqueue(in: db, destination: destination, payload: message)
     }
 
     /// Adds a mail job to the transaction `db` belongs to; it is sent once that transaction commits,

@@ -86,6 +86,94 @@ extension YediBooking {
 }
 
 extension YediBooking {
+    /// Why a reservation was cancelled: a short catalogue (the app shows it as a list) plus free text.
+    public enum CancelReason: ProtoEnum {
+        /// None given.
+        case unspecified
+        /// 일정 변경
+        case scheduleChange
+        /// 단순 변심
+        case changedMind
+        /// 건강 문제
+        case health
+        /// 매장 사정 (the designer's)
+        case shopCircumstances
+        /// 기타: the note says why (required with it)
+        case other
+        /// Set by the service only: the payment hold ran out unpaid, the slot was released.
+        case paymentExpired
+        /// A value this build does not know, kept as is so that it survives a round trip.
+        case unrecognized(Int32)
+
+        public static let schema = EnumSchema.named("yedi.booking.CancelReason")
+
+        public static let knownCases: [CancelReason] = [.unspecified, .scheduleChange, .changedMind, .health, .shopCircumstances, .other, .paymentExpired]
+
+        public init(rawValue: Int32) {
+            switch rawValue {
+            case 0: self = .unspecified
+            case 1: self = .scheduleChange
+            case 2: self = .changedMind
+            case 3: self = .health
+            case 4: self = .shopCircumstances
+            case 5: self = .other
+            case 6: self = .paymentExpired
+            default: self = .unrecognized(rawValue)
+            }
+        }
+
+        public var rawValue: Int32 {
+            switch self {
+            case .unspecified: 0
+            case .scheduleChange: 1
+            case .changedMind: 2
+            case .health: 3
+            case .shopCircumstances: 4
+            case .other: 5
+            case .paymentExpired: 6
+            case .unrecognized(let value): value
+            }
+        }
+    }
+}
+
+extension YediBooking {
+    public enum CancelledBy: ProtoEnum {
+        case unspecified
+        case customer
+        case designer
+        /// The service (an unpaid payment hold released).
+        case service
+        /// A value this build does not know, kept as is so that it survives a round trip.
+        case unrecognized(Int32)
+
+        public static let schema = EnumSchema.named("yedi.booking.CancelledBy")
+
+        public static let knownCases: [CancelledBy] = [.unspecified, .customer, .designer, .service]
+
+        public init(rawValue: Int32) {
+            switch rawValue {
+            case 0: self = .unspecified
+            case 1: self = .customer
+            case 2: self = .designer
+            case 3: self = .service
+            default: self = .unrecognized(rawValue)
+            }
+        }
+
+        public var rawValue: Int32 {
+            switch self {
+            case .unspecified: 0
+            case .customer: 1
+            case .designer: 2
+            case .service: 3
+            case .unrecognized(let value): value
+            }
+        }
+    }
+}
+
+extension YediBooking {
     public enum ReservationFilter: ProtoEnum {
         case unspecified
         /// Confirmed, start after now, soonest first.
@@ -155,6 +243,92 @@ extension YediBooking {
             case .booked: 2
             case .`break`: 3
             case .past: 4
+            case .unrecognized(let value): value
+            }
+        }
+    }
+}
+
+extension YediBooking {
+    /// A payment's states: prepared → confirming → paid → partially/fully refunded; prepared → expired;
+    /// confirming → failed.
+    public enum PaymentStatus: ProtoEnum {
+        case unspecified
+        /// Created for the reservation's price; the slot is held until hold_until_ms.
+        case prepared
+        /// The server is confirming it with the provider (or will find out by reconciliation).
+        case confirming
+        case paid
+        case partiallyRefunded
+        case refunded
+        /// The hold ran out before a confirmation: nothing was charged, the slot was released.
+        case expired
+        /// The provider declined it (failure_code says why); nothing was charged.
+        case failed
+        /// A value this build does not know, kept as is so that it survives a round trip.
+        case unrecognized(Int32)
+
+        public static let schema = EnumSchema.named("yedi.booking.PaymentStatus")
+
+        public static let knownCases: [PaymentStatus] = [.unspecified, .prepared, .confirming, .paid, .partiallyRefunded, .refunded, .expired, .failed]
+
+        public init(rawValue: Int32) {
+            switch rawValue {
+            case 0: self = .unspecified
+            case 1: self = .prepared
+            case 2: self = .confirming
+            case 3: self = .paid
+            case 4: self = .partiallyRefunded
+            case 5: self = .refunded
+            case 6: self = .expired
+            case 7: self = .failed
+            default: self = .unrecognized(rawValue)
+            }
+        }
+
+        public var rawValue: Int32 {
+            switch self {
+            case .unspecified: 0
+            case .prepared: 1
+            case .confirming: 2
+            case .paid: 3
+            case .partiallyRefunded: 4
+            case .refunded: 5
+            case .expired: 6
+            case .failed: 7
+            case .unrecognized(let value): value
+            }
+        }
+    }
+}
+
+extension YediBooking {
+    public enum RefundStatus: ProtoEnum {
+        case unspecified
+        /// Recorded; the provider has not confirmed it yet (the outbox retries until it does).
+        case requested
+        case done
+        /// A value this build does not know, kept as is so that it survives a round trip.
+        case unrecognized(Int32)
+
+        public static let schema = EnumSchema.named("yedi.booking.RefundStatus")
+
+        public static let knownCases: [RefundStatus] = [.unspecified, .requested, .done]
+
+        public init(rawValue: Int32) {
+            switch rawValue {
+            case 0: self = .unspecified
+            case 1: self = .requested
+            case 2: self = .done
+            default: self = .unrecognized(rawValue)
+            }
+        }
+
+        public var rawValue: Int32 {
+            switch self {
+            case .unspecified: 0
+            case .requested: 1
+            case .done: 2
             case .unrecognized(let value): value
             }
         }
@@ -567,7 +741,22 @@ extension YediBooking {
         /// 0 unless cancelled.
         public var cancelledAtMs: Int64
 
-        public init(id: String = "", customerID: String = "", designerID: String = "", startAtMs: Int64 = 0, styles: [YediBooking.Style] = [], totalPriceKRW: Int64 = 0, status: YediBooking.ReservationStatus = .unspecified, createdAtMs: Int64 = 0, daysLeft: Int32 = 0, endAtMs: Int64 = 0, timeZone: String = "", cancelledAtMs: Int64 = 0) {
+        /// The reservation's latest payment (UNSPECIFIED: none was prepared; the customer may pay at the shop).
+        public var paymentStatus: YediBooking.PaymentStatus
+
+        /// What the customer paid and got back, in KRW (docs/payments.md).
+        public var paidKRW: Int64
+
+        public var refundedKRW: Int64
+
+        /// Why it was cancelled, shown to the other party: the canceller's reason and note, and who cancelled.
+        public var cancelReason: YediBooking.CancelReason
+
+        public var cancelNote: String
+
+        public var cancelledBy: YediBooking.CancelledBy
+
+        public init(id: String = "", customerID: String = "", designerID: String = "", startAtMs: Int64 = 0, styles: [YediBooking.Style] = [], totalPriceKRW: Int64 = 0, status: YediBooking.ReservationStatus = .unspecified, createdAtMs: Int64 = 0, daysLeft: Int32 = 0, endAtMs: Int64 = 0, timeZone: String = "", cancelledAtMs: Int64 = 0, paymentStatus: YediBooking.PaymentStatus = .unspecified, paidKRW: Int64 = 0, refundedKRW: Int64 = 0, cancelReason: YediBooking.CancelReason = .unspecified, cancelNote: String = "", cancelledBy: YediBooking.CancelledBy = .unspecified) {
             self.id = id
             self.customerID = customerID
             self.designerID = designerID
@@ -580,6 +769,12 @@ extension YediBooking {
             self.endAtMs = endAtMs
             self.timeZone = timeZone
             self.cancelledAtMs = cancelledAtMs
+            self.paymentStatus = paymentStatus
+            self.paidKRW = paidKRW
+            self.refundedKRW = refundedKRW
+            self.cancelReason = cancelReason
+            self.cancelNote = cancelNote
+            self.cancelledBy = cancelledBy
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -595,6 +790,12 @@ extension YediBooking {
             try encoder.write(self.endAtMs, at: 10)
             try encoder.write(self.timeZone, at: 11)
             try encoder.write(self.cancelledAtMs, at: 12)
+            try encoder.write(self.paymentStatus, at: 13)
+            try encoder.write(self.paidKRW, at: 14)
+            try encoder.write(self.refundedKRW, at: 15)
+            try encoder.write(self.cancelReason, at: 16)
+            try encoder.write(self.cancelNote, at: 17)
+            try encoder.write(self.cancelledBy, at: 18)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -610,6 +811,12 @@ extension YediBooking {
             self.endAtMs = try decoder.read(at: 10)
             self.timeZone = try decoder.read(at: 11)
             self.cancelledAtMs = try decoder.read(at: 12)
+            self.paymentStatus = try decoder.read(at: 13)
+            self.paidKRW = try decoder.read(at: 14)
+            self.refundedKRW = try decoder.read(at: 15)
+            self.cancelReason = try decoder.read(at: 16)
+            self.cancelNote = try decoder.read(at: 17)
+            self.cancelledBy = try decoder.read(at: 18)
         }
     }
 }
@@ -661,17 +868,30 @@ extension YediBooking {
 
         public var reservationID: String
 
-        public init(reservationID: String = "") {
+        /// Optional: a reason of the catalogue (PAYMENT_EXPIRED is the service's own) and up to 200 characters
+        /// of free text (required with OTHER), shown to the other party.
+        public var reason: YediBooking.CancelReason
+
+        public var note: String
+
+        public init(reservationID: String = "", reason: YediBooking.CancelReason = .unspecified, note: String = "") {
             self.reservationID = reservationID
+            self.reason = reason
+            self.note = note
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
             try encoder.write(self.reservationID, at: 1)
+            try encoder.write(self.reason, at: 2)
+            try encoder.write(self.note, at: 3)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             try decoder.limit(at: 1, maxBytes: 128)
             self.reservationID = try decoder.read(at: 1)
+            self.reason = try decoder.read(at: 2)
+            try decoder.limit(at: 3, maxBytes: 1024)
+            self.note = try decoder.read(at: 3)
         }
     }
 }
@@ -964,6 +1184,600 @@ extension YediBooking {
 }
 
 extension YediBooking {
+    public struct PaymentTransition: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.PaymentTransition")
+
+        public var status: YediBooking.PaymentStatus
+
+        public var atMs: Int64
+
+        public init(status: YediBooking.PaymentStatus = .unspecified, atMs: Int64 = 0) {
+            self.status = status
+            self.atMs = atMs
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.status, at: 1)
+            try encoder.write(self.atMs, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.status = try decoder.read(at: 1)
+            self.atMs = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediBooking {
+    public struct Refund: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.Refund")
+
+        public var id: String
+
+        public var amountKRW: Int64
+
+        public var status: YediBooking.RefundStatus
+
+        /// "policy: 50% 3–24 h before the start", "designer cancelled", "slot lost while confirming".
+        public var reason: String
+
+        public var requestedAtMs: Int64
+
+        public var doneAtMs: Int64
+
+        public init(id: String = "", amountKRW: Int64 = 0, status: YediBooking.RefundStatus = .unspecified, reason: String = "", requestedAtMs: Int64 = 0, doneAtMs: Int64 = 0) {
+            self.id = id
+            self.amountKRW = amountKRW
+            self.status = status
+            self.reason = reason
+            self.requestedAtMs = requestedAtMs
+            self.doneAtMs = doneAtMs
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.id, at: 1)
+            try encoder.write(self.amountKRW, at: 2)
+            try encoder.write(self.status, at: 3)
+            try encoder.write(self.reason, at: 4)
+            try encoder.write(self.requestedAtMs, at: 5)
+            try encoder.write(self.doneAtMs, at: 6)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.id = try decoder.read(at: 1)
+            self.amountKRW = try decoder.read(at: 2)
+            self.status = try decoder.read(at: 3)
+            self.reason = try decoder.read(at: 4)
+            self.requestedAtMs = try decoder.read(at: 5)
+            self.doneAtMs = try decoder.read(at: 6)
+        }
+    }
+}
+
+extension YediBooking {
+    public struct Payment: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.Payment")
+
+        public var id: String
+
+        /// What the client gives the provider's UI (with amount_krw and order_name).
+        public var orderID: String
+
+        public var reservationID: String
+
+        /// "" once the account was deleted (the record is kept for accounting, docs/payments.md).
+        public var customerID: String
+
+        public var designerID: String
+
+        public var amountKRW: Int64
+
+        public var status: YediBooking.PaymentStatus
+
+        public var refundedKRW: Int64
+
+        /// "레이어드컷 외 1건"
+        public var orderName: String
+
+        public var createdAtMs: Int64
+
+        /// The slot is held for the payment until then.
+        public var holdUntilMs: Int64
+
+        public var paidAtMs: Int64
+
+        /// The provider's code when FAILED (NOT_ENOUGH_BALANCE, INVALID_CARD_EXPIRATION, …).
+        public var failureCode: String
+
+        public var failureMessage: String
+
+        /// Every state with its time, oldest first.
+        public var transitions: [YediBooking.PaymentTransition]
+
+        public var refunds: [YediBooking.Refund]
+
+        /// The provider's name ("development", "toss") and, for the development provider, which payment keys
+        /// it approves.
+        public var provider: String
+
+        public var checkoutHint: String
+
+        public init(id: String = "", orderID: String = "", reservationID: String = "", customerID: String = "", designerID: String = "", amountKRW: Int64 = 0, status: YediBooking.PaymentStatus = .unspecified, refundedKRW: Int64 = 0, orderName: String = "", createdAtMs: Int64 = 0, holdUntilMs: Int64 = 0, paidAtMs: Int64 = 0, failureCode: String = "", failureMessage: String = "", transitions: [YediBooking.PaymentTransition] = [], refunds: [YediBooking.Refund] = [], provider: String = "", checkoutHint: String = "") {
+            self.id = id
+            self.orderID = orderID
+            self.reservationID = reservationID
+            self.customerID = customerID
+            self.designerID = designerID
+            self.amountKRW = amountKRW
+            self.status = status
+            self.refundedKRW = refundedKRW
+            self.orderName = orderName
+            self.createdAtMs = createdAtMs
+            self.holdUntilMs = holdUntilMs
+            self.paidAtMs = paidAtMs
+            self.failureCode = failureCode
+            self.failureMessage = failureMessage
+            self.transitions = transitions
+            self.refunds = refunds
+            self.provider = provider
+            self.checkoutHint = checkoutHint
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.id, at: 1)
+            try encoder.write(self.orderID, at: 2)
+            try encoder.write(self.reservationID, at: 3)
+            try encoder.write(self.customerID, at: 4)
+            try encoder.write(self.designerID, at: 5)
+            try encoder.write(self.amountKRW, at: 6)
+            try encoder.write(self.status, at: 7)
+            try encoder.write(self.refundedKRW, at: 8)
+            try encoder.write(self.orderName, at: 9)
+            try encoder.write(self.createdAtMs, at: 10)
+            try encoder.write(self.holdUntilMs, at: 11)
+            try encoder.write(self.paidAtMs, at: 12)
+            try encoder.write(self.failureCode, at: 13)
+            try encoder.write(self.failureMessage, at: 14)
+            try encoder.write(self.transitions, at: 15)
+            try encoder.write(self.refunds, at: 16)
+            try encoder.write(self.provider, at: 17)
+            try encoder.write(self.checkoutHint, at: 18)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.id = try decoder.read(at: 1)
+            self.orderID = try decoder.read(at: 2)
+            self.reservationID = try decoder.read(at: 3)
+            self.customerID = try decoder.read(at: 4)
+            self.designerID = try decoder.read(at: 5)
+            self.amountKRW = try decoder.read(at: 6)
+            self.status = try decoder.read(at: 7)
+            self.refundedKRW = try decoder.read(at: 8)
+            self.orderName = try decoder.read(at: 9)
+            self.createdAtMs = try decoder.read(at: 10)
+            self.holdUntilMs = try decoder.read(at: 11)
+            self.paidAtMs = try decoder.read(at: 12)
+            self.failureCode = try decoder.read(at: 13)
+            self.failureMessage = try decoder.read(at: 14)
+            self.transitions = try decoder.read(at: 15)
+            self.refunds = try decoder.read(at: 16)
+            self.provider = try decoder.read(at: 17)
+            self.checkoutHint = try decoder.read(at: 18)
+        }
+    }
+}
+
+extension YediBooking {
+    public struct PreparePaymentRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.PreparePaymentRequest")
+
+        public var reservationID: String
+
+        public init(reservationID: String = "") {
+            self.reservationID = reservationID
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.reservationID, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
+            self.reservationID = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediBooking {
+    public struct ConfirmPaymentRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.ConfirmPaymentRequest")
+
+        public var orderID: String
+
+        /// From the provider's UI: 1–200 ASCII letters, digits, '-' and '_'.
+        public var paymentKey: String
+
+        /// Must equal the prepared amount (FAILED_PRECONDITION otherwise; nothing is charged).
+        public var amountKRW: Int64
+
+        public init(orderID: String = "", paymentKey: String = "", amountKRW: Int64 = 0) {
+            self.orderID = orderID
+            self.paymentKey = paymentKey
+            self.amountKRW = amountKRW
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.orderID, at: 1)
+            try encoder.write(self.paymentKey, at: 2)
+            try encoder.write(self.amountKRW, at: 3)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
+            self.orderID = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 256)
+            self.paymentKey = try decoder.read(at: 2)
+            self.amountKRW = try decoder.read(at: 3)
+        }
+    }
+}
+
+extension YediBooking {
+    /// The caller's payments, newest first: a customer's own, or those a designer received. A designer also
+    /// gets the settlement statement of one month (the current one in Seoul by default).
+    public struct ListPaymentsRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.ListPaymentsRequest")
+
+        public var page: YediCommon.PageRequest?
+
+        /// A designer's statement month: 2000–2200 and 1–12, or both 0 for the current month.
+        public var year: Int32
+
+        public var month: Int32
+
+        public init(page: YediCommon.PageRequest? = nil, year: Int32 = 0, month: Int32 = 0) {
+            self.page = page
+            self.year = year
+            self.month = month
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.page, at: 1)
+            try encoder.write(self.year, at: 2)
+            try encoder.write(self.month, at: 3)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.page = try decoder.read(at: 1)
+            self.year = try decoder.read(at: 2)
+            self.month = try decoder.read(at: 3)
+        }
+    }
+}
+
+extension YediBooking {
+    public struct SettlementLine: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.SettlementLine")
+
+        /// "2027-03-10" for a day, "2027-03" for the month.
+        public var period: String
+
+        public var receivedKRW: Int64
+
+        public var refundedKRW: Int64
+
+        public var netKRW: Int64
+
+        public init(period: String = "", receivedKRW: Int64 = 0, refundedKRW: Int64 = 0, netKRW: Int64 = 0) {
+            self.period = period
+            self.receivedKRW = receivedKRW
+            self.refundedKRW = refundedKRW
+            self.netKRW = netKRW
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.period, at: 1)
+            try encoder.write(self.receivedKRW, at: 2)
+            try encoder.write(self.refundedKRW, at: 3)
+            try encoder.write(self.netKRW, at: 4)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.period = try decoder.read(at: 1)
+            self.receivedKRW = try decoder.read(at: 2)
+            self.refundedKRW = try decoder.read(at: 3)
+            self.netKRW = try decoder.read(at: 4)
+        }
+    }
+}
+
+extension YediBooking {
+    public struct ListPaymentsResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.ListPaymentsResponse")
+
+        public var payments: [YediBooking.Payment]
+
+        public var page: YediCommon.PageInfo?
+
+        /// Designers only: each day of the month with money moving, and the month.
+        public var days: [YediBooking.SettlementLine]
+
+        public var month: YediBooking.SettlementLine?
+
+        public init(payments: [YediBooking.Payment] = [], page: YediCommon.PageInfo? = nil, days: [YediBooking.SettlementLine] = [], month: YediBooking.SettlementLine? = nil) {
+            self.payments = payments
+            self.page = page
+            self.days = days
+            self.month = month
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.payments, at: 1)
+            try encoder.write(self.page, at: 2)
+            try encoder.write(self.days, at: 3)
+            try encoder.write(self.month, at: 4)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.payments = try decoder.read(at: 1)
+            self.page = try decoder.read(at: 2)
+            self.days = try decoder.read(at: 3)
+            self.month = try decoder.read(at: 4)
+        }
+    }
+}
+
+extension YediBooking {
+    /// A designer's refund policy for a customer's cancellation of a paid reservation (a designer's own
+    /// cancellation always refunds in full). Default: full refund up to 24 h before the start, 50% up to 3 h,
+    /// none after. Bounds: full_refund_hours 1–168, partial_refund_hours 0–full_refund_hours,
+    /// partial_refund_percent 0–100.
+    public struct RefundPolicy: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.RefundPolicy")
+
+        public var designerID: String
+
+        public var fullRefundHours: Int32
+
+        public var partialRefundHours: Int32
+
+        public var partialRefundPercent: Int32
+
+        public init(designerID: String = "", fullRefundHours: Int32 = 0, partialRefundHours: Int32 = 0, partialRefundPercent: Int32 = 0) {
+            self.designerID = designerID
+            self.fullRefundHours = fullRefundHours
+            self.partialRefundHours = partialRefundHours
+            self.partialRefundPercent = partialRefundPercent
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.designerID, at: 1)
+            try encoder.write(self.fullRefundHours, at: 2)
+            try encoder.write(self.partialRefundHours, at: 3)
+            try encoder.write(self.partialRefundPercent, at: 4)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
+            self.designerID = try decoder.read(at: 1)
+            self.fullRefundHours = try decoder.read(at: 2)
+            self.partialRefundHours = try decoder.read(at: 3)
+            self.partialRefundPercent = try decoder.read(at: 4)
+        }
+    }
+}
+
+extension YediBooking {
+    public struct GetRefundPolicyRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.GetRefundPolicyRequest")
+
+        public var designerID: String
+
+        public init(designerID: String = "") {
+            self.designerID = designerID
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.designerID, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
+            self.designerID = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediBooking {
+    public struct UpdateRefundPolicyRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.UpdateRefundPolicyRequest")
+
+        public var policy: YediBooking.RefundPolicy?
+
+        public init(policy: YediBooking.RefundPolicy? = nil) {
+            self.policy = policy
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.policy, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.policy = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediBooking {
+    /// Operators: proves that the ledger balances and that each payment's paid minus refunded equals what
+    /// the provider reports.
+    public struct CheckPaymentLedgerRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.CheckPaymentLedgerRequest")
+
+        /// Also ask the provider about each payment (slower); false checks the ledger alone.
+        public var askProvider: Bool
+
+        public init(askProvider: Bool = false) {
+            self.askProvider = askProvider
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.askProvider, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.askProvider = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediBooking {
+    public struct LedgerProblem: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.LedgerProblem")
+
+        public var paymentID: String
+
+        public var problem: String
+
+        public init(paymentID: String = "", problem: String = "") {
+            self.paymentID = paymentID
+            self.problem = problem
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.paymentID, at: 1)
+            try encoder.write(self.problem, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.paymentID = try decoder.read(at: 1)
+            self.problem = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediBooking {
+    public struct CheckPaymentLedgerResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.CheckPaymentLedgerResponse")
+
+        public var balanced: Bool
+
+        public var entries: Int64
+
+        public var paymentsChecked: Int64
+
+        public var totalDebitKRW: Int64
+
+        public var totalCreditKRW: Int64
+
+        /// Net received (paid − refunded) over every payment, from the ledger.
+        public var netKRW: Int64
+
+        public var problems: [YediBooking.LedgerProblem]
+
+        public init(balanced: Bool = false, entries: Int64 = 0, paymentsChecked: Int64 = 0, totalDebitKRW: Int64 = 0, totalCreditKRW: Int64 = 0, netKRW: Int64 = 0, problems: [YediBooking.LedgerProblem] = []) {
+            self.balanced = balanced
+            self.entries = entries
+            self.paymentsChecked = paymentsChecked
+            self.totalDebitKRW = totalDebitKRW
+            self.totalCreditKRW = totalCreditKRW
+            self.netKRW = netKRW
+            self.problems = problems
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.balanced, at: 1)
+            try encoder.write(self.entries, at: 2)
+            try encoder.write(self.paymentsChecked, at: 3)
+            try encoder.write(self.totalDebitKRW, at: 4)
+            try encoder.write(self.totalCreditKRW, at: 5)
+            try encoder.write(self.netKRW, at: 6)
+            try encoder.write(self.problems, at: 7)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.balanced = try decoder.read(at: 1)
+            self.entries = try decoder.read(at: 2)
+            self.paymentsChecked = try decoder.read(at: 3)
+            self.totalDebitKRW = try decoder.read(at: 4)
+            self.totalCreditKRW = try decoder.read(at: 5)
+            self.netKRW = try decoder.read(at: 6)
+            self.problems = try decoder.read(at: 7)
+        }
+    }
+}
+
+extension YediBooking {
+    /// Internal, never on the wire: an outbox job of BookingService's own payment worker (a refund to confirm
+    /// with the provider, a payment to reconcile, a webhook event to process).
+    public struct PaymentWork: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.booking.PaymentWork")
+
+        public var kind: YediBooking.PaymentWork.Kind
+
+        public var paymentID: String
+
+        public var refundID: String
+
+        public var eventID: String
+
+        public enum Kind: ProtoEnum {
+            case unspecified
+            case refund
+            case reconcile
+            case webhookEvent
+            /// A value this build does not know, kept as is so that it survives a round trip.
+            case unrecognized(Int32)
+
+            public static let schema = EnumSchema.named("yedi.booking.PaymentWork.Kind")
+
+            public static let knownCases: [Kind] = [.unspecified, .refund, .reconcile, .webhookEvent]
+
+            public init(rawValue: Int32) {
+                switch rawValue {
+                case 0: self = .unspecified
+                case 1: self = .refund
+                case 2: self = .reconcile
+                case 3: self = .webhookEvent
+                default: self = .unrecognized(rawValue)
+                }
+            }
+
+            public var rawValue: Int32 {
+                switch self {
+                case .unspecified: 0
+                case .refund: 1
+                case .reconcile: 2
+                case .webhookEvent: 3
+                case .unrecognized(let value): value
+                }
+            }
+        }
+
+        public init(kind: YediBooking.PaymentWork.Kind = .unspecified, paymentID: String = "", refundID: String = "", eventID: String = "") {
+            self.kind = kind
+            self.paymentID = paymentID
+            self.refundID = refundID
+            self.eventID = eventID
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.kind, at: 1)
+            try encoder.write(self.paymentID, at: 2)
+            try encoder.write(self.refundID, at: 3)
+            try encoder.write(self.eventID, at: 4)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.kind = try decoder.read(at: 1)
+            self.paymentID = try decoder.read(at: 2)
+            self.refundID = try decoder.read(at: 3)
+            self.eventID = try decoder.read(at: 4)
+        }
+    }
+}
+
+extension YediBooking {
     public enum BookingService {
         /// The methods of `yedi.booking.BookingService`.
         public enum Method {
@@ -993,6 +1807,7 @@ extension YediBooking {
                 service: "yedi.booking.BookingService", method: "CreateReservation", kind: .unary, idempotency: .idempotent,
                 access: .customer)
             /// By its customer or designer, before the start; cancelling twice answers the cancelled reservation.
+            /// A paid reservation is refunded by the designer's refund policy (in full when the designer cancels).
             public static let cancelReservation = RPCMethod<YediBooking.CancelReservationRequest, YediBooking.Reservation>(
                 service: "yedi.booking.BookingService", method: "CancelReservation", kind: .unary, idempotency: .idempotent,
                 access: .user(apps: .only(["yedi"]), roles: []))
@@ -1017,12 +1832,35 @@ extension YediBooking {
             public static let purgeUser = RPCMethod<YediCommon.PurgeUserRequest, YediCommon.PurgeUserResponse>(
                 service: "yedi.booking.BookingService", method: "PurgeUser", kind: .unary, idempotency: .idempotent,
                 access: .service(callers: ["account"]))
+            /// The reservation's customer: a payment of exactly the reservation's price, holding the slot for 10
+            /// minutes. A second call while one is live answers it; ALREADY_EXISTS once paid.
+            public static let preparePayment = RPCMethod<YediBooking.PreparePaymentRequest, YediBooking.Payment>(
+                service: "yedi.booking.BookingService", method: "PreparePayment", kind: .unary, idempotency: .idempotent,
+                access: .customer)
+            /// The customer, with the provider's payment key: confirms with the provider; retries answer the same
+            /// payment and never charge twice.
+            public static let confirmPayment = RPCMethod<YediBooking.ConfirmPaymentRequest, YediBooking.Payment>(
+                service: "yedi.booking.BookingService", method: "ConfirmPayment", kind: .unary, idempotency: .idempotent,
+                access: .customer)
+            public static let listPayments = RPCMethod<YediBooking.ListPaymentsRequest, YediBooking.ListPaymentsResponse>(
+                service: "yedi.booking.BookingService", method: "ListPayments", kind: .unary, idempotency: .noSideEffects,
+                access: .user(apps: .only(["yedi"]), roles: []))
+            public static let getRefundPolicy = RPCMethod<YediBooking.GetRefundPolicyRequest, YediBooking.RefundPolicy>(
+                service: "yedi.booking.BookingService", method: "GetRefundPolicy", kind: .unary, idempotency: .noSideEffects,
+                access: .anyone(apps: .only(["yedi"])))
+            public static let updateRefundPolicy = RPCMethod<YediBooking.UpdateRefundPolicyRequest, YediBooking.RefundPolicy>(
+                service: "yedi.booking.BookingService", method: "UpdateRefundPolicy", kind: .unary, idempotency: .idempotent,
+                access: .designer)
+            /// Operators only (their service certificate): `yedi-probe ledger-check`.
+            public static let checkPaymentLedger = RPCMethod<YediBooking.CheckPaymentLedgerRequest, YediBooking.CheckPaymentLedgerResponse>(
+                service: "yedi.booking.BookingService", method: "CheckPaymentLedger", kind: .unary, idempotency: .noSideEffects,
+                access: .service(callers: ["operator"]))
         }
 
         /// `yedi.booking.BookingService` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.booking.BookingService",
-            methods: [Method.getSchedule.descriptor, Method.updateSchedule.descriptor, Method.updateClosedDays.descriptor, Method.getMenu.descriptor, Method.updateMenu.descriptor, Method.listFreeSlots.descriptor, Method.createReservation.descriptor, Method.cancelReservation.descriptor, Method.listReservations.descriptor, Method.getDayTimeline.descriptor, Method.getMonthCalendar.descriptor, Method.getReservation.descriptor, Method.setUpDesigner.descriptor, Method.purgeUser.descriptor]
+            methods: [Method.getSchedule.descriptor, Method.updateSchedule.descriptor, Method.updateClosedDays.descriptor, Method.getMenu.descriptor, Method.updateMenu.descriptor, Method.listFreeSlots.descriptor, Method.createReservation.descriptor, Method.cancelReservation.descriptor, Method.listReservations.descriptor, Method.getDayTimeline.descriptor, Method.getMonthCalendar.descriptor, Method.getReservation.descriptor, Method.setUpDesigner.descriptor, Method.purgeUser.descriptor, Method.preparePayment.descriptor, Method.confirmPayment.descriptor, Method.listPayments.descriptor, Method.getRefundPolicy.descriptor, Method.updateRefundPolicy.descriptor, Method.checkPaymentLedger.descriptor]
         )
 
         /// Serve `yedi.booking.BookingService` by implementing these methods and passing the value to an `RPCServer`.
@@ -1039,6 +1877,7 @@ extension YediBooking {
             /// break, outside hours, off the slot grid).
             func createReservation(_ request: YediBooking.CreateReservationRequest, context: ServerContext) async throws -> YediBooking.Reservation
             /// By its customer or designer, before the start; cancelling twice answers the cancelled reservation.
+            /// A paid reservation is refunded by the designer's refund policy (in full when the designer cancels).
             func cancelReservation(_ request: YediBooking.CancelReservationRequest, context: ServerContext) async throws -> YediBooking.Reservation
             func listReservations(_ request: YediBooking.ListReservationsRequest, context: ServerContext) async throws -> YediBooking.ListReservationsResponse
             func getDayTimeline(_ request: YediBooking.GetDayTimelineRequest, context: ServerContext) async throws -> YediBooking.GetDayTimelineResponse
@@ -1049,6 +1888,17 @@ extension YediBooking {
             /// Internal, from AccountService when an account is deleted: the user's reservations (as customer or
             /// designer) and, for a designer, the schedule and menu.
             func purgeUser(_ request: YediCommon.PurgeUserRequest, context: ServerContext) async throws -> YediCommon.PurgeUserResponse
+            /// The reservation's customer: a payment of exactly the reservation's price, holding the slot for 10
+            /// minutes. A second call while one is live answers it; ALREADY_EXISTS once paid.
+            func preparePayment(_ request: YediBooking.PreparePaymentRequest, context: ServerContext) async throws -> YediBooking.Payment
+            /// The customer, with the provider's payment key: confirms with the provider; retries answer the same
+            /// payment and never charge twice.
+            func confirmPayment(_ request: YediBooking.ConfirmPaymentRequest, context: ServerContext) async throws -> YediBooking.Payment
+            func listPayments(_ request: YediBooking.ListPaymentsRequest, context: ServerContext) async throws -> YediBooking.ListPaymentsResponse
+            func getRefundPolicy(_ request: YediBooking.GetRefundPolicyRequest, context: ServerContext) async throws -> YediBooking.RefundPolicy
+            func updateRefundPolicy(_ request: YediBooking.UpdateRefundPolicyRequest, context: ServerContext) async throws -> YediBooking.RefundPolicy
+            /// Operators only (their service certificate): `yedi-probe ledger-check`.
+            func checkPaymentLedger(_ request: YediBooking.CheckPaymentLedgerRequest, context: ServerContext) async throws -> YediBooking.CheckPaymentLedgerResponse
         }
 
         /// Typed calls to `yedi.booking.BookingService` through an `RPCClient`.
@@ -1092,6 +1942,7 @@ extension YediBooking {
             }
 
             /// By its customer or designer, before the start; cancelling twice answers the cancelled reservation.
+            /// A paid reservation is refunded by the designer's refund policy (in full when the designer cancels).
             public func cancelReservation(_ request: YediBooking.CancelReservationRequest, options: CallOptions = .defaults) async throws -> YediBooking.Reservation {
                 try await rpcClient.unary(Method.cancelReservation, request, options: options)
             }
@@ -1121,6 +1972,35 @@ extension YediBooking {
             /// designer) and, for a designer, the schedule and menu.
             public func purgeUser(_ request: YediCommon.PurgeUserRequest, options: CallOptions = .defaults) async throws -> YediCommon.PurgeUserResponse {
                 try await rpcClient.unary(Method.purgeUser, request, options: options)
+            }
+
+            /// The reservation's customer: a payment of exactly the reservation's price, holding the slot for 10
+            /// minutes. A second call while one is live answers it; ALREADY_EXISTS once paid.
+            public func preparePayment(_ request: YediBooking.PreparePaymentRequest, options: CallOptions = .defaults) async throws -> YediBooking.Payment {
+                try await rpcClient.unary(Method.preparePayment, request, options: options)
+            }
+
+            /// The customer, with the provider's payment key: confirms with the provider; retries answer the same
+            /// payment and never charge twice.
+            public func confirmPayment(_ request: YediBooking.ConfirmPaymentRequest, options: CallOptions = .defaults) async throws -> YediBooking.Payment {
+                try await rpcClient.unary(Method.confirmPayment, request, options: options)
+            }
+
+            public func listPayments(_ request: YediBooking.ListPaymentsRequest, options: CallOptions = .defaults) async throws -> YediBooking.ListPaymentsResponse {
+                try await rpcClient.unary(Method.listPayments, request, options: options)
+            }
+
+            public func getRefundPolicy(_ request: YediBooking.GetRefundPolicyRequest, options: CallOptions = .defaults) async throws -> YediBooking.RefundPolicy {
+                try await rpcClient.unary(Method.getRefundPolicy, request, options: options)
+            }
+
+            public func updateRefundPolicy(_ request: YediBooking.UpdateRefundPolicyRequest, options: CallOptions = .defaults) async throws -> YediBooking.RefundPolicy {
+                try await rpcClient.unary(Method.updateRefundPolicy, request, options: options)
+            }
+
+            /// Operators only (their service certificate): `yedi-probe ledger-check`.
+            public func checkPaymentLedger(_ request: YediBooking.CheckPaymentLedgerRequest, options: CallOptions = .defaults) async throws -> YediBooking.CheckPaymentLedgerResponse {
+                try await rpcClient.unary(Method.checkPaymentLedger, request, options: options)
             }
         }
     }
@@ -1171,6 +2051,24 @@ extension YediBooking.BookingService.ServiceProtocol {
         })
         router.register(YediBooking.BookingService.Method.purgeUser, unary: { request, context in
             try await self.purgeUser(request, context: context)
+        })
+        router.register(YediBooking.BookingService.Method.preparePayment, unary: { request, context in
+            try await self.preparePayment(request, context: context)
+        })
+        router.register(YediBooking.BookingService.Method.confirmPayment, unary: { request, context in
+            try await self.confirmPayment(request, context: context)
+        })
+        router.register(YediBooking.BookingService.Method.listPayments, unary: { request, context in
+            try await self.listPayments(request, context: context)
+        })
+        router.register(YediBooking.BookingService.Method.getRefundPolicy, unary: { request, context in
+            try await self.getRefundPolicy(request, context: context)
+        })
+        router.register(YediBooking.BookingService.Method.updateRefundPolicy, unary: { request, context in
+            try await self.updateRefundPolicy(request, context: context)
+        })
+        router.register(YediBooking.BookingService.Method.checkPaymentLedger, unary: { request, context in
+            try await self.checkPaymentLedger(request, context: context)
         })
     }
 }

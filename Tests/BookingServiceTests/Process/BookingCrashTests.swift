@@ -145,10 +145,12 @@ final class BookingProcess: @unchecked Sendable {
     private let harness: ServiceHarness
 
     static func start(
-        harness: ServiceHarness, dataDirectory: String, peers: [String: Int], timeout: TimeInterval = 60
+        harness: ServiceHarness, dataDirectory: String, peers: [String: Int], timeout: TimeInterval = 60,
+        arguments: [String] = [], environment: [String: String?] = [:]
     ) async throws -> BookingProcess {
         let service = try BookingProcess(
-            harness: harness, dataDirectory: dataDirectory, port: try ServiceHarness.unusedPort(), peers: peers)
+            harness: harness, dataDirectory: dataDirectory, port: try ServiceHarness.unusedPort(), peers: peers,
+            extraArguments: arguments, environment: environment)
         let configuration = harness.clientConfiguration(port: service.port)
         let serving = try await eventually(timeout: timeout) {
             let status = try? await withRPCClient(configuration: configuration) { client in
@@ -166,7 +168,10 @@ final class BookingProcess: @unchecked Sendable {
         return service
     }
 
-    private init(harness: ServiceHarness, dataDirectory: String, port: Int, peers: [String: Int]) throws {
+    private init(
+        harness: ServiceHarness, dataDirectory: String, port: Int, peers: [String: Int], extraArguments: [String],
+        environment: [String: String?]
+    ) throws {
         self.harness = harness
         self.port = port
         var arguments = [
@@ -178,11 +183,17 @@ final class BookingProcess: @unchecked Sendable {
         for (name, peerPort) in peers.sorted(by: { $0.key < $1.key }) {
             arguments += ["--peer", "\(name)=127.0.0.1:\(peerPort)"]
         }
-        process = try RunningProcess(try BuiltProducts.path("BookingService"), arguments)
+        process = try RunningProcess(
+            try BuiltProducts.path("BookingService"), arguments + extraArguments, environment: environment)
     }
 
     func clientConfiguration(identity: String? = nil) -> ClientConfiguration {
         harness.clientConfiguration(port: port, identity: identity)
+    }
+
+    /// Waits for the process to end by itself (a kill point), with what it printed and how it ended.
+    func waitForExit(timeout: TimeInterval = 10) -> ProcessResult {
+        process.finish(timeout: timeout)
     }
 
     /// SIGKILL: no shutdown, no flush; what was acknowledged must already be on disk.

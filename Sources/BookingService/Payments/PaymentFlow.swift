@@ -1,0 +1,124 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import ServiceRuntime
+
+/// The calls to the provider and what their answers do to the store: confirmation (once per payment,
+/// however many retries arrive at once), refunds, reconciliation and webhook events. Handlers and the
+/// payment worker (the outbox) both go through it, so each answer is settled the same way.
+final class PaymentFlow: Sendable {
+    let store: any PaymentStore
+    let provider: any PaymentProvider
+    let clock: any WallClock
+    let logger: Logger
+    /// Development only: SIGKILL the process between the provider's approval and its commit (the crash
+    /// test's kill point, `YEDI_PAYMENT_KILL_AFTER_CONFIRM=1` with `--development`).
+    let killAfterConfirm: Bool
+    /// Confirmations in flight in this process, by payment id: concurrent retries share one provider call.
+    private let inFlight = NIOLockedValueBox<[String: Task<PaymentRecord, any Error>]>([:])
+
+    /// How long a hold lasts: the PG's own payment window is 10 minutes, so a customer who completes its
+    /// UI always finds the slot still held.
+    static let holdMilliseconds: Int64 = 10 * 60_000
+    /// When a confirmation still unsettled is reconciled: well after the provider's 10 s timeout, so no
+    /// call of this process can still be in flight.
+    static let reconcileAfterMilliseconds: Int64 = 30_000
+
+    init(
+        store: any PaymentStore, provider: any PaymentProvider, clock: any WallClock, logger: Logger,
+        killAfterConfirm: Bool = false
+    ) {
+        self.store = store
+        self.provider = provider
+        self.clock = clock
+        self.logger = logger
+        self.killAfterConfirm = killAfterConfirm
+    }
+
+    /// Confirms `payment` (confirming) with the provider and settles the answer; concurrent calls for the
+    /// same payment wait for the same provider call. Throws `PaymentProviderError.unavailable` when the
+    /// outcome is unknown (the payment stays confirming; reconciliation settles it).
+    func confirm(_ payment: PaymentRecord) async throws -> PaymentRecord {
+        let task = inFlight.withLockedValue { tasks in
+            if let running = tasks[payment.id] { return running }
+            let task = Task { try await self.callProvider(payment) }
+            tasks[payment.id] = task
+            return task
+        }
+        defer { inFlight.withLockedValue { tasks in if tasks[payment.id] == task { tasks[payment.id] = nil } } }
+        return try await task.value
+    }
+
+    private func callProvider(_ payment: PaymentRecord) async throws -> PaymentRecord {
+        do {
+            let answer = try await provider.confirm(
+                payment.order, paymentKey: payment.paymentKey ?? "", idempotencyKey: payment.id)
+            if killAfterConfirm { kill(getpid(), SIGKILL) }
+            return try await settle(payment.id, answer: answer)
+        } catch PaymentProviderError.declined(let code, let message) {
+            if code == "ALREADY_PROCESSED_PAYMENT", let known = try await provider.query(orderID: payment.orderID) {
+                return try await settle(payment.id, answer: known)
+            }
+            return try await store.settleDeclined(
+                paymentID: payment.id, code: code, message: message, now: clock.nowMilliseconds)
+        }
+    }
+
+    /// What the provider says about an order, applied: captured → paid (or refunded at once), refused or
+    /// unknown to it → failed.
+    func settle(_ paymentID: String, answer: ProviderPayment) async throws -> PaymentRecord {
+        guard answer.wasCaptured else {
+            return try await store.settleDeclined(
+                paymentID: paymentID, code: answer.status.rawValue,
+                message: "the provider reports \(answer.status.rawValue)",
+                now: clock.nowMilliseconds)
+        }
+        switch try await store.settleCaptured(paymentID: paymentID, now: clock.nowMilliseconds) {
+        case .paid(let paid), .unchanged(let paid):
+            return paid
+        case .refundAtOnce(let captured, let refund):
+            logger.warning(
+                "payment: captured after its reservation was cancelled; refunding in full",
+                metadata: ["payment": "\(captured.id)"])
+            _ = try? await self.refund(refund.id)
+            return try await store.payment(id: paymentID) ?? captured
+        }
+    }
+
+    /// Asks the provider about a payment still confirming and settles it (the `payment.reconcile` job's
+    /// outbox work).
+    func reconcile(_ paymentID: String) async throws {
+        guard let payment = try await store.payment(id: paymentID), payment.state == .confirming else { return }
+        guard let answer = try await provider.query(orderID: payment.orderID) else {
+            _ = try await store.settleDeclined(
+                paymentID: paymentID, code: "NOT_CONFIRMED",
+                message: "the provider never received the confirmation", now: clock.nowMilliseconds)
+            logger.notice("payment: reconciled as never confirmed", metadata: ["payment": "\(paymentID)"])
+            return
+        }
+        let settled = try await settle(paymentID, answer: answer)
+        logger.notice(
+            "payment: reconciled", metadata: ["payment": "\(paymentID)", "state": "\(settled.state.rawValue)"])
+    }
+
+    /// Confirms a recorded refund with the provider (its id the idempotency key) and stores the result.
+    @discardableResult
+    func refund(_ refundID: String) async throws -> PaymentRecord? {
+        guard let refund = try await store.refund(id: refundID) else { return nil }
+        guard refund.state == .requested, let payment = try await store.payment(id: refund.paymentID) else {
+            return try await store.payment(id: refund.paymentID)
+        }
+        _ = try await provider.cancel(
+            paymentKey: payment.paymentKey ?? "", amountKRW: refund.amountKRW, reason: refund.reason,
+            idempotencyKey: refund.id)
+        return try await store.completeRefund(refundID: refundID, now: clock.nowMilliseconds)
+    }
+
+    /// A webhook event: the body is never trusted, the provider is asked about the order instead.
+    func processEvent(_ eventID: String) async throws {
+        guard let orderID = try await store.processEvent(id: eventID, now: clock.nowMilliseconds),
+            let payment = try await store.payment(orderID: orderID)
+        else { return }
+        if payment.state == .confirming { try await reconcile(payment.id) }
+    }
+}

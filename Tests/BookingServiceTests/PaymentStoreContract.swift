@@ -1,0 +1,176 @@
+import Foundation
+import GRDB
+import Logging
+import ServiceRuntime
+import XCTest
+import YediProto
+
+@testable import BookingService
+
+/// What every `PaymentStore` must do, against the protocol only (with the `BookingStore` of the same
+/// database for its reservations): a second engine gets a test class handing its stores to these.
+enum PaymentStoreContract {
+    typealias C = BookingStoreContract
+    static let now: Int64 = C.base - 48 * C.hour
+
+    static func payment(_ id: String, reservation: String, customer: String = "c1", amount: Int64 = 45_000)
+        throws -> PaymentRecord
+    {
+        PaymentRecord(
+            id: id, orderID: "order-\(id)", reservationID: reservation, customerID: customer, designerID: "d1",
+            orderName: "컷", provider: "development", paymentKey: nil,
+            lifecycle: try PaymentLifecycle(preparing: amount, at: now), createdAtMilliseconds: now,
+            holdUntilMilliseconds: now + 600_000)
+    }
+
+    /// One live payment per reservation; only its customer prepares it; a paid one refuses another.
+    static func onePaymentPerReservation(_ booking: any BookingStore, _ store: any PaymentStore) async throws {
+        _ = try await booking.reserve(C.reservation("r1", start: C.base))
+        let first = try await store.prepare(try payment("p1", reservation: "r1"), now: now)
+        let again = try await store.prepare(try payment("p2", reservation: "r1"), now: now + 1)
+        XCTAssertEqual(again.id, first.id, "a live payment is answered, not doubled")
+        do {
+            _ = try await store.prepare(try payment("p3", reservation: "r1", customer: "c2"), now: now)
+            XCTFail("another customer prepared a payment")
+        } catch let error as PaymentStoreError {
+            XCTAssertEqual(error, .notTheCustomer)
+        }
+        let start = try await store.beginConfirming(
+            orderID: "order-p1", customerID: "c1", paymentKey: "dev_ok_1", amountKRW: 45_000, now: now + 2,
+            reconcileAfter: 30_000)
+        guard case .askProvider(let confirming) = start else { return XCTFail("\(start)") }
+        XCTAssertEqual(confirming.state, .confirming)
+        guard case .paid(let paid) = try await store.settleCaptured(paymentID: "p1", now: now + 3) else {
+            return XCTFail("not paid")
+        }
+        XCTAssertEqual(paid.lifecycle.transitions.map(\.state), [.prepared, .confirming, .paid])
+        guard case .unchanged = try await store.settleCaptured(paymentID: "p1", now: now + 4) else {
+            return XCTFail("settled twice")
+        }
+        do {
+            _ = try await store.prepare(try payment("p4", reservation: "r1"), now: now + 5)
+            XCTFail("a paid reservation was prepared again")
+        } catch let error as PaymentStoreError {
+            XCTAssertEqual(error, .alreadyPaid)
+        }
+        let (entries, captured) = try await store.ledger()
+        XCTAssertEqual(entries.count, 2, "one capture pair, however often it is settled")
+        XCTAssertEqual(captured.map(\.id), ["p1"])
+    }
+
+    /// A mismatched amount or an expired hold leaves the payment prepared and untouched.
+    static func refusedConfirmationsChangeNothing(_ booking: any BookingStore, _ store: any PaymentStore)
+        async throws
+    {
+        _ = try await booking.reserve(C.reservation("r1", start: C.base))
+        _ = try await store.prepare(try payment("p1", reservation: "r1"), now: now)
+        for (amount, at, expected) in [
+            (Int64(45_001), now + 1, PaymentStoreError.amountMismatch(expected: 45_000)),
+            (Int64(45_000), now + 600_000, PaymentStoreError.holdExpired),
+        ] {
+            do {
+                _ = try await store.beginConfirming(
+                    orderID: "order-p1", customerID: "c1", paymentKey: "k", amountKRW: amount, now: at,
+                    reconcileAfter: 30_000)
+                XCTFail("confirmed \(amount) at \(at)")
+            } catch let error as PaymentStoreError {
+                XCTAssertEqual(error, expected)
+            }
+        }
+        let stored = try await store.payment(id: "p1")
+        XCTAssertEqual(stored?.state, .prepared)
+        XCTAssertNil(stored?.paymentKey)
+    }
+
+    /// Cancelling a paid reservation records the refund the policy gives; completing it posts the pair
+    /// once and updates the payment and the reservation.
+    static func cancellingRecordsAndCompletesARefund(_ booking: any BookingStore, _ store: any PaymentStore)
+        async throws
+    {
+        _ = try await booking.reserve(C.reservation("r1", start: C.base))
+        _ = try await store.prepare(try payment("p1", reservation: "r1"), now: now)
+        _ = try await store.beginConfirming(
+            orderID: "order-p1", customerID: "c1", paymentKey: "k", amountKRW: 45_000, now: now, reconcileAfter: 1)
+        _ = try await store.settleCaptured(paymentID: "p1", now: now)
+        let outcome = try await store.cancelReservation(
+            id: "r1", Cancellation(by: .customer, reason: 1, note: "일정이 생겼어요", atMilliseconds: now + 1),
+            refundAmount: { balance, policy, start in
+                policy.customerRefund(balanceKRW: balance, start: start, now: start - 10 * C.hour)
+            })
+        let (reservation, refund) = try XCTUnwrap(outcome)
+        XCTAssertEqual(reservation.status, .cancelled)
+        XCTAssertEqual(reservation.cancelNote, "일정이 생겼어요")
+        XCTAssertEqual(refund?.amountKRW, 22_500)
+        XCTAssertEqual(refund?.state, .requested)
+        let done = try await store.completeRefund(refundID: try XCTUnwrap(refund?.id), now: now + 2)
+        let again = try await store.completeRefund(refundID: try XCTUnwrap(refund?.id), now: now + 3)
+        XCTAssertEqual(done.state, .partiallyRefunded)
+        XCTAssertEqual(again.lifecycle.refundedKRW, 22_500, "completed once")
+        let (entries, _) = try await store.ledger()
+        let report = PaymentLedger.check(entries)
+        XCTAssertTrue(report.balanced)
+        XCTAssertEqual(report.netByPayment["p1"], 22_500)
+        let stored = try await booking.reservation(id: "r1")
+        XCTAssertEqual(stored?.refundedKRW, 22_500)
+    }
+}
+
+final class SQLitePaymentStoreTests: XCTestCase {
+    private var database: ServiceDatabase!
+    private var booking: SQLiteBookingStore!
+    private var store: SQLitePaymentStore!
+
+    override func setUpWithError() throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("yedi-payment-store-\(UUID().uuidString)").path
+        database = try ServiceDatabase.open(
+            directory: directory, name: "booking", migrations: BookingServiceDefinition.migrate,
+            logger: Logger(label: "test"))
+        let clock = ManualClock()
+        let outbox = Outbox(ids: SequentialIDGenerator(prefix: "job"), clock: clock)
+        booking = SQLiteBookingStore(database: database, outbox: outbox)
+        store = SQLitePaymentStore(
+            database: database, scheduler: Scheduler(clock: clock), outbox: outbox, slotsFreed: { _ in })
+        addTeardownBlock { [database] in
+            try database?.close()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
+
+    func testPaymentOnePerReservation() async throws {
+        try await PaymentStoreContract.onePaymentPerReservation(booking, store)
+    }
+
+    func testPaymentRefusedConfirmationsChangeNothing() async throws {
+        try await PaymentStoreContract.refusedConfirmationsChangeNothing(booking, store)
+    }
+
+    func testPaymentCancellingRecordsAndCompletesARefund() async throws {
+        try await PaymentStoreContract.cancellingRecordsAndCompletesARefund(booking, store)
+    }
+
+    /// The ledger refuses UPDATE and DELETE (triggers), and a second posting of a pair (unique group).
+    func testPaymentLedgerIsAppendOnly() async throws {
+        try await database.write { db in
+            try SQLitePaymentStore.post(PaymentLedger.capture(paymentID: "p1", amountKRW: 100, at: 1), db)
+        }
+        for sql in ["UPDATE payment_ledger SET debit_krw = 1", "DELETE FROM payment_ledger"] {
+            do {
+                try await database.write { db in try db.execute(sql: sql) }
+                XCTFail("\(sql) changed the ledger")
+            } catch let error as DatabaseError {
+                XCTAssertTrue(error.message?.contains("append-only") ?? false, "\(error)")
+            }
+        }
+        do {
+            try await database.write { db in
+                try SQLitePaymentStore.post(PaymentLedger.capture(paymentID: "p1", amountKRW: 100, at: 2), db)
+            }
+            XCTFail("a capture was posted twice")
+        } catch let error as DatabaseError {
+            XCTAssertEqual(error.resultCode, .SQLITE_CONSTRAINT)
+        }
+        let count = try await database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM payment_ledger") }
+        XCTAssertEqual(count, 2)
+    }
+}
