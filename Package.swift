@@ -112,13 +112,20 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        /// A small HTTP/1.1 server (GET/HEAD, bounded bodies, connections and queued writes, optional TLS with
+        /// RPCTLS's handler) answering from a responder: the observability port and ContentService's image port.
+        .target(
+            name: "SmallHTTPServer",
+            dependencies: ["RPCTLS", "YediSync", nioCore, nioPosix, nioHTTP1, logging, serviceLifecycle]
+        ),
         /// What operators watch: the swift-metrics interceptors for calls (server and client), the Prometheus
         /// bootstrap, and the small HTTP server for `/metrics` and `/healthz`. Above RPCCore (its interceptors
         /// are RPCCore's), so that the core needs neither Prometheus nor NIOHTTP1.
         .target(
             name: "RPCObservability",
             dependencies: [
-                "RPCCore", "YediSync", nioCore, nioPosix, nioHTTP1, logging, metrics, prometheus, serviceLifecycle,
+                "RPCCore", "SmallHTTPServer", "YediSync", nioCore, nioPosix, nioHTTP1, logging, metrics, prometheus,
+                serviceLifecycle,
             ]
         ),
         /// Yedi's callers and who may call what: users and their roles, services by their certificate's SPIFFE
@@ -442,7 +449,8 @@ let package = Package(
         .testTarget(
             name: "RPCObservabilityTests",
             dependencies: [
-                "RPCObservability", "RPCCore", "RPCTestSupport", "YediProto", "CountLimitedCache", nioCore, nioPosix,
+                "RPCObservability", "SmallHTTPServer", "RPCCore", "RPCTestSupport", "YediProto", "CountLimitedCache",
+                nioCore, nioPosix,
                 nioHTTP1, logging, metrics, metricsTestKit, prometheus, serviceLifecycle, serviceLifecycleTestKit,
             ]
         ),

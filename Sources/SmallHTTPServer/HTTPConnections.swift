@@ -1,20 +1,26 @@
 import NIOCore
 import YediSync
 
-/// The server's open connections, so that shutdown can let them finish or cut them off. Once shutdown has
-/// begun it admits no new connection.
-final class ObservabilityConnections: Sendable {
+/// The server's open connections, so that shutdown can let them finish or cut them off. It admits at most
+/// `limit` at once, and none once shutdown has begun.
+final class HTTPConnections: Sendable {
     private struct State {
         var open: [ObjectIdentifier: any Channel] = [:]
         var isShuttingDown = false
     }
 
     private let state = TSanVisibleMutex(State())
+    private let limit: Int
 
-    /// Keeps `channel` until it closes. Returns false once shutdown has begun: the caller drops the connection.
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Keeps `channel` until it closes. Returns false once shutdown has begun or `limit` connections are
+    /// open: the caller drops the connection.
     func admit(_ channel: any Channel) -> Bool {
         let admitted = state.withLock { state in
-            guard !state.isShuttingDown else { return false }
+            guard !state.isShuttingDown, state.open.count < limit else { return false }
             state.open[ObjectIdentifier(channel)] = channel
             return true
         }
