@@ -46,6 +46,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // Already in the graph through async-http-client; named for the image tests' client to trust the test CA.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // MARK: C at the edge: one thin target per C library.
@@ -201,6 +203,8 @@ let package = Package(
             dependencies: [
                 "ServiceRuntime", "RPCCore", "RPCAccess", "YediProto", "YediCrypto", "CountLimitedCache", grdb, logging,
                 nioPosix,
+                // Images/Variants and ImageServer/: libvips and the HTTPS image port.
+                "YediImaging", "SmallHTTPServer", "RPCTLS", nioCore, nioHTTP1,
             ]
         ),
         .executableTarget(
@@ -415,6 +419,9 @@ let package = Package(
                 "CountLimitedCache",
                 "ContentService", "AccountService", "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore",
                 "YediProto", "YediCrypto", grdb, logging, .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // The image port through a real HTTPS client, and images made with libvips.
+                "YediImaging", nioCore, nioHTTP1, .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         .testTarget(
