@@ -277,6 +277,9 @@ let package = Package(
                 "BenchSupport", "ServiceRuntime",
                 "RPCCore", "YediProto", argumentParser, logging,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                // Image variants: photos made with libvips, GETs over HTTPS.
+                "YediImaging", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Benchmarks/ContentBench"
         ),
