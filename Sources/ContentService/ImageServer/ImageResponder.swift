@@ -44,6 +44,7 @@ struct ImageResponder: HTTPResponder {
             }
         }
         let mustBePublic = signedUntil == nil
+        let until = signedUntil
         if let cached = variants.cached(sha), cached.isPublic || !mustBePublic {
             return eventLoop.makeSucceededFuture(response(cached, sha: sha, signedUntil: signedUntil, request))
         }
@@ -51,7 +52,7 @@ struct ImageResponder: HTTPResponder {
             guard let variant = try await variants.load(sha, mustBePublic: mustBePublic) else {
                 return .text(.notFound, "not found")
             }
-            return response(variant, sha: sha, signedUntil: signedUntil, request)
+            return response(variant, sha: sha, signedUntil: until, request)
         }
     }
 
