@@ -12,6 +12,7 @@
 #
 # Ports (RPC over TLS / metrics and health over plain HTTP on loopback):
 #   account 7001/9101   content 7002/9102   booking 7003/9103   chat 7004/9104
+# and ContentService's images by URL over HTTPS on 8002 (docs/platform.md, "Images").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -117,7 +118,7 @@ probe="$bin/yedi-probe"
 cat <<EOF
 Yedi is up. Data in $data/<service>, logs in $data/logs/.
   account  rpc 127.0.0.1:7001   metrics http://127.0.0.1:9101/metrics
-  content  rpc 127.0.0.1:7002   metrics http://127.0.0.1:9102/metrics
+  content  rpc 127.0.0.1:7002   metrics http://127.0.0.1:9102/metrics   images https://127.0.0.1:8002/images/
   booking  rpc 127.0.0.1:7003   metrics http://127.0.0.1:9103/metrics
   chat     rpc 127.0.0.1:7004   metrics http://127.0.0.1:9104/metrics
 Dev PKI (CA, service and probe certificates, token signing keys; NOT for production): $pki

@@ -19,6 +19,15 @@ public struct ServiceProcess: @unchecked Sendable {
     public let log: String
     private let process: Process
 
+    /// Its peak resident memory so far (`VmHWM` of /proc/<pid>/status), in bytes.
+    public func peakResidentBytes() throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kib = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+        else { throw BenchError("no VmHWM in /proc/\(process.processIdentifier)/status") }
+        return kib * 1_024
+    }
+
     /// `name` in the folder of the running executable (both are products of the same build).
     public static func besideThisExecutable(_ name: String) throws -> String {
         let own = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")

@@ -20,6 +20,8 @@ import YediProto
 /// - `image-get`: GetImage of a ~200 KiB JPEG per second, one client, one call at a time. ContentService
 ///   runs with `--image-cache-items 1`: "warm" reads one image again and again (a cache hit each time),
 ///   "cold" alternates two images (each read evicts the other: a miss, a database read and a file read).
+/// - `image-peak-memory`, `image-upload`, `image-url-get`: see `ImageVariantBench` (a second, fresh
+///   ContentService: the peak RSS of a 20-megapixel upload, uploads/s with resizing, GETs/s over HTTPS).
 @main
 struct ContentBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -44,6 +46,18 @@ struct ContentBench: AsyncParsableCommand {
     @Option(help: "Size of the photo read, in KiB.")
     var photoKiB = 200
 
+    @Option(help: "Seconds the upload and the URL GET runs last.")
+    var variantSeconds = 10.0
+
+    @Option(help: "Clients uploading (each one call at a time).")
+    var uploadClients = 4
+
+    @Option(help: "Clients getting the image URL (each one request at a time, keep-alive).")
+    var getClients = 8
+
+    @Flag(help: "Only the image variant benches (skip the feed pages and GetImage).")
+    var variantsOnly = false
+
     @Flag(help: "Keep the temporary folder (PKI, data, the services' logs).")
     var keep = false
 
@@ -67,25 +81,44 @@ struct ContentBench: AsyncParsableCommand {
                 "--sign-in-rate-per-address", "1000000/60", "--sign-in-rate-per-connection", "1000000/60",
             ])
         defer { try? account.stop() }
-        let content = try await ServiceProcess.start(
-            try ServiceProcess.besideThisExecutable("ContentService"), name: "ContentService", port: contentPort,
-            pki: pkiDirectory, data: work.appendingPathComponent("content").path,
-            log: work.appendingPathComponent("content.log").path,
+        let content = try await Self.startContentService(
+            work: work, pki: pkiDirectory, port: contentPort, folder: "content", accountPort: accountPort,
             arguments: [
-                "--peer", "account=127.0.0.1:\(accountPort)", "--peer", "booking=127.0.0.1:\(nowhere)",
-                "--image-cache-items", "1", "--text-cache-items", "1",
+                "--image-cache-items", "1", "--text-cache-items", "1", "--image-port",
+                "\(try ServiceProcess.freePort())",
                 // 400 posts over 10 designers in one day: the posts.day quota would stop the seeding.
                 "--quota", "posts.day=1000000",
             ])
         defer { try? content.stop() }
 
         let tokens = try await signUpDesigners(account)
+        if variantsOnly {
+            try await ImageVariantBench(bench: self, work: work, pki: pkiDirectory, accountPort: accountPort)
+                .run(token: tokens[0])
+            return
+        }
         try await withRPCClient(configuration: content.clientConfiguration(maxFrameBytes: 11 << 20)) { client in
             let api = YediContent.ContentService.Client(client)
             try await seedPosts(api, tokens: tokens)
             try await feedPages(api)
             try await imageGets(api, token: tokens[0])
         }
+        try await ImageVariantBench(bench: self, work: work, pki: pkiDirectory, accountPort: accountPort)
+            .run(token: tokens[0])
+    }
+
+    /// The `ContentService` executable beside this one, data in `<work>/<folder>`, AccountService its
+    /// peer and BookingService nowhere.
+    static func startContentService(
+        work: URL, pki: String, port: Int? = nil, folder: String, accountPort: Int, arguments: [String]
+    ) async throws -> ServiceProcess {
+        try await ServiceProcess.start(
+            try ServiceProcess.besideThisExecutable("ContentService"), name: "ContentService", port: port, pki: pki,
+            data: work.appendingPathComponent(folder).path, log: work.appendingPathComponent("\(folder).log").path,
+            arguments: [
+                "--peer", "account=127.0.0.1:\(accountPort)", "--peer",
+                "booking=127.0.0.1:\(try ServiceProcess.freePort())",
+            ] + arguments)
     }
 
     // MARK: Seeding

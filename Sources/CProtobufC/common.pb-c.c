@@ -430,7 +430,7 @@ const ProtobufCMessageDescriptor yedi__common__page_info__descriptor =
   (ProtobufCMessageInit) yedi__common__page_info__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__common__image_ref__field_descriptors[4] =
+static const ProtobufCFieldDescriptor yedi__common__image_ref__field_descriptors[5] =
 {
   {
     "id",
@@ -480,17 +480,30 @@ static const ProtobufCFieldDescriptor yedi__common__image_ref__field_descriptors
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "thumbnail_url",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Common__ImageRef, thumbnail_url),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__common__image_ref__field_indices_by_name[] = {
   3,   /* field[3] = height */
   0,   /* field[0] = id */
+  4,   /* field[4] = thumbnail_url */
   1,   /* field[1] = url */
   2,   /* field[2] = width */
 };
 static const ProtobufCIntRange yedi__common__image_ref__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor yedi__common__image_ref__descriptor =
 {
@@ -500,7 +513,7 @@ const ProtobufCMessageDescriptor yedi__common__image_ref__descriptor =
   "Yedi__Common__ImageRef",
   "yedi.common",
   sizeof(Yedi__Common__ImageRef),
-  4,
+  5,
   yedi__common__image_ref__field_descriptors,
   yedi__common__image_ref__field_indices_by_name,
   1,  yedi__common__image_ref__number_ranges,

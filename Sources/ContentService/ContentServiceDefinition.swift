@@ -1,7 +1,9 @@
 import CountLimitedCache
 import GRDB
 import RPCCore
+import RPCTLS
 import ServiceRuntime
+import SmallHTTPServer
 import YediProto
 
 /// ContentService: images, posts and their feeds, likes, reviews with their designer summaries.
@@ -9,7 +11,7 @@ enum ContentServiceDefinition: ServiceDefinition {
     static let defaults = ServiceDefaults(
         name: "content", port: 7002, metricsPort: 9102,
         // Images of up to 10 MiB, plus the envelope and the rest of the request.
-        maxFrameBytes: 11 << 20, peers: ["account", "booking"])
+        maxFrameBytes: 11 << 20, peers: ["account", "booking"], imagePort: 8002)
     static let summary = "Yedi ContentService: images, posts, feeds, likes and reviews, over TLS."
 
     static func migrate(_ migrator: inout DatabaseMigrator) {
@@ -32,11 +34,18 @@ enum ContentServiceDefinition: ServiceDefinition {
         peers: ContentPeers? = nil
     ) async throws -> ContentHandlers {
         let store = SQLiteContentStore(database: env.database, outbox: env.outbox)
+        let variants = ServedVariants(
+            blobs: try FileImageBlobStore(folder: try env.dataFolder("image-variants")), store: store,
+            cache: LRUCache(
+                name: "content-image-variants", capacity: env.configuration.imageCacheItems,
+                metricsFactory: env.metrics))
         let images = ImageLibrary(
             store: store,
             blobs: try blobs ?? FileImageBlobStore(folder: try env.dataFolder("images")),
             cache: LRUCache(
-                name: "content-images", capacity: env.configuration.imageCacheItems, metricsFactory: env.metrics))
+                name: "content-images", capacity: env.configuration.imageCacheItems, metricsFactory: env.metrics),
+            variants: variants)
+        let urls = try imageServer(env, variants: variants)
         // A purge that died between its commit and its file deletions left them listed: finish them.
         let collected = try await images.collectGarbage()
         if collected > 0 {
@@ -50,8 +59,44 @@ enum ContentServiceDefinition: ServiceDefinition {
         return ContentHandlers(
             store: store,
             images: images,
+            urls: urls,
             peers: peers,
             kit: env.makeHandlerKit(directoryLookup: peers.users))
+    }
+
+    /// The HTTPS image port (`ImageResponder`), run with the service's other background work, and the URLs
+    /// replies carry. TLS as on the RPC port (the service's certificate, RPCTLS's handler; no client
+    /// certificates: apps load images); no request bodies, at most 1,024 connections.
+    static func imageServer(_ env: ServiceEnvironment, variants: ServedVariants) throws -> ImageURLs {
+        let configuration = env.configuration
+        let settings = configuration.images ?? ImageServerSettings(port: 0)
+        let what = "image URL key"
+        let key =
+            try settings.keyFile.map {
+                try KeyFile.load($0, what: what, option: "--image-url-key or YEDI_IMAGE_URL_KEY")
+            }
+            ?? KeyFile.loadOrCreate(env.dataDirectory.appendingPathComponent("image-url.key").path, what: what)
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        let base = settings.urlBase ?? (settings.port == 0 ? "" : "https://\(host):\(settings.port)")
+        let urls = ImageURLs(
+            base: base, signer: ImageURLSigner(key: key), lifetime: settings.signedURLLifetime, clock: env.clock)
+        let tls = try TLSContext(
+            configuration: TLSConfiguration(
+                role: .server, certificateChainFile: configuration.certificateFile,
+                privateKeyFile: configuration.privateKeyFile, applicationProtocols: ["http/1.1"]))
+        let server = HTTPServer(
+            name: "image server",
+            configuration: HTTPServerConfiguration(
+                host: configuration.host, port: settings.port, maxRequestBodyBytes: 0, maxConnections: 1_024),
+            tls: tls,
+            responder: ImageResponder(variants: variants, signer: urls.signer, clock: env.clock, logger: env.logger),
+            logger: env.logger)
+        env.addBackgroundService(server)
+        if base.isEmpty {
+            // Port 0 (tests): the URLs name the port once the system has picked it.
+            Task { if let port = try? await server.port { urls.setBase("https://\(host):\(port)") } }
+        }
+        return urls
     }
 
     /// How often unreferenced images past their grace are looked for (and once at start).

@@ -1,10 +1,11 @@
 import NIOCore
 import NIOHTTP1
 import Prometheus
+import SmallHTTPServer
 
 /// Decides what each request gets: `/metrics` in Prometheus text format, `/healthz` from the health closure,
 /// 404 for other paths and 405 for methods other than `GET` and `HEAD`. It knows nothing of connections.
-struct ObservabilityRouter: Sendable {
+struct ObservabilityRouter: HTTPResponder {
     /// Version 0.0.4 of the text exposition format, which every Prometheus scraper understands.
     static let prometheusContentType = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -12,7 +13,12 @@ struct ObservabilityRouter: Sendable {
     /// Called on an event loop for every `/healthz` request, so it must be quick and must not block.
     let isServing: @Sendable () -> Bool
 
-    func response(to head: HTTPRequestHead) -> ObservabilityResponse {
+    /// Everything it serves is in memory: answered on the event loop.
+    func respond(to request: HTTPRequestHead, on eventLoop: any EventLoop) -> EventLoopFuture<HTTPServerResponse> {
+        eventLoop.makeSucceededFuture(response(to: request))
+    }
+
+    func response(to head: HTTPRequestHead) -> HTTPServerResponse {
         guard head.method == .GET || head.method == .HEAD else {
             return .methodNotAllowed
         }
@@ -20,7 +26,7 @@ struct ObservabilityRouter: Sendable {
         case "/metrics":
             var text: [UInt8] = []
             registry.emit(into: &text)
-            return ObservabilityResponse(
+            return HTTPServerResponse(
                 status: .ok,
                 contentType: Self.prometheusContentType,
                 body: ByteBuffer(bytes: text)

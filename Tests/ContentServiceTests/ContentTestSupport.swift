@@ -129,6 +129,13 @@ final class ContentFixture: @unchecked Sendable {
         SQLiteContentStore(database: content.environment.database, outbox: content.environment.outbox)
     }
     var imageFolder: URL { content.environment.dataDirectory.appendingPathComponent("images") }
+    var variantFolder: URL { content.environment.dataDirectory.appendingPathComponent("image-variants") }
+
+    /// `https://127.0.0.1:<port>` of the image port, once it has bound the port the system picked.
+    func imageBase() async throws -> String {
+        _ = try await eventually(timeout: 10) { !(hooks.urls.value?.baseURL ?? "").isEmpty }
+        return try XCTUnwrap(hooks.urls.value?.baseURL)
+    }
 
     func options(_ token: String) -> CallOptions { ServiceHarness.bearer(token) }
 
@@ -219,6 +226,7 @@ final class ContentFixture: @unchecked Sendable {
 final class TestHooks: Sendable {
     let blobs = LockedValue<CountingBlobStore?>(nil)
     let library = LockedValue<ImageLibrary?>(nil)
+    let urls = LockedValue<ImageURLs?>(nil)
     let userLookups = LockedValue<[[String]]>([])
     let reservations = LockedValue<[String: YediBooking.Reservation]>([:])
 }
@@ -267,6 +275,7 @@ enum TestContentDefinition: ServiceDefinition {
         }
         let handlers = try await ContentServiceDefinition.handlers(env, blobs: blobs, peers: peers)
         hooks.library.withLock { $0 = handlers.images }
+        hooks.urls.withLock { $0 = handlers.urls }
         return ContentServiceDefinition.services(handlers)
     }
 }

@@ -20,7 +20,7 @@ final class ImageTests: XCTestCase {
         let samples: [([UInt8], String, Int32, Int32)] = [
             (SampleImages.png(width: 7, height: 5, seed: 3), "image/png", 7, 5),
             (SampleImages.jpeg(width: 16, height: 8), "image/jpeg", 16, 8),
-            (SampleImages.webp(width: 30, height: 20), "image/webp", 30, 20),
+            (try TestPhotos.webp(width: 30, height: 20), "image/webp", 30, 20),
         ]
         for (bytes, type, width, height) in samples {
             let ref = try await fixture.api.uploadImage(.init(data: bytes), options: customer.options)

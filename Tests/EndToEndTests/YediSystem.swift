@@ -27,6 +27,8 @@ final class YediSystem {
     let pki: TestPKI
     private(set) var rpcPorts: [String: Int] = [:]
     private(set) var metricsPorts: [String: Int] = [:]
+    /// ContentService's HTTPS image port (docs/platform.md, "Images").
+    private(set) var imagePort = 0
     private var processes: [String: RunningProcess] = [:]
     private let probePath: String
 
@@ -39,6 +41,7 @@ final class YediSystem {
             rpcPorts[service] = try ServiceHarness.unusedPort()
             metricsPorts[service] = try ServiceHarness.unusedPort()
         }
+        imagePort = try ServiceHarness.unusedPort()
     }
 
     /// Where `service` keeps its database and files.
@@ -67,6 +70,7 @@ final class YediSystem {
         for peer in Self.services where peer != service {
             arguments += ["--peer", "\(peer)=127.0.0.1:\(rpcPorts[peer]!)"]
         }
+        if service == "content" { arguments += ["--image-port", "\(imagePort)"] }
         processes[service] = try RunningProcess(try BuiltProducts.path(Self.executables[service]!), arguments)
     }
 

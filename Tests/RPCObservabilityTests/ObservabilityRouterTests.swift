@@ -1,12 +1,13 @@
 import NIOHTTP1
 import Prometheus
+import SmallHTTPServer
 import XCTest
 
 @testable import RPCObservability
 
 /// The routing decisions alone, without sockets.
 final class ObservabilityRouterTests: XCTestCase {
-    private func response(_ method: HTTPMethod, _ uri: String, serving: Bool = true) -> ObservabilityResponse {
+    private func response(_ method: HTTPMethod, _ uri: String, serving: Bool = true) -> HTTPServerResponse {
         let router = ObservabilityRouter(registry: PrometheusCollectorRegistry(), isServing: { serving })
         return router.response(to: HTTPRequestHead(version: .http1_1, method: method, uri: uri))
     }

@@ -37,6 +37,7 @@ public struct ServiceHarness: Sendable {
         var options = try ServiceOptions.parse([])
         options.port = "\(port)"
         options.metricsPort = "0"
+        options.imagePort = "0"
         options.pki = pki.devPKI.path
         options.data = dataDirectory ?? dataRoot.appendingPathComponent(defaults.name).path
         options.logLevel = "warning"

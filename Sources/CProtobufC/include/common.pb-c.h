@@ -103,7 +103,11 @@ struct  Yedi__Common__PageInfo
 
 
 /*
- * An uploaded image, shown by id or URL.
+ * An image, and where apps load it from (docs/platform.md, "Images"). `url` is the large variant (a JPEG,
+ * longest side at most 1280 px) and `thumbnail_url` the list-sized one (at most 400 px), both on
+ * ContentService's HTTPS image port: content-addressed, and for images that are not public (chat
+ * photos, uploads not yet in a post) signed and expiring. Empty for images uploaded before variants
+ * existed. `width` and `height` are the original's.
  */
 struct  Yedi__Common__ImageRef
 {
@@ -112,10 +116,11 @@ struct  Yedi__Common__ImageRef
   char *url;
   int32_t width;
   int32_t height;
+  char *thumbnail_url;
 };
 #define YEDI__COMMON__IMAGE_REF__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__common__image_ref__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string }
 
 
 /*

@@ -9,6 +9,8 @@ import YediProto
 struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUser {
     let store: any ContentStore
     let images: ImageLibrary
+    /// What replies put in `ImageRef.url` and `thumbnail_url`.
+    let urls: ImageURLs
     let peers: ContentPeers
     /// The clock, ids, quotas, lists, and the directory of post authors' names and profile images
     /// (AccountService's, cached; empty when it cannot answer).
@@ -250,7 +252,7 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUs
                 YediContent.PostAuthor(
                     name: $0.name, profileImageID: $0.profileImageID, shopName: $0.shopName, shopArea: $0.shopArea)
             }
-            return Self.post(post, author: author, liked: liked.contains(post.id))
+            return self.post(post, author: author, liked: liked.contains(post.id))
         }
     }
 }

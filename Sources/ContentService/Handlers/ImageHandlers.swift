@@ -10,7 +10,8 @@ extension ContentHandlers {
             request.data, claimedType: request.contentType, ownerID: try context.requireUser().id, id: ids.next(),
             now: clock.nowMilliseconds,
             quotas: UploadQuotas(perDay: quotas.uploadBytesPerDay, total: quotas.uploadBytesTotal))
-        return Self.imageRef(image)
+        // Not public until a post or review shows it: the uploader's preview is signed.
+        return imageRef(image, .signed)
     }
 
     func getImage(_ request: YediContent.GetImageRequest, context: ServerContext) async throws -> YediContent.ImageData
@@ -20,7 +21,7 @@ extension ContentHandlers {
             throw RPCError(code: .notFound, message: "image_id: no such image")
         }
         return YediContent.ImageData(
-            image: Self.imageRef(image.record), data: image.bytes, contentType: image.record.contentType)
+            image: imageRef(image.record, .signed), data: image.bytes, contentType: image.record.contentType)
     }
 
     /// For ChatService's image messages: the images that exist, in the order asked, with their uploader.
@@ -34,7 +35,7 @@ extension ContentHandlers {
         let found = Dictionary(images.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         return YediContent.GetImageRefsResponse(
             images: ids.compactMap { id in
-                found[id].map { YediContent.OwnedImageRef(image: Self.imageRef($0), ownerID: $0.ownerID) }
+                found[id].map { YediContent.OwnedImageRef(image: imageRef($0, .signed), ownerID: $0.ownerID) }
             })
     }
 
@@ -51,7 +52,7 @@ extension ContentHandlers {
                 found[id].map {
                     YediContent.PostPreview(
                         postID: $0.id, designerID: $0.designerID, title: $0.title,
-                        firstPhoto: $0.photos.first.map(Self.imageRef))
+                        firstPhoto: $0.photos.first.map { imageRef($0, .isPublic) })
                 }
             })
     }

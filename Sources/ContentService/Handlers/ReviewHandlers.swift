@@ -49,7 +49,7 @@ extension ContentHandlers {
         } catch let exceeded as QuotaExceeded {
             throw exceeded.status
         }
-        return Self.review(review)
+        return self.review(review)
     }
 
     func listDesignerReviews(
@@ -60,7 +60,7 @@ extension ContentHandlers {
         let reviews = try await store.reviews(designerID: designerID, after: page.after, limit: page.limit + 1)
         let summary = try await store.reviewSummaries(designerIDs: [designerID]).first ?? .empty(designerID)
         return YediContent.ListDesignerReviewsResponse(
-            reviews: reviews.prefix(page.limit).map(Self.review),
+            reviews: reviews.prefix(page.limit).map(review),
             page: pages.reviews.next(Self.positions(reviews), limit: page.limit),
             averageScore: summary.average, reviewCount: summary.reviewCount,
             keywordCounts: Self.keywordCounts(summary))
@@ -73,7 +73,7 @@ extension ContentHandlers {
         let page = try pages.reviews.read(request.page, as: Int64.self)
         let reviews = try await store.reviews(customerID: customerID, after: page.after, limit: page.limit + 1)
         return YediContent.ListMyReviewsResponse(
-            reviews: reviews.prefix(page.limit).map(Self.review),
+            reviews: reviews.prefix(page.limit).map(review),
             page: pages.reviews.next(Self.positions(reviews), limit: page.limit))
     }
 

@@ -4,7 +4,8 @@ import RPCCore
 import ServiceRuntime
 import YediCrypto
 
-/// Uploads and reads of images: the format check, the content-addressed blob, the row, and the read cache.
+/// Uploads and reads of images: the format check, the variants (`ImageVariantMaker`), the content-addressed
+/// blobs (originals in `<data>/images/`, variants in `<data>/image-variants/`), the row, and the read cache.
 ///
 /// Reads go through an `LRUCache` limited by item count (`--image-cache-items`, 50 by default, as the app
 /// chose: photos vary too much in size for a byte budget). A hit answers without the database or the blob
@@ -20,11 +21,14 @@ final class ImageLibrary: Sendable {
     let store: any ContentStore
     let blobs: any ImageBlobStore
     let cache: LRUCache<String, Image>
+    /// The variants' blobs and the image port's cache of them.
+    let variants: ServedVariants
 
-    init(store: any ContentStore, blobs: any ImageBlobStore, cache: LRUCache<String, Image>) {
+    init(store: any ContentStore, blobs: any ImageBlobStore, cache: LRUCache<String, Image>, variants: ServedVariants) {
         self.store = store
         self.blobs = blobs
         self.cache = cache
+        self.variants = variants
     }
 
     /// Checks and stores `bytes` as a new image of `ownerID`. `claimedType`, if not empty, must agree with
@@ -48,25 +52,38 @@ final class ImageLibrary: Sendable {
                 code: .invalidArgument,
                 message: "content_type: the bytes are \(info.type.contentType), not \(claimedType)")
         }
+        let made = try await ImageVariantMaker.make(from: bytes)
         let blobs = self.blobs
-        let sha = try await Self.offload { () throws -> String in
+        let variantBlobs = variants.blobs
+        let (sha, names) = try await Self.offload { () throws -> (String, ImageVariantNames) in
             let sha = SHA256.hex(SHA256.hash(bytes))
             try blobs.write(bytes, sha256: sha)
-            return sha
+            let names = ImageVariantNames(
+                large: SHA256.hex(SHA256.hash(made.large.bytes)),
+                thumbnail: SHA256.hex(SHA256.hash(made.thumbnail.bytes)))
+            try variantBlobs.write(made.large.bytes, sha256: names.large)
+            try variantBlobs.write(made.thumbnail.bytes, sha256: names.thumbnail)
+            return (sha, names)
         }
         let record = ImageRecord(
             id: id, ownerID: ownerID, sha256: sha, contentType: info.type.contentType, width: info.width,
-            height: info.height, byteCount: bytes.count, createdAtMilliseconds: now)
+            height: info.height, byteCount: bytes.count, createdAtMilliseconds: now, variants: names)
         do {
             try await store.insertImage(record, quotas: quotas)
         } catch let exceeded as QuotaExceeded {
             _ = try? await collectGarbage()
             throw exceeded.status
         }
-        // A purge may have collected the blob between our write and the row's commit; the row now protects
-        // it, so writing it again (if gone) is final.
+        // A purge may have collected the blobs between our writes and the row's commit; the row now
+        // protects them, so writing them again (if gone) is final.
         try await Self.offload {
             if !blobs.exists(sha256: sha) { try blobs.write(bytes, sha256: sha) }
+            if !variantBlobs.exists(sha256: names.large) {
+                try variantBlobs.write(made.large.bytes, sha256: names.large)
+            }
+            if !variantBlobs.exists(sha256: names.thumbnail) {
+                try variantBlobs.write(made.thumbnail.bytes, sha256: names.thumbnail)
+            }
         }
         return record
     }
@@ -93,7 +110,13 @@ final class ImageLibrary: Sendable {
     /// before it got here).
     func collectGarbage() async throws -> Int {
         let blobs = self.blobs
-        return try await store.collectUnreferencedBlobs { sha in try blobs.delete(sha256: sha) }
+        let variants = self.variants
+        return try await store.collectUnreferencedBlobs { sha in
+            // A listed name is an original's or a variant's; deleting a name that is not there does nothing.
+            try blobs.delete(sha256: sha)
+            try variants.blobs.delete(sha256: sha)
+            variants.evict(sha)
+        }
     }
 
     /// File work off the cooperative pool (hashing 10 MiB, fsync).

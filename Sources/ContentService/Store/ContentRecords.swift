@@ -14,6 +14,17 @@ struct ImageRecord: Sendable, Equatable {
     var height: Int
     var byteCount: Int
     var createdAtMilliseconds: Int64
+    /// The blobs of its resized JPEGs (`ImageVariantSize`); nil for images uploaded before variants existed.
+    var variants: ImageVariantNames? = nil
+
+    /// Every blob this image keeps: the original's, then its variants'.
+    var blobNames: [String] { [sha256] + (variants.map { [$0.large, $0.thumbnail] } ?? []) }
+}
+
+/// The content-addressed names (SHA-256 hex) of an image's variants in `<data>/image-variants/`.
+struct ImageVariantNames: Sendable, Equatable {
+    var large: String
+    var thumbnail: String
 }
 
 struct PostRecord: Sendable, Equatable {

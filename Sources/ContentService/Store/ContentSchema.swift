@@ -125,5 +125,17 @@ enum ContentSchema {
         migrator.registerMigration("content-4-likes-by-time") { db in
             try db.execute(sql: "CREATE INDEX post_like_by_time ON post_like(liked_at_ms)")
         }
+        // Issue 26: each image's resized JPEGs, content-addressed blobs in <data>/image-variants/, served by
+        // URL (ImageServer/). Found by their names when a URL asks for one, so indexed; NULL for images
+        // uploaded before (they have no URL).
+        migrator.registerMigration("content-5-image-variants") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE image ADD COLUMN large_sha256 TEXT;
+                    ALTER TABLE image ADD COLUMN thumbnail_sha256 TEXT;
+                    CREATE INDEX image_by_large ON image(large_sha256);
+                    CREATE INDEX image_by_thumbnail ON image(thumbnail_sha256);
+                    """)
+        }
     }
 }

@@ -94,6 +94,12 @@ protocol ContentStore: Sendable {
     /// in this transaction, so an image a post took meanwhile stays); lists their blobs for
     /// `collectUnreferencedBlobs`. Answers the ids deleted.
     func deleteUnreferencedImages(ids: [String], createdBefore: Int64) async throws -> [String]
+
+    // MARK: Image URLs
+
+    /// Whether `sha` names a variant of an image that a post or a review shows: those are public, served
+    /// to whoever has the URL without a signature (docs/platform.md, "Images").
+    func isPublicVariant(_ sha: String) async throws -> Bool
 }
 
 extension ContentStore {

@@ -40,22 +40,28 @@ extension SQLiteContentStore {
             let doomed = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, sha256 FROM image
+                    SELECT * FROM image
                     WHERE id IN (\(Self.marks(ids.count))) AND created_at_ms < ? AND \(Self.unreferenced)
                     """, arguments: StatementArguments(ids) + StatementArguments([createdBefore]))
-            for row in doomed {
-                let id: String = row["id"]
-                let sha: String = row["sha256"]
-                try db.execute(sql: "DELETE FROM image WHERE id = ?", arguments: [id])
-                let shared =
-                    try Bool.fetchOne(
-                        db, sql: "SELECT EXISTS (SELECT 1 FROM image WHERE sha256 = ?)", arguments: [sha]) ?? false
-                if !shared {
-                    try db.execute(
-                        sql: "INSERT OR IGNORE INTO image_blob_garbage (sha256) VALUES (?)", arguments: [sha])
-                }
+            for image in doomed.map(Self.image) {
+                try db.execute(sql: "DELETE FROM image WHERE id = ?", arguments: [image.id])
+                try Self.listForCollection(image.blobNames.filter { try !Self.isReferenced($0, db) }, db)
             }
             return doomed.map { $0["id"] }
+        }
+    }
+
+    func isPublicVariant(_ sha: String) async throws -> Bool {
+        try await database.read { db in
+            try Bool.fetchOne(
+                db,
+                sql: """
+                    SELECT EXISTS (
+                        SELECT 1 FROM image WHERE (large_sha256 = ? OR thumbnail_sha256 = ?)
+                        AND (EXISTS (SELECT 1 FROM post_image WHERE post_image.image_id = image.id)
+                            OR EXISTS (SELECT 1 FROM review_image WHERE review_image.image_id = image.id))
+                    )
+                    """, arguments: [sha, sha]) ?? false
         }
     }
 

@@ -13,22 +13,25 @@ struct SQLiteContentStore: ContentStore {
     func insertImage(_ image: ImageRecord, quotas: UploadQuotas?) async throws {
         let refusal = try await database.write { db -> QuotaExceeded? in
             if let quotas, let exceeded = try Self.exceeded(quotas, by: image, db) {
-                // The blob is already written: list it, so that it goes unless another image uses it.
-                try db.execute(
-                    sql: "INSERT OR IGNORE INTO image_blob_garbage (sha256) VALUES (?)", arguments: [image.sha256])
+                // The blobs are already written: list them, so that they go unless another image uses them.
+                try Self.listForCollection(image.blobNames, db)
                 return exceeded
             }
             try db.execute(
                 sql: """
-                    INSERT INTO image (id, owner_id, sha256, content_type, width, height, byte_count, created_at_ms)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO image (id, owner_id, sha256, content_type, width, height, byte_count, created_at_ms,
+                        large_sha256, thumbnail_sha256)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     image.id, image.ownerID, image.sha256, image.contentType, image.width, image.height,
-                    image.byteCount, image.createdAtMilliseconds,
+                    image.byteCount, image.createdAtMilliseconds, image.variants?.large, image.variants?.thumbnail,
                 ])
-            // The blob is wanted again: a pending deletion of it must not run.
-            try db.execute(sql: "DELETE FROM image_blob_garbage WHERE sha256 = ?", arguments: [image.sha256])
+            // The blobs are wanted again: a pending deletion of them must not run.
+            let names = image.blobNames
+            try db.execute(
+                sql: "DELETE FROM image_blob_garbage WHERE sha256 IN (\(Self.marks(names.count)))",
+                arguments: StatementArguments(names))
             return nil
         }
         if let refusal { throw refusal }
@@ -353,24 +356,18 @@ struct SQLiteContentStore: ContentStore {
             let images = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, sha256 FROM image WHERE owner_id = ?
+                    SELECT * FROM image WHERE owner_id = ?
                     AND id NOT IN (SELECT image_id FROM post_image) AND id NOT IN (SELECT image_id FROM review_image)
                     """,
                 arguments: [userID])
             let imageIDs: [String] = images.map { $0["id"] }
+            let blobs = Set(images.map(Self.image).flatMap(\.blobNames))
             if !imageIDs.isEmpty {
                 try db.execute(
                     sql: "DELETE FROM image WHERE id IN (\(Self.marks(imageIDs.count)))",
                     arguments: StatementArguments(imageIDs))
             }
-            for sha in Set(images.map { $0["sha256"] as String }) {
-                try db.execute(
-                    sql: """
-                        INSERT OR IGNORE INTO image_blob_garbage (sha256)
-                        SELECT ? WHERE NOT EXISTS (SELECT 1 FROM image WHERE sha256 = ?)
-                        """,
-                    arguments: [sha, sha])
-            }
+            try Self.listForCollection(blobs.filter { try !Self.isReferenced($0, db) }, db)
             return PurgeOutcome(removedImageIDs: imageIDs, firstDelivery: first ?? true)
         }
     }
@@ -379,16 +376,33 @@ struct SQLiteContentStore: ContentStore {
         try await database.write { db in
             var deleted = 0
             for sha in try String.fetchAll(db, sql: "SELECT sha256 FROM image_blob_garbage") {
-                let referenced =
-                    try Bool.fetchOne(
-                        db, sql: "SELECT EXISTS (SELECT 1 FROM image WHERE sha256 = ?)", arguments: [sha]) ?? false
-                if !referenced {
+                if try !Self.isReferenced(sha, db) {
                     try delete(sha)
                     deleted += 1
                 }
                 try db.execute(sql: "DELETE FROM image_blob_garbage WHERE sha256 = ?", arguments: [sha])
             }
             return deleted
+        }
+    }
+
+    // MARK: Blobs
+
+    /// Whether an image row still names `sha` (as its original or as one of its variants).
+    static func isReferenced(_ sha: String, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(
+            db,
+            sql: """
+                SELECT EXISTS (SELECT 1 FROM image WHERE sha256 = ?)
+                    OR EXISTS (SELECT 1 FROM image WHERE large_sha256 = ?)
+                    OR EXISTS (SELECT 1 FROM image WHERE thumbnail_sha256 = ?)
+                """, arguments: [sha, sha, sha]) ?? false
+    }
+
+    /// Lists blobs for `collectUnreferencedBlobs`, which deletes those no image names by then.
+    static func listForCollection(_ shas: some Sequence<String>, _ db: Database) throws {
+        for sha in shas {
+            try db.execute(sql: "INSERT OR IGNORE INTO image_blob_garbage (sha256) VALUES (?)", arguments: [sha])
         }
     }
 
@@ -469,7 +483,13 @@ struct SQLiteContentStore: ContentStore {
         ImageRecord(
             id: row["id"], ownerID: row["owner_id"], sha256: row["sha256"], contentType: row["content_type"],
             width: row["width"], height: row["height"], byteCount: row["byte_count"],
-            createdAtMilliseconds: row["created_at_ms"])
+            createdAtMilliseconds: row["created_at_ms"],
+            variants: Self.variants(large: row["large_sha256"], thumbnail: row["thumbnail_sha256"]))
+    }
+
+    private static func variants(large: String?, thumbnail: String?) -> ImageVariantNames? {
+        guard let large, let thumbnail else { return nil }
+        return ImageVariantNames(large: large, thumbnail: thumbnail)
     }
 
     static func post(_ row: Row) -> PostRecord {

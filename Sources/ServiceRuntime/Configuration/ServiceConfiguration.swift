@@ -45,6 +45,8 @@ public struct ServiceConfiguration: Sendable {
     public var senders: OutsideSenderSettings = .development
     /// The payment gateway (`--payment-api-url` & co.); none: the development provider.
     public var payments: PaymentSettings = .development
+    /// The image port and its URLs (`--image-port` & co.); nil for a service that serves no images.
+    public var images: ImageServerSettings? = nil
 
     /// Reads `options` over `environment` (`YEDI_…` variables) over `defaults`; throws a
     /// `ConfigurationError` naming the first bad option.
@@ -161,7 +163,10 @@ public struct ServiceConfiguration: Sendable {
             retention: retention,
             appsFolder: appsFolder.isEmpty ? nil : appsFolder,
             senders: try OutsideSenderSettings.resolve(options, reader: reader),
-            payments: try PaymentSettings.resolve(options, reader: reader)
+            payments: try PaymentSettings.resolve(options, reader: reader),
+            images: try defaults.imagePort.map { port throws(ConfigurationError) in
+                try ImageServerSettings.resolve(options, host: host, defaultPort: port, reader: reader)
+            }
         )
     }
 
@@ -203,13 +208,19 @@ public struct ServiceDefaults: Sendable {
     public var maxFrameBytes: Int
     /// The services this one calls.
     public var peers: [String]
+    /// The HTTPS port images are served on by URL; nil: the service serves none (all but ContentService).
+    public var imagePort: Int?
 
-    public init(name: String, port: Int, metricsPort: Int, maxFrameBytes: Int = 4 << 20, peers: [String] = []) {
+    public init(
+        name: String, port: Int, metricsPort: Int, maxFrameBytes: Int = 4 << 20, peers: [String] = [],
+        imagePort: Int? = nil
+    ) {
         self.name = name
         self.port = port
         self.metricsPort = metricsPort
         self.maxFrameBytes = maxFrameBytes
         self.peers = peers
+        self.imagePort = imagePort
     }
 
     /// Where `deploy/start.sh` runs each service, so a development peer needs no configuration.

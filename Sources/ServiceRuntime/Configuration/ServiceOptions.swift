@@ -85,6 +85,26 @@ public struct ServiceOptions: ParsableArguments {
     @Option(help: "Images the in-memory cache keeps. (YEDI_IMAGE_CACHE_ITEMS; default 50)")
     public var imageCacheItems: String?
 
+    @Option(help: "HTTPS port serving images by URL (ContentService only). (YEDI_IMAGE_PORT; default 8002)")
+    public var imagePort: String?
+
+    @Option(
+        help: """
+            Public base of image URLs, as apps reach the image port (https://img.example.com). \
+            (YEDI_IMAGE_URL_BASE; default https://<host>:<image port>)
+            """)
+    public var imageUrlBase: String?
+
+    @Option(
+        help: """
+            File with the key (16+ bytes) image URLs are signed with, the same on every replica. \
+            (YEDI_IMAGE_URL_KEY; default: <data>/image-url.key, made on first start)
+            """)
+    public var imageUrlKey: String?
+
+    @Option(help: "Seconds a signed image URL stays valid. (YEDI_IMAGE_URL_LIFETIME; default 86400)")
+    public var imageUrlLifetime: String?
+
     @Option(help: "Text items (profiles, previews) the in-memory cache keeps. (YEDI_TEXT_CACHE_ITEMS; default 1000)")
     public var textCacheItems: String?
 

@@ -29,6 +29,10 @@ enum StartupChecks {
         try await portIsFree(configuration.host, configuration.port, what: "RPC port", option: "--port (YEDI_PORT)")
         try await portIsFree(
             "127.0.0.1", configuration.metricsPort, what: "metrics port", option: "--metrics-port (YEDI_METRICS_PORT)")
+        if let images = configuration.images {
+            try await portIsFree(
+                configuration.host, images.port, what: "image port", option: "--image-port (YEDI_IMAGE_PORT)")
+        }
     }
 
     /// Loads the server's certificate, key and CA exactly as the server will.

@@ -132,7 +132,11 @@ extension YediCommon {
 }
 
 extension YediCommon {
-    /// An uploaded image, shown by id or URL.
+    /// An image, and where apps load it from (docs/platform.md, "Images"). `url` is the large variant (a JPEG,
+    /// longest side at most 1280 px) and `thumbnail_url` the list-sized one (at most 400 px), both on
+    /// ContentService's HTTPS image port: content-addressed, and for images that are not public (chat
+    /// photos, uploads not yet in a post) signed and expiring. Empty for images uploaded before variants
+    /// existed. `width` and `height` are the original's.
     public struct ImageRef: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.common.ImageRef")
 
@@ -144,11 +148,14 @@ extension YediCommon {
 
         public var height: Int32
 
-        public init(id: String = "", url: String = "", width: Int32 = 0, height: Int32 = 0) {
+        public var thumbnailURL: String
+
+        public init(id: String = "", url: String = "", width: Int32 = 0, height: Int32 = 0, thumbnailURL: String = "") {
             self.id = id
             self.url = url
             self.width = width
             self.height = height
+            self.thumbnailURL = thumbnailURL
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -156,6 +163,7 @@ extension YediCommon {
             try encoder.write(self.url, at: 2)
             try encoder.write(self.width, at: 3)
             try encoder.write(self.height, at: 4)
+            try encoder.write(self.thumbnailURL, at: 5)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -165,6 +173,8 @@ extension YediCommon {
             self.url = try decoder.read(at: 2)
             self.width = try decoder.read(at: 3)
             self.height = try decoder.read(at: 4)
+            try decoder.limit(at: 5, maxBytes: 2048)
+            self.thumbnailURL = try decoder.read(at: 5)
         }
     }
 }

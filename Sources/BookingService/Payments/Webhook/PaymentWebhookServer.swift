@@ -3,20 +3,23 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import RPCObservability
 import ServiceLifecycle
 import ServiceRuntime
+import SmallHTTPServer
 
 /// The payment provider's webhook: `POST /payments/webhook` on loopback by default (a proxy in front
 /// terminates TLS), refusing anything whose signature does not check out (`WebhookSignature`). It only
 /// records the event (`PaymentStore.recordEvent`, with its outbox job in the same transaction); the
 /// payment worker processes it and asks the provider about the order rather than trusting the body.
 ///
-/// Built like the observability server (RPCObservability): NIO's HTTP/1.1 server pipeline, the same
-/// connection bookkeeping (`ObservabilityConnections`) and address latch, drained on graceful shutdown.
+/// Built like `SmallHTTPServer.HTTPServer` (whose responders see no request body): NIO's HTTP/1.1 server
+/// pipeline with the same connection bookkeeping (`HTTPConnections`, at most `maxConnections`) and address
+/// latch, drained on graceful shutdown.
 final class PaymentWebhookServer: Service, Sendable {
     static let path = "/payments/webhook"
     static let maxBodyBytes = 64 * 1_024
+    /// A provider sends a few deliveries at a time; more connections than this are refused.
+    static let maxConnections = 64
 
     let host: String
     let port: Int
@@ -44,7 +47,7 @@ final class PaymentWebhookServer: Service, Sendable {
     }
 
     func run() async throws {
-        let connections = ObservabilityConnections()
+        let connections = HTTPConnections(limit: Self.maxConnections)
         let listener: any Channel
         do {
             listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)

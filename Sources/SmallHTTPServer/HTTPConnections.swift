@@ -2,22 +2,27 @@ import NIOCore
 import ServiceLifecycle
 import YediSync
 
-/// An HTTP server's open connections (the observability server's, BookingService's payment webhook's), so
-/// that shutdown can let them finish or cut them off. Once shutdown has begun it admits no new connection.
-public final class ObservabilityConnections: Sendable {
+/// An HTTP server's open connections (`HTTPServer`'s; BookingService's payment webhook, which reads POST
+/// bodies with a pipeline of its own), so that shutdown can let them finish or cut them off. It admits at
+/// most `limit` at once, and none once shutdown has begun.
+public final class HTTPConnections: Sendable {
     private struct State {
         var open: [ObjectIdentifier: any Channel] = [:]
         var isShuttingDown = false
     }
 
     private let state = TSanVisibleMutex(State())
+    private let limit: Int
 
-    public init() {}
+    public init(limit: Int) {
+        self.limit = limit
+    }
 
-    /// Keeps `channel` until it closes. Returns false once shutdown has begun: the caller drops the connection.
+    /// Keeps `channel` until it closes. Returns false once shutdown has begun or `limit` connections are
+    /// open: the caller drops the connection.
     public func admit(_ channel: any Channel) -> Bool {
         let admitted = state.withLock { state in
-            guard !state.isShuttingDown else { return false }
+            guard !state.isShuttingDown, state.open.count < limit else { return false }
             state.open[ObjectIdentifier(channel)] = channel
             return true
         }
