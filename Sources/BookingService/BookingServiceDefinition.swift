@@ -38,9 +38,14 @@ enum BookingServiceDefinition: ServiceDefinition {
             versions: LRUCache(
                 name: "booking-free-day-versions", capacity: env.configuration.textCacheItems,
                 metricsFactory: env.metrics))
+        let outbox = env.outbox
+        env.scheduler.handle(ReservationReminder.kind) { job, db in
+            try ReservationReminder.run(job, outbox: outbox, db)
+        }
         return BookingHandlers(
             store: FreeDayInvalidatingStore(
-                inner: SQLiteBookingStore(database: env.database, outbox: env.outbox), cache: freeDays),
+                inner: SQLiteBookingStore(database: env.database, outbox: env.outbox, scheduler: env.scheduler),
+                cache: freeDays),
             freeDays: freeDays, kit: env.makeHandlerKit(), payments: try payments(env, freeDays: freeDays),
             shopHours: { designerID in
                 let account = YediAccount.AccountService.Client(try peers.client(for: "account"))

@@ -10,9 +10,11 @@ import YediProto
 
 @testable import BookingService
 
-/// What the stand-in AccountService answers to GetShopHours: designers' hours, or UNAVAILABLE while down.
+/// What the stand-in AccountService answers to GetShopHours (designers' hours, or UNAVAILABLE while down),
+/// and the notifications BookingService asks it to deliver (`Notifications/Notify`).
 final class ShopDirectory: Sendable {
     private let state = LockedValue((shops: [String: YediAccount.ShopHours](), down: false, calls: 0))
+    let notified = LockedValue<[YediAccount.NotifyRequest]>([])
 
     func add(_ designerID: String, opening: Int32 = 9, closing: Int32 = 21, zone: String = "Asia/Seoul") {
         state.withLock {
@@ -39,7 +41,8 @@ final class ShopDirectory: Sendable {
         }.get()
     }
 
-    /// "account" serving only GetShopHours, over TLS with account's certificate and the real access rules.
+    /// "account" serving only GetShopHours and Notify, over TLS with account's certificate and the real
+    /// access rules.
     func start(_ harness: ServiceHarness) async throws -> RunningServer {
         try await harness.startFakePeer(
             "account",
@@ -48,7 +51,13 @@ final class ShopDirectory: Sendable {
                     router.register(YediAccount.AccountService.Method.getShopHours) { request, _ in
                         try self.answer(request.designerID)
                     }
-                }
+                },
+                RPCMethodSet(YediAccount.Notifications.descriptor) { router in
+                    router.register(YediAccount.Notifications.Method.notify) { request, _ in
+                        self.notified.withLock { $0.append(request) }
+                        return YediAccount.NotifyResponse(applied: true)
+                    }
+                },
             ])
     }
 }
@@ -151,7 +160,11 @@ final class BookingFixture: @unchecked Sendable {
         return (YediBooking.BookingService.Client(client), client, task)
     }
 
-    var store: SQLiteBookingStore { SQLiteBookingStore(database: service.environment.database) }
+    var store: SQLiteBookingStore {
+        SQLiteBookingStore(
+            database: service.environment.database, outbox: service.environment.outbox,
+            scheduler: service.environment.scheduler)
+    }
 
     func count(_ sql: String) async throws -> Int {
         try await service.environment.database.read { db in try Int.fetchOne(db, sql: sql) ?? 0 }

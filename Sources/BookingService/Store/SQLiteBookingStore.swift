@@ -9,6 +9,8 @@ struct SQLiteBookingStore: BookingStore {
     /// Where account deletion's refunds go (`SQLitePaymentStore.purge`); nil in tests of booking alone,
     /// where no payment exists.
     var outbox: Outbox? = nil
+    /// Where the day-before reminders go (`ReservationReminder`); nil in tests of booking alone.
+    var scheduler: Scheduler? = nil
 
     // MARK: Schedules and menus
 
@@ -118,6 +120,9 @@ struct SQLiteBookingStore: BookingStore {
                         sql: "INSERT INTO booked_cell (designer_id, cell_start_ms, reservation_id) VALUES (?, ?, ?)",
                         arguments: [reservation.designerID, cell, reservation.id])
                 }
+                if let scheduler, let reminder = ReservationReminder.job(for: reservation) {
+                    try scheduler.schedule(reminder, in: db)
+                }
                 return .created(reservation)
             }
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
@@ -168,6 +173,7 @@ struct SQLiteBookingStore: BookingStore {
                     "UPDATE reservation SET status = 'cancelled', cancelled_at_ms = ? WHERE id = ? AND status = 'confirmed'",
                 arguments: [milliseconds, id])
             try db.execute(sql: "DELETE FROM booked_cell WHERE reservation_id = ?", arguments: [id])
+            _ = try scheduler?.cancel(id: ReservationReminder.jobID(id), in: db)
             return try Row.fetchOne(db, sql: "SELECT * FROM reservation WHERE id = ?", arguments: [id]).map(
                 Self.reservation)
         }

@@ -37,6 +37,7 @@ extension SQLitePaymentStore {
                 }
             }
             try scheduler.cancel(id: "payment-hold:\(id)", in: db)
+            try scheduler.cancel(id: ReservationReminder.jobID(id), in: db)
             guard let stored = try Self.reservationRow(id, db) else { return nil }
             return (try SQLiteBookingStore.reservation(stored), refund, true)
         }
