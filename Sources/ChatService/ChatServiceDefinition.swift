@@ -34,6 +34,8 @@ enum ChatServiceDefinition: ServiceDefinition {
             peers: peers,
             cache: HistoryCache(),
             hub: hub,
+            photos: PhotoURLRefresher(
+                capacity: env.configuration.textCacheItems, clock: env.clock, lookup: peers.images),
             kit: env.makeHandlerKit())
     }
 

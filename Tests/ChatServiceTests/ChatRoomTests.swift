@@ -213,8 +213,16 @@ final class ChatRoomTests: XCTestCase {
         let down = await rpcError { _ = try await sendImage("img-mine") }
         XCTAssertEqual(down?.code, .unavailable)
         fixture.peers.setDown(false)
+        // The URL was signed for a day: history shows the photo by the URL ContentService signs now.
+        fixture.peers.resign("img-mine", url: "https://img.yedi.example/img-mine?e=2")
         let history = try await fixture.chat.listMessages(.init(roomID: room), options: customer.options)
         XCTAssertEqual(history.messages.count, 1)
+        XCTAssertEqual(
+            history.messages.first?.body,
+            .image(
+                .init(
+                    image: .init(id: "img-mine", url: "https://img.yedi.example/img-mine?e=2", width: 640, height: 480)
+                )))
     }
 
     func testAReservationMustBelongToTheRoomsPair() async throws {

@@ -235,6 +235,11 @@ final class FakePeerData: Sendable {
         }
     }
 
+    /// ContentService signs the image's URL anew (a later expiry).
+    func resign(_ id: String, url: String) {
+        state.withLockedValue { $0.images[id]?.image?.url = url }
+    }
+
     func addPost(_ id: String, designer: String, title: String) {
         state.withLockedValue {
             $0.posts[id] = .init(

@@ -10,6 +10,8 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
     let peers: ChatPeers
     let cache: HistoryCache
     let hub: ChatEventHub
+    /// History pages show chat photos by their current signed URLs.
+    let photos: PhotoURLRefresher
     /// The clock, ids, quotas, lists, and the directory of room members' names and images
     /// (AccountService's, cached; empty when it cannot answer).
     let kit: HandlerKit
@@ -196,8 +198,9 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
             }
         }
         let otherID = room.other(than: userID)
+        let messages = await photos.refresh(page.messages, logger: context.logger)
         return YediChat.ListMessagesResponse(
-            messages: page.messages.map { ChatMessages.message($0, readSeqs: page.readSeqs) },
+            messages: messages.map { ChatMessages.message($0, readSeqs: page.readSeqs) },
             hasMore: page.hasMore, myReadSeq: page.readSeqs[userID] ?? 0, otherReadSeq: page.readSeqs[otherID] ?? 0)
     }
 
