@@ -137,6 +137,28 @@ final class SQLitePaymentStoreTests: XCTestCase {
         }
     }
 
+    /// The payments destination delivers in order: work that can never succeed is dropped (and logged),
+    /// not retried for ever in front of every refund behind it.
+    func testPaymentWorkThatCanNeverSucceedIsDroppedNotRetried() async throws {
+        let flow = PaymentFlow(
+            store: store, provider: DevelopmentPaymentProvider(folder: nil), clock: ManualClock(),
+            logger: Logger(label: "test"))
+        let worker = PaymentWorker(flow: flow)
+        for payload in [[0xFF, 0xFF, 0xFF] as [UInt8], try YediBooking.PaymentWork().serializedBytes()] {
+            do {
+                try await worker.send(payload: payload, jobID: "job-1")
+                XCTFail("work \(payload) was accepted")
+            } catch let dropped as UndeliverableMessage {
+                XCTAssertTrue(dropped.dropsJob, "\(dropped)")
+            }
+        }
+        // Work about a refund that no longer exists is done (nothing to do), not retried.
+        var refund = YediBooking.PaymentWork()
+        refund.kind = .refund
+        refund.refundID = "gone"
+        try await worker.send(payload: try refund.serializedBytes(), jobID: "job-2")
+    }
+
     func testPaymentOnePerReservation() async throws {
         try await PaymentStoreContract.onePaymentPerReservation(booking, store)
     }

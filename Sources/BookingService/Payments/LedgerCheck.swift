@@ -33,6 +33,20 @@ extension PaymentFlow {
                     (payment.id, "ledger net \(net) KRW, the provider holds \(answer.balanceAmountKRW) KRW"))
             }
         }
+        if askProvider {
+            // Money the provider holds for a payment recorded here as not captured (a capture that came
+            // after the payment was settled as failed): an operator refunds it.
+            for payment in try await store.uncapturedPayments() {
+                report.paymentsChecked += 1
+                if let answer = try await provider.query(orderID: payment.orderID), answer.balanceAmountKRW > 0 {
+                    report.problems.append(
+                        (
+                            payment.id,
+                            "the provider holds \(answer.balanceAmountKRW) KRW for a payment recorded as \(payment.state.rawValue)"
+                        ))
+                }
+            }
+        }
         for id in ledger.netByPayment.keys.sorted() where !capturedIDs.contains(id) {
             report.problems.append((id, "ledger entries for a payment that never captured money"))
         }

@@ -23,6 +23,9 @@ final class PaymentFlow: Sendable {
     /// When a confirmation still unsettled is reconciled: well after the provider's 10 s timeout, so no
     /// call of this process can still be in flight.
     static let reconcileAfterMilliseconds: Int64 = 30_000
+    /// How long after a confirmation began an order unknown to the provider counts as never confirmed: the
+    /// PG's payment window, past which it refuses the confirmation anyway.
+    static let unknownOrderGraceMilliseconds: Int64 = 10 * 60_000
 
     init(
         store: any PaymentStore, provider: any PaymentProvider, clock: any WallClock, logger: Logger,
@@ -64,9 +67,13 @@ final class PaymentFlow: Sendable {
         }
     }
 
-    /// What the provider says about an order, applied: captured → paid (or refunded at once), refused or
-    /// unknown to it → failed.
+    /// What the provider says about an order, applied: captured → paid (or refunded at once), aborted or
+    /// expired → failed; still in progress (`READY`, `IN_PROGRESS`) → unknown (`PaymentProviderError.unavailable`):
+    /// the payment stays confirming for reconciliation, never "failed" while the provider may still capture.
     func settle(_ paymentID: String, answer: ProviderPayment) async throws -> PaymentRecord {
+        if answer.status == .ready || answer.status == .inProgress {
+            throw PaymentProviderError.unavailable("the provider is still processing the payment")
+        }
         guard answer.wasCaptured else {
             return try await store.settleDeclined(
                 paymentID: paymentID, code: answer.status.rawValue,
@@ -74,7 +81,16 @@ final class PaymentFlow: Sendable {
                 now: clock.nowMilliseconds)
         }
         switch try await store.settleCaptured(paymentID: paymentID, now: clock.nowMilliseconds) {
-        case .paid(let paid), .unchanged(let paid):
+        case .paid(let paid):
+            return paid
+        case .unchanged(let paid):
+            if !paid.state.wasCaptured {
+                // Settled as failed or expired, yet the provider captured: never silent. The ledger check
+                // (asking the provider about unsettled payments too) lists it for an operator's refund.
+                logger.error(
+                    "payment: captured by the provider after it was settled as \(paid.state.rawValue); refund it",
+                    metadata: ["payment": "\(paid.id)"])
+            }
             return paid
         case .refundAtOnce(let captured, let refund):
             logger.warning(
@@ -89,7 +105,18 @@ final class PaymentFlow: Sendable {
     /// outbox work).
     func reconcile(_ paymentID: String) async throws {
         guard let payment = try await store.payment(id: paymentID), payment.state == .confirming else { return }
+        // A confirmation of this process still waiting for its answer settles itself; asking now could
+        // see the provider before it captured.
+        if inFlight.withLockedValue({ $0[paymentID] != nil }) {
+            throw PaymentProviderError.unavailable("a confirmation is still in flight")
+        }
+        let began = payment.lifecycle.transitions.last { $0.state == .confirming }?.atMilliseconds ?? 0
         guard let answer = try await provider.query(orderID: payment.orderID) else {
+            // Unknown to the provider: final only once no request of ours (another process's, one that died)
+            // can still reach it.
+            guard clock.nowMilliseconds - began >= Self.unknownOrderGraceMilliseconds else {
+                throw PaymentProviderError.unavailable("the provider does not know the order yet")
+            }
             _ = try await store.settleDeclined(
                 paymentID: paymentID, code: "NOT_CONFIRMED",
                 message: "the provider never received the confirmation", now: clock.nowMilliseconds)

@@ -53,6 +53,9 @@ protocol PaymentStore: Sendable {
     func movements(designerID: String, from: Int64, until: Int64) async throws -> [LedgerMovement]
     /// The whole ledger, oldest first, and every payment that captured money.
     func ledger() async throws -> (entries: [LedgerEntry], captured: [PaymentRecord])
+    /// Payments settled as holding no money (failed, or expired after a payment key was given); confirming
+    /// ones are reconciliation's. The ledger check asks the provider whether it captured any of them.
+    func uncapturedPayments() async throws -> [PaymentRecord]
 
     // MARK: Webhook
 

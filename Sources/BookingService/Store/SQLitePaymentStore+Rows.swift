@@ -63,6 +63,18 @@ extension SQLitePaymentStore {
         }
     }
 
+    func uncapturedPayments() async throws -> [PaymentRecord] {
+        try await database.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM payment WHERE status IN ('failed', 'expired')
+                        AND payment_key IS NOT NULL ORDER BY id
+                    """
+            ).map { try Self.payment($0, db) }
+        }
+    }
+
     // MARK: Rows
 
     static func reservationRow(_ id: String, _ db: Database) throws -> Row? {

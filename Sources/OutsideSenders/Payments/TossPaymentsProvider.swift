@@ -82,10 +82,13 @@ public struct TossPaymentsProvider: PaymentProvider {
         guard response.isSuccess else {
             let code = json?["code"] as? String ?? "HTTP_\(response.status)"
             let message = json?["message"] as? String ?? ""
-            switch response.status {
-            case 408, 429, 500...: throw PaymentProviderError.unavailable("HTTP \(response.status) \(code)")
-            default: throw PaymentProviderError.declined(code: code, message: String(message.prefix(300)))
+            // Only a refusal documented as final means nothing was (or will be) done; any other answer —
+            // a conflict on an idempotency key still in progress, a credentials problem, a code this
+            // adapter does not know — leaves the outcome unknown, for reconciliation to settle.
+            guard (400..<500).contains(response.status), Self.finalRefusals.contains(code) else {
+                throw PaymentProviderError.unavailable("HTTP \(response.status) \(code)")
             }
+            throw PaymentProviderError.declined(code: code, message: String(message.prefix(300)))
         }
         guard let json, let key = json["paymentKey"] as? String, let orderID = json["orderId"] as? String,
             let status = (json["status"] as? String).flatMap(ProviderPayment.Status.init(rawValue:)),
@@ -95,6 +98,18 @@ public struct TossPaymentsProvider: PaymentProvider {
         return ProviderPayment(
             paymentKey: key, orderID: orderID, status: status, totalAmountKRW: total, balanceAmountKRW: balance)
     }
+
+    /// Toss's error codes that are final answers to a confirm or a cancel (its error-code reference): the card
+    /// or the request was refused, or the payment is already in the state asked for.
+    static let finalRefusals: Set<String> = [
+        "ALREADY_PROCESSED_PAYMENT", "ALREADY_CANCELED_PAYMENT", "NOT_CANCELABLE_AMOUNT", "NOT_CANCELABLE_PAYMENT",
+        "REJECT_CARD_PAYMENT", "REJECT_CARD_COMPANY", "REJECT_ACCOUNT_PAYMENT", "INVALID_CARD_EXPIRATION",
+        "INVALID_STOPPED_CARD", "INVALID_CARD_LOST_OR_STOLEN", "INVALID_CARD_NUMBER", "INVALID_REJECT_CARD",
+        "INVALID_PASSWORD", "INVALID_CARD_INSTALLMENT_PLAN", "EXCEED_MAX_DAILY_PAYMENT_COUNT",
+        "EXCEED_MAX_PAYMENT_AMOUNT", "EXCEED_MAX_AMOUNT", "EXCEED_MAX_CARD_INSTALLMENT_PLAN", "BELOW_MINIMUM_AMOUNT",
+        "NOT_AVAILABLE_PAYMENT", "NOT_SUPPORTED_INSTALLMENT_PLAN_CARD_OR_MERCHANT", "NOT_FOUND_PAYMENT_SESSION",
+        "NOT_FOUND_PAYMENT", "INVALID_REQUEST", "INVALID_AMOUNT", "UNAPPROVED_ORDER_ID",
+    ]
 
     private static func pathSegment(_ value: String) -> String {
         value.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-_"))) ?? ""

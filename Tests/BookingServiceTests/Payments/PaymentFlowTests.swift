@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import RPCCore
 import ServiceRuntime
 import ServiceTestSupport
@@ -121,12 +122,36 @@ final class PaymentFlowTests: XCTestCase {
         try await fixture.stop()
     }
 
+    /// Money the provider captured for a payment recorded as failed (how it could happen is what the flow
+    /// prevents; this is the net behind it) is found by the operators' ledger check.
+    func testPaymentLedgerCheckFindsACaptureRecordedAsFailed() async throws {
+        let fixture = try await BookingFixture.start()
+        let payment = try await fixture.prepare(try await fixture.reserve())
+        _ = try await rpcError { _ = try await fixture.confirm(payment, key: "dev_timeout_late") }
+        let clean = try await fixture.checkLedger()
+        XCTAssertTrue(clean.balanced, "confirming, and the provider's capture not yet known: \(clean.problems)")
+        try await fixture.service.environment.database.write { db in
+            try db.execute(sql: "UPDATE payment SET status = 'failed' WHERE id = ?", arguments: [payment.id])
+        }
+        let report = try await fixture.checkLedger()
+        XCTAssertFalse(report.balanced)
+        XCTAssertTrue(
+            report.problems.contains { $0.paymentID == payment.id && $0.problem.contains("recorded as failed") },
+            "\(report.problems)")
+        try await fixture.stop()
+    }
+
     func testPaymentNeverReachingTheProviderIsReconciledToFailed() async throws {
         let fixture = try await BookingFixture.start()
         let payment = try await fixture.prepare(try await fixture.reserve())
         let down = try await rpcError { _ = try await fixture.confirm(payment, key: "dev_down_1") }
         XCTAssertEqual(down?.code, .unavailable)
         fixture.clock.advance(by: 31)
+        // Unknown to the provider 30 s on: a request of ours might still reach it, so still unknown.
+        try await Task.sleep(for: .milliseconds(500))
+        let waiting = try await fixture.payments("customer-1").payments.first
+        XCTAssertEqual(waiting?.status, .confirming, "not failed while the provider could still capture")
+        fixture.clock.advance(by: 10 * 60)
         try await fixture.settle("reconciliation") {
             try await fixture.payments("customer-1").payments.first?.status == .failed
         }

@@ -37,6 +37,10 @@ final class PaymentRaceTests: XCTestCase {
         XCTAssertEqual(Set(paid.map(\.id)), [payment.id])
         XCTAssertEqual(Set(paid.map(\.status)), [.paid])
         let record = fixture.providerRecord(payment.orderID)
+        // The development provider never charges an order twice by itself, so "charged once" is not the
+        // server's doing; one confirmation call, keyed by the payment, is.
+        XCTAssertEqual(record?.confirmCalls, 1, "the 20 retries shared one provider call")
+        XCTAssertEqual(record?.approvedBy, payment.id, "keyed by the payment, so a retry after a crash is the same")
         XCTAssertEqual(record?.charges, 1, "charged once")
         XCTAssertEqual(record?.balanceAmountKRW, 45_000)
         let ledger = try await fixture.checkLedger()

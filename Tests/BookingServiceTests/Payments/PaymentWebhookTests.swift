@@ -49,7 +49,17 @@ final class PaymentWebhookTests: XCTestCase {
         let tampered = try await post(
             port, body.replacingOccurrences(of: "DONE", with: "CANCELED"), signature: signed, time: now)
         let stale = try await post(port, body, signature: signed, time: String(Int64(now)! - 600))
+        // Times that would overflow milliseconds arithmetic are refused like any stale one, and the
+        // service keeps serving.
+        var extremes: [Int] = []
+        for time in [String(Int64.max), String(Int64.min), "-1", "99999999999999999999"] {
+            extremes.append(try await post(port, body, signature: signed, time: time))
+        }
+        XCTAssertEqual(extremes, [401, 401, 401, 401])
         XCTAssertEqual([unsigned, forged, tampered, stale], [401, 401, 401, 401])
+        let tooLarge = try await post(
+            port, String(repeating: "x", count: PaymentWebhookServer.maxBodyBytes + 1), signature: signed, time: now)
+        XCTAssertEqual(tooLarge, 413)
         let refusedEvents = try await fixture.count("SELECT COUNT(*) FROM payment_event")
         XCTAssertEqual(refusedEvents, 0, "refused deliveries are recorded nowhere")
 

@@ -5,7 +5,9 @@ import NIOHTTP1
 
 /// One webhook connection's exchange, after NIO's HTTP/1.1 decoder: reads a request's body up to
 /// `maxBodyBytes` (413 and close past it), hands it with its headers to `receive`, and writes the answer
-/// when that finishes. Like the observability server's handler, one request at a time, keep-alive honoured.
+/// when that finishes. Like the observability server's handler, one request at a time, keep-alive honoured;
+/// an idle connection (`IdleStateHandler` in front) and, on shutdown, one with no answer in the making are
+/// closed, so neither a silent client nor a drain waits on it.
 final class PaymentWebhookHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -16,6 +18,10 @@ final class PaymentWebhookHandler: ChannelInboundHandler {
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     private var closing = false
+    /// A request has been read and its answer is not written yet.
+    private var answering = false
+    /// Shutdown asked this connection to finish: close once the answer in the making is written.
+    private var quiescing = false
 
     init(maxBodyBytes: Int, receive: @escaping Receive) {
         self.maxBodyBytes = maxBodyBytes
@@ -39,11 +45,26 @@ final class PaymentWebhookHandler: ChannelInboundHandler {
             guard let head else { return }
             self.head = nil
             let (body, receive) = (self.body, self.receive)
+            self.body = []
+            answering = true
             let promise = context.eventLoop.makePromise(of: (HTTPResponseStatus, String).self)
             promise.completeWithTask { await receive(head, body) }
             promise.futureResult.assumeIsolated().whenSuccess { status, text in
-                self.send(status, text, to: head, keepAlive: head.isKeepAlive, context: context)
+                self.answering = false
+                self.send(status, text, to: head, keepAlive: head.isKeepAlive && !self.quiescing, context: context)
             }
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        switch event {
+        case is ChannelShouldQuiesceEvent:
+            quiescing = true
+            if !answering { context.close(promise: nil) }
+        case let idle as IdleStateHandler.IdleStateEvent where idle == .read:
+            if !answering { context.close(promise: nil) }
+        default:
+            context.fireUserInboundEventTriggered(event)
         }
     }
 

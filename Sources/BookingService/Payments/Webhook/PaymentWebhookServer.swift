@@ -20,6 +20,8 @@ final class PaymentWebhookServer: Service, Sendable {
     static let maxBodyBytes = 64 * 1_024
     /// A provider sends a few deliveries at a time; more connections than this are refused.
     static let maxConnections = 64
+    /// A connection that sends nothing for this long is closed (a silent client holds no slot).
+    static let idleTimeout = TimeAmount.seconds(30)
 
     let host: String
     let port: Int
@@ -55,6 +57,8 @@ final class PaymentWebhookServer: Service, Sendable {
                 .childChannelInitializer { [self] channel in
                     channel.eventLoop.makeCompletedFuture {
                         guard connections.admit(channel) else { throw CancellationError() }
+                        try channel.pipeline.syncOperations.addHandler(
+                            IdleStateHandler(readTimeout: Self.idleTimeout))
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                         try channel.pipeline.syncOperations.addHandler(
                             PaymentWebhookHandler(maxBodyBytes: Self.maxBodyBytes) { head, body in

@@ -18,7 +18,11 @@ struct WebhookSignature: Sendable {
         guard let signature, let transmissionTime, let seconds = Int64(transmissionTime) else {
             return "missing signature or transmission time"
         }
-        guard abs(seconds * 1_000 - now) <= Self.toleranceMilliseconds else { return "stale transmission time" }
+        // In whole seconds, so no header value can overflow the arithmetic (a trap would stop the service).
+        let nowSeconds = now / 1_000
+        guard seconds >= nowSeconds - Self.toleranceMilliseconds / 1_000,
+            seconds <= nowSeconds + Self.toleranceMilliseconds / 1_000
+        else { return "stale transmission time" }
         guard let key = try? secret.read() else { return "no webhook secret" }
         let expected = Self.sign(body: body, time: transmissionTime, key: key)
         let offered = signature.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
