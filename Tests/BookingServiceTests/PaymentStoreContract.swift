@@ -159,6 +159,39 @@ final class SQLitePaymentStoreTests: XCTestCase {
         try await worker.send(payload: try refund.serializedBytes(), jobID: "job-2")
     }
 
+    /// The flow's settling rules on a real store: an answer still in progress or about another amount
+    /// leaves the payment confirming (never failed while the provider could capture, never paid for what
+    /// it was not).
+    func testPaymentSettlesOnlyAFinalAnswerAboutThisPayment() async throws {
+        typealias C = BookingStoreContract
+        let now = PaymentStoreContract.now
+        _ = try await booking.reserve(C.reservation("r1", start: C.base))
+        _ = try await store.prepare(try PaymentStoreContract.payment("p1", reservation: "r1"), now: now)
+        _ = try await store.beginConfirming(
+            orderID: "order-p1", customerID: "c1", paymentKey: "k", amountKRW: 45_000, now: now + 1,
+            reconcileAfter: 30_000)
+        let flow = PaymentFlow(
+            store: store, provider: DevelopmentPaymentProvider(folder: nil), clock: ManualClock(),
+            logger: Logger(label: "test"))
+        func answer(_ status: ProviderPayment.Status, total: Int64 = 45_000, order: String = "order-p1")
+            -> ProviderPayment
+        {
+            ProviderPayment(
+                paymentKey: "k", orderID: order, status: status, totalAmountKRW: total, balanceAmountKRW: total)
+        }
+        for unsettled in [answer(.inProgress), answer(.ready), answer(.done, total: 1), answer(.done, order: "other")] {
+            do {
+                _ = try await flow.settle("p1", answer: unsettled)
+                XCTFail("settled on \(unsettled)")
+            } catch PaymentProviderError.unavailable {
+                let still = try await store.payment(id: "p1")
+                XCTAssertEqual(still?.state, .confirming, "\(unsettled)")
+            }
+        }
+        let paid = try await flow.settle("p1", answer: answer(.done))
+        XCTAssertEqual(paid.state, .paid)
+    }
+
     func testPaymentOnePerReservation() async throws {
         try await PaymentStoreContract.onePaymentPerReservation(booking, store)
     }

@@ -80,6 +80,25 @@ final class PaymentFlow: Sendable {
                 message: "the provider reports \(answer.status.rawValue)",
                 now: clock.nowMilliseconds)
         }
+        // The answer must be about this payment: its order and its amount. Anything else is not settled
+        // (an operator looks: the ledger check compares with the provider).
+        if let payment = try await store.payment(id: paymentID),
+            answer.orderID != payment.orderID || answer.totalAmountKRW != payment.amountKRW
+        {
+            logger.error(
+                "payment: the provider's capture does not match the payment; not settled",
+                metadata: [
+                    "payment": "\(paymentID)", "order": "\(answer.orderID)", "amount": "\(answer.totalAmountKRW)",
+                ])
+            throw PaymentProviderError.unavailable("the provider's answer does not match the payment")
+        }
+        if answer.balanceAmountKRW < answer.totalAmountKRW {
+            // Refunded at the provider already (its console): recorded here as paid, flagged for an
+            // operator, whom the ledger check shows the difference.
+            logger.error(
+                "payment: the provider has refunded part of it already; record the refund",
+                metadata: ["payment": "\(paymentID)", "balance": "\(answer.balanceAmountKRW)"])
+        }
         switch try await store.settleCaptured(paymentID: paymentID, now: clock.nowMilliseconds) {
         case .paid(let paid):
             return paid
