@@ -89,6 +89,35 @@ final class PaymentRaceTests: XCTestCase {
         try await fixture.stop()
     }
 
+    /// The hold runs out while the provider is capturing: the slot stays the customer's (the hold is
+    /// looked at again later), the capture makes it paid, and nobody else can book it meanwhile.
+    func testPaymentHoldExpiringWhileAConfirmationIsInFlightKeepsTheSlot() async throws {
+        let fixture = try await BookingFixture.start()
+        let reservation = try await fixture.reserve()
+        let payment = try await fixture.prepare(reservation)
+        let confirming = Task { try await fixture.confirm(payment, key: "dev_slow_deadline") }
+        try await fixture.settle("confirming") {
+            try await fixture.payments("customer-1").payments.first?.status == .confirming
+        }
+        fixture.clock.advance(by: 601)  // past the hold while the provider answers
+        try await Task.sleep(for: .milliseconds(300))
+        let meanwhile = try await fixture.store.reservation(id: reservation.id)
+        XCTAssertEqual(meanwhile?.status, .confirmed, "a confirmation in flight keeps the slot")
+        let rival = await statusCode { _ = try await fixture.reserve("customer-2") }
+        XCTAssertEqual(rival, .alreadyExists, "the slot is not free meanwhile")
+        let paid = try await confirming.value
+        XCTAssertEqual(paid.status, .paid)
+        fixture.clock.advance(by: 120)  // the hold's second look finds it paid
+        try await Task.sleep(for: .milliseconds(300))
+        let after = try await fixture.store.reservation(id: reservation.id)
+        XCTAssertEqual(after?.status, .confirmed)
+        XCTAssertEqual(after?.paymentState, .paid)
+        let ledger = try await fixture.checkLedger()
+        XCTAssertTrue(ledger.balanced, "\(ledger.problems)")
+        XCTAssertEqual(ledger.netKRW, 45_000)
+        try await fixture.stop()
+    }
+
     func testPaymentCapturedAfterItsReservationWasCancelledIsRefundedAtOnce() async throws {
         let fixture = try await BookingFixture.start()
         let reservation = try await fixture.reserve()
