@@ -202,12 +202,34 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__runtime__mail_value__descriptor,
     &yedi__runtime__sms_message__descriptor,
     &yedi__runtime__push_message__descriptor,
+    &yedi__slp__my_page__descriptor,
+    &yedi__slp__create_profile_request__descriptor,
+    &yedi__slp__create_profile_response__descriptor,
+    &yedi__slp__get_my_page_request__descriptor,
+    &yedi__slp__update_my_page_request__descriptor,
+    &yedi__slp__get_state_request__descriptor,
+    &yedi__slp__get_state_response__descriptor,
+    &yedi__slp__enter_queue_request__descriptor,
+    &yedi__slp__enter_queue_response__descriptor,
+    &yedi__slp__leave_queue_request__descriptor,
+    &yedi__slp__leave_queue_response__descriptor,
+    &yedi__slp__search_nearby_request__descriptor,
+    &yedi__slp__person__descriptor,
+    &yedi__slp__search_nearby_response__descriptor,
+    &yedi__slp__other_request__descriptor,
+    &yedi__slp__request_response__descriptor,
+    &yedi__slp__accept_response__descriptor,
+    &yedi__slp__end_match_response__descriptor,
+    &yedi__slp__rate_request__descriptor,
+    &yedi__slp__rate_response__descriptor,
+    &yedi__slp__report_request__descriptor,
+    &yedi__slp__report_response__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 200; }
+size_t yedi_message_descriptor_count(void) { return 222; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 200 ? message_descriptors[index] : NULL;
+    return index < 222 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
@@ -228,12 +250,19 @@ static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
     &yedi__health__health_check_response__serving_status__descriptor,
     &yedi__moderation__case_kind__descriptor,
     &yedi__rpc__frame_kind__descriptor,
+    &yedi__slp__matching_state__descriptor,
+    &yedi__slp__create_profile_outcome__descriptor,
+    &yedi__slp__enter_queue_outcome__descriptor,
+    &yedi__slp__leave_queue_outcome__descriptor,
+    &yedi__slp__request_outcome__descriptor,
+    &yedi__slp__accept_outcome__descriptor,
+    &yedi__slp__end_match_outcome__descriptor,
 };
 
-size_t yedi_enum_descriptor_count(void) { return 17; }
+size_t yedi_enum_descriptor_count(void) { return 24; }
 
 const ProtobufCEnumDescriptor *yedi_enum_descriptor_at(size_t index) {
-    return index < 17 ? enum_descriptors[index] : NULL;
+    return index < 24 ? enum_descriptors[index] : NULL;
 }
 
 static const ProtobufCServiceDescriptor *const service_descriptors[] = {
@@ -250,10 +279,11 @@ static const ProtobufCServiceDescriptor *const service_descriptors[] = {
     &yedi__runtime__dev_clock__descriptor,
     &yedi__runtime__revocations__descriptor,
     &yedi__runtime__users__descriptor,
+    &yedi__slp__matching__descriptor,
 };
 
-size_t yedi_service_descriptor_count(void) { return 13; }
+size_t yedi_service_descriptor_count(void) { return 14; }
 
 const ProtobufCServiceDescriptor *yedi_service_descriptor_at(size_t index) {
-    return index < 13 ? service_descriptors[index] : NULL;
+    return index < 14 ? service_descriptors[index] : NULL;
 }
