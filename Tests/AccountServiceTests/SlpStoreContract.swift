@@ -318,6 +318,47 @@ final class SQLiteSlpStoreTests: XCTestCase {
         XCTAssertEqual(rows, 2, "the refused match left nothing behind")
     }
 
+    /// Deleting an account ends its active match for the partner (general, no penalty), takes back the
+    /// flags of the ratings it wrote, and leaves no SLP row naming it.
+    func testSlpDeletionEndsThePartnersMatchAndTakesBackItsRatings() async throws {
+        let now = SlpStoreContract.now
+        for id in ["ana", "bo", "cy"] {
+            try await SlpStoreContract.member(id, store, accounts: accounts)
+            _ = try await store.enterQueue(userID: id, at: SlpStoreContract.cityHall, studies: [], now: now)
+        }
+        _ = try await store.request(from: "bo", to: "ana", matchID: "m1", now: now)
+        _ = try await store.accept(userID: "ana", other: "bo", matchID: "m1", now: now)
+        _ = try await store.rate(
+            SlpRatingRecord(
+                matchID: "m1", raterID: "ana", flags: [true] + Array(repeating: false, count: 8), comment: "좋아요",
+                createdAtMilliseconds: now))
+        _ = try await store.enterQueue(userID: "ana", at: SlpStoreContract.cityHall, studies: [], now: now)
+        _ = try await store.request(from: "cy", to: "ana", matchID: "m2", now: now)
+        _ = try await store.accept(userID: "ana", other: "cy", matchID: "m2", now: now)
+        let deleted = try await accounts.deleteAccount(userID: "ana", now: now)
+        XCTAssertTrue(deleted)
+        let cy = try await store.state(userID: "cy")
+        XCTAssertNil(cy.active, "the partner is general")
+        let entered = try await store.enterQueue(userID: "cy", at: SlpStoreContract.cityHall, studies: [], now: now)
+        XCTAssertEqual(entered, .entered, "without a penalty")
+        let bo = try await store.profile(userID: "bo")
+        XCTAssertEqual(bo?.reputation, Array(repeating: 0, count: 9))
+        XCTAssertEqual(bo?.comments, [])
+        let traces = try await database.read { db in
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT (SELECT COUNT(*) FROM slp_profile WHERE user_id = 'ana')
+                        + (SELECT COUNT(*) FROM slp_queue WHERE user_id = 'ana')
+                        + (SELECT COUNT(*) FROM slp_request WHERE 'ana' IN (from_id, to_id))
+                        + (SELECT COUNT(*) FROM slp_match WHERE 'ana' IN (user_a, user_b))
+                        + (SELECT COUNT(*) FROM slp_match_member WHERE 'ana' IN (user_id, partner_id))
+                        + (SELECT COUNT(*) FROM slp_rating WHERE 'ana' IN (rater_id, ratee_id))
+                    """) ?? -1
+        }
+        XCTAssertEqual(traces, 0)
+    }
+
     /// A position lives exactly as long as its queue row: leaving, matching and account deletion take it.
     func testSlpPositionsLeaveWithTheirQueueRows() async throws {
         for id in ["ana", "bo", "cy"] {
