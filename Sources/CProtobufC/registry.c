@@ -127,6 +127,10 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__chat__room_created__descriptor,
     &yedi__chat__caught_up__descriptor,
     &yedi__chat__stream_event__descriptor,
+    &yedi__chat__open_match_room_request__descriptor,
+    &yedi__chat__open_match_room_response__descriptor,
+    &yedi__chat__close_match_room_request__descriptor,
+    &yedi__chat__close_match_room_response__descriptor,
     &yedi__common__local_date__descriptor,
     &yedi__common__page_request__descriptor,
     &yedi__common__page_info__descriptor,
@@ -226,10 +230,10 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__slp__report_response__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 222; }
+size_t yedi_message_descriptor_count(void) { return 226; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 222 ? message_descriptors[index] : NULL;
+    return index < 226 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {

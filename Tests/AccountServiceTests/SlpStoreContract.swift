@@ -4,6 +4,7 @@ import Logging
 import RPCAccess
 import ServiceRuntime
 import XCTest
+import YediProto
 
 @testable import AccountService
 
@@ -42,6 +43,21 @@ enum SlpStoreContract {
             let created = try await store.createProfile(profile(id, born: year, range: range))
             XCTAssertTrue(created)
         }
+    }
+
+    /// SLP members, each queued at City Hall without tags.
+    static func queued(_ ids: [String], _ store: any SlpStore, accounts: any AccountStore) async throws {
+        for id in ids {
+            try await member(id, store, accounts: accounts)
+            _ = try await store.enterQueue(userID: id, at: cityHall, studies: [], now: now)
+        }
+    }
+
+    /// `requester` asks `accepter`, who accepts: matched as `matchID`.
+    static func pair(_ accepter: String, _ requester: String, matchID: String, _ store: any SlpStore) async throws {
+        _ = try await store.request(from: requester, to: accepter, matchID: matchID, now: now)
+        let accepted = try await store.accept(userID: accepter, other: requester, matchID: matchID, now: now)
+        XCTAssertEqual(accepted, .matched(matchID))
     }
 
     static func refused<T>(
@@ -128,10 +144,7 @@ enum SlpStoreContract {
     }
 
     static func slpMatchesPairTwoMembersOnce(_ store: any SlpStore, accounts: any AccountStore) async throws {
-        for id in ["ana", "bo", "cy", "dan"] {
-            try await member(id, store, accounts: accounts)
-            _ = try await store.enterQueue(userID: id, at: cityHall, studies: [], now: now)
-        }
+        try await queued(["ana", "bo", "cy", "dan"], store, accounts: accounts)
         await refused(.noRequest, "accepting someone who did not ask") {
             try await store.accept(userID: "ana", other: "bo", matchID: "m0", now: now)
         }
@@ -164,12 +177,8 @@ enum SlpStoreContract {
     static func slpEndingAMatchRaisesTheDodgeCountAndThePenaltyIsReadByTheClock(
         _ store: any SlpStore, accounts: any AccountStore
     ) async throws {
-        for id in ["ana", "bo", "cy"] {
-            try await member(id, store, accounts: accounts)
-            _ = try await store.enterQueue(userID: id, at: cityHall, studies: [], now: now)
-        }
-        _ = try await store.request(from: "bo", to: "ana", matchID: "m1", now: now)
-        _ = try await store.accept(userID: "ana", other: "bo", matchID: "m1", now: now)
+        try await queued(["ana", "bo", "cy"], store, accounts: accounts)
+        try await pair("ana", "bo", matchID: "m1", store)
         let notPartner = try await store.endMatch(userID: "ana", other: "cy", now: now)
         XCTAssertNil(notPartner)
         let dodges = try await store.endMatch(userID: "ana", other: "bo", now: now)
@@ -190,12 +199,8 @@ enum SlpStoreContract {
     static func slpRatingsCountOncePerSideAndTheFirstEndsTheMatch(_ store: any SlpStore, accounts: any AccountStore)
         async throws
     {
-        for id in ["ana", "bo", "cy"] {
-            try await member(id, store, accounts: accounts)
-            _ = try await store.enterQueue(userID: id, at: cityHall, studies: [], now: now)
-        }
-        _ = try await store.request(from: "bo", to: "ana", matchID: "m1", now: now)
-        _ = try await store.accept(userID: "ana", other: "bo", matchID: "m1", now: now)
+        try await queued(["ana", "bo", "cy"], store, accounts: accounts)
+        try await pair("ana", "bo", matchID: "m1", store)
         var flags = Array(repeating: false, count: 9)
         flags[0] = true
         flags[8] = true
@@ -264,11 +269,10 @@ final class SQLiteSlpStoreTests: XCTestCase {
             directory: directory, name: "account", migrations: AccountServiceDefinition.migrate,
             logger: Logger(label: "test"))
         let clock = ManualClock()
+        let events = AccountEvents(outbox: Outbox(ids: SequentialIDGenerator(prefix: "job"), clock: clock))
         accounts = SQLiteAccountStore(
-            database: database,
-            events: AccountEvents(outbox: Outbox(ids: SequentialIDGenerator(prefix: "job"), clock: clock)),
-            revokedUsers: try await RevokedUsers(database: database, clock: clock))
-        store = SQLiteSlpStore(database: database, notifier: nil)
+            database: database, events: events, revokedUsers: try await RevokedUsers(database: database, clock: clock))
+        store = SQLiteSlpStore(database: database, notifier: nil, events: events)
         addTeardownBlock { [database] in
             try? database?.close()
             try? FileManager.default.removeItem(atPath: directory)
@@ -305,9 +309,9 @@ final class SQLiteSlpStoreTests: XCTestCase {
         for id in ["ana", "bo", "cy"] {
             try await SlpStoreContract.member(id, store, accounts: accounts)
         }
-        try await database.write { db in try SQLiteSlpStore.match("ana", "bo", id: "m1", now: 1, db) }
+        try await database.write { db in try SQLiteSlpStore.match("ana", "bo", id: "m1", now: 1, db, events: nil) }
         do {
-            try await database.write { db in try SQLiteSlpStore.match("cy", "ana", id: "m2", now: 2, db) }
+            try await database.write { db in try SQLiteSlpStore.match("cy", "ana", id: "m2", now: 2, db, events: nil) }
             XCTFail("a second active match of ana was stored")
         } catch let error as DatabaseError {
             XCTAssertEqual(error.resultCode, .SQLITE_CONSTRAINT)
@@ -322,19 +326,14 @@ final class SQLiteSlpStoreTests: XCTestCase {
     /// flags of the ratings it wrote, and leaves no SLP row naming it.
     func testSlpDeletionEndsThePartnersMatchAndTakesBackItsRatings() async throws {
         let now = SlpStoreContract.now
-        for id in ["ana", "bo", "cy"] {
-            try await SlpStoreContract.member(id, store, accounts: accounts)
-            _ = try await store.enterQueue(userID: id, at: SlpStoreContract.cityHall, studies: [], now: now)
-        }
-        _ = try await store.request(from: "bo", to: "ana", matchID: "m1", now: now)
-        _ = try await store.accept(userID: "ana", other: "bo", matchID: "m1", now: now)
+        try await SlpStoreContract.queued(["ana", "bo", "cy"], store, accounts: accounts)
+        try await SlpStoreContract.pair("ana", "bo", matchID: "m1", store)
         _ = try await store.rate(
             SlpRatingRecord(
                 matchID: "m1", raterID: "ana", flags: [true] + Array(repeating: false, count: 8), comment: "좋아요",
                 createdAtMilliseconds: now))
         _ = try await store.enterQueue(userID: "ana", at: SlpStoreContract.cityHall, studies: [], now: now)
-        _ = try await store.request(from: "cy", to: "ana", matchID: "m2", now: now)
-        _ = try await store.accept(userID: "ana", other: "cy", matchID: "m2", now: now)
+        try await SlpStoreContract.pair("ana", "cy", matchID: "m2", store)
         let deleted = try await accounts.deleteAccount(userID: "ana", now: now)
         XCTAssertTrue(deleted)
         let cy = try await store.state(userID: "cy")
@@ -359,13 +358,39 @@ final class SQLiteSlpStoreTests: XCTestCase {
         XCTAssertEqual(traces, 0)
     }
 
+    /// A match opens its chat room and its end closes it, each through an outbox job written in the
+    /// match's transaction (the room id is the match id).
+    func testSlpMatchesOpenAndCloseTheirChatRoomsThroughTheOutbox() async throws {
+        let now = SlpStoreContract.now
+        try await SlpStoreContract.queued(["ana", "bo", "cy"], store, accounts: accounts)
+        try await SlpStoreContract.pair("ana", "bo", matchID: "m1", store)
+        _ = try await store.endMatch(userID: "ana", other: "bo", now: now)
+        _ = try await store.enterQueue(userID: "bo", at: SlpStoreContract.cityHall, studies: [], now: now)
+        _ = try await store.request(from: "cy", to: "bo", matchID: "m2", now: now)
+        _ = try await store.request(from: "bo", to: "cy", matchID: "m3", now: now)
+        _ = try await store.rate(
+            SlpRatingRecord(
+                matchID: "m3", raterID: "cy", flags: Array(repeating: false, count: 9), comment: "",
+                createdAtMilliseconds: now))
+        let jobs = try await database.read { db in
+            try Row.fetchAll(db, sql: "SELECT method, payload FROM runtime_outbox WHERE peer = 'chat' ORDER BY rowid")
+                .map { row -> String in
+                    let method: String = row["method"]
+                    let payload: Data = row["payload"]
+                    if method.hasSuffix("OpenMatchRoom") {
+                        let open = try YediChat.OpenMatchRoomRequest(serializedBytes: [UInt8](payload))
+                        return "open \(open.matchID) \(open.memberA) \(open.memberB)"
+                    }
+                    let close = try YediChat.CloseMatchRoomRequest(serializedBytes: [UInt8](payload))
+                    return "close \(close.matchID)"
+                }
+        }
+        XCTAssertEqual(jobs, ["open m1 ana bo", "close m1", "open m3 bo cy", "close m3"])
+    }
+
     /// A position lives exactly as long as its queue row: leaving, matching and account deletion take it.
     func testSlpPositionsLeaveWithTheirQueueRows() async throws {
-        for id in ["ana", "bo", "cy"] {
-            try await SlpStoreContract.member(id, store, accounts: accounts)
-            _ = try await store.enterQueue(
-                userID: id, at: SlpStoreContract.cityHall, studies: [], now: SlpStoreContract.now)
-        }
+        try await SlpStoreContract.queued(["ana", "bo", "cy"], store, accounts: accounts)
         let positions = { [database] in
             try await database!.read { db in
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM slp_queue_rtree") ?? -1

@@ -10,7 +10,8 @@ extension AccountServiceDefinition {
                 database: env.database,
                 notifier: Notifier(
                     outbox: env.outbox, ids: env.ids, clock: env.clock,
-                    kept: Int(env.configuration.quotas.notificationsKept.limit))),
+                    kept: Int(env.configuration.quotas.notificationsKept.limit)),
+                events: AccountEvents(outbox: env.outbox)),
             moderation: SQLiteModerationStore(
                 database: env.database, revokedUsers: env.revokedUsers, events: AccountEvents(outbox: env.outbox)),
             kit: kit)

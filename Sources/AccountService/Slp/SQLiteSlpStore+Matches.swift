@@ -6,6 +6,7 @@ import ServiceRuntime
 extension SQLiteSlpStore {
     func request(from: String, to: String, matchID: String, now: Int64) async throws -> SlpRequestOutcome {
         let notifier = self.notifier
+        let events = self.events
         return try await database.write { db in
             guard let me = try Self.profile(from, db, withComments: false) else { throw SlpStoreError.noProfile }
             if let active = try Self.activeMatch(of: from, db) { return .alreadyMatched(active) }
@@ -15,7 +16,7 @@ extension SQLiteSlpStore {
                 return .otherNotSearching
             }
             if try Self.requested(by: to, of: from, db) {
-                try Self.match(from, to, id: matchID, now: now, db)
+                try Self.match(from, to, id: matchID, now: now, db, events: events)
                 return .matched(matchID)
             }
             try db.execute(
@@ -36,7 +37,8 @@ extension SQLiteSlpStore {
     }
 
     func accept(userID: String, other: String, matchID: String, now: Int64) async throws -> SlpAcceptOutcome {
-        try await database.write { db in
+        let events = self.events
+        return try await database.write { db in
             guard try Self.hasProfile(userID, db) else { throw SlpStoreError.noProfile }
             guard try Self.hasProfile(other, db) else { throw SlpStoreError.unknownUser }
             if let active = try Self.activeMatch(of: userID, db) { return .alreadyMatched(active) }
@@ -44,16 +46,17 @@ extension SQLiteSlpStore {
             guard try Self.queueID(of: other, db) != nil else { return .otherNotSearching }
             guard try Self.requested(by: other, of: userID, db) else { throw SlpStoreError.noRequest }
             guard try Self.queueID(of: userID, db) != nil else { throw SlpStoreError.notQueued }
-            try Self.match(userID, other, id: matchID, now: now, db)
+            try Self.match(userID, other, id: matchID, now: now, db, events: events)
             return .matched(matchID)
         }
     }
 
     func endMatch(userID: String, other: String, now: Int64) async throws -> Int? {
-        try await database.write { db in
+        let events = self.events
+        return try await database.write { db in
             guard try Self.hasProfile(userID, db) else { throw SlpStoreError.noProfile }
             guard let active = try Self.activeMatch(of: userID, db), active.partnerID == other else { return nil }
-            try Self.end(active.matchID, by: userID, reason: "dodge", now: now, db)
+            try Self.end(active.matchID, by: userID, reason: "dodge", now: now, db, events: events)
             try db.execute(
                 sql: "UPDATE slp_profile SET dodge_count = dodge_count + 1, last_dodge_at_ms = ? WHERE user_id = ?",
                 arguments: [now, userID])
@@ -63,7 +66,8 @@ extension SQLiteSlpStore {
     }
 
     func rate(_ rating: SlpRatingRecord) async throws -> Bool {
-        try await database.write { db in
+        let events = self.events
+        return try await database.write { db in
             guard try Self.hasProfile(rating.raterID, db) else { throw SlpStoreError.noProfile }
             guard
                 let member = try Row.fetchOne(
@@ -99,7 +103,9 @@ extension SQLiteSlpStore {
                     arguments: [SlpRules.encode(counters), partnerID])
             }
             guard active else { return false }
-            try Self.end(rating.matchID, by: rating.raterID, reason: "rating", now: rating.createdAtMilliseconds, db)
+            try Self.end(
+                rating.matchID, by: rating.raterID, reason: "rating", now: rating.createdAtMilliseconds, db,
+                events: events)
             return true
         }
     }
@@ -120,8 +126,10 @@ extension SQLiteSlpStore {
     }
 
     /// Pairs two members: the match and its two member rows (the unique index refuses a second active
-    /// match of either), both out of the queue, every request of either gone.
-    static func match(_ first: String, _ second: String, id: String, now: Int64, _ db: Database) throws {
+    /// match of either), both out of the queue, every request of either gone, and the room's job.
+    static func match(
+        _ first: String, _ second: String, id: String, now: Int64, _ db: Database, events: AccountEvents?
+    ) throws {
         try db.execute(
             sql: "INSERT INTO slp_match (id, user_a, user_b, created_at_ms) VALUES (?, ?, ?, ?)",
             arguments: [id, first, second, now])
@@ -132,14 +140,18 @@ extension SQLiteSlpStore {
                 """,
             arguments: [id, first, second, now, id, second, first, now])
         try dequeue([first, second], db)
+        try events?.matchStarted(matchID: id, members: (first, second), in: db)
     }
 
-    /// Ends an active match for both members.
-    static func end(_ matchID: String, by userID: String, reason: String, now: Int64, _ db: Database) throws {
+    /// Ends an active match for both members, and closes its room.
+    static func end(
+        _ matchID: String, by userID: String, reason: String, now: Int64, _ db: Database, events: AccountEvents?
+    ) throws {
         try db.execute(
             sql:
                 "UPDATE slp_match SET ended_at_ms = ?, ended_by = ?, end_reason = ? WHERE id = ? AND ended_at_ms IS NULL",
             arguments: [now, userID, reason, matchID])
         try db.execute(sql: "UPDATE slp_match_member SET active = 0 WHERE match_id = ?", arguments: [matchID])
+        try events?.matchEnded(matchID: matchID, in: db)
     }
 }

@@ -10,6 +10,9 @@ struct SQLiteSlpStore: SlpStore {
     let database: ServiceDatabase
     /// Tells the requested member (inbox and push) in the request's transaction; nil in store tests.
     let notifier: Notifier?
+    /// Tells ChatService to open and close match rooms, in the transactions that start and end matches;
+    /// nil in store tests.
+    let events: AccountEvents?
 
     func createProfile(_ profile: SlpProfileRecord) async throws -> Bool {
         try await database.write { db in

@@ -38,6 +38,10 @@ typedef struct Yedi__Chat__ReadCursorMoved Yedi__Chat__ReadCursorMoved;
 typedef struct Yedi__Chat__RoomCreated Yedi__Chat__RoomCreated;
 typedef struct Yedi__Chat__CaughtUp Yedi__Chat__CaughtUp;
 typedef struct Yedi__Chat__StreamEvent Yedi__Chat__StreamEvent;
+typedef struct Yedi__Chat__OpenMatchRoomRequest Yedi__Chat__OpenMatchRoomRequest;
+typedef struct Yedi__Chat__OpenMatchRoomResponse Yedi__Chat__OpenMatchRoomResponse;
+typedef struct Yedi__Chat__CloseMatchRoomRequest Yedi__Chat__CloseMatchRoomRequest;
+typedef struct Yedi__Chat__CloseMatchRoomResponse Yedi__Chat__CloseMatchRoomResponse;
 
 
 /* --- enums --- */
@@ -47,7 +51,12 @@ typedef enum _Yedi__Chat__RoomKind {
   /*
    * A customer consulting a designer.
    */
-  YEDI__CHAT__ROOM_KIND__ROOM_KIND_CONSULT = 1
+  YEDI__CHAT__ROOM_KIND__ROOM_KIND_CONSULT = 1,
+  /*
+   * SLP: two matched members (docs/slp.md); the room id is the match id, and the room closes when the
+   * match ends.
+   */
+  YEDI__CHAT__ROOM_KIND__ROOM_KIND_SLP_MATCH = 2
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__CHAT__ROOM_KIND)
 } Yedi__Chat__RoomKind;
 
@@ -491,6 +500,63 @@ struct  Yedi__Chat__StreamEvent
     , 0, YEDI__CHAT__STREAM_EVENT__EVENT__NOT_SET, {0} }
 
 
+/*
+ * Internal, from AccountService's outbox in the transaction that matched two SLP members.
+ */
+struct  Yedi__Chat__OpenMatchRoomRequest
+{
+  ProtobufCMessage base;
+  /*
+   * The room's id: the client knows it from Accept.
+   */
+  char *match_id;
+  char *member_a;
+  char *member_b;
+};
+#define YEDI__CHAT__OPEN_MATCH_ROOM_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__open_match_room_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Chat__OpenMatchRoomResponse
+{
+  ProtobufCMessage base;
+  /*
+   * False for a repeated delivery (the room existed).
+   */
+  protobuf_c_boolean created;
+};
+#define YEDI__CHAT__OPEN_MATCH_ROOM_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__open_match_room_response__descriptor) \
+    , 0 }
+
+
+/*
+ * Internal, from AccountService's outbox in the transaction that ended an SLP match.
+ */
+struct  Yedi__Chat__CloseMatchRoomRequest
+{
+  ProtobufCMessage base;
+  char *match_id;
+};
+#define YEDI__CHAT__CLOSE_MATCH_ROOM_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__close_match_room_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Chat__CloseMatchRoomResponse
+{
+  ProtobufCMessage base;
+  /*
+   * When the room closed (its first closing, for a repeated delivery).
+   */
+  int64_t closed_at_ms;
+};
+#define YEDI__CHAT__CLOSE_MATCH_ROOM_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__close_match_room_response__descriptor) \
+    , 0 }
+
+
 /* Yedi__Chat__TextBody methods */
 void   yedi__chat__text_body__init
                      (Yedi__Chat__TextBody         *message);
@@ -909,6 +975,82 @@ Yedi__Chat__StreamEvent *
 void   yedi__chat__stream_event__free_unpacked
                      (Yedi__Chat__StreamEvent *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Chat__OpenMatchRoomRequest methods */
+void   yedi__chat__open_match_room_request__init
+                     (Yedi__Chat__OpenMatchRoomRequest         *message);
+size_t yedi__chat__open_match_room_request__get_packed_size
+                     (const Yedi__Chat__OpenMatchRoomRequest   *message);
+size_t yedi__chat__open_match_room_request__pack
+                     (const Yedi__Chat__OpenMatchRoomRequest   *message,
+                      uint8_t             *out);
+size_t yedi__chat__open_match_room_request__pack_to_buffer
+                     (const Yedi__Chat__OpenMatchRoomRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Chat__OpenMatchRoomRequest *
+       yedi__chat__open_match_room_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__chat__open_match_room_request__free_unpacked
+                     (Yedi__Chat__OpenMatchRoomRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Chat__OpenMatchRoomResponse methods */
+void   yedi__chat__open_match_room_response__init
+                     (Yedi__Chat__OpenMatchRoomResponse         *message);
+size_t yedi__chat__open_match_room_response__get_packed_size
+                     (const Yedi__Chat__OpenMatchRoomResponse   *message);
+size_t yedi__chat__open_match_room_response__pack
+                     (const Yedi__Chat__OpenMatchRoomResponse   *message,
+                      uint8_t             *out);
+size_t yedi__chat__open_match_room_response__pack_to_buffer
+                     (const Yedi__Chat__OpenMatchRoomResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Chat__OpenMatchRoomResponse *
+       yedi__chat__open_match_room_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__chat__open_match_room_response__free_unpacked
+                     (Yedi__Chat__OpenMatchRoomResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Chat__CloseMatchRoomRequest methods */
+void   yedi__chat__close_match_room_request__init
+                     (Yedi__Chat__CloseMatchRoomRequest         *message);
+size_t yedi__chat__close_match_room_request__get_packed_size
+                     (const Yedi__Chat__CloseMatchRoomRequest   *message);
+size_t yedi__chat__close_match_room_request__pack
+                     (const Yedi__Chat__CloseMatchRoomRequest   *message,
+                      uint8_t             *out);
+size_t yedi__chat__close_match_room_request__pack_to_buffer
+                     (const Yedi__Chat__CloseMatchRoomRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Chat__CloseMatchRoomRequest *
+       yedi__chat__close_match_room_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__chat__close_match_room_request__free_unpacked
+                     (Yedi__Chat__CloseMatchRoomRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Chat__CloseMatchRoomResponse methods */
+void   yedi__chat__close_match_room_response__init
+                     (Yedi__Chat__CloseMatchRoomResponse         *message);
+size_t yedi__chat__close_match_room_response__get_packed_size
+                     (const Yedi__Chat__CloseMatchRoomResponse   *message);
+size_t yedi__chat__close_match_room_response__pack
+                     (const Yedi__Chat__CloseMatchRoomResponse   *message,
+                      uint8_t             *out);
+size_t yedi__chat__close_match_room_response__pack_to_buffer
+                     (const Yedi__Chat__CloseMatchRoomResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Chat__CloseMatchRoomResponse *
+       yedi__chat__close_match_room_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__chat__close_match_room_response__free_unpacked
+                     (Yedi__Chat__CloseMatchRoomResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Yedi__Chat__TextBody_Closure)
@@ -977,6 +1119,18 @@ typedef void (*Yedi__Chat__CaughtUp_Closure)
 typedef void (*Yedi__Chat__StreamEvent_Closure)
                  (const Yedi__Chat__StreamEvent *message,
                   void *closure_data);
+typedef void (*Yedi__Chat__OpenMatchRoomRequest_Closure)
+                 (const Yedi__Chat__OpenMatchRoomRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Chat__OpenMatchRoomResponse_Closure)
+                 (const Yedi__Chat__OpenMatchRoomResponse *message,
+                  void *closure_data);
+typedef void (*Yedi__Chat__CloseMatchRoomRequest_Closure)
+                 (const Yedi__Chat__CloseMatchRoomRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Chat__CloseMatchRoomResponse_Closure)
+                 (const Yedi__Chat__CloseMatchRoomResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -1012,6 +1166,14 @@ struct Yedi__Chat__ChatService_Service
                      const Yedi__Common__PurgeUserRequest *input,
                      Yedi__Common__PurgeUserResponse_Closure closure,
                      void *closure_data);
+  void (*open_match_room)(Yedi__Chat__ChatService_Service *service,
+                          const Yedi__Chat__OpenMatchRoomRequest *input,
+                          Yedi__Chat__OpenMatchRoomResponse_Closure closure,
+                          void *closure_data);
+  void (*close_match_room)(Yedi__Chat__ChatService_Service *service,
+                           const Yedi__Chat__CloseMatchRoomRequest *input,
+                           Yedi__Chat__CloseMatchRoomResponse_Closure closure,
+                           void *closure_data);
 };
 typedef void (*Yedi__Chat__ChatService_ServiceDestroy)(Yedi__Chat__ChatService_Service *);
 void yedi__chat__chat_service__init (Yedi__Chat__ChatService_Service *service,
@@ -1026,7 +1188,9 @@ void yedi__chat__chat_service__init (Yedi__Chat__ChatService_Service *service,
       function_prefix__ ## mark_read,\
       function_prefix__ ## list_rooms,\
       function_prefix__ ## subscribe,\
-      function_prefix__ ## purge_user  }
+      function_prefix__ ## purge_user,\
+      function_prefix__ ## open_match_room,\
+      function_prefix__ ## close_match_room  }
 void yedi__chat__chat_service__open_room(ProtobufCService *service,
                                          const Yedi__Chat__OpenRoomRequest *input,
                                          Yedi__Chat__OpenRoomResponse_Closure closure,
@@ -1055,6 +1219,14 @@ void yedi__chat__chat_service__purge_user(ProtobufCService *service,
                                           const Yedi__Common__PurgeUserRequest *input,
                                           Yedi__Common__PurgeUserResponse_Closure closure,
                                           void *closure_data);
+void yedi__chat__chat_service__open_match_room(ProtobufCService *service,
+                                               const Yedi__Chat__OpenMatchRoomRequest *input,
+                                               Yedi__Chat__OpenMatchRoomResponse_Closure closure,
+                                               void *closure_data);
+void yedi__chat__chat_service__close_match_room(ProtobufCService *service,
+                                                const Yedi__Chat__CloseMatchRoomRequest *input,
+                                                Yedi__Chat__CloseMatchRoomResponse_Closure closure,
+                                                void *closure_data);
 
 /* --- descriptors --- */
 
@@ -1081,6 +1253,10 @@ extern const ProtobufCMessageDescriptor yedi__chat__read_cursor_moved__descripto
 extern const ProtobufCMessageDescriptor yedi__chat__room_created__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__caught_up__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__stream_event__descriptor;
+extern const ProtobufCMessageDescriptor yedi__chat__open_match_room_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__chat__open_match_room_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__chat__close_match_room_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__chat__close_match_room_response__descriptor;
 extern const ProtobufCServiceDescriptor yedi__chat__chat_service__descriptor;
 
 PROTOBUF_C__END_DECLS

@@ -29,7 +29,11 @@ enum ChatMessages {
     }
 
     static func kind(_ kind: String) -> YediChat.RoomKind {
-        kind == RoomRecord.consultKind ? .consult : .unspecified
+        switch kind {
+        case RoomRecord.consultKind: .consult
+        case RoomRecord.slpMatchKind: .slpMatch
+        default: .unspecified
+        }
     }
 
     /// The room as `viewer` sees it (without the other member's name: the caller adds it).

@@ -63,6 +63,9 @@ struct RoomRecord: Sendable, Hashable {
     func other(than userID: String) -> String { members.first { $0 != userID } ?? "" }
 
     static let consultKind = "consult"
+    /// SLP: two matched members, each with the role `matchMemberRole`; the room id is the match id.
+    static let slpMatchKind = "slp-match"
+    static let matchMemberRole = "member"
 }
 
 struct MessageRecord: Sendable, Hashable {
