@@ -1613,7 +1613,7 @@ const ProtobufCMessageDescriptor yedi__chat__party__descriptor =
   (ProtobufCMessageInit) yedi__chat__party__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__chat__room__field_descriptors[11] =
+static const ProtobufCFieldDescriptor yedi__chat__room__field_descriptors[12] =
 {
   {
     "id",
@@ -1747,8 +1747,21 @@ static const ProtobufCFieldDescriptor yedi__chat__room__field_descriptors[11] =
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "closed",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__Room, closed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__chat__room__field_indices_by_name[] = {
+  11,   /* field[11] = closed */
   8,   /* field[8] = created_at_ms */
   2,   /* field[2] = customer_id */
   3,   /* field[3] = designer_id */
@@ -1764,7 +1777,7 @@ static const unsigned yedi__chat__room__field_indices_by_name[] = {
 static const ProtobufCIntRange yedi__chat__room__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 11 }
+  { 0, 12 }
 };
 const ProtobufCMessageDescriptor yedi__chat__room__descriptor =
 {
@@ -1774,7 +1787,7 @@ const ProtobufCMessageDescriptor yedi__chat__room__descriptor =
   "Yedi__Chat__Room",
   "yedi.chat",
   sizeof(Yedi__Chat__Room),
-  11,
+  12,
   yedi__chat__room__field_descriptors,
   yedi__chat__room__field_indices_by_name,
   1,  yedi__chat__room__number_ranges,

@@ -10,10 +10,20 @@ import YediProto
 /// SLP's match rooms as AccountService's outbox opens and closes them: only AccountService may, each
 /// delivery may repeat, and the room keeps the match's id and its two members.
 final class ChatMatchRoomTests: XCTestCase {
+    /// The repository's app files: ChatService serves SLP's members as deployed.
+    private static let apps = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("deploy/apps").path
+
     var fixture: ChatFixture!
 
     override func setUp() async throws {
-        fixture = try await ChatFixture.start()
+        fixture = try await ChatFixture.start(apps: Self.apps)
+    }
+
+    /// An SLP member's token (ChatService trusts the token; the account need not exist for these rules).
+    private func slpMember(_ id: String) throws -> CallOptions {
+        ServiceHarness.bearer(try fixture.harness.token(user: id, role: "member", app: "slp", now: fixture.clock.now))
     }
 
     override func tearDown() async throws {
@@ -62,5 +72,46 @@ final class ChatMatchRoomTests: XCTestCase {
             _ = try await self.fixture.asService("account") { try await $0.closeMatchRoom(.init(matchID: "m-9")) }
         }
         XCTAssertEqual(unknown, .notFound)
+    }
+
+    func testSlpMembersChatInTheirMatchRoomInTextUntilTheMatchEnds() async throws {
+        let ana = try slpMember("slp-ana")
+        let bo = try slpMember("slp-bo")
+        let outsider = try slpMember("slp-cy")
+        let customer = try await fixture.signUp(.customer)
+        _ = try await fixture.asService("account") {
+            try await $0.openMatchRoom(.init(matchID: "m-1", memberA: "slp-ana", memberB: "slp-bo"))
+        }
+        let sent = try await fixture.chat.sendMessage(
+            .init(roomID: "m-1", body: .text(.init(text: "안녕하세요, 3시에 봬요"))), options: ana)
+        let history = try await fixture.chat.listMessages(.init(roomID: "m-1"), options: bo)
+        XCTAssertEqual(history.messages.map(\.id), [sent.id])
+        let rooms = try await fixture.chat.listRooms(.init(), options: bo)
+        XCTAssertEqual(rooms.rooms.map(\.kind), [.slpMatch])
+        XCTAssertEqual(rooms.rooms.first?.closed, false)
+        let image = await statusCode {
+            _ = try await self.fixture.chat.sendMessage(
+                .init(roomID: "m-1", body: .image(.init(image: .init(id: "img-1")))), options: ana)
+        }
+        XCTAssertEqual(image, .invalidArgument, "a match room takes text only")
+        for stranger in [outsider, customer.options] {
+            let read = await statusCode {
+                _ = try await self.fixture.chat.listMessages(.init(roomID: "m-1"), options: stranger)
+            }
+            XCTAssertEqual(read, .permissionDenied, "only the two members read the room")
+        }
+
+        _ = try await fixture.asService("account") { try await $0.closeMatchRoom(.init(matchID: "m-1")) }
+        do {
+            _ = try await fixture.chat.sendMessage(.init(roomID: "m-1", body: .text(.init(text: "잠깐만요"))), options: bo)
+            XCTFail("a message went into an ended match's room")
+        } catch let error as RPCError {
+            XCTAssertEqual(error.code, .failedPrecondition)
+            XCTAssertEqual(error.message, "room_id: the match has ended")
+        }
+        let kept = try await fixture.chat.listMessages(.init(roomID: "m-1"), options: bo)
+        XCTAssertEqual(kept.messages.map(\.id), [sent.id], "the history stays readable")
+        let closedRooms = try await fixture.chat.listRooms(.init(), options: ana)
+        XCTAssertEqual(closedRooms.rooms.first?.closed, true)
     }
 }

@@ -210,10 +210,14 @@ struct  Yedi__Chat__Room
    */
   int64_t my_read_seq;
   int64_t other_read_seq;
+  /*
+   * The room takes no more messages (an SLP match that ended); its history stays readable.
+   */
+  protobuf_c_boolean closed;
 };
 #define YEDI__CHAT__ROOM__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__room__descriptor) \
-    , (char *)protobuf_c_empty_string, YEDI__CHAT__ROOM_KIND__ROOM_KIND_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, NULL, 0, 0, 0, 0, 0 }
+    , (char *)protobuf_c_empty_string, YEDI__CHAT__ROOM_KIND__ROOM_KIND_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, NULL, 0, 0, 0, 0, 0, 0 }
 
 
 /*

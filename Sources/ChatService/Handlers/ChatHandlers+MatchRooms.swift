@@ -39,7 +39,18 @@ extension ChatHandlers {
             throw RPCError(code: .notFound, message: "match_id: no such match room")
         }
         let closed = try await store.closeRoom(id: matchID, now: clock.nowMilliseconds)
-        cache.invalidate(room: matchID)
+        // Sends check the cached room first: it must say closed from now on.
+        cache.remember(closed)
         return YediChat.CloseMatchRoomResponse(closedAtMs: closed.closedAtMilliseconds ?? 0)
+    }
+
+    /// SLP's match rooms take text only, and nothing once the match has ended (the room stays readable).
+    /// Other rooms pass.
+    static func checkMatchRoom(_ room: RoomRecord, body: YediChat.SendMessageRequest.Body?) throws(RPCError) {
+        guard room.kind == RoomRecord.slpMatchKind else { return }
+        guard case .text? = body else { throw FieldRule.invalid("body", "a match room takes text only") }
+        guard !room.isClosed else {
+            throw RPCError(code: .failedPrecondition, message: "room_id: the match has ended")
+        }
     }
 }

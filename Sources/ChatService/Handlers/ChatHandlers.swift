@@ -117,6 +117,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
         let senderID = try context.requireUser().id
         let room = try await memberRoom(request.roomID, userID: senderID)
         let clientID = try Self.clientMessageID(request.clientMessageID)
+        try Self.checkMatchRoom(room, body: request.body)
         let body: MessageBodyRecord
         switch request.body {
         case nil:

@@ -40,7 +40,8 @@ enum ChatMessages {
     static func room(_ room: RoomRecord) -> YediChat.Room {
         YediChat.Room(
             id: room.id, kind: kind(room.kind), customerID: room.customerID, designerID: room.designerID,
-            lastActivityAtMs: room.lastActivityAtMilliseconds, createdAtMs: room.createdAtMilliseconds)
+            lastActivityAtMs: room.lastActivityAtMilliseconds, createdAtMs: room.createdAtMilliseconds,
+            closed: room.isClosed)
     }
 
     static func event(_ record: ChatEventRecord) -> YediChat.StreamEvent {

@@ -294,7 +294,10 @@ extension YediChat {
 
         public var otherReadSeq: Int64
 
-        public init(id: String = "", kind: YediChat.RoomKind = .unspecified, customerID: String = "", designerID: String = "", other: YediChat.Party? = nil, lastMessage: YediChat.ChatMessage? = nil, unreadCount: Int64 = 0, lastActivityAtMs: Int64 = 0, createdAtMs: Int64 = 0, myReadSeq: Int64 = 0, otherReadSeq: Int64 = 0) {
+        /// The room takes no more messages (an SLP match that ended); its history stays readable.
+        public var closed: Bool
+
+        public init(id: String = "", kind: YediChat.RoomKind = .unspecified, customerID: String = "", designerID: String = "", other: YediChat.Party? = nil, lastMessage: YediChat.ChatMessage? = nil, unreadCount: Int64 = 0, lastActivityAtMs: Int64 = 0, createdAtMs: Int64 = 0, myReadSeq: Int64 = 0, otherReadSeq: Int64 = 0, closed: Bool = false) {
             self.id = id
             self.kind = kind
             self.customerID = customerID
@@ -306,6 +309,7 @@ extension YediChat {
             self.createdAtMs = createdAtMs
             self.myReadSeq = myReadSeq
             self.otherReadSeq = otherReadSeq
+            self.closed = closed
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -320,6 +324,7 @@ extension YediChat {
             try encoder.write(self.createdAtMs, at: 9)
             try encoder.write(self.myReadSeq, at: 10)
             try encoder.write(self.otherReadSeq, at: 11)
+            try encoder.write(self.closed, at: 12)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -334,6 +339,7 @@ extension YediChat {
             self.createdAtMs = try decoder.read(at: 9)
             self.myReadSeq = try decoder.read(at: 10)
             self.otherReadSeq = try decoder.read(at: 11)
+            self.closed = try decoder.read(at: 12)
         }
     }
 }
@@ -922,6 +928,8 @@ extension YediChat {
 }
 
 extension YediChat {
+    /// YeDi's consult rooms and SLP's match rooms: the room methods serve both apps' members (a member only
+    /// ever reaches rooms they are in); OpenRoom is YeDi's.
     public enum ChatService {
         /// The methods of `yedi.chat.ChatService`.
         public enum Method {
@@ -930,21 +938,21 @@ extension YediChat {
                 access: .customer)
             public static let sendMessage = RPCMethod<YediChat.SendMessageRequest, YediChat.ChatMessage>(
                 service: "yedi.chat.ChatService", method: "SendMessage", kind: .unary, idempotency: .unknown,
-                access: .user(apps: .only(["yedi"]), roles: []))
+                access: .user(apps: .only(["slp", "yedi"]), roles: []))
             public static let listMessages = RPCMethod<YediChat.ListMessagesRequest, YediChat.ListMessagesResponse>(
                 service: "yedi.chat.ChatService", method: "ListMessages", kind: .unary, idempotency: .noSideEffects,
-                access: .user(apps: .only(["yedi"]), roles: []))
+                access: .user(apps: .only(["slp", "yedi"]), roles: []))
             public static let markRead = RPCMethod<YediChat.MarkReadRequest, YediChat.MarkReadResponse>(
                 service: "yedi.chat.ChatService", method: "MarkRead", kind: .unary, idempotency: .idempotent,
-                access: .user(apps: .only(["yedi"]), roles: []))
+                access: .user(apps: .only(["slp", "yedi"]), roles: []))
             public static let listRooms = RPCMethod<YediChat.ListRoomsRequest, YediChat.ListRoomsResponse>(
                 service: "yedi.chat.ChatService", method: "ListRooms", kind: .unary, idempotency: .noSideEffects,
-                access: .user(apps: .only(["yedi"]), roles: []))
+                access: .user(apps: .only(["slp", "yedi"]), roles: []))
             /// One per user and device: events of all the caller's rooms. Ends with RESOURCE_EXHAUSTED when the
             /// client falls too far behind, UNAVAILABLE when the server shuts down: resubscribe from the last position.
             public static let subscribe = RPCMethod<YediChat.SubscribeRequest, YediChat.StreamEvent>(
                 service: "yedi.chat.ChatService", method: "Subscribe", kind: .serverStreaming, idempotency: .noSideEffects,
-                access: .user(apps: .only(["yedi"]), roles: []))
+                access: .user(apps: .only(["slp", "yedi"]), roles: []))
             /// Internal, from AccountService when an account is deleted: removes the user's rooms (both sides),
             /// their messages and stream events.
             public static let purgeUser = RPCMethod<YediCommon.PurgeUserRequest, YediCommon.PurgeUserResponse>(
