@@ -253,6 +253,26 @@ enum SlpStoreContract {
         let first = try await store.nearby(userID: "me", around: cityHall, radius: 700, limit: 1, now: now)
         XCTAssertEqual(first.people.map(\.userID), ["in-10"])
     }
+
+    static func slpQueueEntriesOlderThanTheRetentionArePruned(_ store: any SlpStore, accounts: any AccountStore)
+        async throws
+    {
+        let day: Int64 = 86_400_000
+        for id in ["old", "renewed", "fresh"] { try await member(id, store, accounts: accounts) }
+        _ = try await store.enterQueue(userID: "old", at: cityHall, studies: [], now: now - 2 * day)
+        _ = try await store.enterQueue(userID: "renewed", at: cityHall, studies: [], now: now - 2 * day)
+        _ = try await store.enterQueue(userID: "renewed", at: cityHall, studies: [], now: now - 1)
+        _ = try await store.enterQueue(userID: "fresh", at: cityHall, studies: [], now: now)
+        _ = try await store.request(from: "fresh", to: "old", matchID: "m1", now: now)
+        let pruned = try await store.pruneQueue(enteredBefore: now - day)
+        XCTAssertEqual(pruned, 1)
+        let seen = try await store.nearby(userID: "fresh", around: cityHall, radius: 700, limit: 100, now: now)
+        XCTAssertEqual(seen.people.map(\.userID), ["renewed"], "re-entry renews the entry")
+        let old = try await store.state(userID: "old")
+        XCTAssertFalse(old.queued)
+        let notSearching = try await store.request(from: "renewed", to: "old", matchID: "m2", now: now)
+        XCTAssertEqual(notSearching, .otherNotSearching)
+    }
 }
 
 /// The contract against the SQLite store, on a scratch database of its own; and what only the database
@@ -302,6 +322,10 @@ final class SQLiteSlpStoreTests: XCTestCase {
 
     func testSlpNearbyIsWithinTheRadiusNearestFirstAndAgesFitBothWays() async throws {
         try await SlpStoreContract.slpNearbyIsWithinTheRadiusNearestFirstAndAgesFitBothWays(store, accounts: accounts)
+    }
+
+    func testSlpQueueEntriesOlderThanTheRetentionArePruned() async throws {
+        try await SlpStoreContract.slpQueueEntriesOlderThanTheRetentionArePruned(store, accounts: accounts)
     }
 
     /// The database, not a check before the insert, refuses a second active match of one member.

@@ -177,6 +177,15 @@ struct SQLiteSlpStore: SlpStore {
         }
     }
 
+    func pruneQueue(enteredBefore: Int64) async throws -> Int {
+        try await database.write { db in
+            let stale = try String.fetchAll(
+                db, sql: "SELECT user_id FROM slp_queue WHERE entered_at_ms < ?", arguments: [enteredBefore])
+            try Self.dequeue(stale, db)
+            return stale.count
+        }
+    }
+
     // MARK: Rows
 
     static func hasProfile(_ userID: String, _ db: Database) throws -> Bool {

@@ -39,4 +39,8 @@ protocol SlpStore: Sendable {
     func rate(_ rating: SlpRatingRecord) async throws -> Bool
     /// Whether `other` is or was a partner of `userID`.
     func isPartner(_ other: String, of userID: String) async throws -> Bool
+    /// Takes out of the queue every member who entered (or last re-entered) before `enteredBefore`, with
+    /// their positions and requests (a position is personal data kept only while the search needs it);
+    /// answers how many.
+    func pruneQueue(enteredBefore: Int64) async throws -> Int
 }
