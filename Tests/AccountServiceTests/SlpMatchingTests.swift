@@ -337,36 +337,55 @@ final class SlpMatchingTests: XCTestCase {
         }
     }
 
-    /// The cross-app matrix for SLP's methods: YeDi and Housetainer tokens are refused, anonymous callers
-    /// are not signed in; an SLP member reaches every method.
+    /// The cross-app matrix for SLP's methods: YeDi, Housetainer and Zipadoo tokens, SLP's operator role
+    /// and a service certificate without a user are refused; anonymous callers and a ticket are not signed
+    /// in; an SLP member reaches every method (a real answer, never UNIMPLEMENTED, UNKNOWN or INTERNAL).
     func testSlpTenantOnlySlpMembersReachMatching() async throws {
         let yedi = try await member("yedi-dan", app: .yedi, role: .customer)
         let housetainer = try await member("ht-eun", app: "housetainer")
+        let zipadoo = try await member("zp-fin", app: "zipadoo")
+        let slpOperator = try await member("slp-op", role: "operator", profile: false)
         let slp = try await member("ana")
         let anonymous = CallOptions.defaults
-        let calls: [(String, (CallOptions) async throws -> Any)] = [
-            ("CreateProfile", { try await self.matching.createProfile(.init(), options: $0) }),
-            ("GetMyPage", { try await self.matching.getMyPage(.init(), options: $0) }),
-            ("UpdateMyPage", { try await self.matching.updateMyPage(.init(), options: $0) }),
-            ("GetState", { try await self.matching.getState(.init(), options: $0) }),
-            ("EnterQueue", { try await self.matching.enterQueue(.init(), options: $0) }),
-            ("LeaveQueue", { try await self.matching.leaveQueue(.init(), options: $0) }),
-            ("SearchNearby", { try await self.matching.searchNearby(.init(), options: $0) }),
-            ("Request", { try await self.matching.request(.init(), options: $0) }),
-            ("Accept", { try await self.matching.accept(.init(), options: $0) }),
-            ("EndMatch", { try await self.matching.endMatch(.init(), options: $0) }),
-            ("Rate", { try await self.matching.rate(.init(), options: $0) }),
-            ("Report", { try await self.matching.report(.init(), options: $0) }),
+        // A sign-up ticket is no access token.
+        let ticket = ServiceHarness.bearer("not-a-token-but-a-ticket")
+        let calls: [(String, (YediSlp.Matching.Client, CallOptions) async throws -> Any)] = [
+            ("CreateProfile", { try await $0.createProfile(.init(), options: $1) }),
+            ("GetMyPage", { try await $0.getMyPage(.init(), options: $1) }),
+            ("UpdateMyPage", { try await $0.updateMyPage(.init(), options: $1) }),
+            ("GetState", { try await $0.getState(.init(), options: $1) }),
+            ("EnterQueue", { try await $0.enterQueue(.init(), options: $1) }),
+            ("LeaveQueue", { try await $0.leaveQueue(.init(), options: $1) }),
+            ("SearchNearby", { try await $0.searchNearby(.init(), options: $1) }),
+            ("Request", { try await $0.request(.init(), options: $1) }),
+            ("Accept", { try await $0.accept(.init(), options: $1) }),
+            ("EndMatch", { try await $0.endMatch(.init(), options: $1) }),
+            ("Rate", { try await $0.rate(.init(), options: $1) }),
+            ("Report", { try await $0.report(.init(), options: $1) }),
         ]
         XCTAssertEqual(calls.count, YediSlp.Matching.descriptor.methods.count, "every method of Matching")
+        let refused: [(String, CallOptions, StatusCode)] = [
+            ("with a YeDi token", yedi, .permissionDenied),
+            ("with a Housetainer token", housetainer, .permissionDenied),
+            ("with a Zipadoo token", zipadoo, .permissionDenied),
+            ("with SLP's operator role", slpOperator, .permissionDenied),
+            ("without a token", anonymous, .unauthenticated),
+            ("with a ticket", ticket, .unauthenticated),
+        ]
+        let serviceClient = fixture.harness.clientConfiguration(
+            port: try await fixture.service.port, identity: "chat")
         for (name, call) in calls {
-            let (yediCode, _) = await status { try await call(yedi) }
-            XCTAssertEqual(yediCode, .permissionDenied, "\(name) with a YeDi token")
-            let (housetainerCode, _) = await status { try await call(housetainer) }
-            XCTAssertEqual(housetainerCode, .permissionDenied, "\(name) with a Housetainer token")
-            let (anonymousCode, _) = await status { try await call(anonymous) }
-            XCTAssertEqual(anonymousCode, .unauthenticated, "\(name) without a token")
-            let (slpCode, message) = await status { try await call(slp) }
+            for (label, options, expected) in refused {
+                let (code, _) = await status { try await call(matching, options) }
+                XCTAssertEqual(code, expected, "\(name) \(label)")
+            }
+            let (serviceCode, _) = await status {
+                try await withRPCClient(configuration: serviceClient) { client in
+                    _ = try await call(YediSlp.Matching.Client(client), CallOptions.defaults)
+                }
+            }
+            XCTAssertEqual(serviceCode, .permissionDenied, "\(name) with a service certificate and no user")
+            let (slpCode, message) = await status { try await call(matching, slp) }
             XCTAssertTrue(
                 [.ok, .invalidArgument, .failedPrecondition].contains(slpCode), "\(name) for an SLP member: \(message)")
         }
