@@ -907,6 +907,51 @@ void   yedi__chat__room_created__free_unpacked
   assert(message->base.descriptor == &yedi__chat__room_created__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__chat__room_closed__init
+                     (Yedi__Chat__RoomClosed         *message)
+{
+  static const Yedi__Chat__RoomClosed init_value = YEDI__CHAT__ROOM_CLOSED__INIT;
+  *message = init_value;
+}
+size_t yedi__chat__room_closed__get_packed_size
+                     (const Yedi__Chat__RoomClosed *message)
+{
+  assert(message->base.descriptor == &yedi__chat__room_closed__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__chat__room_closed__pack
+                     (const Yedi__Chat__RoomClosed *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__chat__room_closed__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__chat__room_closed__pack_to_buffer
+                     (const Yedi__Chat__RoomClosed *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__chat__room_closed__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Chat__RoomClosed *
+       yedi__chat__room_closed__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Chat__RoomClosed *)
+     protobuf_c_message_unpack (&yedi__chat__room_closed__descriptor,
+                                allocator, len, data);
+}
+void   yedi__chat__room_closed__free_unpacked
+                     (Yedi__Chat__RoomClosed *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__chat__room_closed__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__chat__caught_up__init
                      (Yedi__Chat__CaughtUp         *message)
 {
@@ -2613,6 +2658,57 @@ const ProtobufCMessageDescriptor yedi__chat__room_created__descriptor =
   (ProtobufCMessageInit) yedi__chat__room_created__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor yedi__chat__room_closed__field_descriptors[2] =
+{
+  {
+    "room_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__RoomClosed, room_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "closed_at_ms",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__RoomClosed, closed_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__chat__room_closed__field_indices_by_name[] = {
+  1,   /* field[1] = closed_at_ms */
+  0,   /* field[0] = room_id */
+};
+static const ProtobufCIntRange yedi__chat__room_closed__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__chat__room_closed__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.chat.RoomClosed",
+  "RoomClosed",
+  "Yedi__Chat__RoomClosed",
+  "yedi.chat",
+  sizeof(Yedi__Chat__RoomClosed),
+  2,
+  yedi__chat__room_closed__field_descriptors,
+  yedi__chat__room_closed__field_indices_by_name,
+  1,  yedi__chat__room_closed__number_ranges,
+  (ProtobufCMessageInit) yedi__chat__room_closed__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 #define yedi__chat__caught_up__field_descriptors NULL
 #define yedi__chat__caught_up__field_indices_by_name NULL
 #define yedi__chat__caught_up__number_ranges NULL
@@ -2631,7 +2727,7 @@ const ProtobufCMessageDescriptor yedi__chat__caught_up__descriptor =
   (ProtobufCMessageInit) yedi__chat__caught_up__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__chat__stream_event__field_descriptors[5] =
+static const ProtobufCFieldDescriptor yedi__chat__stream_event__field_descriptors[6] =
 {
   {
     "position",
@@ -2693,18 +2789,31 @@ static const ProtobufCFieldDescriptor yedi__chat__stream_event__field_descriptor
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "room_closed",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Chat__StreamEvent, event_case),
+    offsetof(Yedi__Chat__StreamEvent, room_closed),
+    &yedi__chat__room_closed__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__chat__stream_event__field_indices_by_name[] = {
   4,   /* field[4] = caught_up */
   1,   /* field[1] = message_added */
   0,   /* field[0] = position */
   2,   /* field[2] = read_cursor_moved */
+  5,   /* field[5] = room_closed */
   3,   /* field[3] = room_created */
 };
 static const ProtobufCIntRange yedi__chat__stream_event__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor yedi__chat__stream_event__descriptor =
 {
@@ -2714,7 +2823,7 @@ const ProtobufCMessageDescriptor yedi__chat__stream_event__descriptor =
   "Yedi__Chat__StreamEvent",
   "yedi.chat",
   sizeof(Yedi__Chat__StreamEvent),
-  5,
+  6,
   yedi__chat__stream_event__field_descriptors,
   yedi__chat__stream_event__field_indices_by_name,
   1,  yedi__chat__stream_event__number_ranges,

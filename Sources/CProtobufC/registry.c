@@ -125,6 +125,7 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__chat__message_added__descriptor,
     &yedi__chat__read_cursor_moved__descriptor,
     &yedi__chat__room_created__descriptor,
+    &yedi__chat__room_closed__descriptor,
     &yedi__chat__caught_up__descriptor,
     &yedi__chat__stream_event__descriptor,
     &yedi__chat__open_match_room_request__descriptor,
@@ -230,10 +231,10 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__slp__report_response__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 226; }
+size_t yedi_message_descriptor_count(void) { return 227; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 226 ? message_descriptors[index] : NULL;
+    return index < 227 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {

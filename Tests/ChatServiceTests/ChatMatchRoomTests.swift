@@ -64,6 +64,15 @@ final class ChatMatchRoomTests: XCTestCase {
         XCTAssertGreaterThan(closed.closedAtMs, 0)
         let closedAgain = try await fixture.asService("account") { try await $0.closeMatchRoom(.init(matchID: "m-1")) }
         XCTAssertEqual(closedAgain.closedAtMs, closed.closedAtMs, "the first closing stays")
+        let afterClosing0 = try await fixture.store.events(recipientID: "slp-bo", afterPosition: 0, limit: 10)
+        XCTAssertEqual(afterClosing0.count, 2, "each member hears of the closing once")
+        XCTAssertEqual(
+            afterClosing0.last?.body, .roomClosed(roomID: "m-1", closedAtMilliseconds: closed.closedAtMs))
+        if case .roomClosed(let event)? = afterClosing0.last.map(ChatMessages.event)?.event {
+            XCTAssertEqual(event.roomID, "m-1")
+        } else {
+            XCTFail("the stream does not say the room closed")
+        }
         let afterClosing = try await fixture.asService("account") { try await $0.openMatchRoom(open) }
         XCTAssertFalse(afterClosing.created, "a late repeat of the opening does not reopen it")
         let stillClosed = try await fixture.store.room(id: "m-1")

@@ -36,6 +36,7 @@ typedef struct Yedi__Chat__SubscribeRequest Yedi__Chat__SubscribeRequest;
 typedef struct Yedi__Chat__MessageAdded Yedi__Chat__MessageAdded;
 typedef struct Yedi__Chat__ReadCursorMoved Yedi__Chat__ReadCursorMoved;
 typedef struct Yedi__Chat__RoomCreated Yedi__Chat__RoomCreated;
+typedef struct Yedi__Chat__RoomClosed Yedi__Chat__RoomClosed;
 typedef struct Yedi__Chat__CaughtUp Yedi__Chat__CaughtUp;
 typedef struct Yedi__Chat__StreamEvent Yedi__Chat__StreamEvent;
 typedef struct Yedi__Chat__OpenMatchRoomRequest Yedi__Chat__OpenMatchRoomRequest;
@@ -459,6 +460,20 @@ struct  Yedi__Chat__RoomCreated
 
 
 /*
+ * The room takes no more messages (an SLP match ended); its history stays readable.
+ */
+struct  Yedi__Chat__RoomClosed
+{
+  ProtobufCMessage base;
+  char *room_id;
+  int64_t closed_at_ms;
+};
+#define YEDI__CHAT__ROOM_CLOSED__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__room_closed__descriptor) \
+    , (char *)protobuf_c_empty_string, 0 }
+
+
+/*
  * Sent once after the stored events, before the live ones: the client is up to date.
  */
 struct  Yedi__Chat__CaughtUp
@@ -475,7 +490,8 @@ typedef enum {
   YEDI__CHAT__STREAM_EVENT__EVENT_MESSAGE_ADDED = 2,
   YEDI__CHAT__STREAM_EVENT__EVENT_READ_CURSOR_MOVED = 3,
   YEDI__CHAT__STREAM_EVENT__EVENT_ROOM_CREATED = 4,
-  YEDI__CHAT__STREAM_EVENT__EVENT_CAUGHT_UP = 5
+  YEDI__CHAT__STREAM_EVENT__EVENT_CAUGHT_UP = 5,
+  YEDI__CHAT__STREAM_EVENT__EVENT_ROOM_CLOSED = 6
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__CHAT__STREAM_EVENT__EVENT__CASE)
 } Yedi__Chat__StreamEvent__EventCase;
 
@@ -497,6 +513,7 @@ struct  Yedi__Chat__StreamEvent
     Yedi__Chat__ReadCursorMoved *read_cursor_moved;
     Yedi__Chat__RoomCreated *room_created;
     Yedi__Chat__CaughtUp *caught_up;
+    Yedi__Chat__RoomClosed *room_closed;
   };
 };
 #define YEDI__CHAT__STREAM_EVENT__INIT \
@@ -941,6 +958,25 @@ Yedi__Chat__RoomCreated *
 void   yedi__chat__room_created__free_unpacked
                      (Yedi__Chat__RoomCreated *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Chat__RoomClosed methods */
+void   yedi__chat__room_closed__init
+                     (Yedi__Chat__RoomClosed         *message);
+size_t yedi__chat__room_closed__get_packed_size
+                     (const Yedi__Chat__RoomClosed   *message);
+size_t yedi__chat__room_closed__pack
+                     (const Yedi__Chat__RoomClosed   *message,
+                      uint8_t             *out);
+size_t yedi__chat__room_closed__pack_to_buffer
+                     (const Yedi__Chat__RoomClosed   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Chat__RoomClosed *
+       yedi__chat__room_closed__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__chat__room_closed__free_unpacked
+                     (Yedi__Chat__RoomClosed *message,
+                      ProtobufCAllocator *allocator);
 /* Yedi__Chat__CaughtUp methods */
 void   yedi__chat__caught_up__init
                      (Yedi__Chat__CaughtUp         *message);
@@ -1117,6 +1153,9 @@ typedef void (*Yedi__Chat__ReadCursorMoved_Closure)
 typedef void (*Yedi__Chat__RoomCreated_Closure)
                  (const Yedi__Chat__RoomCreated *message,
                   void *closure_data);
+typedef void (*Yedi__Chat__RoomClosed_Closure)
+                 (const Yedi__Chat__RoomClosed *message,
+                  void *closure_data);
 typedef void (*Yedi__Chat__CaughtUp_Closure)
                  (const Yedi__Chat__CaughtUp *message,
                   void *closure_data);
@@ -1255,6 +1294,7 @@ extern const ProtobufCMessageDescriptor yedi__chat__subscribe_request__descripto
 extern const ProtobufCMessageDescriptor yedi__chat__message_added__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__read_cursor_moved__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__room_created__descriptor;
+extern const ProtobufCMessageDescriptor yedi__chat__room_closed__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__caught_up__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__stream_event__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__open_match_room_request__descriptor;

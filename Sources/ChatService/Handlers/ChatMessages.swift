@@ -57,6 +57,8 @@ enum ChatMessages {
                     .init(roomID: roomID, readerID: readerID, readSeq: readSeq, readAtMs: readAt)))
         case .roomCreated(let room):
             return .init(position: record.position, event: .roomCreated(.init(room: Self.room(room))))
+        case .roomClosed(let roomID, let closedAt):
+            return .init(position: record.position, event: .roomClosed(.init(roomID: roomID, closedAtMs: closedAt)))
         }
     }
 }

@@ -136,6 +136,7 @@ enum ChatEventBody: Sendable, Hashable {
     case messageAdded(MessageRecord)
     case readCursorMoved(roomID: String, readerID: String, readSeq: Int64, readAtMilliseconds: Int64)
     case roomCreated(RoomRecord)
+    case roomClosed(roomID: String, closedAtMilliseconds: Int64)
 }
 
 /// One durable event for one recipient; positions grow in commit order over all recipients.

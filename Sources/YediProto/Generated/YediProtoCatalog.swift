@@ -171,6 +171,7 @@ public enum YediProtoCatalog {
         YediChat.MessageAdded.self,
         YediChat.ReadCursorMoved.self,
         YediChat.RoomCreated.self,
+        YediChat.RoomClosed.self,
         YediChat.CaughtUp.self,
         YediChat.StreamEvent.self,
         YediChat.OpenMatchRoomRequest.self,

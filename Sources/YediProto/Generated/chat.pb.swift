@@ -766,6 +766,32 @@ extension YediChat {
 }
 
 extension YediChat {
+    /// The room takes no more messages (an SLP match ended); its history stays readable.
+    public struct RoomClosed: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.chat.RoomClosed")
+
+        public var roomID: String
+
+        public var closedAtMs: Int64
+
+        public init(roomID: String = "", closedAtMs: Int64 = 0) {
+            self.roomID = roomID
+            self.closedAtMs = closedAtMs
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.roomID, at: 1)
+            try encoder.write(self.closedAtMs, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.roomID = try decoder.read(at: 1)
+            self.closedAtMs = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediChat {
     /// Sent once after the stored events, before the live ones: the client is up to date.
     public struct CaughtUp: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.chat.CaughtUp")
@@ -797,6 +823,7 @@ extension YediChat {
             case readCursorMoved(YediChat.ReadCursorMoved)
             case roomCreated(YediChat.RoomCreated)
             case caughtUp(YediChat.CaughtUp)
+            case roomClosed(YediChat.RoomClosed)
         }
 
         public init(position: Int64 = 0, event: Event? = nil) {
@@ -811,6 +838,7 @@ extension YediChat {
             case .readCursorMoved(let value)?: try encoder.write(value, at: 3)
             case .roomCreated(let value)?: try encoder.write(value, at: 4)
             case .caughtUp(let value)?: try encoder.write(value, at: 5)
+            case .roomClosed(let value)?: try encoder.write(value, at: 6)
             case nil: break
             }
         }
@@ -822,6 +850,7 @@ extension YediChat {
             case 3: self.event = .readCursorMoved(try decoder.oneofMessage(at: 3))
             case 4: self.event = .roomCreated(try decoder.oneofMessage(at: 4))
             case 5: self.event = .caughtUp(try decoder.oneofMessage(at: 5))
+            case 6: self.event = .roomClosed(try decoder.oneofMessage(at: 6))
             default: self.event = nil
             }
         }
