@@ -229,12 +229,14 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__slp__rate_response__descriptor,
     &yedi__slp__report_request__descriptor,
     &yedi__slp__report_response__descriptor,
+    &yedi__slp__get_match_request__descriptor,
+    &yedi__slp__get_match_response__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 227; }
+size_t yedi_message_descriptor_count(void) { return 229; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 227 ? message_descriptors[index] : NULL;
+    return index < 229 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {

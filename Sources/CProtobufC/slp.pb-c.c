@@ -997,6 +997,96 @@ void   yedi__slp__report_response__free_unpacked
   assert(message->base.descriptor == &yedi__slp__report_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__slp__get_match_request__init
+                     (Yedi__Slp__GetMatchRequest         *message)
+{
+  static const Yedi__Slp__GetMatchRequest init_value = YEDI__SLP__GET_MATCH_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__slp__get_match_request__get_packed_size
+                     (const Yedi__Slp__GetMatchRequest *message)
+{
+  assert(message->base.descriptor == &yedi__slp__get_match_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__slp__get_match_request__pack
+                     (const Yedi__Slp__GetMatchRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__slp__get_match_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__slp__get_match_request__pack_to_buffer
+                     (const Yedi__Slp__GetMatchRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__slp__get_match_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Slp__GetMatchRequest *
+       yedi__slp__get_match_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Slp__GetMatchRequest *)
+     protobuf_c_message_unpack (&yedi__slp__get_match_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__slp__get_match_request__free_unpacked
+                     (Yedi__Slp__GetMatchRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__slp__get_match_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__slp__get_match_response__init
+                     (Yedi__Slp__GetMatchResponse         *message)
+{
+  static const Yedi__Slp__GetMatchResponse init_value = YEDI__SLP__GET_MATCH_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__slp__get_match_response__get_packed_size
+                     (const Yedi__Slp__GetMatchResponse *message)
+{
+  assert(message->base.descriptor == &yedi__slp__get_match_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__slp__get_match_response__pack
+                     (const Yedi__Slp__GetMatchResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__slp__get_match_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__slp__get_match_response__pack_to_buffer
+                     (const Yedi__Slp__GetMatchResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__slp__get_match_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Slp__GetMatchResponse *
+       yedi__slp__get_match_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Slp__GetMatchResponse *)
+     protobuf_c_message_unpack (&yedi__slp__get_match_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__slp__get_match_response__free_unpacked
+                     (Yedi__Slp__GetMatchResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__slp__get_match_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor yedi__slp__my_page__field_descriptors[17] =
 {
   {
@@ -2566,6 +2656,121 @@ const ProtobufCMessageDescriptor yedi__slp__report_response__descriptor =
   (ProtobufCMessageInit) yedi__slp__report_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor yedi__slp__get_match_request__field_descriptors[1] =
+{
+  {
+    "match_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Slp__GetMatchRequest, match_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__slp__get_match_request__field_indices_by_name[] = {
+  0,   /* field[0] = match_id */
+};
+static const ProtobufCIntRange yedi__slp__get_match_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__slp__get_match_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.slp.GetMatchRequest",
+  "GetMatchRequest",
+  "Yedi__Slp__GetMatchRequest",
+  "yedi.slp",
+  sizeof(Yedi__Slp__GetMatchRequest),
+  1,
+  yedi__slp__get_match_request__field_descriptors,
+  yedi__slp__get_match_request__field_indices_by_name,
+  1,  yedi__slp__get_match_request__number_ranges,
+  (ProtobufCMessageInit) yedi__slp__get_match_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__slp__get_match_response__field_descriptors[4] =
+{
+  {
+    "found",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Slp__GetMatchResponse, found),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "active",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Slp__GetMatchResponse, active),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "member_a",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Slp__GetMatchResponse, member_a),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "member_b",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Slp__GetMatchResponse, member_b),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__slp__get_match_response__field_indices_by_name[] = {
+  1,   /* field[1] = active */
+  0,   /* field[0] = found */
+  2,   /* field[2] = member_a */
+  3,   /* field[3] = member_b */
+};
+static const ProtobufCIntRange yedi__slp__get_match_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor yedi__slp__get_match_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.slp.GetMatchResponse",
+  "GetMatchResponse",
+  "Yedi__Slp__GetMatchResponse",
+  "yedi.slp",
+  sizeof(Yedi__Slp__GetMatchResponse),
+  4,
+  yedi__slp__get_match_response__field_descriptors,
+  yedi__slp__get_match_response__field_indices_by_name,
+  1,  yedi__slp__get_match_response__number_ranges,
+  (ProtobufCMessageInit) yedi__slp__get_match_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue yedi__slp__matching_state__enum_values_by_number[4] =
 {
   { "MATCHING_STATE_UNSPECIFIED", "YEDI__SLP__MATCHING_STATE__MATCHING_STATE_UNSPECIFIED", 0 },
@@ -2790,7 +2995,7 @@ const ProtobufCEnumDescriptor yedi__slp__end_match_outcome__descriptor =
   yedi__slp__end_match_outcome__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor yedi__slp__matching__method_descriptors[12] =
+static const ProtobufCMethodDescriptor yedi__slp__matching__method_descriptors[13] =
 {
   { "CreateProfile", &yedi__slp__create_profile_request__descriptor, &yedi__slp__create_profile_response__descriptor },
   { "GetMyPage", &yedi__slp__get_my_page_request__descriptor, &yedi__slp__my_page__descriptor },
@@ -2804,12 +3009,14 @@ static const ProtobufCMethodDescriptor yedi__slp__matching__method_descriptors[1
   { "EndMatch", &yedi__slp__other_request__descriptor, &yedi__slp__end_match_response__descriptor },
   { "Rate", &yedi__slp__rate_request__descriptor, &yedi__slp__rate_response__descriptor },
   { "Report", &yedi__slp__report_request__descriptor, &yedi__slp__report_response__descriptor },
+  { "GetMatch", &yedi__slp__get_match_request__descriptor, &yedi__slp__get_match_response__descriptor },
 };
 const unsigned yedi__slp__matching__method_indices_by_name[] = {
   8,        /* Accept */
   0,        /* CreateProfile */
   9,        /* EndMatch */
   4,        /* EnterQueue */
+  12,        /* GetMatch */
   1,        /* GetMyPage */
   3,        /* GetState */
   5,        /* LeaveQueue */
@@ -2826,7 +3033,7 @@ const ProtobufCServiceDescriptor yedi__slp__matching__descriptor =
   "Matching",
   "Yedi__Slp__Matching",
   "yedi.slp",
-  12,
+  13,
   yedi__slp__matching__method_descriptors,
   yedi__slp__matching__method_indices_by_name
 };
@@ -2925,6 +3132,14 @@ void yedi__slp__matching__report(ProtobufCService *service,
 {
   assert(service->descriptor == &yedi__slp__matching__descriptor);
   service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__slp__matching__get_match(ProtobufCService *service,
+                                    const Yedi__Slp__GetMatchRequest *input,
+                                    Yedi__Slp__GetMatchResponse_Closure closure,
+                                    void *closure_data)
+{
+  assert(service->descriptor == &yedi__slp__matching__descriptor);
+  service->invoke(service, 12, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__slp__matching__init (Yedi__Slp__Matching_Service *service,
                                 Yedi__Slp__Matching_ServiceDestroy destroy)

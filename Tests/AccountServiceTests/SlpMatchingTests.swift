@@ -363,7 +363,8 @@ final class SlpMatchingTests: XCTestCase {
             ("Rate", { try await $0.rate(.init(), options: $1) }),
             ("Report", { try await $0.report(.init(), options: $1) }),
         ]
-        XCTAssertEqual(calls.count, YediSlp.Matching.descriptor.methods.count, "every method of Matching")
+        XCTAssertEqual(
+            calls.count + 1, YediSlp.Matching.descriptor.methods.count, "every member method of Matching, and GetMatch")
         let refused: [(String, CallOptions, StatusCode)] = [
             ("with a YeDi token", yedi, .permissionDenied),
             ("with a Housetainer token", housetainer, .permissionDenied),
@@ -389,5 +390,25 @@ final class SlpMatchingTests: XCTestCase {
             XCTAssertTrue(
                 [.ok, .invalidArgument, .failedPrecondition].contains(slpCode), "\(name) for an SLP member: \(message)")
         }
+    }
+
+    /// GetMatch is ChatService's alone: members, other services and anonymous callers are refused.
+    func testSlpGetMatchAnswersChatServiceOnly() async throws {
+        let ana = try await member("ana")
+        let port = try await fixture.service.port
+        let request = YediSlp.GetMatchRequest(matchID: "m-1")
+        let asChat = try await withRPCClient(
+            configuration: fixture.harness.clientConfiguration(port: port, identity: "chat")
+        ) { client in try await YediSlp.Matching.Client(client).getMatch(request) }
+        XCTAssertFalse(asChat.found)
+        let (asContent, _) = await status {
+            try await withRPCClient(configuration: fixture.harness.clientConfiguration(port: port, identity: "content"))
+            { client in try await YediSlp.Matching.Client(client).getMatch(request) }
+        }
+        XCTAssertEqual(asContent, .permissionDenied)
+        let (asMember, _) = await status { try await matching.getMatch(request, options: ana) }
+        XCTAssertEqual(asMember, .permissionDenied)
+        let (anonymous, _) = await status { try await matching.getMatch(request) }
+        XCTAssertEqual(anonymous, .unauthenticated)
     }
 }

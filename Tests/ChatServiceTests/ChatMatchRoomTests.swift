@@ -1,10 +1,12 @@
 import Foundation
+import GRDB
 import RPCCore
 import ServiceRuntime
 import ServiceTestSupport
 import XCTest
 import YediProto
 
+@testable import AccountService
 @testable import ChatService
 
 /// SLP's match rooms as AccountService's outbox opens and closes them: only AccountService may, each
@@ -122,5 +124,53 @@ final class ChatMatchRoomTests: XCTestCase {
         XCTAssertEqual(kept.messages.map(\.id), [sent.id], "the history stays readable")
         let closedRooms = try await fixture.chat.listRooms(.init(), options: ana)
         XCTAssertEqual(closedRooms.rooms.first?.closed, true)
+    }
+
+    /// A send to a match room before the outbox opened it: ChatService asks AccountService (GetMatch) and
+    /// opens the room for an active match of the sender's; a stranger's or an ended match's id stays
+    /// unknown (NOT_FOUND).
+    func testSlpASendBeforeTheRoomWasOpenedAsksAccountServiceOnce() async throws {
+        // Two active members and their match, written where AccountService keeps them.
+        try await fixture.account.environment.database.write { db in
+            for id in ["slp-ana", "slp-bo", "slp-cy"] {
+                try db.execute(
+                    sql: """
+                        INSERT INTO user (id, role, app, name, phone, gender, created_at_ms, nickname)
+                        VALUES (?, 'member', 'slp', '', '', 1, 0, ?)
+                        """,
+                    arguments: [id, id])
+                try db.execute(
+                    sql: """
+                        INSERT INTO slp_profile (user_id, gender, birth_year, birth_month, birth_day, email,
+                            partner_min_age, partner_max_age, reputation, created_at_ms)
+                        VALUES (?, 1, 1998, 3, 4, '', 17, 100, '0,0,0,0,0,0,0,0,0', 0)
+                        """,
+                    arguments: [id])
+            }
+            try SQLiteSlpStore.match("slp-cy", "slp-ana", id: "m-8", now: 1, db, events: nil)
+            try SQLiteSlpStore.end("m-8", by: "slp-cy", reason: "dodge", now: 2, db, events: nil)
+            try SQLiteSlpStore.match("slp-ana", "slp-bo", id: "m-7", now: 3, db, events: nil)
+        }
+        let stranger = try slpMember("slp-cy")
+        let unknown = await statusCode {
+            _ = try await self.fixture.chat.sendMessage(
+                .init(roomID: "m-7", body: .text(.init(text: "끼어들기"))), options: stranger)
+        }
+        XCTAssertEqual(unknown, .notFound, "not the stranger's match")
+        let sent = try await fixture.chat.sendMessage(
+            .init(roomID: "m-7", body: .text(.init(text: "먼저 도착했어요"))), options: try slpMember("slp-bo"))
+        XCTAssertEqual(sent.roomID, "m-7")
+        let room = try await fixture.store.room(id: "m-7")
+        XCTAssertEqual(room?.members, ["slp-ana", "slp-bo"])
+        XCTAssertEqual(room?.kind, RoomRecord.slpMatchKind)
+        let late = try await fixture.asService("account") {
+            try await $0.openMatchRoom(.init(matchID: "m-7", memberA: "slp-ana", memberB: "slp-bo"))
+        }
+        XCTAssertFalse(late.created, "the outbox's delivery finds the room")
+        let ended = await statusCode {
+            _ = try await self.fixture.chat.sendMessage(
+                .init(roomID: "m-8", body: .text(.init(text: "안녕"))), options: stranger)
+        }
+        XCTAssertEqual(ended, .notFound, "an ended match's room is not opened")
     }
 }

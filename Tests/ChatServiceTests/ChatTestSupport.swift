@@ -319,7 +319,8 @@ enum TestChatDefinition: ServiceDefinition {
     }
 }
 
-/// AccountService with a cheap password hash, as in AccountServiceTests.
+/// AccountService with a cheap password hash, as in AccountServiceTests, hosting every service the
+/// process hosts (SLP's matching answers chat's GetMatch).
 enum TestAccountDefinition: ServiceDefinition {
     static let defaults = AccountServiceDefinition.defaults
     static let summary = AccountServiceDefinition.summary
@@ -330,7 +331,10 @@ enum TestAccountDefinition: ServiceDefinition {
     }
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
-        [try await AccountServiceDefinition.handlers(env, passwords: PasswordHasher(parameters: .fastForTests))]
+        AccountServiceDefinition.services(
+            env,
+            account: try await AccountServiceDefinition.handlers(
+                env, passwords: PasswordHasher(parameters: .fastForTests)))
     }
 }
 

@@ -110,6 +110,17 @@ extension SQLiteSlpStore {
         }
     }
 
+    func match(id: String) async throws -> (members: (String, String), active: Bool)? {
+        try await database.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT user_a, user_b, ended_at_ms FROM slp_match WHERE id = ?", arguments: [id]
+            ).map { row in
+                let ended: Int64? = row["ended_at_ms"]
+                return (members: (row["user_a"], row["user_b"]), active: ended == nil)
+            }
+        }
+    }
+
     func isPartner(_ other: String, of userID: String) async throws -> Bool {
         try await database.read { db in
             try Bool.fetchOne(

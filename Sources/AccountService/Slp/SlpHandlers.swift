@@ -216,4 +216,15 @@ struct SlpHandlers: YediSlp.Matching.ServiceProtocol, HandlerKitUser {
         }
         return YediSlp.ReportResponse(reportID: id, counted: counted)
     }
+
+    // MARK: Chat
+
+    func getMatch(_ request: YediSlp.GetMatchRequest, context: ServerContext) async throws
+        -> YediSlp.GetMatchResponse
+    {
+        let matchID = try FieldRule.id(request.matchID, field: "match_id")
+        guard let match = try await store.match(id: matchID) else { return YediSlp.GetMatchResponse(found: false) }
+        return YediSlp.GetMatchResponse(
+            found: true, active: match.active, memberA: match.members.0, memberB: match.members.1)
+    }
 }

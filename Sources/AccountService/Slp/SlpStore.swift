@@ -37,6 +37,8 @@ protocol SlpStore: Sendable {
     /// Stores one side's rating and adds its flags to the partner's counters; the first rating of an
     /// active match ends it for both without a penalty (answered true).
     func rate(_ rating: SlpRatingRecord) async throws -> Bool
+    /// A match's members and whether it is active; nil for no such match.
+    func match(id: String) async throws -> (members: (String, String), active: Bool)?
     /// Whether `other` is or was a partner of `userID`.
     func isPartner(_ other: String, of userID: String) async throws -> Bool
     /// Takes out of the queue every member who entered (or last re-entered) before `enteredBefore`, with

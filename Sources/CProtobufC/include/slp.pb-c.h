@@ -39,6 +39,8 @@ typedef struct Yedi__Slp__RateRequest Yedi__Slp__RateRequest;
 typedef struct Yedi__Slp__RateResponse Yedi__Slp__RateResponse;
 typedef struct Yedi__Slp__ReportRequest Yedi__Slp__ReportRequest;
 typedef struct Yedi__Slp__ReportResponse Yedi__Slp__ReportResponse;
+typedef struct Yedi__Slp__GetMatchRequest Yedi__Slp__GetMatchRequest;
+typedef struct Yedi__Slp__GetMatchResponse Yedi__Slp__GetMatchResponse;
 
 
 /* --- enums --- */
@@ -512,6 +514,35 @@ struct  Yedi__Slp__ReportResponse
     , (char *)protobuf_c_empty_string, 0 }
 
 
+/*
+ * Internal, from ChatService: a send to a match room it has not heard of yet.
+ */
+struct  Yedi__Slp__GetMatchRequest
+{
+  ProtobufCMessage base;
+  char *match_id;
+};
+#define YEDI__SLP__GET_MATCH_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__slp__get_match_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Slp__GetMatchResponse
+{
+  ProtobufCMessage base;
+  /*
+   * False for no such match (the other fields empty).
+   */
+  protobuf_c_boolean found;
+  protobuf_c_boolean active;
+  char *member_a;
+  char *member_b;
+};
+#define YEDI__SLP__GET_MATCH_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__slp__get_match_response__descriptor) \
+    , 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
 /* Yedi__Slp__MyPage methods */
 void   yedi__slp__my_page__init
                      (Yedi__Slp__MyPage         *message);
@@ -930,6 +961,44 @@ Yedi__Slp__ReportResponse *
 void   yedi__slp__report_response__free_unpacked
                      (Yedi__Slp__ReportResponse *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Slp__GetMatchRequest methods */
+void   yedi__slp__get_match_request__init
+                     (Yedi__Slp__GetMatchRequest         *message);
+size_t yedi__slp__get_match_request__get_packed_size
+                     (const Yedi__Slp__GetMatchRequest   *message);
+size_t yedi__slp__get_match_request__pack
+                     (const Yedi__Slp__GetMatchRequest   *message,
+                      uint8_t             *out);
+size_t yedi__slp__get_match_request__pack_to_buffer
+                     (const Yedi__Slp__GetMatchRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Slp__GetMatchRequest *
+       yedi__slp__get_match_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__slp__get_match_request__free_unpacked
+                     (Yedi__Slp__GetMatchRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Slp__GetMatchResponse methods */
+void   yedi__slp__get_match_response__init
+                     (Yedi__Slp__GetMatchResponse         *message);
+size_t yedi__slp__get_match_response__get_packed_size
+                     (const Yedi__Slp__GetMatchResponse   *message);
+size_t yedi__slp__get_match_response__pack
+                     (const Yedi__Slp__GetMatchResponse   *message,
+                      uint8_t             *out);
+size_t yedi__slp__get_match_response__pack_to_buffer
+                     (const Yedi__Slp__GetMatchResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Slp__GetMatchResponse *
+       yedi__slp__get_match_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__slp__get_match_response__free_unpacked
+                     (Yedi__Slp__GetMatchResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Yedi__Slp__MyPage_Closure)
@@ -998,6 +1067,12 @@ typedef void (*Yedi__Slp__ReportRequest_Closure)
 typedef void (*Yedi__Slp__ReportResponse_Closure)
                  (const Yedi__Slp__ReportResponse *message,
                   void *closure_data);
+typedef void (*Yedi__Slp__GetMatchRequest_Closure)
+                 (const Yedi__Slp__GetMatchRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Slp__GetMatchResponse_Closure)
+                 (const Yedi__Slp__GetMatchResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -1053,6 +1128,10 @@ struct Yedi__Slp__Matching_Service
                  const Yedi__Slp__ReportRequest *input,
                  Yedi__Slp__ReportResponse_Closure closure,
                  void *closure_data);
+  void (*get_match)(Yedi__Slp__Matching_Service *service,
+                    const Yedi__Slp__GetMatchRequest *input,
+                    Yedi__Slp__GetMatchResponse_Closure closure,
+                    void *closure_data);
 };
 typedef void (*Yedi__Slp__Matching_ServiceDestroy)(Yedi__Slp__Matching_Service *);
 void yedi__slp__matching__init (Yedi__Slp__Matching_Service *service,
@@ -1072,7 +1151,8 @@ void yedi__slp__matching__init (Yedi__Slp__Matching_Service *service,
       function_prefix__ ## accept,\
       function_prefix__ ## end_match,\
       function_prefix__ ## rate,\
-      function_prefix__ ## report  }
+      function_prefix__ ## report,\
+      function_prefix__ ## get_match  }
 void yedi__slp__matching__create_profile(ProtobufCService *service,
                                          const Yedi__Slp__CreateProfileRequest *input,
                                          Yedi__Slp__CreateProfileResponse_Closure closure,
@@ -1121,6 +1201,10 @@ void yedi__slp__matching__report(ProtobufCService *service,
                                  const Yedi__Slp__ReportRequest *input,
                                  Yedi__Slp__ReportResponse_Closure closure,
                                  void *closure_data);
+void yedi__slp__matching__get_match(ProtobufCService *service,
+                                    const Yedi__Slp__GetMatchRequest *input,
+                                    Yedi__Slp__GetMatchResponse_Closure closure,
+                                    void *closure_data);
 
 /* --- descriptors --- */
 
@@ -1153,6 +1237,8 @@ extern const ProtobufCMessageDescriptor yedi__slp__rate_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__slp__rate_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__slp__report_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__slp__report_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__slp__get_match_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__slp__get_match_response__descriptor;
 extern const ProtobufCServiceDescriptor yedi__slp__matching__descriptor;
 
 PROTOBUF_C__END_DECLS

@@ -14,21 +14,38 @@ extension ChatHandlers {
         let memberA = try FieldRule.id(request.memberA, field: "member_a")
         let memberB = try FieldRule.id(request.memberB, field: "member_b")
         guard memberA != memberB else { throw FieldRule.invalid("member_b", "the other member of the match") }
-        if try await store.room(id: matchID) != nil { return YediChat.OpenMatchRoomResponse(created: false) }
+        return YediChat.OpenMatchRoomResponse(created: try await createMatchRoom(matchID, members: (memberA, memberB)))
+    }
+
+    /// Creates the match's room unless it exists (answers whether it did).
+    private func createMatchRoom(_ matchID: String, members: (String, String)) async throws -> Bool {
+        if try await store.room(id: matchID) != nil { return false }
         do {
             _ = try await store.createRoom(
                 id: matchID, kind: RoomRecord.slpMatchKind,
                 members: [
-                    RoomMemberRecord(userID: memberA, role: RoomRecord.matchMemberRole),
-                    RoomMemberRecord(userID: memberB, role: RoomRecord.matchMemberRole),
+                    RoomMemberRecord(userID: members.0, role: RoomRecord.matchMemberRole),
+                    RoomMemberRecord(userID: members.1, role: RoomRecord.matchMemberRole),
                 ],
                 now: clock.nowMilliseconds)
         } catch {
-            // A concurrent delivery of the same job made it first (the id is the primary key).
+            // A concurrent delivery (or a member's send) made it first: the id is the primary key.
             guard try await store.room(id: matchID) != nil else { throw error }
-            return YediChat.OpenMatchRoomResponse(created: false)
+            return false
         }
-        return YediChat.OpenMatchRoomResponse(created: true)
+        return true
+    }
+
+    /// An SLP member's send to a room this service has not heard of: asks AccountService whether it is
+    /// an active match of the sender's (the outbox's OpenMatchRoom may not have arrived yet) and opens
+    /// it if so. Anything else is left to the send's own checks (NOT_FOUND).
+    func openMatchRoomOnSend(_ roomID: String, sender: String) async throws {
+        guard !roomID.isEmpty, roomID.utf8.count <= FieldRule.maxIDBytes, cache.room(roomID) == nil,
+            try await store.room(id: roomID) == nil
+        else { return }
+        let members = try await ChatPeers.checking("AccountService") { try await peers.activeMatch(roomID) }
+        guard let members, members.0 == sender || members.1 == sender else { return }
+        _ = try await createMatchRoom(roomID, members: members)
     }
 
     func closeMatchRoom(

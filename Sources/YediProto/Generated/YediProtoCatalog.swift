@@ -227,6 +227,8 @@ public enum YediProtoCatalog {
         YediSlp.RateResponse.self,
         YediSlp.ReportRequest.self,
         YediSlp.ReportResponse.self,
+        YediSlp.GetMatchRequest.self,
+        YediSlp.GetMatchResponse.self,
     ]
 
     public static let enumTypes: [any ProtoEnum.Type] = [

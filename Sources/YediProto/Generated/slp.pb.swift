@@ -1032,6 +1032,64 @@ extension YediSlp {
 }
 
 extension YediSlp {
+    /// Internal, from ChatService: a send to a match room it has not heard of yet.
+    public struct GetMatchRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.slp.GetMatchRequest")
+
+        public var matchID: String
+
+        public init(matchID: String = "") {
+            self.matchID = matchID
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.matchID, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
+            self.matchID = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediSlp {
+    public struct GetMatchResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.slp.GetMatchResponse")
+
+        /// False for no such match (the other fields empty).
+        public var found: Bool
+
+        public var active: Bool
+
+        public var memberA: String
+
+        public var memberB: String
+
+        public init(found: Bool = false, active: Bool = false, memberA: String = "", memberB: String = "") {
+            self.found = found
+            self.active = active
+            self.memberA = memberA
+            self.memberB = memberB
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.found, at: 1)
+            try encoder.write(self.active, at: 2)
+            try encoder.write(self.memberA, at: 3)
+            try encoder.write(self.memberB, at: 4)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.found = try decoder.read(at: 1)
+            self.active = try decoder.read(at: 2)
+            self.memberA = try decoder.read(at: 3)
+            self.memberB = try decoder.read(at: 4)
+        }
+    }
+}
+
+extension YediSlp {
     public enum Matching {
         /// The methods of `yedi.slp.Matching`.
         public enum Method {
@@ -1078,12 +1136,16 @@ extension YediSlp {
             public static let report = RPCMethod<YediSlp.ReportRequest, YediSlp.ReportResponse>(
                 service: "yedi.slp.Matching", method: "Report", kind: .unary, idempotency: .unknown,
                 access: .user(apps: .only(["slp"]), roles: ["member"]))
+            /// Internal: ChatService opens a match room on a send when the outbox has not opened it yet.
+            public static let getMatch = RPCMethod<YediSlp.GetMatchRequest, YediSlp.GetMatchResponse>(
+                service: "yedi.slp.Matching", method: "GetMatch", kind: .unary, idempotency: .noSideEffects,
+                access: .service(callers: ["chat"]))
         }
 
         /// `yedi.slp.Matching` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.slp.Matching",
-            methods: [Method.createProfile.descriptor, Method.getMyPage.descriptor, Method.updateMyPage.descriptor, Method.getState.descriptor, Method.enterQueue.descriptor, Method.leaveQueue.descriptor, Method.searchNearby.descriptor, Method.request.descriptor, Method.accept.descriptor, Method.endMatch.descriptor, Method.rate.descriptor, Method.report.descriptor]
+            methods: [Method.createProfile.descriptor, Method.getMyPage.descriptor, Method.updateMyPage.descriptor, Method.getState.descriptor, Method.enterQueue.descriptor, Method.leaveQueue.descriptor, Method.searchNearby.descriptor, Method.request.descriptor, Method.accept.descriptor, Method.endMatch.descriptor, Method.rate.descriptor, Method.report.descriptor, Method.getMatch.descriptor]
         )
 
         /// Serve `yedi.slp.Matching` by implementing these methods and passing the value to an `RPCServer`.
@@ -1107,6 +1169,8 @@ extension YediSlp {
             /// Only about a current or past partner (FAILED_PRECONDITION otherwise); the platform's moderation
             /// report.
             func report(_ request: YediSlp.ReportRequest, context: ServerContext) async throws -> YediSlp.ReportResponse
+            /// Internal: ChatService opens a match room on a send when the outbox has not opened it yet.
+            func getMatch(_ request: YediSlp.GetMatchRequest, context: ServerContext) async throws -> YediSlp.GetMatchResponse
         }
 
         /// Typed calls to `yedi.slp.Matching` through an `RPCClient`.
@@ -1171,6 +1235,11 @@ extension YediSlp {
             public func report(_ request: YediSlp.ReportRequest, options: CallOptions = .defaults) async throws -> YediSlp.ReportResponse {
                 try await rpcClient.unary(Method.report, request, options: options)
             }
+
+            /// Internal: ChatService opens a match room on a send when the outbox has not opened it yet.
+            public func getMatch(_ request: YediSlp.GetMatchRequest, options: CallOptions = .defaults) async throws -> YediSlp.GetMatchResponse {
+                try await rpcClient.unary(Method.getMatch, request, options: options)
+            }
         }
     }
 }
@@ -1214,6 +1283,9 @@ extension YediSlp.Matching.ServiceProtocol {
         })
         router.register(YediSlp.Matching.Method.report, unary: { request, context in
             try await self.report(request, context: context)
+        })
+        router.register(YediSlp.Matching.Method.getMatch, unary: { request, context in
+            try await self.getMatch(request, context: context)
         })
     }
 }
