@@ -194,6 +194,22 @@ enum SlpStoreContract {
         XCTAssertEqual(free, .entered, "no penalty for the one left behind")
         let later = try await store.enterQueue(userID: "ana", at: cityHall, studies: [], now: now + 61_000)
         XCTAssertEqual(later, .entered)
+        // Tiers rise with the dodge count (2 minutes, then 3, and 3 from then on), each from the last end.
+        var endedAt = now + 61_000
+        for (round, tier) in [(2, 2), (3, 3), (4, 3)] {
+            _ = try await store.request(from: "bo", to: "ana", matchID: "m\(round)", now: endedAt)
+            _ = try await store.accept(userID: "ana", other: "bo", matchID: "m\(round)", now: endedAt)
+            let count = try await store.endMatch(userID: "ana", other: "bo", now: endedAt)
+            XCTAssertEqual(count, round)
+            let minutes = Int64(tier) * 60_000
+            let penalised = try await store.enterQueue(
+                userID: "ana", at: cityHall, studies: [], now: endedAt + minutes - 1_000)
+            XCTAssertEqual(penalised, .penalty(tier: tier, endsAtMilliseconds: endedAt + minutes))
+            endedAt += minutes + 1_000
+            let back = try await store.enterQueue(userID: "ana", at: cityHall, studies: [], now: endedAt)
+            XCTAssertEqual(back, .entered)
+            _ = try await store.enterQueue(userID: "bo", at: cityHall, studies: [], now: endedAt)
+        }
     }
 
     static func slpRatingsCountOncePerSideAndTheFirstEndsTheMatch(_ store: any SlpStore, accounts: any AccountStore)
