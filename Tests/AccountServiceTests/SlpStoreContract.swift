@@ -244,6 +244,11 @@ enum SlpStoreContract {
         XCTAssertFalse(state.dodged, "a rating is no dodge")
         let again = try await store.enterQueue(userID: "ana", at: cityHall, studies: [], now: now)
         XCTAssertEqual(again, .entered, "no penalty after a rating")
+        _ = try await store.enterQueue(userID: "bo", at: cityHall, studies: [], now: now)
+        let seen = try await store.nearby(userID: "cy", around: cityHall, radius: 700, limit: 100, now: now)
+        let card = seen.people.first { $0.userID == "bo" }
+        XCTAssertEqual(card?.reputation, [1, 0, 0, 0, 0, 0, 0, 0, 1])
+        XCTAssertEqual(card?.comments, ["좋아요"], "a search shows the comments received")
     }
 
     static func slpNearbyIsWithinTheRadiusNearestFirstAndAgesFitBothWays(

@@ -137,41 +137,33 @@ struct SQLiteSlpStore: SlpStore {
         try await database.read { db in
             guard let me = try Self.profile(userID, db, withComments: false) else { throw SlpStoreError.noProfile }
             let mine = (SlpRules.age(me.birthDate, now: now), me.partnerMinAge, me.partnerMaxAge)
+            // One query per candidate (its whole card, kept for the page), one for all their comments.
+            var rows: [Int64: Row] = [:]
+            let statement = try db.cachedStatement(sql: Self.personSQL + " WHERE q.id = ?")
             let hits = try SlpSchema.positions.within(radius, of: centre, limit: limit, in: db) { id in
-                guard
-                    let row = try Row.fetchOne(
-                        db,
-                        sql: """
-                            SELECT q.user_id, p.birth_year, p.birth_month, p.birth_day, p.partner_min_age,
-                                p.partner_max_age
-                            FROM slp_queue q JOIN slp_profile p ON p.user_id = q.user_id WHERE q.id = ?
-                            """,
-                        arguments: [id])
-                else { return false }
+                guard let row = try Row.fetchOne(statement, arguments: [id]) else { return false }
                 let other: String = row["user_id"]
                 guard other != userID else { return false }
                 let birth = DateParts(year: row["birth_year"], month: row["birth_month"], day: row["birth_day"])
                 let theirs = (
                     SlpRules.age(birth, now: now), row["partner_min_age"] as Int, row["partner_max_age"] as Int
                 )
-                return SlpRules.agesFit(mine, theirs)
+                guard SlpRules.agesFit(mine, theirs) else { return false }
+                rows[id] = row
+                return true
             }
-            let people = try hits.compactMap { hit in
-                try Self.person(queueID: hit.id, metres: hit.metres, db)
-            }
-            let requesterIDs = try Int64.fetchAll(
+            let requesterRows = try Row.fetchAll(
                 db,
-                sql: """
-                    SELECT q.id FROM slp_request r JOIN slp_queue q ON q.user_id = r.from_id
-                    WHERE r.to_id = ? ORDER BY r.created_at_ms, r.from_id
-                    """,
+                sql: Self.personSQL + " JOIN slp_request r ON r.from_id = q.user_id WHERE r.to_id = ?"
+                    + " ORDER BY r.created_at_ms, r.from_id",
                 arguments: [userID])
-            let requesters = try requesterIDs.compactMap { id -> SlpPersonRecord? in
-                guard var person = try Self.person(queueID: id, metres: 0, db) else { return nil }
-                if let point = GeoPoint(latitude: person.latitude, longitude: person.longitude) {
-                    person.metres = centre.distance(to: point)
-                }
-                return person
+            let found = hits.compactMap { rows[$0.id] }
+            let comments = try Self.comments(
+                of: (found + requesterRows).map { $0["user_id"] as String }, limit: SlpRules.commentsShown, db)
+            let people = zip(hits, found).map { hit, row in Self.person(row, metres: hit.metres, comments: comments) }
+            let requesters = requesterRows.map { row in
+                let point = GeoPoint(latitude: row["latitude"], longitude: row["longitude"])
+                return Self.person(row, metres: point.map { centre.distance(to: $0) } ?? 0, comments: comments)
             }
             return SlpNearbyRecord(people: people, requesters: requesters)
         }
@@ -240,25 +232,39 @@ struct SQLiteSlpStore: SlpStore {
             lastDodgeAtMilliseconds: row["last_dodge_at_ms"], createdAtMilliseconds: row["created_at_ms"])
     }
 
-    static func person(queueID: Int64, metres: Double, _ db: Database) throws -> SlpPersonRecord? {
-        guard
-            let row = try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT q.user_id, q.latitude, q.longitude, q.studies, p.reputation, p.gender, p.avatar,
-                        p.background, u.nickname
-                    FROM slp_queue q JOIN slp_profile p ON p.user_id = q.user_id JOIN user u ON u.id = q.user_id
-                    WHERE q.id = ?
-                    """,
-                arguments: [queueID])
-        else { return nil }
+    /// A queued member's card: queue row, profile and nickname (`WHERE` added by the caller).
+    static let personSQL = """
+        SELECT q.id, q.user_id, q.latitude, q.longitude, q.studies, p.reputation, p.gender, p.avatar, p.background,
+            p.birth_year, p.birth_month, p.birth_day, p.partner_min_age, p.partner_max_age, u.nickname
+        FROM slp_queue q JOIN slp_profile p ON p.user_id = q.user_id JOIN user u ON u.id = q.user_id
+        """
+
+    /// The newest `limit` comments received by each of `userIDs`, in one query.
+    static func comments(of userIDs: [String], limit: Int, _ db: Database) throws -> [String: [String]] {
+        guard !userIDs.isEmpty else { return [:] }
+        var comments: [String: [String]] = [:]
+        let rows = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT ratee_id, comment FROM slp_rating
+                WHERE ratee_id IN (\(ServiceDatabase.placeholders(userIDs.count))) AND comment != ''
+                ORDER BY created_at_ms DESC, rowid DESC
+                """,
+            arguments: StatementArguments(userIDs))
+        while let row = try rows.next() {
+            let ratee: String = row["ratee_id"]
+            if comments[ratee, default: []].count < limit { comments[ratee, default: []].append(row["comment"]) }
+        }
+        return comments
+    }
+
+    static func person(_ row: Row, metres: Double, comments: [String: [String]]) -> SlpPersonRecord {
         let studies: String = row["studies"]
         let userID: String = row["user_id"]
         return SlpPersonRecord(
             userID: userID, nickname: row["nickname"] ?? "", latitude: row["latitude"], longitude: row["longitude"],
             metres: metres, studies: studies.isEmpty ? [] : studies.split(separator: "\n").map(String.init),
-            reputation: SlpRules.decode(row["reputation"]),
-            comments: try comments(of: userID, limit: SlpRules.commentsShown, db), gender: row["gender"],
+            reputation: SlpRules.decode(row["reputation"]), comments: comments[userID] ?? [], gender: row["gender"],
             avatar: row["avatar"], background: row["background"])
     }
 }
