@@ -13,30 +13,7 @@ import YediProto
 /// calls at a time, with three-member cycles (A accepts B, B accepts C, C accepts A at once). Afterwards
 /// the pairing invariant holds: every matched member has exactly one partner who names them back, no
 /// matched member is queued, and every MATCHED answer is the match both members are in.
-final class SlpMatchingRaceTests: XCTestCase {
-    private var fixture: AccountFixture!
-
-    override func setUp() async throws {
-        fixture = try await AccountFixture.start { $0.apps = AccountFixture.repositoryApps }
-    }
-
-    override func tearDown() async throws {
-        try await fixture?.stop()
-    }
-
-    private var matching: YediSlp.Matching.Client { YediSlp.Matching.Client(fixture.client) }
-
-    /// A fixed-seed generator (SplitMix64): the same shuffle every run, so a failure repeats.
-    private struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+final class SlpMatchingRaceTests: SlpTestCase {
 
     /// One call of the race: who calls, on whom, and whether it is a request or an accept.
     private struct Move: Sendable {
@@ -52,7 +29,7 @@ final class SlpMatchingRaceTests: XCTestCase {
 
     func testSlpTwoHundredMembersRequestingAndAcceptingAtRandomStayPairedOneToOne() async throws {
         let count = 200
-        var generator = SeededGenerator(state: 28)
+        var generator = SeededGenerator(seed: 28)
         var members: [CallOptions] = []
         for index in 0..<count {
             let options = try await fixture.member("m\(index)", app: "slp", nickname: "닉m\(index)")

@@ -12,18 +12,7 @@ import YediProto
 /// SLP's `Matching` over TLS with the repository's app files, on the fixture's manual clock: the
 /// profile after phone sign-up, queue entry's outcomes at their edges, the 700 m search, matching under
 /// concurrent accepts, ratings and reports, and who may call at all.
-final class SlpMatchingTests: XCTestCase {
-    private var fixture: AccountFixture!
-
-    override func setUp() async throws {
-        fixture = try await AccountFixture.start { $0.apps = AccountFixture.repositoryApps }
-    }
-
-    override func tearDown() async throws {
-        try await fixture?.stop()
-    }
-
-    private var matching: YediSlp.Matching.Client { YediSlp.Matching.Client(fixture.client) }
+final class SlpMatchingTests: SlpTestCase {
     private let cityHall = SlpStoreContract.cityHall
 
     /// An account of `app` stored directly (as phone sign-up leaves it: a nickname, no password) and a

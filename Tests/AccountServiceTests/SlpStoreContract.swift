@@ -304,20 +304,10 @@ final class SQLiteSlpStoreTests: XCTestCase {
     private var accounts: SQLiteAccountStore!
 
     override func setUp() async throws {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("yedi-slp-store-\(UUID().uuidString)").path
-        database = try ServiceDatabase.open(
-            directory: directory, name: "account", migrations: AccountServiceDefinition.migrate,
-            logger: Logger(label: "test"))
-        let clock = ManualClock()
-        let events = AccountEvents(outbox: Outbox(ids: SequentialIDGenerator(prefix: "job"), clock: clock))
-        accounts = SQLiteAccountStore(
-            database: database, events: events, revokedUsers: try await RevokedUsers(database: database, clock: clock))
-        store = SQLiteSlpStore(database: database, notifier: nil, events: events)
-        addTeardownBlock { [database] in
-            try? database?.close()
-            try? FileManager.default.removeItem(atPath: directory)
-        }
+        let scratch = try await ScratchAccountDatabase(for: self, name: "slp-store")
+        database = scratch.database
+        accounts = scratch.accounts
+        store = SQLiteSlpStore(database: database, notifier: nil, events: scratch.events)
     }
 
     func testSlpProfilesAreCreatedOnceForSlpMembersOnly() async throws {
