@@ -34,6 +34,7 @@ let package = Package(
         .executable(name: "chat-bench", targets: ["ChatBench"]),
         .executable(name: "booking-bench", targets: ["BookingBench"]),
         .executable(name: "content-bench", targets: ["ContentBench"]),
+        .executable(name: "slp-bench", targets: ["SlpBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -276,6 +277,17 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             path: "Benchmarks/AccountBench"
+        ),
+
+        /// SLP's SearchNearby p50/p99 over 20,000 queued members and accepts/s, 64 clients, against the real
+        /// AccountService executable (a child process, over TLS); it seeds the stopped service's database.
+        .executableTarget(
+            name: "SlpBench",
+            dependencies: [
+                "BenchSupport", "ServiceRuntime", "RPCCore", "YediProto", "AccessTokens", argumentParser, grdb,
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            path: "Benchmarks/SlpBench"
         ),
 
         /// Feed pages with author lookups and image reads with a warm and a cold cache, against the real

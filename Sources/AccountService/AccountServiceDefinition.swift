@@ -17,6 +17,7 @@ enum AccountServiceDefinition: ServiceDefinition {
     static func migrate(_ migrator: inout DatabaseMigrator) {
         AccountSchema.migrate(&migrator)
         ModerationSchema.migrate(&migrator)
+        SlpSchema.migrate(&migrator)
     }
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
@@ -25,11 +26,11 @@ enum AccountServiceDefinition: ServiceDefinition {
     }
 
     /// Every service the process hosts: the accounts, their identities, users' devices and inboxes beside
-    /// them, and moderation, all on the accounts' handler kit.
+    /// them, moderation, and SLP's matching, all on the accounts' handler kit.
     static func services(_ env: ServiceEnvironment, account: AccountHandlers) -> [any RPCService] {
         [
             account, account.identityHandlers, notificationHandlers(env, kit: account.kit),
-            moderation(env, kit: account.kit),
+            moderation(env, kit: account.kit), slp(env, kit: account.kit),
         ]
     }
 

@@ -907,6 +907,51 @@ void   yedi__chat__room_created__free_unpacked
   assert(message->base.descriptor == &yedi__chat__room_created__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__chat__room_closed__init
+                     (Yedi__Chat__RoomClosed         *message)
+{
+  static const Yedi__Chat__RoomClosed init_value = YEDI__CHAT__ROOM_CLOSED__INIT;
+  *message = init_value;
+}
+size_t yedi__chat__room_closed__get_packed_size
+                     (const Yedi__Chat__RoomClosed *message)
+{
+  assert(message->base.descriptor == &yedi__chat__room_closed__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__chat__room_closed__pack
+                     (const Yedi__Chat__RoomClosed *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__chat__room_closed__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__chat__room_closed__pack_to_buffer
+                     (const Yedi__Chat__RoomClosed *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__chat__room_closed__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Chat__RoomClosed *
+       yedi__chat__room_closed__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Chat__RoomClosed *)
+     protobuf_c_message_unpack (&yedi__chat__room_closed__descriptor,
+                                allocator, len, data);
+}
+void   yedi__chat__room_closed__free_unpacked
+                     (Yedi__Chat__RoomClosed *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__chat__room_closed__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__chat__caught_up__init
                      (Yedi__Chat__CaughtUp         *message)
 {
@@ -995,6 +1040,186 @@ void   yedi__chat__stream_event__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &yedi__chat__stream_event__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__chat__open_match_room_request__init
+                     (Yedi__Chat__OpenMatchRoomRequest         *message)
+{
+  static const Yedi__Chat__OpenMatchRoomRequest init_value = YEDI__CHAT__OPEN_MATCH_ROOM_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__chat__open_match_room_request__get_packed_size
+                     (const Yedi__Chat__OpenMatchRoomRequest *message)
+{
+  assert(message->base.descriptor == &yedi__chat__open_match_room_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__chat__open_match_room_request__pack
+                     (const Yedi__Chat__OpenMatchRoomRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__chat__open_match_room_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__chat__open_match_room_request__pack_to_buffer
+                     (const Yedi__Chat__OpenMatchRoomRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__chat__open_match_room_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Chat__OpenMatchRoomRequest *
+       yedi__chat__open_match_room_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Chat__OpenMatchRoomRequest *)
+     protobuf_c_message_unpack (&yedi__chat__open_match_room_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__chat__open_match_room_request__free_unpacked
+                     (Yedi__Chat__OpenMatchRoomRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__chat__open_match_room_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__chat__open_match_room_response__init
+                     (Yedi__Chat__OpenMatchRoomResponse         *message)
+{
+  static const Yedi__Chat__OpenMatchRoomResponse init_value = YEDI__CHAT__OPEN_MATCH_ROOM_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__chat__open_match_room_response__get_packed_size
+                     (const Yedi__Chat__OpenMatchRoomResponse *message)
+{
+  assert(message->base.descriptor == &yedi__chat__open_match_room_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__chat__open_match_room_response__pack
+                     (const Yedi__Chat__OpenMatchRoomResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__chat__open_match_room_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__chat__open_match_room_response__pack_to_buffer
+                     (const Yedi__Chat__OpenMatchRoomResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__chat__open_match_room_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Chat__OpenMatchRoomResponse *
+       yedi__chat__open_match_room_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Chat__OpenMatchRoomResponse *)
+     protobuf_c_message_unpack (&yedi__chat__open_match_room_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__chat__open_match_room_response__free_unpacked
+                     (Yedi__Chat__OpenMatchRoomResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__chat__open_match_room_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__chat__close_match_room_request__init
+                     (Yedi__Chat__CloseMatchRoomRequest         *message)
+{
+  static const Yedi__Chat__CloseMatchRoomRequest init_value = YEDI__CHAT__CLOSE_MATCH_ROOM_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__chat__close_match_room_request__get_packed_size
+                     (const Yedi__Chat__CloseMatchRoomRequest *message)
+{
+  assert(message->base.descriptor == &yedi__chat__close_match_room_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__chat__close_match_room_request__pack
+                     (const Yedi__Chat__CloseMatchRoomRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__chat__close_match_room_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__chat__close_match_room_request__pack_to_buffer
+                     (const Yedi__Chat__CloseMatchRoomRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__chat__close_match_room_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Chat__CloseMatchRoomRequest *
+       yedi__chat__close_match_room_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Chat__CloseMatchRoomRequest *)
+     protobuf_c_message_unpack (&yedi__chat__close_match_room_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__chat__close_match_room_request__free_unpacked
+                     (Yedi__Chat__CloseMatchRoomRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__chat__close_match_room_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__chat__close_match_room_response__init
+                     (Yedi__Chat__CloseMatchRoomResponse         *message)
+{
+  static const Yedi__Chat__CloseMatchRoomResponse init_value = YEDI__CHAT__CLOSE_MATCH_ROOM_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__chat__close_match_room_response__get_packed_size
+                     (const Yedi__Chat__CloseMatchRoomResponse *message)
+{
+  assert(message->base.descriptor == &yedi__chat__close_match_room_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__chat__close_match_room_response__pack
+                     (const Yedi__Chat__CloseMatchRoomResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__chat__close_match_room_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__chat__close_match_room_response__pack_to_buffer
+                     (const Yedi__Chat__CloseMatchRoomResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__chat__close_match_room_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Chat__CloseMatchRoomResponse *
+       yedi__chat__close_match_room_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Chat__CloseMatchRoomResponse *)
+     protobuf_c_message_unpack (&yedi__chat__close_match_room_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__chat__close_match_room_response__free_unpacked
+                     (Yedi__Chat__CloseMatchRoomResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__chat__close_match_room_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 static const ProtobufCFieldDescriptor yedi__chat__text_body__field_descriptors[1] =
@@ -1433,7 +1658,7 @@ const ProtobufCMessageDescriptor yedi__chat__party__descriptor =
   (ProtobufCMessageInit) yedi__chat__party__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__chat__room__field_descriptors[11] =
+static const ProtobufCFieldDescriptor yedi__chat__room__field_descriptors[12] =
 {
   {
     "id",
@@ -1567,8 +1792,21 @@ static const ProtobufCFieldDescriptor yedi__chat__room__field_descriptors[11] =
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "closed",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__Room, closed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__chat__room__field_indices_by_name[] = {
+  11,   /* field[11] = closed */
   8,   /* field[8] = created_at_ms */
   2,   /* field[2] = customer_id */
   3,   /* field[3] = designer_id */
@@ -1584,7 +1822,7 @@ static const unsigned yedi__chat__room__field_indices_by_name[] = {
 static const ProtobufCIntRange yedi__chat__room__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 11 }
+  { 0, 12 }
 };
 const ProtobufCMessageDescriptor yedi__chat__room__descriptor =
 {
@@ -1594,7 +1832,7 @@ const ProtobufCMessageDescriptor yedi__chat__room__descriptor =
   "Yedi__Chat__Room",
   "yedi.chat",
   sizeof(Yedi__Chat__Room),
-  11,
+  12,
   yedi__chat__room__field_descriptors,
   yedi__chat__room__field_indices_by_name,
   1,  yedi__chat__room__number_ranges,
@@ -2420,6 +2658,57 @@ const ProtobufCMessageDescriptor yedi__chat__room_created__descriptor =
   (ProtobufCMessageInit) yedi__chat__room_created__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor yedi__chat__room_closed__field_descriptors[2] =
+{
+  {
+    "room_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__RoomClosed, room_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "closed_at_ms",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__RoomClosed, closed_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__chat__room_closed__field_indices_by_name[] = {
+  1,   /* field[1] = closed_at_ms */
+  0,   /* field[0] = room_id */
+};
+static const ProtobufCIntRange yedi__chat__room_closed__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__chat__room_closed__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.chat.RoomClosed",
+  "RoomClosed",
+  "Yedi__Chat__RoomClosed",
+  "yedi.chat",
+  sizeof(Yedi__Chat__RoomClosed),
+  2,
+  yedi__chat__room_closed__field_descriptors,
+  yedi__chat__room_closed__field_indices_by_name,
+  1,  yedi__chat__room_closed__number_ranges,
+  (ProtobufCMessageInit) yedi__chat__room_closed__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 #define yedi__chat__caught_up__field_descriptors NULL
 #define yedi__chat__caught_up__field_indices_by_name NULL
 #define yedi__chat__caught_up__number_ranges NULL
@@ -2438,7 +2727,7 @@ const ProtobufCMessageDescriptor yedi__chat__caught_up__descriptor =
   (ProtobufCMessageInit) yedi__chat__caught_up__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__chat__stream_event__field_descriptors[5] =
+static const ProtobufCFieldDescriptor yedi__chat__stream_event__field_descriptors[6] =
 {
   {
     "position",
@@ -2500,18 +2789,31 @@ static const ProtobufCFieldDescriptor yedi__chat__stream_event__field_descriptor
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "room_closed",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Chat__StreamEvent, event_case),
+    offsetof(Yedi__Chat__StreamEvent, room_closed),
+    &yedi__chat__room_closed__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__chat__stream_event__field_indices_by_name[] = {
   4,   /* field[4] = caught_up */
   1,   /* field[1] = message_added */
   0,   /* field[0] = position */
   2,   /* field[2] = read_cursor_moved */
+  5,   /* field[5] = room_closed */
   3,   /* field[3] = room_created */
 };
 static const ProtobufCIntRange yedi__chat__stream_event__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor yedi__chat__stream_event__descriptor =
 {
@@ -2521,24 +2823,204 @@ const ProtobufCMessageDescriptor yedi__chat__stream_event__descriptor =
   "Yedi__Chat__StreamEvent",
   "yedi.chat",
   sizeof(Yedi__Chat__StreamEvent),
-  5,
+  6,
   yedi__chat__stream_event__field_descriptors,
   yedi__chat__stream_event__field_indices_by_name,
   1,  yedi__chat__stream_event__number_ranges,
   (ProtobufCMessageInit) yedi__chat__stream_event__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCEnumValue yedi__chat__room_kind__enum_values_by_number[2] =
+static const ProtobufCFieldDescriptor yedi__chat__open_match_room_request__field_descriptors[3] =
+{
+  {
+    "match_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__OpenMatchRoomRequest, match_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "member_a",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__OpenMatchRoomRequest, member_a),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "member_b",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__OpenMatchRoomRequest, member_b),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__chat__open_match_room_request__field_indices_by_name[] = {
+  0,   /* field[0] = match_id */
+  1,   /* field[1] = member_a */
+  2,   /* field[2] = member_b */
+};
+static const ProtobufCIntRange yedi__chat__open_match_room_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor yedi__chat__open_match_room_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.chat.OpenMatchRoomRequest",
+  "OpenMatchRoomRequest",
+  "Yedi__Chat__OpenMatchRoomRequest",
+  "yedi.chat",
+  sizeof(Yedi__Chat__OpenMatchRoomRequest),
+  3,
+  yedi__chat__open_match_room_request__field_descriptors,
+  yedi__chat__open_match_room_request__field_indices_by_name,
+  1,  yedi__chat__open_match_room_request__number_ranges,
+  (ProtobufCMessageInit) yedi__chat__open_match_room_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__chat__open_match_room_response__field_descriptors[1] =
+{
+  {
+    "created",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__OpenMatchRoomResponse, created),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__chat__open_match_room_response__field_indices_by_name[] = {
+  0,   /* field[0] = created */
+};
+static const ProtobufCIntRange yedi__chat__open_match_room_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__chat__open_match_room_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.chat.OpenMatchRoomResponse",
+  "OpenMatchRoomResponse",
+  "Yedi__Chat__OpenMatchRoomResponse",
+  "yedi.chat",
+  sizeof(Yedi__Chat__OpenMatchRoomResponse),
+  1,
+  yedi__chat__open_match_room_response__field_descriptors,
+  yedi__chat__open_match_room_response__field_indices_by_name,
+  1,  yedi__chat__open_match_room_response__number_ranges,
+  (ProtobufCMessageInit) yedi__chat__open_match_room_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__chat__close_match_room_request__field_descriptors[1] =
+{
+  {
+    "match_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__CloseMatchRoomRequest, match_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__chat__close_match_room_request__field_indices_by_name[] = {
+  0,   /* field[0] = match_id */
+};
+static const ProtobufCIntRange yedi__chat__close_match_room_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__chat__close_match_room_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.chat.CloseMatchRoomRequest",
+  "CloseMatchRoomRequest",
+  "Yedi__Chat__CloseMatchRoomRequest",
+  "yedi.chat",
+  sizeof(Yedi__Chat__CloseMatchRoomRequest),
+  1,
+  yedi__chat__close_match_room_request__field_descriptors,
+  yedi__chat__close_match_room_request__field_indices_by_name,
+  1,  yedi__chat__close_match_room_request__number_ranges,
+  (ProtobufCMessageInit) yedi__chat__close_match_room_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__chat__close_match_room_response__field_descriptors[1] =
+{
+  {
+    "closed_at_ms",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Chat__CloseMatchRoomResponse, closed_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__chat__close_match_room_response__field_indices_by_name[] = {
+  0,   /* field[0] = closed_at_ms */
+};
+static const ProtobufCIntRange yedi__chat__close_match_room_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__chat__close_match_room_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.chat.CloseMatchRoomResponse",
+  "CloseMatchRoomResponse",
+  "Yedi__Chat__CloseMatchRoomResponse",
+  "yedi.chat",
+  sizeof(Yedi__Chat__CloseMatchRoomResponse),
+  1,
+  yedi__chat__close_match_room_response__field_descriptors,
+  yedi__chat__close_match_room_response__field_indices_by_name,
+  1,  yedi__chat__close_match_room_response__number_ranges,
+  (ProtobufCMessageInit) yedi__chat__close_match_room_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue yedi__chat__room_kind__enum_values_by_number[3] =
 {
   { "ROOM_KIND_UNSPECIFIED", "YEDI__CHAT__ROOM_KIND__ROOM_KIND_UNSPECIFIED", 0 },
   { "ROOM_KIND_CONSULT", "YEDI__CHAT__ROOM_KIND__ROOM_KIND_CONSULT", 1 },
+  { "ROOM_KIND_SLP_MATCH", "YEDI__CHAT__ROOM_KIND__ROOM_KIND_SLP_MATCH", 2 },
 };
 static const ProtobufCIntRange yedi__chat__room_kind__value_ranges[] = {
-{0, 0},{0, 2}
+{0, 0},{0, 3}
 };
-static const ProtobufCEnumValueIndex yedi__chat__room_kind__enum_values_by_name[2] =
+static const ProtobufCEnumValueIndex yedi__chat__room_kind__enum_values_by_name[3] =
 {
   { "ROOM_KIND_CONSULT", 1 },
+  { "ROOM_KIND_SLP_MATCH", 2 },
   { "ROOM_KIND_UNSPECIFIED", 0 },
 };
 const ProtobufCEnumDescriptor yedi__chat__room_kind__descriptor =
@@ -2548,15 +3030,15 @@ const ProtobufCEnumDescriptor yedi__chat__room_kind__descriptor =
   "RoomKind",
   "Yedi__Chat__RoomKind",
   "yedi.chat",
-  2,
+  3,
   yedi__chat__room_kind__enum_values_by_number,
-  2,
+  3,
   yedi__chat__room_kind__enum_values_by_name,
   1,
   yedi__chat__room_kind__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor yedi__chat__chat_service__method_descriptors[7] =
+static const ProtobufCMethodDescriptor yedi__chat__chat_service__method_descriptors[9] =
 {
   { "OpenRoom", &yedi__chat__open_room_request__descriptor, &yedi__chat__open_room_response__descriptor },
   { "SendMessage", &yedi__chat__send_message_request__descriptor, &yedi__chat__chat_message__descriptor },
@@ -2565,11 +3047,15 @@ static const ProtobufCMethodDescriptor yedi__chat__chat_service__method_descript
   { "ListRooms", &yedi__chat__list_rooms_request__descriptor, &yedi__chat__list_rooms_response__descriptor },
   { "Subscribe", &yedi__chat__subscribe_request__descriptor, &yedi__chat__stream_event__descriptor },
   { "PurgeUser", &yedi__common__purge_user_request__descriptor, &yedi__common__purge_user_response__descriptor },
+  { "OpenMatchRoom", &yedi__chat__open_match_room_request__descriptor, &yedi__chat__open_match_room_response__descriptor },
+  { "CloseMatchRoom", &yedi__chat__close_match_room_request__descriptor, &yedi__chat__close_match_room_response__descriptor },
 };
 const unsigned yedi__chat__chat_service__method_indices_by_name[] = {
+  8,        /* CloseMatchRoom */
   2,        /* ListMessages */
   4,        /* ListRooms */
   3,        /* MarkRead */
+  7,        /* OpenMatchRoom */
   0,        /* OpenRoom */
   6,        /* PurgeUser */
   1,        /* SendMessage */
@@ -2582,7 +3068,7 @@ const ProtobufCServiceDescriptor yedi__chat__chat_service__descriptor =
   "ChatService",
   "Yedi__Chat__ChatService",
   "yedi.chat",
-  7,
+  9,
   yedi__chat__chat_service__method_descriptors,
   yedi__chat__chat_service__method_indices_by_name
 };
@@ -2641,6 +3127,22 @@ void yedi__chat__chat_service__purge_user(ProtobufCService *service,
 {
   assert(service->descriptor == &yedi__chat__chat_service__descriptor);
   service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__chat__chat_service__open_match_room(ProtobufCService *service,
+                                               const Yedi__Chat__OpenMatchRoomRequest *input,
+                                               Yedi__Chat__OpenMatchRoomResponse_Closure closure,
+                                               void *closure_data)
+{
+  assert(service->descriptor == &yedi__chat__chat_service__descriptor);
+  service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__chat__chat_service__close_match_room(ProtobufCService *service,
+                                                const Yedi__Chat__CloseMatchRoomRequest *input,
+                                                Yedi__Chat__CloseMatchRoomResponse_Closure closure,
+                                                void *closure_data)
+{
+  assert(service->descriptor == &yedi__chat__chat_service__descriptor);
+  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__chat__chat_service__init (Yedi__Chat__ChatService_Service *service,
                                      Yedi__Chat__ChatService_ServiceDestroy destroy)

@@ -140,8 +140,13 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__chat__message_added__descriptor,
     &yedi__chat__read_cursor_moved__descriptor,
     &yedi__chat__room_created__descriptor,
+    &yedi__chat__room_closed__descriptor,
     &yedi__chat__caught_up__descriptor,
     &yedi__chat__stream_event__descriptor,
+    &yedi__chat__open_match_room_request__descriptor,
+    &yedi__chat__open_match_room_response__descriptor,
+    &yedi__chat__close_match_room_request__descriptor,
+    &yedi__chat__close_match_room_response__descriptor,
     &yedi__common__local_date__descriptor,
     &yedi__common__page_request__descriptor,
     &yedi__common__page_info__descriptor,
@@ -217,12 +222,36 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__runtime__mail_value__descriptor,
     &yedi__runtime__sms_message__descriptor,
     &yedi__runtime__push_message__descriptor,
+    &yedi__slp__my_page__descriptor,
+    &yedi__slp__create_profile_request__descriptor,
+    &yedi__slp__create_profile_response__descriptor,
+    &yedi__slp__get_my_page_request__descriptor,
+    &yedi__slp__update_my_page_request__descriptor,
+    &yedi__slp__get_state_request__descriptor,
+    &yedi__slp__get_state_response__descriptor,
+    &yedi__slp__enter_queue_request__descriptor,
+    &yedi__slp__enter_queue_response__descriptor,
+    &yedi__slp__leave_queue_request__descriptor,
+    &yedi__slp__leave_queue_response__descriptor,
+    &yedi__slp__search_nearby_request__descriptor,
+    &yedi__slp__person__descriptor,
+    &yedi__slp__search_nearby_response__descriptor,
+    &yedi__slp__other_request__descriptor,
+    &yedi__slp__request_response__descriptor,
+    &yedi__slp__accept_response__descriptor,
+    &yedi__slp__end_match_response__descriptor,
+    &yedi__slp__rate_request__descriptor,
+    &yedi__slp__rate_response__descriptor,
+    &yedi__slp__report_request__descriptor,
+    &yedi__slp__report_response__descriptor,
+    &yedi__slp__get_match_request__descriptor,
+    &yedi__slp__get_match_response__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 215; }
+size_t yedi_message_descriptor_count(void) { return 244; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 215 ? message_descriptors[index] : NULL;
+    return index < 244 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
@@ -248,12 +277,19 @@ static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
     &yedi__health__health_check_response__serving_status__descriptor,
     &yedi__moderation__case_kind__descriptor,
     &yedi__rpc__frame_kind__descriptor,
+    &yedi__slp__matching_state__descriptor,
+    &yedi__slp__create_profile_outcome__descriptor,
+    &yedi__slp__enter_queue_outcome__descriptor,
+    &yedi__slp__leave_queue_outcome__descriptor,
+    &yedi__slp__request_outcome__descriptor,
+    &yedi__slp__accept_outcome__descriptor,
+    &yedi__slp__end_match_outcome__descriptor,
 };
 
-size_t yedi_enum_descriptor_count(void) { return 22; }
+size_t yedi_enum_descriptor_count(void) { return 29; }
 
 const ProtobufCEnumDescriptor *yedi_enum_descriptor_at(size_t index) {
-    return index < 22 ? enum_descriptors[index] : NULL;
+    return index < 29 ? enum_descriptors[index] : NULL;
 }
 
 static const ProtobufCServiceDescriptor *const service_descriptors[] = {
@@ -270,10 +306,11 @@ static const ProtobufCServiceDescriptor *const service_descriptors[] = {
     &yedi__runtime__dev_clock__descriptor,
     &yedi__runtime__revocations__descriptor,
     &yedi__runtime__users__descriptor,
+    &yedi__slp__matching__descriptor,
 };
 
-size_t yedi_service_descriptor_count(void) { return 13; }
+size_t yedi_service_descriptor_count(void) { return 14; }
 
 const ProtobufCServiceDescriptor *yedi_service_descriptor_at(size_t index) {
-    return index < 13 ? service_descriptors[index] : NULL;
+    return index < 14 ? service_descriptors[index] : NULL;
 }

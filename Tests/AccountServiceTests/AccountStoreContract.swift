@@ -459,20 +459,9 @@ final class SQLiteAccountStoreTests: XCTestCase {
     private var store: SQLiteAccountStore!
 
     override func setUp() async throws {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("yedi-account-store-\(UUID().uuidString)").path
-        database = try ServiceDatabase.open(
-            directory: directory, name: "account", migrations: AccountServiceDefinition.migrate,
-            logger: Logger(label: "test"))
-        let clock = ManualClock()
-        store = SQLiteAccountStore(
-            database: database,
-            events: AccountEvents(outbox: Outbox(ids: SequentialIDGenerator(prefix: "job"), clock: clock)),
-            revokedUsers: try await RevokedUsers(database: database, clock: clock))
-        addTeardownBlock { [database] in
-            try? database?.close()
-            try? FileManager.default.removeItem(atPath: directory)
-        }
+        let scratch = try await ScratchAccountDatabase(for: self, name: "account-store")
+        database = scratch.database
+        store = scratch.accounts
     }
 
     func testUsersRoundTripAndEmailsAreUnique() async throws {

@@ -1,9 +1,7 @@
-import AccessTokens
 import Foundation
 import GRDB
 import RPCAccess
 import RPCCore
-import RPCTestSupport
 import ServiceRuntime
 import ServiceTestSupport
 import XCTest
@@ -15,14 +13,10 @@ import YediProto
 /// their app, operators act only on their own app's cases and members, every action is logged, and a
 /// suspension revokes the member here and (through the outbox) everywhere.
 final class ModerationTests: XCTestCase {
-    private static let appsFolder = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("deploy/apps").path
-
     private var fixture: AccountFixture!
 
     override func setUp() async throws {
-        fixture = try await AccountFixture.start { $0.apps = Self.appsFolder }
+        fixture = try await AccountFixture.start { $0.apps = AccountFixture.repositoryApps }
     }
 
     override func tearDown() async throws {
@@ -31,22 +25,12 @@ final class ModerationTests: XCTestCase {
 
     private var moderation: YediModeration.Moderation.Client { YediModeration.Moderation.Client(fixture.client) }
 
-    /// A member of `app` stored directly (SLP and Housetainer sign in without a password, which the
-    /// identity piece adds), and a token for them.
     private func member(_ id: String, app: AppID, role: UserRole = "member") async throws -> CallOptions {
-        var user = AccountStoreContract.user(id, role: role)
-        user.app = app
-        user.email = ""
-        user.passwordHash = nil
-        try await fixture.store.createUser(
-            user, designer: nil, session: AccountStoreContract.session("s-\(id)", user: id))
-        return try token(id, app: app, role: role)
+        try await fixture.member(id, app: app, role: role)
     }
 
     private func token(_ id: String, app: AppID, role: UserRole) throws -> CallOptions {
-        let clock = fixture.clock
-        let issuer = AccessTokenIssuer(signingKey: try TestPKI.get().tokenSigningKey(), now: { clock.now })
-        return fixture.options(try issuer.issue(userID: id, role: role, sessionID: "s-\(id)", app: app).token)
+        try fixture.token(id, app: app, role: role)
     }
 
     private func status(_ call: () async throws -> some Any) async -> StatusCode {

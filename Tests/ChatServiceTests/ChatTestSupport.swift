@@ -29,6 +29,8 @@ final class ChatFixture: Sendable {
     let shutdownGrace: Int
     /// `--quota` entries for ChatService (`rooms.day=5`).
     let quotas: [String]
+    /// `--apps` for both services (nil: YeDi alone).
+    let apps: String?
     private let running: NIOLockedValueBox<(service: RunningService, client: RPCClient, task: Task<Void, Never>)?>
     private let accountClient: RPCClient
     private let accountTask: Task<Void, Never>
@@ -37,7 +39,8 @@ final class ChatFixture: Sendable {
     ///   - inMemoryDisk: keep the chat database on tmpfs (the big stream tests: fsync costs nothing there).
     ///   - shutdownGrace: seconds the chat server's drain may take.
     static func start(
-        hubCapacity: Int = 1_024, inMemoryDisk: Bool = false, shutdownGrace: Int = 1, quotas: [String] = []
+        hubCapacity: Int = 1_024, inMemoryDisk: Bool = false, shutdownGrace: Int = 1, quotas: [String] = [],
+        apps: String? = nil
     ) async throws -> ChatFixture {
         let harness = try ServiceHarness()
         // Starts at the real time: the peer stand-ins check forwarded tokens against the system clock.
@@ -49,7 +52,8 @@ final class ChatFixture: Sendable {
         for peer in AccountServiceDefinition.defaults.peers { accountPeers[peer] = try ServiceHarness.unusedPort() }
         let account = try await harness.start(
             TestAccountDefinition.self,
-            configuration: try harness.configuration(AccountServiceDefinition.defaults, peers: accountPeers),
+            configuration: try harness.configuration(
+                AccountServiceDefinition.defaults, peers: accountPeers, configure: { $0.apps = apps }),
             clock: clock)
         let dataDirectory =
             inMemoryDisk
@@ -59,7 +63,7 @@ final class ChatFixture: Sendable {
         let fixture = ChatFixture(
             harness: harness, account: account, content: content, booking: booking, peers: peers, clock: clock,
             dataDirectory: dataDirectory, hubCapacity: hubCapacity, shutdownGrace: shutdownGrace, quotas: quotas,
-            accountClient: accountClient)
+            apps: apps, accountClient: accountClient)
         try await fixture.startChat()
         return fixture
     }
@@ -67,8 +71,9 @@ final class ChatFixture: Sendable {
     private init(
         harness: ServiceHarness, account: RunningService, content: PeerServer, booking: PeerServer,
         peers: FakePeerData, clock: ManualClock, dataDirectory: String, hubCapacity: Int, shutdownGrace: Int,
-        quotas: [String], accountClient: RPCClient
+        quotas: [String], apps: String?, accountClient: RPCClient
     ) {
+        self.apps = apps
         self.shutdownGrace = shutdownGrace
         self.quotas = quotas
         self.harness = harness
@@ -90,9 +95,10 @@ final class ChatFixture: Sendable {
             ChatServiceDefinition.defaults,
             peers: ["account": try await account.port, "content": content.port, "booking": booking.port],
             dataDirectory: dataDirectory,
-            configure: { [shutdownGrace, quotas] in
+            configure: { [shutdownGrace, quotas, apps] in
                 $0.shutdownGrace = "\(shutdownGrace)"
                 $0.quotas = quotas
+                $0.apps = apps
             })
         TestChatDefinition.register(ChatEventHub(capacity: hubCapacity), for: dataDirectory)
         let service = try await harness.start(TestChatDefinition.self, configuration: configuration, clock: clock)
@@ -318,7 +324,8 @@ enum TestChatDefinition: ServiceDefinition {
     }
 }
 
-/// AccountService with a cheap password hash, as in AccountServiceTests.
+/// AccountService with a cheap password hash, as in AccountServiceTests, hosting every service the
+/// process hosts (SLP's matching answers chat's GetMatch).
 enum TestAccountDefinition: ServiceDefinition {
     static let defaults = AccountServiceDefinition.defaults
     static let summary = AccountServiceDefinition.summary
@@ -329,7 +336,10 @@ enum TestAccountDefinition: ServiceDefinition {
     }
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
-        [try await AccountServiceDefinition.handlers(env, passwords: PasswordHasher(parameters: .fastForTests))]
+        AccountServiceDefinition.services(
+            env,
+            account: try await AccountServiceDefinition.handlers(
+                env, passwords: PasswordHasher(parameters: .fastForTests)))
     }
 }
 

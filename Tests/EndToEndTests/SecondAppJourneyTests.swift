@@ -72,11 +72,14 @@ final class SecondAppJourneyTests: RunningSystemTestCase {
             ("account", "yedi.account.AccountService/GetDesigner", #"{"designerId": "\#(designerID)"}"#),
             ("content", "yedi.content.ContentService/GetFeed", "{}"),
             ("booking", "yedi.booking.BookingService/ListReservations", "{}"),
-            ("chat", "yedi.chat.ChatService/ListRooms", "{}"),
+            ("chat", "yedi.chat.ChatService/OpenRoom", #"{"designerId": "\#(designerID)"}"#),
         ] {
             let refused = try system.failingCall(service, method, request, token: token)
             XCTAssertEqual(refused.status, "PERMISSION_DENIED", "\(method): \(refused.message)")
         }
+        // Chat's room methods serve SLP's match rooms too (docs/slp.md): the member has none yet.
+        let rooms = try system.call("chat", "yedi.chat.ChatService/ListRooms", token: token)
+        XCTAssertEqual(rooms.string("rooms.0.id"), "")
         // Nor does an anonymous caller naming SLP reach YeDi's public reads.
         let result = try system.runProbe([
             "call", system.address("content"), "yedi.content.ContentService/GetFeed", "{}", "-H", "yedi-app: slp",

@@ -148,6 +148,10 @@ final class AccessRuleTests: XCTestCase {
                 "yedi.account.Notifications/RegisterDevice", "yedi.account.Notifications/UnregisterDevice",
                 "yedi.account.Notifications/ListNotifications", "yedi.account.Notifications/CountUnread",
                 "yedi.account.Notifications/MarkRead",
+                // Chat: SLP's match rooms (docs/slp.md); OpenRoom stays YeDi's.
+                "yedi.chat.ChatService/SendMessage", "yedi.chat.ChatService/ListMessages",
+                "yedi.chat.ChatService/MarkRead", "yedi.chat.ChatService/ListRooms",
+                "yedi.chat.ChatService/Subscribe",
             ],
             "the YeDi methods an SLP caller reached")
 

@@ -52,6 +52,20 @@ struct AccountEvents: Sendable {
         }
     }
 
+    /// Two SLP members were matched: ChatService opens the match's room (its id is the match id).
+    func matchStarted(matchID: String, members: (String, String), in db: Database) throws {
+        try outbox.enqueue(
+            in: db, peer: "chat", method: YediChat.ChatService.Method.openMatchRoom,
+            request: YediChat.OpenMatchRoomRequest(matchID: matchID, memberA: members.0, memberB: members.1))
+    }
+
+    /// An SLP match ended (EndMatch or a first rating): ChatService closes its room (readable, no sends).
+    func matchEnded(matchID: String, in db: Database) throws {
+        try outbox.enqueue(
+            in: db, peer: "chat", method: YediChat.ChatService.Method.closeMatchRoom,
+            request: YediChat.CloseMatchRoomRequest(matchID: matchID))
+    }
+
     /// A member was suspended or changed their password (and was revoked here): every peer refuses the
     /// tokens issued so far; their data stays.
     func tokensRevoked(_ revocation: YediRuntime.RevokeUserRequest, in db: Database) throws {

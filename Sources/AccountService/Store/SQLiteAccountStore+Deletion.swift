@@ -37,6 +37,8 @@ extension SQLiteAccountStore {
                     sql: "DELETE FROM password_attempt WHERE account = ?",
                     arguments: [UserRecord.signInAccount(app: AppID(rawValue: row["app"]), email: email)])
             }
+            // SLP: ratings written taken back from the partners' counters, matches ended and removed.
+            try SQLiteSlpStore.forget(userID, db)
             // Sessions, the designer row, the user's own recent searches, push devices and notifications go
             // with the user (ON DELETE CASCADE).
             try db.execute(sql: "DELETE FROM user WHERE id = ?", arguments: [userID])

@@ -36,8 +36,13 @@ typedef struct Yedi__Chat__SubscribeRequest Yedi__Chat__SubscribeRequest;
 typedef struct Yedi__Chat__MessageAdded Yedi__Chat__MessageAdded;
 typedef struct Yedi__Chat__ReadCursorMoved Yedi__Chat__ReadCursorMoved;
 typedef struct Yedi__Chat__RoomCreated Yedi__Chat__RoomCreated;
+typedef struct Yedi__Chat__RoomClosed Yedi__Chat__RoomClosed;
 typedef struct Yedi__Chat__CaughtUp Yedi__Chat__CaughtUp;
 typedef struct Yedi__Chat__StreamEvent Yedi__Chat__StreamEvent;
+typedef struct Yedi__Chat__OpenMatchRoomRequest Yedi__Chat__OpenMatchRoomRequest;
+typedef struct Yedi__Chat__OpenMatchRoomResponse Yedi__Chat__OpenMatchRoomResponse;
+typedef struct Yedi__Chat__CloseMatchRoomRequest Yedi__Chat__CloseMatchRoomRequest;
+typedef struct Yedi__Chat__CloseMatchRoomResponse Yedi__Chat__CloseMatchRoomResponse;
 
 
 /* --- enums --- */
@@ -47,7 +52,12 @@ typedef enum _Yedi__Chat__RoomKind {
   /*
    * A customer consulting a designer.
    */
-  YEDI__CHAT__ROOM_KIND__ROOM_KIND_CONSULT = 1
+  YEDI__CHAT__ROOM_KIND__ROOM_KIND_CONSULT = 1,
+  /*
+   * SLP: two matched members (docs/slp.md); the room id is the match id, and the room closes when the
+   * match ends.
+   */
+  YEDI__CHAT__ROOM_KIND__ROOM_KIND_SLP_MATCH = 2
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__CHAT__ROOM_KIND)
 } Yedi__Chat__RoomKind;
 
@@ -201,10 +211,14 @@ struct  Yedi__Chat__Room
    */
   int64_t my_read_seq;
   int64_t other_read_seq;
+  /*
+   * The room takes no more messages (an SLP match that ended); its history stays readable.
+   */
+  protobuf_c_boolean closed;
 };
 #define YEDI__CHAT__ROOM__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__room__descriptor) \
-    , (char *)protobuf_c_empty_string, YEDI__CHAT__ROOM_KIND__ROOM_KIND_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, NULL, 0, 0, 0, 0, 0 }
+    , (char *)protobuf_c_empty_string, YEDI__CHAT__ROOM_KIND__ROOM_KIND_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, NULL, 0, 0, 0, 0, 0, 0 }
 
 
 /*
@@ -446,6 +460,20 @@ struct  Yedi__Chat__RoomCreated
 
 
 /*
+ * The room takes no more messages (an SLP match ended); its history stays readable.
+ */
+struct  Yedi__Chat__RoomClosed
+{
+  ProtobufCMessage base;
+  char *room_id;
+  int64_t closed_at_ms;
+};
+#define YEDI__CHAT__ROOM_CLOSED__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__room_closed__descriptor) \
+    , (char *)protobuf_c_empty_string, 0 }
+
+
+/*
  * Sent once after the stored events, before the live ones: the client is up to date.
  */
 struct  Yedi__Chat__CaughtUp
@@ -462,7 +490,8 @@ typedef enum {
   YEDI__CHAT__STREAM_EVENT__EVENT_MESSAGE_ADDED = 2,
   YEDI__CHAT__STREAM_EVENT__EVENT_READ_CURSOR_MOVED = 3,
   YEDI__CHAT__STREAM_EVENT__EVENT_ROOM_CREATED = 4,
-  YEDI__CHAT__STREAM_EVENT__EVENT_CAUGHT_UP = 5
+  YEDI__CHAT__STREAM_EVENT__EVENT_CAUGHT_UP = 5,
+  YEDI__CHAT__STREAM_EVENT__EVENT_ROOM_CLOSED = 6
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__CHAT__STREAM_EVENT__EVENT__CASE)
 } Yedi__Chat__StreamEvent__EventCase;
 
@@ -484,11 +513,69 @@ struct  Yedi__Chat__StreamEvent
     Yedi__Chat__ReadCursorMoved *read_cursor_moved;
     Yedi__Chat__RoomCreated *room_created;
     Yedi__Chat__CaughtUp *caught_up;
+    Yedi__Chat__RoomClosed *room_closed;
   };
 };
 #define YEDI__CHAT__STREAM_EVENT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__stream_event__descriptor) \
     , 0, YEDI__CHAT__STREAM_EVENT__EVENT__NOT_SET, {0} }
+
+
+/*
+ * Internal, from AccountService's outbox in the transaction that matched two SLP members.
+ */
+struct  Yedi__Chat__OpenMatchRoomRequest
+{
+  ProtobufCMessage base;
+  /*
+   * The room's id: the client knows it from Accept.
+   */
+  char *match_id;
+  char *member_a;
+  char *member_b;
+};
+#define YEDI__CHAT__OPEN_MATCH_ROOM_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__open_match_room_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Chat__OpenMatchRoomResponse
+{
+  ProtobufCMessage base;
+  /*
+   * False for a repeated delivery (the room existed).
+   */
+  protobuf_c_boolean created;
+};
+#define YEDI__CHAT__OPEN_MATCH_ROOM_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__open_match_room_response__descriptor) \
+    , 0 }
+
+
+/*
+ * Internal, from AccountService's outbox in the transaction that ended an SLP match.
+ */
+struct  Yedi__Chat__CloseMatchRoomRequest
+{
+  ProtobufCMessage base;
+  char *match_id;
+};
+#define YEDI__CHAT__CLOSE_MATCH_ROOM_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__close_match_room_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Chat__CloseMatchRoomResponse
+{
+  ProtobufCMessage base;
+  /*
+   * When the room closed (its first closing, for a repeated delivery).
+   */
+  int64_t closed_at_ms;
+};
+#define YEDI__CHAT__CLOSE_MATCH_ROOM_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__chat__close_match_room_response__descriptor) \
+    , 0 }
 
 
 /* Yedi__Chat__TextBody methods */
@@ -871,6 +958,25 @@ Yedi__Chat__RoomCreated *
 void   yedi__chat__room_created__free_unpacked
                      (Yedi__Chat__RoomCreated *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Chat__RoomClosed methods */
+void   yedi__chat__room_closed__init
+                     (Yedi__Chat__RoomClosed         *message);
+size_t yedi__chat__room_closed__get_packed_size
+                     (const Yedi__Chat__RoomClosed   *message);
+size_t yedi__chat__room_closed__pack
+                     (const Yedi__Chat__RoomClosed   *message,
+                      uint8_t             *out);
+size_t yedi__chat__room_closed__pack_to_buffer
+                     (const Yedi__Chat__RoomClosed   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Chat__RoomClosed *
+       yedi__chat__room_closed__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__chat__room_closed__free_unpacked
+                     (Yedi__Chat__RoomClosed *message,
+                      ProtobufCAllocator *allocator);
 /* Yedi__Chat__CaughtUp methods */
 void   yedi__chat__caught_up__init
                      (Yedi__Chat__CaughtUp         *message);
@@ -908,6 +1014,82 @@ Yedi__Chat__StreamEvent *
                       const uint8_t       *data);
 void   yedi__chat__stream_event__free_unpacked
                      (Yedi__Chat__StreamEvent *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Chat__OpenMatchRoomRequest methods */
+void   yedi__chat__open_match_room_request__init
+                     (Yedi__Chat__OpenMatchRoomRequest         *message);
+size_t yedi__chat__open_match_room_request__get_packed_size
+                     (const Yedi__Chat__OpenMatchRoomRequest   *message);
+size_t yedi__chat__open_match_room_request__pack
+                     (const Yedi__Chat__OpenMatchRoomRequest   *message,
+                      uint8_t             *out);
+size_t yedi__chat__open_match_room_request__pack_to_buffer
+                     (const Yedi__Chat__OpenMatchRoomRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Chat__OpenMatchRoomRequest *
+       yedi__chat__open_match_room_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__chat__open_match_room_request__free_unpacked
+                     (Yedi__Chat__OpenMatchRoomRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Chat__OpenMatchRoomResponse methods */
+void   yedi__chat__open_match_room_response__init
+                     (Yedi__Chat__OpenMatchRoomResponse         *message);
+size_t yedi__chat__open_match_room_response__get_packed_size
+                     (const Yedi__Chat__OpenMatchRoomResponse   *message);
+size_t yedi__chat__open_match_room_response__pack
+                     (const Yedi__Chat__OpenMatchRoomResponse   *message,
+                      uint8_t             *out);
+size_t yedi__chat__open_match_room_response__pack_to_buffer
+                     (const Yedi__Chat__OpenMatchRoomResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Chat__OpenMatchRoomResponse *
+       yedi__chat__open_match_room_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__chat__open_match_room_response__free_unpacked
+                     (Yedi__Chat__OpenMatchRoomResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Chat__CloseMatchRoomRequest methods */
+void   yedi__chat__close_match_room_request__init
+                     (Yedi__Chat__CloseMatchRoomRequest         *message);
+size_t yedi__chat__close_match_room_request__get_packed_size
+                     (const Yedi__Chat__CloseMatchRoomRequest   *message);
+size_t yedi__chat__close_match_room_request__pack
+                     (const Yedi__Chat__CloseMatchRoomRequest   *message,
+                      uint8_t             *out);
+size_t yedi__chat__close_match_room_request__pack_to_buffer
+                     (const Yedi__Chat__CloseMatchRoomRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Chat__CloseMatchRoomRequest *
+       yedi__chat__close_match_room_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__chat__close_match_room_request__free_unpacked
+                     (Yedi__Chat__CloseMatchRoomRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Chat__CloseMatchRoomResponse methods */
+void   yedi__chat__close_match_room_response__init
+                     (Yedi__Chat__CloseMatchRoomResponse         *message);
+size_t yedi__chat__close_match_room_response__get_packed_size
+                     (const Yedi__Chat__CloseMatchRoomResponse   *message);
+size_t yedi__chat__close_match_room_response__pack
+                     (const Yedi__Chat__CloseMatchRoomResponse   *message,
+                      uint8_t             *out);
+size_t yedi__chat__close_match_room_response__pack_to_buffer
+                     (const Yedi__Chat__CloseMatchRoomResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Chat__CloseMatchRoomResponse *
+       yedi__chat__close_match_room_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__chat__close_match_room_response__free_unpacked
+                     (Yedi__Chat__CloseMatchRoomResponse *message,
                       ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
@@ -971,11 +1153,26 @@ typedef void (*Yedi__Chat__ReadCursorMoved_Closure)
 typedef void (*Yedi__Chat__RoomCreated_Closure)
                  (const Yedi__Chat__RoomCreated *message,
                   void *closure_data);
+typedef void (*Yedi__Chat__RoomClosed_Closure)
+                 (const Yedi__Chat__RoomClosed *message,
+                  void *closure_data);
 typedef void (*Yedi__Chat__CaughtUp_Closure)
                  (const Yedi__Chat__CaughtUp *message,
                   void *closure_data);
 typedef void (*Yedi__Chat__StreamEvent_Closure)
                  (const Yedi__Chat__StreamEvent *message,
+                  void *closure_data);
+typedef void (*Yedi__Chat__OpenMatchRoomRequest_Closure)
+                 (const Yedi__Chat__OpenMatchRoomRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Chat__OpenMatchRoomResponse_Closure)
+                 (const Yedi__Chat__OpenMatchRoomResponse *message,
+                  void *closure_data);
+typedef void (*Yedi__Chat__CloseMatchRoomRequest_Closure)
+                 (const Yedi__Chat__CloseMatchRoomRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Chat__CloseMatchRoomResponse_Closure)
+                 (const Yedi__Chat__CloseMatchRoomResponse *message,
                   void *closure_data);
 
 /* --- services --- */
@@ -1012,6 +1209,14 @@ struct Yedi__Chat__ChatService_Service
                      const Yedi__Common__PurgeUserRequest *input,
                      Yedi__Common__PurgeUserResponse_Closure closure,
                      void *closure_data);
+  void (*open_match_room)(Yedi__Chat__ChatService_Service *service,
+                          const Yedi__Chat__OpenMatchRoomRequest *input,
+                          Yedi__Chat__OpenMatchRoomResponse_Closure closure,
+                          void *closure_data);
+  void (*close_match_room)(Yedi__Chat__ChatService_Service *service,
+                           const Yedi__Chat__CloseMatchRoomRequest *input,
+                           Yedi__Chat__CloseMatchRoomResponse_Closure closure,
+                           void *closure_data);
 };
 typedef void (*Yedi__Chat__ChatService_ServiceDestroy)(Yedi__Chat__ChatService_Service *);
 void yedi__chat__chat_service__init (Yedi__Chat__ChatService_Service *service,
@@ -1026,7 +1231,9 @@ void yedi__chat__chat_service__init (Yedi__Chat__ChatService_Service *service,
       function_prefix__ ## mark_read,\
       function_prefix__ ## list_rooms,\
       function_prefix__ ## subscribe,\
-      function_prefix__ ## purge_user  }
+      function_prefix__ ## purge_user,\
+      function_prefix__ ## open_match_room,\
+      function_prefix__ ## close_match_room  }
 void yedi__chat__chat_service__open_room(ProtobufCService *service,
                                          const Yedi__Chat__OpenRoomRequest *input,
                                          Yedi__Chat__OpenRoomResponse_Closure closure,
@@ -1055,6 +1262,14 @@ void yedi__chat__chat_service__purge_user(ProtobufCService *service,
                                           const Yedi__Common__PurgeUserRequest *input,
                                           Yedi__Common__PurgeUserResponse_Closure closure,
                                           void *closure_data);
+void yedi__chat__chat_service__open_match_room(ProtobufCService *service,
+                                               const Yedi__Chat__OpenMatchRoomRequest *input,
+                                               Yedi__Chat__OpenMatchRoomResponse_Closure closure,
+                                               void *closure_data);
+void yedi__chat__chat_service__close_match_room(ProtobufCService *service,
+                                                const Yedi__Chat__CloseMatchRoomRequest *input,
+                                                Yedi__Chat__CloseMatchRoomResponse_Closure closure,
+                                                void *closure_data);
 
 /* --- descriptors --- */
 
@@ -1079,8 +1294,13 @@ extern const ProtobufCMessageDescriptor yedi__chat__subscribe_request__descripto
 extern const ProtobufCMessageDescriptor yedi__chat__message_added__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__read_cursor_moved__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__room_created__descriptor;
+extern const ProtobufCMessageDescriptor yedi__chat__room_closed__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__caught_up__descriptor;
 extern const ProtobufCMessageDescriptor yedi__chat__stream_event__descriptor;
+extern const ProtobufCMessageDescriptor yedi__chat__open_match_room_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__chat__open_match_room_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__chat__close_match_room_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__chat__close_match_room_response__descriptor;
 extern const ProtobufCServiceDescriptor yedi__chat__chat_service__descriptor;
 
 PROTOBUF_C__END_DECLS

@@ -116,9 +116,12 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
     func sendMessage(_ request: YediChat.SendMessageRequest, context: ServerContext) async throws
         -> YediChat.ChatMessage
     {
-        let senderID = try context.requireUser().id
+        let sender = try context.requireUser()
+        let senderID = sender.id
+        if sender.app == "slp" { try await openMatchRoomOnSend(request.roomID, sender: senderID) }
         let room = try await memberRoom(request.roomID, userID: senderID)
         let clientID = try Self.clientMessageID(request.clientMessageID)
+        try Self.checkMatchRoom(room, body: request.body)
         let body: MessageBodyRecord
         switch request.body {
         case nil:

@@ -29,14 +29,19 @@ enum ChatMessages {
     }
 
     static func kind(_ kind: String) -> YediChat.RoomKind {
-        kind == RoomRecord.consultKind ? .consult : .unspecified
+        switch kind {
+        case RoomRecord.consultKind: .consult
+        case RoomRecord.slpMatchKind: .slpMatch
+        default: .unspecified
+        }
     }
 
     /// The room as `viewer` sees it (without the other member's name: the caller adds it).
     static func room(_ room: RoomRecord) -> YediChat.Room {
         YediChat.Room(
             id: room.id, kind: kind(room.kind), customerID: room.customerID, designerID: room.designerID,
-            lastActivityAtMs: room.lastActivityAtMilliseconds, createdAtMs: room.createdAtMilliseconds)
+            lastActivityAtMs: room.lastActivityAtMilliseconds, createdAtMs: room.createdAtMilliseconds,
+            closed: room.isClosed)
     }
 
     static func event(_ record: ChatEventRecord) -> YediChat.StreamEvent {
@@ -52,6 +57,8 @@ enum ChatMessages {
                     .init(roomID: roomID, readerID: readerID, readSeq: readSeq, readAtMs: readAt)))
         case .roomCreated(let room):
             return .init(position: record.position, event: .roomCreated(.init(room: Self.room(room))))
+        case .roomClosed(let roomID, let closedAt):
+            return .init(position: record.position, event: .roomClosed(.init(roomID: roomID, closedAtMs: closedAt)))
         }
     }
 }

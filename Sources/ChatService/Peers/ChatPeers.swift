@@ -43,6 +43,8 @@ struct ChatPeers: Sendable {
     /// The users among the ids that exist (at most 100 ids), asked each time: OpenRoom's check that the
     /// designer exists (names shown come from the cached `UserDirectory`).
     var profiles: @Sendable ([String]) async throws -> [Profile]
+    /// An SLP match's two members if it is active (AccountService's `GetMatch`); nil otherwise.
+    var activeMatch: @Sendable (String) async throws -> (String, String)?
 
     static let timeout = CallOptions(timeout: .seconds(2))
 
@@ -82,6 +84,11 @@ struct ChatPeers: Sendable {
                         userID: $0.id, name: $0.name, profileImageID: $0.profileImageID,
                         isDesigner: $0.role == .designer)
                 }
+            },
+            activeMatch: { id in
+                let matching = YediSlp.Matching.Client(try peers.client(for: "account"))
+                let answer = try await matching.getMatch(.init(matchID: id), options: timeout)
+                return answer.found && answer.active ? (answer.memberA, answer.memberB) : nil
             })
     }
 

@@ -63,6 +63,9 @@ struct RoomRecord: Sendable, Hashable {
     func other(than userID: String) -> String { members.first { $0 != userID } ?? "" }
 
     static let consultKind = "consult"
+    /// SLP: two matched members, each with the role `matchMemberRole`; the room id is the match id.
+    static let slpMatchKind = "slp-match"
+    static let matchMemberRole = "member"
 }
 
 struct MessageRecord: Sendable, Hashable {
@@ -133,6 +136,7 @@ enum ChatEventBody: Sendable, Hashable {
     case messageAdded(MessageRecord)
     case readCursorMoved(roomID: String, readerID: String, readSeq: Int64, readAtMilliseconds: Int64)
     case roomCreated(RoomRecord)
+    case roomClosed(roomID: String, closedAtMilliseconds: Int64)
 }
 
 /// One durable event for one recipient; positions grow in commit order over all recipients.

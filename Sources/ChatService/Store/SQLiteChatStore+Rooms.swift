@@ -19,12 +19,23 @@ extension SQLiteChatStore {
     }
 
     func closeRoom(id: String, now: Int64) async throws -> RoomRecord {
-        try await database.write { db in
+        let sink = sink
+        return try await database.write { db in
             // Leaves the open key's place free: the pair's next OpenRoom makes a new room.
             try db.execute(
                 sql: "UPDATE chat_room SET closed_at_ms = ? WHERE id = ? AND closed_at_ms IS NULL",
                 arguments: [now, id])
+            let closed = db.changesCount == 1
             guard let room = try Self.room(id, db) else { throw ChatStoreError.roomNotFound }
+            // The first closing tells each member (a room-closed event); a repeat tells no one.
+            if closed {
+                let events = try room.members.map { member in
+                    try Self.appendEvent(
+                        db, recipient: member, roomID: id, kind: "closed", now: now,
+                        body: .roomClosed(roomID: id, closedAtMilliseconds: now))
+                }
+                Self.publish(events, on: db, to: sink)
+            }
             return room
         }
     }

@@ -223,6 +223,9 @@ struct SQLiteChatStore: ChatStore {
                     body = .readCursorMoved(
                         roomID: roomID, readerID: row["reader_id"], readSeq: row["read_seq"],
                         readAtMilliseconds: row["read_at_ms"])
+                case "closed":
+                    // The closing time is kept in the event's read_at_ms column.
+                    body = .roomClosed(roomID: roomID, closedAtMilliseconds: row["read_at_ms"])
                 default:
                     guard var room = try Self.room(roomID, db) else { continue }
                     // As it was when created.
@@ -344,6 +347,7 @@ struct SQLiteChatStore: ChatStore {
             readSeq = cursor
             readAt = at
         case .roomCreated: break
+        case .roomClosed(_, let at): readAt = at
         }
         try db.cachedStatement(
             sql: """

@@ -11,17 +11,21 @@ extension YediChat {
         case unspecified
         /// A customer consulting a designer.
         case consult
+        /// SLP: two matched members (docs/slp.md); the room id is the match id, and the room closes when the
+        /// match ends.
+        case slpMatch
         /// A value this build does not know, kept as is so that it survives a round trip.
         case unrecognized(Int32)
 
         public static let schema = EnumSchema.named("yedi.chat.RoomKind")
 
-        public static let knownCases: [RoomKind] = [.unspecified, .consult]
+        public static let knownCases: [RoomKind] = [.unspecified, .consult, .slpMatch]
 
         public init(rawValue: Int32) {
             switch rawValue {
             case 0: self = .unspecified
             case 1: self = .consult
+            case 2: self = .slpMatch
             default: self = .unrecognized(rawValue)
             }
         }
@@ -30,6 +34,7 @@ extension YediChat {
             switch self {
             case .unspecified: 0
             case .consult: 1
+            case .slpMatch: 2
             case .unrecognized(let value): value
             }
         }
@@ -289,7 +294,10 @@ extension YediChat {
 
         public var otherReadSeq: Int64
 
-        public init(id: String = "", kind: YediChat.RoomKind = .unspecified, customerID: String = "", designerID: String = "", other: YediChat.Party? = nil, lastMessage: YediChat.ChatMessage? = nil, unreadCount: Int64 = 0, lastActivityAtMs: Int64 = 0, createdAtMs: Int64 = 0, myReadSeq: Int64 = 0, otherReadSeq: Int64 = 0) {
+        /// The room takes no more messages (an SLP match that ended); its history stays readable.
+        public var closed: Bool
+
+        public init(id: String = "", kind: YediChat.RoomKind = .unspecified, customerID: String = "", designerID: String = "", other: YediChat.Party? = nil, lastMessage: YediChat.ChatMessage? = nil, unreadCount: Int64 = 0, lastActivityAtMs: Int64 = 0, createdAtMs: Int64 = 0, myReadSeq: Int64 = 0, otherReadSeq: Int64 = 0, closed: Bool = false) {
             self.id = id
             self.kind = kind
             self.customerID = customerID
@@ -301,6 +309,7 @@ extension YediChat {
             self.createdAtMs = createdAtMs
             self.myReadSeq = myReadSeq
             self.otherReadSeq = otherReadSeq
+            self.closed = closed
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -315,6 +324,7 @@ extension YediChat {
             try encoder.write(self.createdAtMs, at: 9)
             try encoder.write(self.myReadSeq, at: 10)
             try encoder.write(self.otherReadSeq, at: 11)
+            try encoder.write(self.closed, at: 12)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -329,6 +339,7 @@ extension YediChat {
             self.createdAtMs = try decoder.read(at: 9)
             self.myReadSeq = try decoder.read(at: 10)
             self.otherReadSeq = try decoder.read(at: 11)
+            self.closed = try decoder.read(at: 12)
         }
     }
 }
@@ -755,6 +766,32 @@ extension YediChat {
 }
 
 extension YediChat {
+    /// The room takes no more messages (an SLP match ended); its history stays readable.
+    public struct RoomClosed: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.chat.RoomClosed")
+
+        public var roomID: String
+
+        public var closedAtMs: Int64
+
+        public init(roomID: String = "", closedAtMs: Int64 = 0) {
+            self.roomID = roomID
+            self.closedAtMs = closedAtMs
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.roomID, at: 1)
+            try encoder.write(self.closedAtMs, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.roomID = try decoder.read(at: 1)
+            self.closedAtMs = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediChat {
     /// Sent once after the stored events, before the live ones: the client is up to date.
     public struct CaughtUp: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.chat.CaughtUp")
@@ -786,6 +823,7 @@ extension YediChat {
             case readCursorMoved(YediChat.ReadCursorMoved)
             case roomCreated(YediChat.RoomCreated)
             case caughtUp(YediChat.CaughtUp)
+            case roomClosed(YediChat.RoomClosed)
         }
 
         public init(position: Int64 = 0, event: Event? = nil) {
@@ -800,6 +838,7 @@ extension YediChat {
             case .readCursorMoved(let value)?: try encoder.write(value, at: 3)
             case .roomCreated(let value)?: try encoder.write(value, at: 4)
             case .caughtUp(let value)?: try encoder.write(value, at: 5)
+            case .roomClosed(let value)?: try encoder.write(value, at: 6)
             case nil: break
             }
         }
@@ -811,6 +850,7 @@ extension YediChat {
             case 3: self.event = .readCursorMoved(try decoder.oneofMessage(at: 3))
             case 4: self.event = .roomCreated(try decoder.oneofMessage(at: 4))
             case 5: self.event = .caughtUp(try decoder.oneofMessage(at: 5))
+            case 6: self.event = .roomClosed(try decoder.oneofMessage(at: 6))
             default: self.event = nil
             }
         }
@@ -818,6 +858,107 @@ extension YediChat {
 }
 
 extension YediChat {
+    /// Internal, from AccountService's outbox in the transaction that matched two SLP members.
+    public struct OpenMatchRoomRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.chat.OpenMatchRoomRequest")
+
+        /// The room's id: the client knows it from Accept.
+        public var matchID: String
+
+        public var memberA: String
+
+        public var memberB: String
+
+        public init(matchID: String = "", memberA: String = "", memberB: String = "") {
+            self.matchID = matchID
+            self.memberA = memberA
+            self.memberB = memberB
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.matchID, at: 1)
+            try encoder.write(self.memberA, at: 2)
+            try encoder.write(self.memberB, at: 3)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
+            self.matchID = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 128)
+            self.memberA = try decoder.read(at: 2)
+            try decoder.limit(at: 3, maxBytes: 128)
+            self.memberB = try decoder.read(at: 3)
+        }
+    }
+}
+
+extension YediChat {
+    public struct OpenMatchRoomResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.chat.OpenMatchRoomResponse")
+
+        /// False for a repeated delivery (the room existed).
+        public var created: Bool
+
+        public init(created: Bool = false) {
+            self.created = created
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.created, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.created = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediChat {
+    /// Internal, from AccountService's outbox in the transaction that ended an SLP match.
+    public struct CloseMatchRoomRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.chat.CloseMatchRoomRequest")
+
+        public var matchID: String
+
+        public init(matchID: String = "") {
+            self.matchID = matchID
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.matchID, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
+            self.matchID = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediChat {
+    public struct CloseMatchRoomResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.chat.CloseMatchRoomResponse")
+
+        /// When the room closed (its first closing, for a repeated delivery).
+        public var closedAtMs: Int64
+
+        public init(closedAtMs: Int64 = 0) {
+            self.closedAtMs = closedAtMs
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.closedAtMs, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.closedAtMs = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediChat {
+    /// YeDi's consult rooms and SLP's match rooms: the room methods serve both apps' members (a member only
+    /// ever reaches rooms they are in); OpenRoom is YeDi's.
     public enum ChatService {
         /// The methods of `yedi.chat.ChatService`.
         public enum Method {
@@ -826,32 +967,40 @@ extension YediChat {
                 access: .customer)
             public static let sendMessage = RPCMethod<YediChat.SendMessageRequest, YediChat.ChatMessage>(
                 service: "yedi.chat.ChatService", method: "SendMessage", kind: .unary, idempotency: .unknown,
-                access: .user(apps: .only(["yedi"]), roles: []))
+                access: .user(apps: .only(["slp", "yedi"]), roles: []))
             public static let listMessages = RPCMethod<YediChat.ListMessagesRequest, YediChat.ListMessagesResponse>(
                 service: "yedi.chat.ChatService", method: "ListMessages", kind: .unary, idempotency: .noSideEffects,
-                access: .user(apps: .only(["yedi"]), roles: []))
+                access: .user(apps: .only(["slp", "yedi"]), roles: []))
             public static let markRead = RPCMethod<YediChat.MarkReadRequest, YediChat.MarkReadResponse>(
                 service: "yedi.chat.ChatService", method: "MarkRead", kind: .unary, idempotency: .idempotent,
-                access: .user(apps: .only(["yedi"]), roles: []))
+                access: .user(apps: .only(["slp", "yedi"]), roles: []))
             public static let listRooms = RPCMethod<YediChat.ListRoomsRequest, YediChat.ListRoomsResponse>(
                 service: "yedi.chat.ChatService", method: "ListRooms", kind: .unary, idempotency: .noSideEffects,
-                access: .user(apps: .only(["yedi"]), roles: []))
+                access: .user(apps: .only(["slp", "yedi"]), roles: []))
             /// One per user and device: events of all the caller's rooms. Ends with RESOURCE_EXHAUSTED when the
             /// client falls too far behind, UNAVAILABLE when the server shuts down: resubscribe from the last position.
             public static let subscribe = RPCMethod<YediChat.SubscribeRequest, YediChat.StreamEvent>(
                 service: "yedi.chat.ChatService", method: "Subscribe", kind: .serverStreaming, idempotency: .noSideEffects,
-                access: .user(apps: .only(["yedi"]), roles: []))
+                access: .user(apps: .only(["slp", "yedi"]), roles: []))
             /// Internal, from AccountService when an account is deleted: removes the user's rooms (both sides),
             /// their messages and stream events.
             public static let purgeUser = RPCMethod<YediCommon.PurgeUserRequest, YediCommon.PurgeUserResponse>(
                 service: "yedi.chat.ChatService", method: "PurgeUser", kind: .unary, idempotency: .idempotent,
+                access: .service(callers: ["account"]))
+            /// Internal, from AccountService's outbox: an SLP match's room, opened with the match (idempotent: the
+            /// room id is the match id) and closed when it ends (idempotent: the first closing stays).
+            public static let openMatchRoom = RPCMethod<YediChat.OpenMatchRoomRequest, YediChat.OpenMatchRoomResponse>(
+                service: "yedi.chat.ChatService", method: "OpenMatchRoom", kind: .unary, idempotency: .idempotent,
+                access: .service(callers: ["account"]))
+            public static let closeMatchRoom = RPCMethod<YediChat.CloseMatchRoomRequest, YediChat.CloseMatchRoomResponse>(
+                service: "yedi.chat.ChatService", method: "CloseMatchRoom", kind: .unary, idempotency: .idempotent,
                 access: .service(callers: ["account"]))
         }
 
         /// `yedi.chat.ChatService` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.chat.ChatService",
-            methods: [Method.openRoom.descriptor, Method.sendMessage.descriptor, Method.listMessages.descriptor, Method.markRead.descriptor, Method.listRooms.descriptor, Method.subscribe.descriptor, Method.purgeUser.descriptor]
+            methods: [Method.openRoom.descriptor, Method.sendMessage.descriptor, Method.listMessages.descriptor, Method.markRead.descriptor, Method.listRooms.descriptor, Method.subscribe.descriptor, Method.purgeUser.descriptor, Method.openMatchRoom.descriptor, Method.closeMatchRoom.descriptor]
         )
 
         /// Serve `yedi.chat.ChatService` by implementing these methods and passing the value to an `RPCServer`.
@@ -867,6 +1016,10 @@ extension YediChat {
             /// Internal, from AccountService when an account is deleted: removes the user's rooms (both sides),
             /// their messages and stream events.
             func purgeUser(_ request: YediCommon.PurgeUserRequest, context: ServerContext) async throws -> YediCommon.PurgeUserResponse
+            /// Internal, from AccountService's outbox: an SLP match's room, opened with the match (idempotent: the
+            /// room id is the match id) and closed when it ends (idempotent: the first closing stays).
+            func openMatchRoom(_ request: YediChat.OpenMatchRoomRequest, context: ServerContext) async throws -> YediChat.OpenMatchRoomResponse
+            func closeMatchRoom(_ request: YediChat.CloseMatchRoomRequest, context: ServerContext) async throws -> YediChat.CloseMatchRoomResponse
         }
 
         /// Typed calls to `yedi.chat.ChatService` through an `RPCClient`.
@@ -913,6 +1066,16 @@ extension YediChat {
             public func purgeUser(_ request: YediCommon.PurgeUserRequest, options: CallOptions = .defaults) async throws -> YediCommon.PurgeUserResponse {
                 try await rpcClient.unary(Method.purgeUser, request, options: options)
             }
+
+            /// Internal, from AccountService's outbox: an SLP match's room, opened with the match (idempotent: the
+            /// room id is the match id) and closed when it ends (idempotent: the first closing stays).
+            public func openMatchRoom(_ request: YediChat.OpenMatchRoomRequest, options: CallOptions = .defaults) async throws -> YediChat.OpenMatchRoomResponse {
+                try await rpcClient.unary(Method.openMatchRoom, request, options: options)
+            }
+
+            public func closeMatchRoom(_ request: YediChat.CloseMatchRoomRequest, options: CallOptions = .defaults) async throws -> YediChat.CloseMatchRoomResponse {
+                try await rpcClient.unary(Method.closeMatchRoom, request, options: options)
+            }
         }
     }
 }
@@ -941,6 +1104,12 @@ extension YediChat.ChatService.ServiceProtocol {
         })
         router.register(YediChat.ChatService.Method.purgeUser, unary: { request, context in
             try await self.purgeUser(request, context: context)
+        })
+        router.register(YediChat.ChatService.Method.openMatchRoom, unary: { request, context in
+            try await self.openMatchRoom(request, context: context)
+        })
+        router.register(YediChat.ChatService.Method.closeMatchRoom, unary: { request, context in
+            try await self.closeMatchRoom(request, context: context)
         })
     }
 }

@@ -1,0 +1,29 @@
+import ServiceRuntime
+
+/// How the AccountService process hosts SLP's matching (docs/slp.md): beside the accounts it pairs.
+extension AccountServiceDefinition {
+    /// `yedi.slp.Matching` on `kit` (the process's one kit): its store notifies through the process's
+    /// inbox and outbox, and reports go to the platform's moderation store. When the process serves SLP,
+    /// queue entries older than the app's `retention_days.queue_position` are pruned at start and hourly.
+    static func slp(_ env: ServiceEnvironment, kit: HandlerKit) -> SlpHandlers {
+        let store = SQLiteSlpStore(
+            database: env.database,
+            notifier: Notifier(
+                outbox: env.outbox, ids: env.ids, clock: env.clock,
+                kept: Int(env.configuration.quotas.notificationsKept.limit)),
+            events: AccountEvents(outbox: env.outbox))
+        if let days = env.apps[SQLiteSlpStore.app]?.retentionDays["queue_position"] {
+            let clock = env.clock
+            let retention = Int64(days) * 86_400_000
+            env.addBackgroundService(
+                PeriodicJob(name: "slp-queue-pruning", period: pruningPeriod, logger: env.logger) {
+                    try await store.pruneQueue(enteredBefore: clock.nowMilliseconds - retention)
+                })
+        }
+        return SlpHandlers(
+            store: store,
+            moderation: SQLiteModerationStore(
+                database: env.database, revokedUsers: env.revokedUsers, events: AccountEvents(outbox: env.outbox)),
+            kit: kit)
+    }
+}
