@@ -105,12 +105,22 @@ final class ChatMatchRoomTests: XCTestCase {
                 .init(roomID: "m-1", body: .image(.init(image: .init(id: "img-1")))), options: ana)
         }
         XCTAssertEqual(image, .invalidArgument, "a match room takes text only")
-        for stranger in [outsider, customer.options] {
-            let read = await statusCode {
-                _ = try await self.fixture.chat.listMessages(.init(roomID: "m-1"), options: stranger)
-            }
-            XCTAssertEqual(read, .permissionDenied, "only the two members read the room")
+        let read = await statusCode {
+            _ = try await self.fixture.chat.listMessages(.init(roomID: "m-1"), options: outsider)
         }
+        XCTAssertEqual(read, .permissionDenied, "only the two members read the room")
+        // Tenant: the room is SLP's (chat_room.app): a YeDi caller finds no such room, even one whose
+        // token names a member's id, and YeDi's room list never shows it.
+        let bosIDInYedi = ServiceHarness.bearer(
+            try fixture.harness.token(user: "slp-bo", role: .customer, app: .yedi, now: fixture.clock.now))
+        for yedi in [customer.options, bosIDInYedi] {
+            let other = await statusCode {
+                _ = try await self.fixture.chat.listMessages(.init(roomID: "m-1"), options: yedi)
+            }
+            XCTAssertEqual(other, .notFound, "another app's room is unknown")
+        }
+        let yediRooms = try await fixture.chat.listRooms(.init(), options: bosIDInYedi)
+        XCTAssertTrue(yediRooms.rooms.isEmpty)
 
         _ = try await fixture.asService("account") { try await $0.closeMatchRoom(.init(matchID: "m-1")) }
         do {

@@ -62,7 +62,7 @@ final class ChatSchemaMigrationTests: XCTestCase {
         XCTAssertEqual(history.messages.map(\.id), ["m2", "m1"])
         XCTAssertEqual(history.messages.last?.body, .text("안녕하세요"))
         XCTAssertEqual(history.readSeqs, [customer: 0, "d1": 1])
-        let list = try await store.rooms(userID: "d1", afterActivity: nil, limit: 10)
+        let list = try await store.rooms(userID: "d1", app: .yedi, afterActivity: nil, limit: 10)
         XCTAssertEqual(list.rooms.map(\.room.id), ["r1", "r2"])
         XCTAssertEqual(list.rooms.first?.otherReadSeq, 0)
         XCTAssertEqual(list.rooms.first?.myReadSeq, 1)

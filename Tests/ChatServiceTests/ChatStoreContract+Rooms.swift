@@ -24,7 +24,7 @@ extension ChatStoreContract {
         XCTAssertEqual(second.customerID, "c1")
         XCTAssertEqual(second.designerID, "d1")
         // Both stay in the members' lists, the old one with its history.
-        let list = try await store.rooms(userID: "d1", afterActivity: nil, limit: 10)
+        let list = try await store.rooms(userID: "d1", app: .yedi, afterActivity: nil, limit: 10)
         XCTAssertEqual(list.rooms.map(\.room.id), [second.id, "r1"])
         XCTAssertEqual(list.rooms.last?.room.closedAtMilliseconds, 50)
         let history = try await store.messages(roomID: "r1", beforeSeq: nil, limit: 10)
@@ -85,13 +85,13 @@ extension ChatStoreContract {
         }
         let strangerUnread = try await store.unreadCount(roomID: "g1", userID: "stranger")
         XCTAssertNil(strangerUnread)
-        let strangerRooms = try await store.rooms(userID: "stranger", afterActivity: nil, limit: 10)
+        let strangerRooms = try await store.rooms(userID: "stranger", app: .yedi, afterActivity: nil, limit: 10)
         XCTAssertEqual(strangerRooms.rooms, [])
         let strangerEvents = try await store.events(recipientID: "stranger", afterPosition: 0, limit: 10)
         XCTAssertEqual(strangerEvents, [])
         // A member's list shows the room once, whatever the number of members.
         _ = try await store.markRead(roomID: "g1", userID: "m-b", upToSeq: 1, now: 6)
-        let list = try await store.rooms(userID: "m-a", afterActivity: nil, limit: 10)
+        let list = try await store.rooms(userID: "m-a", app: .yedi, afterActivity: nil, limit: 10)
         XCTAssertEqual(list.rooms.map(\.room.id), ["g1"])
         XCTAssertEqual(list.rooms.first?.unreadCount, 1)
         XCTAssertEqual(list.rooms.first?.otherReadSeq, 1, "the furthest another member read")

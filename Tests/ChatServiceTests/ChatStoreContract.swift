@@ -192,11 +192,12 @@ enum ChatStoreContract {
         XCTAssertEqual(tail, Array(forD1[3...]))
         let limited = try await store.events(recipientID: "d1", afterPosition: 0, limit: 2)
         XCTAssertEqual(limited, Array(forD1[..<2]))
-        let list = try await store.rooms(userID: "d1", afterActivity: nil, limit: 10)
+        let list = try await store.rooms(userID: "d1", app: .yedi, afterActivity: nil, limit: 10)
         XCTAssertEqual(list.headPosition, forD1.last?.position)
         XCTAssertEqual(list.rooms.map(\.room.id), [r2.id, r1.id], "the room with the last activity first")
         XCTAssertEqual(list.totalUnread, 1)
-        let next = try await store.rooms(userID: "d1", afterActivity: list.rooms[0].activityPosition, limit: 10)
+        let next = try await store.rooms(
+            userID: "d1", app: .yedi, afterActivity: list.rooms[0].activityPosition, limit: 10)
         XCTAssertEqual(next.rooms.map(\.room.id), [r1.id])
     }
 
@@ -253,7 +254,7 @@ enum ChatStoreContract {
             return all
         }
         XCTAssertEqual(outcomes.filter { $0 }.count, 3)
-        let opened = try await store.rooms(userID: "c1", afterActivity: nil, limit: 100).rooms
+        let opened = try await store.rooms(userID: "c1", app: .yedi, afterActivity: nil, limit: 100).rooms
         let existing = try XCTUnwrap(opened.first).room
         let reopened = try await store.openRoom(
             kind: "consult", customerID: "c1", designerID: existing.designerID, newRoomID: "again", now: 1_000,

@@ -1,4 +1,5 @@
 import Foundation
+import RPCAccess
 import RPCCore
 import ServiceRuntime
 import YediProto
@@ -87,7 +88,8 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
     {
         let userID = try context.requireUser().id
         let (after, limit) = try roomPages.read(request.page, as: Int64.self)
-        let list = try await store.rooms(userID: userID, afterActivity: after?.key, limit: limit + 1)
+        let list = try await store.rooms(
+            userID: userID, app: context.app, afterActivity: after?.key, limit: limit + 1)
         let shown = Array(list.rooms.prefix(limit))
         let names = await directory.users(shown.map { $0.room.other(than: userID) }, logger: context.logger)
         let rooms = shown.map { summary -> YediChat.Room in
@@ -119,7 +121,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
         let sender = try context.requireUser()
         let senderID = sender.id
         if sender.app == "slp" { try await openMatchRoomOnSend(request.roomID, sender: senderID) }
-        let room = try await memberRoom(request.roomID, userID: senderID)
+        let room = try await memberRoom(request.roomID, userID: senderID, app: context.app)
         let clientID = try Self.clientMessageID(request.clientMessageID)
         try Self.checkMatchRoom(room, body: request.body)
         let body: MessageBodyRecord
@@ -178,7 +180,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
         -> YediChat.ListMessagesResponse
     {
         let userID = try context.requireUser().id
-        let room = try await memberRoom(request.roomID, userID: userID)
+        let room = try await memberRoom(request.roomID, userID: userID, app: context.app)
         let limit = try Self.limit(request.limit, default: Self.defaultPageSize)
         guard request.beforeSeq >= 0, request.afterSeq >= 0 else {
             throw RPCError(code: .invalidArgument, message: "before_seq and after_seq cannot be negative")
@@ -211,7 +213,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
         -> YediChat.MarkReadResponse
     {
         let userID = try context.requireUser().id
-        let room = try await memberRoom(request.roomID, userID: userID)
+        let room = try await memberRoom(request.roomID, userID: userID, app: context.app)
         guard request.upToSeq >= 0 else {
             throw RPCError(code: .invalidArgument, message: "up_to_seq cannot be negative")
         }
@@ -267,14 +269,16 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
 
     /// The room, if `userID` is a member. A stranger gets NOT_FOUND for a missing room and
     /// PERMISSION_DENIED for someone else's (room ids are unguessable, so this reveals nothing useful).
-    private func memberRoom(_ roomID: String, userID: String) async throws -> RoomRecord {
+    /// The room `roomID` of `app` that `userID` is a member of: another app's room is as unknown as a
+    /// missing one.
+    private func memberRoom(_ roomID: String, userID: String, app: AppID) async throws -> RoomRecord {
         let roomID = try Self.id(roomID, field: "room_id")
         var room = cache.room(roomID)
         if room == nil {
             room = try await store.room(id: roomID)
             if let room { cache.remember(room) }
         }
-        guard let room else { throw RPCError(code: .notFound, message: "room_id: no such room") }
+        guard let room, room.app == app else { throw RPCError(code: .notFound, message: "room_id: no such room") }
         guard room.isMember(userID) else {
             throw RPCError(code: .permissionDenied, message: "room_id: you are not a member of this room")
         }

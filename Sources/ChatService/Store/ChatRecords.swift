@@ -1,3 +1,5 @@
+import RPCAccess
+
 /// What ChatService stores, free of any engine's types: the store protocol speaks these.
 
 /// An image as a message shows it (ContentService's reference, copied when the message was sent).
@@ -44,6 +46,8 @@ struct RoomRecord: Sendable, Hashable {
     var lastActivityAtMilliseconds: Int64
     /// When it was closed; nil while open.
     var closedAtMilliseconds: Int64?
+    /// The app of its members; a member of another app never reaches it.
+    var app: AppID = .yedi
 
     var members: [String] { memberships.map(\.userID) }
 
@@ -65,6 +69,11 @@ struct RoomRecord: Sendable, Hashable {
     static let consultKind = "consult"
     /// SLP: two matched members, each with the role `matchMemberRole`; the room id is the match id.
     static let slpMatchKind = "slp-match"
+
+    /// The app a room of `kind` belongs to (stored on the row as `chat_room.app`).
+    static func app(ofKind kind: String) -> AppID {
+        kind == slpMatchKind ? "slp" : .yedi
+    }
     static let matchMemberRole = "member"
 }
 

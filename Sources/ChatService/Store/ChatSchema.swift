@@ -122,5 +122,14 @@ enum ChatSchema {
                     CREATE INDEX chat_room_by_opener ON chat_room(opened_by, created_at_ms);
                     """)
         }
+        // Issue 26 (apps as tenants), now that SLP's match rooms share the table with YeDi's consult rooms:
+        // each room carries its app, set from its kind, and every read filters by the caller's app.
+        migrator.registerMigration("chat-4-room-apps") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE chat_room ADD COLUMN app TEXT NOT NULL DEFAULT 'yedi';
+                    UPDATE chat_room SET app = 'slp' WHERE kind = 'slp-match';
+                    """)
+        }
     }
 }

@@ -1,3 +1,4 @@
+import RPCAccess
 import ServiceRuntime
 
 /// Where ChatService keeps its data. Handlers see only this protocol (`SQLiteChatStore` is the SQLite
@@ -39,8 +40,9 @@ protocol ChatStore: Sendable {
     /// Messages from others after the member's cursor: in one room (nil if not a member), and in all.
     func unreadCount(roomID: String, userID: String) async throws -> Int64?
     func totalUnread(userID: String) async throws -> Int64
-    /// The member's rooms by last activity, newest first, after `afterActivity` (a previous page's last).
-    func rooms(userID: String, afterActivity: Int64?, limit: Int) async throws -> RoomListRecord
+    /// The member's rooms of `app` by last activity, newest first, after `afterActivity` (a previous page's
+    /// last).
+    func rooms(userID: String, app: AppID, afterActivity: Int64?, limit: Int) async throws -> RoomListRecord
     /// The highest event position ever given out (purged events included): no client can have seen more.
     func highestPosition() async throws -> Int64
     /// The highest position of the recipient's events that pruning removed (0: none): a resume from before

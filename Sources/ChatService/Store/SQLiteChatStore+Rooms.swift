@@ -1,4 +1,5 @@
 import GRDB
+import RPCAccess
 import ServiceRuntime
 
 /// Rooms as rows: a room's members and their roles (`chat_room_member`), rooms of any kind, closing.
@@ -8,8 +9,8 @@ extension SQLiteChatStore {
         let sink = sink
         return try await database.write { db in
             try db.execute(
-                sql: "INSERT INTO chat_room (id, kind, created_at_ms, last_activity_at_ms) VALUES (?, ?, ?, ?)",
-                arguments: [id, kind, now, now])
+                sql: "INSERT INTO chat_room (id, kind, app, created_at_ms, last_activity_at_ms) VALUES (?, ?, ?, ?, ?)",
+                arguments: [id, kind, RoomRecord.app(ofKind: kind).rawValue, now, now])
             var events: [ChatEventRecord] = []
             try Self.addMembers(members, roomID: id, now: now, db, events: &events)
             Self.publish(events, on: db, to: sink)
@@ -76,6 +77,6 @@ extension SQLiteChatStore {
         return RoomRecord(
             id: id, kind: row["kind"], memberships: memberships, createdAtMilliseconds: row["created_at_ms"],
             lastSeq: row["last_seq"], lastActivityAtMilliseconds: row["last_activity_at_ms"],
-            closedAtMilliseconds: row["closed_at_ms"])
+            closedAtMilliseconds: row["closed_at_ms"], app: AppID(rawValue: row["app"]))
     }
 }

@@ -1,4 +1,5 @@
 import GRDB
+import RPCAccess
 import ServiceRuntime
 
 /// `ChatStore` on the service's SQLite database (GRDB).
@@ -29,10 +30,10 @@ struct SQLiteChatStore: ChatStore {
             // The partial unique index (one open room of a kind per key) decides between concurrent opens.
             try db.execute(
                 sql: """
-                    INSERT INTO chat_room (id, kind, open_key, opened_by, created_at_ms, last_activity_at_ms)
-                    VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (kind, open_key) WHERE closed_at_ms IS NULL DO NOTHING
+                    INSERT INTO chat_room (id, kind, app, open_key, opened_by, created_at_ms, last_activity_at_ms)
+                    VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (kind, open_key) WHERE closed_at_ms IS NULL DO NOTHING
                     """,
-                arguments: [newRoomID, kind, key, customerID, now, now])
+                arguments: [newRoomID, kind, RoomRecord.app(ofKind: kind).rawValue, key, customerID, now, now])
             let created = db.changesCount > 0
             if created {
                 let members = [
@@ -66,7 +67,7 @@ struct SQLiteChatStore: ChatStore {
         }
     }
 
-    func rooms(userID: String, afterActivity: Int64?, limit: Int) async throws -> RoomListRecord {
+    func rooms(userID: String, app: AppID, afterActivity: Int64?, limit: Int) async throws -> RoomListRecord {
         try await database.read { db in
             let rows = try Row.fetchAll(
                 db,
@@ -78,11 +79,11 @@ struct SQLiteChatStore: ChatStore {
                          WHERE m.room_id = r.id AND m.seq > me.read_seq AND m.sender_id <> me.user_id) AS unread
                     FROM chat_room_member me
                     JOIN chat_room r ON r.id = me.room_id
-                    WHERE me.user_id = ? AND r.activity_position < ?
+                    WHERE me.user_id = ? AND r.app = ? AND r.activity_position < ?
                     ORDER BY r.activity_position DESC
                     LIMIT ?
                     """,
-                arguments: [userID, afterActivity ?? Int64.max, limit])
+                arguments: [userID, app.rawValue, afterActivity ?? Int64.max, limit])
             var rooms: [RoomSummaryRecord] = []
             for row in rows {
                 let room = try Self.roomRecord(row, db)
