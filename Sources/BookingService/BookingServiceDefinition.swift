@@ -16,6 +16,7 @@ enum BookingServiceDefinition: ServiceDefinition {
     static func migrate(_ migrator: inout DatabaseMigrator) {
         BookingSchema.migrate(&migrator)
         PaymentSchema.migrate(&migrator)
+        BookingSchema.migrateApps(&migrator)
     }
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
@@ -44,7 +45,8 @@ enum BookingServiceDefinition: ServiceDefinition {
         }
         return BookingHandlers(
             store: FreeDayInvalidatingStore(
-                inner: SQLiteBookingStore(database: env.database, outbox: env.outbox, scheduler: env.scheduler),
+                inner: SQLiteBookingStore(
+                    database: env.database, app: .yedi, outbox: env.outbox, scheduler: env.scheduler),
                 cache: freeDays),
             freeDays: freeDays, kit: env.makeHandlerKit(), payments: try payments(env, freeDays: freeDays),
             shopHours: { designerID in

@@ -272,6 +272,39 @@ enum BookingStoreContract {
     }
 }
 
+extension BookingStoreContract {
+    /// Apps as tenants: two stores on one database, each of one app, never see each other's schedules,
+    /// menus, closed days or reservations (a second engine builds its two stores the same way).
+    static func tenantRowsStayInTheirApp(yedi: any BookingStore, other: any BookingStore) async throws {
+        _ = try await other.createDesigner(schedule("z1"), menu: [style("zs1")])
+        let day = LocalDay(year: 2027, month: 3, day: 12)!
+        try await other.updateClosedDays(designerID: "z1", add: [day], remove: [])
+        guard case .created = try await other.reserve(reservation("zr1", customer: "zc1", designer: "z1", start: base))
+        else { return XCTFail("the other app's reservation is made") }
+
+        let schedule = try await yedi.schedule(designerID: "z1")
+        XCTAssertNil(schedule)
+        let menu = try await yedi.menu(designerID: "z1")
+        XCTAssertEqual(menu, [])
+        let closed = try await yedi.closedDays(designerID: "z1", from: day, through: day)
+        XCTAssertEqual(closed, [])
+        let found = try await yedi.reservation(id: "zr1")
+        XCTAssertNil(found)
+        let cancelled = try await yedi.cancel(id: "zr1", at: base)
+        XCTAssertNil(cancelled, "a YeDi cancel does not reach another app's reservation")
+        let mine = try await yedi.reservations(
+            of: .customer("zc1"), filter: .upcoming, now: 0, after: nil, limit: 10)
+        XCTAssertEqual(mine, [])
+        let designers = try await yedi.designerReservations(designerID: "z1", from: 0, until: base + hour)
+        XCTAssertEqual(designers, [])
+
+        let theirs = try await other.reservation(id: "zr1")
+        XCTAssertEqual(theirs?.status, .confirmed, "still confirmed in its own app")
+        let theirMenu = try await other.menu(designerID: "z1")
+        XCTAssertEqual(theirMenu, [style("zs1")])
+    }
+}
+
 final class SQLiteBookingStoreTests: XCTestCase {
     private var database: ServiceDatabase!
     private var store: SQLiteBookingStore!
@@ -291,6 +324,11 @@ final class SQLiteBookingStoreTests: XCTestCase {
 
     func testSchedulesAndMenusRoundTrip() async throws {
         try await BookingStoreContract.schedulesAndMenusRoundTrip(store)
+    }
+
+    func testTenantRowsStayInTheirApp() async throws {
+        try await BookingStoreContract.tenantRowsStayInTheirApp(
+            yedi: store, other: SQLiteBookingStore(database: database, app: "zipadoo"))
     }
 
     func testOverlappingReservationsCannotBothBeConfirmed() async throws {

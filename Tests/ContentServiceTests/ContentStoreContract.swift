@@ -48,7 +48,7 @@ enum ContentStoreContract {
         var edited = post("p1", photos: [a], at: 10)
         edited.title = "new"
         edited.updatedAtMilliseconds = 20
-        _ = try await store.like(postID: "p1", userID: "c1", now: 15)
+        _ = try await store.like(postID: "p1", userID: "c1", app: .yedi, now: 15)
         try await store.updatePost(edited)
         let afterEdit = try await store.post(id: "p1")
         XCTAssertEqual(afterEdit?.title, "new")
@@ -73,7 +73,7 @@ enum ContentStoreContract {
         let deleted = try await store.deletePost(id: "p1")
         let deletedAgain = try await store.deletePost(id: "p1")
         XCTAssertEqual([deleted, deletedAgain], [true, false])
-        let liked = try await store.likedPosts(userID: "c1", after: nil, limit: 10)
+        let liked = try await store.likedPosts(userID: "c1", app: .yedi, after: nil, limit: 10)
         XCTAssertTrue(liked.isEmpty, "the post's likes went with it")
     }
 
@@ -118,24 +118,24 @@ enum ContentStoreContract {
         try await store.createPost(post("p1", photos: [photo], at: 1))
         try await store.createPost(post("p2", photos: [photo], at: 2))
         let counts = [
-            try await store.like(postID: "p1", userID: "c1", now: 10),
-            try await store.like(postID: "p1", userID: "c1", now: 11),
-            try await store.like(postID: "p1", userID: "c2", now: 12),
-            try await store.unlike(postID: "p1", userID: "c2"),
-            try await store.unlike(postID: "p1", userID: "c2"),
+            try await store.like(postID: "p1", userID: "c1", app: .yedi, now: 10),
+            try await store.like(postID: "p1", userID: "c1", app: .yedi, now: 11),
+            try await store.like(postID: "p1", userID: "c2", app: .yedi, now: 12),
+            try await store.unlike(postID: "p1", userID: "c2", app: .yedi),
+            try await store.unlike(postID: "p1", userID: "c2", app: .yedi),
         ]
         XCTAssertEqual(counts, [1, 1, 2, 1, 1])
-        _ = try await store.like(postID: "p2", userID: "c1", now: 20)
-        let liked = try await store.likedPosts(userID: "c1", after: nil, limit: 10)
+        _ = try await store.like(postID: "p2", userID: "c1", app: .yedi, now: 20)
+        let liked = try await store.likedPosts(userID: "c1", app: .yedi, after: nil, limit: 10)
         XCTAssertEqual(liked.map(\.0.id), ["p2", "p1"], "newest like first")
         XCTAssertEqual(
             liked.map(\.1), [ListPosition(key: 20, id: "p2"), ListPosition(key: 10, id: "p1")])
-        let after = try await store.likedPosts(userID: "c1", after: liked[0].1, limit: 10)
+        let after = try await store.likedPosts(userID: "c1", app: .yedi, after: liked[0].1, limit: 10)
         XCTAssertEqual(after.map(\.0.id), ["p1"])
         let which = try await store.likedPostIDs(userID: "c1", among: ["p1", "p2", "p3"])
         XCTAssertEqual(which, ["p1", "p2"])
         do {
-            _ = try await store.like(postID: "missing", userID: "c1", now: 1)
+            _ = try await store.like(postID: "missing", userID: "c1", app: .yedi, now: 1)
             XCTFail("liked a missing post")
         } catch let error as ContentStoreError {
             XCTAssertEqual(error, .notFound)
@@ -170,14 +170,14 @@ enum ContentStoreContract {
                 .empty("d2"),
             ])
         XCTAssertEqual(summaries[0].average, 3.5)
-        let byDesigner = try await store.reviews(designerID: "d1", after: nil, limit: 1)
+        let byDesigner = try await store.reviews(designerID: "d1", app: .yedi, after: nil, limit: 1)
         XCTAssertEqual(byDesigner.map(\.id), ["r2"])
         XCTAssertEqual(byDesigner.first?.photos, [photo])
         XCTAssertEqual(byDesigner.first?.keywords, [10])
         let next = try await store.reviews(
-            designerID: "d1", after: ListPosition(key: 2, id: "r2"), limit: 5)
+            designerID: "d1", app: .yedi, after: ListPosition(key: 2, id: "r2"), limit: 5)
         XCTAssertEqual(next.map(\.keywords), [[10, 2]], "keywords in the order given")
-        let mine = try await store.reviews(customerID: "c1", after: nil, limit: 5)
+        let mine = try await store.reviews(customerID: "c1", app: .yedi, after: nil, limit: 5)
         XCTAssertEqual(mine.map(\.id), ["r2", "r1"])
     }
 
@@ -199,19 +199,20 @@ enum ContentStoreContract {
             ("p5", "u1", snapshot + 1),  // after the snapshot
             ("p5", "u2", snapshot - 160 * hour),  // 1
         ]
-        for (post, user, time) in likes { _ = try await store.like(postID: post, userID: user, now: time) }
+        for (post, user, time) in likes { _ = try await store.like(postID: post, userID: user, app: .yedi, now: time) }
         let all = try await store.recommendedPosts(
-            category: nil, policy: .standard, snapshotAt: snapshot, after: nil, limit: 10)
+            app: .yedi, category: nil, policy: .standard, snapshotAt: snapshot, after: nil, limit: 10)
         XCTAssertEqual(all.map(\.post.id), ["p3", "p1", "p2", "p5"], "ties go to the larger id")
         XCTAssertEqual(all.map(\.score), [4, 4, 3, 1])
         let cuts = try await store.recommendedPosts(
-            category: 1, policy: .standard, snapshotAt: snapshot, after: nil, limit: 1)
+            app: .yedi, category: 1, policy: .standard, snapshotAt: snapshot, after: nil, limit: 1)
         XCTAssertEqual(cuts.map(\.post.id), ["p1"])
         let next = try await store.recommendedPosts(
-            category: 1, policy: .standard, snapshotAt: snapshot, after: PagePosition(key: 4, id: "p1"), limit: 5)
+            app: .yedi, category: 1, policy: .standard, snapshotAt: snapshot, after: PagePosition(key: 4, id: "p1"),
+            limit: 5)
         XCTAssertEqual(next.map(\.post.id), ["p2", "p5"])
         let later = try await store.recommendedPosts(
-            category: nil, policy: .standard, snapshotAt: snapshot + 2, after: nil, limit: 10)
+            app: .yedi, category: nil, policy: .standard, snapshotAt: snapshot + 2, after: nil, limit: 10)
         XCTAssertEqual(later.first { $0.post.id == "p5" }?.score, 5, "a later snapshot counts the later like")
     }
 
@@ -258,9 +259,9 @@ enum ContentStoreContract {
         _ = try await change(.review, "r1", .hide)
         let summary = try await store.reviewSummaries(designerIDs: ["d1"])
         XCTAssertEqual(summary, [.empty("d1")])
-        let listed = try await store.reviews(designerID: "d1", after: nil, limit: 5)
+        let listed = try await store.reviews(designerID: "d1", app: .yedi, after: nil, limit: 5)
         XCTAssertTrue(listed.isEmpty)
-        let mine = try await store.reviews(customerID: "c1", after: nil, limit: 5)
+        let mine = try await store.reviews(customerID: "c1", app: .yedi, after: nil, limit: 5)
         XCTAssertNotNil(mine.first?.hiddenAtMilliseconds)
         _ = try await change(.review, "r1", .show)
         let restored = try await store.reviewSummaries(designerIDs: ["d1"])
@@ -313,8 +314,8 @@ enum ContentStoreContract {
         let designerPhoto = image("i4", owner: "d1", sha: String(repeating: "4", count: 64))
         for record in [own, shared, othersCopy, designerPhoto] { try await store.insertImage(record) }
         try await store.createPost(post("p1", designer: "d1", photos: [designerPhoto], at: 1))
-        _ = try await store.like(postID: "p1", userID: "c1", now: 2)
-        _ = try await store.like(postID: "p1", userID: "c2", now: 3)
+        _ = try await store.like(postID: "p1", userID: "c1", app: .yedi, now: 2)
+        _ = try await store.like(postID: "p1", userID: "c2", app: .yedi, now: 3)
         try await store.createReview(
             review("r1", reservation: "res1", designer: "d1", customer: "c1", score: 1, keywords: [3], photos: [own]))
         try await store.createReview(
@@ -351,10 +352,61 @@ enum ContentStoreContract {
         _ = try await store.purgeUser("d1", delivery: nil, now: 12)
         let posts = try await store.posts(.everything, after: nil, limit: 10)
         XCTAssertTrue(posts.isEmpty)
-        let reviews = try await store.reviews(designerID: "d1", after: nil, limit: 10)
+        let reviews = try await store.reviews(designerID: "d1", app: .yedi, after: nil, limit: 10)
         XCTAssertTrue(reviews.isEmpty, "reviews about a deleted designer go too")
         let gone = try await store.reviewSummaries(designerIDs: ["d1"])
         XCTAssertEqual(gone, [.empty("d1")])
+    }
+}
+
+extension ContentStoreContract {
+    /// Apps as tenants: every row keeps its app, and no list, like or lookup by app reaches another app's.
+    static func tenantRowsStayInTheirApp(_ store: any ContentStore) async throws {
+        var theirs = image("i9", owner: "z1")
+        theirs.app = "zipadoo"
+        try await store.insertImage(theirs)
+        try await store.insertImage(image("i1", owner: "d1"))
+        let images = try await store.images(ids: ["i1", "i9"])
+        XCTAssertEqual(
+            Dictionary(uniqueKeysWithValues: images.map { ($0.id, $0.app) }), ["i1": .yedi, "i9": "zipadoo"])
+
+        try await store.createPost(post("p1", photos: [], at: 10))
+        var other = post("p2", designer: "z1", photos: [], at: 20)
+        other.app = "zipadoo"
+        try await store.createPost(other)
+        let stored = try await store.post(id: "p2")
+        XCTAssertEqual(stored?.app, "zipadoo")
+        let yediFeed = try await store.posts(PostFilter(app: .yedi), after: nil, limit: 10)
+        XCTAssertEqual(yediFeed.map(\.id), ["p1"])
+        let theirFeed = try await store.posts(PostFilter(app: "zipadoo"), after: nil, limit: 10)
+        XCTAssertEqual(theirFeed.map(\.id), ["p2"])
+        let byDesigner = try await store.posts(PostFilter(app: .yedi, designerIDs: ["z1"]), after: nil, limit: 10)
+        XCTAssertEqual(byDesigner, [], "another app's designer has no posts here")
+
+        do {
+            _ = try await store.like(postID: "p2", userID: "c1", app: .yedi, now: 30)
+            XCTFail("a YeDi like of another app's post must fail")
+        } catch ContentStoreError.notFound {}
+        do {
+            _ = try await store.unlike(postID: "p2", userID: "c1", app: .yedi)
+            XCTFail("a YeDi unlike of another app's post must fail")
+        } catch ContentStoreError.notFound {}
+        _ = try await store.like(postID: "p1", userID: "c1", app: .yedi, now: 30)
+        _ = try await store.like(postID: "p2", userID: "c1", app: "zipadoo", now: 31)
+        let likedHere = try await store.likedPosts(userID: "c1", app: .yedi, after: nil, limit: 10)
+        XCTAssertEqual(likedHere.map(\.0.id), ["p1"])
+        let ranked = try await store.recommendedPosts(
+            app: .yedi, category: nil, policy: .standard, snapshotAt: 40, after: nil, limit: 10)
+        XCTAssertEqual(ranked.map(\.post.id), ["p1"], "another app's likes rank nothing here")
+
+        var review = review(
+            "r9", reservation: "z-res", designer: "z1", customer: "c9", score: 5, keywords: [], photos: [])
+        review.app = "zipadoo"
+        try await store.createReview(review)
+        let yediReviews = try await store.reviews(designerID: "z1", app: .yedi, after: nil, limit: 10)
+        XCTAssertEqual(yediReviews, [])
+        let theirReviews = try await store.reviews(customerID: "c9", app: "zipadoo", after: nil, limit: 10)
+        XCTAssertEqual(theirReviews.map(\.app), ["zipadoo"])
     }
 }
 
@@ -380,6 +432,10 @@ final class SQLiteContentStoreTests: XCTestCase {
 
     func testPostsRoundTripWithTheirPhotosInOrder() async throws {
         try await ContentStoreContract.postsRoundTripWithTheirPhotosInOrder(try makeStore())
+    }
+
+    func testTenantRowsStayInTheirApp() async throws {
+        try await ContentStoreContract.tenantRowsStayInTheirApp(try makeStore())
     }
 
     func testRecommendationsRankRecentLikesUpToTheSnapshot() async throws {

@@ -67,6 +67,20 @@ enum BookingSchema {
         }
     }
 
+    /// Issue 26, apps as tenants: schedules, styles and reservations carry their app (closed days, booked
+    /// cells and payments go by their parent's); the rows from before belong to YeDi, the only app there
+    /// was. Registered after the payments' migration (`booking-2`), whose tables it does not change.
+    static func migrateApps(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("booking-3-apps") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE schedule ADD COLUMN app TEXT NOT NULL DEFAULT 'yedi';
+                    ALTER TABLE style ADD COLUMN app TEXT NOT NULL DEFAULT 'yedi';
+                    ALTER TABLE reservation ADD COLUMN app TEXT NOT NULL DEFAULT 'yedi';
+                    """)
+        }
+    }
+
     /// The granularity of booked cells: every slot start and length is a multiple of it.
     static let cellMilliseconds: Int64 = 5 * 60_000
 

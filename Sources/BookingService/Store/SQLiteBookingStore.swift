@@ -1,11 +1,18 @@
 import Foundation
 import GRDB
+import RPCAccess
 import RPCCore
 import ServiceRuntime
 
 /// `BookingStore` on the service's SQLite database (GRDB).
+///
+/// A store sees one app's rows (`app`): it writes the app on every schedule, style and reservation and
+/// every query filters by it; the rows under them (closed days, booked cells, payments) go by their
+/// parent's. Booking's methods serve YeDi alone (`proto/booking.proto`), so the service builds it for YeDi.
 struct SQLiteBookingStore: BookingStore {
     let database: ServiceDatabase
+    /// The app whose rows this store reads and writes.
+    var app: AppID = .yedi
     /// Where account deletion's refunds go (`SQLitePaymentStore.purge`); nil in tests of booking alone,
     /// where no payment exists.
     var outbox: Outbox? = nil
@@ -15,32 +22,38 @@ struct SQLiteBookingStore: BookingStore {
     // MARK: Schedules and menus
 
     func schedule(designerID: String) async throws -> ScheduleRecord? {
-        try await database.read { db in try Self.schedule(designerID, db) }
+        try await database.read { db in try Self.schedule(designerID, app, db) }
     }
 
     func createDesigner(_ schedule: ScheduleRecord, menu: [StyleRecord]) async throws -> ScheduleRecord {
         try await database.write { db in
-            if let existing = try Self.schedule(schedule.designerID, db) { return existing }
-            try Self.save(schedule, db, insert: true)
-            try Self.insertMenu(designerID: schedule.designerID, styles: menu, db)
+            if let existing = try Self.schedule(schedule.designerID, app, db) { return existing }
+            try Self.save(schedule, app, db, insert: true)
+            try Self.insertMenu(designerID: schedule.designerID, app, styles: menu, db)
             return schedule
         }
     }
 
     func updateSchedule(_ schedule: ScheduleRecord) async throws {
-        try await database.write { db in try Self.save(schedule, db, insert: false) }
+        try await database.write { db in try Self.save(schedule, app, db, insert: false) }
     }
 
     func closedDays(designerID: String, from: LocalDay, through: LocalDay) async throws -> [LocalDay] {
-        try await database.read { db in try Self.closedDays(designerID, from: from, through: through, db) }
+        try await database.read { db in try Self.closedDays(designerID, app, from: from, through: through, db) }
     }
 
-    private static func closedDays(_ designerID: String, from: LocalDay, through: LocalDay, _ db: Database) throws
+    private static func closedDays(
+        _ designerID: String, _ app: AppID, from: LocalDay, through: LocalDay, _ db: Database
+    ) throws
         -> [LocalDay]
     {
         try String.fetchAll(
-            db, sql: "SELECT day FROM closed_day WHERE designer_id = ? AND day BETWEEN ? AND ? ORDER BY day",
-            arguments: [designerID, from.key, through.key]
+            db,
+            sql: """
+                SELECT day FROM closed_day JOIN schedule USING (designer_id)
+                WHERE designer_id = ? AND schedule.app = ? AND day BETWEEN ? AND ? ORDER BY day
+                """,
+            arguments: [designerID, app.rawValue, from.key, through.key]
         ).compactMap(LocalDay.init(key:))
     }
 
@@ -59,12 +72,13 @@ struct SQLiteBookingStore: BookingStore {
     }
 
     func menu(designerID: String) async throws -> [StyleRecord] {
-        try await database.read { db in try Self.menu(designerID, db) }
+        try await database.read { db in try Self.menu(designerID, app, db) }
     }
 
-    private static func menu(_ designerID: String, _ db: Database) throws -> [StyleRecord] {
+    private static func menu(_ designerID: String, _ app: AppID, _ db: Database) throws -> [StyleRecord] {
         try Row.fetchAll(
-            db, sql: "SELECT * FROM style WHERE designer_id = ? ORDER BY position", arguments: [designerID]
+            db, sql: "SELECT * FROM style WHERE designer_id = ? AND app = ? ORDER BY position",
+            arguments: [designerID, app.rawValue]
         ).map {
             StyleRecord(
                 id: $0["id"], name: $0["name"], category: $0["category"], priceKRW: $0["price_krw"],
@@ -74,8 +88,9 @@ struct SQLiteBookingStore: BookingStore {
 
     func replaceMenu(designerID: String, styles: [StyleRecord]) async throws {
         try await database.write { db in
-            try db.execute(sql: "DELETE FROM style WHERE designer_id = ?", arguments: [designerID])
-            try Self.insertMenu(designerID: designerID, styles: styles, db)
+            try db.execute(
+                sql: "DELETE FROM style WHERE designer_id = ? AND app = ?", arguments: [designerID, app.rawValue])
+            try Self.insertMenu(designerID: designerID, app, styles: styles, db)
         }
     }
 
@@ -109,12 +124,12 @@ struct SQLiteBookingStore: BookingStore {
         do {
             return try await database.write { db in
                 if let key = reservation.idempotencyKey,
-                    let existing = try Self.reservation(customerID: reservation.customerID, key: key, db)
+                    let existing = try Self.reservation(customerID: reservation.customerID, key: key, app, db)
                 {
                     return .existing(existing)
                 }
                 if let quotas { try Self.check(quotas, for: reservation, db) }
-                try Self.insert(reservation, db)
+                try Self.insert(reservation, app, db)
                 for cell in cells {
                     try db.execute(
                         sql: "INSERT INTO booked_cell (designer_id, cell_start_ms, reservation_id) VALUES (?, ?, ?)",
@@ -153,16 +168,18 @@ struct SQLiteBookingStore: BookingStore {
     ) async throws -> BookingSetting {
         try await database.read { db in
             BookingSetting(
-                schedule: try Self.schedule(designerID, db),
-                closedDays: try Self.closedDays(designerID, from: closedFrom, through: through, db),
-                menu: try Self.menu(designerID, db),
-                earlier: try idempotencyKey.flatMap { try Self.reservation(customerID: customerID, key: $0, db) })
+                schedule: try Self.schedule(designerID, app, db),
+                closedDays: try Self.closedDays(designerID, app, from: closedFrom, through: through, db),
+                menu: try Self.menu(designerID, app, db),
+                earlier: try idempotencyKey.flatMap { try Self.reservation(customerID: customerID, key: $0, app, db) })
         }
     }
 
     func reservation(id: String) async throws -> ReservationRecord? {
         try await database.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM reservation WHERE id = ?", arguments: [id]).map(Self.reservation)
+            try Row.fetchOne(
+                db, sql: "SELECT * FROM reservation WHERE id = ? AND app = ?", arguments: [id, app.rawValue]
+            ).map(Self.reservation)
         }
     }
 
@@ -170,12 +187,16 @@ struct SQLiteBookingStore: BookingStore {
         try await database.write { db in
             try db.execute(
                 sql:
-                    "UPDATE reservation SET status = 'cancelled', cancelled_at_ms = ? WHERE id = ? AND status = 'confirmed'",
-                arguments: [milliseconds, id])
+                    "UPDATE reservation SET status = 'cancelled', cancelled_at_ms = ? WHERE id = ? AND app = ? AND status = 'confirmed'",
+                arguments: [milliseconds, id, app.rawValue])
+            guard
+                let cancelled = try Row.fetchOne(
+                    db, sql: "SELECT * FROM reservation WHERE id = ? AND app = ?", arguments: [id, app.rawValue]
+                ).map(Self.reservation)
+            else { return nil }
             try db.execute(sql: "DELETE FROM booked_cell WHERE reservation_id = ?", arguments: [id])
             _ = try scheduler?.cancel(id: ReservationReminder.jobID(id), in: db)
-            return try Row.fetchOne(db, sql: "SELECT * FROM reservation WHERE id = ?", arguments: [id]).map(
-                Self.reservation)
+            return cancelled
         }
     }
 
@@ -184,8 +205,8 @@ struct SQLiteBookingStore: BookingStore {
         limit: Int
     ) async throws -> [ReservationRecord] {
         let (column, userID) = party.column
-        var sql = "SELECT * FROM reservation WHERE \(column) = ?"
-        var arguments: StatementArguments = [userID]
+        var sql = "SELECT * FROM reservation WHERE \(column) = ? AND app = ?"
+        var arguments: StatementArguments = [userID, app.rawValue]
         let ascending: Bool
         switch filter {
         case .upcoming:
@@ -219,9 +240,9 @@ struct SQLiteBookingStore: BookingStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT * FROM reservation WHERE designer_id = ? AND status = 'confirmed'
+                    SELECT * FROM reservation WHERE designer_id = ? AND app = ? AND status = 'confirmed'
                     AND start_at_ms >= ? AND start_at_ms < ? ORDER BY start_at_ms, id
-                    """, arguments: [designerID, from, until]
+                    """, arguments: [designerID, app.rawValue, from, until]
             ).map(Self.reservation)
         }
     }
@@ -245,9 +266,11 @@ struct SQLiteBookingStore: BookingStore {
 
     // MARK: Rows
 
-    private static func schedule(_ designerID: String, _ db: Database) throws -> ScheduleRecord? {
+    private static func schedule(_ designerID: String, _ app: AppID, _ db: Database) throws -> ScheduleRecord? {
         guard
-            let row = try Row.fetchOne(db, sql: "SELECT * FROM schedule WHERE designer_id = ?", arguments: [designerID])
+            let row = try Row.fetchOne(
+                db, sql: "SELECT * FROM schedule WHERE designer_id = ? AND app = ?",
+                arguments: [designerID, app.rawValue])
         else { return nil }
         let breaksJSON: String = row["breaks"]
         let weekdays: String = row["closed_weekdays"]
@@ -259,61 +282,65 @@ struct SQLiteBookingStore: BookingStore {
             updatedAtMilliseconds: row["updated_at_ms"])
     }
 
-    private static func save(_ schedule: ScheduleRecord, _ db: Database, insert: Bool) throws {
+    private static func save(_ schedule: ScheduleRecord, _ app: AppID, _ db: Database, insert: Bool) throws {
         let breaks = String(decoding: try JSONEncoder().encode(schedule.breaks), as: UTF8.self)
         let weekdays = schedule.closedWeekdays.map(String.init).joined(separator: ",")
         let arguments: StatementArguments = [
             schedule.openingMinute, schedule.closingMinute, schedule.slotMinutes, schedule.timeZone, breaks, weekdays,
-            schedule.updatedAtMilliseconds, schedule.designerID,
+            schedule.updatedAtMilliseconds, schedule.designerID, app.rawValue,
         ]
         if insert {
             try db.execute(
                 sql: """
                     INSERT INTO schedule (opening_minute, closing_minute, slot_minutes, time_zone, breaks,
-                        closed_weekdays, updated_at_ms, designer_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                        closed_weekdays, updated_at_ms, designer_id, app) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, arguments: arguments)
         } else {
             try db.execute(
                 sql: """
                     UPDATE schedule SET opening_minute = ?, closing_minute = ?, slot_minutes = ?, time_zone = ?,
-                        breaks = ?, closed_weekdays = ?, updated_at_ms = ? WHERE designer_id = ?
+                        breaks = ?, closed_weekdays = ?, updated_at_ms = ? WHERE designer_id = ? AND app = ?
                     """, arguments: arguments)
         }
     }
 
-    private static func insertMenu(designerID: String, styles: [StyleRecord], _ db: Database) throws {
+    private static func insertMenu(designerID: String, _ app: AppID, styles: [StyleRecord], _ db: Database) throws {
         for (position, style) in styles.enumerated() {
             try db.execute(
                 sql: """
-                    INSERT INTO style (id, designer_id, position, name, category, price_krw, duration_minutes)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO style (id, designer_id, app, position, name, category, price_krw, duration_minutes)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    style.id, designerID, position, style.name, style.category, style.priceKRW, style.durationMinutes,
+                    style.id, designerID, app.rawValue, position, style.name, style.category, style.priceKRW,
+                    style.durationMinutes,
                 ])
         }
     }
 
-    private static func insert(_ reservation: ReservationRecord, _ db: Database) throws {
+    private static func insert(_ reservation: ReservationRecord, _ app: AppID, _ db: Database) throws {
         let styles = String(decoding: try JSONEncoder().encode(reservation.styles), as: UTF8.self)
         try db.execute(
             sql: """
-                INSERT INTO reservation (id, customer_id, designer_id, start_at_ms, end_at_ms, time_zone, styles,
+                INSERT INTO reservation (id, app, customer_id, designer_id, start_at_ms, end_at_ms, time_zone, styles,
                     total_price_krw, status, idempotency_key, created_at_ms, cancelled_at_ms)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
-                reservation.id, reservation.customerID, reservation.designerID, reservation.startAtMilliseconds,
+                reservation.id, app.rawValue, reservation.customerID, reservation.designerID,
+                reservation.startAtMilliseconds,
                 reservation.endAtMilliseconds, reservation.timeZone, styles, reservation.totalPriceKRW,
                 reservation.status.rawValue, reservation.idempotencyKey, reservation.createdAtMilliseconds,
                 reservation.cancelledAtMilliseconds,
             ])
     }
 
-    private static func reservation(customerID: String, key: String, _ db: Database) throws -> ReservationRecord? {
+    private static func reservation(customerID: String, key: String, _ app: AppID, _ db: Database) throws
+        -> ReservationRecord?
+    {
         try Row.fetchOne(
-            db, sql: "SELECT * FROM reservation WHERE customer_id = ? AND idempotency_key = ?",
-            arguments: [customerID, key]
+            db, sql: "SELECT * FROM reservation WHERE customer_id = ? AND idempotency_key = ? AND app = ?",
+            arguments: [customerID, key, app.rawValue]
         ).map(reservation)
     }
 

@@ -28,10 +28,12 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUs
         let designerID = try context.requireRole(.designer).id
         let now = clock.nowMilliseconds
         let post = PostRecord(
-            id: ids.next(), designerID: designerID, title: try FieldRules.title(request.title),
+            id: ids.next(), app: context.app, designerID: designerID,
+            title: try FieldRules.title(request.title),
             description: try FieldRules.description(request.description),
             priceKRW: try FieldRules.price(request.priceKRW), category: try FieldRules.category(request.category),
-            photos: try await ownedImages(request.photoIDs, owner: designerID, field: "photo_ids", maximum: 10),
+            photos: try await ownedImages(
+                request.photoIDs, owner: designerID, field: "photo_ids", maximum: 10, context: context),
             likeCount: 0, createdAtMilliseconds: now, updatedAtMilliseconds: now)
         do {
             try await store.createPost(post, quota: quotas.postsPerDay)
@@ -45,12 +47,13 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUs
 
     func updatePost(_ request: YediContent.UpdatePostRequest, context: ServerContext) async throws -> YediContent.Post {
         let designerID = try context.requireRole(.designer).id
-        var post = try await ownPost(request.postID, designerID: designerID)
+        var post = try await ownPost(request.postID, designerID: designerID, context: context)
         post.title = try FieldRules.title(request.title)
         post.description = try FieldRules.description(request.description)
         post.priceKRW = try FieldRules.price(request.priceKRW)
         post.category = try FieldRules.category(request.category)
-        post.photos = try await ownedImages(request.photoIDs, owner: designerID, field: "photo_ids", maximum: 10)
+        post.photos = try await ownedImages(
+            request.photoIDs, owner: designerID, field: "photo_ids", maximum: 10, context: context)
         post.updatedAtMilliseconds = clock.nowMilliseconds
         do {
             try await store.updatePost(post)
@@ -68,7 +71,8 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUs
     func deletePost(_ request: YediContent.DeletePostRequest, context: ServerContext) async throws
         -> YediContent.DeletePostResponse
     {
-        let post = try await ownPost(request.postID, designerID: try context.requireRole(.designer).id)
+        let post = try await ownPost(
+            request.postID, designerID: try context.requireRole(.designer).id, context: context)
         guard try await store.deletePost(id: post.id) else {
             throw RPCError(code: .notFound, message: "post_id: no such post")
         }
@@ -77,7 +81,7 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUs
 
     func getPost(_ request: YediContent.GetPostRequest, context: ServerContext) async throws -> YediContent.Post {
         guard !request.postID.isEmpty else { throw FieldRules.invalid("post_id", "required") }
-        guard let post = try await store.post(id: request.postID), Self.canSee(post, context.caller.user, apps: apps)
+        guard let post = try await store.post(id: request.postID), Self.canSee(post, in: context, apps: apps)
         else {
             throw RPCError(code: .notFound, message: "post_id: no such post")
         }
@@ -88,7 +92,7 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUs
 
     func getFeed(_ request: YediContent.GetFeedRequest, context: ServerContext) async throws -> YediContent.FeedPage {
         var filter = PostFilter(
-            designerIDs: nil,
+            app: context.app, designerIDs: nil,
             category: request.category == .unspecified ? nil : try FieldRules.category(request.category))
         switch request.scope {
         case .unspecified, .all:
@@ -130,7 +134,7 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUs
         let page = try pages.recommended.read(request.page, as: RecommendationKey.self)
         let snapshot = page.after?.key.snapshotAtMilliseconds ?? clock.nowMilliseconds
         let ranked = try await store.recommendedPosts(
-            category: category, policy: .standard, snapshotAt: snapshot,
+            app: context.app, category: category, policy: .standard, snapshotAt: snapshot,
             after: page.after.map { PagePosition(key: $0.key.score, id: $0.id) }, limit: page.limit + 1)
         return try await feedPage(
             ranked.map {
@@ -142,10 +146,12 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUs
             }, page.limit, list: pages.recommended, context: context)
     }
 
-    /// A hidden post is for its designer and the app's operators only; to anyone else it does not exist.
-    static func canSee(_ post: PostRecord, _ user: AuthenticatedUser?, apps: AppCatalog) -> Bool {
+    /// Another app's post does not exist for the caller; a hidden post is for its designer and the app's
+    /// operators only, and to anyone else it does not exist either.
+    static func canSee(_ post: PostRecord, in context: ServerContext, apps: AppCatalog) -> Bool {
+        guard post.app == context.app else { return false }
         guard post.hiddenAtMilliseconds != nil else { return true }
-        guard let user else { return false }
+        guard let user = context.caller.user else { return false }
         return user.id == post.designerID || apps[user.app]?.operatorRoles.contains(user.role) == true
     }
 
@@ -155,7 +161,8 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUs
         guard !request.designerID.isEmpty else { throw FieldRules.invalid("designer_id", "required") }
         let page = try pages.posts.read(request.page, as: Int64.self)
         let posts = try await store.posts(
-            PostFilter(designerIDs: [request.designerID], category: nil), after: page.after, limit: page.limit + 1)
+            PostFilter(app: context.app, designerIDs: [request.designerID], category: nil), after: page.after,
+            limit: page.limit + 1)
         return try await feedPage(
             posts.map { ($0, ListPosition(key: $0.createdAtMilliseconds, id: $0.id)) }, page.limit,
             list: pages.posts, context: context)
@@ -167,7 +174,8 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUs
         let userID = try context.requireRole(.customer).id
         let postID = try FieldRules.required(request.postID, field: "post_id")
         do {
-            let count = try await store.like(postID: postID, userID: userID, now: clock.nowMilliseconds)
+            let count = try await store.like(
+                postID: postID, userID: userID, app: context.app, now: clock.nowMilliseconds)
             return YediContent.LikeResponse(liked: true, likeCount: count)
         } catch ContentStoreError.notFound {
             throw RPCError(code: .notFound, message: "post_id: no such post")
@@ -178,7 +186,7 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUs
         let userID = try context.requireRole(.customer).id
         let postID = try FieldRules.required(request.postID, field: "post_id")
         do {
-            let count = try await store.unlike(postID: postID, userID: userID)
+            let count = try await store.unlike(postID: postID, userID: userID, app: context.app)
             return YediContent.LikeResponse(liked: false, likeCount: count)
         } catch ContentStoreError.notFound {
             throw RPCError(code: .notFound, message: "post_id: no such post")
@@ -190,16 +198,17 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUs
     ) async throws -> YediContent.FeedPage {
         let userID = try context.requireRole(.customer).id
         let page = try pages.likes.read(request.page, as: Int64.self)
-        let rows = try await store.likedPosts(userID: userID, after: page.after, limit: page.limit + 1)
+        let rows = try await store.likedPosts(
+            userID: userID, app: context.app, after: page.after, limit: page.limit + 1)
         return try await feedPage(rows, page.limit, list: pages.likes, context: context)
     }
 
     // MARK: Helpers
 
     /// The post if `designerID` wrote it: NOT_FOUND if there is none, PERMISSION_DENIED if someone else did.
-    private func ownPost(_ postID: String, designerID: String) async throws -> PostRecord {
+    private func ownPost(_ postID: String, designerID: String, context: ServerContext) async throws -> PostRecord {
         guard !postID.isEmpty else { throw FieldRules.invalid("post_id", "required") }
-        guard let post = try await store.post(id: postID) else {
+        guard let post = try await store.post(id: postID), post.app == context.app else {
             throw RPCError(code: .notFound, message: "post_id: no such post")
         }
         guard post.designerID == designerID else {
@@ -210,14 +219,17 @@ struct ContentHandlers: YediContent.ContentService.ServiceProtocol, HandlerKitUs
 
     /// `ids` as images the caller uploaded, in order: 1 to `maximum`, no repeats, each existing (NOT_FOUND)
     /// and uploaded by `owner` (PERMISSION_DENIED).
-    func ownedImages(_ ids: [String], owner: String, field: String, maximum: Int) async throws -> [ImageRecord] {
+    func ownedImages(
+        _ ids: [String], owner: String, field: String, maximum: Int, context: ServerContext
+    ) async throws -> [ImageRecord] {
         guard !ids.isEmpty else { throw FieldRules.invalid(field, "at least one image") }
         guard ids.count <= maximum else { throw FieldRules.invalid(field, "at most \(maximum) images") }
         guard Set(ids).count == ids.count else { throw FieldRules.invalid(field, "an image is listed twice") }
         let found = Dictionary(
             try await store.images(ids: ids).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         return try ids.map { id throws(RPCError) -> ImageRecord in
-            guard let image = found[id] else {
+            // Another app's image does not exist for this caller (owners are users of one app).
+            guard let image = found[id], image.app == context.app else {
                 throw RPCError(code: .notFound, message: "\(field): no image \"\(id)\"; upload it first")
             }
             guard image.ownerID == owner else {

@@ -7,7 +7,8 @@ extension ContentHandlers {
         -> YediCommon.ImageRef
     {
         let image = try await images.upload(
-            request.data, claimedType: request.contentType, ownerID: try context.requireUser().id, id: ids.next(),
+            request.data, claimedType: request.contentType, ownerID: try context.requireUser().id,
+            app: context.app, id: ids.next(),
             now: clock.nowMilliseconds,
             quotas: UploadQuotas(perDay: quotas.uploadBytesPerDay, total: quotas.uploadBytesTotal))
         // Not public until a post or review shows it: the uploader's preview is signed.
@@ -17,7 +18,8 @@ extension ContentHandlers {
     func getImage(_ request: YediContent.GetImageRequest, context: ServerContext) async throws -> YediContent.ImageData
     {
         let id = try FieldRules.required(request.imageID, field: "image_id")
-        guard let image = try await images.image(id: id) else {
+        // Another app's image does not exist for this caller (its signed URL, if shared, still works).
+        guard let image = try await images.image(id: id), image.record.app == context.app else {
             throw RPCError(code: .notFound, message: "image_id: no such image")
         }
         return YediContent.ImageData(

@@ -14,7 +14,8 @@ extension ContentHandlers {
         let score = try FieldRules.score(request.score)
         let text = try FieldRules.text(request.text, field: "text", maximum: 2_000)
         let keywords = try FieldRules.keywords(request.keywords)
-        let photos = try await ownedImages(request.photoIDs, owner: customerID, field: "photo_ids", maximum: 10)
+        let photos = try await ownedImages(
+            request.photoIDs, owner: customerID, field: "photo_ids", maximum: 10, context: context)
 
         let reservation: YediBooking.Reservation?
         do {
@@ -38,7 +39,8 @@ extension ContentHandlers {
                 code: .failedPrecondition, message: "reservation_id: a reservation can be reviewed once it has started")
         }
         let review = ReviewRecord(
-            id: ids.next(), reservationID: reservationID, designerID: reservation.designerID, customerID: customerID,
+            id: ids.next(), app: context.app, reservationID: reservationID, designerID: reservation.designerID,
+            customerID: customerID,
             score: score, text: text, photos: photos, keywords: keywords, createdAtMilliseconds: now)
         do {
             try await store.createReview(review, quota: quotas.reviewsPerDay)
@@ -57,7 +59,8 @@ extension ContentHandlers {
     ) async throws -> YediContent.ListDesignerReviewsResponse {
         let designerID = try FieldRules.required(request.designerID, field: "designer_id")
         let page = try pages.reviews.read(request.page, as: Int64.self)
-        let reviews = try await store.reviews(designerID: designerID, after: page.after, limit: page.limit + 1)
+        let reviews = try await store.reviews(
+            designerID: designerID, app: context.app, after: page.after, limit: page.limit + 1)
         let summary = try await store.reviewSummaries(designerIDs: [designerID]).first ?? .empty(designerID)
         return YediContent.ListDesignerReviewsResponse(
             reviews: reviews.prefix(page.limit).map(review),
@@ -71,7 +74,8 @@ extension ContentHandlers {
     {
         let customerID = try context.requireRole(.customer).id
         let page = try pages.reviews.read(request.page, as: Int64.self)
-        let reviews = try await store.reviews(customerID: customerID, after: page.after, limit: page.limit + 1)
+        let reviews = try await store.reviews(
+            customerID: customerID, app: context.app, after: page.after, limit: page.limit + 1)
         return YediContent.ListMyReviewsResponse(
             reviews: reviews.prefix(page.limit).map(review),
             page: pages.reviews.next(Self.positions(reviews), limit: page.limit))

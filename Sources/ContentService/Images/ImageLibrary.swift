@@ -1,5 +1,6 @@
 import CountLimitedCache
 import NIOPosix
+import RPCAccess
 import RPCCore
 import ServiceRuntime
 import YediCrypto
@@ -35,7 +36,8 @@ final class ImageLibrary: Sendable {
     /// what the bytes are. Over one of `quotas`: `RESOURCE_EXHAUSTED`, and the blob just written goes again
     /// (unless another image has the same bytes).
     func upload(
-        _ bytes: [UInt8], claimedType: String, ownerID: String, id: String, now: Int64, quotas: UploadQuotas? = nil
+        _ bytes: [UInt8], claimedType: String, ownerID: String, app: AppID, id: String, now: Int64,
+        quotas: UploadQuotas? = nil
     ) async throws -> ImageRecord {
         guard !bytes.isEmpty else { throw RPCError(code: .invalidArgument, message: "data: required") }
         guard bytes.count <= Self.maximumBytes else {
@@ -66,7 +68,7 @@ final class ImageLibrary: Sendable {
             return (sha, names)
         }
         let record = ImageRecord(
-            id: id, ownerID: ownerID, sha256: sha, contentType: info.type.contentType, width: info.width,
+            id: id, ownerID: ownerID, app: app, sha256: sha, contentType: info.type.contentType, width: info.width,
             height: info.height, byteCount: bytes.count, createdAtMilliseconds: now, variants: names)
         do {
             try await store.insertImage(record, quotas: quotas)

@@ -7,6 +7,8 @@ import ServiceRuntime
 struct ImageRecord: Sendable, Equatable {
     var id: String
     var ownerID: String
+    /// The uploader's app: only callers of that app find it by id (URLs are capabilities of their own).
+    var app: AppID = .yedi
     /// The blob's name (lowercase hex SHA-256 of the bytes); several images may share one blob.
     var sha256: String
     var contentType: String
@@ -29,6 +31,8 @@ struct ImageVariantNames: Sendable, Equatable {
 
 struct PostRecord: Sendable, Equatable {
     var id: String
+    /// The designer's app; every query filters by the caller's.
+    var app: AppID = .yedi
     var designerID: String
     var title: String
     var description: String
@@ -51,6 +55,8 @@ typealias ListPosition = PagePosition<Int64>
 
 /// Which posts a feed shows.
 struct PostFilter: Sendable, Equatable {
+    /// The caller's app: posts of other apps are never listed.
+    var app: AppID = .yedi
     /// Only these designers' posts (nil = everyone's; empty = nobody's).
     var designerIDs: [String]?
     /// `yedi.common.HairCategory` raw value; nil = every category.
@@ -63,6 +69,8 @@ struct PostFilter: Sendable, Equatable {
 
 struct ReviewRecord: Sendable, Equatable {
     var id: String
+    /// The reviewer's app; lists filter by the caller's.
+    var app: AppID = .yedi
     var reservationID: String
     var designerID: String
     var customerID: String

@@ -2,7 +2,8 @@ import GRDB
 
 /// ContentService's tables, one migration per schema version.
 ///
-/// Open for what later issues add: `app` on posts and reviews (sibling apps' events), comments, bookmarks
+/// Every row of a user or a piece of content carries its `app` (children — photos, keywords — go by their
+/// parent's); open for what later issues add: comments, bookmarks
 /// and reports as tables referencing `post(id)` with `ON DELETE CASCADE`.
 enum ContentSchema {
     static func migrate(_ migrator: inout DatabaseMigrator) {
@@ -135,6 +136,15 @@ enum ContentSchema {
                     ALTER TABLE image ADD COLUMN thumbnail_sha256 TEXT;
                     CREATE INDEX image_by_large ON image(large_sha256);
                     CREATE INDEX image_by_thumbnail ON image(thumbnail_sha256);
+                    """)
+        }
+        // Issue 26, apps as tenants: images (which every app uploads) and likes carry their app as posts and
+        // reviews already did; rows from before belong to YeDi, the only app there was.
+        migrator.registerMigration("content-6-apps") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE image ADD COLUMN app TEXT NOT NULL DEFAULT 'yedi';
+                    ALTER TABLE post_like ADD COLUMN app TEXT NOT NULL DEFAULT 'yedi';
                     """)
         }
     }

@@ -1,3 +1,4 @@
+import RPCAccess
 import RPCCore
 import ServiceRuntime
 import YediProto
@@ -28,25 +29,27 @@ protocol ContentStore: Sendable {
     func post(id: String) async throws -> PostRecord?
     /// The posts among `ids` that exist, in no particular order.
     func posts(ids: [String]) async throws -> [PostRecord]
-    /// Newest first by (creation time, id), strictly after `position`.
+    /// Newest first by (creation time, id), strictly after `position`; of `filter.app` only.
     func posts(_ filter: PostFilter, after position: ListPosition?, limit: Int) async throws -> [PostRecord]
     /// Posts liked within `policy`'s window before `snapshotAt` (likes after it do not count), best score
     /// first, then larger id; strictly after `position` (score, id). Hidden posts are left out.
     func recommendedPosts(
-        category: Int?, policy: RecommendationPolicy, snapshotAt: Int64, after position: PagePosition<Int64>?,
+        app: AppID, category: Int?, policy: RecommendationPolicy, snapshotAt: Int64,
+        after position: PagePosition<Int64>?,
         limit: Int
     ) async throws -> [(post: PostRecord, score: Int64)]
 
     // MARK: Likes
 
-    /// Idempotent; returns the post's like count. `ContentStoreError.notFound` if no such post.
-    func like(postID: String, userID: String, now: Int64) async throws -> Int64
-    /// Idempotent; returns the post's like count. `ContentStoreError.notFound` if no such post.
-    func unlike(postID: String, userID: String) async throws -> Int64
+    /// Idempotent; returns the post's like count. `ContentStoreError.notFound` if `app` has no such post
+    /// (the like carries the app).
+    func like(postID: String, userID: String, app: AppID, now: Int64) async throws -> Int64
+    /// Idempotent; returns the post's like count. `ContentStoreError.notFound` if `app` has no such post.
+    func unlike(postID: String, userID: String, app: AppID) async throws -> Int64
     /// Which of `postIDs` the user likes.
     func likedPostIDs(userID: String, among postIDs: [String]) async throws -> Set<String>
     /// The user's liked posts, newest like first, after `position` (the like time and post id).
-    func likedPosts(userID: String, after position: ListPosition?, limit: Int) async throws -> [(
+    func likedPosts(userID: String, app: AppID, after position: ListPosition?, limit: Int) async throws -> [(
         PostRecord, ListPosition
     )]
 
@@ -57,8 +60,11 @@ protocol ContentStore: Sendable {
     /// customer's reviews this Seoul day reach `quota` (counted in the transaction).
     func createReview(_ review: ReviewRecord, quota: Quota?) async throws
     /// Newest first by (creation time, id).
-    func reviews(designerID: String, after position: ListPosition?, limit: Int) async throws -> [ReviewRecord]
-    func reviews(customerID: String, after position: ListPosition?, limit: Int) async throws -> [ReviewRecord]
+    /// Newest first by (creation time, id), of `app` only.
+    func reviews(designerID: String, app: AppID, after position: ListPosition?, limit: Int) async throws
+        -> [ReviewRecord]
+    func reviews(customerID: String, app: AppID, after position: ListPosition?, limit: Int) async throws
+        -> [ReviewRecord]
     /// One per id asked for, in that order (an empty summary for a designer without reviews).
     func reviewSummaries(designerIDs: [String]) async throws -> [ReviewSummaryRecord]
 

@@ -1,11 +1,13 @@
 import GRDB
+import RPCAccess
 import ServiceRuntime
 
 /// The RECOMMENDED feed's ranking, in one query: the likes of the window before the snapshot, weighed by
 /// the policy's steps, summed per post.
 extension SQLiteContentStore {
     func recommendedPosts(
-        category: Int?, policy: RecommendationPolicy, snapshotAt: Int64, after position: PagePosition<Int64>?,
+        app: AppID, category: Int?, policy: RecommendationPolicy, snapshotAt: Int64,
+        after position: PagePosition<Int64>?,
         limit: Int
     ) async throws -> [(post: PostRecord, score: Int64)] {
         try await database.read { db in
@@ -14,8 +16,10 @@ extension SQLiteContentStore {
                 _ = arguments.append(contentsOf: [snapshotAt - step.withinMilliseconds, step.weight])
                 return "WHEN liked_at_ms > ? THEN ?"
             }
-            _ = arguments.append(contentsOf: [snapshotAt - policy.windowMilliseconds, snapshotAt])
+            _ = arguments.append(contentsOf: [app.rawValue, snapshotAt - policy.windowMilliseconds, snapshotAt])
             var conditions = ["post.hidden_at_ms IS NULL"]
+            conditions.append("post.app = ?")
+            _ = arguments.append(contentsOf: [app.rawValue])
             if let category {
                 conditions.append("post.category = ?")
                 _ = arguments.append(contentsOf: [category])
@@ -30,7 +34,7 @@ extension SQLiteContentStore {
                 sql: """
                     SELECT post.*, ranked.score AS score FROM (
                         SELECT post_id, SUM(CASE \(weights.joined(separator: " ")) ELSE 0 END) AS score
-                        FROM post_like WHERE liked_at_ms > ? AND liked_at_ms <= ? GROUP BY post_id
+                        FROM post_like WHERE post_like.app = ? AND liked_at_ms > ? AND liked_at_ms <= ? GROUP BY post_id
                     ) AS ranked JOIN post ON post.id = ranked.post_id
                     WHERE \(conditions.joined(separator: " AND "))
                     ORDER BY ranked.score DESC, post.id DESC LIMIT ?

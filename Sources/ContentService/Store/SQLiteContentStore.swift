@@ -1,4 +1,5 @@
 import GRDB
+import RPCAccess
 import RPCCore
 import ServiceRuntime
 
@@ -19,12 +20,13 @@ struct SQLiteContentStore: ContentStore {
             }
             try db.execute(
                 sql: """
-                    INSERT INTO image (id, owner_id, sha256, content_type, width, height, byte_count, created_at_ms,
-                        large_sha256, thumbnail_sha256)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO image (id, owner_id, app, sha256, content_type, width, height, byte_count,
+                        created_at_ms, large_sha256, thumbnail_sha256)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    image.id, image.ownerID, image.sha256, image.contentType, image.width, image.height,
+                    image.id, image.ownerID, image.app.rawValue, image.sha256, image.contentType, image.width,
+                    image.height,
                     image.byteCount, image.createdAtMilliseconds, image.variants?.large, image.variants?.thumbnail,
                 ])
             // The blobs are wanted again: a pending deletion of them must not run.
@@ -58,12 +60,13 @@ struct SQLiteContentStore: ContentStore {
             }
             try db.execute(
                 sql: """
-                    INSERT INTO post (id, designer_id, title, description, price_krw, category, like_count,
+                    INSERT INTO post (id, app, designer_id, title, description, price_krw, category, like_count,
                         created_at_ms, updated_at_ms)
-                    VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
                     """,
                 arguments: [
-                    post.id, post.designerID, post.title, post.description, post.priceKRW, post.category,
+                    post.id, post.app.rawValue, post.designerID, post.title, post.description, post.priceKRW,
+                    post.category,
                     post.createdAtMilliseconds, post.updatedAtMilliseconds,
                 ])
             try Self.insertPhotos(table: "post_image", owner: "post_id", id: post.id, post.photos, db)
@@ -111,8 +114,8 @@ struct SQLiteContentStore: ContentStore {
     func posts(_ filter: PostFilter, after position: ListPosition?, limit: Int) async throws -> [PostRecord] {
         if let designers = filter.designerIDs, designers.isEmpty { return [] }
         return try await database.read { db in
-            var conditions = ["hidden_at_ms IS NULL"]
-            var arguments = StatementArguments()
+            var conditions = ["app = ?", "hidden_at_ms IS NULL"]
+            var arguments: StatementArguments = [filter.app.rawValue]
             let order = filter.featuredOnly ? "featured_at_ms" : "created_at_ms"
             if filter.featuredOnly { conditions.append("featured_at_ms IS NOT NULL") }
             if let designers = filter.designerIDs {
@@ -142,16 +145,17 @@ struct SQLiteContentStore: ContentStore {
 
     // MARK: Likes
 
-    func like(postID: String, userID: String, now: Int64) async throws -> Int64 {
+    func like(postID: String, userID: String, app: AppID, now: Int64) async throws -> Int64 {
         try await database.write { db in
             guard
                 try Int.fetchOne(
-                    db, sql: "SELECT 1 FROM post WHERE id = ? AND hidden_at_ms IS NULL", arguments: [postID])
+                    db, sql: "SELECT 1 FROM post WHERE id = ? AND app = ? AND hidden_at_ms IS NULL",
+                    arguments: [postID, app.rawValue])
                     != nil
             else { throw ContentStoreError.notFound }
             try db.execute(
-                sql: "INSERT OR IGNORE INTO post_like (post_id, user_id, liked_at_ms) VALUES (?, ?, ?)",
-                arguments: [postID, userID, now])
+                sql: "INSERT OR IGNORE INTO post_like (post_id, user_id, app, liked_at_ms) VALUES (?, ?, ?, ?)",
+                arguments: [postID, userID, app.rawValue, now])
             if db.changesCount > 0 {
                 try db.execute(sql: "UPDATE post SET like_count = like_count + 1 WHERE id = ?", arguments: [postID])
             }
@@ -159,9 +163,13 @@ struct SQLiteContentStore: ContentStore {
         }
     }
 
-    func unlike(postID: String, userID: String) async throws -> Int64 {
+    func unlike(postID: String, userID: String, app: AppID) async throws -> Int64 {
         try await database.write { db in
-            guard try Self.likeCount(postID, db) != nil else { throw ContentStoreError.notFound }
+            guard
+                try Int.fetchOne(
+                    db, sql: "SELECT 1 FROM post WHERE id = ? AND app = ?", arguments: [postID, app.rawValue])
+                    != nil
+            else { throw ContentStoreError.notFound }
             try db.execute(sql: "DELETE FROM post_like WHERE post_id = ? AND user_id = ?", arguments: [postID, userID])
             if db.changesCount > 0 {
                 try db.execute(sql: "UPDATE post SET like_count = like_count - 1 WHERE id = ?", arguments: [postID])
@@ -182,16 +190,16 @@ struct SQLiteContentStore: ContentStore {
         }
     }
 
-    func likedPosts(userID: String, after position: ListPosition?, limit: Int) async throws -> [(
+    func likedPosts(userID: String, app: AppID, after position: ListPosition?, limit: Int) async throws -> [(
         PostRecord, ListPosition
     )] {
         try await database.read { db in
             var sql = """
                 SELECT post.*, post_like.liked_at_ms AS liked_at FROM post_like
                 JOIN post ON post.id = post_like.post_id
-                WHERE post_like.user_id = ? AND post.hidden_at_ms IS NULL
+                WHERE post_like.user_id = ? AND post_like.app = ? AND post.hidden_at_ms IS NULL
                 """
-            var arguments: StatementArguments = [userID]
+            var arguments: StatementArguments = [userID, app.rawValue]
             if let position {
                 sql += " AND (post_like.liked_at_ms < ? OR (post_like.liked_at_ms = ? AND post_like.post_id < ?))"
                 _ = arguments.append(contentsOf: [position.key, position.key, position.id])
@@ -219,11 +227,13 @@ struct SQLiteContentStore: ContentStore {
                 }
                 try db.execute(
                     sql: """
-                        INSERT INTO review (id, reservation_id, designer_id, customer_id, score, text, created_at_ms)
-                        VALUES (?, ?, ?, ?, ?, ?, ?)
+                        INSERT INTO review (id, app, reservation_id, designer_id, customer_id, score, text,
+                            created_at_ms)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
-                        review.id, review.reservationID, review.designerID, review.customerID, review.score,
+                        review.id, review.app.rawValue, review.reservationID, review.designerID, review.customerID,
+                        review.score,
                         review.text, review.createdAtMilliseconds,
                     ])
                 try Self.insertPhotos(table: "review_image", owner: "review_id", id: review.id, review.photos, db)
@@ -257,21 +267,28 @@ struct SQLiteContentStore: ContentStore {
         }
     }
 
-    func reviews(designerID: String, after position: ListPosition?, limit: Int) async throws -> [ReviewRecord] {
-        try await reviews(column: "designer_id", value: designerID, withHidden: false, after: position, limit: limit)
+    func reviews(designerID: String, app: AppID, after position: ListPosition?, limit: Int) async throws
+        -> [ReviewRecord]
+    {
+        try await reviews(
+            column: "designer_id", value: designerID, app: app, withHidden: false, after: position, limit: limit)
     }
 
     /// A customer's own reviews, the hidden ones too (marked): their writer is told, not deceived.
-    func reviews(customerID: String, after position: ListPosition?, limit: Int) async throws -> [ReviewRecord] {
-        try await reviews(column: "customer_id", value: customerID, withHidden: true, after: position, limit: limit)
+    func reviews(customerID: String, app: AppID, after position: ListPosition?, limit: Int) async throws
+        -> [ReviewRecord]
+    {
+        try await reviews(
+            column: "customer_id", value: customerID, app: app, withHidden: true, after: position, limit: limit)
     }
 
     private func reviews(
-        column: String, value: String, withHidden: Bool, after position: ListPosition?, limit: Int
+        column: String, value: String, app: AppID, withHidden: Bool, after position: ListPosition?, limit: Int
     ) async throws -> [ReviewRecord] {
         try await database.read { db in
-            var sql = "SELECT * FROM review WHERE \(column) = ?" + (withHidden ? "" : " AND hidden_at_ms IS NULL")
-            var arguments: StatementArguments = [value]
+            var sql =
+                "SELECT * FROM review WHERE \(column) = ? AND app = ?" + (withHidden ? "" : " AND hidden_at_ms IS NULL")
+            var arguments: StatementArguments = [value, app.rawValue]
             if let position {
                 sql += " AND (created_at_ms < ? OR (created_at_ms = ? AND id < ?))"
                 _ = arguments.append(contentsOf: [position.key, position.key, position.id])
@@ -481,7 +498,8 @@ struct SQLiteContentStore: ContentStore {
 
     static func image(_ row: Row) -> ImageRecord {
         ImageRecord(
-            id: row["id"], ownerID: row["owner_id"], sha256: row["sha256"], contentType: row["content_type"],
+            id: row["id"], ownerID: row["owner_id"], app: AppID(rawValue: row["app"]), sha256: row["sha256"],
+            contentType: row["content_type"],
             width: row["width"], height: row["height"], byteCount: row["byte_count"],
             createdAtMilliseconds: row["created_at_ms"],
             variants: Self.variants(large: row["large_sha256"], thumbnail: row["thumbnail_sha256"]))
@@ -494,7 +512,8 @@ struct SQLiteContentStore: ContentStore {
 
     static func post(_ row: Row) -> PostRecord {
         PostRecord(
-            id: row["id"], designerID: row["designer_id"], title: row["title"], description: row["description"],
+            id: row["id"], app: AppID(rawValue: row["app"]), designerID: row["designer_id"], title: row["title"],
+            description: row["description"],
             priceKRW: row["price_krw"], category: row["category"], photos: [], likeCount: row["like_count"],
             createdAtMilliseconds: row["created_at_ms"], updatedAtMilliseconds: row["updated_at_ms"],
             hiddenAtMilliseconds: row["hidden_at_ms"], featuredAtMilliseconds: row["featured_at_ms"])
@@ -502,7 +521,8 @@ struct SQLiteContentStore: ContentStore {
 
     static func review(_ row: Row) -> ReviewRecord {
         ReviewRecord(
-            id: row["id"], reservationID: row["reservation_id"], designerID: row["designer_id"],
+            id: row["id"], app: AppID(rawValue: row["app"]), reservationID: row["reservation_id"],
+            designerID: row["designer_id"],
             customerID: row["customer_id"], score: row["score"], text: row["text"], photos: [], keywords: [],
             createdAtMilliseconds: row["created_at_ms"], hiddenAtMilliseconds: row["hidden_at_ms"])
     }

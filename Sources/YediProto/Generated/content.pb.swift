@@ -1294,12 +1294,14 @@ extension YediContent {
             public static let listLikedPosts = RPCMethod<YediContent.ListLikedPostsRequest, YediContent.FeedPage>(
                 service: "yedi.content.ContentService", method: "ListLikedPosts", kind: .unary, idempotency: .noSideEffects,
                 access: .customer)
+            /// Images serve the apps that show photos (YeDi, Housetainer, Zipadoo; SLP has none): each image
+            /// carries its uploader's app, and GetImage finds only the caller's app's images.
             public static let uploadImage = RPCMethod<YediContent.UploadImageRequest, YediCommon.ImageRef>(
                 service: "yedi.content.ContentService", method: "UploadImage", kind: .unary, idempotency: .unknown,
-                access: .user(apps: .only(["yedi"]), roles: []))
+                access: .user(apps: .only(["housetainer", "yedi", "zipadoo"]), roles: []))
             public static let getImage = RPCMethod<YediContent.GetImageRequest, YediContent.ImageData>(
                 service: "yedi.content.ContentService", method: "GetImage", kind: .unary, idempotency: .noSideEffects,
-                access: .anyone(apps: .only(["yedi"])))
+                access: .anyone(apps: .only(["housetainer", "yedi", "zipadoo"])))
             public static let createReview = RPCMethod<YediContent.CreateReviewRequest, YediContent.Review>(
                 service: "yedi.content.ContentService", method: "CreateReview", kind: .unary, idempotency: .unknown,
                 access: .customer)
@@ -1342,6 +1344,8 @@ extension YediContent {
             func like(_ request: YediContent.LikeRequest, context: ServerContext) async throws -> YediContent.LikeResponse
             func unlike(_ request: YediContent.LikeRequest, context: ServerContext) async throws -> YediContent.LikeResponse
             func listLikedPosts(_ request: YediContent.ListLikedPostsRequest, context: ServerContext) async throws -> YediContent.FeedPage
+            /// Images serve the apps that show photos (YeDi, Housetainer, Zipadoo; SLP has none): each image
+            /// carries its uploader's app, and GetImage finds only the caller's app's images.
             func uploadImage(_ request: YediContent.UploadImageRequest, context: ServerContext) async throws -> YediCommon.ImageRef
             func getImage(_ request: YediContent.GetImageRequest, context: ServerContext) async throws -> YediContent.ImageData
             func createReview(_ request: YediContent.CreateReviewRequest, context: ServerContext) async throws -> YediContent.Review
@@ -1399,6 +1403,8 @@ extension YediContent {
                 try await rpcClient.unary(Method.listLikedPosts, request, options: options)
             }
 
+            /// Images serve the apps that show photos (YeDi, Housetainer, Zipadoo; SLP has none): each image
+            /// carries its uploader's app, and GetImage finds only the caller's app's images.
             public func uploadImage(_ request: YediContent.UploadImageRequest, options: CallOptions = .defaults) async throws -> YediCommon.ImageRef {
                 try await rpcClient.unary(Method.uploadImage, request, options: options)
             }
