@@ -44,8 +44,14 @@ public enum OutsideSenderSetup {
                     logger: env.logger))
         case .push:
             guard let api = settings.push else { return false }
+            let credential: FCMCredential =
+                switch api.credential {
+                case .accessToken(let source): .accessToken(source)
+                case .serviceAccountKey(let key):
+                    .serviceAccount(GoogleServiceAccountTokens(key: key, clock: env.clock))
+                }
             env.outbox.register(
-                FCMPushSender(url: api.url, project: api.project, accessToken: api.accessToken, logger: env.logger))
+                FCMPushSender(url: api.url, project: api.project, credential: credential, logger: env.logger))
         }
         return true
     }

@@ -32,6 +32,21 @@ struct ProviderClient: Sendable {
         return try await execute(request)
     }
 
+    /// POSTs `fields` form-encoded (`application/x-www-form-urlencoded`: an OAuth token exchange).
+    func postForm(path: String, fields: [(String, String)]) async throws -> ProviderResponse {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let body = fields.map { name, value in
+            "\(name.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")="
+                + (value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")
+        }.joined(separator: "&")
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = .POST
+        request.headers = HTTPHeaders([("content-type", "application/x-www-form-urlencoded")])
+        request.body = .bytes(ByteBuffer(bytes: Array(body.utf8)))
+        return try await execute(request)
+    }
+
     /// GETs `baseURL + path` (a key set, a token's information); the same deadline, bound and errors.
     func get(path: String, headers: [(String, String)]) async throws -> ProviderResponse {
         var request = HTTPClientRequest(url: baseURL + path)

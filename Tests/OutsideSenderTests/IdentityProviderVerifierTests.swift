@@ -10,37 +10,38 @@ import YediCrypto
 /// token-information endpoints); a provider that fails or does not answer is `unavailable`.
 final class IdentityProviderVerifierTests: XCTestCase {
     /// Two fixed 2048-bit test keys: `signing` is published in the fake key set, `other` is not.
-    static let signing = try! RSAPrivateKey(
-        pemRepresentation: """
-            -----BEGIN PRIVATE KEY-----
-            MIIEvwIBADANBgkqhkiG9w0BAQEFAASCBKkwggSlAgEAAoIBAQDceyGtMgCWMC2m
-            dK9X3JFcTKaM1ox78YKl7Gcf3aq9li9Q3g3J6Rmx60/7eFrQazIpyTG3XYKkP5S7
-            2glNTDO3ZCywSDS7cRNov9ftUz5iyjCxekEUGREZXQYDdjwg4T1rD7MsMCjmz3Si
-            SJ5vHz584MVgEMiLRHauhJCUFL8xa+MyLw8NKuE3l5GwzkxDPNxrqkIzN5Lcdada
-            VTyR8h/u7VBQYGmVGCo7Vdu5OxH2Dm2zN05Ffin4V8zpA5kqk0NNKEWkiCBO1gDY
-            gmYF0SwuZTAQe+zORF03s/33aqbhQ8eSZ/syt4U8hjxpZs5ARVdje06EeWAVFMbF
-            JCKFzKMDAgMBAAECggEAAZvlF14u6OHp0ihwSWD+ALDPLJTBwLHbsLfFjLP3hRXY
-            t13rmA1D/ESZWzuDqLCGmoHLQbT06arvWzdnvSeIIUQpj6CtU+XCPnS0rBELtNJG
-            we86qDLYJWsSI++w0CAwTWqDDP1s69XK2nNqNx23LZ1cTRJVrUpCWwl3IoOR4a0l
-            VA0nYoc7a4w7Uky75k0bxKmKZj+fWDIqR0wK0VwMF1jQfTGhwgSNhZlmMwNJdXfy
-            lljQr1IXEgPuIT0bUtGFvT7wRzJVwInHUfuuP38P8idCqH6WA0Qaks54Nkrgrj2w
-            jfmPljiOyv6wUEpRzAttxHrAO0qBLXJFOm5PLlR3RQKBgQD85ZUk9PGU5j2XMuyO
-            wAoqR2plkHqwxVdKUoOYkY6IympJV1wF6On/TRawNVzNKa4PcRra/zKIlDrjmng6
-            K3KHEjyT0+vdrX+IavBpVJgMkZyuPTTxCAuQdfesXb07fH7jfzUsyIhzsBrk39zO
-            6g+11NFIxUap50ApGDyM3TYcTwKBgQDfL7jZPcrx/XeNtVWV9tywqJK7V6pwdzIP
-            hmDB6n+rjEKOtaMqSRO9T++3X/BpCTqiPi5jrcoDlQidYrWqSJVxfQ3E5h+FCCa0
-            Lp43GtjchccPF1AvS/yYGrj5uS2h8c2CDC2VLxq6jdtEv7mwBKt56jHWVAAKFu5D
-            rofpulPdDQKBgQD3l0VXMz+5CVjPSJn0f+rzzYtK+BJGMk3tg682lXq4TYOVXiPH
-            3WoJ+sz1oqjCa8XvdEpYkXRF5ulon3iJarPrrV0FVXscQpoTUq8gUCO0WnLM2zuT
-            ps67leLvK67yKEaKL6Y9u+5rZMRPwyOIp/rNiBeFaS5vdOmJ0iKlvoUVXQKBgQCt
-            ZeFCfty+18NbyKee5HWflsixXrHfwOuW3jssTak1Obq4L2x+PNpmOcWvfY1FvdLd
-            HFxkOzB5Sf+wb3FexBe/XX4mHPgeHjAbyyBHBce4xQLbuawlou6zqgdOlU1bxYZ5
-            5EZB4p/skqvppN96XpZvGMHxl7+UFy60TNPxhj8DvQKBgQCBZyel/cArHUKenTAd
-            ZBMpWuW9OSuX3OOkGqHRMv/7VxyJloRDw3TaEBpSovQHJcFSCgwg2y9ySE7t0VHv
-            6UfuubaLr/Pe+zu3X7w9U1me2Y+GVkj31YjHOHx4GFXgS6RFE9+A2HEpnq4OY7Q9
-            hL+pyCbUkhDz0901o52Gwvb5Ug==
-            -----END PRIVATE KEY-----
-            """)
+    static let signing = try! RSAPrivateKey(pemRepresentation: signingPEM)
+    /// `signing`'s PEM (a test fixture, not a real key), also the private key of the fake service account.
+    static let signingPEM = """
+        -----BEGIN PRIVATE KEY-----
+        MIIEvwIBADANBgkqhkiG9w0BAQEFAASCBKkwggSlAgEAAoIBAQDceyGtMgCWMC2m
+        dK9X3JFcTKaM1ox78YKl7Gcf3aq9li9Q3g3J6Rmx60/7eFrQazIpyTG3XYKkP5S7
+        2glNTDO3ZCywSDS7cRNov9ftUz5iyjCxekEUGREZXQYDdjwg4T1rD7MsMCjmz3Si
+        SJ5vHz584MVgEMiLRHauhJCUFL8xa+MyLw8NKuE3l5GwzkxDPNxrqkIzN5Lcdada
+        VTyR8h/u7VBQYGmVGCo7Vdu5OxH2Dm2zN05Ffin4V8zpA5kqk0NNKEWkiCBO1gDY
+        gmYF0SwuZTAQe+zORF03s/33aqbhQ8eSZ/syt4U8hjxpZs5ARVdje06EeWAVFMbF
+        JCKFzKMDAgMBAAECggEAAZvlF14u6OHp0ihwSWD+ALDPLJTBwLHbsLfFjLP3hRXY
+        t13rmA1D/ESZWzuDqLCGmoHLQbT06arvWzdnvSeIIUQpj6CtU+XCPnS0rBELtNJG
+        we86qDLYJWsSI++w0CAwTWqDDP1s69XK2nNqNx23LZ1cTRJVrUpCWwl3IoOR4a0l
+        VA0nYoc7a4w7Uky75k0bxKmKZj+fWDIqR0wK0VwMF1jQfTGhwgSNhZlmMwNJdXfy
+        lljQr1IXEgPuIT0bUtGFvT7wRzJVwInHUfuuP38P8idCqH6WA0Qaks54Nkrgrj2w
+        jfmPljiOyv6wUEpRzAttxHrAO0qBLXJFOm5PLlR3RQKBgQD85ZUk9PGU5j2XMuyO
+        wAoqR2plkHqwxVdKUoOYkY6IympJV1wF6On/TRawNVzNKa4PcRra/zKIlDrjmng6
+        K3KHEjyT0+vdrX+IavBpVJgMkZyuPTTxCAuQdfesXb07fH7jfzUsyIhzsBrk39zO
+        6g+11NFIxUap50ApGDyM3TYcTwKBgQDfL7jZPcrx/XeNtVWV9tywqJK7V6pwdzIP
+        hmDB6n+rjEKOtaMqSRO9T++3X/BpCTqiPi5jrcoDlQidYrWqSJVxfQ3E5h+FCCa0
+        Lp43GtjchccPF1AvS/yYGrj5uS2h8c2CDC2VLxq6jdtEv7mwBKt56jHWVAAKFu5D
+        rofpulPdDQKBgQD3l0VXMz+5CVjPSJn0f+rzzYtK+BJGMk3tg682lXq4TYOVXiPH
+        3WoJ+sz1oqjCa8XvdEpYkXRF5ulon3iJarPrrV0FVXscQpoTUq8gUCO0WnLM2zuT
+        ps67leLvK67yKEaKL6Y9u+5rZMRPwyOIp/rNiBeFaS5vdOmJ0iKlvoUVXQKBgQCt
+        ZeFCfty+18NbyKee5HWflsixXrHfwOuW3jssTak1Obq4L2x+PNpmOcWvfY1FvdLd
+        HFxkOzB5Sf+wb3FexBe/XX4mHPgeHjAbyyBHBce4xQLbuawlou6zqgdOlU1bxYZ5
+        5EZB4p/skqvppN96XpZvGMHxl7+UFy60TNPxhj8DvQKBgQCBZyel/cArHUKenTAd
+        ZBMpWuW9OSuX3OOkGqHRMv/7VxyJloRDw3TaEBpSovQHJcFSCgwg2y9ySE7t0VHv
+        6UfuubaLr/Pe+zu3X7w9U1me2Y+GVkj31YjHOHx4GFXgS6RFE9+A2HEpnq4OY7Q9
+        hL+pyCbUkhDz0901o52Gwvb5Ug==
+        -----END PRIVATE KEY-----
+        """
     static let other = try! RSAPrivateKey(
         pemRepresentation: """
             -----BEGIN PRIVATE KEY-----

@@ -70,6 +70,24 @@ final class OutsideSenderConfigurationTests: XCTestCase {
         XCTAssertEqual(try sms.secretKey.read().value, "\(Self.fixtureKey)-2", "a rewritten file rotates the key")
     }
 
+    func testPushTakesAServiceAccountKeyOrAnAccessTokenButNotBoth() throws {
+        let push = ["--push-api-url", "https://fcm.googleapis.com", "--push-project", "yedi"]
+        let key = try XCTUnwrap(try resolve(push, ["YEDI_PUSH_SERVICE_ACCOUNT": Self.fixtureKey]).senders.push)
+        guard case .serviceAccountKey(let source) = key.credential else {
+            return XCTFail("a service-account key: \(key.credential)")
+        }
+        XCTAssertEqual(try source.read().value, Self.fixtureKey)
+        let token = try XCTUnwrap(try resolve(push, ["YEDI_PUSH_ACCESS_TOKEN": Self.fixtureKey]).senders.push)
+        guard case .accessToken = token.credential else { return XCTFail("an access token: \(token.credential)") }
+        let both = problem(
+            push, ["YEDI_PUSH_SERVICE_ACCOUNT": Self.fixtureKey, "YEDI_PUSH_ACCESS_TOKEN": Self.fixtureKey])
+        XCTAssertTrue(both.contains("not both"), both)
+        XCTAssertFalse(both.contains(Self.fixtureKey), both)
+        let neither = problem(push)
+        XCTAssertTrue(neither.contains("--push-service-account-file"), neither)
+        XCTAssertTrue(neither.contains("YEDI_PUSH_SERVICE_ACCOUNT)"), neither)
+    }
+
     func testAProviderWithoutItsOtherOptionsIsRefusedNamingThem() {
         let noKey = problem(["--mail-api-url", "https://api.sendgrid.com", "--mail-from", "a@b.example"])
         XCTAssertTrue(noKey.contains("--mail-api-key-file (YEDI_MAIL_API_KEY_FILE)"), noKey)

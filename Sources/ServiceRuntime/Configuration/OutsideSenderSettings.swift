@@ -32,9 +32,17 @@ public struct OutsideSenderSettings: Sendable {
         public var url: String
         /// The Firebase project id.
         public var project: String
-        /// An OAuth 2.0 access token (scope firebase.messaging); minting it from a service-account key
-        /// is not built yet, so an operator's job refreshes the file (tokens last an hour).
-        public var accessToken: SecretSource
+        /// Where the OAuth 2.0 access token (scope firebase.messaging) comes from.
+        public var credential: PushCredential
+    }
+
+    /// FCM's credential: a service-account key the service mints hour-long access tokens from (the
+    /// usual way), or an access token an operator's job keeps fresh.
+    public enum PushCredential: Sendable {
+        /// The service-account key's JSON (`--push-service-account-file`, or `YEDI_PUSH_SERVICE_ACCOUNT`).
+        case serviceAccountKey(SecretSource)
+        /// `--push-access-token-file`, or `YEDI_PUSH_ACCESS_TOKEN`.
+        case accessToken(SecretSource)
     }
 
     public var mail: MailAPI?
@@ -70,10 +78,35 @@ public struct OutsideSenderSettings: Sendable {
             settings.push = PushAPI(
                 url: url,
                 project: try reader.required(options.pushProject, flag: "push-project", for: "push-api-url"),
-                accessToken: try reader.secret(
-                    options.pushAccessTokenFile, fileFlag: "push-access-token-file", for: "push-api-url"))
+                credential: try pushCredential(options, reader: reader))
         }
         return settings
+    }
+}
+
+extension OutsideSenderSettings {
+    /// A service-account key when one is given (flag, file variable or the key itself in the
+    /// environment), else an access token; both at once is refused, as the operator meant one of them.
+    private static func pushCredential(_ options: ServiceOptions, reader: OptionReader) throws(ConfigurationError)
+        -> PushCredential
+    {
+        let keyFlag = "push-service-account-file"
+        let tokenFlag = "push-access-token-file"
+        let givesKey =
+            reader.raw(options.pushServiceAccountFile, flag: keyFlag)?.isEmpty == false
+            || reader.environment["YEDI_PUSH_SERVICE_ACCOUNT"]?.isEmpty == false
+        let givesToken =
+            reader.raw(options.pushAccessTokenFile, flag: tokenFlag)?.isEmpty == false
+            || reader.environment["YEDI_PUSH_ACCESS_TOKEN"]?.isEmpty == false
+        if givesKey && givesToken {
+            throw reader.error(keyFlag, "give a service-account key or an access token (--\(tokenFlag)), not both")
+        }
+        if givesToken {
+            return .accessToken(
+                try reader.secret(options.pushAccessTokenFile, fileFlag: tokenFlag, for: "push-api-url"))
+        }
+        return .serviceAccountKey(
+            try reader.secret(options.pushServiceAccountFile, fileFlag: keyFlag, for: "push-api-url"))
     }
 }
 

@@ -185,8 +185,15 @@ public struct ServiceOptions: ParsableArguments {
 
     @Option(
         help: """
-            File with an OAuth access token for FCM (refreshed by the operator); or the token itself in \
-            YEDI_PUSH_ACCESS_TOKEN. (YEDI_PUSH_ACCESS_TOKEN_FILE)
+            Google service-account key (JSON) that FCM access tokens are minted from; or the JSON itself in \
+            YEDI_PUSH_SERVICE_ACCOUNT. (YEDI_PUSH_SERVICE_ACCOUNT_FILE)
+            """)
+    public var pushServiceAccountFile: String?
+
+    @Option(
+        help: """
+            Instead of a service-account key: file with an OAuth access token for FCM (refreshed by the \
+            operator); or the token itself in YEDI_PUSH_ACCESS_TOKEN. (YEDI_PUSH_ACCESS_TOKEN_FILE)
             """)
     public var pushAccessTokenFile: String?
 

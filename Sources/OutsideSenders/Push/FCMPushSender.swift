@@ -7,9 +7,9 @@ import YediProto
 /// Push through Firebase Cloud Messaging's HTTP v1 API: `POST {url}/v1/projects/{project}/messages:send`
 /// with `Authorization: Bearer <OAuth access token>` (https://firebase.google.com/docs/reference/fcm/rest/v1/projects.messages/send).
 ///
-/// The access token is read from its file (or the environment) at each send; minting it from a service
-/// account key (a signed JWT exchanged at Google's token endpoint) is not built yet, so an operator's job
-/// refreshes the file before the hour-long token expires. FCM has no idempotency key: the outbox job id
+/// The OAuth access token is minted from a service-account key (`GoogleServiceAccountTokens`, kept until
+/// shortly before it expires, dropped when FCM answers 401), or read from a file an operator refreshes
+/// (`FCMCredential.accessToken`). FCM has no idempotency key: the outbox job id
 /// goes in the message's `data` as `yedi_job_id`, so an app can drop a duplicate notification.
 /// Dead tokens: FCM's `UNREGISTERED` (404) and `SENDER_ID_MISMATCH` (403, a token of another project)
 /// throw `UndeliverableMessage(.deadDeviceToken)`, which a device registry reads (`isDeadDeviceToken`)
@@ -21,17 +21,27 @@ public struct FCMPushSender: PushSender {
 
     private let client: ProviderClient
     private let project: String
-    private let accessToken: SecretSource
+    private let credential: FCMCredential
     private let logger: Logger
 
     public init(
-        url: String, project: String, accessToken: SecretSource,
+        url: String, project: String, credential: FCMCredential,
         settings: ProviderHTTPSettings = ProviderHTTPSettings(), http: HTTPClient = .shared, logger: Logger
     ) {
         self.client = ProviderClient(provider: Self.provider, baseURL: url, settings: settings, http: http)
         self.project = project
-        self.accessToken = accessToken
+        self.credential = credential
         self.logger = logger
+    }
+
+    /// With an access token an operator keeps fresh.
+    public init(
+        url: String, project: String, accessToken: SecretSource,
+        settings: ProviderHTTPSettings = ProviderHTTPSettings(), http: HTTPClient = .shared, logger: Logger
+    ) {
+        self.init(
+            url: url, project: project, credential: .accessToken(accessToken), settings: settings, http: http,
+            logger: logger)
     }
 
     public func send(_ push: YediRuntime.PushMessage, jobID: String) async throws {
@@ -48,9 +58,10 @@ public struct FCMPushSender: PushSender {
         let projectPath = project.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(["-"])) ?? ""
         let response = try await client.postJSON(
             path: "/v1/projects/\(projectPath)/messages:send",
-            headers: [("authorization", "Bearer \(try accessToken.read().value)")],
+            headers: [("authorization", "Bearer \(try await credential.token())")],
             body: try [UInt8](JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])))
         guard response.isSuccess else {
+            if response.status == 401, case .serviceAccount(let tokens) = credential { await tokens.discard() }
             let failure = Self.failure(of: response)
             logger.warning(
                 "push: the provider did not take a message", metadata: ["job": "\(jobID)", "error": "\(failure)"])
@@ -69,5 +80,20 @@ public struct FCMPushSender: PushSender {
                 reason: .deadDeviceToken, provider: provider, status: response.status, code: code)
         }
         return response.failure(provider: provider, code: code)
+    }
+}
+
+/// Where FCM's bearer token comes from.
+public enum FCMCredential: Sendable {
+    /// A token an operator's job keeps fresh in a file (or the environment), read at each send.
+    case accessToken(SecretSource)
+    /// Minted from a service-account key and kept until shortly before it expires.
+    case serviceAccount(GoogleServiceAccountTokens)
+
+    func token() async throws -> String {
+        switch self {
+        case .accessToken(let source): try source.read().value
+        case .serviceAccount(let tokens): try await tokens.accessToken()
+        }
     }
 }
