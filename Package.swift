@@ -356,6 +356,8 @@ let package = Package(
                 // --auth: the services' authentication (interceptor, cached token verification).
                 "RPCAccess", "AccessTokens", "YediCrypto",
                 "RPCCore", "YediProto", argumentParser, nioCore, nioPosix, logging,
+                // --count-allocations: server allocations per call.
+                "CAllocationCounter",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             path: "Benchmarks/EchoBench"

@@ -17,12 +17,14 @@ struct BenchServer: AsyncParsableCommand {
     var auth: BenchAuthentication?
     @Option(help: "With --auth: where to write a user's token for clients (--token-file).")
     var tokenFile = "certs/bench-token"
+    @OptionGroup var allocations: AllocationOptions
 
     func run() async throws {
+        let window = allocations.window(label: "echo-bench server")
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         var logger = Logger(label: "echo-bench.server")
         logger.logLevel = .warning
-        var services: [any RPCService] = [EchoService()]
+        var services: [any RPCService] = [EchoService(window: window)]
         var interceptors: [any ServerInterceptor] = []
         if let auth {
             let (interceptor, service) = try auth.setUp(tokenFile: tokenFile)
@@ -46,8 +48,12 @@ struct BenchServer: AsyncParsableCommand {
 
 /// Answers with the request's payload.
 struct EchoService: YediEcho.Echo.ServiceProtocol {
+    /// Counts the calls for `--count-allocations`.
+    var window: AllocationWindow? = nil
+
     func echo(_ request: YediEcho.EchoRequest, context: ServerContext) async throws -> YediEcho.EchoResponse {
-        YediEcho.EchoResponse(payload: request.payload)
+        window?.callAnswered()
+        return YediEcho.EchoResponse(payload: request.payload)
     }
 
     func expand(

@@ -30,8 +30,10 @@ struct FloorServer: AsyncParsableCommand {
     var taskPerCall = false
     @Flag(help: "No TLS (diagnosis only: not comparable with the anchors, which all use TLS).")
     var plaintext = false
+    @OptionGroup var allocations: AllocationOptions
 
     func run() async throws {
+        let window = allocations.window(label: taskPerCall ? "floortask" : "floor")
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         let context = try TLSContext(configuration: .server(certificateChainFile: cert, privateKeyFile: key))
         let taskPerCall = taskPerCall
@@ -45,7 +47,8 @@ struct FloorServer: AsyncParsableCommand {
                     if !plaintext { try channel.pipeline.syncOperations.addHandler(TLSHandler(serverContext: context)) }
                     try channel.pipeline.syncOperations.addHandlers([
                         ByteToMessageHandler(LengthPrefixedFrameDecoder()),
-                        FloorEchoHandler(executor: taskPerCall ? EventLoopExecutor(channel.eventLoop) : nil),
+                        FloorEchoHandler(
+                            executor: taskPerCall ? EventLoopExecutor(channel.eventLoop) : nil, window: window),
                     ])
                 }
             }
@@ -160,15 +163,18 @@ final class FloorEchoHandler: ChannelInboundHandler {
     typealias OutboundOut = ByteBuffer
 
     private let executor: EventLoopExecutor?
+    private let window: AllocationWindow?
     /// Between a read and its read-complete, whose flush sends what the read's calls wrote.
     private var reading = false
 
-    init(executor: EventLoopExecutor?) {
+    init(executor: EventLoopExecutor?, window: AllocationWindow? = nil) {
         self.executor = executor
+        self.window = window
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = Self.unwrapInboundIn(data)
+        window?.callAnswered()
         guard let executor else {
             context.write(
                 Self.wrapOutboundOut(Self.reply(to: frame, allocator: context.channel.allocator)), promise: nil)
