@@ -115,7 +115,8 @@ public struct MessageDecoder {
     public func limit(at number: Int, maxItems: Int = .max, maxBytes: Int = .max) throws(ProtoDecodingError) {
         guard let field = table.field(number) else { throw mismatch(number, "no such field") }
         if field.isOneof, oneofCase(at: number) != number { return }
-        var sizes: [Int] = []
+        // The largest value's size, without an array: this runs for every limited field of every request.
+        var largest = 0
         if field.isRepeated {
             let count = base.load(fromByteOffset: field.quantifierOffset, as: Int.self)
             guard count <= maxItems else { throw sizeError(number, .tooManyItems(limit: maxItems, actual: count)) }
@@ -123,24 +124,23 @@ public struct MessageDecoder {
             switch field.storage {
             case .string:
                 let (pointer, count) = try array(number, .string, of: UnsafePointer<CChar>?.self)
-                sizes = (0..<count).map { pointer[$0].map { strlen($0) } ?? 0 }
+                for index in 0..<count { largest = max(largest, pointer[index].map { strlen($0) } ?? 0) }
             case .bytes:
                 let (pointer, count) = try array(number, .bytes, of: ProtobufCBinaryData.self)
-                sizes = (0..<count).map { pointer[$0].len }
+                for index in 0..<count { largest = max(largest, pointer[index].len) }
             default: return
             }
         } else {
             switch field.storage {
             case .string:
-                sizes = [
+                largest =
                     base.load(fromByteOffset: field.offset, as: UnsafePointer<CChar>?.self).map { strlen($0) } ?? 0
-                ]
             case .bytes:
-                sizes = [base.load(fromByteOffset: field.offset, as: ProtobufCBinaryData.self).len]
+                largest = base.load(fromByteOffset: field.offset, as: ProtobufCBinaryData.self).len
             default: return
             }
         }
-        if let largest = sizes.max(), largest > maxBytes {
+        if largest > maxBytes {
             throw sizeError(number, .tooManyBytes(limit: maxBytes, actual: largest))
         }
     }

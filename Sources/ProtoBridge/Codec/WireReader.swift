@@ -64,6 +64,18 @@ package struct WireReader {
         }
     }
 
+    /// A string field equal to `known` is answered with `known` itself, unchecked (it was checked when
+    /// it was read) and without a new allocation: a connection's frames name the same few methods.
+    package mutating func string(_ wireType: UInt8, reusing known: String) throws(Failure) -> String {
+        let value = try bytes(wireType)
+        if !known.isEmpty, known.utf8.elementsEqual(value) { return known }
+        switch UTF8Validation.check(value) {
+        case .valid: return String(decoding: value, as: UTF8.self)
+        case .invalid: throw Failure(reason: .invalidUTF8)
+        case .containsNUL: throw Failure(reason: .stringContainsNUL)
+        }
+    }
+
     package mutating func bytes(_ wireType: UInt8) throws(Failure) -> UnsafeRawBufferPointer {
         let range = try bytesRange(wireType)
         return UnsafeRawBufferPointer(rebasing: bytes[range])

@@ -157,8 +157,6 @@ public final class RPCServer: Service, Sendable {
         let tlsContext = tlsContext
         let connections = connections
         let maxFrameBytes = configuration.limits.maxFrameBytes
-        // One past the limit, so that a call over it is still seen to be over it.
-        let maxMetadataEntries = configuration.limits.maxMetadataEntries + 1
         return try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -171,8 +169,7 @@ public final class RPCServer: Service, Sendable {
                         executors[ObjectIdentifier(channel.eventLoop)] ?? EventLoopExecutor(channel.eventLoop)
                     try channel.pipeline.syncOperations.addHandlers(
                         try TLSHandler(serverContext: tlsContext),
-                        ByteToMessageHandler(
-                            FrameDecoder(maxFrameBytes: maxFrameBytes, maxMetadataEntries: maxMetadataEntries)),
+                        ByteToMessageHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)),
                         ServerConnectionHandler(configuration: perConnection, registry: connections)
                     )
                 }

@@ -4,8 +4,9 @@ import ProtoBridge
 /// A running call as its handler task sees it: the way back to the connection that carries it.
 ///
 /// Everything that touches the connection hops to its event loop (usually the task already runs
-/// there: handler tasks prefer the connection's loop as their executor).
-final class ServerCallHandle: Sendable {
+/// there: handler tasks prefer the connection's loop as their executor). A value, not an object: it is
+/// stored inside the call's task and its `RunningCall`, so it costs no allocation of its own.
+struct ServerCallHandle: Sendable {
     let id: UInt64
     let method: MethodDescriptor
     private let connection: NIOLoopBound<ServerConnectionHandler>
@@ -38,7 +39,14 @@ final class ServerCallHandle: Sendable {
     /// The handler and the interceptors returned: answers the call (unless it already ended) with the
     /// response or the error, and frees its slot under the concurrency limit.
     func handlerReturned(_ outcome: ServerCallOutcome) {
-        onLoop { $0.handlerReturned(self.id, outcome: outcome) }
+        let loop = connection.eventLoop
+        // Usually on the loop already (the task's executor preference): no closure to allocate then.
+        if loop.inEventLoop {
+            connection.value.handlerReturned(id, outcome: outcome)
+        } else {
+            let (id, connection) = (id, connection)
+            loop.execute { connection.value.handlerReturned(id, outcome: outcome) }
+        }
     }
 
     /// Sends one message of a streaming call (its finished MESSAGE frame), waiting for flow-control

@@ -1,30 +1,27 @@
 import NIOCore
-import ProtoBridge
 
 /// Splits the byte stream into frames: a 4-byte big-endian length N, then N bytes of a `yedi.rpc.Frame`.
 ///
 /// The length is checked against the limit before anything is buffered for the frame, so a peer cannot
-/// make us allocate more than `maxFrameBytes`. It passes each frame on read (`InboundFrame`), its
-/// payload a slice of the bytes received (no copy); a frame that does not parse is an error, as the
-/// connection cannot be trusted after it. All frames that arrived in one read are passed on before the
+/// make us allocate more than `maxFrameBytes`. It passes on each frame's bytes (a slice of the bytes
+/// received, no copy) for the connection's handler to read with its `InboundFrameReader`: a
+/// `ByteBuffer` travels through the pipeline unboxed, where a read `InboundFrame` would be boxed into
+/// an `NIOAny`, an allocation per frame. All frames that arrived in one read are passed on before the
 /// read completes, so the handler can answer them in one flush.
 struct FrameDecoder: ByteToMessageDecoder {
-    typealias InboundOut = InboundFrame
+    typealias InboundOut = ByteBuffer
 
     let limit: FrameSizeLimit
-    /// Request metadata entries kept per frame; more are counted only (`InboundFrame.read`).
-    var maxMetadataEntries = Int.max
 
     var maxFrameBytes: Int { limit.bytes }
 
-    init(maxFrameBytes: Int, maxMetadataEntries: Int = .max) {
-        self.init(limit: FrameSizeLimit(maxFrameBytes), maxMetadataEntries: maxMetadataEntries)
+    init(maxFrameBytes: Int) {
+        self.init(limit: FrameSizeLimit(maxFrameBytes))
     }
 
     /// With a limit the connection's handler may change later (a client, on the server's SETTINGS).
-    init(limit: FrameSizeLimit, maxMetadataEntries: Int = .max) {
+    init(limit: FrameSizeLimit) {
         self.limit = limit
-        self.maxMetadataEntries = maxMetadataEntries
     }
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
@@ -34,9 +31,7 @@ struct FrameDecoder: ByteToMessageDecoder {
         }
         guard buffer.readableBytes >= 4 + Int(length) else { return .needMoreData }
         buffer.moveReaderIndex(forwardBy: 4)
-        let frame = try InboundFrame.read(
-            buffer.readSlice(length: Int(length))!, maxMetadataEntries: maxMetadataEntries)
-        context.fireChannelRead(wrapInboundOut(frame))
+        context.fireChannelRead(wrapInboundOut(buffer.readSlice(length: Int(length))!))
         return .continue
     }
 

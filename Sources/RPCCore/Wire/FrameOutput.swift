@@ -6,10 +6,20 @@ import ProtoBridge
 /// it: the replies (or requests) of one tick leave in one TLS record and one `write(2)`.
 ///
 /// Shared by the server's and the client's connection handlers; confined to the channel's event loop.
+///
+/// Counted frames (the server's replies, which hold memory budget until written) are told back in
+/// batches: the last counted frame is kept until the next write or the flush, and written with one
+/// promise for the bytes of every counted frame since the previous batch. Writes complete in order, so
+/// when it completes they all have; one promise per flush instead of one per reply.
 final class FrameOutput {
     private let context: ChannelHandlerContext
     private let logger: Logger
     private var flushScheduled = false
+    /// The latest counted frame, written at the next write or flush, and the bytes of its batch.
+    private var heldCounted: ByteBuffer?
+    private var batchBytes = 0
+    /// Told the bytes of each batch of counted frames once it is written (or failed with the connection).
+    var countedWritten: ((Int) -> Void)?
 
     init(context: ChannelHandlerContext, logger: Logger) {
         self.context = context
@@ -43,7 +53,31 @@ final class FrameOutput {
     /// Writes a frame `encode` made and schedules a flush; `promise` completes once it is written to
     /// the socket (or failed with the connection).
     func write(encoded buffer: ByteBuffer, promise: EventLoopPromise<Void>? = nil) {
+        writeHeldCounted()
         context.write(NIOAny(buffer), promise: promise)
+        scheduleFlush()
+    }
+
+    /// Writes a counted frame (see the type's comment): its bytes come back through `countedWritten`.
+    func write(counted buffer: ByteBuffer) {
+        if let previous = heldCounted { context.write(NIOAny(previous), promise: nil) }
+        heldCounted = buffer
+        batchBytes += buffer.readableBytes
+        scheduleFlush()
+    }
+
+    /// The held counted frame, written with its batch's promise.
+    private func writeHeldCounted() {
+        guard let frame = heldCounted else { return }
+        heldCounted = nil
+        let bytes = batchBytes
+        batchBytes = 0
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        promise.futureResult.assumeIsolated().whenComplete { _ in self.countedWritten?(bytes) }
+        context.write(NIOAny(frame), promise: promise)
+    }
+
+    private func scheduleFlush() {
         guard !flushScheduled else { return }
         flushScheduled = true
         context.eventLoop.assumeIsolated().execute {
@@ -55,6 +89,7 @@ final class FrameOutput {
     func flushNow() {
         guard flushScheduled else { return }
         flushScheduled = false
+        writeHeldCounted()
         context.flush()
     }
 }

@@ -35,13 +35,20 @@ struct InboundFrame {
     /// skipped, as protobuf requires; anything protobuf-c would refuse is refused the same way. Metadata
     /// entries past `maxMetadataEntries` are checked and counted but not kept (the server refuses such
     /// a call by the count).
-    static func read(_ body: ByteBuffer, maxMetadataEntries: Int = .max) throws(WireError) -> InboundFrame {
+    ///
+    /// `previousMethod`: the method the connection's previous request named; a frame naming it again
+    /// shares that string instead of allocating its own.
+    static func read(_ body: ByteBuffer, maxMetadataEntries: Int = .max, previousMethod: String = "")
+        throws(WireError) -> InboundFrame
+    {
         var frame = InboundFrame(payload: ByteBuffer())
         let start = body.readerIndex
         let result: Result<Void, ProtoDecodingError> = body.withUnsafeReadableBytes { bytes in
             do throws(WireReader.Failure) {
                 var reader = WireReader(bytes: bytes)
-                try frame.readFields(&reader, payloadFrom: body, at: start, maxMetadataEntries: maxMetadataEntries)
+                try frame.readFields(
+                    &reader, payloadFrom: body, at: start, maxMetadataEntries: maxMetadataEntries,
+                    previousMethod: previousMethod)
                 return .success(())
             } catch {
                 return .failure(error.decodingError(in: "yedi.rpc.Frame"))
@@ -52,7 +59,8 @@ struct InboundFrame {
     }
 
     private mutating func readFields(
-        _ reader: inout WireReader, payloadFrom body: ByteBuffer, at start: Int, maxMetadataEntries: Int
+        _ reader: inout WireReader, payloadFrom body: ByteBuffer, at start: Int, maxMetadataEntries: Int,
+        previousMethod: String
     ) throws(WireReader.Failure) {
         var statusHasMessage = false
         while !reader.isAtEnd {
@@ -61,7 +69,7 @@ struct InboundFrame {
                 switch number {
                 case 1: callID = try reader.uint64(wireType)
                 case 2: kind = YediRPC.FrameKind(rawValue: Int32(truncatingIfNeeded: try reader.uint64(wireType)))
-                case 3: method = try reader.string(wireType)
+                case 3: method = try reader.string(wireType, reusing: previousMethod)
                 case 4:
                     var entry = WireReader(bytes: try reader.bytes(wireType))
                     let read = try Self.readMetadataEntry(&entry)

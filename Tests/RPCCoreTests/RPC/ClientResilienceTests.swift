@@ -241,7 +241,7 @@ final class SilentServer: Sendable {
 }
 
 private final class SilentHandler: ChannelInboundHandler {
-    typealias InboundIn = InboundFrame
+    typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     let pings: LockedValue<Int>
@@ -261,7 +261,7 @@ private final class SilentHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
+        guard let frame = try? InboundFrame.read(unwrapInboundIn(data)) else { return }
         if frame.kind == .ping { pings.withLock { $0 += 1 } }
         if frame.kind == .request, let reply {
             context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: reply)), promise: nil)

@@ -108,6 +108,27 @@ final class InboundFrameTests: XCTestCase {
             "a key that is not ASCII is lowercased as String does")
     }
 
+    /// A connection's reader shares the previous request's method string with a frame naming it again
+    /// (same storage: no allocation), and still checks a method it has not seen.
+    func testARepeatedMethodIsSharedAndANewOneIsStillChecked() throws {
+        func body(_ method: [UInt8]) -> ByteBuffer {
+            ByteBuffer(bytes: [0x08, 1, 0x1A, UInt8(method.count)] + method)
+        }
+        var reader = InboundFrameReader()
+        let echo = Array("/yedi.echo.Echo/Echo".utf8)
+        let first = try reader.read(body(echo)).method
+        let again = try reader.read(body(echo)).method
+        XCTAssertEqual(again, "/yedi.echo.Echo/Echo")
+        let storage = { (text: String) in text.utf8.withContiguousStorageIfAvailable { $0.baseAddress } ?? nil }
+        XCTAssertEqual(storage(first), storage(again), "the same string, not a copy")
+        XCTAssertThrowsError(try reader.read(body([0x2F, 0xC3, 0x28])), "a new method is checked for UTF-8")
+        XCTAssertThrowsError(try reader.read(body([0x2F, 0x61, 0x00])), "and for NUL")
+        let other = try reader.read(body(Array("/yedi.echo.Echo/Expand".utf8))).method
+        XCTAssertEqual(other, "/yedi.echo.Echo/Expand")
+        let none = try reader.read(ByteBuffer(bytes: [0x08, 2])).method
+        XCTAssertEqual(none, "", "a frame without a method has none, whatever came before")
+    }
+
     func testBadFramesAreRefusedNamingTheField() throws {
         let cases: [(bytes: [UInt8], path: String?, reason: ProtoDecodingError.Reason)] = [
             ([0x1A, 2, 0xC3, 0x28], "method", .invalidUTF8),

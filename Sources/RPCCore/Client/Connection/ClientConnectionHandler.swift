@@ -12,7 +12,8 @@ import RPCTLS
 /// All state is confined to the channel's event loop; `ClientConnection` reaches it with `onLoop`.
 /// Requests started in the same event-loop tick leave in one flush.
 final class ClientConnectionHandler: ChannelInboundHandler {
-    typealias InboundIn = InboundFrame
+    /// A frame's bytes (`FrameDecoder`), read here (`InboundFrameReader`).
+    typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     struct Configuration: Sendable {
@@ -46,6 +47,10 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     /// Calls waiting for a free slot under the server's concurrency limit, oldest first.
     private var pending: Deque<OutgoingCall> = []
     private var output: FrameOutput?
+    /// Reads the frames (`FrameDecoder` passes their bytes).
+    private var frames = InboundFrameReader()
+    /// A frame did not parse: the connection is failing, and nothing after it is read.
+    private var unreadable = false
     private var keepaliveTimer: Scheduled<Void>?
     private var keepaliveDeadline: Scheduled<Void>?
     private var receivedSinceLastPing = false
@@ -124,7 +129,15 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
+        guard !unreadable else { return }
+        let frame: InboundFrame
+        do {
+            frame = try frames.read(unwrapInboundIn(data))
+        } catch {
+            unreadable = true
+            errorCaught(context: context, error: error)
+            return
+        }
         receivedSinceLastPing = true
         switch frame.kind {
         case .message: deliverMessage(frame)

@@ -20,13 +20,10 @@ extension ServerConnectionHandler {
         }
     }
 
-    /// Writes a reply the budget counts, and gives its bytes back once it is written.
+    /// Writes a reply the budget counts, and gives its bytes back once it is written (in batches:
+    /// `FrameOutput.write(counted:)`, `replyWritten`).
     func writeCounted(_ frame: ByteBuffer) {
-        guard let output, let context else { return }
-        let bytes = frame.readableBytes
-        let promise = context.eventLoop.makePromise(of: Void.self)
-        promise.futureResult.assumeIsolated().whenComplete { _ in self.replyWritten(bytes) }
-        output.write(encoded: frame, promise: promise)
+        output?.write(counted: frame)
     }
 
     /// A reply left: the replies waiting that fit now are written, in order. A stream message whose

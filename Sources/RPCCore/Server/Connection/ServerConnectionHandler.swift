@@ -17,7 +17,8 @@ import RPCTLS
 /// until written; one that does not fit waits (a stream's write with it), and a peer that lets them
 /// stall for `replyStallTimeout` is dropped.
 final class ServerConnectionHandler: ChannelDuplexHandler {
-    typealias InboundIn = InboundFrame
+    /// A frame's bytes (`FrameDecoder`), read here (`InboundFrameReader`).
+    typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
@@ -95,6 +96,12 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         let messageOf: RunningCall?
     }
 
+    /// Reads the frames; metadata entries past the limit are counted, not kept (one more than the limit
+    /// is kept, so that the limit's check refuses the call).
+    private var frames: InboundFrameReader
+    /// A frame did not parse: the connection is being closed, and nothing after it is read.
+    private var unreadable = false
+
     /// A read asked for while the connection could not send, issued once it can.
     private var readHeld = false
     /// The replies queued in the socket when this read began. Read once per read, not per request: the
@@ -109,6 +116,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         self.logger = configuration.logger
         self.state = ServerConnectionStateMachine(
             limits: configuration.limits, replyStallTimeout: configuration.replyStallTimeout)
+        self.frames = InboundFrameReader(maxMetadataEntries: configuration.limits.maxMetadataEntries + 1)
     }
 
     // MARK: Channel events
@@ -116,6 +124,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         output = FrameOutput(context: context, logger: logger)
+        // Cleared in handlerRemoved with the output, which ends the cycle through this closure.
+        output?.countedWritten = { bytes in self.replyWritten(bytes) }
         peer = PeerInfo(address: context.channel.remoteAddress.map { "\($0)" } ?? "unknown")
         logger[metadataKey: "peer"] = "\(peer.address)"
         registry.add(NIOLoopBound(self, eventLoop: context.eventLoop), id: ObjectIdentifier(self))
@@ -149,7 +159,15 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
+        guard !unreadable else { return }
+        let frame: InboundFrame
+        do {
+            frame = try frames.read(unwrapInboundIn(data))
+        } catch {
+            unreadable = true
+            errorCaught(context: context, error: error)
+            return
+        }
         switch frame.kind {
         case .request: requestReceived(frame)
         case .cancel: cancelReceived(frame.callID, reason: frame.status)

@@ -49,6 +49,9 @@ struct ServerConnectionStateMachine<CallResources, Reply> {
     private(set) var waitingReplies: [WaitingReply] = []
     /// Calls accepted that wait, in order, for room to set their reply's share aside.
     private(set) var heldCalls: [UInt64] = []
+    /// Calls started with a reply's share set aside: kept as a count rather than found by a scan of
+    /// `calls` at every start (a scan per call is quadratic in the calls in flight).
+    private var startedWithShare = 0
     private var lastTicket: UInt64 = 0
     let limits: WireLimits
 
@@ -133,13 +136,23 @@ struct ServerConnectionStateMachine<CallResources, Reply> {
             calls[request.id] = Call(isStream: kind != .unary, heldBytes: request.cost, resources: resources())
             return .start
         }
+        // Nobody waits before it and its share fits: it starts at once (the common case, with no
+        // list of calls to start made for it).
+        if heldCalls.isEmpty, budget.setAside(share, alone: nothingSetAside) {
+            calls[request.id] = Call(
+                isStream: false, heldBytes: request.cost, replyShare: share, resources: resources())
+            startedWithShare += 1
+            return .start
+        }
         calls[request.id] = Call(
             isStream: false, heldBytes: request.cost, replyShare: share, started: false, resources: resources())
-        let first = heldCalls.isEmpty
         heldCalls.append(request.id)
-        guard first, !callsToStart().isEmpty else { return .hold }
-        return .start
+        return .hold
     }
+
+    /// No reply is held in the budget and no started call has a share set aside: a share larger than
+    /// the budget is then let through alone (`ConnectionMemoryBudget.setAside`).
+    private var nothingSetAside: Bool { budget.heldByReplies == 0 && startedWithShare == 0 }
 
     /// The held calls whose reply's share fits now, in order: start their handlers. Called when memory
     /// is freed (a handler returned, a reply was written).
@@ -147,10 +160,10 @@ struct ServerConnectionStateMachine<CallResources, Reply> {
         guard phase != .closed else { return [] }
         var starting: [CallResources] = []
         while let id = heldCalls.first, let call = calls[id] {
-            let alone = budget.heldByReplies == 0 && !calls.values.contains { $0.started && $0.replyShare > 0 }
-            guard budget.setAside(call.replyShare, alone: alone) else { break }
+            guard budget.setAside(call.replyShare, alone: nothingSetAside) else { break }
             heldCalls.removeFirst()
             calls[id]!.started = true
+            if call.replyShare > 0 { startedWithShare += 1 }
             starting.append(call.resources)
         }
         return starting
@@ -219,6 +232,7 @@ struct ServerConnectionStateMachine<CallResources, Reply> {
     mutating func handlerReturned(_ id: UInt64) -> (end: ReturnAction, next: ConnectionAction, call: CallResources?) {
         guard let call = calls.removeValue(forKey: id) else { return (.nothing, .nothing, nil) }
         budget.callEnded(call.heldBytes + (call.started ? call.replyShare : 0))
+        if call.started, call.replyShare > 0 { startedWithShare -= 1 }
         let end: ReturnAction =
             if let owed = call.owedEnd { .sendOwedEnd(owed) } else if call.ended { .nothing } else { .sendOutcome }
         guard calls.isEmpty else { return (end, .nothing, call.resources) }
@@ -361,6 +375,7 @@ struct ServerConnectionStateMachine<CallResources, Reply> {
         phase = .closed
         waitingReplies.removeAll()
         heldCalls.removeAll()
+        startedWithShare = 0
         defer { calls.removeAll() }
         return resources(of: Array(calls.keys))
     }
