@@ -4,55 +4,63 @@ import Logging
 ///
 /// Cancellation (the client gave up, the deadline passed, the server is stopping) cancels the handler's
 /// task: check `Task.isCancelled` or let `Task.checkCancellation()` and cancellation-aware awaits throw.
+///
+/// Cheap to copy: what never changes during the call lives in the call's shared `CallRecord` (one
+/// reference); only what interceptors change (metadata, identity, trace) is held inline.
 public struct ServerContext: Sendable {
-    public let method: MethodDescriptor
+    /// The call's shared record: made by the connection that runs the call (or by `init` for a context
+    /// made elsewhere).
+    let record: CallRecord
+    public var method: MethodDescriptor { record.method }
     /// Request metadata.
     public var metadata: Metadata
     /// When the caller stops waiting, if it said.
-    public let deadline: ContinuousClock.Instant?
+    public var deadline: ContinuousClock.Instant? { record.deadline }
     /// The connection's peer, with its verified client certificate identity (mutual TLS).
-    public let peer: PeerInfo
+    public var peer: PeerInfo { record.peer }
     /// Who the call acts for, as authentication established it; nil until an interceptor sets it (Yedi:
     /// `AuthenticationInterceptor`, read through `caller` and `onBehalfOf` in RPCAccess).
     public var identity: (any CallerIdentity)? {
-        didSet { endRecord?.identity = identity }
+        didSet { record.identity = identity }
     }
     /// The trace this call belongs to; set by `TracingInterceptor`.
     public var trace: TraceContext?
     /// How logs name users (the caller, and handlers' own lines: `context.userTag(id)`).
-    public var userTag: LogUserTag
-    /// The connection's logger; `logger` adds this call's details to it.
-    private var baseLogger: Logger
-    /// Set by the connection that runs the call.
-    var endRecord: CallEndRecord?
+    public var userTag: LogUserTag {
+        get { userTagOverride ?? record.userTag }
+        set { userTagOverride = newValue }
+    }
+    private var userTagOverride: LogUserTag?
+    /// A logger set on this copy, replacing the connection's.
+    private var loggerOverride: Logger?
 
     /// The status the client received when the connection ended the call before the handler returned
     /// (deadline, shutdown, cancellation): what logs and metrics record instead of the handler's outcome.
     /// `package`: the metrics interceptor (RPCObservability) reads it too.
-    package var statusSentEarly: RPCError? { endRecord?.sent }
+    package var statusSentEarly: RPCError? { record.sent }
 
     /// Asks the connection to close after this call is answered: a GOAWAY saying `reason`, new calls
     /// refused, the calls in flight finished. For a peer that misbehaves at a level above the protocol
     /// (too many failed authentications); does nothing for a context not run by a connection.
     public func closeConnectionAfterThisCall(_ reason: RPCError) {
-        endRecord?.requestClose(reason)
+        record.requestClose(reason)
     }
 
     /// The caller as authentication established it, also when read from a context made before it ran.
-    var authenticatedIdentity: (any CallerIdentity)? { endRecord?.identity ?? identity }
+    var authenticatedIdentity: (any CallerIdentity)? { record.identity ?? identity }
 
     /// Carries the method, request id, trace id and caller; never tokens. Built when asked for, so
     /// calls whose handlers do not log pay nothing for it.
     public var logger: Logger {
         get {
-            var logger = baseLogger
+            var logger = loggerOverride ?? record.logger
             logger[metadataKey: "rpc.method"] = "\(method.path)"
             if let requestID = metadata["request-id"] { logger[metadataKey: "request-id"] = "\(requestID)" }
             if let trace { logger[metadataKey: "trace-id"] = "\(trace.traceID)" }
             if let caller = identity?.logName(userTag: userTag) { logger[metadataKey: "rpc.caller"] = "\(caller)" }
             return logger
         }
-        set { baseLogger = newValue }
+        set { loggerOverride = newValue }
     }
 
     public init(
@@ -65,14 +73,17 @@ public struct ServerContext: Sendable {
         userTag: LogUserTag = .perProcess,
         logger: Logger
     ) {
-        self.userTag = userTag
-        self.method = method
+        self.record = CallRecord(method: method, deadline: deadline, peer: peer, userTag: userTag, logger: logger)
         self.metadata = metadata
-        self.deadline = deadline
-        self.peer = peer
         self.identity = identity
         self.trace = trace
-        self.baseLogger = logger
+        record.identity = identity
+    }
+
+    /// The context of a call a connection runs, around the record it made for the call.
+    init(record: CallRecord, metadata: Metadata) {
+        self.record = record
+        self.metadata = metadata
     }
 
     /// The context of the call the current task serves, so that outgoing calls made while serving it

@@ -178,17 +178,19 @@ final class ServerConnectionStateMachineResourcesTests: XCTestCase {
     /// A share larger than the whole budget starts only alone: nothing else set aside (the count of
     /// started calls with a share, kept instead of a scan of the table) and no reply in flight.
     func testAShareLargerThanTheBudgetStartsOnlyAlone() {
-        XCTAssertEqual(request(1, share: 20_000), .start, "alone: it must be able to run")
-        XCTAssertEqual(request(3, share: 100), .hold, "the budget is taken by the first one's share")
+        XCTAssertEqual(request(1, share: 9_000), .start)
+        XCTAssertEqual(request(3, share: 5_000), .hold, "the budget is taken by the first one's share")
         XCTAssertEqual(machine.callsToStart(), [], "still taken")
         _ = machine.handlerReturned(1)
         XCTAssertEqual(machine.callsToStart(), ["call 3"])
         XCTAssertEqual(request(5, share: 20_000), .hold, "not alone: call 3 has its share set aside")
+        XCTAssertEqual(machine.callsToStart(), [])
         _ = machine.handlerReturned(3)
-        XCTAssertEqual(machine.callsToStart(), ["call 5"], "alone again")
-        XCTAssertEqual(request(7, share: 100), .hold)
+        XCTAssertEqual(machine.callsToStart(), ["call 5"], "alone now, so it starts whatever its size")
+        guard case .refuse(let error) = request(7, share: 100) else { return XCTFail("call 7 was admitted") }
+        XCTAssertEqual(error.code, .resourceExhausted, "and it takes the budget")
         _ = machine.handlerReturned(5)
-        XCTAssertEqual(machine.callsToStart(), ["call 7"])
+        XCTAssertEqual(request(9, share: 100), .start, "nothing set aside any more")
     }
 
     func testDrainingAndTheGracePeriodHandBackTheCallsToEnd() {

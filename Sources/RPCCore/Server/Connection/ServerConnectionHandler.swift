@@ -41,8 +41,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     final class RunningCall {
         let handle: ServerCallHandle
         var task: Task<Void, Never>?
-        /// The status of an end that came before the handler returned, for the interceptors.
-        let endRecord = CallEndRecord()
+        /// What its context shares (method, deadline, peer, logger), and how the connection and the
+        /// interceptors tell each other of its end.
+        let record: CallRecord
         /// The deadline: before a held call starts, then while its handler runs.
         var deadlineTimer: Scheduled<Void>?
         /// Streaming: bytes the client still lets us send.
@@ -56,8 +57,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         /// A held call's request, until its handler starts.
         var held: (frame: InboundFrame, route: RPCRoute, deadline: NIODeadline?)?
 
-        init(handle: ServerCallHandle, window: Int, replySizes: ReplySizeEstimate) {
+        init(handle: ServerCallHandle, record: CallRecord, window: Int, replySizes: ReplySizeEstimate) {
             self.handle = handle
+            self.record = record
             self.window = window
             self.replySizes = replySizes
         }
@@ -252,7 +254,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         var admitted: RunningCall?
         let action = state.requestReceived(request) {
             // Only a routed call is admitted (the machine refuses one of no kind).
-            let call = makeCall(id, frame: frame, route: route!, context: context)
+            let call = makeCall(id, frame: frame, route: route!, deadline: deadline, context: context)
             admitted = call
             return call
         }
@@ -294,7 +296,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     /// The handler's objects for a call the machine admitted.
     private func makeCall(
-        _ id: UInt64, frame: InboundFrame, route: RPCRoute, context: ChannelHandlerContext
+        _ id: UInt64, frame: InboundFrame, route: RPCRoute, deadline: NIODeadline?, context: ChannelHandlerContext
     ) -> RunningCall {
         let handle = ServerCallHandle(
             id: id,
@@ -302,8 +304,12 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             connection: NIOLoopBound(self, eventLoop: context.eventLoop),
             maxPayloadBytes: configuration.limits.maxFrameBytes - WireLimits.envelopeOverhead
         )
+        let record = CallRecord(
+            method: route.method,
+            deadline: deadline.map { .now + .nanoseconds(($0 - .now()).nanoseconds) },
+            peer: peer, userTag: configuration.userTag, logger: logger)
         let window = frame.windowBytes > 0 ? Int(frame.windowBytes) : configuration.defaultStreamWindowBytes
-        return RunningCall(handle: handle, window: window, replySizes: route.replySizes)
+        return RunningCall(handle: handle, record: record, window: window, replySizes: route.replySizes)
     }
 
     private func start(
@@ -324,15 +330,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             }
         }
 
-        var serverContext = ServerContext(
-            method: route.method,
-            metadata: frame.metadata,
-            deadline: deadline.map { .now + .nanoseconds(($0 - .now()).nanoseconds) },
-            peer: peer,
-            userTag: configuration.userTag,
-            logger: logger
-        )
-        serverContext.endRecord = call.endRecord
+        let serverContext = ServerContext(record: call.record, metadata: frame.metadata)
         call.task = runner.start(route.prepare(frame.payload), handle: call.handle, context: serverContext)
     }
 
@@ -357,7 +355,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         }
         perform(next)
         startHeldCalls()
-        if let reason = call?.endRecord.closeReason {
+        if let reason = call?.record.closeReason {
             beginDraining(gracePeriod: .seconds(5), reason: reason)
         }
     }
@@ -381,7 +379,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             return
         }
         guard let call = state.endEarly(id, owing: error) else { return }
-        call.endRecord.record(error)
+        call.record.record(error)
         call.stopSending()
         call.task?.cancel()
     }
@@ -391,7 +389,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     private func endNow(_ calls: [RunningCall], _ error: RPCError) {
         for call in calls {
             // Recorded before the handler can see its cancellation.
-            call.endRecord.record(error)
+            call.record.record(error)
             call.stopSending()
             writeEnd(call.id, error: error)
             call.task?.cancel()
