@@ -30,7 +30,7 @@ enum AccountServiceDefinition: ServiceDefinition {
     static func services(_ env: ServiceEnvironment, account: AccountHandlers) -> [any RPCService] {
         [
             account, account.identityHandlers, notificationHandlers(env, kit: account.kit),
-            moderation(env, kit: account.kit), slp(env, kit: account.kit),
+            moderation(env, kit: account.kit), slp(env, account: account),
         ]
     }
 

@@ -362,7 +362,13 @@ extension AccountStoreContract {
                 id: id, app: "slp", phone: "+821012345678", codeHash: Array("right-\(id)".utf8),
                 expiresAtMilliseconds: 300, createdAtMilliseconds: 0)
         }
-        for id in ["v1", "v2", "v3"] { try await store.startPhoneVerification(verification(id), sms: sms) }
+        for id in ["v1", "v2", "v3"] {
+            // Each under keys of its own: the send limits are tested in SlpPhoneSendLimitTests.
+            let limits = PhoneSendLimits(
+                throttle: PhoneSendThrottle(), numberKey: Array("n-\(id)".utf8), addressKey: Array("a-\(id)".utf8))
+            let sent = try await store.startPhoneVerification(verification(id), sms: sms, limits: limits)
+            XCTAssertEqual(sent, .admitted)
+        }
         let wrongApp = try await store.checkPhoneCode(
             id: "v1", app: "housetainer", codeHash: Array("right-v1".utf8), now: 1, maximumAttempts: 5)
         XCTAssertNil(wrongApp)

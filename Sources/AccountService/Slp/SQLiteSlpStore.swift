@@ -21,20 +21,7 @@ struct SQLiteSlpStore: SlpStore {
                     db, sql: "SELECT 1 FROM user WHERE id = ? AND app = ?",
                     arguments: [profile.userID, Self.app.rawValue]) == true
             else { throw SlpStoreError.unknownUser }
-            try db.execute(
-                sql: """
-                    INSERT OR IGNORE INTO slp_profile (user_id, gender, birth_year, birth_month, birth_day, email,
-                        favourite_study, searchable, partner_min_age, partner_max_age, avatar, background,
-                        owned_avatars, owned_backgrounds, reputation, created_at_ms)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    profile.userID, profile.gender, profile.birthDate.year, profile.birthDate.month,
-                    profile.birthDate.day, profile.email, profile.favouriteStudy, profile.searchable,
-                    profile.partnerMinAge, profile.partnerMaxAge, profile.avatar, profile.background,
-                    SlpRules.encode(profile.ownedAvatars), SlpRules.encode(profile.ownedBackgrounds),
-                    SlpRules.encode(profile.reputation), profile.createdAtMilliseconds,
-                ])
+            try Self.insert(profile, db)
             return db.changesCount == 1
         }
     }
@@ -174,11 +161,31 @@ struct SQLiteSlpStore: SlpStore {
             let stale = try String.fetchAll(
                 db, sql: "SELECT user_id FROM slp_queue WHERE entered_at_ms < ?", arguments: [enteredBefore])
             try Self.dequeue(stale, db)
+            // Used sign-up tickets are remembered only while they would have worked.
+            try db.execute(sql: "DELETE FROM slp_used_ticket WHERE expires_at_ms < ?", arguments: [enteredBefore])
             return stale.count
         }
     }
 
     // MARK: Rows
+
+    /// A new profile (kept as it was when the member has one: `changesCount` says which).
+    static func insert(_ profile: SlpProfileRecord, _ db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT OR IGNORE INTO slp_profile (user_id, gender, birth_year, birth_month, birth_day, email,
+                    favourite_study, searchable, partner_min_age, partner_max_age, avatar, background,
+                    owned_avatars, owned_backgrounds, reputation, created_at_ms)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                profile.userID, profile.gender, profile.birthDate.year, profile.birthDate.month,
+                profile.birthDate.day, profile.email, profile.favouriteStudy, profile.searchable,
+                profile.partnerMinAge, profile.partnerMaxAge, profile.avatar, profile.background,
+                SlpRules.encode(profile.ownedAvatars), SlpRules.encode(profile.ownedBackgrounds),
+                SlpRules.encode(profile.reputation), profile.createdAtMilliseconds,
+            ])
+    }
 
     static func hasProfile(_ userID: String, _ db: Database) throws -> Bool {
         try Bool.fetchOne(db, sql: "SELECT 1 FROM slp_profile WHERE user_id = ?", arguments: [userID]) == true
