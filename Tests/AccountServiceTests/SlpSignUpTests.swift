@@ -147,6 +147,69 @@ final class SlpSignUpTests: XCTestCase {
         try await fixture.stop()
     }
 
+    // MARK: Deletion
+
+    /// A member without a password deletes the account with a fresh code: the partner of the active match
+    /// is general at once, nothing in the database or the development SMS files names the number, and the
+    /// number signs up again.
+    func testSlpDeletingAnAccountTakesAFreshCodeFreesThePartnerAndLetsTheNumberSignUpAgain() async throws {
+        let fixture = try await start()
+        let matching = matching(fixture)
+        let gone = try await matching.signUp(request(try await ticket(fixture), nickname: "떠날이"), options: slp)
+        let goneID = try XCTUnwrap(gone.account?.user?.id)
+        let goneToken = fixture.options(try XCTUnwrap(gone.account?.session?.accessToken))
+        let partner = try await matching.signUp(
+            request(try await ticket(fixture, phone: "010-2222-3333", number: "+821022223333"), nickname: "남을이"),
+            options: slp)
+        let partnerToken = fixture.options(try XCTUnwrap(partner.account?.session?.accessToken))
+        let hall = SlpStoreContract.cityHall
+        for token in [goneToken, partnerToken] {
+            let entered = try await matching.enterQueue(
+                .init(latitude: hall.latitude, longitude: hall.longitude), options: token)
+            XCTAssertEqual(entered.outcome, .entered)
+        }
+        _ = try await matching.request(.init(otherID: goneID), options: partnerToken)
+        let matched = try await matching.accept(
+            .init(otherID: try XCTUnwrap(partner.myPage?.userID)), options: goneToken)
+        XCTAssertEqual(matched.outcome, .matched)
+
+        let withoutProof = await statusCode { _ = try await fixture.account.deleteAccount(.init(), options: goneToken) }
+        XCTAssertEqual(withoutProof, .failedPrecondition, "a password-less account proves itself with a fresh code")
+        fixture.clock.advance(by: 5)
+        let fresh = try await fixture.identity.startPhoneVerification(.init(phone: Self.phone), options: slp)
+        let code = try await fixture.textedCode(to: Self.number, after: 1)
+        _ = try await fixture.account.deleteAccount(
+            .init(proof: .init(proof: .phone(.init(verificationID: fresh.verificationID, code: code)))),
+            options: goneToken)
+
+        let state = try await matching.getState(.init(), options: partnerToken)
+        XCTAssertEqual(state.state, .general, "the ex-partner is general, without a penalty")
+        let entered = try await matching.enterQueue(
+            .init(latitude: hall.latitude, longitude: hall.longitude), options: partnerToken)
+        XCTAssertEqual(entered.outcome, .entered)
+        let left = try await fixture.service.environment.database.read { db in
+            try [
+                "SELECT COUNT(*) FROM phone_verification WHERE phone = '\(Self.number)'",
+                "SELECT COUNT(*) FROM sign_up_ticket WHERE subject = '\(Self.number)'",
+                "SELECT COUNT(*) FROM user WHERE id = '\(goneID)' OR phone = '01012345678'",
+                "SELECT COUNT(*) FROM slp_match_member WHERE user_id = '\(goneID)' OR partner_id = '\(goneID)'",
+                "SELECT COUNT(*) FROM device WHERE user_id = '\(goneID)'",
+                "SELECT COUNT(*) FROM slp_used_ticket WHERE user_id = '\(goneID)'",
+            ].map { try Int.fetchOne(db, sql: $0) ?? -1 }
+        }
+        XCTAssertEqual(left, [0, 0, 0, 0, 0, 0])
+        let texts = try DevelopmentFileSender.messages(
+            in: fixture.service.environment.dataDirectory.appendingPathComponent("sent-sms"))
+        XCTAssertEqual(texts.filter { $0.to == Self.number }.count, 0, "the development SMS files went too")
+        XCTAssertEqual(texts.filter { $0.to == "+821022223333" }.count, 1, "the partner's stay")
+
+        fixture.clock.advance(by: 5)
+        let again = try await matching.signUp(request(try await ticket(fixture), nickname: "떠날이"), options: slp)
+        XCTAssertEqual(again.outcome, .signedUp, "the number (and the nickname) sign up again")
+        XCTAssertNotEqual(again.account?.user?.id, goneID)
+        try await fixture.stop()
+    }
+
     // MARK: SMS send limits
 
     func testSlpSmsSendsOnePer4SecondsAndTheSixthInAnHourLocksTheNumberAcrossARestart() async throws {

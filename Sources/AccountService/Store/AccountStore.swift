@@ -152,6 +152,8 @@ protocol AccountStore: Sendable {
     /// transaction, schedules `RevokeUser` then `PurgeUser` on every peer that holds user data. Returns
     /// false if there was no such user.
     func deleteAccount(userID: String, now: Int64) async throws -> Bool
+    /// The push tokens of the user's devices (deletion forgets the development push files to them).
+    func deviceTokens(userID: String) async throws -> [String]
 }
 
 enum SessionRotation: Sendable, Equatable {
