@@ -13,6 +13,8 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
     let hub: ChatEventHub
     /// History pages show chat photos by their current signed URLs.
     let photos: PhotoURLRefresher
+    /// Match rooms' members without an open stream get a push through AccountService.
+    let pushes: OfflinePushes
     /// The clock, ids, quotas, lists, and the directory of room members' names and images
     /// (AccountService's, cached; empty when it cannot answer).
     let kit: HandlerKit
@@ -165,7 +167,21 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
                     id: ids.next(), roomID: room.id, senderID: senderID, sentAtMilliseconds: clock.nowMilliseconds,
                     clientMessageID: clientID, body: body))
         }
-        if !appended.duplicate { cache.invalidate(room: room.id) }
+        if !appended.duplicate {
+            cache.invalidate(room: room.id)
+            if room.kind == RoomRecord.slpMatchKind, case .text(let text) = body {
+                let offline = room.members.filter { $0 != senderID && !hub.isOpen(key: $0) }
+                do {
+                    try await pushes.enqueue(
+                        offline.map {
+                            OfflinePushes.notification(of: appended.message, text: text, to: $0, app: room.app.rawValue)
+                        })
+                } catch {
+                    context.logger.warning(
+                        "chat: the push to an offline member was not queued", metadata: ["error": "\(error)"])
+                }
+            }
+        }
         var readByRecipient = false
         if appended.duplicate {
             // A retry may come after the other member read it.
