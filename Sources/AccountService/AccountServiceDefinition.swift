@@ -95,8 +95,10 @@ enum AccountServiceDefinition: ServiceDefinition {
                 try await AccountHandlers.publicUsers(ids, store: store)
             })
         )
-        handlers.forgetSentMessages = { recipients in
-            for folder in developmentFolders { DevelopmentFileSender.forget(recipients, in: folder) }
+        handlers.forgetSentMessages = { recipients, mentions in
+            for folder in developmentFolders {
+                DevelopmentFileSender.forget(recipients, mentioning: mentions, in: folder)
+            }
         }
         return handlers
     }

@@ -62,9 +62,10 @@ final class SlpDeletionTests: RunningSystemTestCase {
                 "account", matching + "EnterQueue", #"{"latitude": 37.5665, "longitude": 126.978}"#, token: token)
             XCTAssertEqual(entered.string("outcome"), "ENTER_QUEUE_OUTCOME_ENTERED")
         }
-        try system.call("account", matching + "Request", #"{"otherId": "\#(gone.id)"}"#, token: stays.token)
+        // The member who will go asks (the partner's inbox and push name the asker), the partner accepts.
+        try system.call("account", matching + "Request", #"{"otherId": "\#(stays.id)"}"#, token: gone.token)
         let accepted = try system.call(
-            "account", matching + "Accept", #"{"otherId": "\#(stays.id)"}"#, token: gone.token)
+            "account", matching + "Accept", #"{"otherId": "\#(gone.id)"}"#, token: stays.token)
         XCTAssertEqual(accepted.string("outcome"), "ACCEPT_OUTCOME_MATCHED")
         let matchID = accepted.string("matchId")
         try system.callRetryingUnavailable(

@@ -18,8 +18,9 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol, HandlerKitUs
     let reviews: @Sendable ([String]) async throws -> [String: YediAccount.ReviewSummary]
     let kit: HandlerKit
     /// Removes the development files (sent mail, SMS and push) addressed to a deleted account's e-mail,
-    /// numbers and devices; nothing when a real provider sends them (it keeps its own logs).
-    var forgetSentMessages: @Sendable (Set<String>) -> Void = { _ in }
+    /// numbers and devices, or naming its id in their values (pushes to others about it); nothing when a
+    /// real provider sends them (it keeps its own logs).
+    var forgetSentMessages: @Sendable (_ recipients: Set<String>, _ mentioning: Set<String>) -> Void = { _, _ in }
 
     var pages: AccountPages { AccountPages(kit) }
 

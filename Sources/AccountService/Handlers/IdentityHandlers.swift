@@ -27,8 +27,9 @@ struct IdentityHandlers: YediAccount.Identity.ServiceProtocol, HandlerKitUser {
         let nowMilliseconds = clock.nowMilliseconds
         let answer = YediAccount.StartPhoneVerificationResponse(
             verificationID: ids.next(), codeExpiresAtMs: nowMilliseconds + PhoneCodeVerifier.codeLifetime)
+        let throttle = identity.sends.of(app)
         let limits = PhoneSendLimits(
-            throttle: identity.sends,
+            throttle: throttle,
             numberKey: PhoneSendThrottle.numberKey(app: context.app.rawValue, number: number),
             addressKey: PhoneSendThrottle.addressKey(app: context.app.rawValue, address: address))
         let decision = try await store.startPhoneVerification(
@@ -39,7 +40,7 @@ struct IdentityHandlers: YediAccount.Identity.ServiceProtocol, HandlerKitUser {
             sms: PhoneCodeMessage.sms(
                 code: code, verificationID: answer.verificationID, to: number, appName: app.displayName),
             limits: limits)
-        if let refusal = identity.sends.refusal(decision, now: nowMilliseconds) { throw refusal }
+        if let refusal = throttle.refusal(decision, now: nowMilliseconds) { throw refusal }
         return answer
     }
 

@@ -96,7 +96,7 @@ extension AccountHandlers {
         _ = try await store.deleteAccount(userID: user.id, now: clock.nowMilliseconds)
         var recipients = Set(identities.filter { $0.kind == "phone" }.map(\.subject) + devices)
         if !user.email.isEmpty { recipients.insert(user.email) }
-        forgetSentMessages(recipients)
+        forgetSentMessages(recipients, [user.id])
         context.logger.info(
             "account deleted; purging the user from every service", metadata: ["user": "\(context.userTag(user.id))"])
         return YediAccount.DeleteAccountResponse()

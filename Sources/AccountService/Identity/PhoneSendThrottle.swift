@@ -1,4 +1,5 @@
 import RPCCore
+import ServiceRuntime
 import YediCrypto
 
 /// How often phone verification texts a code (issue 28, "Accounts"): the server's own guards, since
@@ -20,6 +21,17 @@ struct PhoneSendThrottle: Sendable {
     var perHour = 5
     var windowMilliseconds: Int64 = 3_600_000
     var lockoutMilliseconds: Int64 = 3_600_000
+
+    /// The limits of `app`, from its file's `limits` where set (`phone_code_cooldown_seconds`,
+    /// `phone_codes_per_hour`: per number and per address), these defaults otherwise.
+    func of(_ app: AppConfiguration?) -> PhoneSendThrottle {
+        guard let app else { return self }
+        var limits = self
+        limits.cooldownMilliseconds =
+            Int64(app.limit("phone_code_cooldown_seconds", default: Int(cooldownMilliseconds / 1_000))) * 1_000
+        limits.perHour = app.limit("phone_codes_per_hour", default: perHour)
+        return limits
+    }
 
     /// The stored keys of a number and an address in `app`.
     static func numberKey(app: String, number: String) -> [UInt8] { SHA256.hash("phone-send/number/\(app)/\(number)") }

@@ -53,6 +53,9 @@ extension SQLiteAccountStore {
                     sql: "DELETE FROM sign_up_ticket WHERE app = ? AND kind = ? AND subject = ?",
                     arguments: [app, kind, subject])
             }
+            // Other users' notifications about this one (an SLP request names its sender): they go too.
+            try db.execute(
+                sql: "DELETE FROM notification WHERE user_id != ? AND instr(data, ?) > 0", arguments: [userID, userID])
             // SLP: ratings written taken back from the partners' counters, matches ended and removed.
             try SQLiteSlpStore.forget(userID, db)
             // Sessions, the designer row, the user's own recent searches, push devices and notifications go

@@ -34,9 +34,7 @@ struct OfflinePushes: Sendable {
         YediAccount.NotifyRequest(
             userID: recipient, app: app, kind: kind, title: "새 메시지",
             body: text.count > previewCharacters ? String(text.prefix(previewCharacters)) + "…" : text,
-            data: [
-                .init(key: "room_id", value: message.roomID), .init(key: "seq", value: "\(message.seq)"),
-                .init(key: "sender_id", value: message.senderID),
-            ])
+            // No sender id: the room names the partner, and a push outlives nothing it names (deletion).
+            data: [.init(key: "room_id", value: message.roomID), .init(key: "seq", value: "\(message.seq)")])
     }
 }
