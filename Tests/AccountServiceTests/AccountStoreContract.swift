@@ -347,12 +347,14 @@ extension AccountStoreContract {
         let kept = try await store.signUpTicket(hash: kakao.ticketHash, app: "slp", now: 10)
         XCTAssertNotNil(kept, "a refused completion leaves its ticket")
 
-        // Deleting the account unlinks its identities.
+        // Deleting the account unlinks its identities, and its number's tickets go with it.
         _ = try await store.deleteAccount(userID: "m1", now: 20)
         let afterDeletion = try await store.user(app: "slp", identity: phone)
         XCTAssertNil(afterDeletion)
+        let numbersTicket = try await store.signUpTicket(hash: again.ticketHash, app: "slp", now: 10)
+        XCTAssertNil(numbersTicket, "a ticket names the deleted account's number")
         let pruned = try await store.pruneIdentityVerifications(expiredBefore: 601)
-        XCTAssertEqual(pruned, 2, "the two tickets left")
+        XCTAssertEqual(pruned, 1, "the Kakao ticket left")
     }
 
     static func phoneCodesAreUsedOnceSpendTriesAndExpire(_ store: any AccountStore) async throws {
