@@ -34,7 +34,7 @@ final class ChatSlpMatchStreamTests: XCTestCase {
         let now = fixture.clock.nowMilliseconds
         try await store.createUser(
             UserRecord(
-                id: id, role: "member", app: "slp", email: "", name: id, phone: "", gender: 1, birthDate: nil,
+                id: id, role: "member", app: "slp", email: "", name: "닉\(id)", phone: "", gender: 1, birthDate: nil,
                 passwordHash: nil, createdAtMilliseconds: now, nickname: "닉\(id)"),
             designer: nil,
             session: SessionRecord(
@@ -84,16 +84,23 @@ final class ChatSlpMatchStreamTests: XCTestCase {
         // With a stream open, the message comes by the stream and no push follows.
         let stream = StreamCollector()
         let chat = fixture.chat
-        let reader = Task { await stream.run(chat, user: bo, after: 0, stopAfter: 3) }
+        let reader = Task { await stream.run(chat, user: bo, after: 0) }
         let caughtUp = try await eventually(timeout: 10) { stream.caughtUp }
         XCTAssertTrue(caughtUp)
-        _ = try await fixture.send(ana, "m-1", "5분 늦어요")
-        await reader.value
+        let second = try await fixture.send(ana, "m-1", "5분 늦어요")
+        let streamed = try await eventually(timeout: 10) {
+            stream.realEvents.contains {
+                if case .messageAdded(let added)? = $0.event { added.message?.id == second.id } else { false }
+            }
+        }
+        XCTAssertTrue(streamed, "Bo's stream brought the second message")
         // Per peer the outbox delivers in order: once Ana's later push is in, one for Bo's second message
         // would be too.
         _ = try await fixture.send(bo, "m-1", "네")
         let anaPushed = try await eventually(timeout: 20) { try await self.pushes(to: "slp-ana") == 1 }
         XCTAssertTrue(anaPushed, "Ana has no stream: her push went through")
+        reader.cancel()
+        await reader.value
         let boPushes = try await pushes(to: "slp-bo")
         XCTAssertEqual(boPushes, 1, "Bo was online for the second message")
     }
@@ -149,6 +156,9 @@ final class ChatSlpMatchStreamTests: XCTestCase {
         _ = try await fixture.send(ana, "m-1", "before")
         let rooms = try await fixture.chat.listRooms(.init(), options: bo.options)
         XCTAssertEqual(rooms.rooms.map(\.id), ["m-1"])
+        // The partner's name is the directory's (AccountService's BatchGetUsers): an SLP account's name is
+        // its nickname, as SignUp stores it.
+        XCTAssertEqual(rooms.rooms.first?.other?.name, "닉slp-ana")
         let between = try await fixture.send(ana, "m-1", "between")
 
         let stream = StreamCollector()

@@ -161,6 +161,11 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
             }
             body = .reservation(id: found.id, startAtMilliseconds: found.startAtMilliseconds)
         }
+        // Who has no stream open as the message is stored (decided before: a stream that receives it live
+        // and closes at once is no reason to push).
+        let offline =
+            room.kind == RoomRecord.slpMatchKind
+            ? room.members.filter { $0 != senderID && !hub.isOpen(key: $0) } : []
         let appended = try await mapStoreErrors(roomID: room.id) {
             try await store.appendMessage(
                 MessageDraft(
@@ -169,8 +174,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
         }
         if !appended.duplicate {
             cache.invalidate(room: room.id)
-            if room.kind == RoomRecord.slpMatchKind, case .text(let text) = body {
-                let offline = room.members.filter { $0 != senderID && !hub.isOpen(key: $0) }
+            if !offline.isEmpty, case .text(let text) = body {
                 do {
                     try await pushes.enqueue(
                         offline.map {
