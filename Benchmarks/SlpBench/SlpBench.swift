@@ -15,8 +15,9 @@ import YediProto
 ///     $(swift build -c release --show-bin-path)/slp-bench
 ///
 /// Prints JSON lines: `SearchNearby` p50/p99 with 20,000 queued members spread over Seoul and 64
-/// clients, and accepts per second with 64 clients (each accept a distinct pending request, so each
-/// is MATCHED: one write transaction pairing two members).
+/// clients, accepts per second with 64 clients (each accept a distinct pending request, so each
+/// is MATCHED: one write transaction pairing two members), and phone-code sends per second with the
+/// development SMS sender (distinct numbers, the per-hour cap lifted in a copy of the app files).
 ///
 /// The members, their profiles, queue entries, positions and requests are written into the stopped
 /// service's database (its own schema from a first start); tokens are signed with the PKI's key.
@@ -60,8 +61,15 @@ struct SlpBench: AsyncParsableCommand {
         let data = work.appendingPathComponent("data").path
         let executable = try service ?? ServiceProcess.besideThisExecutable("AccountService")
         let nowhere = try ServiceProcess.freePort()
+        // The code sends come from one address: the app file's per-address cap and the sign-in allowance
+        // are lifted for the bench (a copy of the app files), so the figure is the send path's own.
+        let benchApps = try Self.appsWithoutSendCaps(apps, in: work)
         let arguments =
-            ["content", "booking", "chat"].flatMap { ["--peer", "\($0)=127.0.0.1:\(nowhere)"] } + ["--apps", apps]
+            ["content", "booking", "chat"].flatMap { ["--peer", "\($0)=127.0.0.1:\(nowhere)"] }
+            + [
+                "--apps", benchApps, "--sign-in-rate-per-address", "1000000/1", "--sign-in-rate-per-connection",
+                "1000000/1",
+            ]
         var process = try await ServiceProcess.start(
             executable, name: "AccountService", pki: pkiDirectory, data: data,
             log: work.appendingPathComponent("service-1.log").path, arguments: arguments)
@@ -79,6 +87,63 @@ struct SlpBench: AsyncParsableCommand {
         }
         try await searches(process, tokens: tokens)
         try await accepts(process, tokens: tokens)
+        try await codeSends(process, sentSms: data + "/sent-sms")
+    }
+
+    /// `apps` copied into `work`, SLP's `phone_codes_per_hour` raised out of the way.
+    static func appsWithoutSendCaps(_ apps: String, in work: URL) throws -> String {
+        let folder = work.appendingPathComponent("apps")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for name in try FileManager.default.contentsOfDirectory(atPath: apps) where name.hasSuffix(".json") {
+            var data = try Data(contentsOf: URL(fileURLWithPath: apps).appendingPathComponent(name))
+            if name == "slp.json", var file = try JSONSerialization.jsonObject(with: data) as? [String: Any] {
+                var limits = file["limits"] as? [String: Any] ?? [:]
+                limits["phone_codes_per_hour"] = 100_000_000
+                file["limits"] = limits
+                data = try JSONSerialization.data(withJSONObject: file, options: [.prettyPrinted, .sortedKeys])
+            }
+            try data.write(to: folder.appendingPathComponent(name))
+        }
+        return folder.path
+    }
+
+    /// `StartPhoneVerification` to distinct numbers from every client for `seconds`: each call checks and
+    /// counts the stored send limits, stores the code and queues its SMS in one write transaction; the
+    /// outbox writes it to a development file after the answer.
+    private func codeSends(_ process: ServiceProcess, sentSms: String) async throws {
+        let next = PairCounter()
+        let end = ContinuousClock.now + .milliseconds(Int(seconds * 1_000))
+        let start = ContinuousClock.now
+        let histogram = try await withThrowingTaskGroup(of: Histogram<UInt64>.self) { group in
+            for _ in 0..<clients {
+                group.addTask {
+                    try await withRPCClient(configuration: process.clientConfiguration()) { connection in
+                        let identity = YediAccount.Identity.Client(connection)
+                        var histogram = Figures.newHistogram()
+                        while ContinuousClock.now < end, let number = await next.take(below: 99_999_999) {
+                            let callStart = ContinuousClock.now
+                            _ = try await identity.startPhoneVerification(
+                                .init(phone: String(format: "010%08d", number)),
+                                options: CallOptions(timeout: .seconds(30), metadata: ["yedi-app": "slp"]))
+                            histogram.record(Figures.nanoseconds(ContinuousClock.now - callStart))
+                        }
+                        return histogram
+                    }
+                }
+            }
+            var merged = Figures.newHistogram()
+            for try await histogram in group { merged.add(histogram) }
+            return merged
+        }
+        let elapsed = Figures.seconds(ContinuousClock.now - start)
+        try await Task.sleep(for: .seconds(2))
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: sentSms).count) ?? 0
+        print(
+            #"{"bench":"slp-code-sends","clients":\#(clients),"sends":\#(histogram.totalCount),"#
+                + #""per_second":\#(Figures.format(Double(histogram.totalCount) / elapsed)),"#
+                + #""p50_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(50))),"#
+                + #""p99_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(99))),"#
+                + #""sms_files_2s_later":\#(files),"sender":"development","tls":true}"#)
     }
 
     static func id(_ index: Int) -> String { String(format: "slp-bench-%06d", index) }

@@ -30,7 +30,7 @@ enum AccountServiceDefinition: ServiceDefinition {
     static func services(_ env: ServiceEnvironment, account: AccountHandlers) -> [any RPCService] {
         [
             account, account.identityHandlers, notificationHandlers(env, kit: account.kit),
-            moderation(env, kit: account.kit), slp(env, kit: account.kit),
+            moderation(env, kit: account.kit), slp(env, account: account),
         ]
     }
 
@@ -52,7 +52,9 @@ enum AccountServiceDefinition: ServiceDefinition {
         let store = SQLiteAccountStore(
             database: env.database, events: AccountEvents(outbox: env.outbox), revokedUsers: env.revokedUsers)
         env.addBackgroundService(sessionPruning(env, store: store))
-        try OutsideSenderSetup.register(on: env)
+        let developmentFolders = try OutsideSenderSetup.register(on: env).map {
+            try env.dataFolder($0.developmentFolder)
+        }
         let credentials = Credentials(
             passwords: passwords,
             decoyHash: try await passwords.hash(Base64URL.encode(SecureRandom.bytes(16))),
@@ -65,7 +67,7 @@ enum AccountServiceDefinition: ServiceDefinition {
             refreshLimits: ClientRateLimits(
                 perAddress: env.configuration.signInRatePerAddress.scaled(by: 10),
                 perConnection: env.configuration.signInRatePerConnection.scaled(by: 10)))
-        return AccountHandlers(
+        var handlers = AccountHandlers(
             store: store,
             credentials: credentials,
             mailer: CodeMailer(codes: codes, mailsPerRecipient: SharedRateLimiter(limit: mailsPerRecipient)),
@@ -93,6 +95,12 @@ enum AccountServiceDefinition: ServiceDefinition {
                 try await AccountHandlers.publicUsers(ids, store: store)
             })
         )
+        handlers.forgetSentMessages = { recipients, mentions in
+            for folder in developmentFolders {
+                DevelopmentFileSender.forget(recipients, mentioning: mentions, in: folder)
+            }
+        }
+        return handlers
     }
 
     /// How often dead sessions and expired sign-ups are pruned (and once at start).

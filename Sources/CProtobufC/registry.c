@@ -225,6 +225,10 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__slp__my_page__descriptor,
     &yedi__slp__create_profile_request__descriptor,
     &yedi__slp__create_profile_response__descriptor,
+    &yedi__slp__sign_up_request__descriptor,
+    &yedi__slp__sign_up_response__descriptor,
+    &yedi__slp__get_me_request__descriptor,
+    &yedi__slp__get_me_response__descriptor,
     &yedi__slp__get_my_page_request__descriptor,
     &yedi__slp__update_my_page_request__descriptor,
     &yedi__slp__get_state_request__descriptor,
@@ -248,10 +252,10 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__slp__get_match_response__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 244; }
+size_t yedi_message_descriptor_count(void) { return 248; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 244 ? message_descriptors[index] : NULL;
+    return index < 248 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
@@ -279,6 +283,8 @@ static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
     &yedi__rpc__frame_kind__descriptor,
     &yedi__slp__matching_state__descriptor,
     &yedi__slp__create_profile_outcome__descriptor,
+    &yedi__slp__sign_up_outcome__descriptor,
+    &yedi__slp__get_me_outcome__descriptor,
     &yedi__slp__enter_queue_outcome__descriptor,
     &yedi__slp__leave_queue_outcome__descriptor,
     &yedi__slp__request_outcome__descriptor,
@@ -286,10 +292,10 @@ static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
     &yedi__slp__end_match_outcome__descriptor,
 };
 
-size_t yedi_enum_descriptor_count(void) { return 29; }
+size_t yedi_enum_descriptor_count(void) { return 31; }
 
 const ProtobufCEnumDescriptor *yedi_enum_descriptor_at(size_t index) {
-    return index < 29 ? enum_descriptors[index] : NULL;
+    return index < 31 ? enum_descriptors[index] : NULL;
 }
 
 static const ProtobufCServiceDescriptor *const service_descriptors[] = {

@@ -142,6 +142,186 @@ void   yedi__slp__create_profile_response__free_unpacked
   assert(message->base.descriptor == &yedi__slp__create_profile_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__slp__sign_up_request__init
+                     (Yedi__Slp__SignUpRequest         *message)
+{
+  static const Yedi__Slp__SignUpRequest init_value = YEDI__SLP__SIGN_UP_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__slp__sign_up_request__get_packed_size
+                     (const Yedi__Slp__SignUpRequest *message)
+{
+  assert(message->base.descriptor == &yedi__slp__sign_up_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__slp__sign_up_request__pack
+                     (const Yedi__Slp__SignUpRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__slp__sign_up_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__slp__sign_up_request__pack_to_buffer
+                     (const Yedi__Slp__SignUpRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__slp__sign_up_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Slp__SignUpRequest *
+       yedi__slp__sign_up_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Slp__SignUpRequest *)
+     protobuf_c_message_unpack (&yedi__slp__sign_up_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__slp__sign_up_request__free_unpacked
+                     (Yedi__Slp__SignUpRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__slp__sign_up_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__slp__sign_up_response__init
+                     (Yedi__Slp__SignUpResponse         *message)
+{
+  static const Yedi__Slp__SignUpResponse init_value = YEDI__SLP__SIGN_UP_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__slp__sign_up_response__get_packed_size
+                     (const Yedi__Slp__SignUpResponse *message)
+{
+  assert(message->base.descriptor == &yedi__slp__sign_up_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__slp__sign_up_response__pack
+                     (const Yedi__Slp__SignUpResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__slp__sign_up_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__slp__sign_up_response__pack_to_buffer
+                     (const Yedi__Slp__SignUpResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__slp__sign_up_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Slp__SignUpResponse *
+       yedi__slp__sign_up_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Slp__SignUpResponse *)
+     protobuf_c_message_unpack (&yedi__slp__sign_up_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__slp__sign_up_response__free_unpacked
+                     (Yedi__Slp__SignUpResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__slp__sign_up_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__slp__get_me_request__init
+                     (Yedi__Slp__GetMeRequest         *message)
+{
+  static const Yedi__Slp__GetMeRequest init_value = YEDI__SLP__GET_ME_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__slp__get_me_request__get_packed_size
+                     (const Yedi__Slp__GetMeRequest *message)
+{
+  assert(message->base.descriptor == &yedi__slp__get_me_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__slp__get_me_request__pack
+                     (const Yedi__Slp__GetMeRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__slp__get_me_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__slp__get_me_request__pack_to_buffer
+                     (const Yedi__Slp__GetMeRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__slp__get_me_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Slp__GetMeRequest *
+       yedi__slp__get_me_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Slp__GetMeRequest *)
+     protobuf_c_message_unpack (&yedi__slp__get_me_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__slp__get_me_request__free_unpacked
+                     (Yedi__Slp__GetMeRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__slp__get_me_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__slp__get_me_response__init
+                     (Yedi__Slp__GetMeResponse         *message)
+{
+  static const Yedi__Slp__GetMeResponse init_value = YEDI__SLP__GET_ME_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__slp__get_me_response__get_packed_size
+                     (const Yedi__Slp__GetMeResponse *message)
+{
+  assert(message->base.descriptor == &yedi__slp__get_me_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__slp__get_me_response__pack
+                     (const Yedi__Slp__GetMeResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__slp__get_me_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__slp__get_me_response__pack_to_buffer
+                     (const Yedi__Slp__GetMeResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__slp__get_me_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Slp__GetMeResponse *
+       yedi__slp__get_me_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Slp__GetMeResponse *)
+     protobuf_c_message_unpack (&yedi__slp__get_me_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__slp__get_me_response__free_unpacked
+                     (Yedi__Slp__GetMeResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__slp__get_me_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__slp__get_my_page_request__init
                      (Yedi__Slp__GetMyPageRequest         *message)
 {
@@ -1446,6 +1626,288 @@ const ProtobufCMessageDescriptor yedi__slp__create_profile_response__descriptor 
   yedi__slp__create_profile_response__field_indices_by_name,
   1,  yedi__slp__create_profile_response__number_ranges,
   (ProtobufCMessageInit) yedi__slp__create_profile_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__slp__sign_up_request__field_descriptors[7] =
+{
+  {
+    "ticket",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Slp__SignUpRequest, ticket),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "nickname",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Slp__SignUpRequest, nickname),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "birth_date",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Slp__SignUpRequest, birth_date),
+    &yedi__common__local_date__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "email",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Slp__SignUpRequest, email),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "gender",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Slp__SignUpRequest, gender),
+    &yedi__account__gender__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "push_token",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Slp__SignUpRequest, push_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "push_platform",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Slp__SignUpRequest, push_platform),
+    &yedi__account__push_platform__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__slp__sign_up_request__field_indices_by_name[] = {
+  2,   /* field[2] = birth_date */
+  3,   /* field[3] = email */
+  4,   /* field[4] = gender */
+  1,   /* field[1] = nickname */
+  6,   /* field[6] = push_platform */
+  5,   /* field[5] = push_token */
+  0,   /* field[0] = ticket */
+};
+static const ProtobufCIntRange yedi__slp__sign_up_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 7 }
+};
+const ProtobufCMessageDescriptor yedi__slp__sign_up_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.slp.SignUpRequest",
+  "SignUpRequest",
+  "Yedi__Slp__SignUpRequest",
+  "yedi.slp",
+  sizeof(Yedi__Slp__SignUpRequest),
+  7,
+  yedi__slp__sign_up_request__field_descriptors,
+  yedi__slp__sign_up_request__field_indices_by_name,
+  1,  yedi__slp__sign_up_request__number_ranges,
+  (ProtobufCMessageInit) yedi__slp__sign_up_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__slp__sign_up_response__field_descriptors[4] =
+{
+  {
+    "outcome",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Slp__SignUpResponse, outcome),
+    &yedi__slp__sign_up_outcome__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "account",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Slp__SignUpResponse, account),
+    &yedi__account__complete_sign_up_response__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "my_page",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Slp__SignUpResponse, my_page),
+    &yedi__slp__my_page__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Slp__SignUpResponse, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__slp__sign_up_response__field_indices_by_name[] = {
+  1,   /* field[1] = account */
+  2,   /* field[2] = my_page */
+  0,   /* field[0] = outcome */
+  3,   /* field[3] = reason */
+};
+static const ProtobufCIntRange yedi__slp__sign_up_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor yedi__slp__sign_up_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.slp.SignUpResponse",
+  "SignUpResponse",
+  "Yedi__Slp__SignUpResponse",
+  "yedi.slp",
+  sizeof(Yedi__Slp__SignUpResponse),
+  4,
+  yedi__slp__sign_up_response__field_descriptors,
+  yedi__slp__sign_up_response__field_indices_by_name,
+  1,  yedi__slp__sign_up_response__number_ranges,
+  (ProtobufCMessageInit) yedi__slp__sign_up_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__slp__get_me_request__field_descriptors[1] =
+{
+  {
+    "ticket",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Slp__GetMeRequest, ticket),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__slp__get_me_request__field_indices_by_name[] = {
+  0,   /* field[0] = ticket */
+};
+static const ProtobufCIntRange yedi__slp__get_me_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__slp__get_me_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.slp.GetMeRequest",
+  "GetMeRequest",
+  "Yedi__Slp__GetMeRequest",
+  "yedi.slp",
+  sizeof(Yedi__Slp__GetMeRequest),
+  1,
+  yedi__slp__get_me_request__field_descriptors,
+  yedi__slp__get_me_request__field_indices_by_name,
+  1,  yedi__slp__get_me_request__number_ranges,
+  (ProtobufCMessageInit) yedi__slp__get_me_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__slp__get_me_response__field_descriptors[2] =
+{
+  {
+    "outcome",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Slp__GetMeResponse, outcome),
+    &yedi__slp__get_me_outcome__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "my_page",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Slp__GetMeResponse, my_page),
+    &yedi__slp__my_page__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__slp__get_me_response__field_indices_by_name[] = {
+  1,   /* field[1] = my_page */
+  0,   /* field[0] = outcome */
+};
+static const ProtobufCIntRange yedi__slp__get_me_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__slp__get_me_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.slp.GetMeResponse",
+  "GetMeResponse",
+  "Yedi__Slp__GetMeResponse",
+  "yedi.slp",
+  sizeof(Yedi__Slp__GetMeResponse),
+  2,
+  yedi__slp__get_me_response__field_descriptors,
+  yedi__slp__get_me_response__field_indices_by_name,
+  1,  yedi__slp__get_me_response__number_ranges,
+  (ProtobufCMessageInit) yedi__slp__get_me_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 #define yedi__slp__get_my_page_request__field_descriptors NULL
@@ -2833,6 +3295,68 @@ const ProtobufCEnumDescriptor yedi__slp__create_profile_outcome__descriptor =
   yedi__slp__create_profile_outcome__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
+static const ProtobufCEnumValue yedi__slp__sign_up_outcome__enum_values_by_number[4] =
+{
+  { "SIGN_UP_OUTCOME_UNSPECIFIED", "YEDI__SLP__SIGN_UP_OUTCOME__SIGN_UP_OUTCOME_UNSPECIFIED", 0 },
+  { "SIGN_UP_OUTCOME_SIGNED_UP", "YEDI__SLP__SIGN_UP_OUTCOME__SIGN_UP_OUTCOME_SIGNED_UP", 1 },
+  { "SIGN_UP_OUTCOME_NICKNAME_REFUSED", "YEDI__SLP__SIGN_UP_OUTCOME__SIGN_UP_OUTCOME_NICKNAME_REFUSED", 2 },
+  { "SIGN_UP_OUTCOME_ALREADY_REGISTERED", "YEDI__SLP__SIGN_UP_OUTCOME__SIGN_UP_OUTCOME_ALREADY_REGISTERED", 3 },
+};
+static const ProtobufCIntRange yedi__slp__sign_up_outcome__value_ranges[] = {
+{0, 0},{0, 4}
+};
+static const ProtobufCEnumValueIndex yedi__slp__sign_up_outcome__enum_values_by_name[4] =
+{
+  { "SIGN_UP_OUTCOME_ALREADY_REGISTERED", 3 },
+  { "SIGN_UP_OUTCOME_NICKNAME_REFUSED", 2 },
+  { "SIGN_UP_OUTCOME_SIGNED_UP", 1 },
+  { "SIGN_UP_OUTCOME_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor yedi__slp__sign_up_outcome__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "yedi.slp.SignUpOutcome",
+  "SignUpOutcome",
+  "Yedi__Slp__SignUpOutcome",
+  "yedi.slp",
+  4,
+  yedi__slp__sign_up_outcome__enum_values_by_number,
+  4,
+  yedi__slp__sign_up_outcome__enum_values_by_name,
+  1,
+  yedi__slp__sign_up_outcome__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue yedi__slp__get_me_outcome__enum_values_by_number[3] =
+{
+  { "GET_ME_OUTCOME_UNSPECIFIED", "YEDI__SLP__GET_ME_OUTCOME__GET_ME_OUTCOME_UNSPECIFIED", 0 },
+  { "GET_ME_OUTCOME_REGISTERED", "YEDI__SLP__GET_ME_OUTCOME__GET_ME_OUTCOME_REGISTERED", 1 },
+  { "GET_ME_OUTCOME_UNREGISTERED", "YEDI__SLP__GET_ME_OUTCOME__GET_ME_OUTCOME_UNREGISTERED", 2 },
+};
+static const ProtobufCIntRange yedi__slp__get_me_outcome__value_ranges[] = {
+{0, 0},{0, 3}
+};
+static const ProtobufCEnumValueIndex yedi__slp__get_me_outcome__enum_values_by_name[3] =
+{
+  { "GET_ME_OUTCOME_REGISTERED", 1 },
+  { "GET_ME_OUTCOME_UNREGISTERED", 2 },
+  { "GET_ME_OUTCOME_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor yedi__slp__get_me_outcome__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "yedi.slp.GetMeOutcome",
+  "GetMeOutcome",
+  "Yedi__Slp__GetMeOutcome",
+  "yedi.slp",
+  3,
+  yedi__slp__get_me_outcome__enum_values_by_number,
+  3,
+  yedi__slp__get_me_outcome__enum_values_by_name,
+  1,
+  yedi__slp__get_me_outcome__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
 static const ProtobufCEnumValue yedi__slp__enter_queue_outcome__enum_values_by_number[5] =
 {
   { "ENTER_QUEUE_OUTCOME_UNSPECIFIED", "YEDI__SLP__ENTER_QUEUE_OUTCOME__ENTER_QUEUE_OUTCOME_UNSPECIFIED", 0 },
@@ -2995,8 +3519,10 @@ const ProtobufCEnumDescriptor yedi__slp__end_match_outcome__descriptor =
   yedi__slp__end_match_outcome__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor yedi__slp__matching__method_descriptors[13] =
+static const ProtobufCMethodDescriptor yedi__slp__matching__method_descriptors[15] =
 {
+  { "SignUp", &yedi__slp__sign_up_request__descriptor, &yedi__slp__sign_up_response__descriptor },
+  { "GetMe", &yedi__slp__get_me_request__descriptor, &yedi__slp__get_me_response__descriptor },
   { "CreateProfile", &yedi__slp__create_profile_request__descriptor, &yedi__slp__create_profile_response__descriptor },
   { "GetMyPage", &yedi__slp__get_my_page_request__descriptor, &yedi__slp__my_page__descriptor },
   { "UpdateMyPage", &yedi__slp__update_my_page_request__descriptor, &yedi__slp__my_page__descriptor },
@@ -3012,19 +3538,21 @@ static const ProtobufCMethodDescriptor yedi__slp__matching__method_descriptors[1
   { "GetMatch", &yedi__slp__get_match_request__descriptor, &yedi__slp__get_match_response__descriptor },
 };
 const unsigned yedi__slp__matching__method_indices_by_name[] = {
-  8,        /* Accept */
-  0,        /* CreateProfile */
-  9,        /* EndMatch */
-  4,        /* EnterQueue */
-  12,        /* GetMatch */
-  1,        /* GetMyPage */
-  3,        /* GetState */
-  5,        /* LeaveQueue */
-  10,        /* Rate */
-  11,        /* Report */
-  7,        /* Request */
-  6,        /* SearchNearby */
-  2         /* UpdateMyPage */
+  10,        /* Accept */
+  2,        /* CreateProfile */
+  11,        /* EndMatch */
+  6,        /* EnterQueue */
+  14,        /* GetMatch */
+  1,        /* GetMe */
+  3,        /* GetMyPage */
+  5,        /* GetState */
+  7,        /* LeaveQueue */
+  12,        /* Rate */
+  13,        /* Report */
+  9,        /* Request */
+  8,        /* SearchNearby */
+  0,        /* SignUp */
+  4         /* UpdateMyPage */
 };
 const ProtobufCServiceDescriptor yedi__slp__matching__descriptor =
 {
@@ -3033,17 +3561,33 @@ const ProtobufCServiceDescriptor yedi__slp__matching__descriptor =
   "Matching",
   "Yedi__Slp__Matching",
   "yedi.slp",
-  13,
+  15,
   yedi__slp__matching__method_descriptors,
   yedi__slp__matching__method_indices_by_name
 };
+void yedi__slp__matching__sign_up(ProtobufCService *service,
+                                  const Yedi__Slp__SignUpRequest *input,
+                                  Yedi__Slp__SignUpResponse_Closure closure,
+                                  void *closure_data)
+{
+  assert(service->descriptor == &yedi__slp__matching__descriptor);
+  service->invoke(service, 0, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__slp__matching__get_me(ProtobufCService *service,
+                                 const Yedi__Slp__GetMeRequest *input,
+                                 Yedi__Slp__GetMeResponse_Closure closure,
+                                 void *closure_data)
+{
+  assert(service->descriptor == &yedi__slp__matching__descriptor);
+  service->invoke(service, 1, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
 void yedi__slp__matching__create_profile(ProtobufCService *service,
                                          const Yedi__Slp__CreateProfileRequest *input,
                                          Yedi__Slp__CreateProfileResponse_Closure closure,
                                          void *closure_data)
 {
   assert(service->descriptor == &yedi__slp__matching__descriptor);
-  service->invoke(service, 0, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 2, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__slp__matching__get_my_page(ProtobufCService *service,
                                       const Yedi__Slp__GetMyPageRequest *input,
@@ -3051,7 +3595,7 @@ void yedi__slp__matching__get_my_page(ProtobufCService *service,
                                       void *closure_data)
 {
   assert(service->descriptor == &yedi__slp__matching__descriptor);
-  service->invoke(service, 1, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 3, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__slp__matching__update_my_page(ProtobufCService *service,
                                          const Yedi__Slp__UpdateMyPageRequest *input,
@@ -3059,7 +3603,7 @@ void yedi__slp__matching__update_my_page(ProtobufCService *service,
                                          void *closure_data)
 {
   assert(service->descriptor == &yedi__slp__matching__descriptor);
-  service->invoke(service, 2, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 4, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__slp__matching__get_state(ProtobufCService *service,
                                     const Yedi__Slp__GetStateRequest *input,
@@ -3067,7 +3611,7 @@ void yedi__slp__matching__get_state(ProtobufCService *service,
                                     void *closure_data)
 {
   assert(service->descriptor == &yedi__slp__matching__descriptor);
-  service->invoke(service, 3, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__slp__matching__enter_queue(ProtobufCService *service,
                                       const Yedi__Slp__EnterQueueRequest *input,
@@ -3075,7 +3619,7 @@ void yedi__slp__matching__enter_queue(ProtobufCService *service,
                                       void *closure_data)
 {
   assert(service->descriptor == &yedi__slp__matching__descriptor);
-  service->invoke(service, 4, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__slp__matching__leave_queue(ProtobufCService *service,
                                       const Yedi__Slp__LeaveQueueRequest *input,
@@ -3083,7 +3627,7 @@ void yedi__slp__matching__leave_queue(ProtobufCService *service,
                                       void *closure_data)
 {
   assert(service->descriptor == &yedi__slp__matching__descriptor);
-  service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__slp__matching__search_nearby(ProtobufCService *service,
                                         const Yedi__Slp__SearchNearbyRequest *input,
@@ -3091,7 +3635,7 @@ void yedi__slp__matching__search_nearby(ProtobufCService *service,
                                         void *closure_data)
 {
   assert(service->descriptor == &yedi__slp__matching__descriptor);
-  service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__slp__matching__request(ProtobufCService *service,
                                   const Yedi__Slp__OtherRequest *input,
@@ -3099,7 +3643,7 @@ void yedi__slp__matching__request(ProtobufCService *service,
                                   void *closure_data)
 {
   assert(service->descriptor == &yedi__slp__matching__descriptor);
-  service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__slp__matching__accept(ProtobufCService *service,
                                  const Yedi__Slp__OtherRequest *input,
@@ -3107,7 +3651,7 @@ void yedi__slp__matching__accept(ProtobufCService *service,
                                  void *closure_data)
 {
   assert(service->descriptor == &yedi__slp__matching__descriptor);
-  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__slp__matching__end_match(ProtobufCService *service,
                                     const Yedi__Slp__OtherRequest *input,
@@ -3115,7 +3659,7 @@ void yedi__slp__matching__end_match(ProtobufCService *service,
                                     void *closure_data)
 {
   assert(service->descriptor == &yedi__slp__matching__descriptor);
-  service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__slp__matching__rate(ProtobufCService *service,
                                const Yedi__Slp__RateRequest *input,
@@ -3123,7 +3667,7 @@ void yedi__slp__matching__rate(ProtobufCService *service,
                                void *closure_data)
 {
   assert(service->descriptor == &yedi__slp__matching__descriptor);
-  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 12, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__slp__matching__report(ProtobufCService *service,
                                  const Yedi__Slp__ReportRequest *input,
@@ -3131,7 +3675,7 @@ void yedi__slp__matching__report(ProtobufCService *service,
                                  void *closure_data)
 {
   assert(service->descriptor == &yedi__slp__matching__descriptor);
-  service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__slp__matching__get_match(ProtobufCService *service,
                                     const Yedi__Slp__GetMatchRequest *input,
@@ -3139,7 +3683,7 @@ void yedi__slp__matching__get_match(ProtobufCService *service,
                                     void *closure_data)
 {
   assert(service->descriptor == &yedi__slp__matching__descriptor);
-  service->invoke(service, 12, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__slp__matching__init (Yedi__Slp__Matching_Service *service,
                                 Yedi__Slp__Matching_ServiceDestroy destroy)

@@ -36,6 +36,7 @@ enum ChatServiceDefinition: ServiceDefinition {
             hub: hub,
             photos: PhotoURLRefresher(
                 capacity: env.configuration.textCacheItems, clock: env.clock, lookup: peers.images),
+            pushes: OfflinePushes(database: env.database, outbox: env.outbox),
             kit: env.makeHandlerKit())
     }
 

@@ -347,12 +347,14 @@ extension AccountStoreContract {
         let kept = try await store.signUpTicket(hash: kakao.ticketHash, app: "slp", now: 10)
         XCTAssertNotNil(kept, "a refused completion leaves its ticket")
 
-        // Deleting the account unlinks its identities.
+        // Deleting the account unlinks its identities, and its number's tickets go with it.
         _ = try await store.deleteAccount(userID: "m1", now: 20)
         let afterDeletion = try await store.user(app: "slp", identity: phone)
         XCTAssertNil(afterDeletion)
+        let numbersTicket = try await store.signUpTicket(hash: again.ticketHash, app: "slp", now: 10)
+        XCTAssertNil(numbersTicket, "a ticket names the deleted account's number")
         let pruned = try await store.pruneIdentityVerifications(expiredBefore: 601)
-        XCTAssertEqual(pruned, 2, "the two tickets left")
+        XCTAssertEqual(pruned, 1, "the Kakao ticket left")
     }
 
     static func phoneCodesAreUsedOnceSpendTriesAndExpire(_ store: any AccountStore) async throws {
@@ -362,7 +364,13 @@ extension AccountStoreContract {
                 id: id, app: "slp", phone: "+821012345678", codeHash: Array("right-\(id)".utf8),
                 expiresAtMilliseconds: 300, createdAtMilliseconds: 0)
         }
-        for id in ["v1", "v2", "v3"] { try await store.startPhoneVerification(verification(id), sms: sms) }
+        for id in ["v1", "v2", "v3"] {
+            // Each under keys of its own: the send limits are tested in SlpPhoneSendLimitTests.
+            let limits = PhoneSendLimits(
+                throttle: PhoneSendThrottle(), numberKey: Array("n-\(id)".utf8), addressKey: Array("a-\(id)".utf8))
+            let sent = try await store.startPhoneVerification(verification(id), sms: sms, limits: limits)
+            XCTAssertEqual(sent, .admitted)
+        }
         let wrongApp = try await store.checkPhoneCode(
             id: "v1", app: "housetainer", codeHash: Array("right-v1".utf8), now: 1, maximumAttempts: 5)
         XCTAssertNil(wrongApp)

@@ -353,7 +353,8 @@ final class SlpMatchingTests: SlpTestCase {
             ("Report", { try await $0.report(.init(), options: $1) }),
         ]
         XCTAssertEqual(
-            calls.count + 1, YediSlp.Matching.descriptor.methods.count, "every member method of Matching, and GetMatch")
+            calls.count + 3, YediSlp.Matching.descriptor.methods.count,
+            "every member method of Matching, GetMatch, and the public SignUp and GetMe (below)")
         let refused: [(String, CallOptions, StatusCode)] = [
             ("with a YeDi token", yedi, .permissionDenied),
             ("with a Housetainer token", housetainer, .permissionDenied),
@@ -379,6 +380,49 @@ final class SlpMatchingTests: SlpTestCase {
             XCTAssertTrue(
                 [.ok, .invalidArgument, .failedPrecondition].contains(slpCode), "\(name) for an SLP member: \(message)")
         }
+    }
+
+    /// SignUp and GetMe are public to SLP alone: other apps' tokens and anonymous callers of another app
+    /// are refused, a service certificate too; an anonymous SLP caller without a ticket is not signed in;
+    /// SLP's members and operators get an answer.
+    func testSlpTenantSignUpAndGetMeArePublicToSlpAlone() async throws {
+        let yedi = try await member("yedi-dan", app: .yedi, role: .customer)
+        let housetainer = try await member("ht-eun", app: "housetainer")
+        let zipadoo = try await member("zp-fin", app: "zipadoo")
+        let slpOperator = try await member("slp-op", role: "operator", profile: false)
+        let slp = try await member("ana")
+        let calls: [(String, (YediSlp.Matching.Client, CallOptions) async throws -> Any)] = [
+            ("SignUp", { try await $0.signUp(.init(), options: $1) }),
+            ("GetMe", { try await $0.getMe(.init(), options: $1) }),
+        ]
+        let cases: [(String, CallOptions, StatusCode)] = [
+            ("with a YeDi token", yedi, .permissionDenied),
+            ("with a Housetainer token", housetainer, .permissionDenied),
+            ("with a Zipadoo token", zipadoo, .permissionDenied),
+            ("anonymous in YeDi", CallOptions.defaults, .permissionDenied),
+            ("anonymous in Housetainer", AccountFixture.inApp("housetainer"), .permissionDenied),
+            ("anonymous in SLP without a ticket", AccountFixture.inApp("slp"), .unauthenticated),
+            ("with a ticket as a token", ServiceHarness.bearer("not-a-token-but-a-ticket"), .unauthenticated),
+            ("with SLP's operator role", slpOperator, .ok),
+            ("as an SLP member", slp, .ok),
+        ]
+        let serviceClient = fixture.harness.clientConfiguration(port: try await fixture.service.port, identity: "chat")
+        for (name, call) in calls {
+            for (label, options, expected) in cases {
+                let (code, message) = await status { try await call(matching, options) }
+                XCTAssertEqual(code, expected, "\(name) \(label): \(message)")
+            }
+            let (serviceCode, _) = await status {
+                try await withRPCClient(configuration: serviceClient) { client in
+                    _ = try await call(YediSlp.Matching.Client(client), CallOptions.defaults)
+                }
+            }
+            XCTAssertEqual(serviceCode, .permissionDenied, "\(name) with a service certificate")
+        }
+        let me = try await matching.getMe(.init(), options: slp)
+        XCTAssertEqual(me.outcome, .registered)
+        let operatorMe = try await matching.getMe(.init(), options: slpOperator)
+        XCTAssertEqual(operatorMe.outcome, .unregistered, "an account without its SLP profile")
     }
 
     /// GetMatch is ChatService's alone: members, other services and anonymous callers are refused.

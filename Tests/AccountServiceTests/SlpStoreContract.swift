@@ -294,6 +294,61 @@ enum SlpStoreContract {
         let notSearching = try await store.request(from: "renewed", to: "old", matchID: "m2", now: now)
         XCTAssertEqual(notSearching, .otherNotSearching)
     }
+
+    /// SignUp's one transaction: the ticket used up, the account, identity, profile and device written
+    /// together; a taken nickname writes nothing and leaves the ticket; a used ticket and a registered
+    /// number answer `alreadyRegistered`.
+    static func slpSignUpIsOneTransaction(_ store: any SlpStore, accounts: any AccountStore) async throws {
+        try await member("taken", store, accounts: accounts)
+        func ticket(_ name: String, number: String) async throws -> SignUpTicketRecord {
+            let record = SignUpTicketRecord(
+                ticketHash: Array("ticket-\(name)".utf8), app: "slp", identity: .phone(number),
+                expiresAtMilliseconds: now + 600_000)
+            try await accounts.createSignUpTicket(record)
+            return record
+        }
+        func signUp(_ id: String, _ ticket: SignUpTicketRecord, nickname: String) -> SlpSignUpRecord {
+            var user = AccountStoreContract.user(id, role: "member")
+            user.app = "slp"
+            user.email = ""
+            user.passwordHash = nil
+            user.nickname = nickname
+            return SlpSignUpRecord(
+                ticket: ticket, user: user, session: AccountStoreContract.session("s-\(id)", user: id),
+                profile: profile(id),
+                device: DeviceRecord(
+                    id: "d-\(id)", userID: id, app: "slp", platform: .fcm, token: "token-\(id)",
+                    sessionFamilyID: "s-\(id)", registeredAtMilliseconds: now), keepDevices: 10, now: now)
+        }
+        let first = try await ticket("a", number: "+821011112222")
+        let refused = try await store.signUp(signUp("ana", first, nickname: "닉taken"))
+        XCTAssertEqual(refused, .nicknameTaken)
+        let nothing = try await accounts.user(id: "ana")
+        XCTAssertNil(nothing, "a refused sign-up writes nothing")
+        let stillThere = try await accounts.signUpTicket(hash: first.ticketHash, app: "slp", now: now)
+        XCTAssertNotNil(stillThere, "and leaves the ticket")
+
+        let second = try await ticket("b", number: "+821011112222")
+        let done = try await store.signUp(signUp("ana", first, nickname: "새싹"))
+        XCTAssertEqual(done, .signedUp)
+        let page = try await store.profile(userID: "ana")
+        XCTAssertEqual(page?.nickname, "새싹")
+        let linked = try await accounts.user(app: "slp", identity: .phone("+821011112222"))
+        XCTAssertEqual(linked?.id, "ana")
+        let used = try await store.ticketUsed(hash: first.ticketHash, now: now)
+        XCTAssertTrue(used)
+        let again = try await store.signUp(signUp("ana2", first, nickname: "다른이"))
+        XCTAssertEqual(again, .alreadyRegistered, "the same ticket")
+        let sameNumber = try await store.signUp(signUp("ana3", second, nickname: "또다른이"))
+        XCTAssertEqual(sameNumber, .alreadyRegistered, "another ticket of a registered number")
+        let unknown = try await store.signUp(
+            signUp(
+                "cy",
+                SignUpTicketRecord(
+                    ticketHash: Array("never".utf8), app: "slp", identity: .phone("+821033334444"),
+                    expiresAtMilliseconds: now + 1), nickname: "씨"))
+        XCTAssertEqual(unknown, .unknownTicket)
+    }
 }
 
 /// The contract against the SQLite store, on a scratch database of its own; and what only the database
@@ -308,6 +363,10 @@ final class SQLiteSlpStoreTests: XCTestCase {
         database = scratch.database
         accounts = scratch.accounts
         store = SQLiteSlpStore(database: database, notifier: nil, events: scratch.events)
+    }
+
+    func testSlpSignUpIsOneTransaction() async throws {
+        try await SlpStoreContract.slpSignUpIsOneTransaction(store, accounts: accounts)
     }
 
     func testSlpProfilesAreCreatedOnceForSlpMembersOnly() async throws {

@@ -17,6 +17,10 @@ struct AccountHandlers: YediAccount.AccountService.ServiceProtocol, HandlerKitUs
     /// Rating and review count come from ContentService, the owner of reviews.
     let reviews: @Sendable ([String]) async throws -> [String: YediAccount.ReviewSummary]
     let kit: HandlerKit
+    /// Removes the development files (sent mail, SMS and push) addressed to a deleted account's e-mail,
+    /// numbers and devices, or naming its id in their values (pushes to others about it); nothing when a
+    /// real provider sends them (it keeps its own logs).
+    var forgetSentMessages: @Sendable (_ recipients: Set<String>, _ mentioning: Set<String>) -> Void = { _, _ in }
 
     var pages: AccountPages { AccountPages(kit) }
 

@@ -22,29 +22,25 @@ struct IdentityHandlers: YediAccount.Identity.ServiceProtocol, HandlerKitUser {
         guard let app = identity.apps[context.app], app.signIn.contains("phone") else {
             throw RPCError(code: .failedPrecondition, message: "phone: not a way to sign in to \(context.app)")
         }
-        try account.admit(context)
-        let now = clock.now.timeIntervalSince1970
-        let key = "\(context.app)/\(number)"
-        for (limiter, what) in [(identity.numberCooldown, "one code per 30 s"), (identity.numberHourly, "5 per hour")] {
-            if let wait = limiter.take(key, now: now).retryAfter {
-                let seconds = max(1, wait)
-                throw RPCError(
-                    code: .resourceExhausted,
-                    message: "rate limit: codes to this number (\(what)); try again in \(seconds) s",
-                    metadata: ["retry-after": "\(seconds)"])
-            }
-        }
+        let address = try account.admit(context)
         let code = identity.codes.next()
         let nowMilliseconds = clock.nowMilliseconds
         let answer = YediAccount.StartPhoneVerificationResponse(
             verificationID: ids.next(), codeExpiresAtMs: nowMilliseconds + PhoneCodeVerifier.codeLifetime)
-        try await store.startPhoneVerification(
+        let throttle = identity.sends.of(app)
+        let limits = PhoneSendLimits(
+            throttle: throttle,
+            numberKey: PhoneSendThrottle.numberKey(app: context.app.rawValue, number: number),
+            addressKey: PhoneSendThrottle.addressKey(app: context.app.rawValue, address: address))
+        let decision = try await store.startPhoneVerification(
             PhoneVerificationRecord(
                 id: answer.verificationID, app: context.app, phone: number,
                 codeHash: PhoneCodeVerifier.codeHash(code, id: answer.verificationID),
                 expiresAtMilliseconds: answer.codeExpiresAtMs, createdAtMilliseconds: nowMilliseconds),
             sms: PhoneCodeMessage.sms(
-                code: code, verificationID: answer.verificationID, to: number, appName: app.displayName))
+                code: code, verificationID: answer.verificationID, to: number, appName: app.displayName),
+            limits: limits)
+        if let refusal = throttle.refusal(decision, now: nowMilliseconds) { throw refusal }
         return answer
     }
 

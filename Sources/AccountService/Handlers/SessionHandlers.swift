@@ -91,7 +91,12 @@ extension AccountHandlers {
                 throw RPCError(code: .permissionDenied, message: "password: wrong password")
             }
         }
+        let identities = try await store.identities(userID: user.id)
+        let devices = try await store.deviceTokens(userID: user.id)
         _ = try await store.deleteAccount(userID: user.id, now: clock.nowMilliseconds)
+        var recipients = Set(identities.filter { $0.kind == "phone" }.map(\.subject) + devices)
+        if !user.email.isEmpty { recipients.insert(user.email) }
+        forgetSentMessages(recipients, [user.id])
         context.logger.info(
             "account deleted; purging the user from every service", metadata: ["user": "\(context.userTag(user.id))"])
         return YediAccount.DeleteAccountResponse()

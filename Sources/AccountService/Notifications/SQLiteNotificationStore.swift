@@ -16,41 +16,48 @@ struct SQLiteNotificationStore: NotificationStore {
                     db, sql: "SELECT 1 FROM user WHERE id = ? AND app = ?",
                     arguments: [device.userID, device.app.rawValue]) == true
             else { throw NotificationStoreError.noSuchUser }
-            let owner = try String.fetchOne(
-                db, sql: "SELECT user_id FROM device WHERE app = ? AND token = ?",
-                arguments: [device.app.rawValue, device.token])
-            if owner == nil {
-                try db.execute(
-                    sql: """
-                        INSERT INTO device (id, user_id, app, platform, token, session_family_id, registered_at_ms)
-                        VALUES (?, ?, ?, ?, ?, ?, ?)
-                        """,
-                    arguments: [
-                        device.id, device.userID, device.app.rawValue, device.platform.rawValue, device.token,
-                        device.sessionFamilyID, device.registeredAtMilliseconds,
-                    ])
-            } else {
-                // The install signed in as someone else, or again: the token now pushes to this session only.
-                try db.execute(
-                    sql: """
-                        UPDATE device SET user_id = ?, platform = ?, session_family_id = ?, registered_at_ms = ?
-                        WHERE app = ? AND token = ?
-                        """,
-                    arguments: [
-                        device.userID, device.platform.rawValue, device.sessionFamilyID,
-                        device.registeredAtMilliseconds, device.app.rawValue, device.token,
-                    ])
-            }
-            // The quota keeps the newest: the oldest registration is likely an uninstalled app's.
+            return try Self.register(device, keep: keep, db)
+        }
+    }
+
+    /// Registers `device` for its (existing) user in the caller's transaction (also SLP's sign-up): a
+    /// token another user had moves to this one; the user keeps their newest `keep` devices. True when
+    /// the token was not this user's before.
+    static func register(_ device: DeviceRecord, keep: Int, _ db: Database) throws -> Bool {
+        let owner = try String.fetchOne(
+            db, sql: "SELECT user_id FROM device WHERE app = ? AND token = ?",
+            arguments: [device.app.rawValue, device.token])
+        if owner == nil {
             try db.execute(
                 sql: """
-                    DELETE FROM device WHERE rowid IN (
-                        SELECT rowid FROM device WHERE user_id = ? AND app = ?
-                        ORDER BY registered_at_ms DESC, rowid DESC LIMIT -1 OFFSET ?)
+                    INSERT INTO device (id, user_id, app, platform, token, session_family_id, registered_at_ms)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
                     """,
-                arguments: [device.userID, device.app.rawValue, keep])
-            return owner != device.userID
+                arguments: [
+                    device.id, device.userID, device.app.rawValue, device.platform.rawValue, device.token,
+                    device.sessionFamilyID, device.registeredAtMilliseconds,
+                ])
+        } else {
+            // The install signed in as someone else, or again: the token now pushes to this session only.
+            try db.execute(
+                sql: """
+                    UPDATE device SET user_id = ?, platform = ?, session_family_id = ?, registered_at_ms = ?
+                    WHERE app = ? AND token = ?
+                    """,
+                arguments: [
+                    device.userID, device.platform.rawValue, device.sessionFamilyID,
+                    device.registeredAtMilliseconds, device.app.rawValue, device.token,
+                ])
         }
+        // The quota keeps the newest: the oldest registration is likely an uninstalled app's.
+        try db.execute(
+            sql: """
+                DELETE FROM device WHERE rowid IN (
+                    SELECT rowid FROM device WHERE user_id = ? AND app = ?
+                    ORDER BY registered_at_ms DESC, rowid DESC LIMIT -1 OFFSET ?)
+                """,
+            arguments: [device.userID, device.app.rawValue, keep])
+        return owner != device.userID
     }
 
     func unregisterDevice(userID: String, app: AppID, token: String) async throws -> Bool {

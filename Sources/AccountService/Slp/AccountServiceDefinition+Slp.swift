@@ -2,10 +2,10 @@ import ServiceRuntime
 
 /// How the AccountService process hosts SLP's matching (docs/slp.md): beside the accounts it pairs.
 extension AccountServiceDefinition {
-    /// `yedi.slp.Matching` on `kit` (the process's one kit): its store notifies through the process's
-    /// inbox and outbox, and reports go to the platform's moderation store. When the process serves SLP,
-    /// queue entries older than the app's `retention_days.queue_position` are pruned at start and hourly.
-    static func slp(_ env: ServiceEnvironment, kit: HandlerKit) -> SlpHandlers {
+    /// `yedi.slp.Matching` beside `account` (its kit, tickets and sessions): its store notifies through
+    /// the process's inbox and outbox, and reports go to the platform's moderation store. When the
+    /// process serves SLP, queue entries older than the app's `retention_days.queue_position` are pruned at start and hourly.
+    static func slp(_ env: ServiceEnvironment, account: AccountHandlers) -> SlpHandlers {
         let store = SQLiteSlpStore(
             database: env.database,
             notifier: Notifier(
@@ -24,6 +24,6 @@ extension AccountServiceDefinition {
             store: store,
             moderation: SQLiteModerationStore(
                 database: env.database, revokedUsers: env.revokedUsers, events: AccountEvents(outbox: env.outbox)),
-            kit: kit)
+            account: account)
     }
 }

@@ -21,20 +21,7 @@ struct SQLiteSlpStore: SlpStore {
                     db, sql: "SELECT 1 FROM user WHERE id = ? AND app = ?",
                     arguments: [profile.userID, Self.app.rawValue]) == true
             else { throw SlpStoreError.unknownUser }
-            try db.execute(
-                sql: """
-                    INSERT OR IGNORE INTO slp_profile (user_id, gender, birth_year, birth_month, birth_day, email,
-                        favourite_study, searchable, partner_min_age, partner_max_age, avatar, background,
-                        owned_avatars, owned_backgrounds, reputation, created_at_ms)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    profile.userID, profile.gender, profile.birthDate.year, profile.birthDate.month,
-                    profile.birthDate.day, profile.email, profile.favouriteStudy, profile.searchable,
-                    profile.partnerMinAge, profile.partnerMaxAge, profile.avatar, profile.background,
-                    SlpRules.encode(profile.ownedAvatars), SlpRules.encode(profile.ownedBackgrounds),
-                    SlpRules.encode(profile.reputation), profile.createdAtMilliseconds,
-                ])
+            try Self.insert(profile, db)
             return db.changesCount == 1
         }
     }
@@ -137,30 +124,32 @@ struct SQLiteSlpStore: SlpStore {
         try await database.read { db in
             guard let me = try Self.profile(userID, db, withComments: false) else { throw SlpStoreError.noProfile }
             let mine = (SlpRules.age(me.birthDate, now: now), me.partnerMinAge, me.partnerMaxAge)
-            // One query per candidate (its whole card, kept for the page), one for all their comments.
-            var rows: [Int64: Row] = [:]
-            let statement = try db.cachedStatement(sql: Self.personSQL + " WHERE q.id = ?")
-            let hits = try SlpSchema.positions.within(radius, of: centre, limit: limit, in: db) { id in
-                guard let row = try Row.fetchOne(statement, arguments: [id]) else { return false }
-                let other: String = row["user_id"]
+            // One query for the candidates with their cards (the R*Tree joined with queue, profile and
+            // user), one for the requesters, one for all their comments.
+            let hits = try SlpSchema.positions.within(
+                radius, of: centre, limit: limit, columns: Self.personColumns,
+                joins: "JOIN slp_queue q ON q.id = nearby.id " + Self.personJoins, in: db
+            ) { _, row in
+                // The index's three columns come first (NearbyIndex.within), then the card's.
+                let other: String = row[3 + Card.userID]
                 guard other != userID else { return false }
-                let birth = DateParts(year: row["birth_year"], month: row["birth_month"], day: row["birth_day"])
+                let birth = DateParts(
+                    year: row[3 + Card.birthYear], month: row[3 + Card.birthMonth], day: row[3 + Card.birthDay])
                 let theirs = (
-                    SlpRules.age(birth, now: now), row["partner_min_age"] as Int, row["partner_max_age"] as Int
+                    SlpRules.age(birth, now: now), row[3 + Card.partnerMinAge] as Int,
+                    row[3 + Card.partnerMaxAge] as Int
                 )
-                guard SlpRules.agesFit(mine, theirs) else { return false }
-                rows[id] = row
-                return true
+                return SlpRules.agesFit(mine, theirs)
             }
             let requesterRows = try Row.fetchAll(
                 db,
                 sql: Self.personSQL + " JOIN slp_request r ON r.from_id = q.user_id WHERE r.to_id = ?"
                     + " ORDER BY r.created_at_ms, r.from_id",
                 arguments: [userID])
-            let found = hits.compactMap { rows[$0.id] }
             let comments = try Self.comments(
-                of: (found + requesterRows).map { $0["user_id"] as String }, limit: SlpRules.commentsShown, db)
-            let people = zip(hits, found).map { hit, row in Self.person(row, metres: hit.metres, comments: comments) }
+                of: hits.map { $0.row[3 + Card.userID] as String } + requesterRows.map { $0[Card.userID] as String },
+                limit: SlpRules.commentsShown, db)
+            let people = hits.map { Self.person($0.row, at: 3, metres: $0.hit.metres, comments: comments) }
             let requesters = requesterRows.map { row in
                 let point = GeoPoint(latitude: row["latitude"], longitude: row["longitude"])
                 return Self.person(row, metres: point.map { centre.distance(to: $0) } ?? 0, comments: comments)
@@ -174,11 +163,31 @@ struct SQLiteSlpStore: SlpStore {
             let stale = try String.fetchAll(
                 db, sql: "SELECT user_id FROM slp_queue WHERE entered_at_ms < ?", arguments: [enteredBefore])
             try Self.dequeue(stale, db)
+            // Used sign-up tickets are remembered only while they would have worked.
+            try db.execute(sql: "DELETE FROM slp_used_ticket WHERE expires_at_ms < ?", arguments: [enteredBefore])
             return stale.count
         }
     }
 
     // MARK: Rows
+
+    /// A new profile (kept as it was when the member has one: `changesCount` says which).
+    static func insert(_ profile: SlpProfileRecord, _ db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT OR IGNORE INTO slp_profile (user_id, gender, birth_year, birth_month, birth_day, email,
+                    favourite_study, searchable, partner_min_age, partner_max_age, avatar, background,
+                    owned_avatars, owned_backgrounds, reputation, created_at_ms)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                profile.userID, profile.gender, profile.birthDate.year, profile.birthDate.month,
+                profile.birthDate.day, profile.email, profile.favouriteStudy, profile.searchable,
+                profile.partnerMinAge, profile.partnerMaxAge, profile.avatar, profile.background,
+                SlpRules.encode(profile.ownedAvatars), SlpRules.encode(profile.ownedBackgrounds),
+                SlpRules.encode(profile.reputation), profile.createdAtMilliseconds,
+            ])
+    }
 
     static func hasProfile(_ userID: String, _ db: Database) throws -> Bool {
         try Bool.fetchOne(db, sql: "SELECT 1 FROM slp_profile WHERE user_id = ?", arguments: [userID]) == true
@@ -233,11 +242,12 @@ struct SQLiteSlpStore: SlpStore {
     }
 
     /// A queued member's card: queue row, profile and nickname (`WHERE` added by the caller).
-    static let personSQL = """
-        SELECT q.id, q.user_id, q.latitude, q.longitude, q.studies, p.reputation, p.gender, p.avatar, p.background,
+    static let personSQL = "SELECT \(personColumns) FROM slp_queue q \(personJoins)"
+    static let personColumns = """
+        q.id, q.user_id, q.latitude, q.longitude, q.studies, p.reputation, p.gender, p.avatar, p.background,
             p.birth_year, p.birth_month, p.birth_day, p.partner_min_age, p.partner_max_age, u.nickname
-        FROM slp_queue q JOIN slp_profile p ON p.user_id = q.user_id JOIN user u ON u.id = q.user_id
         """
+    static let personJoins = "JOIN slp_profile p ON p.user_id = q.user_id JOIN user u ON u.id = q.user_id"
 
     /// The newest `limit` comments received by each of `userIDs`, in one query.
     static func comments(of userIDs: [String], limit: Int, _ db: Database) throws -> [String: [String]] {
@@ -258,13 +268,24 @@ struct SQLiteSlpStore: SlpStore {
         return comments
     }
 
-    static func person(_ row: Row, metres: Double, comments: [String: [String]]) -> SlpPersonRecord {
-        let studies: String = row["studies"]
-        let userID: String = row["user_id"]
+    /// A card from a row whose `personColumns` start at `at` (read by position: a search reads some
+    /// 50 cards of 15 columns, and a lookup by name costs more than the value).
+    static func person(_ row: Row, at first: Int = 0, metres: Double, comments: [String: [String]]) -> SlpPersonRecord {
+        let studies: String = row[first + Card.studies]
+        let userID: String = row[first + Card.userID]
         return SlpPersonRecord(
-            userID: userID, nickname: row["nickname"] ?? "", latitude: row["latitude"], longitude: row["longitude"],
-            metres: metres, studies: studies.isEmpty ? [] : studies.split(separator: "\n").map(String.init),
-            reputation: SlpRules.decode(row["reputation"]), comments: comments[userID] ?? [], gender: row["gender"],
-            avatar: row["avatar"], background: row["background"])
+            userID: userID, nickname: row[first + Card.nickname] ?? "", latitude: row[first + Card.latitude],
+            longitude: row[first + Card.longitude], metres: metres,
+            studies: studies.isEmpty ? [] : studies.split(separator: "\n").map(String.init),
+            reputation: SlpRules.decode(row[first + Card.reputation]), comments: comments[userID] ?? [],
+            gender: row[first + Card.gender], avatar: row[first + Card.avatar],
+            background: row[first + Card.background])
+    }
+
+    /// The positions of `personColumns`.
+    enum Card {
+        static let userID = 1, latitude = 2, longitude = 3, studies = 4, reputation = 5, gender = 6, avatar = 7
+        static let background = 8, birthYear = 9, birthMonth = 10, birthDay = 11, partnerMinAge = 12
+        static let partnerMaxAge = 13, nickname = 14
     }
 }

@@ -12,9 +12,11 @@ struct SlpHandlers: YediSlp.Matching.ServiceProtocol, HandlerKitUser {
     /// Reports are the platform's moderation reports (one counted per reporter and reportee); their
     /// distinct reporters gate queue entry.
     let moderation: any ModerationStore
-    let kit: HandlerKit
+    /// The platform's accounts: SignUp's tickets, sessions and client limits.
+    let account: AccountHandlers
+    var kit: HandlerKit { account.kit }
 
-    private var app: AppConfiguration? { apps[SQLiteSlpStore.app] }
+    var app: AppConfiguration? { apps[SQLiteSlpStore.app] }
 
     // MARK: Profile
 

@@ -125,3 +125,26 @@ enum SlpStoreError: Error, Equatable {
     /// UpdateMyPage: an avatar or background not owned ("avatar" or "background").
     case notOwned(String)
 }
+
+/// What SignUp creates in one transaction: the account (no password) of the ticket's identity, its first
+/// session, the SLP profile and, when the app sent a push token, the device.
+struct SlpSignUpRecord: Sendable {
+    var ticket: SignUpTicketRecord
+    var user: UserRecord
+    var session: SessionRecord
+    var profile: SlpProfileRecord
+    var device: DeviceRecord?
+    /// Devices a member keeps (the platform's quota).
+    var keepDevices: Int
+    var now: Int64
+}
+
+enum SlpSignUpOutcome: Sendable, Hashable {
+    case signedUp
+    /// The nickname is another SLP member's (the ticket stays).
+    case nicknameTaken
+    /// The identity has an account already, or the ticket was used by a SignUp.
+    case alreadyRegistered
+    /// The ticket is unknown, expired or another app's.
+    case unknownTicket
+}

@@ -85,5 +85,29 @@ enum SlpSchema {
                     """)
             try positions.create(in: db)
         }
+        // Issue 28, second part. `slp_used_ticket`: the sign-up tickets SignUp consumed, so a second
+        // SignUp with one answers ALREADY_REGISTERED (no phone number: the hash and the account, which
+        // takes it along when deleted; pruned once the ticket would have expired). `phone_send_throttle`:
+        // the SMS send limits of phone verification (`PhoneSendThrottle`), per number and per client
+        // address, keyed by a hash of either so no number is kept in the clear; surviving restarts like
+        // `sign_in_throttle`.
+        migrator.registerMigration("account-11-slp-sign-up-and-sends") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE slp_used_ticket (
+                        ticket_hash BLOB PRIMARY KEY NOT NULL,
+                        user_id TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                        expires_at_ms INTEGER NOT NULL
+                    );
+                    CREATE INDEX slp_used_ticket_user ON slp_used_ticket(user_id);
+                    CREATE TABLE phone_send_throttle (
+                        key BLOB PRIMARY KEY NOT NULL,
+                        window_started_at_ms INTEGER NOT NULL,
+                        sends INTEGER NOT NULL,
+                        last_sent_at_ms INTEGER NOT NULL,
+                        locked_until_ms INTEGER NOT NULL DEFAULT 0
+                    ) WITHOUT ROWID;
+                    """)
+        }
     }
 }

@@ -5,6 +5,11 @@ import ServiceRuntime
 /// transaction, and each decides its outcome inside that transaction (so concurrent accepts of one
 /// member give one match).
 protocol SlpStore: Sendable {
+    /// SignUp: uses the ticket up and creates the account, its identity, first session, profile and
+    /// device in one transaction, remembering the used ticket (by hash) until it would have expired.
+    func signUp(_ signUp: SlpSignUpRecord) async throws -> SlpSignUpOutcome
+    /// Whether a SignUp used the ticket with this hash (and it has not expired at `now`).
+    func ticketUsed(hash: [UInt8], now: Int64) async throws -> Bool
     /// Stores the profile of an SLP member (`unknownUser` for anyone else); false when the member had
     /// one (kept as it was).
     func createProfile(_ profile: SlpProfileRecord) async throws -> Bool

@@ -64,8 +64,12 @@ protocol AccountStore: Sendable {
     func user(app: AppID, identity: VerifiedIdentity) async throws -> UserRecord?
     /// The provider and phone identities linked to the user (re-authentication checks a proof against them).
     func identities(userID: String) async throws -> [VerifiedIdentity]
-    /// Keeps `verification` and queues `sms` (its code) in one transaction.
-    func startPhoneVerification(_ verification: PhoneVerificationRecord, sms: YediRuntime.SmsMessage) async throws
+    /// Keeps `verification` and queues `sms` (its code) in one transaction, if `limits` admit a send to
+    /// its number from the caller's address now (`PhoneSendThrottle`, counted in the same transaction);
+    /// otherwise sends nothing and answers the refusal (a lock it starts is kept).
+    func startPhoneVerification(
+        _ verification: PhoneVerificationRecord, sms: YediRuntime.SmsMessage, limits: PhoneSendLimits
+    ) async throws -> PhoneSendDecision
     /// The verification `id` of `app` if `codeHash` is its code, it has not expired at `now` and has tries
     /// left; a right code uses it up (it proves the number once), a wrong one spends one of its
     /// `maximumAttempts` tries. Nil for every refusal alike.
@@ -79,7 +83,8 @@ protocol AccountStore: Sendable {
     /// `now`, `.identityTaken` if the identity got an account meanwhile, `.nicknameTaken`.
     func completeIdentitySignUp(ticket: SignUpTicketRecord, user: UserRecord, session: SessionRecord, now: Int64)
         async throws
-    /// Deletes the phone verifications and sign-up tickets that expired before `expiredBefore`.
+    /// Deletes the phone verifications and sign-up tickets that expired before `expiredBefore`, and the
+    /// send limits' records whose hour and lock ended before it.
     func pruneIdentityVerifications(expiredBefore: Int64) async throws -> Int
 
     // MARK: Sessions
@@ -147,6 +152,8 @@ protocol AccountStore: Sendable {
     /// transaction, schedules `RevokeUser` then `PurgeUser` on every peer that holds user data. Returns
     /// false if there was no such user.
     func deleteAccount(userID: String, now: Int64) async throws -> Bool
+    /// The push tokens of the user's devices (deletion forgets the development push files to them).
+    func deviceTokens(userID: String) async throws -> [String]
 }
 
 enum SessionRotation: Sendable, Equatable {

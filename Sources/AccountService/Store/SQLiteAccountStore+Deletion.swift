@@ -37,6 +37,25 @@ extension SQLiteAccountStore {
                     sql: "DELETE FROM password_attempt WHERE account = ?",
                     arguments: [UserRecord.signInAccount(app: AppID(rawValue: row["app"]), email: email)])
             }
+            // Identities: their unused phone codes and sign-up tickets name the number (the links go with
+            // the user by cascade).
+            for identity in try Row.fetchAll(
+                db, sql: "SELECT app, kind, subject FROM user_identity WHERE user_id = ?", arguments: [userID])
+            {
+                let (app, kind, subject): (String, String, String) = (
+                    identity["app"], identity["kind"], identity["subject"]
+                )
+                if kind == "phone" {
+                    try db.execute(
+                        sql: "DELETE FROM phone_verification WHERE app = ? AND phone = ?", arguments: [app, subject])
+                }
+                try db.execute(
+                    sql: "DELETE FROM sign_up_ticket WHERE app = ? AND kind = ? AND subject = ?",
+                    arguments: [app, kind, subject])
+            }
+            // Other users' notifications about this one (an SLP request names its sender): they go too.
+            try db.execute(
+                sql: "DELETE FROM notification WHERE user_id != ? AND instr(data, ?) > 0", arguments: [userID, userID])
             // SLP: ratings written taken back from the partners' counters, matches ended and removed.
             try SQLiteSlpStore.forget(userID, db)
             // Sessions, the designer row, the user's own recent searches, push devices and notifications go
@@ -48,6 +67,12 @@ extension SQLiteAccountStore {
                 userID: userID, revokedAt: revocation.revokedAtMs, keepUntil: revocation.keepUntilMs, in: db)
             try events.accountDeleted(revocation, in: db)
             return true
+        }
+    }
+
+    func deviceTokens(userID: String) async throws -> [String] {
+        try await database.read { db in
+            try String.fetchAll(db, sql: "SELECT token FROM device WHERE user_id = ?", arguments: [userID])
         }
     }
 }

@@ -38,8 +38,17 @@ extension SQLiteAccountStore {
         }
     }
 
-    func startPhoneVerification(_ verification: PhoneVerificationRecord, sms: YediRuntime.SmsMessage) async throws {
+    func startPhoneVerification(
+        _ verification: PhoneVerificationRecord, sms: YediRuntime.SmsMessage, limits: PhoneSendLimits
+    ) async throws -> PhoneSendDecision {
         try await database.write { db in
+            var number = try Self.sendRecord(limits.numberKey, db)
+            var address = try Self.sendRecord(limits.addressKey, db)
+            let decision = limits.throttle.begin(
+                number: &number, address: &address, now: verification.createdAtMilliseconds)
+            if let number { try Self.save(number, key: limits.numberKey, db) }
+            guard decision == .admitted else { return decision }
+            if let address { try Self.save(address, key: limits.addressKey, db) }
             try db.execute(
                 sql: """
                     INSERT INTO phone_verification (id, app, phone, code_hash, attempts, expires_at_ms, created_at_ms)
@@ -50,7 +59,29 @@ extension SQLiteAccountStore {
                     verification.attempts, verification.expiresAtMilliseconds, verification.createdAtMilliseconds,
                 ])
             try events.sms(sms, in: db)
+            return decision
         }
+    }
+
+    private static func sendRecord(_ key: [UInt8], _ db: Database) throws -> PhoneSendRecord? {
+        try Row.fetchOne(db, sql: "SELECT * FROM phone_send_throttle WHERE key = ?", arguments: [Data(key)]).map {
+            PhoneSendRecord(
+                windowStartedAtMilliseconds: $0["window_started_at_ms"], sends: $0["sends"],
+                lastSentAtMilliseconds: $0["last_sent_at_ms"], lockedUntilMilliseconds: $0["locked_until_ms"])
+        }
+    }
+
+    private static func save(_ record: PhoneSendRecord, key: [UInt8], _ db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT OR REPLACE INTO phone_send_throttle
+                    (key, window_started_at_ms, sends, last_sent_at_ms, locked_until_ms)
+                VALUES (?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                Data(key), record.windowStartedAtMilliseconds, record.sends,
+                record.lastSentAtMilliseconds ?? record.windowStartedAtMilliseconds, record.lockedUntilMilliseconds,
+            ])
     }
 
     func checkPhoneCode(id: String, app: AppID, codeHash: [UInt8], now: Int64, maximumAttempts: Int) async throws
@@ -128,7 +159,11 @@ extension SQLiteAccountStore {
             try db.execute(sql: "DELETE FROM phone_verification WHERE expires_at_ms < ?", arguments: [expiredBefore])
             let verifications = db.changesCount
             try db.execute(sql: "DELETE FROM sign_up_ticket WHERE expires_at_ms < ?", arguments: [expiredBefore])
-            return verifications + db.changesCount
+            let tickets = db.changesCount
+            try db.execute(
+                sql: "DELETE FROM phone_send_throttle WHERE locked_until_ms < ? AND window_started_at_ms < ?",
+                arguments: [expiredBefore, expiredBefore - PhoneSendThrottle().windowMilliseconds])
+            return verifications + tickets + db.changesCount
         }
     }
 }

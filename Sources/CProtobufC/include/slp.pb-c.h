@@ -20,6 +20,10 @@ PROTOBUF_C__BEGIN_DECLS
 typedef struct Yedi__Slp__MyPage Yedi__Slp__MyPage;
 typedef struct Yedi__Slp__CreateProfileRequest Yedi__Slp__CreateProfileRequest;
 typedef struct Yedi__Slp__CreateProfileResponse Yedi__Slp__CreateProfileResponse;
+typedef struct Yedi__Slp__SignUpRequest Yedi__Slp__SignUpRequest;
+typedef struct Yedi__Slp__SignUpResponse Yedi__Slp__SignUpResponse;
+typedef struct Yedi__Slp__GetMeRequest Yedi__Slp__GetMeRequest;
+typedef struct Yedi__Slp__GetMeResponse Yedi__Slp__GetMeResponse;
 typedef struct Yedi__Slp__GetMyPageRequest Yedi__Slp__GetMyPageRequest;
 typedef struct Yedi__Slp__UpdateMyPageRequest Yedi__Slp__UpdateMyPageRequest;
 typedef struct Yedi__Slp__GetStateRequest Yedi__Slp__GetStateRequest;
@@ -64,6 +68,37 @@ typedef enum _Yedi__Slp__CreateProfileOutcome {
   YEDI__SLP__CREATE_PROFILE_OUTCOME__CREATE_PROFILE_OUTCOME_ALREADY_REGISTERED = 2
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__SLP__CREATE_PROFILE_OUTCOME)
 } Yedi__Slp__CreateProfileOutcome;
+typedef enum _Yedi__Slp__SignUpOutcome {
+  YEDI__SLP__SIGN_UP_OUTCOME__SIGN_UP_OUTCOME_UNSPECIFIED = 0,
+  /*
+   * The account and its profile exist; `account` holds the session.
+   */
+  YEDI__SLP__SIGN_UP_OUTCOME__SIGN_UP_OUTCOME_SIGNED_UP = 1,
+  /*
+   * 사용할 수 없는 닉네임입니다: a banned word (matched after NFKC and case folding) or taken in SLP;
+   * the ticket still works.
+   */
+  YEDI__SLP__SIGN_UP_OUTCOME__SIGN_UP_OUTCOME_NICKNAME_REFUSED = 2,
+  /*
+   * 이미 가입된 회원입니다: this ticket (or another of the same number) signed up already, or the caller
+   * is a signed-in member. Nothing changed; sign in with a new code.
+   */
+  YEDI__SLP__SIGN_UP_OUTCOME__SIGN_UP_OUTCOME_ALREADY_REGISTERED = 3
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__SLP__SIGN_UP_OUTCOME)
+} Yedi__Slp__SignUpOutcome;
+typedef enum _Yedi__Slp__GetMeOutcome {
+  YEDI__SLP__GET_ME_OUTCOME__GET_ME_OUTCOME_UNSPECIFIED = 0,
+  /*
+   * A member with an SLP profile: `my_page`.
+   */
+  YEDI__SLP__GET_ME_OUTCOME__GET_ME_OUTCOME_REGISTERED = 1,
+  /*
+   * A verified number without an account (a ticket), or an account without its profile yet: the app
+   * opens sign-up. Not an error.
+   */
+  YEDI__SLP__GET_ME_OUTCOME__GET_ME_OUTCOME_UNREGISTERED = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__SLP__GET_ME_OUTCOME)
+} Yedi__Slp__GetMeOutcome;
 typedef enum _Yedi__Slp__EnterQueueOutcome {
   YEDI__SLP__ENTER_QUEUE_OUTCOME__ENTER_QUEUE_OUTCOME_UNSPECIFIED = 0,
   /*
@@ -212,6 +247,92 @@ struct  Yedi__Slp__CreateProfileResponse
 #define YEDI__SLP__CREATE_PROFILE_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__slp__create_profile_response__descriptor) \
     , YEDI__SLP__CREATE_PROFILE_OUTCOME__CREATE_PROFILE_OUTCOME_UNSPECIFIED, NULL }
+
+
+/*
+ * Sign-up in one call (issue 28): the ticket of `yedi.account.Identity/VerifyPhone` for a number with no
+ * account yet, and every field of the sign-up screen. One transaction creates the account, its phone
+ * identity, the SLP profile and the push device, and signs it in.
+ */
+struct  Yedi__Slp__SignUpRequest
+{
+  ProtobufCMessage base;
+  /*
+   * VerifyPhone's `sign_up.ticket` (10 minutes, this app's): UNAUTHENTICATED when unknown or expired.
+   */
+  char *ticket;
+  /*
+   * 1–10 characters after trimming (INVALID_ARGUMENT otherwise).
+   */
+  char *nickname;
+  /*
+   * Age ≥ 17 in full years on the Seoul date.
+   */
+  Yedi__Common__LocalDate *birth_date;
+  char *email;
+  /*
+   * Female or male.
+   */
+  Yedi__Account__Gender gender;
+  /*
+   * The device's push token (optional); registered as the platform's device of this session.
+   */
+  char *push_token;
+  /*
+   * FCM when unspecified (the app's provider).
+   */
+  Yedi__Account__PushPlatform push_platform;
+};
+#define YEDI__SLP__SIGN_UP_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__slp__sign_up_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, (char *)protobuf_c_empty_string, YEDI__ACCOUNT__GENDER__GENDER_UNSPECIFIED, (char *)protobuf_c_empty_string, YEDI__ACCOUNT__PUSH_PLATFORM__PUSH_PLATFORM_UNSPECIFIED }
+
+
+struct  Yedi__Slp__SignUpResponse
+{
+  ProtobufCMessage base;
+  Yedi__Slp__SignUpOutcome outcome;
+  /*
+   * SIGNED_UP: the user and session.
+   */
+  Yedi__Account__CompleteSignUpResponse *account;
+  Yedi__Slp__MyPage *my_page;
+  /*
+   * NICKNAME_REFUSED: why, naming the field ("nickname: …").
+   */
+  char *reason;
+};
+#define YEDI__SLP__SIGN_UP_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__slp__sign_up_response__descriptor) \
+    , YEDI__SLP__SIGN_UP_OUTCOME__SIGN_UP_OUTCOME_UNSPECIFIED, NULL, NULL, (char *)protobuf_c_empty_string }
+
+
+/*
+ * Who the app is talking to at launch: a signed-in member (an access token) or a verified number without
+ * an account (the ticket).
+ */
+struct  Yedi__Slp__GetMeRequest
+{
+  ProtobufCMessage base;
+  /*
+   * Without an access token: VerifyPhone's sign-up ticket.
+   */
+  char *ticket;
+};
+#define YEDI__SLP__GET_ME_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__slp__get_me_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Slp__GetMeResponse
+{
+  ProtobufCMessage base;
+  Yedi__Slp__GetMeOutcome outcome;
+  Yedi__Slp__MyPage *my_page;
+};
+#define YEDI__SLP__GET_ME_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__slp__get_me_response__descriptor) \
+    , YEDI__SLP__GET_ME_OUTCOME__GET_ME_OUTCOME_UNSPECIFIED, NULL }
 
 
 struct  Yedi__Slp__GetMyPageRequest
@@ -599,6 +720,82 @@ Yedi__Slp__CreateProfileResponse *
                       const uint8_t       *data);
 void   yedi__slp__create_profile_response__free_unpacked
                      (Yedi__Slp__CreateProfileResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Slp__SignUpRequest methods */
+void   yedi__slp__sign_up_request__init
+                     (Yedi__Slp__SignUpRequest         *message);
+size_t yedi__slp__sign_up_request__get_packed_size
+                     (const Yedi__Slp__SignUpRequest   *message);
+size_t yedi__slp__sign_up_request__pack
+                     (const Yedi__Slp__SignUpRequest   *message,
+                      uint8_t             *out);
+size_t yedi__slp__sign_up_request__pack_to_buffer
+                     (const Yedi__Slp__SignUpRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Slp__SignUpRequest *
+       yedi__slp__sign_up_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__slp__sign_up_request__free_unpacked
+                     (Yedi__Slp__SignUpRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Slp__SignUpResponse methods */
+void   yedi__slp__sign_up_response__init
+                     (Yedi__Slp__SignUpResponse         *message);
+size_t yedi__slp__sign_up_response__get_packed_size
+                     (const Yedi__Slp__SignUpResponse   *message);
+size_t yedi__slp__sign_up_response__pack
+                     (const Yedi__Slp__SignUpResponse   *message,
+                      uint8_t             *out);
+size_t yedi__slp__sign_up_response__pack_to_buffer
+                     (const Yedi__Slp__SignUpResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Slp__SignUpResponse *
+       yedi__slp__sign_up_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__slp__sign_up_response__free_unpacked
+                     (Yedi__Slp__SignUpResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Slp__GetMeRequest methods */
+void   yedi__slp__get_me_request__init
+                     (Yedi__Slp__GetMeRequest         *message);
+size_t yedi__slp__get_me_request__get_packed_size
+                     (const Yedi__Slp__GetMeRequest   *message);
+size_t yedi__slp__get_me_request__pack
+                     (const Yedi__Slp__GetMeRequest   *message,
+                      uint8_t             *out);
+size_t yedi__slp__get_me_request__pack_to_buffer
+                     (const Yedi__Slp__GetMeRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Slp__GetMeRequest *
+       yedi__slp__get_me_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__slp__get_me_request__free_unpacked
+                     (Yedi__Slp__GetMeRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Slp__GetMeResponse methods */
+void   yedi__slp__get_me_response__init
+                     (Yedi__Slp__GetMeResponse         *message);
+size_t yedi__slp__get_me_response__get_packed_size
+                     (const Yedi__Slp__GetMeResponse   *message);
+size_t yedi__slp__get_me_response__pack
+                     (const Yedi__Slp__GetMeResponse   *message,
+                      uint8_t             *out);
+size_t yedi__slp__get_me_response__pack_to_buffer
+                     (const Yedi__Slp__GetMeResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Slp__GetMeResponse *
+       yedi__slp__get_me_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__slp__get_me_response__free_unpacked
+                     (Yedi__Slp__GetMeResponse *message,
                       ProtobufCAllocator *allocator);
 /* Yedi__Slp__GetMyPageRequest methods */
 void   yedi__slp__get_my_page_request__init
@@ -1010,6 +1207,18 @@ typedef void (*Yedi__Slp__CreateProfileRequest_Closure)
 typedef void (*Yedi__Slp__CreateProfileResponse_Closure)
                  (const Yedi__Slp__CreateProfileResponse *message,
                   void *closure_data);
+typedef void (*Yedi__Slp__SignUpRequest_Closure)
+                 (const Yedi__Slp__SignUpRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Slp__SignUpResponse_Closure)
+                 (const Yedi__Slp__SignUpResponse *message,
+                  void *closure_data);
+typedef void (*Yedi__Slp__GetMeRequest_Closure)
+                 (const Yedi__Slp__GetMeRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Slp__GetMeResponse_Closure)
+                 (const Yedi__Slp__GetMeResponse *message,
+                  void *closure_data);
 typedef void (*Yedi__Slp__GetMyPageRequest_Closure)
                  (const Yedi__Slp__GetMyPageRequest *message,
                   void *closure_data);
@@ -1080,6 +1289,14 @@ typedef struct Yedi__Slp__Matching_Service Yedi__Slp__Matching_Service;
 struct Yedi__Slp__Matching_Service
 {
   ProtobufCService base;
+  void (*sign_up)(Yedi__Slp__Matching_Service *service,
+                  const Yedi__Slp__SignUpRequest *input,
+                  Yedi__Slp__SignUpResponse_Closure closure,
+                  void *closure_data);
+  void (*get_me)(Yedi__Slp__Matching_Service *service,
+                 const Yedi__Slp__GetMeRequest *input,
+                 Yedi__Slp__GetMeResponse_Closure closure,
+                 void *closure_data);
   void (*create_profile)(Yedi__Slp__Matching_Service *service,
                          const Yedi__Slp__CreateProfileRequest *input,
                          Yedi__Slp__CreateProfileResponse_Closure closure,
@@ -1140,6 +1357,8 @@ void yedi__slp__matching__init (Yedi__Slp__Matching_Service *service,
     { &yedi__slp__matching__descriptor, protobuf_c_service_invoke_internal, NULL }
 #define YEDI__SLP__MATCHING__INIT(function_prefix__) \
     { YEDI__SLP__MATCHING__BASE_INIT,\
+      function_prefix__ ## sign_up,\
+      function_prefix__ ## get_me,\
       function_prefix__ ## create_profile,\
       function_prefix__ ## get_my_page,\
       function_prefix__ ## update_my_page,\
@@ -1153,6 +1372,14 @@ void yedi__slp__matching__init (Yedi__Slp__Matching_Service *service,
       function_prefix__ ## rate,\
       function_prefix__ ## report,\
       function_prefix__ ## get_match  }
+void yedi__slp__matching__sign_up(ProtobufCService *service,
+                                  const Yedi__Slp__SignUpRequest *input,
+                                  Yedi__Slp__SignUpResponse_Closure closure,
+                                  void *closure_data);
+void yedi__slp__matching__get_me(ProtobufCService *service,
+                                 const Yedi__Slp__GetMeRequest *input,
+                                 Yedi__Slp__GetMeResponse_Closure closure,
+                                 void *closure_data);
 void yedi__slp__matching__create_profile(ProtobufCService *service,
                                          const Yedi__Slp__CreateProfileRequest *input,
                                          Yedi__Slp__CreateProfileResponse_Closure closure,
@@ -1210,6 +1437,8 @@ void yedi__slp__matching__get_match(ProtobufCService *service,
 
 extern const ProtobufCEnumDescriptor    yedi__slp__matching_state__descriptor;
 extern const ProtobufCEnumDescriptor    yedi__slp__create_profile_outcome__descriptor;
+extern const ProtobufCEnumDescriptor    yedi__slp__sign_up_outcome__descriptor;
+extern const ProtobufCEnumDescriptor    yedi__slp__get_me_outcome__descriptor;
 extern const ProtobufCEnumDescriptor    yedi__slp__enter_queue_outcome__descriptor;
 extern const ProtobufCEnumDescriptor    yedi__slp__leave_queue_outcome__descriptor;
 extern const ProtobufCEnumDescriptor    yedi__slp__request_outcome__descriptor;
@@ -1218,6 +1447,10 @@ extern const ProtobufCEnumDescriptor    yedi__slp__end_match_outcome__descriptor
 extern const ProtobufCMessageDescriptor yedi__slp__my_page__descriptor;
 extern const ProtobufCMessageDescriptor yedi__slp__create_profile_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__slp__create_profile_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__slp__sign_up_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__slp__sign_up_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__slp__get_me_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__slp__get_me_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__slp__get_my_page_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__slp__update_my_page_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__slp__get_state_request__descriptor;

@@ -61,10 +61,17 @@ public struct AppConfiguration: Sendable, Hashable {
     /// A named limit, or `fallback` when the file does not set it.
     public func limit(_ name: String, default fallback: Int) -> Int { limits[name] ?? fallback }
 
-    /// Whether `nickname` contains a banned word (case-insensitive).
+    /// Whether `nickname` contains a banned word, both compared after NFKC and case folding: "ADMIN",
+    /// full-width "ａｄｍｉｎ" and "Ａｄｍｉｎ" all contain "admin".
     public func nicknameIsBanned(_ nickname: String) -> Bool {
-        let lowered = nickname.lowercased()
-        return bannedNicknameWords.contains { lowered.contains($0.lowercased()) }
+        let folded = Self.fold(nickname)
+        return bannedNicknameWords.contains { folded.contains(Self.fold($0)) }
+    }
+
+    /// NFKC, then case folding, then NFKC again (folding may leave a string unnormalised).
+    static func fold(_ text: String) -> String {
+        text.precomposedStringWithCompatibilityMapping.folding(options: [.caseInsensitive], locale: nil)
+            .precomposedStringWithCompatibilityMapping
     }
 }
 

@@ -58,6 +58,26 @@ public struct DevelopmentFileSender: MailSender, SmsSender, PushSender {
             to: folder.appendingPathComponent(String(name) + ".json"), options: .atomic)
     }
 
+    /// Removes the messages in `folder` sent to any of `recipients` (an address, a number, a device
+    /// token) or carrying one of `mentions` as a value (a push naming a deleted user): a deleted account's
+    /// codes and notices do not outlive it in development either. Answers how many files went.
+    @discardableResult
+    public static func forget(_ recipients: Set<String>, mentioning mentions: Set<String> = [], in folder: URL) -> Int {
+        guard !recipients.isEmpty || !mentions.isEmpty,
+            let files = try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
+        else { return 0 }
+        let decoder = JSONDecoder()
+        var removed = 0
+        for file in files where file.pathExtension == "json" {
+            guard let data = try? Data(contentsOf: file),
+                let message = try? decoder.decode(SentMessage.self, from: data),
+                recipients.contains(message.to) || message.values.values.contains(where: mentions.contains)
+            else { continue }
+            if (try? FileManager.default.removeItem(at: file)) != nil { removed += 1 }
+        }
+        return removed
+    }
+
     /// Every message in `folder`, oldest first.
     public static func messages(in folder: URL) throws -> [SentMessage] {
         let decoder = JSONDecoder()

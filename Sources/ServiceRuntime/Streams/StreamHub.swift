@@ -71,6 +71,9 @@ public final class StreamHub<Event: PositionedEvent>: Sendable {
         }
     }
 
+    /// Whether `key` has a stream open now (ChatService pushes to a member without one).
+    public func isOpen(key: Key) -> Bool { state.withLock { !($0.byKey[key]?.isEmpty ?? true) } }
+
     /// Forgets the subscription and drops what it still buffered.
     public func unsubscribe(_ subscription: StreamSubscription<Event>) {
         state.withLock { state in

@@ -2746,8 +2746,9 @@ extension YediAccount {
     public enum Identity {
         /// The methods of `yedi.account.Identity`.
         public enum Method {
-            /// Sends a 6-digit code by SMS (5 minutes, 5 tries). Limited per number (one per 30 s, 5 per hour) and
-            /// per client address: RESOURCE_EXHAUSTED with retry-after.
+            /// Sends a 6-digit code by SMS (5 minutes, 5 tries). Limited per number (one per 4 s, 5 per hour: the
+            /// 6th within the hour locks the number for an hour) and per client address (5 per hour), stored so a
+            /// restart forgets nothing: RESOURCE_EXHAUSTED with retry-after.
             public static let startPhoneVerification = RPCMethod<YediAccount.StartPhoneVerificationRequest, YediAccount.StartPhoneVerificationResponse>(
                 service: "yedi.account.Identity", method: "StartPhoneVerification", kind: .unary, idempotency: .unknown,
                 access: .anyone(apps: .only(["slp"])))
@@ -2781,8 +2782,9 @@ extension YediAccount {
 
         /// Serve `yedi.account.Identity` by implementing these methods and passing the value to an `RPCServer`.
         public protocol ServiceProtocol: RPCService {
-            /// Sends a 6-digit code by SMS (5 minutes, 5 tries). Limited per number (one per 30 s, 5 per hour) and
-            /// per client address: RESOURCE_EXHAUSTED with retry-after.
+            /// Sends a 6-digit code by SMS (5 minutes, 5 tries). Limited per number (one per 4 s, 5 per hour: the
+            /// 6th within the hour locks the number for an hour) and per client address (5 per hour), stored so a
+            /// restart forgets nothing: RESOURCE_EXHAUSTED with retry-after.
             func startPhoneVerification(_ request: YediAccount.StartPhoneVerificationRequest, context: ServerContext) async throws -> YediAccount.StartPhoneVerificationResponse
             /// A right code: the session of the number's account, or a sign-up ticket. Anything else: the same
             /// UNAUTHENTICATED.
@@ -2806,8 +2808,9 @@ extension YediAccount {
                 self.rpcClient = rpcClient
             }
 
-            /// Sends a 6-digit code by SMS (5 minutes, 5 tries). Limited per number (one per 30 s, 5 per hour) and
-            /// per client address: RESOURCE_EXHAUSTED with retry-after.
+            /// Sends a 6-digit code by SMS (5 minutes, 5 tries). Limited per number (one per 4 s, 5 per hour: the
+            /// 6th within the hour locks the number for an hour) and per client address (5 per hour), stored so a
+            /// restart forgets nothing: RESOURCE_EXHAUSTED with retry-after.
             public func startPhoneVerification(_ request: YediAccount.StartPhoneVerificationRequest, options: CallOptions = .defaults) async throws -> YediAccount.StartPhoneVerificationResponse {
                 try await rpcClient.unary(Method.startPhoneVerification, request, options: options)
             }

@@ -76,6 +76,81 @@ extension YediSlp {
 }
 
 extension YediSlp {
+    public enum SignUpOutcome: ProtoEnum {
+        case unspecified
+        /// The account and its profile exist; `account` holds the session.
+        case signedUp
+        /// 사용할 수 없는 닉네임입니다: a banned word (matched after NFKC and case folding) or taken in SLP;
+        /// the ticket still works.
+        case nicknameRefused
+        /// 이미 가입된 회원입니다: this ticket (or another of the same number) signed up already, or the caller
+        /// is a signed-in member. Nothing changed; sign in with a new code.
+        case alreadyRegistered
+        /// A value this build does not know, kept as is so that it survives a round trip.
+        case unrecognized(Int32)
+
+        public static let schema = EnumSchema.named("yedi.slp.SignUpOutcome")
+
+        public static let knownCases: [SignUpOutcome] = [.unspecified, .signedUp, .nicknameRefused, .alreadyRegistered]
+
+        public init(rawValue: Int32) {
+            switch rawValue {
+            case 0: self = .unspecified
+            case 1: self = .signedUp
+            case 2: self = .nicknameRefused
+            case 3: self = .alreadyRegistered
+            default: self = .unrecognized(rawValue)
+            }
+        }
+
+        public var rawValue: Int32 {
+            switch self {
+            case .unspecified: 0
+            case .signedUp: 1
+            case .nicknameRefused: 2
+            case .alreadyRegistered: 3
+            case .unrecognized(let value): value
+            }
+        }
+    }
+}
+
+extension YediSlp {
+    public enum GetMeOutcome: ProtoEnum {
+        case unspecified
+        /// A member with an SLP profile: `my_page`.
+        case registered
+        /// A verified number without an account (a ticket), or an account without its profile yet: the app
+        /// opens sign-up. Not an error.
+        case unregistered
+        /// A value this build does not know, kept as is so that it survives a round trip.
+        case unrecognized(Int32)
+
+        public static let schema = EnumSchema.named("yedi.slp.GetMeOutcome")
+
+        public static let knownCases: [GetMeOutcome] = [.unspecified, .registered, .unregistered]
+
+        public init(rawValue: Int32) {
+            switch rawValue {
+            case 0: self = .unspecified
+            case 1: self = .registered
+            case 2: self = .unregistered
+            default: self = .unrecognized(rawValue)
+            }
+        }
+
+        public var rawValue: Int32 {
+            switch self {
+            case .unspecified: 0
+            case .registered: 1
+            case .unregistered: 2
+            case .unrecognized(let value): value
+            }
+        }
+    }
+}
+
+extension YediSlp {
     public enum EnterQueueOutcome: ProtoEnum {
         case unspecified
         /// In the queue (a second entry replaces position and tags).
@@ -413,6 +488,155 @@ extension YediSlp {
         public var myPage: YediSlp.MyPage?
 
         public init(outcome: YediSlp.CreateProfileOutcome = .unspecified, myPage: YediSlp.MyPage? = nil) {
+            self.outcome = outcome
+            self.myPage = myPage
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.outcome, at: 1)
+            try encoder.write(self.myPage, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.outcome = try decoder.read(at: 1)
+            self.myPage = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediSlp {
+    /// Sign-up in one call (issue 28): the ticket of `yedi.account.Identity/VerifyPhone` for a number with no
+    /// account yet, and every field of the sign-up screen. One transaction creates the account, its phone
+    /// identity, the SLP profile and the push device, and signs it in.
+    public struct SignUpRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.slp.SignUpRequest")
+
+        /// VerifyPhone's `sign_up.ticket` (10 minutes, this app's): UNAUTHENTICATED when unknown or expired.
+        public var ticket: String
+
+        /// 1–10 characters after trimming (INVALID_ARGUMENT otherwise).
+        public var nickname: String
+
+        /// Age ≥ 17 in full years on the Seoul date.
+        public var birthDate: YediCommon.LocalDate?
+
+        public var email: String
+
+        /// Female or male.
+        public var gender: YediAccount.Gender
+
+        /// The device's push token (optional); registered as the platform's device of this session.
+        public var pushToken: String
+
+        /// FCM when unspecified (the app's provider).
+        public var pushPlatform: YediAccount.PushPlatform
+
+        public init(ticket: String = "", nickname: String = "", birthDate: YediCommon.LocalDate? = nil, email: String = "", gender: YediAccount.Gender = .unspecified, pushToken: String = "", pushPlatform: YediAccount.PushPlatform = .unspecified) {
+            self.ticket = ticket
+            self.nickname = nickname
+            self.birthDate = birthDate
+            self.email = email
+            self.gender = gender
+            self.pushToken = pushToken
+            self.pushPlatform = pushPlatform
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.ticket, at: 1)
+            try encoder.write(self.nickname, at: 2)
+            try encoder.write(self.birthDate, at: 3)
+            try encoder.write(self.email, at: 4)
+            try encoder.write(self.gender, at: 5)
+            try encoder.write(self.pushToken, at: 6)
+            try encoder.write(self.pushPlatform, at: 7)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 200)
+            self.ticket = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 200)
+            self.nickname = try decoder.read(at: 2)
+            self.birthDate = try decoder.read(at: 3)
+            try decoder.limit(at: 4, maxBytes: 400)
+            self.email = try decoder.read(at: 4)
+            self.gender = try decoder.read(at: 5)
+            try decoder.limit(at: 6, maxBytes: 1024)
+            self.pushToken = try decoder.read(at: 6)
+            self.pushPlatform = try decoder.read(at: 7)
+        }
+    }
+}
+
+extension YediSlp {
+    public struct SignUpResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.slp.SignUpResponse")
+
+        public var outcome: YediSlp.SignUpOutcome
+
+        /// SIGNED_UP: the user and session.
+        public var account: YediAccount.CompleteSignUpResponse?
+
+        public var myPage: YediSlp.MyPage?
+
+        /// NICKNAME_REFUSED: why, naming the field ("nickname: …").
+        public var reason: String
+
+        public init(outcome: YediSlp.SignUpOutcome = .unspecified, account: YediAccount.CompleteSignUpResponse? = nil, myPage: YediSlp.MyPage? = nil, reason: String = "") {
+            self.outcome = outcome
+            self.account = account
+            self.myPage = myPage
+            self.reason = reason
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.outcome, at: 1)
+            try encoder.write(self.account, at: 2)
+            try encoder.write(self.myPage, at: 3)
+            try encoder.write(self.reason, at: 4)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.outcome = try decoder.read(at: 1)
+            self.account = try decoder.read(at: 2)
+            self.myPage = try decoder.read(at: 3)
+            self.reason = try decoder.read(at: 4)
+        }
+    }
+}
+
+extension YediSlp {
+    /// Who the app is talking to at launch: a signed-in member (an access token) or a verified number without
+    /// an account (the ticket).
+    public struct GetMeRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.slp.GetMeRequest")
+
+        /// Without an access token: VerifyPhone's sign-up ticket.
+        public var ticket: String
+
+        public init(ticket: String = "") {
+            self.ticket = ticket
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.ticket, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 200)
+            self.ticket = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediSlp {
+    public struct GetMeResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.slp.GetMeResponse")
+
+        public var outcome: YediSlp.GetMeOutcome
+
+        public var myPage: YediSlp.MyPage?
+
+        public init(outcome: YediSlp.GetMeOutcome = .unspecified, myPage: YediSlp.MyPage? = nil) {
             self.outcome = outcome
             self.myPage = myPage
         }
@@ -1093,6 +1317,15 @@ extension YediSlp {
     public enum Matching {
         /// The methods of `yedi.slp.Matching`.
         public enum Method {
+            /// A verified number's ticket → the account, its profile and session in one transaction. Bad fields:
+            /// INVALID_ARGUMENT naming the field; a ticket unknown, expired or another app's: UNAUTHENTICATED.
+            public static let signUp = RPCMethod<YediSlp.SignUpRequest, YediSlp.SignUpResponse>(
+                service: "yedi.slp.Matching", method: "SignUp", kind: .unary, idempotency: .unknown,
+                access: .anyone(apps: .only(["slp"])))
+            /// The signed-in member (REGISTERED), or UNREGISTERED for a live ticket; UNAUTHENTICATED for neither.
+            public static let getMe = RPCMethod<YediSlp.GetMeRequest, YediSlp.GetMeResponse>(
+                service: "yedi.slp.Matching", method: "GetMe", kind: .unary, idempotency: .noSideEffects,
+                access: .anyone(apps: .only(["slp"])))
             /// After CompleteIdentitySignUp: the SLP profile of the signed-in member.
             public static let createProfile = RPCMethod<YediSlp.CreateProfileRequest, YediSlp.CreateProfileResponse>(
                 service: "yedi.slp.Matching", method: "CreateProfile", kind: .unary, idempotency: .unknown,
@@ -1145,11 +1378,16 @@ extension YediSlp {
         /// `yedi.slp.Matching` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.slp.Matching",
-            methods: [Method.createProfile.descriptor, Method.getMyPage.descriptor, Method.updateMyPage.descriptor, Method.getState.descriptor, Method.enterQueue.descriptor, Method.leaveQueue.descriptor, Method.searchNearby.descriptor, Method.request.descriptor, Method.accept.descriptor, Method.endMatch.descriptor, Method.rate.descriptor, Method.report.descriptor, Method.getMatch.descriptor]
+            methods: [Method.signUp.descriptor, Method.getMe.descriptor, Method.createProfile.descriptor, Method.getMyPage.descriptor, Method.updateMyPage.descriptor, Method.getState.descriptor, Method.enterQueue.descriptor, Method.leaveQueue.descriptor, Method.searchNearby.descriptor, Method.request.descriptor, Method.accept.descriptor, Method.endMatch.descriptor, Method.rate.descriptor, Method.report.descriptor, Method.getMatch.descriptor]
         )
 
         /// Serve `yedi.slp.Matching` by implementing these methods and passing the value to an `RPCServer`.
         public protocol ServiceProtocol: RPCService {
+            /// A verified number's ticket → the account, its profile and session in one transaction. Bad fields:
+            /// INVALID_ARGUMENT naming the field; a ticket unknown, expired or another app's: UNAUTHENTICATED.
+            func signUp(_ request: YediSlp.SignUpRequest, context: ServerContext) async throws -> YediSlp.SignUpResponse
+            /// The signed-in member (REGISTERED), or UNREGISTERED for a live ticket; UNAUTHENTICATED for neither.
+            func getMe(_ request: YediSlp.GetMeRequest, context: ServerContext) async throws -> YediSlp.GetMeResponse
             /// After CompleteIdentitySignUp: the SLP profile of the signed-in member.
             func createProfile(_ request: YediSlp.CreateProfileRequest, context: ServerContext) async throws -> YediSlp.CreateProfileResponse
             /// FAILED_PRECONDITION before CreateProfile (here and in every method below).
@@ -1179,6 +1417,17 @@ extension YediSlp {
 
             public init(_ rpcClient: RPCClient) {
                 self.rpcClient = rpcClient
+            }
+
+            /// A verified number's ticket → the account, its profile and session in one transaction. Bad fields:
+            /// INVALID_ARGUMENT naming the field; a ticket unknown, expired or another app's: UNAUTHENTICATED.
+            public func signUp(_ request: YediSlp.SignUpRequest, options: CallOptions = .defaults) async throws -> YediSlp.SignUpResponse {
+                try await rpcClient.unary(Method.signUp, request, options: options)
+            }
+
+            /// The signed-in member (REGISTERED), or UNREGISTERED for a live ticket; UNAUTHENTICATED for neither.
+            public func getMe(_ request: YediSlp.GetMeRequest, options: CallOptions = .defaults) async throws -> YediSlp.GetMeResponse {
+                try await rpcClient.unary(Method.getMe, request, options: options)
             }
 
             /// After CompleteIdentitySignUp: the SLP profile of the signed-in member.
@@ -1248,6 +1497,12 @@ extension YediSlp.Matching.ServiceProtocol {
     public var serviceDescriptor: ServiceDescriptor { YediSlp.Matching.descriptor }
 
     public func registerMethods(with router: inout RPCRouter) {
+        router.register(YediSlp.Matching.Method.signUp, unary: { request, context in
+            try await self.signUp(request, context: context)
+        })
+        router.register(YediSlp.Matching.Method.getMe, unary: { request, context in
+            try await self.getMe(request, context: context)
+        })
         router.register(YediSlp.Matching.Method.createProfile, unary: { request, context in
             try await self.createProfile(request, context: context)
         })

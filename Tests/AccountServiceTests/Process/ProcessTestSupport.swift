@@ -35,18 +35,20 @@ final class ServiceProcess: @unchecked Sendable {
         harness: ServiceHarness,
         dataDirectory: String,
         peers: [String: Int],
+        port: Int? = nil,
+        arguments extra: [String] = [],
         timeout: TimeInterval = 60
     ) async throws -> ServiceProcess {
         let service = try ServiceProcess(
-            executable, harness: harness, dataDirectory: dataDirectory, port: try ServiceHarness.unusedPort(),
-            metricsPort: try ServiceHarness.unusedPort(), peers: peers)
+            executable, harness: harness, dataDirectory: dataDirectory, port: try port ?? ServiceHarness.unusedPort(),
+            metricsPort: try ServiceHarness.unusedPort(), peers: peers, extra: extra)
         try await service.waitUntilServing(timeout: timeout)
         return service
     }
 
     private init(
         _ executable: String, harness: ServiceHarness, dataDirectory: String, port: Int, metricsPort: Int,
-        peers: [String: Int]
+        peers: [String: Int], extra: [String]
     ) throws {
         self.executable = executable
         self.harness = harness
@@ -62,6 +64,7 @@ final class ServiceProcess: @unchecked Sendable {
         for (name, peerPort) in peers.sorted(by: { $0.key < $1.key }) {
             arguments += ["--peer", "\(name)=127.0.0.1:\(peerPort)"]
         }
+        arguments += extra
         process = try RunningProcess(try BuiltProducts.path(executable), arguments)
     }
 
