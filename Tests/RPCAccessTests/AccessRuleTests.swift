@@ -200,7 +200,7 @@ final class AccessRuleTests: XCTestCase {
 }
 
 /// Serves every method of a service descriptor: OK with an empty response, streams end at once.
-private struct AcceptAllService: RPCService {
+struct AcceptAllService: RPCService {
     let serviceDescriptor: ServiceDescriptor
 
     init(_ descriptor: ServiceDescriptor) { serviceDescriptor = descriptor }
