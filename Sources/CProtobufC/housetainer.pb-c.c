@@ -1492,6 +1492,411 @@ void   yedi__housetainer__bookmark_response__free_unpacked
   assert(message->base.descriptor == &yedi__housetainer__bookmark_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__housetainer__house__init
+                     (Yedi__Housetainer__House         *message)
+{
+  static const Yedi__Housetainer__House init_value = YEDI__HOUSETAINER__HOUSE__INIT;
+  *message = init_value;
+}
+size_t yedi__housetainer__house__get_packed_size
+                     (const Yedi__Housetainer__House *message)
+{
+  assert(message->base.descriptor == &yedi__housetainer__house__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__housetainer__house__pack
+                     (const Yedi__Housetainer__House *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__housetainer__house__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__housetainer__house__pack_to_buffer
+                     (const Yedi__Housetainer__House *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__housetainer__house__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Housetainer__House *
+       yedi__housetainer__house__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Housetainer__House *)
+     protobuf_c_message_unpack (&yedi__housetainer__house__descriptor,
+                                allocator, len, data);
+}
+void   yedi__housetainer__house__free_unpacked
+                     (Yedi__Housetainer__House *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__housetainer__house__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__housetainer__house_fields__init
+                     (Yedi__Housetainer__HouseFields         *message)
+{
+  static const Yedi__Housetainer__HouseFields init_value = YEDI__HOUSETAINER__HOUSE_FIELDS__INIT;
+  *message = init_value;
+}
+size_t yedi__housetainer__house_fields__get_packed_size
+                     (const Yedi__Housetainer__HouseFields *message)
+{
+  assert(message->base.descriptor == &yedi__housetainer__house_fields__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__housetainer__house_fields__pack
+                     (const Yedi__Housetainer__HouseFields *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__housetainer__house_fields__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__housetainer__house_fields__pack_to_buffer
+                     (const Yedi__Housetainer__HouseFields *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__housetainer__house_fields__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Housetainer__HouseFields *
+       yedi__housetainer__house_fields__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Housetainer__HouseFields *)
+     protobuf_c_message_unpack (&yedi__housetainer__house_fields__descriptor,
+                                allocator, len, data);
+}
+void   yedi__housetainer__house_fields__free_unpacked
+                     (Yedi__Housetainer__HouseFields *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__housetainer__house_fields__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__housetainer__create_house_request__init
+                     (Yedi__Housetainer__CreateHouseRequest         *message)
+{
+  static const Yedi__Housetainer__CreateHouseRequest init_value = YEDI__HOUSETAINER__CREATE_HOUSE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__housetainer__create_house_request__get_packed_size
+                     (const Yedi__Housetainer__CreateHouseRequest *message)
+{
+  assert(message->base.descriptor == &yedi__housetainer__create_house_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__housetainer__create_house_request__pack
+                     (const Yedi__Housetainer__CreateHouseRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__housetainer__create_house_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__housetainer__create_house_request__pack_to_buffer
+                     (const Yedi__Housetainer__CreateHouseRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__housetainer__create_house_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Housetainer__CreateHouseRequest *
+       yedi__housetainer__create_house_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Housetainer__CreateHouseRequest *)
+     protobuf_c_message_unpack (&yedi__housetainer__create_house_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__housetainer__create_house_request__free_unpacked
+                     (Yedi__Housetainer__CreateHouseRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__housetainer__create_house_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__housetainer__update_house_request__init
+                     (Yedi__Housetainer__UpdateHouseRequest         *message)
+{
+  static const Yedi__Housetainer__UpdateHouseRequest init_value = YEDI__HOUSETAINER__UPDATE_HOUSE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__housetainer__update_house_request__get_packed_size
+                     (const Yedi__Housetainer__UpdateHouseRequest *message)
+{
+  assert(message->base.descriptor == &yedi__housetainer__update_house_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__housetainer__update_house_request__pack
+                     (const Yedi__Housetainer__UpdateHouseRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__housetainer__update_house_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__housetainer__update_house_request__pack_to_buffer
+                     (const Yedi__Housetainer__UpdateHouseRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__housetainer__update_house_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Housetainer__UpdateHouseRequest *
+       yedi__housetainer__update_house_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Housetainer__UpdateHouseRequest *)
+     protobuf_c_message_unpack (&yedi__housetainer__update_house_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__housetainer__update_house_request__free_unpacked
+                     (Yedi__Housetainer__UpdateHouseRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__housetainer__update_house_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__housetainer__house_request__init
+                     (Yedi__Housetainer__HouseRequest         *message)
+{
+  static const Yedi__Housetainer__HouseRequest init_value = YEDI__HOUSETAINER__HOUSE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__housetainer__house_request__get_packed_size
+                     (const Yedi__Housetainer__HouseRequest *message)
+{
+  assert(message->base.descriptor == &yedi__housetainer__house_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__housetainer__house_request__pack
+                     (const Yedi__Housetainer__HouseRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__housetainer__house_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__housetainer__house_request__pack_to_buffer
+                     (const Yedi__Housetainer__HouseRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__housetainer__house_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Housetainer__HouseRequest *
+       yedi__housetainer__house_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Housetainer__HouseRequest *)
+     protobuf_c_message_unpack (&yedi__housetainer__house_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__housetainer__house_request__free_unpacked
+                     (Yedi__Housetainer__HouseRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__housetainer__house_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__housetainer__set_house_display_request__init
+                     (Yedi__Housetainer__SetHouseDisplayRequest         *message)
+{
+  static const Yedi__Housetainer__SetHouseDisplayRequest init_value = YEDI__HOUSETAINER__SET_HOUSE_DISPLAY_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__housetainer__set_house_display_request__get_packed_size
+                     (const Yedi__Housetainer__SetHouseDisplayRequest *message)
+{
+  assert(message->base.descriptor == &yedi__housetainer__set_house_display_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__housetainer__set_house_display_request__pack
+                     (const Yedi__Housetainer__SetHouseDisplayRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__housetainer__set_house_display_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__housetainer__set_house_display_request__pack_to_buffer
+                     (const Yedi__Housetainer__SetHouseDisplayRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__housetainer__set_house_display_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Housetainer__SetHouseDisplayRequest *
+       yedi__housetainer__set_house_display_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Housetainer__SetHouseDisplayRequest *)
+     protobuf_c_message_unpack (&yedi__housetainer__set_house_display_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__housetainer__set_house_display_request__free_unpacked
+                     (Yedi__Housetainer__SetHouseDisplayRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__housetainer__set_house_display_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__housetainer__list_houses_request__init
+                     (Yedi__Housetainer__ListHousesRequest         *message)
+{
+  static const Yedi__Housetainer__ListHousesRequest init_value = YEDI__HOUSETAINER__LIST_HOUSES_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__housetainer__list_houses_request__get_packed_size
+                     (const Yedi__Housetainer__ListHousesRequest *message)
+{
+  assert(message->base.descriptor == &yedi__housetainer__list_houses_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__housetainer__list_houses_request__pack
+                     (const Yedi__Housetainer__ListHousesRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__housetainer__list_houses_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__housetainer__list_houses_request__pack_to_buffer
+                     (const Yedi__Housetainer__ListHousesRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__housetainer__list_houses_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Housetainer__ListHousesRequest *
+       yedi__housetainer__list_houses_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Housetainer__ListHousesRequest *)
+     protobuf_c_message_unpack (&yedi__housetainer__list_houses_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__housetainer__list_houses_request__free_unpacked
+                     (Yedi__Housetainer__ListHousesRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__housetainer__list_houses_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__housetainer__list_member_houses_request__init
+                     (Yedi__Housetainer__ListMemberHousesRequest         *message)
+{
+  static const Yedi__Housetainer__ListMemberHousesRequest init_value = YEDI__HOUSETAINER__LIST_MEMBER_HOUSES_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__housetainer__list_member_houses_request__get_packed_size
+                     (const Yedi__Housetainer__ListMemberHousesRequest *message)
+{
+  assert(message->base.descriptor == &yedi__housetainer__list_member_houses_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__housetainer__list_member_houses_request__pack
+                     (const Yedi__Housetainer__ListMemberHousesRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__housetainer__list_member_houses_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__housetainer__list_member_houses_request__pack_to_buffer
+                     (const Yedi__Housetainer__ListMemberHousesRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__housetainer__list_member_houses_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Housetainer__ListMemberHousesRequest *
+       yedi__housetainer__list_member_houses_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Housetainer__ListMemberHousesRequest *)
+     protobuf_c_message_unpack (&yedi__housetainer__list_member_houses_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__housetainer__list_member_houses_request__free_unpacked
+                     (Yedi__Housetainer__ListMemberHousesRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__housetainer__list_member_houses_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__housetainer__list_houses_response__init
+                     (Yedi__Housetainer__ListHousesResponse         *message)
+{
+  static const Yedi__Housetainer__ListHousesResponse init_value = YEDI__HOUSETAINER__LIST_HOUSES_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t yedi__housetainer__list_houses_response__get_packed_size
+                     (const Yedi__Housetainer__ListHousesResponse *message)
+{
+  assert(message->base.descriptor == &yedi__housetainer__list_houses_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__housetainer__list_houses_response__pack
+                     (const Yedi__Housetainer__ListHousesResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__housetainer__list_houses_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__housetainer__list_houses_response__pack_to_buffer
+                     (const Yedi__Housetainer__ListHousesResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__housetainer__list_houses_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Housetainer__ListHousesResponse *
+       yedi__housetainer__list_houses_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Housetainer__ListHousesResponse *)
+     protobuf_c_message_unpack (&yedi__housetainer__list_houses_response__descriptor,
+                                allocator, len, data);
+}
+void   yedi__housetainer__list_houses_response__free_unpacked
+                     (Yedi__Housetainer__ListHousesResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__housetainer__list_houses_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__housetainer__comment_target__init
                      (Yedi__Housetainer__CommentTarget         *message)
 {
@@ -1580,6 +1985,141 @@ void   yedi__housetainer__comment__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &yedi__housetainer__comment__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__housetainer__get_home_request__init
+                     (Yedi__Housetainer__GetHomeRequest         *message)
+{
+  static const Yedi__Housetainer__GetHomeRequest init_value = YEDI__HOUSETAINER__GET_HOME_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__housetainer__get_home_request__get_packed_size
+                     (const Yedi__Housetainer__GetHomeRequest *message)
+{
+  assert(message->base.descriptor == &yedi__housetainer__get_home_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__housetainer__get_home_request__pack
+                     (const Yedi__Housetainer__GetHomeRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__housetainer__get_home_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__housetainer__get_home_request__pack_to_buffer
+                     (const Yedi__Housetainer__GetHomeRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__housetainer__get_home_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Housetainer__GetHomeRequest *
+       yedi__housetainer__get_home_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Housetainer__GetHomeRequest *)
+     protobuf_c_message_unpack (&yedi__housetainer__get_home_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__housetainer__get_home_request__free_unpacked
+                     (Yedi__Housetainer__GetHomeRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__housetainer__get_home_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__housetainer__home__init
+                     (Yedi__Housetainer__Home         *message)
+{
+  static const Yedi__Housetainer__Home init_value = YEDI__HOUSETAINER__HOME__INIT;
+  *message = init_value;
+}
+size_t yedi__housetainer__home__get_packed_size
+                     (const Yedi__Housetainer__Home *message)
+{
+  assert(message->base.descriptor == &yedi__housetainer__home__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__housetainer__home__pack
+                     (const Yedi__Housetainer__Home *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__housetainer__home__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__housetainer__home__pack_to_buffer
+                     (const Yedi__Housetainer__Home *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__housetainer__home__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Housetainer__Home *
+       yedi__housetainer__home__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Housetainer__Home *)
+     protobuf_c_message_unpack (&yedi__housetainer__home__descriptor,
+                                allocator, len, data);
+}
+void   yedi__housetainer__home__free_unpacked
+                     (Yedi__Housetainer__Home *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__housetainer__home__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__housetainer__set_picks_request__init
+                     (Yedi__Housetainer__SetPicksRequest         *message)
+{
+  static const Yedi__Housetainer__SetPicksRequest init_value = YEDI__HOUSETAINER__SET_PICKS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__housetainer__set_picks_request__get_packed_size
+                     (const Yedi__Housetainer__SetPicksRequest *message)
+{
+  assert(message->base.descriptor == &yedi__housetainer__set_picks_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__housetainer__set_picks_request__pack
+                     (const Yedi__Housetainer__SetPicksRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__housetainer__set_picks_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__housetainer__set_picks_request__pack_to_buffer
+                     (const Yedi__Housetainer__SetPicksRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__housetainer__set_picks_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Housetainer__SetPicksRequest *
+       yedi__housetainer__set_picks_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Housetainer__SetPicksRequest *)
+     protobuf_c_message_unpack (&yedi__housetainer__set_picks_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__housetainer__set_picks_request__free_unpacked
+                     (Yedi__Housetainer__SetPicksRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__housetainer__set_picks_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   yedi__housetainer__add_comment_request__init
@@ -4155,7 +4695,726 @@ const ProtobufCMessageDescriptor yedi__housetainer__bookmark_response__descripto
   (ProtobufCMessageInit) yedi__housetainer__bookmark_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__housetainer__comment_target__field_descriptors[1] =
+static const ProtobufCFieldDescriptor yedi__housetainer__house__field_descriptors[15] =
+{
+  {
+    "id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__House, id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "owner_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__House, owner_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "name",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__House, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "title",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__House, title),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "content",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__House, content),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "category",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__House, category),
+    &yedi__housetainer__house_category__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "images",
+    7,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Housetainer__House, n_images),
+    offsetof(Yedi__Housetainer__House, images),
+    &yedi__common__image_ref__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "cover_index",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__House, cover_index),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "domestic",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__House, domestic),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "location",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__House, location),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "detailed_location",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__House, detailed_location),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "displayed",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__House, displayed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "comment_count",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__House, comment_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "created_at_ms",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__House, created_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "updated_at_ms",
+    15,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__House, updated_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__housetainer__house__field_indices_by_name[] = {
+  5,   /* field[5] = category */
+  12,   /* field[12] = comment_count */
+  4,   /* field[4] = content */
+  7,   /* field[7] = cover_index */
+  13,   /* field[13] = created_at_ms */
+  10,   /* field[10] = detailed_location */
+  11,   /* field[11] = displayed */
+  8,   /* field[8] = domestic */
+  0,   /* field[0] = id */
+  6,   /* field[6] = images */
+  9,   /* field[9] = location */
+  2,   /* field[2] = name */
+  1,   /* field[1] = owner_id */
+  3,   /* field[3] = title */
+  14,   /* field[14] = updated_at_ms */
+};
+static const ProtobufCIntRange yedi__housetainer__house__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 15 }
+};
+const ProtobufCMessageDescriptor yedi__housetainer__house__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.housetainer.House",
+  "House",
+  "Yedi__Housetainer__House",
+  "yedi.housetainer",
+  sizeof(Yedi__Housetainer__House),
+  15,
+  yedi__housetainer__house__field_descriptors,
+  yedi__housetainer__house__field_indices_by_name,
+  1,  yedi__housetainer__house__number_ranges,
+  (ProtobufCMessageInit) yedi__housetainer__house__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__housetainer__house_fields__field_descriptors[10] =
+{
+  {
+    "owner_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__HouseFields, owner_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__HouseFields, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "title",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__HouseFields, title),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "content",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__HouseFields, content),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "category",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__HouseFields, category),
+    &yedi__housetainer__house_category__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "image_ids",
+    6,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Yedi__Housetainer__HouseFields, n_image_ids),
+    offsetof(Yedi__Housetainer__HouseFields, image_ids),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "cover_index",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__HouseFields, cover_index),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "domestic",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__HouseFields, domestic),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "location",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__HouseFields, location),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "detailed_location",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__HouseFields, detailed_location),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__housetainer__house_fields__field_indices_by_name[] = {
+  4,   /* field[4] = category */
+  3,   /* field[3] = content */
+  6,   /* field[6] = cover_index */
+  9,   /* field[9] = detailed_location */
+  7,   /* field[7] = domestic */
+  5,   /* field[5] = image_ids */
+  8,   /* field[8] = location */
+  1,   /* field[1] = name */
+  0,   /* field[0] = owner_id */
+  2,   /* field[2] = title */
+};
+static const ProtobufCIntRange yedi__housetainer__house_fields__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 10 }
+};
+const ProtobufCMessageDescriptor yedi__housetainer__house_fields__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.housetainer.HouseFields",
+  "HouseFields",
+  "Yedi__Housetainer__HouseFields",
+  "yedi.housetainer",
+  sizeof(Yedi__Housetainer__HouseFields),
+  10,
+  yedi__housetainer__house_fields__field_descriptors,
+  yedi__housetainer__house_fields__field_indices_by_name,
+  1,  yedi__housetainer__house_fields__number_ranges,
+  (ProtobufCMessageInit) yedi__housetainer__house_fields__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__housetainer__create_house_request__field_descriptors[2] =
+{
+  {
+    "client_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__CreateHouseRequest, client_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "fields",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__CreateHouseRequest, fields),
+    &yedi__housetainer__house_fields__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__housetainer__create_house_request__field_indices_by_name[] = {
+  0,   /* field[0] = client_id */
+  1,   /* field[1] = fields */
+};
+static const ProtobufCIntRange yedi__housetainer__create_house_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__housetainer__create_house_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.housetainer.CreateHouseRequest",
+  "CreateHouseRequest",
+  "Yedi__Housetainer__CreateHouseRequest",
+  "yedi.housetainer",
+  sizeof(Yedi__Housetainer__CreateHouseRequest),
+  2,
+  yedi__housetainer__create_house_request__field_descriptors,
+  yedi__housetainer__create_house_request__field_indices_by_name,
+  1,  yedi__housetainer__create_house_request__number_ranges,
+  (ProtobufCMessageInit) yedi__housetainer__create_house_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__housetainer__update_house_request__field_descriptors[2] =
+{
+  {
+    "house_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__UpdateHouseRequest, house_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "fields",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__UpdateHouseRequest, fields),
+    &yedi__housetainer__house_fields__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__housetainer__update_house_request__field_indices_by_name[] = {
+  1,   /* field[1] = fields */
+  0,   /* field[0] = house_id */
+};
+static const ProtobufCIntRange yedi__housetainer__update_house_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__housetainer__update_house_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.housetainer.UpdateHouseRequest",
+  "UpdateHouseRequest",
+  "Yedi__Housetainer__UpdateHouseRequest",
+  "yedi.housetainer",
+  sizeof(Yedi__Housetainer__UpdateHouseRequest),
+  2,
+  yedi__housetainer__update_house_request__field_descriptors,
+  yedi__housetainer__update_house_request__field_indices_by_name,
+  1,  yedi__housetainer__update_house_request__number_ranges,
+  (ProtobufCMessageInit) yedi__housetainer__update_house_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__housetainer__house_request__field_descriptors[1] =
+{
+  {
+    "house_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__HouseRequest, house_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__housetainer__house_request__field_indices_by_name[] = {
+  0,   /* field[0] = house_id */
+};
+static const ProtobufCIntRange yedi__housetainer__house_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__housetainer__house_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.housetainer.HouseRequest",
+  "HouseRequest",
+  "Yedi__Housetainer__HouseRequest",
+  "yedi.housetainer",
+  sizeof(Yedi__Housetainer__HouseRequest),
+  1,
+  yedi__housetainer__house_request__field_descriptors,
+  yedi__housetainer__house_request__field_indices_by_name,
+  1,  yedi__housetainer__house_request__number_ranges,
+  (ProtobufCMessageInit) yedi__housetainer__house_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__housetainer__set_house_display_request__field_descriptors[2] =
+{
+  {
+    "house_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__SetHouseDisplayRequest, house_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "displayed",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__SetHouseDisplayRequest, displayed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__housetainer__set_house_display_request__field_indices_by_name[] = {
+  1,   /* field[1] = displayed */
+  0,   /* field[0] = house_id */
+};
+static const ProtobufCIntRange yedi__housetainer__set_house_display_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__housetainer__set_house_display_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.housetainer.SetHouseDisplayRequest",
+  "SetHouseDisplayRequest",
+  "Yedi__Housetainer__SetHouseDisplayRequest",
+  "yedi.housetainer",
+  sizeof(Yedi__Housetainer__SetHouseDisplayRequest),
+  2,
+  yedi__housetainer__set_house_display_request__field_descriptors,
+  yedi__housetainer__set_house_display_request__field_indices_by_name,
+  1,  yedi__housetainer__set_house_display_request__number_ranges,
+  (ProtobufCMessageInit) yedi__housetainer__set_house_display_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__housetainer__list_houses_request__field_descriptors[2] =
+{
+  {
+    "category",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__ListHousesRequest, category),
+    &yedi__housetainer__house_category__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "page",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__ListHousesRequest, page),
+    &yedi__common__page_request__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__housetainer__list_houses_request__field_indices_by_name[] = {
+  0,   /* field[0] = category */
+  1,   /* field[1] = page */
+};
+static const ProtobufCIntRange yedi__housetainer__list_houses_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__housetainer__list_houses_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.housetainer.ListHousesRequest",
+  "ListHousesRequest",
+  "Yedi__Housetainer__ListHousesRequest",
+  "yedi.housetainer",
+  sizeof(Yedi__Housetainer__ListHousesRequest),
+  2,
+  yedi__housetainer__list_houses_request__field_descriptors,
+  yedi__housetainer__list_houses_request__field_indices_by_name,
+  1,  yedi__housetainer__list_houses_request__number_ranges,
+  (ProtobufCMessageInit) yedi__housetainer__list_houses_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__housetainer__list_member_houses_request__field_descriptors[2] =
+{
+  {
+    "member_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__ListMemberHousesRequest, member_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "page",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__ListMemberHousesRequest, page),
+    &yedi__common__page_request__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__housetainer__list_member_houses_request__field_indices_by_name[] = {
+  0,   /* field[0] = member_id */
+  1,   /* field[1] = page */
+};
+static const ProtobufCIntRange yedi__housetainer__list_member_houses_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__housetainer__list_member_houses_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.housetainer.ListMemberHousesRequest",
+  "ListMemberHousesRequest",
+  "Yedi__Housetainer__ListMemberHousesRequest",
+  "yedi.housetainer",
+  sizeof(Yedi__Housetainer__ListMemberHousesRequest),
+  2,
+  yedi__housetainer__list_member_houses_request__field_descriptors,
+  yedi__housetainer__list_member_houses_request__field_indices_by_name,
+  1,  yedi__housetainer__list_member_houses_request__number_ranges,
+  (ProtobufCMessageInit) yedi__housetainer__list_member_houses_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__housetainer__list_houses_response__field_descriptors[2] =
+{
+  {
+    "houses",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Housetainer__ListHousesResponse, n_houses),
+    offsetof(Yedi__Housetainer__ListHousesResponse, houses),
+    &yedi__housetainer__house__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "page",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__ListHousesResponse, page),
+    &yedi__common__page_info__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__housetainer__list_houses_response__field_indices_by_name[] = {
+  0,   /* field[0] = houses */
+  1,   /* field[1] = page */
+};
+static const ProtobufCIntRange yedi__housetainer__list_houses_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__housetainer__list_houses_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.housetainer.ListHousesResponse",
+  "ListHousesResponse",
+  "Yedi__Housetainer__ListHousesResponse",
+  "yedi.housetainer",
+  sizeof(Yedi__Housetainer__ListHousesResponse),
+  2,
+  yedi__housetainer__list_houses_response__field_descriptors,
+  yedi__housetainer__list_houses_response__field_indices_by_name,
+  1,  yedi__housetainer__list_houses_response__number_ranges,
+  (ProtobufCMessageInit) yedi__housetainer__list_houses_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__housetainer__comment_target__field_descriptors[2] =
 {
   {
     "event_id",
@@ -4169,14 +5428,27 @@ static const ProtobufCFieldDescriptor yedi__housetainer__comment_target__field_d
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "house_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Yedi__Housetainer__CommentTarget, target_case),
+    offsetof(Yedi__Housetainer__CommentTarget, house_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__housetainer__comment_target__field_indices_by_name[] = {
   0,   /* field[0] = event_id */
+  1,   /* field[1] = house_id */
 };
 static const ProtobufCIntRange yedi__housetainer__comment_target__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 2 }
 };
 const ProtobufCMessageDescriptor yedi__housetainer__comment_target__descriptor =
 {
@@ -4186,14 +5458,14 @@ const ProtobufCMessageDescriptor yedi__housetainer__comment_target__descriptor =
   "Yedi__Housetainer__CommentTarget",
   "yedi.housetainer",
   sizeof(Yedi__Housetainer__CommentTarget),
-  1,
+  2,
   yedi__housetainer__comment_target__field_descriptors,
   yedi__housetainer__comment_target__field_indices_by_name,
   1,  yedi__housetainer__comment_target__number_ranges,
   (ProtobufCMessageInit) yedi__housetainer__comment_target__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__housetainer__comment__field_descriptors[5] =
+static const ProtobufCFieldDescriptor yedi__housetainer__comment__field_descriptors[6] =
 {
   {
     "id",
@@ -4255,18 +5527,31 @@ static const ProtobufCFieldDescriptor yedi__housetainer__comment__field_descript
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "house_id",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__Comment, house_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__housetainer__comment__field_indices_by_name[] = {
   3,   /* field[3] = content */
   4,   /* field[4] = created_at_ms */
   2,   /* field[2] = event_id */
+  5,   /* field[5] = house_id */
   0,   /* field[0] = id */
   1,   /* field[1] = writer_id */
 };
 static const ProtobufCIntRange yedi__housetainer__comment__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor yedi__housetainer__comment__descriptor =
 {
@@ -4276,11 +5561,157 @@ const ProtobufCMessageDescriptor yedi__housetainer__comment__descriptor =
   "Yedi__Housetainer__Comment",
   "yedi.housetainer",
   sizeof(Yedi__Housetainer__Comment),
-  5,
+  6,
   yedi__housetainer__comment__field_descriptors,
   yedi__housetainer__comment__field_indices_by_name,
   1,  yedi__housetainer__comment__number_ranges,
   (ProtobufCMessageInit) yedi__housetainer__comment__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define yedi__housetainer__get_home_request__field_descriptors NULL
+#define yedi__housetainer__get_home_request__field_indices_by_name NULL
+#define yedi__housetainer__get_home_request__number_ranges NULL
+const ProtobufCMessageDescriptor yedi__housetainer__get_home_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.housetainer.GetHomeRequest",
+  "GetHomeRequest",
+  "Yedi__Housetainer__GetHomeRequest",
+  "yedi.housetainer",
+  sizeof(Yedi__Housetainer__GetHomeRequest),
+  0,
+  yedi__housetainer__get_home_request__field_descriptors,
+  yedi__housetainer__get_home_request__field_indices_by_name,
+  0,  yedi__housetainer__get_home_request__number_ranges,
+  (ProtobufCMessageInit) yedi__housetainer__get_home_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__housetainer__home__field_descriptors[3] =
+{
+  {
+    "moments",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Housetainer__Home, n_moments),
+    offsetof(Yedi__Housetainer__Home, moments),
+    &yedi__housetainer__event__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "event_picks",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Housetainer__Home, n_event_picks),
+    offsetof(Yedi__Housetainer__Home, event_picks),
+    &yedi__housetainer__event__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "house_picks",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Housetainer__Home, n_house_picks),
+    offsetof(Yedi__Housetainer__Home, house_picks),
+    &yedi__housetainer__house__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__housetainer__home__field_indices_by_name[] = {
+  1,   /* field[1] = event_picks */
+  2,   /* field[2] = house_picks */
+  0,   /* field[0] = moments */
+};
+static const ProtobufCIntRange yedi__housetainer__home__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor yedi__housetainer__home__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.housetainer.Home",
+  "Home",
+  "Yedi__Housetainer__Home",
+  "yedi.housetainer",
+  sizeof(Yedi__Housetainer__Home),
+  3,
+  yedi__housetainer__home__field_descriptors,
+  yedi__housetainer__home__field_indices_by_name,
+  1,  yedi__housetainer__home__number_ranges,
+  (ProtobufCMessageInit) yedi__housetainer__home__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__housetainer__set_picks_request__field_descriptors[3] =
+{
+  {
+    "moment_event_ids",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Yedi__Housetainer__SetPicksRequest, n_moment_event_ids),
+    offsetof(Yedi__Housetainer__SetPicksRequest, moment_event_ids),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "event_ids",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Yedi__Housetainer__SetPicksRequest, n_event_ids),
+    offsetof(Yedi__Housetainer__SetPicksRequest, event_ids),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "house_ids",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Yedi__Housetainer__SetPicksRequest, n_house_ids),
+    offsetof(Yedi__Housetainer__SetPicksRequest, house_ids),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__housetainer__set_picks_request__field_indices_by_name[] = {
+  1,   /* field[1] = event_ids */
+  2,   /* field[2] = house_ids */
+  0,   /* field[0] = moment_event_ids */
+};
+static const ProtobufCIntRange yedi__housetainer__set_picks_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor yedi__housetainer__set_picks_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.housetainer.SetPicksRequest",
+  "SetPicksRequest",
+  "Yedi__Housetainer__SetPicksRequest",
+  "yedi.housetainer",
+  sizeof(Yedi__Housetainer__SetPicksRequest),
+  3,
+  yedi__housetainer__set_picks_request__field_descriptors,
+  yedi__housetainer__set_picks_request__field_indices_by_name,
+  1,  yedi__housetainer__set_picks_request__number_ranges,
+  (ProtobufCMessageInit) yedi__housetainer__set_picks_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor yedi__housetainer__add_comment_request__field_descriptors[3] =
@@ -4505,7 +5936,7 @@ const ProtobufCMessageDescriptor yedi__housetainer__delete_comment_response__des
   (ProtobufCMessageInit) yedi__housetainer__delete_comment_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__housetainer__notification__field_descriptors[7] =
+static const ProtobufCFieldDescriptor yedi__housetainer__notification__field_descriptors[8] =
 {
   {
     "id",
@@ -4591,12 +6022,25 @@ static const ProtobufCFieldDescriptor yedi__housetainer__notification__field_des
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "house_id",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__Notification, house_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__housetainer__notification__field_indices_by_name[] = {
   2,   /* field[2] = actor_id */
   4,   /* field[4] = comment_id */
   6,   /* field[6] = created_at_ms */
   3,   /* field[3] = event_id */
+  7,   /* field[7] = house_id */
   0,   /* field[0] = id */
   5,   /* field[5] = read */
   1,   /* field[1] = type */
@@ -4604,7 +6048,7 @@ static const unsigned yedi__housetainer__notification__field_indices_by_name[] =
 static const ProtobufCIntRange yedi__housetainer__notification__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 7 }
+  { 0, 8 }
 };
 const ProtobufCMessageDescriptor yedi__housetainer__notification__descriptor =
 {
@@ -4614,7 +6058,7 @@ const ProtobufCMessageDescriptor yedi__housetainer__notification__descriptor =
   "Yedi__Housetainer__Notification",
   "yedi.housetainer",
   sizeof(Yedi__Housetainer__Notification),
-  7,
+  8,
   yedi__housetainer__notification__field_descriptors,
   yedi__housetainer__notification__field_indices_by_name,
   1,  yedi__housetainer__notification__number_ranges,
@@ -5061,21 +6505,57 @@ const ProtobufCEnumDescriptor yedi__housetainer__event_period__descriptor =
   yedi__housetainer__event_period__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue yedi__housetainer__notification_type__enum_values_by_number[4] =
+static const ProtobufCEnumValue yedi__housetainer__house_category__enum_values_by_number[5] =
+{
+  { "HOUSE_CATEGORY_UNSPECIFIED", "YEDI__HOUSETAINER__HOUSE_CATEGORY__HOUSE_CATEGORY_UNSPECIFIED", 0 },
+  { "HOUSE_CATEGORY_ARTIST", "YEDI__HOUSETAINER__HOUSE_CATEGORY__HOUSE_CATEGORY_ARTIST", 1 },
+  { "HOUSE_CATEGORY_CREATOR", "YEDI__HOUSETAINER__HOUSE_CATEGORY__HOUSE_CATEGORY_CREATOR", 2 },
+  { "HOUSE_CATEGORY_SPACE_DESIGNER", "YEDI__HOUSETAINER__HOUSE_CATEGORY__HOUSE_CATEGORY_SPACE_DESIGNER", 3 },
+  { "HOUSE_CATEGORY_COLLECTOR", "YEDI__HOUSETAINER__HOUSE_CATEGORY__HOUSE_CATEGORY_COLLECTOR", 4 },
+};
+static const ProtobufCIntRange yedi__housetainer__house_category__value_ranges[] = {
+{0, 0},{0, 5}
+};
+static const ProtobufCEnumValueIndex yedi__housetainer__house_category__enum_values_by_name[5] =
+{
+  { "HOUSE_CATEGORY_ARTIST", 1 },
+  { "HOUSE_CATEGORY_COLLECTOR", 4 },
+  { "HOUSE_CATEGORY_CREATOR", 2 },
+  { "HOUSE_CATEGORY_SPACE_DESIGNER", 3 },
+  { "HOUSE_CATEGORY_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor yedi__housetainer__house_category__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "yedi.housetainer.HouseCategory",
+  "HouseCategory",
+  "Yedi__Housetainer__HouseCategory",
+  "yedi.housetainer",
+  5,
+  yedi__housetainer__house_category__enum_values_by_number,
+  5,
+  yedi__housetainer__house_category__enum_values_by_name,
+  1,
+  yedi__housetainer__house_category__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue yedi__housetainer__notification_type__enum_values_by_number[5] =
 {
   { "NOTIFICATION_TYPE_UNSPECIFIED", "YEDI__HOUSETAINER__NOTIFICATION_TYPE__NOTIFICATION_TYPE_UNSPECIFIED", 0 },
   { "NOTIFICATION_TYPE_EVENT_BOOKMARKED", "YEDI__HOUSETAINER__NOTIFICATION_TYPE__NOTIFICATION_TYPE_EVENT_BOOKMARKED", 1 },
   { "NOTIFICATION_TYPE_EVENT_COMMENTED", "YEDI__HOUSETAINER__NOTIFICATION_TYPE__NOTIFICATION_TYPE_EVENT_COMMENTED", 2 },
   { "NOTIFICATION_TYPE_BOOKMARKED_EVENT_COMMENTED", "YEDI__HOUSETAINER__NOTIFICATION_TYPE__NOTIFICATION_TYPE_BOOKMARKED_EVENT_COMMENTED", 3 },
+  { "NOTIFICATION_TYPE_HOUSE_COMMENTED", "YEDI__HOUSETAINER__NOTIFICATION_TYPE__NOTIFICATION_TYPE_HOUSE_COMMENTED", 4 },
 };
 static const ProtobufCIntRange yedi__housetainer__notification_type__value_ranges[] = {
-{0, 0},{0, 4}
+{0, 0},{0, 5}
 };
-static const ProtobufCEnumValueIndex yedi__housetainer__notification_type__enum_values_by_name[4] =
+static const ProtobufCEnumValueIndex yedi__housetainer__notification_type__enum_values_by_name[5] =
 {
   { "NOTIFICATION_TYPE_BOOKMARKED_EVENT_COMMENTED", 3 },
   { "NOTIFICATION_TYPE_EVENT_BOOKMARKED", 1 },
   { "NOTIFICATION_TYPE_EVENT_COMMENTED", 2 },
+  { "NOTIFICATION_TYPE_HOUSE_COMMENTED", 4 },
   { "NOTIFICATION_TYPE_UNSPECIFIED", 0 },
 };
 const ProtobufCEnumDescriptor yedi__housetainer__notification_type__descriptor =
@@ -5085,9 +6565,9 @@ const ProtobufCEnumDescriptor yedi__housetainer__notification_type__descriptor =
   "NotificationType",
   "Yedi__Housetainer__NotificationType",
   "yedi.housetainer",
-  4,
+  5,
   yedi__housetainer__notification_type__enum_values_by_number,
-  4,
+  5,
   yedi__housetainer__notification_type__enum_values_by_name,
   1,
   yedi__housetainer__notification_type__value_ranges,
@@ -5216,7 +6696,7 @@ void yedi__housetainer__members__init (Yedi__Housetainer__Members_Service *servi
                                      &yedi__housetainer__members__descriptor,
                                      (ProtobufCServiceDestroy) destroy);
 }
-static const ProtobufCMethodDescriptor yedi__housetainer__community__method_descriptors[17] =
+static const ProtobufCMethodDescriptor yedi__housetainer__community__method_descriptors[25] =
 {
   { "CreateEvent", &yedi__housetainer__create_event_request__descriptor, &yedi__housetainer__event__descriptor },
   { "UpdateEvent", &yedi__housetainer__update_event_request__descriptor, &yedi__housetainer__event__descriptor },
@@ -5228,6 +6708,14 @@ static const ProtobufCMethodDescriptor yedi__housetainer__community__method_desc
   { "ListMyBookmarks", &yedi__housetainer__list_my_bookmarks_request__descriptor, &yedi__housetainer__list_events_response__descriptor },
   { "Bookmark", &yedi__housetainer__event_request__descriptor, &yedi__housetainer__bookmark_response__descriptor },
   { "Unbookmark", &yedi__housetainer__event_request__descriptor, &yedi__housetainer__bookmark_response__descriptor },
+  { "CreateHouse", &yedi__housetainer__create_house_request__descriptor, &yedi__housetainer__house__descriptor },
+  { "UpdateHouse", &yedi__housetainer__update_house_request__descriptor, &yedi__housetainer__house__descriptor },
+  { "SetHouseDisplay", &yedi__housetainer__set_house_display_request__descriptor, &yedi__housetainer__house__descriptor },
+  { "GetHouse", &yedi__housetainer__house_request__descriptor, &yedi__housetainer__house__descriptor },
+  { "ListHouses", &yedi__housetainer__list_houses_request__descriptor, &yedi__housetainer__list_houses_response__descriptor },
+  { "ListMemberHouses", &yedi__housetainer__list_member_houses_request__descriptor, &yedi__housetainer__list_houses_response__descriptor },
+  { "GetHome", &yedi__housetainer__get_home_request__descriptor, &yedi__housetainer__home__descriptor },
+  { "SetPicks", &yedi__housetainer__set_picks_request__descriptor, &yedi__housetainer__home__descriptor },
   { "AddComment", &yedi__housetainer__add_comment_request__descriptor, &yedi__housetainer__comment__descriptor },
   { "ListComments", &yedi__housetainer__list_comments_request__descriptor, &yedi__housetainer__list_comments_response__descriptor },
   { "DeleteComment", &yedi__housetainer__delete_comment_request__descriptor, &yedi__housetainer__delete_comment_response__descriptor },
@@ -5237,23 +6725,31 @@ static const ProtobufCMethodDescriptor yedi__housetainer__community__method_desc
   { "Unblock", &yedi__housetainer__block_request__descriptor, &yedi__housetainer__block_response__descriptor },
 };
 const unsigned yedi__housetainer__community__method_indices_by_name[] = {
-  10,        /* AddComment */
-  15,        /* Block */
+  18,        /* AddComment */
+  23,        /* Block */
   8,        /* Bookmark */
   0,        /* CreateEvent */
-  12,        /* DeleteComment */
+  10,        /* CreateHouse */
+  20,        /* DeleteComment */
   2,        /* DeleteEvent */
   3,        /* GetEvent */
-  11,        /* ListComments */
+  16,        /* GetHome */
+  13,        /* GetHouse */
+  19,        /* ListComments */
   5,        /* ListEvents */
+  14,        /* ListHouses */
   6,        /* ListMemberEvents */
+  15,        /* ListMemberHouses */
   7,        /* ListMyBookmarks */
-  13,        /* ListNotifications */
-  14,        /* MarkNotificationsRead */
+  21,        /* ListNotifications */
+  22,        /* MarkNotificationsRead */
   4,        /* SetEventDisplay */
-  16,        /* Unblock */
+  12,        /* SetHouseDisplay */
+  17,        /* SetPicks */
+  24,        /* Unblock */
   9,        /* Unbookmark */
-  1         /* UpdateEvent */
+  1,        /* UpdateEvent */
+  11         /* UpdateHouse */
 };
 const ProtobufCServiceDescriptor yedi__housetainer__community__descriptor =
 {
@@ -5262,7 +6758,7 @@ const ProtobufCServiceDescriptor yedi__housetainer__community__descriptor =
   "Community",
   "Yedi__Housetainer__Community",
   "yedi.housetainer",
-  17,
+  25,
   yedi__housetainer__community__method_descriptors,
   yedi__housetainer__community__method_indices_by_name
 };
@@ -5346,13 +6842,77 @@ void yedi__housetainer__community__unbookmark(ProtobufCService *service,
   assert(service->descriptor == &yedi__housetainer__community__descriptor);
   service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
+void yedi__housetainer__community__create_house(ProtobufCService *service,
+                                                const Yedi__Housetainer__CreateHouseRequest *input,
+                                                Yedi__Housetainer__House_Closure closure,
+                                                void *closure_data)
+{
+  assert(service->descriptor == &yedi__housetainer__community__descriptor);
+  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__housetainer__community__update_house(ProtobufCService *service,
+                                                const Yedi__Housetainer__UpdateHouseRequest *input,
+                                                Yedi__Housetainer__House_Closure closure,
+                                                void *closure_data)
+{
+  assert(service->descriptor == &yedi__housetainer__community__descriptor);
+  service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__housetainer__community__set_house_display(ProtobufCService *service,
+                                                     const Yedi__Housetainer__SetHouseDisplayRequest *input,
+                                                     Yedi__Housetainer__House_Closure closure,
+                                                     void *closure_data)
+{
+  assert(service->descriptor == &yedi__housetainer__community__descriptor);
+  service->invoke(service, 12, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__housetainer__community__get_house(ProtobufCService *service,
+                                             const Yedi__Housetainer__HouseRequest *input,
+                                             Yedi__Housetainer__House_Closure closure,
+                                             void *closure_data)
+{
+  assert(service->descriptor == &yedi__housetainer__community__descriptor);
+  service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__housetainer__community__list_houses(ProtobufCService *service,
+                                               const Yedi__Housetainer__ListHousesRequest *input,
+                                               Yedi__Housetainer__ListHousesResponse_Closure closure,
+                                               void *closure_data)
+{
+  assert(service->descriptor == &yedi__housetainer__community__descriptor);
+  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__housetainer__community__list_member_houses(ProtobufCService *service,
+                                                      const Yedi__Housetainer__ListMemberHousesRequest *input,
+                                                      Yedi__Housetainer__ListHousesResponse_Closure closure,
+                                                      void *closure_data)
+{
+  assert(service->descriptor == &yedi__housetainer__community__descriptor);
+  service->invoke(service, 15, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__housetainer__community__get_home(ProtobufCService *service,
+                                            const Yedi__Housetainer__GetHomeRequest *input,
+                                            Yedi__Housetainer__Home_Closure closure,
+                                            void *closure_data)
+{
+  assert(service->descriptor == &yedi__housetainer__community__descriptor);
+  service->invoke(service, 16, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__housetainer__community__set_picks(ProtobufCService *service,
+                                             const Yedi__Housetainer__SetPicksRequest *input,
+                                             Yedi__Housetainer__Home_Closure closure,
+                                             void *closure_data)
+{
+  assert(service->descriptor == &yedi__housetainer__community__descriptor);
+  service->invoke(service, 17, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
 void yedi__housetainer__community__add_comment(ProtobufCService *service,
                                                const Yedi__Housetainer__AddCommentRequest *input,
                                                Yedi__Housetainer__Comment_Closure closure,
                                                void *closure_data)
 {
   assert(service->descriptor == &yedi__housetainer__community__descriptor);
-  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 18, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__housetainer__community__list_comments(ProtobufCService *service,
                                                  const Yedi__Housetainer__ListCommentsRequest *input,
@@ -5360,7 +6920,7 @@ void yedi__housetainer__community__list_comments(ProtobufCService *service,
                                                  void *closure_data)
 {
   assert(service->descriptor == &yedi__housetainer__community__descriptor);
-  service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 19, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__housetainer__community__delete_comment(ProtobufCService *service,
                                                   const Yedi__Housetainer__DeleteCommentRequest *input,
@@ -5368,7 +6928,7 @@ void yedi__housetainer__community__delete_comment(ProtobufCService *service,
                                                   void *closure_data)
 {
   assert(service->descriptor == &yedi__housetainer__community__descriptor);
-  service->invoke(service, 12, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 20, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__housetainer__community__list_notifications(ProtobufCService *service,
                                                       const Yedi__Housetainer__ListNotificationsRequest *input,
@@ -5376,7 +6936,7 @@ void yedi__housetainer__community__list_notifications(ProtobufCService *service,
                                                       void *closure_data)
 {
   assert(service->descriptor == &yedi__housetainer__community__descriptor);
-  service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 21, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__housetainer__community__mark_notifications_read(ProtobufCService *service,
                                                            const Yedi__Housetainer__MarkNotificationsReadRequest *input,
@@ -5384,7 +6944,7 @@ void yedi__housetainer__community__mark_notifications_read(ProtobufCService *ser
                                                            void *closure_data)
 {
   assert(service->descriptor == &yedi__housetainer__community__descriptor);
-  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 22, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__housetainer__community__block(ProtobufCService *service,
                                          const Yedi__Housetainer__BlockRequest *input,
@@ -5392,7 +6952,7 @@ void yedi__housetainer__community__block(ProtobufCService *service,
                                          void *closure_data)
 {
   assert(service->descriptor == &yedi__housetainer__community__descriptor);
-  service->invoke(service, 15, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 23, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__housetainer__community__unblock(ProtobufCService *service,
                                            const Yedi__Housetainer__BlockRequest *input,
@@ -5400,7 +6960,7 @@ void yedi__housetainer__community__unblock(ProtobufCService *service,
                                            void *closure_data)
 {
   assert(service->descriptor == &yedi__housetainer__community__descriptor);
-  service->invoke(service, 16, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 24, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__housetainer__community__init (Yedi__Housetainer__Community_Service *service,
                                          Yedi__Housetainer__Community_ServiceDestroy destroy)

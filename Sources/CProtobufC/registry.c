@@ -225,8 +225,20 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__housetainer__list_my_bookmarks_request__descriptor,
     &yedi__housetainer__list_events_response__descriptor,
     &yedi__housetainer__bookmark_response__descriptor,
+    &yedi__housetainer__house__descriptor,
+    &yedi__housetainer__house_fields__descriptor,
+    &yedi__housetainer__create_house_request__descriptor,
+    &yedi__housetainer__update_house_request__descriptor,
+    &yedi__housetainer__house_request__descriptor,
+    &yedi__housetainer__set_house_display_request__descriptor,
+    &yedi__housetainer__list_houses_request__descriptor,
+    &yedi__housetainer__list_member_houses_request__descriptor,
+    &yedi__housetainer__list_houses_response__descriptor,
     &yedi__housetainer__comment_target__descriptor,
     &yedi__housetainer__comment__descriptor,
+    &yedi__housetainer__get_home_request__descriptor,
+    &yedi__housetainer__home__descriptor,
+    &yedi__housetainer__set_picks_request__descriptor,
     &yedi__housetainer__add_comment_request__descriptor,
     &yedi__housetainer__list_comments_request__descriptor,
     &yedi__housetainer__list_comments_response__descriptor,
@@ -295,10 +307,10 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__slp__get_match_response__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 291; }
+size_t yedi_message_descriptor_count(void) { return 303; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 291 ? message_descriptors[index] : NULL;
+    return index < 303 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
@@ -328,6 +340,7 @@ static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
     &yedi__housetainer__nickname_availability__descriptor,
     &yedi__housetainer__schedule_type__descriptor,
     &yedi__housetainer__event_period__descriptor,
+    &yedi__housetainer__house_category__descriptor,
     &yedi__housetainer__notification_type__descriptor,
     &yedi__moderation__case_kind__descriptor,
     &yedi__rpc__frame_kind__descriptor,
@@ -340,10 +353,10 @@ static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
     &yedi__slp__end_match_outcome__descriptor,
 };
 
-size_t yedi_enum_descriptor_count(void) { return 36; }
+size_t yedi_enum_descriptor_count(void) { return 37; }
 
 const ProtobufCEnumDescriptor *yedi_enum_descriptor_at(size_t index) {
-    return index < 36 ? enum_descriptors[index] : NULL;
+    return index < 37 ? enum_descriptors[index] : NULL;
 }
 
 static const ProtobufCServiceDescriptor *const service_descriptors[] = {

@@ -26,7 +26,7 @@ enum CommunityStoreContract {
 
     static func comment(_ id: String, on event: String, by writer: String) -> CommentRecord {
         CommentRecord(
-            id: id, app: app, eventID: event, writerID: writer, clientID: id, content: "좋아요",
+            id: id, app: app, target: .event(event), writerID: writer, clientID: id, content: "좋아요",
             createdAtMilliseconds: now)
     }
 
@@ -106,6 +106,41 @@ enum CommunityStoreContract {
     }
 }
 
+extension CommunityStoreContract {
+    static func house(_ id: String, owner: String, category: Int = 1, at time: Int64 = now) -> HouseRecord {
+        HouseRecord(
+            id: id, app: app, ownerID: owner, creatorID: "op", clientID: id,
+            fields: HouseFieldsRecord(
+                ownerID: owner, name: "집", title: "제목", content: "내용", category: category,
+                imageIDs: ["img-\(id)-1", "img-\(id)-2"], coverIndex: 1, domestic: true, location: "서울",
+                detailedLocation: ""),
+            createdAtMilliseconds: time, updatedAtMilliseconds: time)
+    }
+
+    static func housetainerHousesAndPicksShowOnlyDisplayedItems(_ store: any CommunityStore) async throws {
+        _ = try await store.createHouse(house("h1", owner: "ann", at: now))
+        _ = try await store.createHouse(house("h2", owner: "bob", category: 4, at: now + 1))
+        _ = try await store.createEvent(event("e1", owner: "ann"))
+        try await store.setHouseDisplay(houseID: "h2", displayed: true, app: app, now: now)
+        let byCat = try await store.houses(category: nil, ownerID: nil, reader: reader("cat"), after: nil, limit: 10)
+        XCTAssertEqual(byCat.map(\.id), ["h2"], "h1 is not displayed")
+        let byAdmin = try await store.houses(
+            category: nil, ownerID: nil, reader: reader("op", admin: true), after: nil, limit: 10)
+        XCTAssertEqual(byAdmin.map(\.id), ["h2", "h1"], "newest first")
+        XCTAssertEqual(byAdmin.last?.fields.imageIDs, ["img-h1-1", "img-h1-2"])
+        let collectors = try await store.houses(category: 4, ownerID: nil, reader: reader("cat"), after: nil, limit: 10)
+        XCTAssertEqual(collectors.map(\.id), ["h2"])
+        try await store.setPicks(moments: ["e1"], events: [], houses: ["h1", "h2"], app: app)
+        let home = try await store.home(reader: reader("cat"))
+        XCTAssertTrue(home.moments.isEmpty, "e1 is not displayed")
+        XCTAssertEqual(home.houses.map(\.id), ["h2"])
+        do {
+            try await store.setPicks(moments: [], events: ["nope"], houses: [], app: app)
+            XCTFail("an unknown event")
+        } catch CommunityStoreError.notFound {}
+    }
+}
+
 final class SQLiteCommunityStoreTests: XCTestCase {
     private var database: ServiceDatabase!
     private var store: SQLiteCommunityStore!
@@ -130,6 +165,10 @@ final class SQLiteCommunityStoreTests: XCTestCase {
 
     func testHousetainerBlockedOwnersLeaveEveryListAndPagesStayFull() async throws {
         try await CommunityStoreContract.housetainerBlockedOwnersLeaveEveryListAndPagesStayFull(store)
+    }
+
+    func testHousetainerHousesAndPicksShowOnlyDisplayedItems() async throws {
+        try await CommunityStoreContract.housetainerHousesAndPicksShowOnlyDisplayedItems(store)
     }
 
     func testHousetainerForgettingAMemberRemovesWhatTheyOwnOrWrote() async throws {

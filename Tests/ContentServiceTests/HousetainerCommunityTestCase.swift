@@ -68,11 +68,16 @@ class HousetainerCommunityTestCase: XCTestCase {
         try await community.listNotifications(.init(page: .init(limit: 50)), options: options)
     }
 
-    /// A comment a millisecond after the last one, so "newest first" has one answer.
-    func comment(_ event: String, _ text: String, by options: CallOptions) async throws -> YediHousetainer.Comment {
+    /// A comment on an event (a house's 홈레터 when `house`) a millisecond after the last one, so "newest
+    /// first" has one answer.
+    func comment(_ target: String, house: Bool = false, _ text: String, by options: CallOptions) async throws
+        -> YediHousetainer.Comment
+    {
         fixture.clock.advance(by: 0.001)
         return try await community.addComment(
-            .init(clientID: UUID().uuidString, target: .init(target: .eventID(event)), content: text),
+            .init(
+                clientID: UUID().uuidString, target: .init(target: house ? .houseID(target) : .eventID(target)),
+                content: text),
             options: options)
     }
 

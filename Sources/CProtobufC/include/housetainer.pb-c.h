@@ -50,8 +50,20 @@ typedef struct Yedi__Housetainer__ListMemberEventsRequest Yedi__Housetainer__Lis
 typedef struct Yedi__Housetainer__ListMyBookmarksRequest Yedi__Housetainer__ListMyBookmarksRequest;
 typedef struct Yedi__Housetainer__ListEventsResponse Yedi__Housetainer__ListEventsResponse;
 typedef struct Yedi__Housetainer__BookmarkResponse Yedi__Housetainer__BookmarkResponse;
+typedef struct Yedi__Housetainer__House Yedi__Housetainer__House;
+typedef struct Yedi__Housetainer__HouseFields Yedi__Housetainer__HouseFields;
+typedef struct Yedi__Housetainer__CreateHouseRequest Yedi__Housetainer__CreateHouseRequest;
+typedef struct Yedi__Housetainer__UpdateHouseRequest Yedi__Housetainer__UpdateHouseRequest;
+typedef struct Yedi__Housetainer__HouseRequest Yedi__Housetainer__HouseRequest;
+typedef struct Yedi__Housetainer__SetHouseDisplayRequest Yedi__Housetainer__SetHouseDisplayRequest;
+typedef struct Yedi__Housetainer__ListHousesRequest Yedi__Housetainer__ListHousesRequest;
+typedef struct Yedi__Housetainer__ListMemberHousesRequest Yedi__Housetainer__ListMemberHousesRequest;
+typedef struct Yedi__Housetainer__ListHousesResponse Yedi__Housetainer__ListHousesResponse;
 typedef struct Yedi__Housetainer__CommentTarget Yedi__Housetainer__CommentTarget;
 typedef struct Yedi__Housetainer__Comment Yedi__Housetainer__Comment;
+typedef struct Yedi__Housetainer__GetHomeRequest Yedi__Housetainer__GetHomeRequest;
+typedef struct Yedi__Housetainer__Home Yedi__Housetainer__Home;
+typedef struct Yedi__Housetainer__SetPicksRequest Yedi__Housetainer__SetPicksRequest;
 typedef struct Yedi__Housetainer__AddCommentRequest Yedi__Housetainer__AddCommentRequest;
 typedef struct Yedi__Housetainer__ListCommentsRequest Yedi__Housetainer__ListCommentsRequest;
 typedef struct Yedi__Housetainer__ListCommentsResponse Yedi__Housetainer__ListCommentsResponse;
@@ -141,6 +153,17 @@ typedef enum _Yedi__Housetainer__EventPeriod {
   YEDI__HOUSETAINER__EVENT_PERIOD__EVENT_PERIOD_PAST = 2
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__HOUSETAINER__EVENT_PERIOD)
 } Yedi__Housetainer__EventPeriod;
+/*
+ * 예술가의 집, 크리에이터의 집, 공간 디자이너의 집, 컬렉터의 집.
+ */
+typedef enum _Yedi__Housetainer__HouseCategory {
+  YEDI__HOUSETAINER__HOUSE_CATEGORY__HOUSE_CATEGORY_UNSPECIFIED = 0,
+  YEDI__HOUSETAINER__HOUSE_CATEGORY__HOUSE_CATEGORY_ARTIST = 1,
+  YEDI__HOUSETAINER__HOUSE_CATEGORY__HOUSE_CATEGORY_CREATOR = 2,
+  YEDI__HOUSETAINER__HOUSE_CATEGORY__HOUSE_CATEGORY_SPACE_DESIGNER = 3,
+  YEDI__HOUSETAINER__HOUSE_CATEGORY__HOUSE_CATEGORY_COLLECTOR = 4
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__HOUSETAINER__HOUSE_CATEGORY)
+} Yedi__Housetainer__HouseCategory;
 typedef enum _Yedi__Housetainer__NotificationType {
   YEDI__HOUSETAINER__NOTIFICATION_TYPE__NOTIFICATION_TYPE_UNSPECIFIED = 0,
   /*
@@ -154,7 +177,11 @@ typedef enum _Yedi__Housetainer__NotificationType {
   /*
    * event_bookmarks.event_comments.insert: an event I bookmarked got a comment.
    */
-  YEDI__HOUSETAINER__NOTIFICATION_TYPE__NOTIFICATION_TYPE_BOOKMARKED_EVENT_COMMENTED = 3
+  YEDI__HOUSETAINER__NOTIFICATION_TYPE__NOTIFICATION_TYPE_BOOKMARKED_EVENT_COMMENTED = 3,
+  /*
+   * house_comments.insert: my house got a 홈레터.
+   */
+  YEDI__HOUSETAINER__NOTIFICATION_TYPE__NOTIFICATION_TYPE_HOUSE_COMMENTED = 4
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__HOUSETAINER__NOTIFICATION_TYPE)
 } Yedi__Housetainer__NotificationType;
 
@@ -647,9 +674,153 @@ struct  Yedi__Housetainer__BookmarkResponse
     , 0 }
 
 
+/*
+ * An open house, curated by admins: shown once displayed.
+ */
+struct  Yedi__Housetainer__House
+{
+  ProtobufCMessage base;
+  char *id;
+  /*
+   * The member whose home it is.
+   */
+  char *owner_id;
+  char *name;
+  char *title;
+  char *content;
+  Yedi__Housetainer__HouseCategory category;
+  size_t n_images;
+  Yedi__Common__ImageRef **images;
+  int32_t cover_index;
+  protobuf_c_boolean domestic;
+  char *location;
+  char *detailed_location;
+  protobuf_c_boolean displayed;
+  /*
+   * 홈레터 (its comments).
+   */
+  int32_t comment_count;
+  int64_t created_at_ms;
+  int64_t updated_at_ms;
+};
+#define YEDI__HOUSETAINER__HOUSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__house__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, YEDI__HOUSETAINER__HOUSE_CATEGORY__HOUSE_CATEGORY_UNSPECIFIED, 0,NULL, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0 }
+
+
+struct  Yedi__Housetainer__HouseFields
+{
+  ProtobufCMessage base;
+  char *owner_id;
+  char *name;
+  char *title;
+  char *content;
+  Yedi__Housetainer__HouseCategory category;
+  /*
+   * 1–20 of the admin's own images; `cover_index` is one of them.
+   */
+  size_t n_image_ids;
+  char **image_ids;
+  int32_t cover_index;
+  protobuf_c_boolean domestic;
+  char *location;
+  char *detailed_location;
+};
+#define YEDI__HOUSETAINER__HOUSE_FIELDS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__house_fields__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, YEDI__HOUSETAINER__HOUSE_CATEGORY__HOUSE_CATEGORY_UNSPECIFIED, 0,NULL, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Housetainer__CreateHouseRequest
+{
+  ProtobufCMessage base;
+  /*
+   * A retry with the same client id returns the same house.
+   */
+  char *client_id;
+  Yedi__Housetainer__HouseFields *fields;
+};
+#define YEDI__HOUSETAINER__CREATE_HOUSE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__create_house_request__descriptor) \
+    , (char *)protobuf_c_empty_string, NULL }
+
+
+struct  Yedi__Housetainer__UpdateHouseRequest
+{
+  ProtobufCMessage base;
+  char *house_id;
+  Yedi__Housetainer__HouseFields *fields;
+};
+#define YEDI__HOUSETAINER__UPDATE_HOUSE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__update_house_request__descriptor) \
+    , (char *)protobuf_c_empty_string, NULL }
+
+
+struct  Yedi__Housetainer__HouseRequest
+{
+  ProtobufCMessage base;
+  char *house_id;
+};
+#define YEDI__HOUSETAINER__HOUSE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__house_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Housetainer__SetHouseDisplayRequest
+{
+  ProtobufCMessage base;
+  char *house_id;
+  protobuf_c_boolean displayed;
+};
+#define YEDI__HOUSETAINER__SET_HOUSE_DISPLAY_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__set_house_display_request__descriptor) \
+    , (char *)protobuf_c_empty_string, 0 }
+
+
+struct  Yedi__Housetainer__ListHousesRequest
+{
+  ProtobufCMessage base;
+  /*
+   * Unspecified: every category.
+   */
+  Yedi__Housetainer__HouseCategory category;
+  Yedi__Common__PageRequest *page;
+};
+#define YEDI__HOUSETAINER__LIST_HOUSES_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__list_houses_request__descriptor) \
+    , YEDI__HOUSETAINER__HOUSE_CATEGORY__HOUSE_CATEGORY_UNSPECIFIED, NULL }
+
+
+struct  Yedi__Housetainer__ListMemberHousesRequest
+{
+  ProtobufCMessage base;
+  char *member_id;
+  Yedi__Common__PageRequest *page;
+};
+#define YEDI__HOUSETAINER__LIST_MEMBER_HOUSES_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__list_member_houses_request__descriptor) \
+    , (char *)protobuf_c_empty_string, NULL }
+
+
+struct  Yedi__Housetainer__ListHousesResponse
+{
+  ProtobufCMessage base;
+  /*
+   * Newest first.
+   */
+  size_t n_houses;
+  Yedi__Housetainer__House **houses;
+  Yedi__Common__PageInfo *page;
+};
+#define YEDI__HOUSETAINER__LIST_HOUSES_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__list_houses_response__descriptor) \
+    , 0,NULL, NULL }
+
+
 typedef enum {
   YEDI__HOUSETAINER__COMMENT_TARGET__TARGET__NOT_SET = 0,
-  YEDI__HOUSETAINER__COMMENT_TARGET__TARGET_EVENT_ID = 1
+  YEDI__HOUSETAINER__COMMENT_TARGET__TARGET_EVENT_ID = 1,
+  YEDI__HOUSETAINER__COMMENT_TARGET__TARGET_HOUSE_ID = 2
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__HOUSETAINER__COMMENT_TARGET__TARGET__CASE)
 } Yedi__Housetainer__CommentTarget__TargetCase;
 
@@ -662,6 +833,10 @@ struct  Yedi__Housetainer__CommentTarget
   Yedi__Housetainer__CommentTarget__TargetCase target_case;
   union {
     char *event_id;
+    /*
+     * 홈레터.
+     */
+    char *house_id;
   };
 };
 #define YEDI__HOUSETAINER__COMMENT_TARGET__INIT \
@@ -674,13 +849,65 @@ struct  Yedi__Housetainer__Comment
   ProtobufCMessage base;
   char *id;
   char *writer_id;
+  /*
+   * One of the two.
+   */
   char *event_id;
   char *content;
   int64_t created_at_ms;
+  char *house_id;
 };
 #define YEDI__HOUSETAINER__COMMENT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__comment__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
+
+
+struct  Yedi__Housetainer__GetHomeRequest
+{
+  ProtobufCMessage base;
+};
+#define YEDI__HOUSETAINER__GET_HOME_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__get_home_request__descriptor) \
+     }
+
+
+/*
+ * The home screen: the admins' picks among displayed items, in their order.
+ */
+struct  Yedi__Housetainer__Home
+{
+  ProtobufCMessage base;
+  /*
+   * At most 6.
+   */
+  size_t n_moments;
+  Yedi__Housetainer__Event **moments;
+  /*
+   * At most 4 each.
+   */
+  size_t n_event_picks;
+  Yedi__Housetainer__Event **event_picks;
+  size_t n_house_picks;
+  Yedi__Housetainer__House **house_picks;
+};
+#define YEDI__HOUSETAINER__HOME__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__home__descriptor) \
+    , 0,NULL, 0,NULL, 0,NULL }
+
+
+struct  Yedi__Housetainer__SetPicksRequest
+{
+  ProtobufCMessage base;
+  size_t n_moment_event_ids;
+  char **moment_event_ids;
+  size_t n_event_ids;
+  char **event_ids;
+  size_t n_house_ids;
+  char **house_ids;
+};
+#define YEDI__HOUSETAINER__SET_PICKS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__set_picks_request__descriptor) \
+    , 0,NULL, 0,NULL, 0,NULL }
 
 
 struct  Yedi__Housetainer__AddCommentRequest
@@ -759,10 +986,11 @@ struct  Yedi__Housetainer__Notification
   char *comment_id;
   protobuf_c_boolean read;
   int64_t created_at_ms;
+  char *house_id;
 };
 #define YEDI__HOUSETAINER__NOTIFICATION__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__notification__descriptor) \
-    , (char *)protobuf_c_empty_string, YEDI__HOUSETAINER__NOTIFICATION_TYPE__NOTIFICATION_TYPE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0 }
+    , (char *)protobuf_c_empty_string, YEDI__HOUSETAINER__NOTIFICATION_TYPE__NOTIFICATION_TYPE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string }
 
 
 struct  Yedi__Housetainer__ListNotificationsRequest
@@ -1467,6 +1695,177 @@ Yedi__Housetainer__BookmarkResponse *
 void   yedi__housetainer__bookmark_response__free_unpacked
                      (Yedi__Housetainer__BookmarkResponse *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Housetainer__House methods */
+void   yedi__housetainer__house__init
+                     (Yedi__Housetainer__House         *message);
+size_t yedi__housetainer__house__get_packed_size
+                     (const Yedi__Housetainer__House   *message);
+size_t yedi__housetainer__house__pack
+                     (const Yedi__Housetainer__House   *message,
+                      uint8_t             *out);
+size_t yedi__housetainer__house__pack_to_buffer
+                     (const Yedi__Housetainer__House   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Housetainer__House *
+       yedi__housetainer__house__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__housetainer__house__free_unpacked
+                     (Yedi__Housetainer__House *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Housetainer__HouseFields methods */
+void   yedi__housetainer__house_fields__init
+                     (Yedi__Housetainer__HouseFields         *message);
+size_t yedi__housetainer__house_fields__get_packed_size
+                     (const Yedi__Housetainer__HouseFields   *message);
+size_t yedi__housetainer__house_fields__pack
+                     (const Yedi__Housetainer__HouseFields   *message,
+                      uint8_t             *out);
+size_t yedi__housetainer__house_fields__pack_to_buffer
+                     (const Yedi__Housetainer__HouseFields   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Housetainer__HouseFields *
+       yedi__housetainer__house_fields__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__housetainer__house_fields__free_unpacked
+                     (Yedi__Housetainer__HouseFields *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Housetainer__CreateHouseRequest methods */
+void   yedi__housetainer__create_house_request__init
+                     (Yedi__Housetainer__CreateHouseRequest         *message);
+size_t yedi__housetainer__create_house_request__get_packed_size
+                     (const Yedi__Housetainer__CreateHouseRequest   *message);
+size_t yedi__housetainer__create_house_request__pack
+                     (const Yedi__Housetainer__CreateHouseRequest   *message,
+                      uint8_t             *out);
+size_t yedi__housetainer__create_house_request__pack_to_buffer
+                     (const Yedi__Housetainer__CreateHouseRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Housetainer__CreateHouseRequest *
+       yedi__housetainer__create_house_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__housetainer__create_house_request__free_unpacked
+                     (Yedi__Housetainer__CreateHouseRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Housetainer__UpdateHouseRequest methods */
+void   yedi__housetainer__update_house_request__init
+                     (Yedi__Housetainer__UpdateHouseRequest         *message);
+size_t yedi__housetainer__update_house_request__get_packed_size
+                     (const Yedi__Housetainer__UpdateHouseRequest   *message);
+size_t yedi__housetainer__update_house_request__pack
+                     (const Yedi__Housetainer__UpdateHouseRequest   *message,
+                      uint8_t             *out);
+size_t yedi__housetainer__update_house_request__pack_to_buffer
+                     (const Yedi__Housetainer__UpdateHouseRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Housetainer__UpdateHouseRequest *
+       yedi__housetainer__update_house_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__housetainer__update_house_request__free_unpacked
+                     (Yedi__Housetainer__UpdateHouseRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Housetainer__HouseRequest methods */
+void   yedi__housetainer__house_request__init
+                     (Yedi__Housetainer__HouseRequest         *message);
+size_t yedi__housetainer__house_request__get_packed_size
+                     (const Yedi__Housetainer__HouseRequest   *message);
+size_t yedi__housetainer__house_request__pack
+                     (const Yedi__Housetainer__HouseRequest   *message,
+                      uint8_t             *out);
+size_t yedi__housetainer__house_request__pack_to_buffer
+                     (const Yedi__Housetainer__HouseRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Housetainer__HouseRequest *
+       yedi__housetainer__house_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__housetainer__house_request__free_unpacked
+                     (Yedi__Housetainer__HouseRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Housetainer__SetHouseDisplayRequest methods */
+void   yedi__housetainer__set_house_display_request__init
+                     (Yedi__Housetainer__SetHouseDisplayRequest         *message);
+size_t yedi__housetainer__set_house_display_request__get_packed_size
+                     (const Yedi__Housetainer__SetHouseDisplayRequest   *message);
+size_t yedi__housetainer__set_house_display_request__pack
+                     (const Yedi__Housetainer__SetHouseDisplayRequest   *message,
+                      uint8_t             *out);
+size_t yedi__housetainer__set_house_display_request__pack_to_buffer
+                     (const Yedi__Housetainer__SetHouseDisplayRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Housetainer__SetHouseDisplayRequest *
+       yedi__housetainer__set_house_display_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__housetainer__set_house_display_request__free_unpacked
+                     (Yedi__Housetainer__SetHouseDisplayRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Housetainer__ListHousesRequest methods */
+void   yedi__housetainer__list_houses_request__init
+                     (Yedi__Housetainer__ListHousesRequest         *message);
+size_t yedi__housetainer__list_houses_request__get_packed_size
+                     (const Yedi__Housetainer__ListHousesRequest   *message);
+size_t yedi__housetainer__list_houses_request__pack
+                     (const Yedi__Housetainer__ListHousesRequest   *message,
+                      uint8_t             *out);
+size_t yedi__housetainer__list_houses_request__pack_to_buffer
+                     (const Yedi__Housetainer__ListHousesRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Housetainer__ListHousesRequest *
+       yedi__housetainer__list_houses_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__housetainer__list_houses_request__free_unpacked
+                     (Yedi__Housetainer__ListHousesRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Housetainer__ListMemberHousesRequest methods */
+void   yedi__housetainer__list_member_houses_request__init
+                     (Yedi__Housetainer__ListMemberHousesRequest         *message);
+size_t yedi__housetainer__list_member_houses_request__get_packed_size
+                     (const Yedi__Housetainer__ListMemberHousesRequest   *message);
+size_t yedi__housetainer__list_member_houses_request__pack
+                     (const Yedi__Housetainer__ListMemberHousesRequest   *message,
+                      uint8_t             *out);
+size_t yedi__housetainer__list_member_houses_request__pack_to_buffer
+                     (const Yedi__Housetainer__ListMemberHousesRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Housetainer__ListMemberHousesRequest *
+       yedi__housetainer__list_member_houses_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__housetainer__list_member_houses_request__free_unpacked
+                     (Yedi__Housetainer__ListMemberHousesRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Housetainer__ListHousesResponse methods */
+void   yedi__housetainer__list_houses_response__init
+                     (Yedi__Housetainer__ListHousesResponse         *message);
+size_t yedi__housetainer__list_houses_response__get_packed_size
+                     (const Yedi__Housetainer__ListHousesResponse   *message);
+size_t yedi__housetainer__list_houses_response__pack
+                     (const Yedi__Housetainer__ListHousesResponse   *message,
+                      uint8_t             *out);
+size_t yedi__housetainer__list_houses_response__pack_to_buffer
+                     (const Yedi__Housetainer__ListHousesResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Housetainer__ListHousesResponse *
+       yedi__housetainer__list_houses_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__housetainer__list_houses_response__free_unpacked
+                     (Yedi__Housetainer__ListHousesResponse *message,
+                      ProtobufCAllocator *allocator);
 /* Yedi__Housetainer__CommentTarget methods */
 void   yedi__housetainer__comment_target__init
                      (Yedi__Housetainer__CommentTarget         *message);
@@ -1504,6 +1903,63 @@ Yedi__Housetainer__Comment *
                       const uint8_t       *data);
 void   yedi__housetainer__comment__free_unpacked
                      (Yedi__Housetainer__Comment *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Housetainer__GetHomeRequest methods */
+void   yedi__housetainer__get_home_request__init
+                     (Yedi__Housetainer__GetHomeRequest         *message);
+size_t yedi__housetainer__get_home_request__get_packed_size
+                     (const Yedi__Housetainer__GetHomeRequest   *message);
+size_t yedi__housetainer__get_home_request__pack
+                     (const Yedi__Housetainer__GetHomeRequest   *message,
+                      uint8_t             *out);
+size_t yedi__housetainer__get_home_request__pack_to_buffer
+                     (const Yedi__Housetainer__GetHomeRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Housetainer__GetHomeRequest *
+       yedi__housetainer__get_home_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__housetainer__get_home_request__free_unpacked
+                     (Yedi__Housetainer__GetHomeRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Housetainer__Home methods */
+void   yedi__housetainer__home__init
+                     (Yedi__Housetainer__Home         *message);
+size_t yedi__housetainer__home__get_packed_size
+                     (const Yedi__Housetainer__Home   *message);
+size_t yedi__housetainer__home__pack
+                     (const Yedi__Housetainer__Home   *message,
+                      uint8_t             *out);
+size_t yedi__housetainer__home__pack_to_buffer
+                     (const Yedi__Housetainer__Home   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Housetainer__Home *
+       yedi__housetainer__home__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__housetainer__home__free_unpacked
+                     (Yedi__Housetainer__Home *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Housetainer__SetPicksRequest methods */
+void   yedi__housetainer__set_picks_request__init
+                     (Yedi__Housetainer__SetPicksRequest         *message);
+size_t yedi__housetainer__set_picks_request__get_packed_size
+                     (const Yedi__Housetainer__SetPicksRequest   *message);
+size_t yedi__housetainer__set_picks_request__pack
+                     (const Yedi__Housetainer__SetPicksRequest   *message,
+                      uint8_t             *out);
+size_t yedi__housetainer__set_picks_request__pack_to_buffer
+                     (const Yedi__Housetainer__SetPicksRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Housetainer__SetPicksRequest *
+       yedi__housetainer__set_picks_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__housetainer__set_picks_request__free_unpacked
+                     (Yedi__Housetainer__SetPicksRequest *message,
                       ProtobufCAllocator *allocator);
 /* Yedi__Housetainer__AddCommentRequest methods */
 void   yedi__housetainer__add_comment_request__init
@@ -1834,11 +2290,47 @@ typedef void (*Yedi__Housetainer__ListEventsResponse_Closure)
 typedef void (*Yedi__Housetainer__BookmarkResponse_Closure)
                  (const Yedi__Housetainer__BookmarkResponse *message,
                   void *closure_data);
+typedef void (*Yedi__Housetainer__House_Closure)
+                 (const Yedi__Housetainer__House *message,
+                  void *closure_data);
+typedef void (*Yedi__Housetainer__HouseFields_Closure)
+                 (const Yedi__Housetainer__HouseFields *message,
+                  void *closure_data);
+typedef void (*Yedi__Housetainer__CreateHouseRequest_Closure)
+                 (const Yedi__Housetainer__CreateHouseRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Housetainer__UpdateHouseRequest_Closure)
+                 (const Yedi__Housetainer__UpdateHouseRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Housetainer__HouseRequest_Closure)
+                 (const Yedi__Housetainer__HouseRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Housetainer__SetHouseDisplayRequest_Closure)
+                 (const Yedi__Housetainer__SetHouseDisplayRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Housetainer__ListHousesRequest_Closure)
+                 (const Yedi__Housetainer__ListHousesRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Housetainer__ListMemberHousesRequest_Closure)
+                 (const Yedi__Housetainer__ListMemberHousesRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Housetainer__ListHousesResponse_Closure)
+                 (const Yedi__Housetainer__ListHousesResponse *message,
+                  void *closure_data);
 typedef void (*Yedi__Housetainer__CommentTarget_Closure)
                  (const Yedi__Housetainer__CommentTarget *message,
                   void *closure_data);
 typedef void (*Yedi__Housetainer__Comment_Closure)
                  (const Yedi__Housetainer__Comment *message,
+                  void *closure_data);
+typedef void (*Yedi__Housetainer__GetHomeRequest_Closure)
+                 (const Yedi__Housetainer__GetHomeRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Housetainer__Home_Closure)
+                 (const Yedi__Housetainer__Home *message,
+                  void *closure_data);
+typedef void (*Yedi__Housetainer__SetPicksRequest_Closure)
+                 (const Yedi__Housetainer__SetPicksRequest *message,
                   void *closure_data);
 typedef void (*Yedi__Housetainer__AddCommentRequest_Closure)
                  (const Yedi__Housetainer__AddCommentRequest *message,
@@ -2025,6 +2517,38 @@ struct Yedi__Housetainer__Community_Service
                      const Yedi__Housetainer__EventRequest *input,
                      Yedi__Housetainer__BookmarkResponse_Closure closure,
                      void *closure_data);
+  void (*create_house)(Yedi__Housetainer__Community_Service *service,
+                       const Yedi__Housetainer__CreateHouseRequest *input,
+                       Yedi__Housetainer__House_Closure closure,
+                       void *closure_data);
+  void (*update_house)(Yedi__Housetainer__Community_Service *service,
+                       const Yedi__Housetainer__UpdateHouseRequest *input,
+                       Yedi__Housetainer__House_Closure closure,
+                       void *closure_data);
+  void (*set_house_display)(Yedi__Housetainer__Community_Service *service,
+                            const Yedi__Housetainer__SetHouseDisplayRequest *input,
+                            Yedi__Housetainer__House_Closure closure,
+                            void *closure_data);
+  void (*get_house)(Yedi__Housetainer__Community_Service *service,
+                    const Yedi__Housetainer__HouseRequest *input,
+                    Yedi__Housetainer__House_Closure closure,
+                    void *closure_data);
+  void (*list_houses)(Yedi__Housetainer__Community_Service *service,
+                      const Yedi__Housetainer__ListHousesRequest *input,
+                      Yedi__Housetainer__ListHousesResponse_Closure closure,
+                      void *closure_data);
+  void (*list_member_houses)(Yedi__Housetainer__Community_Service *service,
+                             const Yedi__Housetainer__ListMemberHousesRequest *input,
+                             Yedi__Housetainer__ListHousesResponse_Closure closure,
+                             void *closure_data);
+  void (*get_home)(Yedi__Housetainer__Community_Service *service,
+                   const Yedi__Housetainer__GetHomeRequest *input,
+                   Yedi__Housetainer__Home_Closure closure,
+                   void *closure_data);
+  void (*set_picks)(Yedi__Housetainer__Community_Service *service,
+                    const Yedi__Housetainer__SetPicksRequest *input,
+                    Yedi__Housetainer__Home_Closure closure,
+                    void *closure_data);
   void (*add_comment)(Yedi__Housetainer__Community_Service *service,
                       const Yedi__Housetainer__AddCommentRequest *input,
                       Yedi__Housetainer__Comment_Closure closure,
@@ -2071,6 +2595,14 @@ void yedi__housetainer__community__init (Yedi__Housetainer__Community_Service *s
       function_prefix__ ## list_my_bookmarks,\
       function_prefix__ ## bookmark,\
       function_prefix__ ## unbookmark,\
+      function_prefix__ ## create_house,\
+      function_prefix__ ## update_house,\
+      function_prefix__ ## set_house_display,\
+      function_prefix__ ## get_house,\
+      function_prefix__ ## list_houses,\
+      function_prefix__ ## list_member_houses,\
+      function_prefix__ ## get_home,\
+      function_prefix__ ## set_picks,\
       function_prefix__ ## add_comment,\
       function_prefix__ ## list_comments,\
       function_prefix__ ## delete_comment,\
@@ -2118,6 +2650,38 @@ void yedi__housetainer__community__unbookmark(ProtobufCService *service,
                                               const Yedi__Housetainer__EventRequest *input,
                                               Yedi__Housetainer__BookmarkResponse_Closure closure,
                                               void *closure_data);
+void yedi__housetainer__community__create_house(ProtobufCService *service,
+                                                const Yedi__Housetainer__CreateHouseRequest *input,
+                                                Yedi__Housetainer__House_Closure closure,
+                                                void *closure_data);
+void yedi__housetainer__community__update_house(ProtobufCService *service,
+                                                const Yedi__Housetainer__UpdateHouseRequest *input,
+                                                Yedi__Housetainer__House_Closure closure,
+                                                void *closure_data);
+void yedi__housetainer__community__set_house_display(ProtobufCService *service,
+                                                     const Yedi__Housetainer__SetHouseDisplayRequest *input,
+                                                     Yedi__Housetainer__House_Closure closure,
+                                                     void *closure_data);
+void yedi__housetainer__community__get_house(ProtobufCService *service,
+                                             const Yedi__Housetainer__HouseRequest *input,
+                                             Yedi__Housetainer__House_Closure closure,
+                                             void *closure_data);
+void yedi__housetainer__community__list_houses(ProtobufCService *service,
+                                               const Yedi__Housetainer__ListHousesRequest *input,
+                                               Yedi__Housetainer__ListHousesResponse_Closure closure,
+                                               void *closure_data);
+void yedi__housetainer__community__list_member_houses(ProtobufCService *service,
+                                                      const Yedi__Housetainer__ListMemberHousesRequest *input,
+                                                      Yedi__Housetainer__ListHousesResponse_Closure closure,
+                                                      void *closure_data);
+void yedi__housetainer__community__get_home(ProtobufCService *service,
+                                            const Yedi__Housetainer__GetHomeRequest *input,
+                                            Yedi__Housetainer__Home_Closure closure,
+                                            void *closure_data);
+void yedi__housetainer__community__set_picks(ProtobufCService *service,
+                                             const Yedi__Housetainer__SetPicksRequest *input,
+                                             Yedi__Housetainer__Home_Closure closure,
+                                             void *closure_data);
 void yedi__housetainer__community__add_comment(ProtobufCService *service,
                                                const Yedi__Housetainer__AddCommentRequest *input,
                                                Yedi__Housetainer__Comment_Closure closure,
@@ -2155,6 +2719,7 @@ extern const ProtobufCEnumDescriptor    yedi__housetainer__sign_in_outcome__desc
 extern const ProtobufCEnumDescriptor    yedi__housetainer__nickname_availability__descriptor;
 extern const ProtobufCEnumDescriptor    yedi__housetainer__schedule_type__descriptor;
 extern const ProtobufCEnumDescriptor    yedi__housetainer__event_period__descriptor;
+extern const ProtobufCEnumDescriptor    yedi__housetainer__house_category__descriptor;
 extern const ProtobufCEnumDescriptor    yedi__housetainer__notification_type__descriptor;
 extern const ProtobufCMessageDescriptor yedi__housetainer__sign_in_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__housetainer__sign_in_response__descriptor;
@@ -2189,8 +2754,20 @@ extern const ProtobufCMessageDescriptor yedi__housetainer__list_member_events_re
 extern const ProtobufCMessageDescriptor yedi__housetainer__list_my_bookmarks_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__housetainer__list_events_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__housetainer__bookmark_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__housetainer__house__descriptor;
+extern const ProtobufCMessageDescriptor yedi__housetainer__house_fields__descriptor;
+extern const ProtobufCMessageDescriptor yedi__housetainer__create_house_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__housetainer__update_house_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__housetainer__house_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__housetainer__set_house_display_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__housetainer__list_houses_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__housetainer__list_member_houses_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__housetainer__list_houses_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__housetainer__comment_target__descriptor;
 extern const ProtobufCMessageDescriptor yedi__housetainer__comment__descriptor;
+extern const ProtobufCMessageDescriptor yedi__housetainer__get_home_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__housetainer__home__descriptor;
+extern const ProtobufCMessageDescriptor yedi__housetainer__set_picks_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__housetainer__add_comment_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__housetainer__list_comments_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__housetainer__list_comments_response__descriptor;

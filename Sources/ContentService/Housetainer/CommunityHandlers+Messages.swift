@@ -12,11 +12,13 @@ extension CommunityHandlers {
             id: user.id, app: user.app, isAdmin: apps[user.app]?.operatorRoles.contains(user.role) == true)
     }
 
-    /// 1–10 of the caller's own images of this app (`NOT_FOUND` unknown, `PERMISSION_DENIED` another's),
-    /// pinned: an event shows them now.
-    func ownImages(_ ids: [String], reader: CommunityReader, context: ServerContext) async throws {
+    /// 1 to `maximum` of the caller's own images of this app (`NOT_FOUND` unknown, `PERMISSION_DENIED`
+    /// another's), pinned: an event or house shows them now.
+    func ownImages(
+        _ ids: [String], reader: CommunityReader, maximum: Int = CommunityFields.maxImages, context: ServerContext
+    ) async throws {
         let images = try await content.ownedImages(
-            ids, owner: reader.id, field: "image_ids", maximum: CommunityFields.maxImages, context: context)
+            ids, owner: reader.id, field: "image_ids", maximum: maximum, context: context)
         try await content.store.pinImages(ids: images.map(\.id), now: clock.nowMilliseconds)
     }
 
@@ -58,9 +60,35 @@ extension CommunityHandlers {
     }
 
     static func message(_ comment: CommentRecord) -> YediHousetainer.Comment {
-        YediHousetainer.Comment(
-            id: comment.id, writerID: comment.writerID, eventID: comment.eventID, content: comment.content,
-            createdAtMs: comment.createdAtMilliseconds)
+        let (eventID, houseID) = SQLiteCommunityStore.columns(comment.target)
+        return YediHousetainer.Comment(
+            id: comment.id, writerID: comment.writerID, eventID: eventID ?? "", content: comment.content,
+            createdAtMs: comment.createdAtMilliseconds, houseID: houseID ?? "")
+    }
+
+    /// The houses with their images' signed URLs (the large variant), one image read.
+    func messages(_ houses: [HouseRecord]) async throws -> [YediHousetainer.House] {
+        let images = Dictionary(
+            try await content.store.images(ids: Array(Set(houses.flatMap(\.fields.imageIDs)))).map { ($0.id, $0) },
+            uniquingKeysWith: { first, _ in first })
+        return houses.map { house in
+            YediHousetainer.House(
+                id: house.id, ownerID: house.ownerID, name: house.fields.name, title: house.fields.title,
+                content: house.fields.content,
+                category: YediHousetainer.HouseCategory(rawValue: Int32(house.fields.category)),
+                images: house.fields.imageIDs.compactMap { images[$0] }.map { content.imageRef($0, .signed) },
+                coverIndex: Int32(house.fields.coverIndex), domestic: house.fields.domestic,
+                location: house.fields.location, detailedLocation: house.fields.detailedLocation,
+                displayed: house.displayed, commentCount: Int32(house.commentCount),
+                createdAtMs: house.createdAtMilliseconds, updatedAtMs: house.updatedAtMilliseconds)
+        }
+    }
+
+    func house(_ id: String, reader: CommunityReader) async throws -> YediHousetainer.House {
+        guard let house = try await store.house(id: id, reader: reader) else {
+            throw Self.refusal(.notFound, field: "house_id")
+        }
+        return try await messages([house]).first ?? .init()
     }
 
     /// Runs a store call about `field`, turning `CommunityStoreError` into the status the app sees.

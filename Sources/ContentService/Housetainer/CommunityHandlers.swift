@@ -138,12 +138,12 @@ struct CommunityHandlers: YediHousetainer.Community.ServiceProtocol, HandlerKitU
     {
         let reader = try self.reader(context)
         let clientID = try FieldRule.id(request.clientID, field: "client_id")
-        let eventID = try CommunityFields.eventTarget(request.target)
+        let target = try CommunityFields.target(request.target)
         let content = try CommunityFields.comment(request.content)
-        let comment = try await mapped("target.event_id") {
+        let comment = try await mapped(CommunityFields.field(target)) {
             try await store.addComment(
                 CommentRecord(
-                    id: ids.next(), app: reader.app, eventID: eventID, writerID: reader.id, clientID: clientID,
+                    id: ids.next(), app: reader.app, target: target, writerID: reader.id, clientID: clientID,
                     content: content, createdAtMilliseconds: clock.nowMilliseconds),
                 reader: reader)
         }
@@ -154,11 +154,11 @@ struct CommunityHandlers: YediHousetainer.Community.ServiceProtocol, HandlerKitU
         -> YediHousetainer.ListCommentsResponse
     {
         let reader = try self.reader(context)
-        let eventID = try CommunityFields.eventTarget(request.target)
+        let target = try CommunityFields.target(request.target)
         let list = kit.pageList("housetainer-comments")
         let (after, limit) = try list.read(request.page, as: Int64.self)
-        let comments = try await mapped("target.event_id") {
-            try await store.comments(eventID: eventID, reader: reader, after: after, limit: limit + 1)
+        let comments = try await mapped(CommunityFields.field(target)) {
+            try await store.comments(on: target, reader: reader, after: after, limit: limit + 1)
         }
         return YediHousetainer.ListCommentsResponse(
             comments: comments.prefix(limit).map(Self.message),
@@ -188,8 +188,9 @@ struct CommunityHandlers: YediHousetainer.Community.ServiceProtocol, HandlerKitU
             notifications: notifications.prefix(limit).map {
                 YediHousetainer.Notification(
                     id: String($0.id), type: YediHousetainer.NotificationType(rawValue: Int32($0.type.rawValue)),
-                    actorID: $0.actorID, eventID: $0.eventID, commentID: $0.commentID ?? "", read: $0.read,
-                    createdAtMs: $0.createdAtMilliseconds)
+                    actorID: $0.actorID, eventID: SQLiteCommunityStore.columns($0.target).event ?? "",
+                    commentID: $0.commentID ?? "", read: $0.read, createdAtMs: $0.createdAtMilliseconds,
+                    houseID: SQLiteCommunityStore.columns($0.target).house ?? "")
             },
             unreadCount: Int32(unread),
             page: list.next(notifications.map { PagePosition(key: $0.id) }, limit: limit))

@@ -31,12 +31,13 @@ protocol CommunityStore: Sendable {
     /// it was not bookmarked.
     func bookmark(eventID: String, reader: CommunityReader, now: Int64) async throws -> Bool
     func unbookmark(eventID: String, reader: CommunityReader) async throws -> Bool
-    /// Stores the comment (or answers the writer's comment with the same client id) and notifies the owner
-    /// and each bookmarker once, never the writer, nobody who blocked the writer (`notFound`).
+    /// Stores the comment (or answers the writer's comment with the same client id) and notifies the
+    /// owner and (on an event) each bookmarker once, never the writer, nobody who blocked the writer
+    /// (`notFound`).
     func addComment(_ comment: CommentRecord, reader: CommunityReader) async throws -> CommentRecord
-    /// The event's comments newest first (created, id), without blocked writers (`notFound`).
-    func comments(eventID: String, reader: CommunityReader, after: PagePosition<Int64>?, limit: Int) async throws
-        -> [CommentRecord]
+    /// The target's comments newest first (created, id), without blocked writers (`notFound`).
+    func comments(on target: CommentTarget, reader: CommunityReader, after: PagePosition<Int64>?, limit: Int)
+        async throws -> [CommentRecord]
     /// Deletes a comment of the reader's (any, for an admin) with its notifications (`notFound`, `notOwner`).
     func deleteComment(id: String, reader: CommunityReader) async throws
     /// The reader's notifications newest first, after the id `after`, without blocked actors; and the
@@ -45,6 +46,21 @@ protocol CommunityStore: Sendable {
         -> (notifications: [CommunityNotificationRecord], unread: Int)
     /// Marks read `upTo` and every older notification of the reader: the unread count left.
     func markRead(upTo: Int64, reader: CommunityReader) async throws -> Int
+    /// Stores an admin's house (or answers the one they created with the same client id), not displayed.
+    func createHouse(_ house: HouseRecord) async throws -> HouseRecord
+    /// Replaces a house's fields (`notFound`).
+    func updateHouse(id: String, _ fields: HouseFieldsRecord, app: AppID, now: Int64) async throws
+    func setHouseDisplay(houseID: String, displayed: Bool, app: AppID, now: Int64) async throws
+    /// The house as `reader` sees it: displayed, their own, or any for an admin; not a blocked owner's.
+    func house(id: String, reader: CommunityReader) async throws -> HouseRecord?
+    /// Houses newest first (created, id), of `category` when given, and of `ownerID` when given.
+    func houses(
+        category: Int?, ownerID: String?, reader: CommunityReader, after: PagePosition<Int64>?, limit: Int
+    ) async throws -> [HouseRecord]
+    /// Replaces the app's picks (`notFound` for an id that is no event or house of the app).
+    func setPicks(moments: [String], events: [String], houses: [String], app: AppID) async throws
+    /// The picks the reader may see, in order.
+    func home(reader: CommunityReader) async throws -> HomeRecord
     /// Blocks or unblocks; true when it changed something.
     func block(_ memberID: String, reader: CommunityReader, now: Int64) async throws -> Bool
     func unblock(_ memberID: String, reader: CommunityReader) async throws -> Bool

@@ -24,12 +24,13 @@ extension SQLiteCommunityStore {
         }
     }
 
-    /// Everything of `userID` in the community, inside the purge's transaction: their events (with their
-    /// images' places, comments, bookmarks and notifications), their comments elsewhere (with their
+    /// Everything of `userID` in the community, inside the purge's transaction: their events and houses
+    /// (with their images' places, comments, bookmarks and notifications), their comments elsewhere (with their
     /// notifications), bookmarks, notifications to or from them, blocks both ways. The images themselves
     /// go with the purge of the user's images.
     static func forget(_ userID: String, _ db: Database) throws {
         try db.execute(sql: "DELETE FROM housetainer_event WHERE owner_id = ?", arguments: [userID])
+        try db.execute(sql: "DELETE FROM housetainer_house WHERE owner_id = ?", arguments: [userID])
         try db.execute(sql: "DELETE FROM housetainer_comment WHERE writer_id = ?", arguments: [userID])
         try db.execute(sql: "DELETE FROM housetainer_bookmark WHERE member_id = ?", arguments: [userID])
         try db.execute(

@@ -2,7 +2,7 @@ import GRDB
 import RPCAccess
 import ServiceRuntime
 
-/// Comments on events and the notifications they and bookmarks cause.
+/// Comments on events and houses, and the notifications they and bookmarks cause.
 extension SQLiteCommunityStore {
     func addComment(_ comment: CommentRecord, reader: CommunityReader) async throws -> CommentRecord {
         try await database.write { db in
@@ -12,49 +12,63 @@ extension SQLiteCommunityStore {
             {
                 return Self.comment(row)
             }
-            guard let event = try Self.event(comment.eventID, reader: reader, db) else {
+            guard let owner = try Self.owner(of: comment.target, reader: reader, db) else {
                 throw CommunityStoreError.notFound
             }
+            let (eventID, houseID) = Self.columns(comment.target)
             try db.execute(
                 sql: """
-                    INSERT INTO housetainer_comment (id, app, event_id, writer_id, client_id, content, created_at_ms)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO housetainer_comment
+                        (id, app, event_id, house_id, writer_id, client_id, content, created_at_ms)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    comment.id, comment.app.rawValue, comment.eventID, comment.writerID, comment.clientID,
+                    comment.id, comment.app.rawValue, eventID, houseID, comment.writerID, comment.clientID,
                     comment.content, comment.createdAtMilliseconds,
                 ])
+            let now = comment.createdAtMilliseconds
+            guard let eventID else {
+                try Self.notify(
+                    [owner], type: .houseCommented, actor: reader, target: comment.target, commentID: comment.id,
+                    now: now, db)
+                return comment
+            }
             // The owner as owner (once, even when they bookmarked their own event), then each bookmarker.
             try Self.notify(
-                [event.ownerID], type: .eventCommented, actor: reader, eventID: event.id, commentID: comment.id,
-                now: comment.createdAtMilliseconds, db)
+                [owner], type: .eventCommented, actor: reader, target: comment.target, commentID: comment.id,
+                now: now, db)
             let bookmarkers = try String.fetchAll(
                 db, sql: "SELECT member_id FROM housetainer_bookmark WHERE event_id = ? AND member_id != ?",
-                arguments: [event.id, event.ownerID])
+                arguments: [eventID, owner])
             try Self.notify(
-                bookmarkers, type: .bookmarkedEventCommented, actor: reader, eventID: event.id,
-                commentID: comment.id, now: comment.createdAtMilliseconds, db)
+                bookmarkers, type: .bookmarkedEventCommented, actor: reader, target: comment.target,
+                commentID: comment.id, now: now, db)
             return comment
         }
     }
 
-    func comments(eventID: String, reader: CommunityReader, after: PagePosition<Int64>?, limit: Int) async throws
-        -> [CommentRecord]
+    func comments(on target: CommentTarget, reader: CommunityReader, after: PagePosition<Int64>?, limit: Int)
+        async throws -> [CommentRecord]
     {
         try await database.read { db in
-            guard try Self.event(eventID, reader: reader, db) != nil else { throw CommunityStoreError.notFound }
+            guard try Self.owner(of: target, reader: reader, db) != nil else { throw CommunityStoreError.notFound }
+            let (eventID, houseID) = Self.columns(target)
             return try Row.fetchAll(
                 db,
                 sql: """
                     SELECT c.* FROM housetainer_comment c
-                    WHERE c.event_id = :event
+                    WHERE \(eventID == nil ? "c.house_id = :house" : "c.event_id = :event")
                     AND NOT EXISTS (
                         SELECT 1 FROM housetainer_block b WHERE b.blocker_id = :me AND b.blocked_id = c.writer_id)
                     AND (:afterAt IS NULL OR (c.created_at_ms, c.id) < (:afterAt, :afterID))
                     ORDER BY c.created_at_ms DESC, c.id DESC LIMIT :limit
                     """,
                 arguments: Self.arguments(
-                    reader, ["event": eventID, "afterAt": after?.key, "afterID": after?.id, "limit": limit])
+                    reader,
+                    [
+                        "event": eventID, "house": houseID, "afterAt": after?.key, "afterID": after?.id,
+                        "limit": limit,
+                    ])
             ).map(Self.comment)
         }
     }
@@ -89,7 +103,7 @@ extension SQLiteCommunityStore {
                 rows.map { row in
                     CommunityNotificationRecord(
                         id: row["id"], type: CommunityNotificationType(rawValue: row["type"]) ?? .eventCommented,
-                        actorID: row["actor_id"], eventID: row["event_id"], commentID: row["comment_id"],
+                        actorID: row["actor_id"], target: Self.target(row), commentID: row["comment_id"],
                         read: row["read"], createdAtMilliseconds: row["created_at_ms"])
                 }, try Self.unread(reader, db)
             )
@@ -123,9 +137,17 @@ extension SQLiteCommunityStore {
             arguments: arguments(reader)) ?? 0
     }
 
+    /// The owner of the event or house the reader may see; nil when they may not.
+    static func owner(of target: CommentTarget, reader: CommunityReader, _ db: Database) throws -> String? {
+        switch target {
+        case .event(let id): try event(id, reader: reader, db)?.ownerID
+        case .house(let id): try house(id, reader: reader, db)?.ownerID
+        }
+    }
+
     static func comment(_ row: Row) -> CommentRecord {
         CommentRecord(
-            id: row["id"], app: AppID(rawValue: row["app"]), eventID: row["event_id"], writerID: row["writer_id"],
+            id: row["id"], app: AppID(rawValue: row["app"]), target: target(row), writerID: row["writer_id"],
             clientID: row["client_id"], content: row["content"], createdAtMilliseconds: row["created_at_ms"])
     }
 }

@@ -150,7 +150,8 @@ struct SQLiteCommunityStore: CommunityStore {
                 arguments: [reader.id, eventID, now])
             guard db.changesCount == 1 else { return false }
             try Self.notify(
-                [event.ownerID], type: .eventBookmarked, actor: reader, eventID: eventID, commentID: nil, now: now, db)
+                [event.ownerID], type: .eventBookmarked, actor: reader, target: .event(eventID), commentID: nil,
+                now: now, db)
             return true
         }
     }
@@ -229,21 +230,36 @@ struct SQLiteCommunityStore: CommunityStore {
     /// One notification per recipient of `recipients` (the first type wins for a member listed twice),
     /// never to the actor, nor to anyone who blocked the actor.
     static func notify(
-        _ recipients: [String], type: CommunityNotificationType, actor: CommunityReader, eventID: String,
+        _ recipients: [String], type: CommunityNotificationType, actor: CommunityReader, target: CommentTarget,
         commentID: String?, now: Int64, _ db: Database
     ) throws {
+        let (eventID, houseID) = columns(target)
         for recipient in recipients where recipient != actor.id {
             try db.execute(
                 sql: """
                     INSERT INTO housetainer_notification
-                        (app, recipient_id, actor_id, type, event_id, comment_id, created_at_ms)
-                    SELECT ?, ?, ?, ?, ?, ?, ?
+                        (app, recipient_id, actor_id, type, event_id, house_id, comment_id, created_at_ms)
+                    SELECT ?, ?, ?, ?, ?, ?, ?, ?
                     WHERE NOT EXISTS (SELECT 1 FROM housetainer_block WHERE blocker_id = ? AND blocked_id = ?)
                     """,
                 arguments: [
-                    actor.app.rawValue, recipient, actor.id, type.rawValue, eventID, commentID, now, recipient,
-                    actor.id,
+                    actor.app.rawValue, recipient, actor.id, type.rawValue, eventID, houseID, commentID, now,
+                    recipient, actor.id,
                 ])
         }
+    }
+
+    /// The `event_id` and `house_id` columns of a target.
+    static func columns(_ target: CommentTarget) -> (event: String?, house: String?) {
+        switch target {
+        case .event(let id): (id, nil)
+        case .house(let id): (nil, id)
+        }
+    }
+
+    /// A target from its row's `event_id` and `house_id`.
+    static func target(_ row: Row) -> CommentTarget {
+        if let house: String = row["house_id"] { return .house(house) }
+        return .event(row["event_id"] ?? "")
     }
 }

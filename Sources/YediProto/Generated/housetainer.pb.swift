@@ -220,6 +220,45 @@ extension YediHousetainer {
 }
 
 extension YediHousetainer {
+    /// 예술가의 집, 크리에이터의 집, 공간 디자이너의 집, 컬렉터의 집.
+    public enum HouseCategory: ProtoEnum {
+        case unspecified
+        case artist
+        case creator
+        case spaceDesigner
+        case collector
+        /// A value this build does not know, kept as is so that it survives a round trip.
+        case unrecognized(Int32)
+
+        public static let schema = EnumSchema.named("yedi.housetainer.HouseCategory")
+
+        public static let knownCases: [HouseCategory] = [.unspecified, .artist, .creator, .spaceDesigner, .collector]
+
+        public init(rawValue: Int32) {
+            switch rawValue {
+            case 0: self = .unspecified
+            case 1: self = .artist
+            case 2: self = .creator
+            case 3: self = .spaceDesigner
+            case 4: self = .collector
+            default: self = .unrecognized(rawValue)
+            }
+        }
+
+        public var rawValue: Int32 {
+            switch self {
+            case .unspecified: 0
+            case .artist: 1
+            case .creator: 2
+            case .spaceDesigner: 3
+            case .collector: 4
+            case .unrecognized(let value): value
+            }
+        }
+    }
+}
+
+extension YediHousetainer {
     public enum NotificationType: ProtoEnum {
         case unspecified
         /// event_bookmarks.insert: my event was bookmarked.
@@ -228,12 +267,14 @@ extension YediHousetainer {
         case eventCommented
         /// event_bookmarks.event_comments.insert: an event I bookmarked got a comment.
         case bookmarkedEventCommented
+        /// house_comments.insert: my house got a 홈레터.
+        case houseCommented
         /// A value this build does not know, kept as is so that it survives a round trip.
         case unrecognized(Int32)
 
         public static let schema = EnumSchema.named("yedi.housetainer.NotificationType")
 
-        public static let knownCases: [NotificationType] = [.unspecified, .eventBookmarked, .eventCommented, .bookmarkedEventCommented]
+        public static let knownCases: [NotificationType] = [.unspecified, .eventBookmarked, .eventCommented, .bookmarkedEventCommented, .houseCommented]
 
         public init(rawValue: Int32) {
             switch rawValue {
@@ -241,6 +282,7 @@ extension YediHousetainer {
             case 1: self = .eventBookmarked
             case 2: self = .eventCommented
             case 3: self = .bookmarkedEventCommented
+            case 4: self = .houseCommented
             default: self = .unrecognized(rawValue)
             }
         }
@@ -251,6 +293,7 @@ extension YediHousetainer {
             case .eventBookmarked: 1
             case .eventCommented: 2
             case .bookmarkedEventCommented: 3
+            case .houseCommented: 4
             case .unrecognized(let value): value
             }
         }
@@ -1277,6 +1320,350 @@ extension YediHousetainer {
 }
 
 extension YediHousetainer {
+    /// An open house, curated by admins: shown once displayed.
+    public struct House: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.housetainer.House")
+
+        public var id: String
+
+        /// The member whose home it is.
+        public var ownerID: String
+
+        public var name: String
+
+        public var title: String
+
+        public var content: String
+
+        public var category: YediHousetainer.HouseCategory
+
+        public var images: [YediCommon.ImageRef]
+
+        public var coverIndex: Int32
+
+        public var domestic: Bool
+
+        public var location: String
+
+        public var detailedLocation: String
+
+        public var displayed: Bool
+
+        /// 홈레터 (its comments).
+        public var commentCount: Int32
+
+        public var createdAtMs: Int64
+
+        public var updatedAtMs: Int64
+
+        public init(id: String = "", ownerID: String = "", name: String = "", title: String = "", content: String = "", category: YediHousetainer.HouseCategory = .unspecified, images: [YediCommon.ImageRef] = [], coverIndex: Int32 = 0, domestic: Bool = false, location: String = "", detailedLocation: String = "", displayed: Bool = false, commentCount: Int32 = 0, createdAtMs: Int64 = 0, updatedAtMs: Int64 = 0) {
+            self.id = id
+            self.ownerID = ownerID
+            self.name = name
+            self.title = title
+            self.content = content
+            self.category = category
+            self.images = images
+            self.coverIndex = coverIndex
+            self.domestic = domestic
+            self.location = location
+            self.detailedLocation = detailedLocation
+            self.displayed = displayed
+            self.commentCount = commentCount
+            self.createdAtMs = createdAtMs
+            self.updatedAtMs = updatedAtMs
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.id, at: 1)
+            try encoder.write(self.ownerID, at: 2)
+            try encoder.write(self.name, at: 3)
+            try encoder.write(self.title, at: 4)
+            try encoder.write(self.content, at: 5)
+            try encoder.write(self.category, at: 6)
+            try encoder.write(self.images, at: 7)
+            try encoder.write(self.coverIndex, at: 8)
+            try encoder.write(self.domestic, at: 9)
+            try encoder.write(self.location, at: 10)
+            try encoder.write(self.detailedLocation, at: 11)
+            try encoder.write(self.displayed, at: 12)
+            try encoder.write(self.commentCount, at: 13)
+            try encoder.write(self.createdAtMs, at: 14)
+            try encoder.write(self.updatedAtMs, at: 15)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.id = try decoder.read(at: 1)
+            self.ownerID = try decoder.read(at: 2)
+            self.name = try decoder.read(at: 3)
+            self.title = try decoder.read(at: 4)
+            self.content = try decoder.read(at: 5)
+            self.category = try decoder.read(at: 6)
+            self.images = try decoder.read(at: 7)
+            self.coverIndex = try decoder.read(at: 8)
+            self.domestic = try decoder.read(at: 9)
+            self.location = try decoder.read(at: 10)
+            self.detailedLocation = try decoder.read(at: 11)
+            self.displayed = try decoder.read(at: 12)
+            self.commentCount = try decoder.read(at: 13)
+            self.createdAtMs = try decoder.read(at: 14)
+            self.updatedAtMs = try decoder.read(at: 15)
+        }
+    }
+}
+
+extension YediHousetainer {
+    public struct HouseFields: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.housetainer.HouseFields")
+
+        public var ownerID: String
+
+        public var name: String
+
+        public var title: String
+
+        public var content: String
+
+        public var category: YediHousetainer.HouseCategory
+
+        /// 1–20 of the admin's own images; `cover_index` is one of them.
+        public var imageIDs: [String]
+
+        public var coverIndex: Int32
+
+        public var domestic: Bool
+
+        public var location: String
+
+        public var detailedLocation: String
+
+        public init(ownerID: String = "", name: String = "", title: String = "", content: String = "", category: YediHousetainer.HouseCategory = .unspecified, imageIDs: [String] = [], coverIndex: Int32 = 0, domestic: Bool = false, location: String = "", detailedLocation: String = "") {
+            self.ownerID = ownerID
+            self.name = name
+            self.title = title
+            self.content = content
+            self.category = category
+            self.imageIDs = imageIDs
+            self.coverIndex = coverIndex
+            self.domestic = domestic
+            self.location = location
+            self.detailedLocation = detailedLocation
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.ownerID, at: 1)
+            try encoder.write(self.name, at: 2)
+            try encoder.write(self.title, at: 3)
+            try encoder.write(self.content, at: 4)
+            try encoder.write(self.category, at: 5)
+            try encoder.write(self.imageIDs, at: 6)
+            try encoder.write(self.coverIndex, at: 7)
+            try encoder.write(self.domestic, at: 8)
+            try encoder.write(self.location, at: 9)
+            try encoder.write(self.detailedLocation, at: 10)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
+            self.ownerID = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxBytes: 400)
+            self.name = try decoder.read(at: 2)
+            try decoder.limit(at: 3, maxBytes: 400)
+            self.title = try decoder.read(at: 3)
+            try decoder.limit(at: 4, maxBytes: 40000)
+            self.content = try decoder.read(at: 4)
+            self.category = try decoder.read(at: 5)
+            try decoder.limit(at: 6, maxItems: 32, maxBytes: 128)
+            self.imageIDs = try decoder.read(at: 6)
+            self.coverIndex = try decoder.read(at: 7)
+            self.domestic = try decoder.read(at: 8)
+            try decoder.limit(at: 9, maxBytes: 400)
+            self.location = try decoder.read(at: 9)
+            try decoder.limit(at: 10, maxBytes: 800)
+            self.detailedLocation = try decoder.read(at: 10)
+        }
+    }
+}
+
+extension YediHousetainer {
+    public struct CreateHouseRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.housetainer.CreateHouseRequest")
+
+        /// A retry with the same client id returns the same house.
+        public var clientID: String
+
+        public var fields: YediHousetainer.HouseFields?
+
+        public init(clientID: String = "", fields: YediHousetainer.HouseFields? = nil) {
+            self.clientID = clientID
+            self.fields = fields
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.clientID, at: 1)
+            try encoder.write(self.fields, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
+            self.clientID = try decoder.read(at: 1)
+            self.fields = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediHousetainer {
+    public struct UpdateHouseRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.housetainer.UpdateHouseRequest")
+
+        public var houseID: String
+
+        public var fields: YediHousetainer.HouseFields?
+
+        public init(houseID: String = "", fields: YediHousetainer.HouseFields? = nil) {
+            self.houseID = houseID
+            self.fields = fields
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.houseID, at: 1)
+            try encoder.write(self.fields, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
+            self.houseID = try decoder.read(at: 1)
+            self.fields = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediHousetainer {
+    public struct HouseRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.housetainer.HouseRequest")
+
+        public var houseID: String
+
+        public init(houseID: String = "") {
+            self.houseID = houseID
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.houseID, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
+            self.houseID = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediHousetainer {
+    public struct SetHouseDisplayRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.housetainer.SetHouseDisplayRequest")
+
+        public var houseID: String
+
+        public var displayed: Bool
+
+        public init(houseID: String = "", displayed: Bool = false) {
+            self.houseID = houseID
+            self.displayed = displayed
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.houseID, at: 1)
+            try encoder.write(self.displayed, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
+            self.houseID = try decoder.read(at: 1)
+            self.displayed = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediHousetainer {
+    public struct ListHousesRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.housetainer.ListHousesRequest")
+
+        /// Unspecified: every category.
+        public var category: YediHousetainer.HouseCategory
+
+        public var page: YediCommon.PageRequest?
+
+        public init(category: YediHousetainer.HouseCategory = .unspecified, page: YediCommon.PageRequest? = nil) {
+            self.category = category
+            self.page = page
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.category, at: 1)
+            try encoder.write(self.page, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.category = try decoder.read(at: 1)
+            self.page = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediHousetainer {
+    public struct ListMemberHousesRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.housetainer.ListMemberHousesRequest")
+
+        public var memberID: String
+
+        public var page: YediCommon.PageRequest?
+
+        public init(memberID: String = "", page: YediCommon.PageRequest? = nil) {
+            self.memberID = memberID
+            self.page = page
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.memberID, at: 1)
+            try encoder.write(self.page, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
+            self.memberID = try decoder.read(at: 1)
+            self.page = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediHousetainer {
+    public struct ListHousesResponse: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.housetainer.ListHousesResponse")
+
+        /// Newest first.
+        public var houses: [YediHousetainer.House]
+
+        public var page: YediCommon.PageInfo?
+
+        public init(houses: [YediHousetainer.House] = [], page: YediCommon.PageInfo? = nil) {
+            self.houses = houses
+            self.page = page
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.houses, at: 1)
+            try encoder.write(self.page, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.houses = try decoder.read(at: 1)
+            self.page = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediHousetainer {
     /// What a comment is on.
     public struct CommentTarget: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.housetainer.CommentTarget")
@@ -1285,6 +1672,8 @@ extension YediHousetainer {
 
         public enum Target: Hashable, Sendable {
             case eventID(String)
+            /// 홈레터.
+            case houseID(String)
         }
 
         public init(target: Target? = nil) {
@@ -1294,6 +1683,7 @@ extension YediHousetainer {
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
             switch self.target {
             case .eventID(let value)?: try encoder.write(value, at: 1)
+            case .houseID(let value)?: try encoder.write(value, at: 2)
             case nil: break
             }
         }
@@ -1303,6 +1693,9 @@ extension YediHousetainer {
             case 1:
                 try decoder.limit(at: 1, maxBytes: 128)
                 self.target = .eventID(try decoder.read(at: 1))
+            case 2:
+                try decoder.limit(at: 2, maxBytes: 128)
+                self.target = .houseID(try decoder.read(at: 2))
             default: self.target = nil
             }
         }
@@ -1317,18 +1710,22 @@ extension YediHousetainer {
 
         public var writerID: String
 
+        /// One of the two.
         public var eventID: String
 
         public var content: String
 
         public var createdAtMs: Int64
 
-        public init(id: String = "", writerID: String = "", eventID: String = "", content: String = "", createdAtMs: Int64 = 0) {
+        public var houseID: String
+
+        public init(id: String = "", writerID: String = "", eventID: String = "", content: String = "", createdAtMs: Int64 = 0, houseID: String = "") {
             self.id = id
             self.writerID = writerID
             self.eventID = eventID
             self.content = content
             self.createdAtMs = createdAtMs
+            self.houseID = houseID
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -1337,6 +1734,7 @@ extension YediHousetainer {
             try encoder.write(self.eventID, at: 3)
             try encoder.write(self.content, at: 4)
             try encoder.write(self.createdAtMs, at: 5)
+            try encoder.write(self.houseID, at: 6)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -1345,6 +1743,87 @@ extension YediHousetainer {
             self.eventID = try decoder.read(at: 3)
             self.content = try decoder.read(at: 4)
             self.createdAtMs = try decoder.read(at: 5)
+            self.houseID = try decoder.read(at: 6)
+        }
+    }
+}
+
+extension YediHousetainer {
+    public struct GetHomeRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.housetainer.GetHomeRequest")
+
+        public init() {}
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+        }
+    }
+}
+
+extension YediHousetainer {
+    /// The home screen: the admins' picks among displayed items, in their order.
+    public struct Home: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.housetainer.Home")
+
+        /// At most 6.
+        public var moments: [YediHousetainer.Event]
+
+        /// At most 4 each.
+        public var eventPicks: [YediHousetainer.Event]
+
+        public var housePicks: [YediHousetainer.House]
+
+        public init(moments: [YediHousetainer.Event] = [], eventPicks: [YediHousetainer.Event] = [], housePicks: [YediHousetainer.House] = []) {
+            self.moments = moments
+            self.eventPicks = eventPicks
+            self.housePicks = housePicks
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.moments, at: 1)
+            try encoder.write(self.eventPicks, at: 2)
+            try encoder.write(self.housePicks, at: 3)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.moments = try decoder.read(at: 1)
+            self.eventPicks = try decoder.read(at: 2)
+            self.housePicks = try decoder.read(at: 3)
+        }
+    }
+}
+
+extension YediHousetainer {
+    public struct SetPicksRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.housetainer.SetPicksRequest")
+
+        public var momentEventIDs: [String]
+
+        public var eventIDs: [String]
+
+        public var houseIDs: [String]
+
+        public init(momentEventIDs: [String] = [], eventIDs: [String] = [], houseIDs: [String] = []) {
+            self.momentEventIDs = momentEventIDs
+            self.eventIDs = eventIDs
+            self.houseIDs = houseIDs
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.momentEventIDs, at: 1)
+            try encoder.write(self.eventIDs, at: 2)
+            try encoder.write(self.houseIDs, at: 3)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxItems: 8, maxBytes: 128)
+            self.momentEventIDs = try decoder.read(at: 1)
+            try decoder.limit(at: 2, maxItems: 8, maxBytes: 128)
+            self.eventIDs = try decoder.read(at: 2)
+            try decoder.limit(at: 3, maxItems: 8, maxBytes: 128)
+            self.houseIDs = try decoder.read(at: 3)
         }
     }
 }
@@ -1488,7 +1967,9 @@ extension YediHousetainer {
 
         public var createdAtMs: Int64
 
-        public init(id: String = "", type: YediHousetainer.NotificationType = .unspecified, actorID: String = "", eventID: String = "", commentID: String = "", read: Bool = false, createdAtMs: Int64 = 0) {
+        public var houseID: String
+
+        public init(id: String = "", type: YediHousetainer.NotificationType = .unspecified, actorID: String = "", eventID: String = "", commentID: String = "", read: Bool = false, createdAtMs: Int64 = 0, houseID: String = "") {
             self.id = id
             self.type = type
             self.actorID = actorID
@@ -1496,6 +1977,7 @@ extension YediHousetainer {
             self.commentID = commentID
             self.read = read
             self.createdAtMs = createdAtMs
+            self.houseID = houseID
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -1506,6 +1988,7 @@ extension YediHousetainer {
             try encoder.write(self.commentID, at: 5)
             try encoder.write(self.read, at: 6)
             try encoder.write(self.createdAtMs, at: 7)
+            try encoder.write(self.houseID, at: 8)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -1516,6 +1999,7 @@ extension YediHousetainer {
             self.commentID = try decoder.read(at: 5)
             self.read = try decoder.read(at: 6)
             self.createdAtMs = try decoder.read(at: 7)
+            self.houseID = try decoder.read(at: 8)
         }
     }
 }
@@ -1863,6 +2347,33 @@ extension YediHousetainer {
                 service: "yedi.housetainer.Community", method: "Unbookmark", kind: .unary, idempotency: .idempotent,
                 access: .user(apps: .only(["housetainer"]), roles: ["member"]))
             /// Notifies the owner and each bookmarker once, never the writer, in the same transaction.
+            /// Admins curate open houses: new ones are not displayed until SetHouseDisplay.
+            public static let createHouse = RPCMethod<YediHousetainer.CreateHouseRequest, YediHousetainer.House>(
+                service: "yedi.housetainer.Community", method: "CreateHouse", kind: .unary, idempotency: .idempotent,
+                access: .user(apps: .only(["housetainer"]), roles: ["admin"]))
+            public static let updateHouse = RPCMethod<YediHousetainer.UpdateHouseRequest, YediHousetainer.House>(
+                service: "yedi.housetainer.Community", method: "UpdateHouse", kind: .unary, idempotency: .idempotent,
+                access: .user(apps: .only(["housetainer"]), roles: ["admin"]))
+            public static let setHouseDisplay = RPCMethod<YediHousetainer.SetHouseDisplayRequest, YediHousetainer.House>(
+                service: "yedi.housetainer.Community", method: "SetHouseDisplay", kind: .unary, idempotency: .idempotent,
+                access: .user(apps: .only(["housetainer"]), roles: ["admin"]))
+            public static let getHouse = RPCMethod<YediHousetainer.HouseRequest, YediHousetainer.House>(
+                service: "yedi.housetainer.Community", method: "GetHouse", kind: .unary, idempotency: .noSideEffects,
+                access: .user(apps: .only(["housetainer"]), roles: []))
+            /// Displayed houses newest first, optionally of one category, without blocked members' houses.
+            public static let listHouses = RPCMethod<YediHousetainer.ListHousesRequest, YediHousetainer.ListHousesResponse>(
+                service: "yedi.housetainer.Community", method: "ListHouses", kind: .unary, idempotency: .noSideEffects,
+                access: .user(apps: .only(["housetainer"]), roles: []))
+            public static let listMemberHouses = RPCMethod<YediHousetainer.ListMemberHousesRequest, YediHousetainer.ListHousesResponse>(
+                service: "yedi.housetainer.Community", method: "ListMemberHouses", kind: .unary, idempotency: .noSideEffects,
+                access: .user(apps: .only(["housetainer"]), roles: []))
+            public static let getHome = RPCMethod<YediHousetainer.GetHomeRequest, YediHousetainer.Home>(
+                service: "yedi.housetainer.Community", method: "GetHome", kind: .unary, idempotency: .noSideEffects,
+                access: .user(apps: .only(["housetainer"]), roles: []))
+            /// Replaces the picks (≤ 6 moments, ≤ 4 events, ≤ 4 houses; NOT_FOUND for an unknown id).
+            public static let setPicks = RPCMethod<YediHousetainer.SetPicksRequest, YediHousetainer.Home>(
+                service: "yedi.housetainer.Community", method: "SetPicks", kind: .unary, idempotency: .idempotent,
+                access: .user(apps: .only(["housetainer"]), roles: ["admin"]))
             public static let addComment = RPCMethod<YediHousetainer.AddCommentRequest, YediHousetainer.Comment>(
                 service: "yedi.housetainer.Community", method: "AddComment", kind: .unary, idempotency: .idempotent,
                 access: .user(apps: .only(["housetainer"]), roles: ["member"]))
@@ -1891,7 +2402,7 @@ extension YediHousetainer {
         /// `yedi.housetainer.Community` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.housetainer.Community",
-            methods: [Method.createEvent.descriptor, Method.updateEvent.descriptor, Method.deleteEvent.descriptor, Method.getEvent.descriptor, Method.setEventDisplay.descriptor, Method.listEvents.descriptor, Method.listMemberEvents.descriptor, Method.listMyBookmarks.descriptor, Method.bookmark.descriptor, Method.unbookmark.descriptor, Method.addComment.descriptor, Method.listComments.descriptor, Method.deleteComment.descriptor, Method.listNotifications.descriptor, Method.markNotificationsRead.descriptor, Method.block.descriptor, Method.unblock.descriptor]
+            methods: [Method.createEvent.descriptor, Method.updateEvent.descriptor, Method.deleteEvent.descriptor, Method.getEvent.descriptor, Method.setEventDisplay.descriptor, Method.listEvents.descriptor, Method.listMemberEvents.descriptor, Method.listMyBookmarks.descriptor, Method.bookmark.descriptor, Method.unbookmark.descriptor, Method.createHouse.descriptor, Method.updateHouse.descriptor, Method.setHouseDisplay.descriptor, Method.getHouse.descriptor, Method.listHouses.descriptor, Method.listMemberHouses.descriptor, Method.getHome.descriptor, Method.setPicks.descriptor, Method.addComment.descriptor, Method.listComments.descriptor, Method.deleteComment.descriptor, Method.listNotifications.descriptor, Method.markNotificationsRead.descriptor, Method.block.descriptor, Method.unblock.descriptor]
         )
 
         /// Serve `yedi.housetainer.Community` by implementing these methods and passing the value to an `RPCServer`.
@@ -1914,6 +2425,17 @@ extension YediHousetainer {
             func bookmark(_ request: YediHousetainer.EventRequest, context: ServerContext) async throws -> YediHousetainer.BookmarkResponse
             func unbookmark(_ request: YediHousetainer.EventRequest, context: ServerContext) async throws -> YediHousetainer.BookmarkResponse
             /// Notifies the owner and each bookmarker once, never the writer, in the same transaction.
+            /// Admins curate open houses: new ones are not displayed until SetHouseDisplay.
+            func createHouse(_ request: YediHousetainer.CreateHouseRequest, context: ServerContext) async throws -> YediHousetainer.House
+            func updateHouse(_ request: YediHousetainer.UpdateHouseRequest, context: ServerContext) async throws -> YediHousetainer.House
+            func setHouseDisplay(_ request: YediHousetainer.SetHouseDisplayRequest, context: ServerContext) async throws -> YediHousetainer.House
+            func getHouse(_ request: YediHousetainer.HouseRequest, context: ServerContext) async throws -> YediHousetainer.House
+            /// Displayed houses newest first, optionally of one category, without blocked members' houses.
+            func listHouses(_ request: YediHousetainer.ListHousesRequest, context: ServerContext) async throws -> YediHousetainer.ListHousesResponse
+            func listMemberHouses(_ request: YediHousetainer.ListMemberHousesRequest, context: ServerContext) async throws -> YediHousetainer.ListHousesResponse
+            func getHome(_ request: YediHousetainer.GetHomeRequest, context: ServerContext) async throws -> YediHousetainer.Home
+            /// Replaces the picks (≤ 6 moments, ≤ 4 events, ≤ 4 houses; NOT_FOUND for an unknown id).
+            func setPicks(_ request: YediHousetainer.SetPicksRequest, context: ServerContext) async throws -> YediHousetainer.Home
             func addComment(_ request: YediHousetainer.AddCommentRequest, context: ServerContext) async throws -> YediHousetainer.Comment
             func listComments(_ request: YediHousetainer.ListCommentsRequest, context: ServerContext) async throws -> YediHousetainer.ListCommentsResponse
             /// The writer or an admin; the comment's notifications go with it.
@@ -1981,6 +2503,41 @@ extension YediHousetainer {
             }
 
             /// Notifies the owner and each bookmarker once, never the writer, in the same transaction.
+            /// Admins curate open houses: new ones are not displayed until SetHouseDisplay.
+            public func createHouse(_ request: YediHousetainer.CreateHouseRequest, options: CallOptions = .defaults) async throws -> YediHousetainer.House {
+                try await rpcClient.unary(Method.createHouse, request, options: options)
+            }
+
+            public func updateHouse(_ request: YediHousetainer.UpdateHouseRequest, options: CallOptions = .defaults) async throws -> YediHousetainer.House {
+                try await rpcClient.unary(Method.updateHouse, request, options: options)
+            }
+
+            public func setHouseDisplay(_ request: YediHousetainer.SetHouseDisplayRequest, options: CallOptions = .defaults) async throws -> YediHousetainer.House {
+                try await rpcClient.unary(Method.setHouseDisplay, request, options: options)
+            }
+
+            public func getHouse(_ request: YediHousetainer.HouseRequest, options: CallOptions = .defaults) async throws -> YediHousetainer.House {
+                try await rpcClient.unary(Method.getHouse, request, options: options)
+            }
+
+            /// Displayed houses newest first, optionally of one category, without blocked members' houses.
+            public func listHouses(_ request: YediHousetainer.ListHousesRequest, options: CallOptions = .defaults) async throws -> YediHousetainer.ListHousesResponse {
+                try await rpcClient.unary(Method.listHouses, request, options: options)
+            }
+
+            public func listMemberHouses(_ request: YediHousetainer.ListMemberHousesRequest, options: CallOptions = .defaults) async throws -> YediHousetainer.ListHousesResponse {
+                try await rpcClient.unary(Method.listMemberHouses, request, options: options)
+            }
+
+            public func getHome(_ request: YediHousetainer.GetHomeRequest, options: CallOptions = .defaults) async throws -> YediHousetainer.Home {
+                try await rpcClient.unary(Method.getHome, request, options: options)
+            }
+
+            /// Replaces the picks (≤ 6 moments, ≤ 4 events, ≤ 4 houses; NOT_FOUND for an unknown id).
+            public func setPicks(_ request: YediHousetainer.SetPicksRequest, options: CallOptions = .defaults) async throws -> YediHousetainer.Home {
+                try await rpcClient.unary(Method.setPicks, request, options: options)
+            }
+
             public func addComment(_ request: YediHousetainer.AddCommentRequest, options: CallOptions = .defaults) async throws -> YediHousetainer.Comment {
                 try await rpcClient.unary(Method.addComment, request, options: options)
             }
@@ -2047,6 +2604,30 @@ extension YediHousetainer.Community.ServiceProtocol {
         })
         router.register(YediHousetainer.Community.Method.unbookmark, unary: { request, context in
             try await self.unbookmark(request, context: context)
+        })
+        router.register(YediHousetainer.Community.Method.createHouse, unary: { request, context in
+            try await self.createHouse(request, context: context)
+        })
+        router.register(YediHousetainer.Community.Method.updateHouse, unary: { request, context in
+            try await self.updateHouse(request, context: context)
+        })
+        router.register(YediHousetainer.Community.Method.setHouseDisplay, unary: { request, context in
+            try await self.setHouseDisplay(request, context: context)
+        })
+        router.register(YediHousetainer.Community.Method.getHouse, unary: { request, context in
+            try await self.getHouse(request, context: context)
+        })
+        router.register(YediHousetainer.Community.Method.listHouses, unary: { request, context in
+            try await self.listHouses(request, context: context)
+        })
+        router.register(YediHousetainer.Community.Method.listMemberHouses, unary: { request, context in
+            try await self.listMemberHouses(request, context: context)
+        })
+        router.register(YediHousetainer.Community.Method.getHome, unary: { request, context in
+            try await self.getHome(request, context: context)
+        })
+        router.register(YediHousetainer.Community.Method.setPicks, unary: { request, context in
+            try await self.setPicks(request, context: context)
         })
         router.register(YediHousetainer.Community.Method.addComment, unary: { request, context in
             try await self.addComment(request, context: context)
