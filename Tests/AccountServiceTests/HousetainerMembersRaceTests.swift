@@ -7,15 +7,13 @@ import YediProto
 
 /// Housetainer's rules under concurrent calls over TLS: the quota, one code, one nickname.
 final class HousetainerMembersRaceTests: HousetainerTestCase {
-    func testHousetainerTwentyConcurrentInvitationsFromOneMemberMakeExactlyThree() async throws {
-        let host = try await founder("host", nickname: "호스트")
-        let members = self.members
-        let codes = await withTaskGroup(of: StatusCode.self) { group in
-            for index in 0..<20 {
+    /// The status of each of `count` concurrent calls of `call(index)`.
+    private func statuses(_ count: Int, _ call: @escaping @Sendable (Int) async throws -> Void) async -> [StatusCode] {
+        await withTaskGroup(of: StatusCode.self) { group in
+            for index in 0..<count {
                 group.addTask {
                     do {
-                        _ = try await members.createInvitation(
-                            .init(inviteeEmail: "guest\(index)@example.com", inviteeName: "손님"), options: host)
+                        try await call(index)
                         return .ok
                     } catch let error as RPCError {
                         return error.code
@@ -25,6 +23,15 @@ final class HousetainerMembersRaceTests: HousetainerTestCase {
                 }
             }
             return await group.reduce(into: [StatusCode]()) { $0.append($1) }
+        }
+    }
+
+    func testHousetainerTwentyConcurrentInvitationsFromOneMemberMakeExactlyThree() async throws {
+        let host = try await founder("host", nickname: "호스트")
+        let members = self.members
+        let codes = await statuses(20) { index in
+            _ = try await members.createInvitation(
+                .init(inviteeEmail: "guest\(index)@example.com", inviteeName: "손님"), options: host)
         }
         XCTAssertEqual(codes.filter { $0 == .ok }.count, 3)
         XCTAssertEqual(codes.filter { $0 == .resourceExhausted }.count, 17)
@@ -39,29 +46,18 @@ final class HousetainerMembersRaceTests: HousetainerTestCase {
         for _ in 0..<10 { tickets.append(try await ticket("minji", email: "minji@example.kr")) }
         let members = self.members
         let nicknames = ["가", "나", "다", "라", "마", "바", "사", "아", "자", "차"]
-        let codes = await withTaskGroup(of: StatusCode.self) { group in
-            for (index, ticket) in tickets.enumerated() {
-                group.addTask {
-                    do {
-                        _ = try await members.signUp(
-                            .init(ticket: ticket, code: code, nickname: nicknames[index], acceptedTerms: Self.terms),
-                            options: Self.anonymous)
-                        return .ok
-                    } catch let error as RPCError {
-                        return error.code
-                    } catch {
-                        return .unknown
-                    }
-                }
-            }
-            return await group.reduce(into: [StatusCode]()) { $0.append($1) }
+        let signUps = tickets
+        let codes = await statuses(10) { index in
+            _ = try await members.signUp(
+                .init(ticket: signUps[index], code: code, nickname: nicknames[index], acceptedTerms: Self.terms),
+                options: Self.anonymous)
         }
         XCTAssertEqual(codes.filter { $0 == .ok }.count, 1, "\(codes)")
         XCTAssertTrue(codes.allSatisfy { [.ok, .alreadyExists, .failedPrecondition].contains($0) }, "\(codes)")
         let invitations = try await members.listMyInvitations(.init(), options: host).invitations
         XCTAssertEqual(invitations.map(\.status), [.joined])
-        let found1 = try await members.getMember(.init(memberID: "host"), options: host).buddies.count
-        XCTAssertEqual(found1, 1)
+        let page = try await members.getMember(.init(memberID: "host"), options: host)
+        XCTAssertEqual(page.buddies.count, 1)
     }
 
     func testHousetainerTwoConcurrentSignUpsWithOneNicknameMakeOne() async throws {
@@ -69,22 +65,11 @@ final class HousetainerMembersRaceTests: HousetainerTestCase {
         let first = (try await invite("a@example.kr", by: host), try await ticket("a", email: "a@example.kr"))
         let second = (try await invite("b@example.kr", by: host), try await ticket("b", email: "b@example.kr"))
         let members = self.members
-        let codes = await withTaskGroup(of: StatusCode.self) { group in
-            for (code, ticket) in [first, second] {
-                group.addTask {
-                    do {
-                        _ = try await members.signUp(
-                            .init(ticket: ticket, code: code, nickname: "같은이름", acceptedTerms: Self.terms),
-                            options: Self.anonymous)
-                        return .ok
-                    } catch let error as RPCError {
-                        return error.code
-                    } catch {
-                        return .unknown
-                    }
-                }
-            }
-            return await group.reduce(into: [StatusCode]()) { $0.append($1) }
+        let pairs = [first, second]
+        let codes = await statuses(2) { index in
+            _ = try await members.signUp(
+                .init(ticket: pairs[index].1, code: pairs[index].0, nickname: "같은이름", acceptedTerms: Self.terms),
+                options: Self.anonymous)
         }
         XCTAssertEqual(codes.sorted { $0.rawValue < $1.rawValue }, [.ok, .alreadyExists])
         // The loser's code is still S: it may sign up under another nickname.

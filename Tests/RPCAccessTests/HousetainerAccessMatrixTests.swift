@@ -46,7 +46,7 @@ final class HousetainerAccessMatrixTests: XCTestCase {
             for method in service.methods {
                 let housetainer = method.fullName.hasPrefix("yedi.housetainer.")
                 for (token, app) in [(member, nil), (admin, nil), (nil, "housetainer")] as [(String?, String?)] {
-                    let got = await Self.call(method, client: client, authorization: token, app: app)
+                    let got = await AccessRuleTests.call(method, client: client, authorization: token, app: app)
                     if got == .ok {
                         reached.insert(method.fullName)
                     } else if !housetainer {
@@ -67,7 +67,7 @@ final class HousetainerAccessMatrixTests: XCTestCase {
                     (TestAccessToken.customer.authorization, "housetainer", .permissionDenied),
                 ]
                 for (token, app, want) in others {
-                    let got = await Self.call(method, client: client, authorization: token, app: app)
+                    let got = await AccessRuleTests.call(method, client: client, authorization: token, app: app)
                     XCTAssertEqual(
                         got, want,
                         "\(method.fullName) called with \(token == nil ? "no token" : "a token") in \(app ?? "-")")
@@ -85,26 +85,4 @@ final class HousetainerAccessMatrixTests: XCTestCase {
     static let moderation: Set<String> = Set(
         YediProtoCatalog.services.filter { $0.fullName == "yedi.moderation.Moderation" }.flatMap(\.methods)
             .filter { $0.access.map { if case .service = $0 { false } else { true } } ?? false }.map(\.fullName))
-
-    static func call(_ method: MethodDescriptor, client: RPCClient, authorization: String?, app: String?) async
-        -> StatusCode
-    {
-        var options = CallOptions.defaults
-        if let authorization { options.metadata["authorization"] = authorization }
-        if let app { options.metadata[AuthenticationInterceptor.appMetadataKey] = app }
-        do {
-            switch method.kind {
-            case .unary: _ = try await client.unary(method, payload: [], options: options)
-            case .serverStreaming:
-                try await client.serverStreaming(method, payload: [], options: options) { stream in
-                    for try await _ in stream {}
-                }
-            }
-            return .ok
-        } catch let error as RPCError {
-            return error.code
-        } catch {
-            return .unknown
-        }
-    }
 }

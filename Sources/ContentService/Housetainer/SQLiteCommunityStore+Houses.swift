@@ -32,7 +32,7 @@ extension SQLiteCommunityStore {
                     house.fields.coverIndex, house.fields.domestic, house.fields.location,
                     house.fields.detailedLocation, house.createdAtMilliseconds, house.updatedAtMilliseconds,
                 ])
-            try Self.setHouseImages(house.fields.imageIDs, of: house.id, db)
+            try CommunityImageList.houses.set(house.fields.imageIDs, of: house.id, db)
             var stored = house
             stored.displayed = false
             return stored
@@ -52,8 +52,7 @@ extension SQLiteCommunityStore {
                     fields.domestic, fields.location, fields.detailedLocation, now, id, app.rawValue,
                 ])
             guard db.changesCount == 1 else { throw CommunityStoreError.notFound }
-            try db.execute(sql: "DELETE FROM housetainer_house_image WHERE house_id = ?", arguments: [id])
-            try Self.setHouseImages(fields.imageIDs, of: id, db)
+            try CommunityImageList.houses.set(fields.imageIDs, of: id, db)
         }
     }
 
@@ -158,19 +157,7 @@ extension SQLiteCommunityStore {
                 WHERE \(visibleHouse) AND \(condition) ORDER BY \(order)
                 """,
             arguments: arguments(reader, more))
-        guard !rows.isEmpty else { return [] }
-        let ids: [String] = rows.map { $0["id"] }
-        var images: [String: [String]] = [:]
-        for row in try Row.fetchAll(
-            db,
-            sql: """
-                SELECT house_id, image_id FROM housetainer_house_image
-                WHERE house_id IN (\(ids.map { _ in "?" }.joined(separator: ", "))) ORDER BY house_id, position
-                """,
-            arguments: StatementArguments(ids))
-        {
-            images[row["house_id"], default: []].append(row["image_id"])
-        }
+        let images = try CommunityImageList.houses.images(of: rows.map { $0["id"] }, db)
         return rows.map { row in
             HouseRecord(
                 id: row["id"], app: AppID(rawValue: row["app"]), ownerID: row["owner_id"], creatorID: row["creator_id"],
@@ -181,14 +168,6 @@ extension SQLiteCommunityStore {
                     domestic: row["domestic"], location: row["location"], detailedLocation: row["detailed_location"]),
                 displayed: row["displayed"], createdAtMilliseconds: row["created_at_ms"],
                 updatedAtMilliseconds: row["updated_at_ms"], commentCount: row["comment_count"])
-        }
-    }
-
-    private static func setHouseImages(_ imageIDs: [String], of houseID: String, _ db: Database) throws {
-        for (position, imageID) in imageIDs.enumerated() {
-            try db.execute(
-                sql: "INSERT INTO housetainer_house_image (house_id, position, image_id) VALUES (?, ?, ?)",
-                arguments: [houseID, position, imageID])
         }
     }
 }

@@ -51,7 +51,7 @@ struct SQLiteCommunityStore: CommunityStore {
                     event.atMilliseconds, event.detail, event.link, event.createdAtMilliseconds,
                     event.updatedAtMilliseconds,
                 ])
-            try Self.setImages(event.imageIDs, of: event.id, db)
+            try CommunityImageList.events.set(event.imageIDs, of: event.id, db)
             var stored = event
             stored.displayed = false
             return stored
@@ -74,8 +74,7 @@ struct SQLiteCommunityStore: CommunityStore {
                 arguments: [
                     fields.title, fields.scheduleType, fields.atMilliseconds, fields.detail, fields.link, now, id,
                 ])
-            try db.execute(sql: "DELETE FROM housetainer_event_image WHERE event_id = ?", arguments: [id])
-            try Self.setImages(fields.imageIDs, of: id, db)
+            try CommunityImageList.events.set(fields.imageIDs, of: id, db)
         }
     }
 
@@ -189,19 +188,7 @@ struct SQLiteCommunityStore: CommunityStore {
 
     /// Event rows with their images, in order.
     static func records(_ rows: [Row], _ db: Database) throws -> [EventRecord] {
-        guard !rows.isEmpty else { return [] }
-        let ids: [String] = rows.map { $0["id"] }
-        var images: [String: [String]] = [:]
-        for row in try Row.fetchAll(
-            db,
-            sql: """
-                SELECT event_id, image_id FROM housetainer_event_image
-                WHERE event_id IN (\(ids.map { _ in "?" }.joined(separator: ", "))) ORDER BY event_id, position
-                """,
-            arguments: StatementArguments(ids))
-        {
-            images[row["event_id"], default: []].append(row["image_id"])
-        }
+        let images = try CommunityImageList.events.images(of: rows.map { $0["id"] }, db)
         return rows.map { row in
             EventRecord(
                 id: row["id"], app: AppID(rawValue: row["app"]), ownerID: row["owner_id"], clientID: row["client_id"],
@@ -217,14 +204,6 @@ struct SQLiteCommunityStore: CommunityStore {
     private static func owned(_ id: String, reader: CommunityReader, _ db: Database) throws {
         guard let event = try event(id, reader: reader, db) else { throw CommunityStoreError.notFound }
         guard event.ownerID == reader.id else { throw CommunityStoreError.notOwner }
-    }
-
-    private static func setImages(_ imageIDs: [String], of eventID: String, _ db: Database) throws {
-        for (position, imageID) in imageIDs.enumerated() {
-            try db.execute(
-                sql: "INSERT INTO housetainer_event_image (event_id, position, image_id) VALUES (?, ?, ?)",
-                arguments: [eventID, position, imageID])
-        }
     }
 
     /// One notification per recipient of `recipients` (the first type wins for a member listed twice),
