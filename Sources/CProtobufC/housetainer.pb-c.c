@@ -3741,7 +3741,7 @@ const ProtobufCMessageDescriptor yedi__housetainer__get_member_request__descript
   (ProtobufCMessageInit) yedi__housetainer__get_member_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__housetainer__member__field_descriptors[10] =
+static const ProtobufCFieldDescriptor yedi__housetainer__member__field_descriptors[11] =
 {
   {
     "id",
@@ -3863,6 +3863,18 @@ static const ProtobufCFieldDescriptor yedi__housetainer__member__field_descripto
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "photo_image_id",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__Member, photo_image_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__housetainer__member__field_indices_by_name[] = {
   7,   /* field[7] = birthday */
@@ -3874,12 +3886,13 @@ static const unsigned yedi__housetainer__member__field_indices_by_name[] = {
   4,   /* field[4] = inviter_left */
   3,   /* field[3] = inviter_nickname */
   1,   /* field[1] = nickname */
+  10,   /* field[10] = photo_image_id */
   2,   /* field[2] = type */
 };
 static const ProtobufCIntRange yedi__housetainer__member__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 10 }
+  { 0, 11 }
 };
 const ProtobufCMessageDescriptor yedi__housetainer__member__descriptor =
 {
@@ -3889,14 +3902,14 @@ const ProtobufCMessageDescriptor yedi__housetainer__member__descriptor =
   "Yedi__Housetainer__Member",
   "yedi.housetainer",
   sizeof(Yedi__Housetainer__Member),
-  10,
+  11,
   yedi__housetainer__member__field_descriptors,
   yedi__housetainer__member__field_indices_by_name,
   1,  yedi__housetainer__member__number_ranges,
   (ProtobufCMessageInit) yedi__housetainer__member__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__housetainer__update_member_request__field_descriptors[3] =
+static const ProtobufCFieldDescriptor yedi__housetainer__update_member_request__field_descriptors[4] =
 {
   {
     "gender",
@@ -3934,16 +3947,29 @@ static const ProtobufCFieldDescriptor yedi__housetainer__update_member_request__
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "photo_image_id",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__UpdateMemberRequest, photo_image_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__housetainer__update_member_request__field_indices_by_name[] = {
   1,   /* field[1] = birthday */
   0,   /* field[0] = gender */
   2,   /* field[2] = nickname */
+  3,   /* field[3] = photo_image_id */
 };
 static const ProtobufCIntRange yedi__housetainer__update_member_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor yedi__housetainer__update_member_request__descriptor =
 {
@@ -3953,7 +3979,7 @@ const ProtobufCMessageDescriptor yedi__housetainer__update_member_request__descr
   "Yedi__Housetainer__UpdateMemberRequest",
   "yedi.housetainer",
   sizeof(Yedi__Housetainer__UpdateMemberRequest),
-  3,
+  4,
   yedi__housetainer__update_member_request__field_descriptors,
   yedi__housetainer__update_member_request__field_indices_by_name,
   1,  yedi__housetainer__update_member_request__number_ranges,

@@ -93,10 +93,12 @@ final class HousetainerMembersTests: HousetainerTestCase {
 
     func testHousetainerQuotaCountsSentAndJoinedButNeverExpired() async throws {
         _ = try await join("a", nickname: "에이", invitedBy: try await founder("host", nickname: "호스트"))  // J
+        fixture.clock.advance(by: 1)  // one order for "newest first"
         _ = try await invite("b@example.com", by: try fixture.token("host", app: "housetainer", role: "member"))
         fixture.clock.advance(by: Self.week)  // b's S code expires
         let host = try fixture.token("host", app: "housetainer", role: "member")
         _ = try await invite("c@example.com", by: host)  // S
+        fixture.clock.advance(by: 1)
         _ = try await invite("d@example.com", by: host)  // S: J + S + S = 3, the expired one not counted
         await assertRefused(.resourceExhausted, field: "invitations") {
             try await members.createInvitation(.init(inviteeEmail: "e@example.com", inviteeName: "이"), options: host)
@@ -229,9 +231,12 @@ final class HousetainerMembersTests: HousetainerTestCase {
             try await members.getMember(.init(memberID: "nobody"), options: host)
         }
         let updated = try await members.updateMember(
-            .init(gender: .female, birthday: .init(year: 1990, month: 2, day: 3), nickname: "새손님"),
+            .init(
+                gender: .female, birthday: .init(year: 1990, month: 2, day: 3), nickname: "새손님",
+                photoImageID: "01hphoto"),
             options: guest.options)
         XCTAssertEqual(updated.nickname, "새손님")
+        XCTAssertEqual(updated.photoImageID, "01hphoto")
         XCTAssertEqual(updated.gender, .female)
         await assertRefused(.alreadyExists, field: "nickname") {
             try await members.updateMember(.init(nickname: "호스트"), options: guest.options)

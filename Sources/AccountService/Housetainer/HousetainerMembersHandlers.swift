@@ -214,10 +214,12 @@ struct HousetainerMembersHandlers: YediHousetainer.Members.ServiceProtocol, Hand
             (request.birthday?.year ?? 0) == 0
             ? nil : try FieldRules.birthDate(request.birthday, today: clock.now, field: "birthday")
         let nickname = try HousetainerFields.nickname(request.nickname, app: app)
+        // Its shape only: ContentService owns images (as for YeDi's profile images).
+        let photo = try FieldRule.imageID(request.photoImageID, field: "photo_image_id")
         try await mapped {
             try await store.updateMember(
                 id: user.id, app: user.app,
-                HousetainerMemberUpdate(gender: gender, birthday: birthday, nickname: nickname))
+                HousetainerMemberUpdate(gender: gender, birthday: birthday, nickname: nickname, photoImageID: photo))
         }
         guard let member = try await store.member(id: user.id, app: user.app) else {
             throw RPCError(code: .notFound, message: "no such member")
@@ -262,7 +264,7 @@ struct HousetainerMembersHandlers: YediHousetainer.Members.ServiceProtocol, Hand
         var page = YediHousetainer.Member(
             id: member.id, nickname: member.nickname, type: HousetainerRules.type(member.type),
             inviterNickname: member.inviterNickname ?? "", inviterLeft: member.inviterLeft, buddies: member.buddies,
-            createdAtMs: member.createdAtMilliseconds)
+            createdAtMs: member.createdAtMilliseconds, photoImageID: member.photoImageID)
         guard member.id == user.id else { return page }
         page.gender = YediAccount.Gender(rawValue: Int32(member.gender)) ?? .unspecified
         page.birthday = member.birthday.map {

@@ -41,6 +41,8 @@ struct HousetainerMemberRecord: Sendable, Hashable {
     var buddies: [String]
     var gender: Int
     var birthday: DateParts?
+    /// ContentService's image id; "" for none.
+    var photoImageID: String
     var createdAtMilliseconds: Int64
 }
 
@@ -75,4 +77,5 @@ struct HousetainerMemberUpdate: Sendable {
     var gender: Int
     var birthday: DateParts?
     var nickname: String
+    var photoImageID: String
 }

@@ -217,6 +217,7 @@ struct SQLiteHousetainerMemberStore: HousetainerMemberStore {
                     db,
                     sql: """
                         SELECT u.id, u.nickname, u.gender, u.birth_year, u.birth_month, u.birth_day, u.created_at_ms,
+                            u.profile_image_id,
                             m.type, m.invited, m.inviter_id, i.nickname AS inviter_nickname
                         FROM user u LEFT JOIN housetainer_member m ON m.user_id = u.id
                         LEFT JOIN user i ON i.id = m.inviter_id
@@ -243,7 +244,7 @@ struct SQLiteHousetainerMemberStore: HousetainerMemberStore {
                 birthday: year.flatMap { year in
                     month.flatMap { month in day.map { DateParts(year: year, month: month, day: $0) } }
                 },
-                createdAtMilliseconds: row["created_at_ms"])
+                photoImageID: row["profile_image_id"] ?? "", createdAtMilliseconds: row["created_at_ms"])
         }
     }
 
@@ -253,12 +254,13 @@ struct SQLiteHousetainerMemberStore: HousetainerMemberStore {
             try await database.write { db in
                 try db.execute(
                     sql: """
-                        UPDATE user SET gender = ?, birth_year = ?, birth_month = ?, birth_day = ?, nickname = ?
+                        UPDATE user SET gender = ?, birth_year = ?, birth_month = ?, birth_day = ?, nickname = ?,
+                            profile_image_id = ?
                         WHERE id = ? AND app = ?
                         """,
                     arguments: [
                         update.gender, update.birthday?.year, update.birthday?.month, update.birthday?.day,
-                        update.nickname, id, app.rawValue,
+                        update.nickname, update.photoImageID, id, app.rawValue,
                     ])
                 guard db.changesCount == 1 else { throw HousetainerStoreError.notFound }
                 try events.publicFieldsChanged(userID: id, in: db)

@@ -474,10 +474,14 @@ struct  Yedi__Housetainer__Member
   size_t n_invitations;
   Yedi__Housetainer__Invitation **invitations;
   int64_t created_at_ms;
+  /*
+   * An image id of ContentService (GetImage serves it); "" for none.
+   */
+  char *photo_image_id;
 };
 #define YEDI__HOUSETAINER__MEMBER__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__member__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, YEDI__HOUSETAINER__MEMBER_TYPE__MEMBER_TYPE_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, 0,NULL, YEDI__ACCOUNT__GENDER__GENDER_UNSPECIFIED, NULL, 0,NULL, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, YEDI__HOUSETAINER__MEMBER_TYPE__MEMBER_TYPE_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, 0,NULL, YEDI__ACCOUNT__GENDER__GENDER_UNSPECIFIED, NULL, 0,NULL, 0, (char *)protobuf_c_empty_string }
 
 
 /*
@@ -495,10 +499,14 @@ struct  Yedi__Housetainer__UpdateMemberRequest
    * The signup rules.
    */
   char *nickname;
+  /*
+   * One of the member's uploads (UploadImage); "" for none.
+   */
+  char *photo_image_id;
 };
 #define YEDI__HOUSETAINER__UPDATE_MEMBER_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__update_member_request__descriptor) \
-    , YEDI__ACCOUNT__GENDER__GENDER_UNSPECIFIED, NULL, (char *)protobuf_c_empty_string }
+    , YEDI__ACCOUNT__GENDER__GENDER_UNSPECIFIED, NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 /*

@@ -876,7 +876,10 @@ extension YediHousetainer {
 
         public var createdAtMs: Int64
 
-        public init(id: String = "", nickname: String = "", type: YediHousetainer.MemberType = .unspecified, inviterNickname: String = "", inviterLeft: Bool = false, buddies: [String] = [], gender: YediAccount.Gender = .unspecified, birthday: YediCommon.LocalDate? = nil, invitations: [YediHousetainer.Invitation] = [], createdAtMs: Int64 = 0) {
+        /// An image id of ContentService (GetImage serves it); "" for none.
+        public var photoImageID: String
+
+        public init(id: String = "", nickname: String = "", type: YediHousetainer.MemberType = .unspecified, inviterNickname: String = "", inviterLeft: Bool = false, buddies: [String] = [], gender: YediAccount.Gender = .unspecified, birthday: YediCommon.LocalDate? = nil, invitations: [YediHousetainer.Invitation] = [], createdAtMs: Int64 = 0, photoImageID: String = "") {
             self.id = id
             self.nickname = nickname
             self.type = type
@@ -887,6 +890,7 @@ extension YediHousetainer {
             self.birthday = birthday
             self.invitations = invitations
             self.createdAtMs = createdAtMs
+            self.photoImageID = photoImageID
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -900,6 +904,7 @@ extension YediHousetainer {
             try encoder.write(self.birthday, at: 8)
             try encoder.write(self.invitations, at: 9)
             try encoder.write(self.createdAtMs, at: 10)
+            try encoder.write(self.photoImageID, at: 11)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -913,6 +918,7 @@ extension YediHousetainer {
             self.birthday = try decoder.read(at: 8)
             self.invitations = try decoder.read(at: 9)
             self.createdAtMs = try decoder.read(at: 10)
+            self.photoImageID = try decoder.read(at: 11)
         }
     }
 }
@@ -930,16 +936,21 @@ extension YediHousetainer {
         /// The signup rules.
         public var nickname: String
 
-        public init(gender: YediAccount.Gender = .unspecified, birthday: YediCommon.LocalDate? = nil, nickname: String = "") {
+        /// One of the member's uploads (UploadImage); "" for none.
+        public var photoImageID: String
+
+        public init(gender: YediAccount.Gender = .unspecified, birthday: YediCommon.LocalDate? = nil, nickname: String = "", photoImageID: String = "") {
             self.gender = gender
             self.birthday = birthday
             self.nickname = nickname
+            self.photoImageID = photoImageID
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
             try encoder.write(self.gender, at: 1)
             try encoder.write(self.birthday, at: 2)
             try encoder.write(self.nickname, at: 3)
+            try encoder.write(self.photoImageID, at: 4)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -947,6 +958,8 @@ extension YediHousetainer {
             self.birthday = try decoder.read(at: 2)
             try decoder.limit(at: 3, maxBytes: 200)
             self.nickname = try decoder.read(at: 3)
+            try decoder.limit(at: 4, maxBytes: 128)
+            self.photoImageID = try decoder.read(at: 4)
         }
     }
 }
