@@ -7535,7 +7535,7 @@ const ProtobufCMessageDescriptor yedi__account__mark_read_response__descriptor =
   (ProtobufCMessageInit) yedi__account__mark_read_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__account__notify_request__field_descriptors[6] =
+static const ProtobufCFieldDescriptor yedi__account__notify_request__field_descriptors[7] =
 {
   {
     "user_id",
@@ -7609,19 +7609,32 @@ static const ProtobufCFieldDescriptor yedi__account__notify_request__field_descr
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "push_only",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__NotifyRequest, push_only),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__account__notify_request__field_indices_by_name[] = {
   1,   /* field[1] = app */
   4,   /* field[4] = body */
   5,   /* field[5] = data */
   2,   /* field[2] = kind */
+  6,   /* field[6] = push_only */
   3,   /* field[3] = title */
   0,   /* field[0] = user_id */
 };
 static const ProtobufCIntRange yedi__account__notify_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 6 }
+  { 0, 7 }
 };
 const ProtobufCMessageDescriptor yedi__account__notify_request__descriptor =
 {
@@ -7631,7 +7644,7 @@ const ProtobufCMessageDescriptor yedi__account__notify_request__descriptor =
   "Yedi__Account__NotifyRequest",
   "yedi.account",
   sizeof(Yedi__Account__NotifyRequest),
-  6,
+  7,
   yedi__account__notify_request__field_descriptors,
   yedi__account__notify_request__field_indices_by_name,
   1,  yedi__account__notify_request__number_ranges,

@@ -152,7 +152,18 @@ final class SQLiteCommunityStoreTests: XCTestCase {
         logger.logLevel = .warning
         database = try ServiceDatabase.open(
             directory: directory, name: "content", migrations: ContentServiceDefinition.migrate, logger: logger)
-        store = SQLiteCommunityStore(database: database)
+        store = SQLiteCommunityStore(
+            database: database,
+            push: CommunityPush(outbox: Outbox(ids: SequentialIDGenerator(prefix: "job"), clock: ManualClock())))
+    }
+
+    func testHousetainerEachNotificationQueuesOnePushJobInItsTransaction() async throws {
+        try await CommunityStoreContract.housetainerNotificationsAreOnePerRecipientNeverTheActorNorFromTheBlocked(store)
+        // ann 3 (two bookmarks, one comment), bob 1, cat none: one Notify job each, nothing delivers them here.
+        let methods = try await database.read { db in
+            try String.fetchAll(db, sql: "SELECT method FROM runtime_outbox ORDER BY created_at_ms, id")
+        }
+        XCTAssertEqual(methods, Array(repeating: "yedi.account.Notifications/Notify", count: 4))
     }
 
     func testHousetainerEventsAreCreatedOnceAndShownByTheDisplayFlag() async throws {

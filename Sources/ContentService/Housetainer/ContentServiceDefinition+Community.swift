@@ -4,6 +4,8 @@ import ServiceRuntime
 /// its events show, on the content handlers' kit.
 extension ContentServiceDefinition {
     static func community(_ env: ServiceEnvironment, content: ContentHandlers) -> CommunityHandlers {
-        CommunityHandlers(content: content, store: SQLiteCommunityStore(database: env.database))
+        CommunityHandlers(
+            content: content,
+            store: SQLiteCommunityStore(database: env.database, push: CommunityPush(outbox: env.outbox)))
     }
 }

@@ -28,19 +28,19 @@ extension SQLiteCommunityStore {
                 ])
             let now = comment.createdAtMilliseconds
             guard let eventID else {
-                try Self.notify(
+                try notify(
                     [owner], type: .houseCommented, actor: reader, target: comment.target, commentID: comment.id,
                     now: now, db)
                 return comment
             }
             // The owner as owner (once, even when they bookmarked their own event), then each bookmarker.
-            try Self.notify(
+            try notify(
                 [owner], type: .eventCommented, actor: reader, target: comment.target, commentID: comment.id,
                 now: now, db)
             let bookmarkers = try String.fetchAll(
                 db, sql: "SELECT member_id FROM housetainer_bookmark WHERE event_id = ? AND member_id != ?",
                 arguments: [eventID, owner])
-            try Self.notify(
+            try notify(
                 bookmarkers, type: .bookmarkedEventCommented, actor: reader, target: comment.target,
                 commentID: comment.id, now: now, db)
             return comment

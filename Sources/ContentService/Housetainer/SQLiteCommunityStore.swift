@@ -6,6 +6,9 @@ import ServiceRuntime
 /// notifications in `+Comments`, blocks and the purge in `+Blocks`.
 struct SQLiteCommunityStore: CommunityStore {
     let database: ServiceDatabase
+    /// Pushes each notification to the recipient's devices (through AccountService), in the notification's
+    /// transaction; nil in store tests.
+    var push: CommunityPush? = nil
 
     /// What `reader` may see of an event `e`: its app; displayed, their own, or any for an admin; not of
     /// a member they blocked.
@@ -148,7 +151,7 @@ struct SQLiteCommunityStore: CommunityStore {
                 sql: "INSERT OR IGNORE INTO housetainer_bookmark (member_id, event_id, created_at_ms) VALUES (?, ?, ?)",
                 arguments: [reader.id, eventID, now])
             guard db.changesCount == 1 else { return false }
-            try Self.notify(
+            try notify(
                 [event.ownerID], type: .eventBookmarked, actor: reader, target: .event(eventID), commentID: nil,
                 now: now, db)
             return true
@@ -208,11 +211,11 @@ struct SQLiteCommunityStore: CommunityStore {
 
     /// One notification per recipient of `recipients` (the first type wins for a member listed twice),
     /// never to the actor, nor to anyone who blocked the actor.
-    static func notify(
+    func notify(
         _ recipients: [String], type: CommunityNotificationType, actor: CommunityReader, target: CommentTarget,
         commentID: String?, now: Int64, _ db: Database
     ) throws {
-        let (eventID, houseID) = columns(target)
+        let (eventID, houseID) = Self.columns(target)
         for recipient in recipients where recipient != actor.id {
             try db.execute(
                 sql: """
@@ -225,6 +228,10 @@ struct SQLiteCommunityStore: CommunityStore {
                     actor.app.rawValue, recipient, actor.id, type.rawValue, eventID, houseID, commentID, now,
                     recipient, actor.id,
                 ])
+            guard db.changesCount == 1 else { continue }
+            try push?.send(
+                type, notificationID: db.lastInsertedRowID, to: recipient, actor: actor, target: target,
+                commentID: commentID, in: db)
         }
     }
 

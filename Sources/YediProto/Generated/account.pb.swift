@@ -2320,13 +2320,18 @@ extension YediAccount {
 
         public var data: [YediAccount.NotificationValue]
 
-        public init(userID: String = "", app: String = "", kind: String = "", title: String = "", body: String = "", data: [YediAccount.NotificationValue] = []) {
+        /// Only the push to the user's devices, no inbox row: for an app whose notifications live beside what
+        /// causes them (Housetainer's community, docs/housetainer.md).
+        public var pushOnly: Bool
+
+        public init(userID: String = "", app: String = "", kind: String = "", title: String = "", body: String = "", data: [YediAccount.NotificationValue] = [], pushOnly: Bool = false) {
             self.userID = userID
             self.app = app
             self.kind = kind
             self.title = title
             self.body = body
             self.data = data
+            self.pushOnly = pushOnly
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -2336,6 +2341,7 @@ extension YediAccount {
             try encoder.write(self.title, at: 4)
             try encoder.write(self.body, at: 5)
             try encoder.write(self.data, at: 6)
+            try encoder.write(self.pushOnly, at: 7)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -2351,6 +2357,7 @@ extension YediAccount {
             self.body = try decoder.read(at: 5)
             try decoder.limit(at: 6, maxItems: 16)
             self.data = try decoder.read(at: 6)
+            self.pushOnly = try decoder.read(at: 7)
         }
     }
 }
