@@ -952,6 +952,51 @@ void   yedi__housetainer__update_member_request__free_unpacked
   assert(message->base.descriptor == &yedi__housetainer__update_member_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__housetainer__author__init
+                     (Yedi__Housetainer__Author         *message)
+{
+  static const Yedi__Housetainer__Author init_value = YEDI__HOUSETAINER__AUTHOR__INIT;
+  *message = init_value;
+}
+size_t yedi__housetainer__author__get_packed_size
+                     (const Yedi__Housetainer__Author *message)
+{
+  assert(message->base.descriptor == &yedi__housetainer__author__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__housetainer__author__pack
+                     (const Yedi__Housetainer__Author *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__housetainer__author__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__housetainer__author__pack_to_buffer
+                     (const Yedi__Housetainer__Author *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__housetainer__author__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Housetainer__Author *
+       yedi__housetainer__author__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Housetainer__Author *)
+     protobuf_c_message_unpack (&yedi__housetainer__author__descriptor,
+                                allocator, len, data);
+}
+void   yedi__housetainer__author__free_unpacked
+                     (Yedi__Housetainer__Author *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__housetainer__author__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__housetainer__event__init
                      (Yedi__Housetainer__Event         *message)
 {
@@ -3986,7 +4031,84 @@ const ProtobufCMessageDescriptor yedi__housetainer__update_member_request__descr
   (ProtobufCMessageInit) yedi__housetainer__update_member_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__housetainer__event__field_descriptors[13] =
+static const ProtobufCFieldDescriptor yedi__housetainer__author__field_descriptors[4] =
+{
+  {
+    "id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__Author, id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "nickname",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__Author, nickname),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "photo_image_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__Author, photo_image_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "type",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__Author, type),
+    &yedi__housetainer__member_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__housetainer__author__field_indices_by_name[] = {
+  0,   /* field[0] = id */
+  1,   /* field[1] = nickname */
+  2,   /* field[2] = photo_image_id */
+  3,   /* field[3] = type */
+};
+static const ProtobufCIntRange yedi__housetainer__author__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor yedi__housetainer__author__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.housetainer.Author",
+  "Author",
+  "Yedi__Housetainer__Author",
+  "yedi.housetainer",
+  sizeof(Yedi__Housetainer__Author),
+  4,
+  yedi__housetainer__author__field_descriptors,
+  yedi__housetainer__author__field_indices_by_name,
+  1,  yedi__housetainer__author__number_ranges,
+  (ProtobufCMessageInit) yedi__housetainer__author__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__housetainer__event__field_descriptors[14] =
 {
   {
     "id",
@@ -4144,6 +4266,18 @@ static const ProtobufCFieldDescriptor yedi__housetainer__event__field_descriptor
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "owner",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__Event, owner),
+    &yedi__housetainer__author__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__housetainer__event__field_indices_by_name[] = {
   4,   /* field[4] = at_ms */
@@ -4155,6 +4289,7 @@ static const unsigned yedi__housetainer__event__field_indices_by_name[] = {
   0,   /* field[0] = id */
   7,   /* field[7] = images */
   6,   /* field[6] = link */
+  13,   /* field[13] = owner */
   1,   /* field[1] = owner_id */
   3,   /* field[3] = schedule_type */
   2,   /* field[2] = title */
@@ -4163,7 +4298,7 @@ static const unsigned yedi__housetainer__event__field_indices_by_name[] = {
 static const ProtobufCIntRange yedi__housetainer__event__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 13 }
+  { 0, 14 }
 };
 const ProtobufCMessageDescriptor yedi__housetainer__event__descriptor =
 {
@@ -4173,7 +4308,7 @@ const ProtobufCMessageDescriptor yedi__housetainer__event__descriptor =
   "Yedi__Housetainer__Event",
   "yedi.housetainer",
   sizeof(Yedi__Housetainer__Event),
-  13,
+  14,
   yedi__housetainer__event__field_descriptors,
   yedi__housetainer__event__field_indices_by_name,
   1,  yedi__housetainer__event__number_ranges,
@@ -4721,7 +4856,7 @@ const ProtobufCMessageDescriptor yedi__housetainer__bookmark_response__descripto
   (ProtobufCMessageInit) yedi__housetainer__bookmark_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__housetainer__house__field_descriptors[15] =
+static const ProtobufCFieldDescriptor yedi__housetainer__house__field_descriptors[16] =
 {
   {
     "id",
@@ -4903,6 +5038,18 @@ static const ProtobufCFieldDescriptor yedi__housetainer__house__field_descriptor
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "owner",
+    16,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__House, owner),
+    &yedi__housetainer__author__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__housetainer__house__field_indices_by_name[] = {
   5,   /* field[5] = category */
@@ -4917,6 +5064,7 @@ static const unsigned yedi__housetainer__house__field_indices_by_name[] = {
   6,   /* field[6] = images */
   9,   /* field[9] = location */
   2,   /* field[2] = name */
+  15,   /* field[15] = owner */
   1,   /* field[1] = owner_id */
   3,   /* field[3] = title */
   14,   /* field[14] = updated_at_ms */
@@ -4924,7 +5072,7 @@ static const unsigned yedi__housetainer__house__field_indices_by_name[] = {
 static const ProtobufCIntRange yedi__housetainer__house__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 15 }
+  { 0, 16 }
 };
 const ProtobufCMessageDescriptor yedi__housetainer__house__descriptor =
 {
@@ -4934,7 +5082,7 @@ const ProtobufCMessageDescriptor yedi__housetainer__house__descriptor =
   "Yedi__Housetainer__House",
   "yedi.housetainer",
   sizeof(Yedi__Housetainer__House),
-  15,
+  16,
   yedi__housetainer__house__field_descriptors,
   yedi__housetainer__house__field_indices_by_name,
   1,  yedi__housetainer__house__number_ranges,
@@ -5491,7 +5639,7 @@ const ProtobufCMessageDescriptor yedi__housetainer__comment_target__descriptor =
   (ProtobufCMessageInit) yedi__housetainer__comment_target__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__housetainer__comment__field_descriptors[6] =
+static const ProtobufCFieldDescriptor yedi__housetainer__comment__field_descriptors[7] =
 {
   {
     "id",
@@ -5565,6 +5713,18 @@ static const ProtobufCFieldDescriptor yedi__housetainer__comment__field_descript
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "writer",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__Comment, writer),
+    &yedi__housetainer__author__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__housetainer__comment__field_indices_by_name[] = {
   3,   /* field[3] = content */
@@ -5572,12 +5732,13 @@ static const unsigned yedi__housetainer__comment__field_indices_by_name[] = {
   2,   /* field[2] = event_id */
   5,   /* field[5] = house_id */
   0,   /* field[0] = id */
+  6,   /* field[6] = writer */
   1,   /* field[1] = writer_id */
 };
 static const ProtobufCIntRange yedi__housetainer__comment__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 6 }
+  { 0, 7 }
 };
 const ProtobufCMessageDescriptor yedi__housetainer__comment__descriptor =
 {
@@ -5587,7 +5748,7 @@ const ProtobufCMessageDescriptor yedi__housetainer__comment__descriptor =
   "Yedi__Housetainer__Comment",
   "yedi.housetainer",
   sizeof(Yedi__Housetainer__Comment),
-  6,
+  7,
   yedi__housetainer__comment__field_descriptors,
   yedi__housetainer__comment__field_indices_by_name,
   1,  yedi__housetainer__comment__number_ranges,
@@ -5962,7 +6123,7 @@ const ProtobufCMessageDescriptor yedi__housetainer__delete_comment_response__des
   (ProtobufCMessageInit) yedi__housetainer__delete_comment_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__housetainer__notification__field_descriptors[8] =
+static const ProtobufCFieldDescriptor yedi__housetainer__notification__field_descriptors[9] =
 {
   {
     "id",
@@ -6060,8 +6221,21 @@ static const ProtobufCFieldDescriptor yedi__housetainer__notification__field_des
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "actor",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__Notification, actor),
+    &yedi__housetainer__author__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__housetainer__notification__field_indices_by_name[] = {
+  8,   /* field[8] = actor */
   2,   /* field[2] = actor_id */
   4,   /* field[4] = comment_id */
   6,   /* field[6] = created_at_ms */
@@ -6074,7 +6248,7 @@ static const unsigned yedi__housetainer__notification__field_indices_by_name[] =
 static const ProtobufCIntRange yedi__housetainer__notification__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 8 }
+  { 0, 9 }
 };
 const ProtobufCMessageDescriptor yedi__housetainer__notification__descriptor =
 {
@@ -6084,7 +6258,7 @@ const ProtobufCMessageDescriptor yedi__housetainer__notification__descriptor =
   "Yedi__Housetainer__Notification",
   "yedi.housetainer",
   sizeof(Yedi__Housetainer__Notification),
-  8,
+  9,
   yedi__housetainer__notification__field_descriptors,
   yedi__housetainer__notification__field_indices_by_name,
   1,  yedi__housetainer__notification__number_ranges,

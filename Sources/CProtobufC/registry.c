@@ -213,6 +213,7 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__housetainer__get_member_request__descriptor,
     &yedi__housetainer__member__descriptor,
     &yedi__housetainer__update_member_request__descriptor,
+    &yedi__housetainer__author__descriptor,
     &yedi__housetainer__event__descriptor,
     &yedi__housetainer__event_fields__descriptor,
     &yedi__housetainer__create_event_request__descriptor,
@@ -307,10 +308,10 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__slp__get_match_response__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 303; }
+size_t yedi_message_descriptor_count(void) { return 304; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 303 ? message_descriptors[index] : NULL;
+    return index < 304 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {

@@ -246,6 +246,22 @@ final class HousetainerMembersTests: HousetainerTestCase {
         }
     }
 
+    func testHousetainerDirectoryCarriesTheNicknamePhotoAndMemberType() async throws {
+        let host = try await founder("host", nickname: "호스트")
+        let guest = try await join("guest", nickname: "손님", invitedBy: host)
+        _ = try await members.updateMember(.init(nickname: "새이름", photoImageID: "01hphoto"), options: guest.options)
+        let content = try RPCClient(
+            configuration: fixture.harness.clientConfiguration(
+                port: try await fixture.service.port, identity: "content"))
+        let run = Task { await content.run() }
+        let users = try await YediAccount.AccountService.Client(content).batchGetUsers(.init(userIDs: [guest.id]))
+        XCTAssertEqual(users.users.first?.name, "새이름", "a Housetainer member's name is their nickname")
+        XCTAssertEqual(users.users.first?.profileImageID, "01hphoto")
+        XCTAssertEqual(users.users.first?.memberType, "a")
+        content.beginGracefulShutdown()
+        await run.value
+    }
+
     func testHousetainerCodesDrawEveryDigitInEveryPositionUniformly() {
         var generator = XorShift64(state: 0x2929_2929_2929_2929)
         var counts = Array(repeating: Array(repeating: 0, count: 10), count: 8)

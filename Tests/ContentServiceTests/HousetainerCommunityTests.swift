@@ -6,6 +6,7 @@ import ServiceTestSupport
 import XCTest
 import YediProto
 
+@testable import AccountService
 @testable import ContentService
 
 /// Housetainer's `Community` over TLS on the fixture's manual clock: events and their display flag,
@@ -57,6 +58,33 @@ final class HousetainerCommunityTests: HousetainerCommunityTestCase {
         _ = try await community.deleteEvent(.init(eventID: created.id), options: owner)
         let found5 = try await community.listEvents(ongoing, options: owner).events.isEmpty
         XCTAssertTrue(found5)
+    }
+
+    func testHousetainerListsShowTheAuthorsNicknameAndTypeFromTheDirectory() async throws {
+        let user = UserRecord(
+            id: "owner", role: "member", app: "housetainer", email: "owner@example.kr", name: "집주인", phone: "",
+            gender: 0, birthDate: nil, passwordHash: nil, createdAtMilliseconds: 0, nickname: "집주인")
+        let accounts = SQLiteAccountStore(
+            database: fixture.account.environment.database,
+            events: AccountEvents(outbox: fixture.account.environment.outbox),
+            revokedUsers: fixture.account.environment.revokedUsers)
+        let session = SessionRecord(
+            id: "s-owner", familyID: "s-owner", userID: "owner", refreshHash: Array("hash".utf8),
+            createdAtMilliseconds: 0,
+            expiresAtMilliseconds: 1)
+        try await accounts.createUser(user, designer: nil, session: session)
+        try await fixture.account.environment.database.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO housetainer_member (user_id, app, type, inviter_id, invited, created_at_ms)
+                    VALUES ('owner', 'housetainer', 'H', NULL, 0, 0)
+                    """)
+        }
+        let event = try await displayedEvent(try member("owner"))
+        XCTAssertEqual(event.owner?.nickname, "집주인")
+        XCTAssertEqual(event.owner?.type, .housetainer)
+        let comment = try await comment(event.id, "환영해요", by: try member("owner"))
+        XCTAssertEqual(comment.writer?.nickname, "집주인")
     }
 
     func testHousetainerEventBadInputIsRefusedNamingTheField() async throws {

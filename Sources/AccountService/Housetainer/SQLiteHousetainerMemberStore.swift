@@ -255,12 +255,12 @@ struct SQLiteHousetainerMemberStore: HousetainerMemberStore {
                 try db.execute(
                     sql: """
                         UPDATE user SET gender = ?, birth_year = ?, birth_month = ?, birth_day = ?, nickname = ?,
-                            profile_image_id = ?
+                            name = ?, profile_image_id = ?
                         WHERE id = ? AND app = ?
                         """,
                     arguments: [
                         update.gender, update.birthday?.year, update.birthday?.month, update.birthday?.day,
-                        update.nickname, update.photoImageID, id, app.rawValue,
+                        update.nickname, update.nickname, update.photoImageID, id, app.rawValue,
                     ])
                 guard db.changesCount == 1 else { throw HousetainerStoreError.notFound }
                 try events.publicFieldsChanged(userID: id, in: db)

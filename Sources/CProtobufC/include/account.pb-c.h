@@ -200,10 +200,15 @@ struct  Yedi__Account__PublicUser
    * The shop's area: city and district ("서울 강남구").
    */
   char *shop_area;
+  /*
+   * Housetainer's member type (H housetainer, h hometainer, a ordinary); "" in other apps. A
+   * Housetainer member's `name` is their nickname.
+   */
+  char *member_type;
 };
 #define YEDI__ACCOUNT__PUBLIC_USER__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__account__public_user__descriptor) \
-    , (char *)protobuf_c_empty_string, YEDI__ACCOUNT__ROLE__ROLE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, YEDI__ACCOUNT__ROLE__ROLE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 struct  Yedi__Account__Address

@@ -38,6 +38,7 @@ typedef struct Yedi__Housetainer__ListMyInvitationsResponse Yedi__Housetainer__L
 typedef struct Yedi__Housetainer__GetMemberRequest Yedi__Housetainer__GetMemberRequest;
 typedef struct Yedi__Housetainer__Member Yedi__Housetainer__Member;
 typedef struct Yedi__Housetainer__UpdateMemberRequest Yedi__Housetainer__UpdateMemberRequest;
+typedef struct Yedi__Housetainer__Author Yedi__Housetainer__Author;
 typedef struct Yedi__Housetainer__Event Yedi__Housetainer__Event;
 typedef struct Yedi__Housetainer__EventFields Yedi__Housetainer__EventFields;
 typedef struct Yedi__Housetainer__CreateEventRequest Yedi__Housetainer__CreateEventRequest;
@@ -510,6 +511,26 @@ struct  Yedi__Housetainer__UpdateMemberRequest
 
 
 /*
+ * A member as lists show them, from AccountService's directory (cached; empty fields but the id when it
+ * cannot answer).
+ */
+struct  Yedi__Housetainer__Author
+{
+  ProtobufCMessage base;
+  char *id;
+  char *nickname;
+  /*
+   * An image id of ContentService; "" for none.
+   */
+  char *photo_image_id;
+  Yedi__Housetainer__MemberType type;
+};
+#define YEDI__HOUSETAINER__AUTHOR__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__author__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, YEDI__HOUSETAINER__MEMBER_TYPE__MEMBER_TYPE_UNSPECIFIED }
+
+
+/*
  * A social-calendar event. `displayed` false (N) until an admin sets it; only its owner (and admins)
  * see it until then.
  */
@@ -539,10 +560,11 @@ struct  Yedi__Housetainer__Event
   int64_t created_at_ms;
   int64_t updated_at_ms;
   int32_t comment_count;
+  Yedi__Housetainer__Author *owner;
 };
 #define YEDI__HOUSETAINER__EVENT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__event__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, YEDI__HOUSETAINER__SCHEDULE_TYPE__SCHEDULE_TYPE_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, 0, 0, 0, 0, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, YEDI__HOUSETAINER__SCHEDULE_TYPE__SCHEDULE_TYPE_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, 0, 0, 0, 0, 0, NULL }
 
 
 struct  Yedi__Housetainer__EventFields
@@ -710,10 +732,11 @@ struct  Yedi__Housetainer__House
   int32_t comment_count;
   int64_t created_at_ms;
   int64_t updated_at_ms;
+  Yedi__Housetainer__Author *owner;
 };
 #define YEDI__HOUSETAINER__HOUSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__house__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, YEDI__HOUSETAINER__HOUSE_CATEGORY__HOUSE_CATEGORY_UNSPECIFIED, 0,NULL, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, YEDI__HOUSETAINER__HOUSE_CATEGORY__HOUSE_CATEGORY_UNSPECIFIED, 0,NULL, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0, NULL }
 
 
 struct  Yedi__Housetainer__HouseFields
@@ -864,10 +887,11 @@ struct  Yedi__Housetainer__Comment
   char *content;
   int64_t created_at_ms;
   char *house_id;
+  Yedi__Housetainer__Author *writer;
 };
 #define YEDI__HOUSETAINER__COMMENT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__comment__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, NULL }
 
 
 struct  Yedi__Housetainer__GetHomeRequest
@@ -995,10 +1019,11 @@ struct  Yedi__Housetainer__Notification
   protobuf_c_boolean read;
   int64_t created_at_ms;
   char *house_id;
+  Yedi__Housetainer__Author *actor;
 };
 #define YEDI__HOUSETAINER__NOTIFICATION__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__notification__descriptor) \
-    , (char *)protobuf_c_empty_string, YEDI__HOUSETAINER__NOTIFICATION_TYPE__NOTIFICATION_TYPE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, YEDI__HOUSETAINER__NOTIFICATION_TYPE__NOTIFICATION_TYPE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, NULL }
 
 
 struct  Yedi__Housetainer__ListNotificationsRequest
@@ -1474,6 +1499,25 @@ Yedi__Housetainer__UpdateMemberRequest *
                       const uint8_t       *data);
 void   yedi__housetainer__update_member_request__free_unpacked
                      (Yedi__Housetainer__UpdateMemberRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Housetainer__Author methods */
+void   yedi__housetainer__author__init
+                     (Yedi__Housetainer__Author         *message);
+size_t yedi__housetainer__author__get_packed_size
+                     (const Yedi__Housetainer__Author   *message);
+size_t yedi__housetainer__author__pack
+                     (const Yedi__Housetainer__Author   *message,
+                      uint8_t             *out);
+size_t yedi__housetainer__author__pack_to_buffer
+                     (const Yedi__Housetainer__Author   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Housetainer__Author *
+       yedi__housetainer__author__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__housetainer__author__free_unpacked
+                     (Yedi__Housetainer__Author *message,
                       ProtobufCAllocator *allocator);
 /* Yedi__Housetainer__Event methods */
 void   yedi__housetainer__event__init
@@ -2262,6 +2306,9 @@ typedef void (*Yedi__Housetainer__Member_Closure)
 typedef void (*Yedi__Housetainer__UpdateMemberRequest_Closure)
                  (const Yedi__Housetainer__UpdateMemberRequest *message,
                   void *closure_data);
+typedef void (*Yedi__Housetainer__Author_Closure)
+                 (const Yedi__Housetainer__Author *message,
+                  void *closure_data);
 typedef void (*Yedi__Housetainer__Event_Closure)
                  (const Yedi__Housetainer__Event *message,
                   void *closure_data);
@@ -2750,6 +2797,7 @@ extern const ProtobufCMessageDescriptor yedi__housetainer__list_my_invitations_r
 extern const ProtobufCMessageDescriptor yedi__housetainer__get_member_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__housetainer__member__descriptor;
 extern const ProtobufCMessageDescriptor yedi__housetainer__update_member_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__housetainer__author__descriptor;
 extern const ProtobufCMessageDescriptor yedi__housetainer__event__descriptor;
 extern const ProtobufCMessageDescriptor yedi__housetainer__event_fields__descriptor;
 extern const ProtobufCMessageDescriptor yedi__housetainer__create_event_request__descriptor;

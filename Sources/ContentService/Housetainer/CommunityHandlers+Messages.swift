@@ -47,6 +47,7 @@ extension CommunityHandlers {
         let images = Dictionary(
             try await content.store.images(ids: Array(Set(events.flatMap(\.imageIDs)))).map { ($0.id, $0) },
             uniquingKeysWith: { first, _ in first })
+        let owners = await authors.authors(events.map(\.ownerID))
         return events.map { event in
             YediHousetainer.Event(
                 id: event.id, ownerID: event.ownerID, title: event.title,
@@ -55,15 +56,15 @@ extension CommunityHandlers {
                 images: event.imageIDs.compactMap { images[$0] }.map { content.imageRef($0, .signed) },
                 displayed: event.displayed, bookmarked: event.bookmarked,
                 createdAtMs: event.createdAtMilliseconds, updatedAtMs: event.updatedAtMilliseconds,
-                commentCount: Int32(event.commentCount))
+                commentCount: Int32(event.commentCount), owner: owners[event.ownerID])
         }
     }
 
-    static func message(_ comment: CommentRecord) -> YediHousetainer.Comment {
+    static func message(_ comment: CommentRecord, writer: YediHousetainer.Author?) -> YediHousetainer.Comment {
         let (eventID, houseID) = SQLiteCommunityStore.columns(comment.target)
         return YediHousetainer.Comment(
             id: comment.id, writerID: comment.writerID, eventID: eventID ?? "", content: comment.content,
-            createdAtMs: comment.createdAtMilliseconds, houseID: houseID ?? "")
+            createdAtMs: comment.createdAtMilliseconds, houseID: houseID ?? "", writer: writer)
     }
 
     /// The houses with their images' signed URLs (the large variant), one image read.
@@ -71,6 +72,7 @@ extension CommunityHandlers {
         let images = Dictionary(
             try await content.store.images(ids: Array(Set(houses.flatMap(\.fields.imageIDs)))).map { ($0.id, $0) },
             uniquingKeysWith: { first, _ in first })
+        let owners = await authors.authors(houses.map(\.ownerID))
         return houses.map { house in
             YediHousetainer.House(
                 id: house.id, ownerID: house.ownerID, name: house.fields.name, title: house.fields.title,
@@ -80,7 +82,8 @@ extension CommunityHandlers {
                 coverIndex: Int32(house.fields.coverIndex), domestic: house.fields.domestic,
                 location: house.fields.location, detailedLocation: house.fields.detailedLocation,
                 displayed: house.displayed, commentCount: Int32(house.commentCount),
-                createdAtMs: house.createdAtMilliseconds, updatedAtMs: house.updatedAtMilliseconds)
+                createdAtMs: house.createdAtMilliseconds, updatedAtMs: house.updatedAtMilliseconds,
+                owner: owners[house.ownerID])
         }
     }
 

@@ -9,6 +9,8 @@ import YediProto
 struct CommunityHandlers: YediHousetainer.Community.ServiceProtocol, HandlerKitUser {
     let content: ContentHandlers
     let store: any CommunityStore
+    /// Nicknames, photos and types of owners, writers and actors.
+    let authors: CommunityAuthors
 
     var kit: HandlerKit { content.kit }
 
@@ -147,7 +149,7 @@ struct CommunityHandlers: YediHousetainer.Community.ServiceProtocol, HandlerKitU
                     content: content, createdAtMilliseconds: clock.nowMilliseconds),
                 reader: reader)
         }
-        return Self.message(comment)
+        return Self.message(comment, writer: await authors.authors([comment.writerID])[comment.writerID])
     }
 
     func listComments(_ request: YediHousetainer.ListCommentsRequest, context: ServerContext) async throws
@@ -160,8 +162,9 @@ struct CommunityHandlers: YediHousetainer.Community.ServiceProtocol, HandlerKitU
         let comments = try await mapped(CommunityFields.field(target)) {
             try await store.comments(on: target, reader: reader, after: after, limit: limit + 1)
         }
+        let writers = await authors.authors(comments.prefix(limit).map(\.writerID))
         return YediHousetainer.ListCommentsResponse(
-            comments: comments.prefix(limit).map(Self.message),
+            comments: comments.prefix(limit).map { Self.message($0, writer: writers[$0.writerID]) },
             page: list.next(comments.map { PagePosition(key: $0.createdAtMilliseconds, id: $0.id) }, limit: limit))
     }
 
@@ -184,13 +187,14 @@ struct CommunityHandlers: YediHousetainer.Community.ServiceProtocol, HandlerKitU
         let (after, limit) = try list.read(request.page, as: Int64.self)
         let (notifications, unread) = try await store.notifications(
             reader: reader, after: after?.key, limit: limit + 1)
+        let actors = await authors.authors(notifications.prefix(limit).map(\.actorID))
         return YediHousetainer.ListNotificationsResponse(
             notifications: notifications.prefix(limit).map {
                 YediHousetainer.Notification(
                     id: String($0.id), type: YediHousetainer.NotificationType(rawValue: Int32($0.type.rawValue)),
                     actorID: $0.actorID, eventID: SQLiteCommunityStore.columns($0.target).event ?? "",
                     commentID: $0.commentID ?? "", read: $0.read, createdAtMs: $0.createdAtMilliseconds,
-                    houseID: SQLiteCommunityStore.columns($0.target).house ?? "")
+                    houseID: SQLiteCommunityStore.columns($0.target).house ?? "", actor: actors[$0.actorID])
             },
             unreadCount: Int32(unread),
             page: list.next(notifications.map { PagePosition(key: $0.id) }, limit: limit))

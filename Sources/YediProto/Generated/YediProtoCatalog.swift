@@ -265,6 +265,7 @@ public enum YediProtoCatalog {
         YediHousetainer.GetMemberRequest.self,
         YediHousetainer.Member.self,
         YediHousetainer.UpdateMemberRequest.self,
+        YediHousetainer.Author.self,
         YediHousetainer.Event.self,
         YediHousetainer.EventFields.self,
         YediHousetainer.CreateEventRequest.self,

@@ -236,13 +236,18 @@ extension YediAccount {
         /// The shop's area: city and district ("서울 강남구").
         public var shopArea: String
 
-        public init(id: String = "", role: YediAccount.Role = .unspecified, name: String = "", profileImageID: String = "", shopName: String = "", shopArea: String = "") {
+        /// Housetainer's member type (H housetainer, h hometainer, a ordinary); "" in other apps. A
+        /// Housetainer member's `name` is their nickname.
+        public var memberType: String
+
+        public init(id: String = "", role: YediAccount.Role = .unspecified, name: String = "", profileImageID: String = "", shopName: String = "", shopArea: String = "", memberType: String = "") {
             self.id = id
             self.role = role
             self.name = name
             self.profileImageID = profileImageID
             self.shopName = shopName
             self.shopArea = shopArea
+            self.memberType = memberType
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -252,6 +257,7 @@ extension YediAccount {
             try encoder.write(self.profileImageID, at: 4)
             try encoder.write(self.shopName, at: 5)
             try encoder.write(self.shopArea, at: 6)
+            try encoder.write(self.memberType, at: 7)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -261,6 +267,7 @@ extension YediAccount {
             self.profileImageID = try decoder.read(at: 4)
             self.shopName = try decoder.read(at: 5)
             self.shopArea = try decoder.read(at: 6)
+            self.memberType = try decoder.read(at: 7)
         }
     }
 }

@@ -965,6 +965,44 @@ extension YediHousetainer {
 }
 
 extension YediHousetainer {
+    /// A member as lists show them, from AccountService's directory (cached; empty fields but the id when it
+    /// cannot answer).
+    public struct Author: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.housetainer.Author")
+
+        public var id: String
+
+        public var nickname: String
+
+        /// An image id of ContentService; "" for none.
+        public var photoImageID: String
+
+        public var type: YediHousetainer.MemberType
+
+        public init(id: String = "", nickname: String = "", photoImageID: String = "", type: YediHousetainer.MemberType = .unspecified) {
+            self.id = id
+            self.nickname = nickname
+            self.photoImageID = photoImageID
+            self.type = type
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.id, at: 1)
+            try encoder.write(self.nickname, at: 2)
+            try encoder.write(self.photoImageID, at: 3)
+            try encoder.write(self.type, at: 4)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.id = try decoder.read(at: 1)
+            self.nickname = try decoder.read(at: 2)
+            self.photoImageID = try decoder.read(at: 3)
+            self.type = try decoder.read(at: 4)
+        }
+    }
+}
+
+extension YediHousetainer {
     /// A social-calendar event. `displayed` false (N) until an admin sets it; only its owner (and admins)
     /// see it until then.
     public struct Event: ProtoMessage {
@@ -999,7 +1037,9 @@ extension YediHousetainer {
 
         public var commentCount: Int32
 
-        public init(id: String = "", ownerID: String = "", title: String = "", scheduleType: YediHousetainer.ScheduleType = .unspecified, atMs: Int64 = 0, detail: String = "", link: String = "", images: [YediCommon.ImageRef] = [], displayed: Bool = false, bookmarked: Bool = false, createdAtMs: Int64 = 0, updatedAtMs: Int64 = 0, commentCount: Int32 = 0) {
+        public var owner: YediHousetainer.Author?
+
+        public init(id: String = "", ownerID: String = "", title: String = "", scheduleType: YediHousetainer.ScheduleType = .unspecified, atMs: Int64 = 0, detail: String = "", link: String = "", images: [YediCommon.ImageRef] = [], displayed: Bool = false, bookmarked: Bool = false, createdAtMs: Int64 = 0, updatedAtMs: Int64 = 0, commentCount: Int32 = 0, owner: YediHousetainer.Author? = nil) {
             self.id = id
             self.ownerID = ownerID
             self.title = title
@@ -1013,6 +1053,7 @@ extension YediHousetainer {
             self.createdAtMs = createdAtMs
             self.updatedAtMs = updatedAtMs
             self.commentCount = commentCount
+            self.owner = owner
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -1029,6 +1070,7 @@ extension YediHousetainer {
             try encoder.write(self.createdAtMs, at: 11)
             try encoder.write(self.updatedAtMs, at: 12)
             try encoder.write(self.commentCount, at: 13)
+            try encoder.write(self.owner, at: 14)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -1045,6 +1087,7 @@ extension YediHousetainer {
             self.createdAtMs = try decoder.read(at: 11)
             self.updatedAtMs = try decoder.read(at: 12)
             self.commentCount = try decoder.read(at: 13)
+            self.owner = try decoder.read(at: 14)
         }
     }
 }
@@ -1369,7 +1412,9 @@ extension YediHousetainer {
 
         public var updatedAtMs: Int64
 
-        public init(id: String = "", ownerID: String = "", name: String = "", title: String = "", content: String = "", category: YediHousetainer.HouseCategory = .unspecified, images: [YediCommon.ImageRef] = [], coverIndex: Int32 = 0, domestic: Bool = false, location: String = "", detailedLocation: String = "", displayed: Bool = false, commentCount: Int32 = 0, createdAtMs: Int64 = 0, updatedAtMs: Int64 = 0) {
+        public var owner: YediHousetainer.Author?
+
+        public init(id: String = "", ownerID: String = "", name: String = "", title: String = "", content: String = "", category: YediHousetainer.HouseCategory = .unspecified, images: [YediCommon.ImageRef] = [], coverIndex: Int32 = 0, domestic: Bool = false, location: String = "", detailedLocation: String = "", displayed: Bool = false, commentCount: Int32 = 0, createdAtMs: Int64 = 0, updatedAtMs: Int64 = 0, owner: YediHousetainer.Author? = nil) {
             self.id = id
             self.ownerID = ownerID
             self.name = name
@@ -1385,6 +1430,7 @@ extension YediHousetainer {
             self.commentCount = commentCount
             self.createdAtMs = createdAtMs
             self.updatedAtMs = updatedAtMs
+            self.owner = owner
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -1403,6 +1449,7 @@ extension YediHousetainer {
             try encoder.write(self.commentCount, at: 13)
             try encoder.write(self.createdAtMs, at: 14)
             try encoder.write(self.updatedAtMs, at: 15)
+            try encoder.write(self.owner, at: 16)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -1421,6 +1468,7 @@ extension YediHousetainer {
             self.commentCount = try decoder.read(at: 13)
             self.createdAtMs = try decoder.read(at: 14)
             self.updatedAtMs = try decoder.read(at: 15)
+            self.owner = try decoder.read(at: 16)
         }
     }
 }
@@ -1732,13 +1780,16 @@ extension YediHousetainer {
 
         public var houseID: String
 
-        public init(id: String = "", writerID: String = "", eventID: String = "", content: String = "", createdAtMs: Int64 = 0, houseID: String = "") {
+        public var writer: YediHousetainer.Author?
+
+        public init(id: String = "", writerID: String = "", eventID: String = "", content: String = "", createdAtMs: Int64 = 0, houseID: String = "", writer: YediHousetainer.Author? = nil) {
             self.id = id
             self.writerID = writerID
             self.eventID = eventID
             self.content = content
             self.createdAtMs = createdAtMs
             self.houseID = houseID
+            self.writer = writer
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -1748,6 +1799,7 @@ extension YediHousetainer {
             try encoder.write(self.content, at: 4)
             try encoder.write(self.createdAtMs, at: 5)
             try encoder.write(self.houseID, at: 6)
+            try encoder.write(self.writer, at: 7)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -1757,6 +1809,7 @@ extension YediHousetainer {
             self.content = try decoder.read(at: 4)
             self.createdAtMs = try decoder.read(at: 5)
             self.houseID = try decoder.read(at: 6)
+            self.writer = try decoder.read(at: 7)
         }
     }
 }
@@ -1982,7 +2035,9 @@ extension YediHousetainer {
 
         public var houseID: String
 
-        public init(id: String = "", type: YediHousetainer.NotificationType = .unspecified, actorID: String = "", eventID: String = "", commentID: String = "", read: Bool = false, createdAtMs: Int64 = 0, houseID: String = "") {
+        public var actor: YediHousetainer.Author?
+
+        public init(id: String = "", type: YediHousetainer.NotificationType = .unspecified, actorID: String = "", eventID: String = "", commentID: String = "", read: Bool = false, createdAtMs: Int64 = 0, houseID: String = "", actor: YediHousetainer.Author? = nil) {
             self.id = id
             self.type = type
             self.actorID = actorID
@@ -1991,6 +2046,7 @@ extension YediHousetainer {
             self.read = read
             self.createdAtMs = createdAtMs
             self.houseID = houseID
+            self.actor = actor
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -2002,6 +2058,7 @@ extension YediHousetainer {
             try encoder.write(self.read, at: 6)
             try encoder.write(self.createdAtMs, at: 7)
             try encoder.write(self.houseID, at: 8)
+            try encoder.write(self.actor, at: 9)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -2013,6 +2070,7 @@ extension YediHousetainer {
             self.read = try decoder.read(at: 6)
             self.createdAtMs = try decoder.read(at: 7)
             self.houseID = try decoder.read(at: 8)
+            self.actor = try decoder.read(at: 9)
         }
     }
 }
