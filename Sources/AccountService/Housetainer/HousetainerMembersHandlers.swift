@@ -89,6 +89,8 @@ struct HousetainerMembersHandlers: YediHousetainer.Members.ServiceProtocol, Hand
     func checkNickname(_ request: YediHousetainer.CheckNicknameRequest, context: ServerContext) async throws
         -> YediHousetainer.CheckNicknameResponse
     {
+        // Charged to the client's sign-in limits, as the platform's CheckNickname: no cheap enumeration.
+        try account.admit(context)
         let nickname: String
         do {
             nickname = try HousetainerFields.nickname(request.nickname, app: app)
@@ -135,6 +137,7 @@ struct HousetainerMembersHandlers: YediHousetainer.Members.ServiceProtocol, Hand
         let snsURL = try FieldRule.webURL(request.snsURL, field: "sns_url")
         let instagramID = try HousetainerFields.instagramID(request.instagramID)
         _ = try await ticket(request.ticket, context: context)
+        try account.admit(context)
         let now = clock.nowMilliseconds
         let created = try await store.joinWaitlist(
             WaitlistRecord(
