@@ -89,10 +89,10 @@ enum HousetainerMemberStoreContract {
         let found = try await store.invitation(code: "22222222", app: app)
         XCTAssertEqual(found?.status(now: now, lifetime: week), .expired)
         XCTAssertEqual(found?.inviterNickname, "닉host")
-        let found1 = try await store.invitation(code: "22222222", app: "zipadoo")
-        XCTAssertNil(found1, "codes are the app's")
-        let found2 = try await store.invitations(inviterID: "host", app: app).map(\.id)
-        XCTAssertEqual(found2, ["i4", "i3", "i1", "i2"])
+        let invitation = try await store.invitation(code: "22222222", app: "zipadoo")
+        XCTAssertNil(invitation, "codes are the app's")
+        let invitationIDs = try await store.invitations(inviterID: "host", app: app).map(\.id)
+        XCTAssertEqual(invitationIDs, ["i4", "i3", "i1", "i2"])
     }
 
     static func signUpTurnsTheCodeJoinedOnceAndRecordsTheInviter(
@@ -112,8 +112,8 @@ enum HousetainerMemberStoreContract {
             try await signUp("a", email: "a@example.kr", code: code, nickname: "호스트", store, accounts: accounts)
             XCTFail("a taken nickname")
         } catch HousetainerStoreError.nicknameTaken {}
-        let found3 = try await accounts.user(id: "x")
-        XCTAssertNil(found3, "nothing of a refused signup is written")
+        let user = try await accounts.user(id: "x")
+        XCTAssertNil(user, "nothing of a refused signup is written")
         try await signUp("a", email: "a@example.kr", code: code, nickname: "에이", store, accounts: accounts)
         do {
             try await signUp("a2", email: "a@example.kr", code: code, nickname: "에이둘", store, accounts: accounts)
@@ -121,12 +121,12 @@ enum HousetainerMemberStoreContract {
         } catch HousetainerStoreError.identityTaken {}
         let invited = try await store.member(id: "a", app: app)
         XCTAssertEqual(invited?.inviterNickname, "호스트")
-        let found4 = try await store.member(id: "host", app: app)?.buddies
-        XCTAssertEqual(found4, ["에이"])
-        let found5 = try await store.invitation(code: code, app: app)?.stored
-        XCTAssertEqual(found5, .joined)
-        let found6 = try await store.member(id: "a", app: "slp")
-        XCTAssertNil(found6)
+        let buddies = try await store.member(id: "host", app: app)?.buddies
+        XCTAssertEqual(buddies, ["에이"])
+        let stored = try await store.invitation(code: code, app: app)?.stored
+        XCTAssertEqual(stored, .joined)
+        let member = try await store.member(id: "a", app: "slp")
+        XCTAssertNil(member)
         // An S code past its lifetime signs nobody up.
         let old = try await invite(
             store, invitation("i2", from: "host", to: "b@example.kr", at: now - week), code: "11112222")
@@ -141,22 +141,22 @@ enum HousetainerMemberStoreContract {
     ) async throws {
         try await signUp("a", email: "a@example.kr", code: nil, nickname: "에이", store, accounts: accounts)
         let google = VerifiedIdentity(kind: "google", subject: "a", email: "a@example.kr")
-        let found7 = try await store.signIn(identity: google, app: app, now: now)
-        XCTAssertEqual(found7, "a")
+        let signedIn = try await store.signIn(identity: google, app: app, now: now)
+        XCTAssertEqual(signedIn, "a")
         let kakao = VerifiedIdentity(kind: "kakao", subject: "77", email: "A@example.kr")
-        let found8 = try await store.signIn(identity: kakao, app: app, now: now)
-        XCTAssertEqual(found8, "a")
-        let found9 = try await store.signIn(
+        let signedIn2 = try await store.signIn(identity: kakao, app: app, now: now)
+        XCTAssertEqual(signedIn2, "a")
+        let signedIn3 = try await store.signIn(
             identity: VerifiedIdentity(kind: "kakao", subject: "77"), app: app, now: now)
         XCTAssertEqual(
-            found9, "a",
+            signedIn3, "a",
             "linked on the first sign-in")
-        let found10 = try await store.signIn(identity: google, app: "zipadoo", now: now)
-        XCTAssertNil(found10)
-        let found11 = try await store.signIn(
+        let signedIn4 = try await store.signIn(identity: google, app: "zipadoo", now: now)
+        XCTAssertNil(signedIn4)
+        let signedIn5 = try await store.signIn(
             identity: VerifiedIdentity(kind: "naver", subject: "n", email: "b@example.kr"), app: app, now: now)
         XCTAssertNil(
-            found11)
+            signedIn5)
     }
 
     static func waitlistKeepsOneEntryPerAddressNewestFirst(
@@ -167,19 +167,19 @@ enum HousetainerMemberStoreContract {
                 app: app, email: email, snsURL: "https://x.com", instagramID: instagram, createdAtMilliseconds: time,
                 updatedAtMilliseconds: time)
         }
-        let found12 = try await store.joinWaitlist(entry("a@example.kr", "a", at: 1))
-        XCTAssertTrue(found12)
-        let found13 = try await store.joinWaitlist(entry("b@example.kr", "b", at: 2))
-        XCTAssertTrue(found13)
-        let found14 = try await store.joinWaitlist(entry("a@example.kr", "a2", at: 3))
-        XCTAssertFalse(found14)
+        let added = try await store.joinWaitlist(entry("a@example.kr", "a", at: 1))
+        XCTAssertTrue(added)
+        let added2 = try await store.joinWaitlist(entry("b@example.kr", "b", at: 2))
+        XCTAssertTrue(added2)
+        let added3 = try await store.joinWaitlist(entry("a@example.kr", "a2", at: 3))
+        XCTAssertFalse(added3)
         let page = try await store.waitlist(app: app, after: nil, limit: 10)
         XCTAssertEqual(page.map(\.instagramID), ["b", "a2"])
         XCTAssertEqual(page.last?.createdAtMilliseconds, 1, "a repeat keeps the entry's first time")
         let next = try await store.waitlist(app: app, after: PagePosition(key: 2, id: "b@example.kr"), limit: 10)
         XCTAssertEqual(next.map(\.email), ["a@example.kr"])
-        let found15 = try await store.waitlist(app: "zipadoo", after: nil, limit: 10).isEmpty
-        XCTAssertTrue(found15)
+        let noWaitlist = try await store.waitlist(app: "zipadoo", after: nil, limit: 10).isEmpty
+        XCTAssertTrue(noWaitlist)
     }
 
     static func deletingAMemberFreesTheSlotAndForgetsTheirAddress(
@@ -195,18 +195,18 @@ enum HousetainerMemberStoreContract {
             WaitlistRecord(
                 app: app, email: "a@example.kr", snsURL: "https://x.com", instagramID: "a", createdAtMilliseconds: 1,
                 updatedAtMilliseconds: 1))
-        let found16 = try await accounts.deleteAccount(userID: "a", now: now)
-        XCTAssertTrue(found16)
-        let found17 = try await store.invitations(inviterID: "host", app: app).map(\.id)
-        XCTAssertEqual(found17, ["i3"], "the slot is free")
-        let found18 = try await store.invitation(code: "22223333", app: app)
-        XCTAssertNil(found18, "their invitations go")
-        let found19 = try await store.waitlist(app: app, after: nil, limit: 10).isEmpty
-        XCTAssertTrue(found19)
-        let found20 = try await store.member(id: "host", app: app)?.buddies
-        XCTAssertEqual(found20, ["제트"])
-        let found21 = try await accounts.deleteAccount(userID: "host", now: now)
-        XCTAssertTrue(found21)
+        let deleted = try await accounts.deleteAccount(userID: "a", now: now)
+        XCTAssertTrue(deleted)
+        let invitationIDs = try await store.invitations(inviterID: "host", app: app).map(\.id)
+        XCTAssertEqual(invitationIDs, ["i3"], "the slot is free")
+        let invitation = try await store.invitation(code: "22223333", app: app)
+        XCTAssertNil(invitation, "their invitations go")
+        let noWaitlist = try await store.waitlist(app: app, after: nil, limit: 10).isEmpty
+        XCTAssertTrue(noWaitlist)
+        let buddies = try await store.member(id: "host", app: app)?.buddies
+        XCTAssertEqual(buddies, ["제트"])
+        let deleted2 = try await accounts.deleteAccount(userID: "host", now: now)
+        XCTAssertTrue(deleted2)
         let orphan = try await store.member(id: "z", app: app)
         XCTAssertEqual(orphan?.inviterLeft, true, "a buddy's inviter becomes \"left\"")
         XCTAssertNil(orphan?.inviterNickname)

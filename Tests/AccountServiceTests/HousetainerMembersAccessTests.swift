@@ -75,8 +75,8 @@ final class HousetainerMembersAccessTests: HousetainerTestCase {
         let buddyPage = try await members.getMember(.init(memberID: buddy.id), options: host)
         XCTAssertTrue(buddyPage.inviterLeft)
         let admin = try fixture.token("ht-admin", app: "housetainer", role: "admin")
-        let found1 = try await members.listWaitlist(.init(), options: admin).entries.isEmpty
-        XCTAssertTrue(found1)
+        let noEntries = try await members.listWaitlist(.init(), options: admin).entries.isEmpty
+        XCTAssertTrue(noEntries)
         // The address may be invited again, and nothing of theirs is left in the tables.
         _ = try await invite("guest@example.kr", by: host)
         let database = fixture.service.environment.database

@@ -49,9 +49,9 @@ final class HousetainerCommunityAccessTests: HousetainerCommunityTestCase {
         XCTAssertEqual(events.events.map(\.id), [mine.id])
         XCTAssertEqual(events.events.first?.commentCount, 0)
         XCTAssertEqual(events.events.first?.bookmarked, false)
-        let found1 = try await notifications(kept).notifications.isEmpty
-        XCTAssertTrue(found1)
-        let found2 = try await community.listMyBookmarks(.init(), options: kept).events.isEmpty
-        XCTAssertTrue(found2)
+        let noNotifications = try await notifications(kept).notifications.isEmpty
+        XCTAssertTrue(noNotifications)
+        let noEvents = try await community.listMyBookmarks(.init(), options: kept).events.isEmpty
+        XCTAssertTrue(noEvents)
     }
 }

@@ -24,12 +24,12 @@ final class HousetainerCommunityTests: HousetainerCommunityTestCase {
         XCTAssertEqual(retried.id, created.id, "a retry with the same client id is the same event")
 
         let ongoing = YediHousetainer.ListEventsRequest(period: .ongoing)
-        let found1 = try await community.listEvents(ongoing, options: owner).events.map(\.id)
-        XCTAssertEqual(found1, [created.id])
-        let found2 = try await community.listEvents(ongoing, options: other).events.isEmpty
-        XCTAssertTrue(found2)
-        let found3 = try await community.listEvents(ongoing, options: try admin).events.map(\.id)
-        XCTAssertEqual(found3, [created.id])
+        let eventIDs = try await community.listEvents(ongoing, options: owner).events.map(\.id)
+        XCTAssertEqual(eventIDs, [created.id])
+        let noEvents = try await community.listEvents(ongoing, options: other).events.isEmpty
+        XCTAssertTrue(noEvents)
+        let eventIDs2 = try await community.listEvents(ongoing, options: try admin).events.map(\.id)
+        XCTAssertEqual(eventIDs2, [created.id])
         await assertRefused(.notFound, field: "event_id") {
             _ = try await self.community.getEvent(.init(eventID: created.id), options: other)
         }
@@ -41,8 +41,8 @@ final class HousetainerCommunityTests: HousetainerCommunityTestCase {
         }
 
         _ = try await community.setEventDisplay(.init(eventID: created.id, displayed: true), options: try admin)
-        let found4 = try await community.listEvents(ongoing, options: other).events.map(\.id)
-        XCTAssertEqual(found4, [created.id])
+        let eventIDs3 = try await community.listEvents(ongoing, options: other).events.map(\.id)
+        XCTAssertEqual(eventIDs3, [created.id])
         await assertRefused(.permissionDenied, field: "event_id") {
             _ = try await self.community.updateEvent(.init(eventID: created.id, fields: fields), options: other)
         }
@@ -56,8 +56,8 @@ final class HousetainerCommunityTests: HousetainerCommunityTestCase {
         XCTAssertEqual(updated.title, "바뀐 제목")
         XCTAssertEqual(updated.images.map(\.id), changed.imageIDs, "images kept in order")
         _ = try await community.deleteEvent(.init(eventID: created.id), options: owner)
-        let found5 = try await community.listEvents(ongoing, options: owner).events.isEmpty
-        XCTAssertTrue(found5)
+        let noEvents2 = try await community.listEvents(ongoing, options: owner).events.isEmpty
+        XCTAssertTrue(noEvents2)
     }
 
     func testHousetainerListsShowTheAuthorsNicknameAndTypeFromTheDirectory() async throws {
@@ -116,10 +116,10 @@ final class HousetainerCommunityTests: HousetainerCommunityTestCase {
         let owner = try member("owner")
         let fan = try member("fan")
         let event = try await displayedEvent(owner)
-        let found6 = try await community.bookmark(.init(eventID: event.id), options: owner).changed
-        XCTAssertTrue(found6)
-        let found7 = try await notifications(owner).notifications.isEmpty
-        XCTAssertTrue(found7, "no notification to oneself")
+        let changed = try await community.bookmark(.init(eventID: event.id), options: owner).changed
+        XCTAssertTrue(changed)
+        let noNotifications = try await notifications(owner).notifications.isEmpty
+        XCTAssertTrue(noNotifications, "no notification to oneself")
 
         let community = self.community
         let results = try await (0..<50).concurrentMap { _ in
@@ -129,17 +129,17 @@ final class HousetainerCommunityTests: HousetainerCommunityTestCase {
         let inbox = try await notifications(owner)
         XCTAssertEqual(inbox.notifications.map(\.type), [.eventBookmarked], "and one notification")
         XCTAssertEqual(inbox.notifications.first?.actorID, "fan")
-        let found8 = try await community.getEvent(.init(eventID: event.id), options: fan).bookmarked
-        XCTAssertTrue(found8)
-        let found9 = try await community.listMyBookmarks(.init(), options: fan).events.map(\.id)
+        let bookmarked = try await community.getEvent(.init(eventID: event.id), options: fan).bookmarked
+        XCTAssertTrue(bookmarked)
+        let eventIDs = try await community.listMyBookmarks(.init(), options: fan).events.map(\.id)
         XCTAssertEqual(
-            found9, [event.id])
-        let found10 = try await community.unbookmark(.init(eventID: event.id), options: fan).changed
-        XCTAssertTrue(found10)
-        let found11 = try await community.unbookmark(.init(eventID: event.id), options: fan).changed
-        XCTAssertFalse(found11)
-        let found12 = try await community.getEvent(.init(eventID: event.id), options: fan).bookmarked
-        XCTAssertFalse(found12)
+            eventIDs, [event.id])
+        let changed2 = try await community.unbookmark(.init(eventID: event.id), options: fan).changed
+        XCTAssertTrue(changed2)
+        let changed3 = try await community.unbookmark(.init(eventID: event.id), options: fan).changed
+        XCTAssertFalse(changed3)
+        let bookmarked2 = try await community.getEvent(.init(eventID: event.id), options: fan).bookmarked
+        XCTAssertFalse(bookmarked2)
     }
 
     func testHousetainerCommentsNotifyEachRecipientOnceAndTheirNotificationsGoWithThem() async throws {
@@ -154,16 +154,16 @@ final class HousetainerCommunityTests: HousetainerCommunityTestCase {
         XCTAssertEqual(
             ownerInbox.notifications.map(\.type), [.eventCommented, .eventBookmarked],
             "an owner who bookmarked their own event gets one per comment")
-        let found13 = try await notifications(fan).notifications.map(\.type)
+        let types = try await notifications(fan).notifications.map(\.type)
         XCTAssertEqual(
-            found13, [.bookmarkedEventCommented])
-        let found14 = try await notifications(writer).notifications.isEmpty
-        XCTAssertTrue(found14, "never the writer")
+            types, [.bookmarkedEventCommented])
+        let noNotifications = try await notifications(writer).notifications.isEmpty
+        XCTAssertTrue(noNotifications, "never the writer")
         _ = try await comment(event.id, "제가 주최해요", by: owner)
-        let found15 = try await notifications(owner).notifications.count
-        XCTAssertEqual(found15, 2, "not for the owner's own comment")
-        let found16 = try await notifications(fan).notifications.count
-        XCTAssertEqual(found16, 2)
+        let notificationCount = try await notifications(owner).notifications.count
+        XCTAssertEqual(notificationCount, 2, "not for the owner's own comment")
+        let notificationCount2 = try await notifications(fan).notifications.count
+        XCTAssertEqual(notificationCount2, 2)
 
         await assertRefused(.invalidArgument, field: "content") {
             _ = try await self.comment(event.id, "   ", by: writer)
@@ -176,12 +176,12 @@ final class HousetainerCommunityTests: HousetainerCommunityTestCase {
             _ = try await self.community.deleteComment(.init(commentID: first.id), options: fan)
         }
         _ = try await community.deleteComment(.init(commentID: first.id), options: writer)
-        let found17 = try await notifications(fan).notifications.contains { $0.commentID == first.id }
+        let mentioned = try await notifications(fan).notifications.contains { $0.commentID == first.id }
         XCTAssertFalse(
-            found17,
+            mentioned,
             "a deleted comment's notifications are gone")
-        let found18 = try await notifications(owner).notifications.contains { $0.commentID == first.id }
-        XCTAssertFalse(found18)
+        let mentioned2 = try await notifications(owner).notifications.contains { $0.commentID == first.id }
+        XCTAssertFalse(mentioned2)
         let comments = try await community.listComments(
             .init(target: .init(target: .eventID(event.id))), options: fan)
         XCTAssertEqual(comments.comments.count, 2)
@@ -204,10 +204,10 @@ final class HousetainerCommunityTests: HousetainerCommunityTestCase {
         await assertRefused(.invalidArgument, field: "member_id") {
             _ = try await self.community.block(.init(memberID: "me"), options: me)
         }
-        let found19 = try await community.block(.init(memberID: "pest"), options: me).changed
-        XCTAssertTrue(found19)
-        let found20 = try await community.block(.init(memberID: "pest"), options: me).changed
-        XCTAssertFalse(found20)
+        let changed = try await community.block(.init(memberID: "pest"), options: me).changed
+        XCTAssertTrue(changed)
+        let changed2 = try await community.block(.init(memberID: "pest"), options: me).changed
+        XCTAssertFalse(changed2)
 
         let first = try await community.listEvents(.init(period: .ongoing, page: .init(limit: 4)), options: me)
         XCTAssertEqual(first.events.map(\.ownerID), ["friend", "friend", "friend", "friend"], "a full page")
@@ -216,18 +216,18 @@ final class HousetainerCommunityTests: HousetainerCommunityTestCase {
         XCTAssertEqual(second.events.map(\.id), Array(friendEvents.suffix(2)) + [mine.id])
         let comments = try await community.listComments(.init(target: .init(target: .eventID(mine.id))), options: me)
         XCTAssertEqual(comments.comments.map(\.writerID), ["friend"])
-        let found21 = try await notifications(me).notifications.map(\.actorID)
-        XCTAssertEqual(found21, ["friend"])
-        let found22 = try await notifications(me).unreadCount
-        XCTAssertEqual(found22, 1)
-        let found23 = try await community.listMemberEvents(.init(memberID: "pest"), options: me).events.isEmpty
-        XCTAssertTrue(found23)
-        let found24 = try await community.listMemberEvents(.init(memberID: "pest"), options: friend).events.count
+        let actors = try await notifications(me).notifications.map(\.actorID)
+        XCTAssertEqual(actors, ["friend"])
+        let unreadCount = try await notifications(me).unreadCount
+        XCTAssertEqual(unreadCount, 1)
+        let noEvents = try await community.listMemberEvents(.init(memberID: "pest"), options: me).events.isEmpty
+        XCTAssertTrue(noEvents)
+        let eventCount = try await community.listMemberEvents(.init(memberID: "pest"), options: friend).events.count
         XCTAssertEqual(
-            found24, 6)
+            eventCount, 6)
         _ = try await community.unblock(.init(memberID: "pest"), options: me)
-        let found25 = try await notifications(me).notifications.count
-        XCTAssertEqual(found25, 2)
+        let notificationCount = try await notifications(me).notifications.count
+        XCTAssertEqual(notificationCount, 2)
     }
 
     func testHousetainerNotificationsPageByTenAndMarkReadUpToTheNewestShown() async throws {

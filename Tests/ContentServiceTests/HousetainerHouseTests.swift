@@ -66,8 +66,8 @@ final class HousetainerHouseTests: HousetainerCommunityTestCase {
         let inbox = try await notifications(host)
         XCTAssertEqual(inbox.notifications.map(\.type), [.houseCommented])
         XCTAssertEqual(inbox.notifications.first?.houseID, created.id)
-        let found1 = try await notifications(member).notifications.isEmpty
-        XCTAssertTrue(found1)
+        let noNotifications = try await notifications(member).notifications.isEmpty
+        XCTAssertTrue(noNotifications)
         let counted = try await community.getHouse(.init(houseID: created.id), options: member)
         XCTAssertEqual(counted.commentCount, 1)
 
