@@ -21,11 +21,20 @@ final class HousetainerCommunityAccessTests: HousetainerCommunityTestCase {
             ("slp", try member("slp-member", app: "slp"), true),
             ("zipadoo", try member("zipadoo-member", app: "zipadoo"), true),
         ]
+        // A service certificate (AccountService's) calls SERVICE methods only.
+        let serviceClient = try RPCClient(
+            configuration: fixture.harness.clientConfiguration(
+                port: try await fixture.content.port, identity: "account"))
+        let run = Task { await serviceClient.run() }
+        let clients =
+            callers.map { ($0.0, fixture.contentClient, $0.1, $0.refused) } + [
+                ("service", serviceClient, CallOptions(timeout: .seconds(10)), true)
+            ]
         for method in service.methods {
-            for (name, options, refused) in callers {
+            for (name, client, options, refused) in clients {
                 var got = StatusCode.ok
                 do {
-                    _ = try await fixture.contentClient.unary(method, payload: [], options: options)
+                    _ = try await client.unary(method, payload: [], options: options)
                 } catch let error as RPCError {
                     got = error.code
                 }
@@ -33,6 +42,8 @@ final class HousetainerCommunityAccessTests: HousetainerCommunityTestCase {
                 if refused { XCTAssertEqual(got, .permissionDenied, "\(method.fullName) by \(name)") }
             }
         }
+        serviceClient.beginGracefulShutdown()
+        await run.value
     }
 
     func testHousetainerPurgeUserRemovesTheirEventsCommentsBookmarksNotificationsAndBlocks() async throws {
