@@ -29,24 +29,26 @@ final class ServiceProcess: @unchecked Sendable {
     private let process: RunningProcess
     private let harness: ServiceHarness
 
-    /// Starts `executable` and waits until its health check answers SERVING.
+    /// Starts `executable` (with `arguments` beside the test ones: `--apps FOLDER`) and waits until its
+    /// health check answers SERVING.
     static func start(
         _ executable: String,
         harness: ServiceHarness,
         dataDirectory: String,
         peers: [String: Int],
+        arguments: [String] = [],
         timeout: TimeInterval = 60
     ) async throws -> ServiceProcess {
         let service = try ServiceProcess(
             executable, harness: harness, dataDirectory: dataDirectory, port: try ServiceHarness.unusedPort(),
-            metricsPort: try ServiceHarness.unusedPort(), peers: peers)
+            metricsPort: try ServiceHarness.unusedPort(), peers: peers, extraArguments: arguments)
         try await service.waitUntilServing(timeout: timeout)
         return service
     }
 
     private init(
         _ executable: String, harness: ServiceHarness, dataDirectory: String, port: Int, metricsPort: Int,
-        peers: [String: Int]
+        peers: [String: Int], extraArguments: [String]
     ) throws {
         self.executable = executable
         self.harness = harness
@@ -62,6 +64,7 @@ final class ServiceProcess: @unchecked Sendable {
         for (name, peerPort) in peers.sorted(by: { $0.key < $1.key }) {
             arguments += ["--peer", "\(name)=127.0.0.1:\(peerPort)"]
         }
+        arguments += extraArguments
         process = try RunningProcess(try BuiltProducts.path(executable), arguments)
     }
 
