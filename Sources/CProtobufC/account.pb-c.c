@@ -3627,7 +3627,7 @@ const ProtobufCMessageDescriptor yedi__account__user__descriptor =
   (ProtobufCMessageInit) yedi__account__user__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__account__public_user__field_descriptors[6] =
+static const ProtobufCFieldDescriptor yedi__account__public_user__field_descriptors[7] =
 {
   {
     "id",
@@ -3701,9 +3701,22 @@ static const ProtobufCFieldDescriptor yedi__account__public_user__field_descript
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "member_type",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__PublicUser, member_type),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__account__public_user__field_indices_by_name[] = {
   0,   /* field[0] = id */
+  6,   /* field[6] = member_type */
   2,   /* field[2] = name */
   3,   /* field[3] = profile_image_id */
   1,   /* field[1] = role */
@@ -3713,7 +3726,7 @@ static const unsigned yedi__account__public_user__field_indices_by_name[] = {
 static const ProtobufCIntRange yedi__account__public_user__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 6 }
+  { 0, 7 }
 };
 const ProtobufCMessageDescriptor yedi__account__public_user__descriptor =
 {
@@ -3723,7 +3736,7 @@ const ProtobufCMessageDescriptor yedi__account__public_user__descriptor =
   "Yedi__Account__PublicUser",
   "yedi.account",
   sizeof(Yedi__Account__PublicUser),
-  6,
+  7,
   yedi__account__public_user__field_descriptors,
   yedi__account__public_user__field_indices_by_name,
   1,  yedi__account__public_user__number_ranges,
@@ -7535,7 +7548,7 @@ const ProtobufCMessageDescriptor yedi__account__mark_read_response__descriptor =
   (ProtobufCMessageInit) yedi__account__mark_read_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__account__notify_request__field_descriptors[6] =
+static const ProtobufCFieldDescriptor yedi__account__notify_request__field_descriptors[7] =
 {
   {
     "user_id",
@@ -7609,19 +7622,32 @@ static const ProtobufCFieldDescriptor yedi__account__notify_request__field_descr
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "push_only",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Account__NotifyRequest, push_only),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__account__notify_request__field_indices_by_name[] = {
   1,   /* field[1] = app */
   4,   /* field[4] = body */
   5,   /* field[5] = data */
   2,   /* field[2] = kind */
+  6,   /* field[6] = push_only */
   3,   /* field[3] = title */
   0,   /* field[0] = user_id */
 };
 static const ProtobufCIntRange yedi__account__notify_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 6 }
+  { 0, 7 }
 };
 const ProtobufCMessageDescriptor yedi__account__notify_request__descriptor =
 {
@@ -7631,7 +7657,7 @@ const ProtobufCMessageDescriptor yedi__account__notify_request__descriptor =
   "Yedi__Account__NotifyRequest",
   "yedi.account",
   sizeof(Yedi__Account__NotifyRequest),
-  6,
+  7,
   yedi__account__notify_request__field_descriptors,
   yedi__account__notify_request__field_indices_by_name,
   1,  yedi__account__notify_request__number_ranges,

@@ -192,6 +192,66 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__echo__expand_request__descriptor,
     &yedi__health__health_check_request__descriptor,
     &yedi__health__health_check_response__descriptor,
+    &yedi__housetainer__sign_in_request__descriptor,
+    &yedi__housetainer__sign_in_response__descriptor,
+    &yedi__housetainer__verify_invitation_request__descriptor,
+    &yedi__housetainer__verify_invitation_response__descriptor,
+    &yedi__housetainer__check_nickname_request__descriptor,
+    &yedi__housetainer__check_nickname_response__descriptor,
+    &yedi__housetainer__accepted_term__descriptor,
+    &yedi__housetainer__sign_up_request__descriptor,
+    &yedi__housetainer__sign_up_response__descriptor,
+    &yedi__housetainer__join_waitlist_request__descriptor,
+    &yedi__housetainer__join_waitlist_response__descriptor,
+    &yedi__housetainer__waitlist_entry__descriptor,
+    &yedi__housetainer__list_waitlist_request__descriptor,
+    &yedi__housetainer__list_waitlist_response__descriptor,
+    &yedi__housetainer__create_invitation_request__descriptor,
+    &yedi__housetainer__invitation__descriptor,
+    &yedi__housetainer__list_my_invitations_request__descriptor,
+    &yedi__housetainer__list_my_invitations_response__descriptor,
+    &yedi__housetainer__get_member_request__descriptor,
+    &yedi__housetainer__member__descriptor,
+    &yedi__housetainer__update_member_request__descriptor,
+    &yedi__housetainer__author__descriptor,
+    &yedi__housetainer__event__descriptor,
+    &yedi__housetainer__event_fields__descriptor,
+    &yedi__housetainer__create_event_request__descriptor,
+    &yedi__housetainer__update_event_request__descriptor,
+    &yedi__housetainer__event_request__descriptor,
+    &yedi__housetainer__delete_event_response__descriptor,
+    &yedi__housetainer__set_event_display_request__descriptor,
+    &yedi__housetainer__list_events_request__descriptor,
+    &yedi__housetainer__list_member_events_request__descriptor,
+    &yedi__housetainer__list_my_bookmarks_request__descriptor,
+    &yedi__housetainer__list_events_response__descriptor,
+    &yedi__housetainer__bookmark_response__descriptor,
+    &yedi__housetainer__house__descriptor,
+    &yedi__housetainer__house_fields__descriptor,
+    &yedi__housetainer__create_house_request__descriptor,
+    &yedi__housetainer__update_house_request__descriptor,
+    &yedi__housetainer__house_request__descriptor,
+    &yedi__housetainer__set_house_display_request__descriptor,
+    &yedi__housetainer__list_houses_request__descriptor,
+    &yedi__housetainer__list_member_houses_request__descriptor,
+    &yedi__housetainer__list_houses_response__descriptor,
+    &yedi__housetainer__comment_target__descriptor,
+    &yedi__housetainer__comment__descriptor,
+    &yedi__housetainer__get_home_request__descriptor,
+    &yedi__housetainer__home__descriptor,
+    &yedi__housetainer__set_picks_request__descriptor,
+    &yedi__housetainer__add_comment_request__descriptor,
+    &yedi__housetainer__list_comments_request__descriptor,
+    &yedi__housetainer__list_comments_response__descriptor,
+    &yedi__housetainer__delete_comment_request__descriptor,
+    &yedi__housetainer__delete_comment_response__descriptor,
+    &yedi__housetainer__notification__descriptor,
+    &yedi__housetainer__list_notifications_request__descriptor,
+    &yedi__housetainer__list_notifications_response__descriptor,
+    &yedi__housetainer__mark_notifications_read_request__descriptor,
+    &yedi__housetainer__mark_notifications_read_response__descriptor,
+    &yedi__housetainer__block_request__descriptor,
+    &yedi__housetainer__block_response__descriptor,
     &yedi__moderation__case__descriptor,
     &yedi__moderation__report_member_request__descriptor,
     &yedi__moderation__report_member_response__descriptor,
@@ -252,10 +312,10 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__slp__get_match_response__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 248; }
+size_t yedi_message_descriptor_count(void) { return 308; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 248 ? message_descriptors[index] : NULL;
+    return index < 308 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
@@ -279,6 +339,14 @@ static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
     &yedi__content__moderated_kind__descriptor,
     &yedi__content__moderation_action__descriptor,
     &yedi__health__health_check_response__serving_status__descriptor,
+    &yedi__housetainer__member_type__descriptor,
+    &yedi__housetainer__invitation_status__descriptor,
+    &yedi__housetainer__sign_in_outcome__descriptor,
+    &yedi__housetainer__nickname_availability__descriptor,
+    &yedi__housetainer__schedule_type__descriptor,
+    &yedi__housetainer__event_period__descriptor,
+    &yedi__housetainer__house_category__descriptor,
+    &yedi__housetainer__notification_type__descriptor,
     &yedi__moderation__case_kind__descriptor,
     &yedi__rpc__frame_kind__descriptor,
     &yedi__slp__matching_state__descriptor,
@@ -292,10 +360,10 @@ static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
     &yedi__slp__end_match_outcome__descriptor,
 };
 
-size_t yedi_enum_descriptor_count(void) { return 31; }
+size_t yedi_enum_descriptor_count(void) { return 39; }
 
 const ProtobufCEnumDescriptor *yedi_enum_descriptor_at(size_t index) {
-    return index < 31 ? enum_descriptors[index] : NULL;
+    return index < 39 ? enum_descriptors[index] : NULL;
 }
 
 static const ProtobufCServiceDescriptor *const service_descriptors[] = {
@@ -308,6 +376,8 @@ static const ProtobufCServiceDescriptor *const service_descriptors[] = {
     &yedi__content__content_moderation__descriptor,
     &yedi__echo__echo__descriptor,
     &yedi__health__health__descriptor,
+    &yedi__housetainer__members__descriptor,
+    &yedi__housetainer__community__descriptor,
     &yedi__moderation__moderation__descriptor,
     &yedi__runtime__dev_clock__descriptor,
     &yedi__runtime__revocations__descriptor,
@@ -315,8 +385,8 @@ static const ProtobufCServiceDescriptor *const service_descriptors[] = {
     &yedi__slp__matching__descriptor,
 };
 
-size_t yedi_service_descriptor_count(void) { return 14; }
+size_t yedi_service_descriptor_count(void) { return 16; }
 
 const ProtobufCServiceDescriptor *yedi_service_descriptor_at(size_t index) {
-    return index < 14 ? service_descriptors[index] : NULL;
+    return index < 16 ? service_descriptors[index] : NULL;
 }

@@ -16,15 +16,20 @@ enum ContentServiceDefinition: ServiceDefinition {
 
     static func migrate(_ migrator: inout DatabaseMigrator) {
         ContentSchema.migrate(&migrator)
+        CommunitySchema.migrate(&migrator)
     }
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
-        services(try await handlers(env))
+        services(try await handlers(env), env: env)
     }
 
-    /// Every service the process hosts: the content, and its operators' moderation on the same store.
-    static func services(_ content: ContentHandlers) -> [any RPCService] {
-        [content, ContentModerationHandlers(store: content.store, kit: content.kit)]
+    /// Every service the process hosts: the content, its operators' moderation on the same store, and
+    /// Housetainer's community beside the images it shows.
+    static func services(_ content: ContentHandlers, env: ServiceEnvironment) -> [any RPCService] {
+        [
+            content, ContentModerationHandlers(store: content.store, kit: content.kit),
+            community(env, content: content),
+        ]
     }
 
     /// The handlers on `env`. Tests pass their own blob store (to count reads) or peers (to count calls).

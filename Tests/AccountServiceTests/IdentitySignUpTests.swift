@@ -35,32 +35,43 @@ final class IdentitySignUpTests: XCTestCase {
 
     func testIdentityDevelopmentAssertionSignsUpThenSignsInWithAProvider() async throws {
         let fixture = try await AccountFixture.startServingApps()
-        let assertion = YediAccount.ProviderAssertion(provider: "google", token: "dev:google:alice:alice@example.com")
+        let assertion = YediAccount.ProviderAssertion(provider: "kakao", token: "dev:kakao:alice:alice@example.com")
         let first = try ticket(
             try await fixture.identity.verifyProvider(
-                .init(assertion: assertion), options: AccountFixture.inApp("housetainer")))
-        XCTAssertEqual(first.identity, "google:alice")
+                .init(assertion: assertion), options: AccountFixture.inApp("zipadoo")))
+        XCTAssertEqual(first.identity, "kakao:alice")
         XCTAssertEqual(first.email, "alice@example.com")
         let created = try await fixture.identity.completeIdentitySignUp(
-            .init(ticket: first.ticket, nickname: "앨리스"), options: AccountFixture.inApp("housetainer"))
+            .init(ticket: first.ticket, nickname: "앨리스"), options: AccountFixture.inApp("zipadoo"))
         XCTAssertEqual(created.user?.email, "alice@example.com")
         let again = try await fixture.identity.verifyProvider(
-            .init(assertion: assertion), options: AccountFixture.inApp("housetainer"))
+            .init(assertion: assertion), options: AccountFixture.inApp("zipadoo"))
         guard case .signedIn(let session)? = again.outcome else { return XCTFail("no session: \(again)") }
         XCTAssertEqual(session.user?.id, created.user?.id)
 
-        // The same provider account in Zipadoo (which signs in with Kakao only) is refused by its app file.
-        let zipadoo = await statusCode {
+        // The same provider account in SLP (which signs in by phone only) is refused by its app file.
+        let slp = await statusCode {
             _ = try await fixture.identity.verifyProvider(
-                .init(assertion: assertion), options: AccountFixture.inApp("zipadoo"))
+                .init(assertion: assertion), options: AccountFixture.inApp("slp"))
         }
-        XCTAssertEqual(zipadoo, .failedPrecondition)
+        XCTAssertEqual(slp, .permissionDenied, "VerifyProvider does not serve SLP")
         let mismatched = await statusCode {
             _ = try await fixture.identity.verifyProvider(
                 .init(assertion: .init(provider: "kakao", token: "dev:google:alice")),
-                options: AccountFixture.inApp("housetainer"))
+                options: AccountFixture.inApp("zipadoo"))
         }
         XCTAssertEqual(mismatched, .unauthenticated, "a development assertion names its own provider")
+
+        // Housetainer's tickets sign up only through Members/SignUp, with an invitation and the terms.
+        let housetainer = try ticket(
+            try await fixture.identity.verifyProvider(
+                .init(assertion: .init(provider: "google", token: "dev:google:bob:bob@example.com")),
+                options: AccountFixture.inApp("housetainer")))
+        let refused = await statusCode {
+            _ = try await fixture.identity.completeIdentitySignUp(
+                .init(ticket: housetainer.ticket, nickname: "밥"), options: AccountFixture.inApp("housetainer"))
+        }
+        XCTAssertEqual(refused, .failedPrecondition)
         try await fixture.stop()
     }
 

@@ -123,6 +123,10 @@ final class ModerationTests: XCTestCase {
         let answered = try await moderation.answerCase(
             .init(caseID: question.inquiryID, answer: "3일 안에 됩니다"), options: op)
         XCTAssertEqual(answered.answer, "3일 안에 됩니다")
+        let again = await status {
+            try await self.moderation.answerCase(.init(caseID: question.inquiryID, answer: "다시"), options: op)
+        }
+        XCTAssertEqual(again, .failedPrecondition, "an answer is final")
         let unanswered = try await moderation.listCases(.init(unansweredOnly: true), options: op)
         XCTAssertEqual(unanswered.cases.map(\.kind), [.report])
         let seenByWriter = try await moderation.listMyCases(.init(), options: ana)

@@ -425,7 +425,7 @@ final class SQLiteContentStoreTests: XCTestCase {
         var logger = Logger(label: "test.content-store")
         logger.logLevel = .warning
         let database = try ServiceDatabase.open(
-            directory: directory, name: "content", migrations: ContentSchema.migrate, logger: logger)
+            directory: directory, name: "content", migrations: ContentServiceDefinition.migrate, logger: logger)
         return SQLiteContentStore(
             database: database, outbox: Outbox(ids: SequentialIDGenerator(prefix: "job"), clock: ManualClock()))
     }

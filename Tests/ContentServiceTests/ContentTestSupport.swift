@@ -276,7 +276,7 @@ enum TestContentDefinition: ServiceDefinition {
         let handlers = try await ContentServiceDefinition.handlers(env, blobs: blobs, peers: peers)
         hooks.library.withLock { $0 = handlers.images }
         hooks.urls.withLock { $0 = handlers.urls }
-        return ContentServiceDefinition.services(handlers)
+        return ContentServiceDefinition.services(handlers, env: env)
     }
 }
 

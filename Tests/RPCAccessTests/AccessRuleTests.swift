@@ -164,8 +164,15 @@ final class AccessRuleTests: XCTestCase {
     static func call(
         _ method: MethodDescriptor, client: RPCClient, token: TestAccessToken?, app: String? = nil
     ) async -> StatusCode {
+        await call(method, client: client, authorization: token?.authorization, app: app)
+    }
+
+    /// The status of one call with an empty request and `authorization` (a bearer token) when given.
+    static func call(
+        _ method: MethodDescriptor, client: RPCClient, authorization: String?, app: String?
+    ) async -> StatusCode {
         var options = CallOptions.defaults
-        if let token { options.metadata["authorization"] = token.authorization }
+        if let authorization { options.metadata["authorization"] = authorization }
         if let app { options.metadata[AuthenticationInterceptor.appMetadataKey] = app }
         do {
             switch method.kind {
@@ -200,7 +207,7 @@ final class AccessRuleTests: XCTestCase {
 }
 
 /// Serves every method of a service descriptor: OK with an empty response, streams end at once.
-private struct AcceptAllService: RPCService {
+struct AcceptAllService: RPCService {
     let serviceDescriptor: ServiceDescriptor
 
     init(_ descriptor: ServiceDescriptor) { serviceDescriptor = descriptor }

@@ -22,7 +22,7 @@ public enum TestAccessToken: String, CaseIterable, Sendable {
 
     /// The apps and roles the tests' verifier serves.
     public static let servedApps: [AppID: Set<UserRole>] = [
-        .yedi: [.customer, .designer], "slp": ["member", "admin"],
+        .yedi: [.customer, .designer], "slp": ["member", "admin"], "housetainer": ["member", "admin"],
     ]
 
     /// The compact JWT.
@@ -62,6 +62,11 @@ public enum TestAccessToken: String, CaseIterable, Sendable {
         ]
     }()
 
+    /// A token valid now for `userID` of `app` with `role`, beyond the fixed cases (an app's access matrix).
+    public static func issue(userID: String, role: UserRole, app: AppID) throws -> String {
+        signed(by: try TestPKI.get().tokenSigningKey(), userID, role, at: Date(), app: app)
+    }
+
     // A static function rather than nested in `tokens`' initializer: there, the compiler's module
     // emission wrongly warns that `try!` has nothing to throw.
     private static func signed(
@@ -79,7 +84,7 @@ extension TestPKI {
     }
 
     /// A verifier of the test PKI's tokens, as every service builds it from `token-signing.pub.pem`.
-    /// Serves YeDi and SLP (not Zipadoo: `TestAccessToken.unservedAppMember` is refused).
+    /// Serves YeDi, SLP and Housetainer (not Zipadoo: `TestAccessToken.unservedAppMember` is refused).
     public func tokenVerifier() throws -> JWTVerifier {
         JWTVerifier(
             keys: [

@@ -23,10 +23,12 @@ extension AccountHandlers {
             createdAtMs: user.createdAtMilliseconds)
     }
 
-    static func publicUser(_ user: UserRecord, shop: ShopCardRecord? = nil) -> YediAccount.PublicUser {
+    static func publicUser(_ user: UserRecord, shop: ShopCardRecord? = nil, memberType: String = "")
+        -> YediAccount.PublicUser
+    {
         YediAccount.PublicUser(
             id: user.id, role: role(user.role), name: user.name, profileImageID: user.profileImageID,
-            shopName: shop?.name ?? "", shopArea: shop?.area ?? "")
+            shopName: shop?.name ?? "", shopArea: shop?.area ?? "", memberType: memberType)
     }
 
     /// The public users among `ids` (designers with their shop cards), in no particular order: what
@@ -34,7 +36,8 @@ extension AccountHandlers {
     static func publicUsers(_ ids: [String], store: any AccountStore) async throws -> [YediAccount.PublicUser] {
         let users = try await store.users(ids: ids)
         let shops = try await store.shopCards(designerIDs: users.filter { $0.role == .designer }.map(\.id))
-        return users.map { publicUser($0, shop: shops[$0.id]) }
+        let types = try await store.memberTypes(userIDs: users.filter { $0.app == HousetainerRules.app }.map(\.id))
+        return users.map { publicUser($0, shop: shops[$0.id], memberType: types[$0.id] ?? "") }
     }
 
     static func designer(_ user: UserRecord, _ designer: DesignerRecord) -> YediAccount.Designer {

@@ -88,6 +88,11 @@ struct IdentityHandlers: YediAccount.Identity.ServiceProtocol, HandlerKitUser {
         let now = clock.nowMilliseconds
         guard let ticket = try await store.signUpTicket(hash: SHA256.hash(request.ticket), app: context.app, now: now)
         else { throw refused }
+        // Housetainer's signup takes an invitation code and the terms (`yedi.housetainer.Members/SignUp`).
+        guard context.app != HousetainerRules.app else {
+            throw RPCError(
+                code: .failedPrecondition, message: "ticket: Housetainer members sign up with Members/SignUp")
+        }
         guard let role = Self.memberRole(of: app) else {
             throw RPCError(code: .failedPrecondition, message: "\(context.app) has no member role to sign up as")
         }

@@ -132,7 +132,8 @@ extension NotificationHandlers {
         return NotificationContent(
             kind: request.kind,
             title: try FieldRule.text(request.title, field: "title", maxCharacters: 100, required: true),
-            body: try FieldRule.text(request.body, field: "body", maxCharacters: 1_000, required: false), data: data)
+            body: try FieldRule.text(request.body, field: "body", maxCharacters: 1_000, required: false), data: data,
+            pushOnly: request.pushOnly)
     }
 
     static func notification(_ record: NotificationRecord) -> YediAccount.Notification {

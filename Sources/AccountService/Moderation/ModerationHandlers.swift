@@ -115,6 +115,8 @@ struct ModerationHandlers: YediModeration.Moderation.ServiceProtocol, HandlerKit
             return Self.message(answered)
         } catch AccountStoreError.notFound {
             throw RPCError(code: .notFound, message: "case_id: no such case")
+        } catch ModerationStoreError.alreadyAnswered {
+            throw RPCError(code: .failedPrecondition, message: "case_id: already answered")
         }
     }
 

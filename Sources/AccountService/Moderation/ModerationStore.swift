@@ -16,7 +16,8 @@ protocol ModerationStore: Sendable {
     func cases(writerID: String, app: AppID, after: PagePosition<Int64>?, limit: Int) async throws -> [CaseRecord]
     /// The app's cases for its operators, newest first.
     func cases(_ filter: CaseFilter, app: AppID, after: PagePosition<Int64>?, limit: Int) async throws -> [CaseRecord]
-    /// Answers a case of the app (replacing an earlier answer) and logs it; `notFound` otherwise.
+    /// Answers a case of the app once and logs it: `alreadyAnswered` for an answered case (an answer is
+    /// final: the member has read it), `notFound` for none.
     func answer(caseID: String, app: AppID, answer: String, by action: OperatorActionRecord) async throws
         -> CaseRecord
     /// Suspends a member of the app until `until`: ends their sessions, revokes their tokens here and in
@@ -30,4 +31,10 @@ protocol ModerationStore: Sendable {
     /// Logs an action another service took (its id makes a repeated delivery a no-op); answers whether it
     /// was new.
     func recordOperatorAction(_ action: OperatorActionRecord) async throws -> Bool
+}
+
+/// What the moderation store refuses beyond `AccountStoreError.notFound`.
+enum ModerationStoreError: Error, Equatable {
+    /// A case is answered once (issue 29: a second answer is `FAILED_PRECONDITION`).
+    case alreadyAnswered
 }

@@ -84,12 +84,16 @@ struct SQLiteModerationStore: ModerationStore {
             try db.execute(
                 sql: """
                     UPDATE moderation_case SET answer = ?, answered_by = ?, answered_at_ms = ?
-                    WHERE id = ? AND app = ?
+                    WHERE id = ? AND app = ? AND answer IS NULL
                     """,
                 arguments: [answer, action.operatorID, action.atMilliseconds, caseID, app.rawValue])
-            guard db.changesCount == 1,
-                let row = try Row.fetchOne(db, sql: "SELECT * FROM moderation_case WHERE id = ?", arguments: [caseID])
+            let answered = db.changesCount == 1
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT * FROM moderation_case WHERE id = ? AND app = ?",
+                    arguments: [caseID, app.rawValue])
             else { throw AccountStoreError.notFound }
+            guard answered else { throw ModerationStoreError.alreadyAnswered }
             try Self.log(action, db)
             return try Self.caseRecord(row)
         }

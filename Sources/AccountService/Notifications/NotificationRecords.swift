@@ -26,10 +26,13 @@ struct NotificationContent: Sendable, Hashable {
     var body: String
     /// Key/value pairs for the app, in order (the push's data, too).
     var data: [(key: String, value: String)]
+    /// Pushed to the devices without an inbox row (the app keeps its notifications itself).
+    var pushOnly = false
 
     static func == (left: Self, right: Self) -> Bool {
         left.kind == right.kind && left.title == right.title && left.body == right.body
             && left.data.map(\.key) == right.data.map(\.key) && left.data.map(\.value) == right.data.map(\.value)
+            && left.pushOnly == right.pushOnly
     }
 
     func hash(into hasher: inout Hasher) {

@@ -15,8 +15,9 @@ struct Notifier: Sendable {
     /// Notifications kept per user and app (quota `notifications.kept`): a new one drops the oldest.
     let kept: Int
 
-    /// Writes `content` for `userID` in `app` and queues its pushes, in `db`'s transaction. Answers the
-    /// notification's id, or nil (nothing written) when there is no such user in `app`.
+    /// Writes `content` for `userID` in `app` (unless it is push-only) and queues its pushes, in `db`'s
+    /// transaction. Answers the notification's id, or nil (nothing written) when there is no such user in
+    /// `app`.
     @discardableResult
     func notify(userID: String, app: AppID, _ content: NotificationContent, in db: Database) throws -> String? {
         guard
@@ -24,21 +25,23 @@ struct Notifier: Sendable {
                 db, sql: "SELECT 1 FROM user WHERE id = ? AND app = ?", arguments: [userID, app.rawValue]) == true
         else { return nil }
         let id = ids.next()
-        try db.execute(
-            sql: """
-                INSERT INTO notification (id, user_id, app, kind, title, body, data, created_at_ms)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                id, userID, app.rawValue, content.kind, content.title, content.body,
-                try Self.encode(content.data), clock.nowMilliseconds,
-            ])
-        try db.execute(
-            sql: """
-                DELETE FROM notification WHERE user_id = ? AND app = ? AND seq <= (
-                    SELECT seq FROM notification WHERE user_id = ? AND app = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)
-                """,
-            arguments: [userID, app.rawValue, userID, app.rawValue, kept])
+        if !content.pushOnly {
+            try db.execute(
+                sql: """
+                    INSERT INTO notification (id, user_id, app, kind, title, body, data, created_at_ms)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    id, userID, app.rawValue, content.kind, content.title, content.body,
+                    try Self.encode(content.data), clock.nowMilliseconds,
+                ])
+            try db.execute(
+                sql: """
+                    DELETE FROM notification WHERE user_id = ? AND app = ? AND seq <= (
+                        SELECT seq FROM notification WHERE user_id = ? AND app = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)
+                    """,
+                arguments: [userID, app.rawValue, userID, app.rawValue, kept])
+        }
         let tokens = try String.fetchAll(
             db, sql: "SELECT token FROM device WHERE user_id = ? AND app = ? ORDER BY rowid",
             arguments: [userID, app.rawValue])

@@ -21,6 +21,8 @@ protocol AccountStore: Sendable {
     func users(ids: [String]) async throws -> [UserRecord]
     /// The shops of the designers among `ids` (customers and unknown ids are left out).
     func shopCards(designerIDs ids: [String]) async throws -> [String: ShopCardRecord]
+    /// Housetainer's member types (H, h, a) of the members among `ids` (others are left out).
+    func memberTypes(userIDs ids: [String]) async throws -> [String: String]
     func designer(id: String) async throws -> (UserRecord, DesignerRecord)?
     /// Replaces the user's fields; when a public one (name, profile image) changed, the services that
     /// cache them are told (`UserChanged` through the outbox) in the same transaction.

@@ -13,6 +13,7 @@
 #include "content.pb-c.h"
 #include "echo.pb-c.h"
 #include "health.pb-c.h"
+#include "housetainer.pb-c.h"
 #include "moderation.pb-c.h"
 #include "rpc.pb-c.h"
 #include "runtime.pb-c.h"

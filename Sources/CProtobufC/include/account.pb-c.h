@@ -200,10 +200,15 @@ struct  Yedi__Account__PublicUser
    * The shop's area: city and district ("서울 강남구").
    */
   char *shop_area;
+  /*
+   * Housetainer's member type (H housetainer, h hometainer, a ordinary); "" in other apps. A
+   * Housetainer member's `name` is their nickname.
+   */
+  char *member_type;
 };
 #define YEDI__ACCOUNT__PUBLIC_USER__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__account__public_user__descriptor) \
-    , (char *)protobuf_c_empty_string, YEDI__ACCOUNT__ROLE__ROLE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, YEDI__ACCOUNT__ROLE__ROLE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 struct  Yedi__Account__Address
@@ -1306,10 +1311,15 @@ struct  Yedi__Account__NotifyRequest
   char *body;
   size_t n_data;
   Yedi__Account__NotificationValue **data;
+  /*
+   * Only the push to the user's devices, no inbox row: for an app whose notifications live beside what
+   * causes them (Housetainer's community, docs/housetainer.md).
+   */
+  protobuf_c_boolean push_only;
 };
 #define YEDI__ACCOUNT__NOTIFY_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__account__notify_request__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, 0 }
 
 
 struct  Yedi__Account__NotifyResponse

@@ -369,6 +369,8 @@ struct SQLiteContentStore: ContentStore {
             for designerID in reviewed {
                 try Self.recomputeSummary(designerID, db)
             }
+            // Housetainer: their events, comments, bookmarks, notifications and blocks.
+            try SQLiteCommunityStore.forget(userID, db)
             // Their images that nothing references any more (by the upload rules, all of them).
             let images = try Row.fetchAll(
                 db,

@@ -62,6 +62,17 @@ public enum FieldRule {
         return email
     }
 
+    /// An http or https URL with a host, trimmed: links a client may show and open (never `javascript:`
+    /// or another scheme).
+    public static func webURL(_ value: String, field: String) throws(RPCError) -> String {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        guard let url = URL(string: trimmed), let scheme = url.scheme?.lowercased(),
+            ["http", "https"].contains(scheme),
+            let host = url.host, !host.isEmpty
+        else { throw invalid(field, "an http(s) URL") }
+        return trimmed
+    }
+
     /// A Korean mobile number, as digits: 01[016789] + 3–4 + 4 digits; hyphens and spaces are dropped.
     public static func mobilePhone(_ value: String, field: String = "phone") throws(RPCError) -> String {
         let digits = value.filter { $0 != "-" && $0 != " " }

@@ -49,6 +49,13 @@ public struct RateLimiter<Key: Hashable & Sendable>: Sendable {
         return decision
     }
 
+    /// What `take` would answer for `key` at `now`, taking nothing: for limits charged only on failure
+    /// (a refused guess), checked before the attempt.
+    public func peek(_ key: Key, now: Double) -> RateLimitDecision {
+        var bucket = buckets[key]?.bucket ?? TokenBucket(limit, now: now)
+        return bucket.take(limit, now: now)
+    }
+
     /// Forgets the least recently used key.
     private mutating func evictOldest() {
         while orderHead < order.count {

@@ -12,6 +12,11 @@ public final class SharedRateLimiter<Key: Hashable & Sendable>: Sendable {
         limiter.withLockedValue { $0.take(key, now: now) }
     }
 
+    /// What `take` would answer, taking nothing (`RateLimiter.peek`).
+    public func peek(_ key: Key, now: Double) -> RateLimitDecision {
+        limiter.withLockedValue { $0.peek(key, now: now) }
+    }
+
     public var count: Int { limiter.withLockedValue { $0.count } }
 }
 

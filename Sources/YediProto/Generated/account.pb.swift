@@ -236,13 +236,18 @@ extension YediAccount {
         /// The shop's area: city and district ("서울 강남구").
         public var shopArea: String
 
-        public init(id: String = "", role: YediAccount.Role = .unspecified, name: String = "", profileImageID: String = "", shopName: String = "", shopArea: String = "") {
+        /// Housetainer's member type (H housetainer, h hometainer, a ordinary); "" in other apps. A
+        /// Housetainer member's `name` is their nickname.
+        public var memberType: String
+
+        public init(id: String = "", role: YediAccount.Role = .unspecified, name: String = "", profileImageID: String = "", shopName: String = "", shopArea: String = "", memberType: String = "") {
             self.id = id
             self.role = role
             self.name = name
             self.profileImageID = profileImageID
             self.shopName = shopName
             self.shopArea = shopArea
+            self.memberType = memberType
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -252,6 +257,7 @@ extension YediAccount {
             try encoder.write(self.profileImageID, at: 4)
             try encoder.write(self.shopName, at: 5)
             try encoder.write(self.shopArea, at: 6)
+            try encoder.write(self.memberType, at: 7)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -261,6 +267,7 @@ extension YediAccount {
             self.profileImageID = try decoder.read(at: 4)
             self.shopName = try decoder.read(at: 5)
             self.shopArea = try decoder.read(at: 6)
+            self.memberType = try decoder.read(at: 7)
         }
     }
 }
@@ -2320,13 +2327,18 @@ extension YediAccount {
 
         public var data: [YediAccount.NotificationValue]
 
-        public init(userID: String = "", app: String = "", kind: String = "", title: String = "", body: String = "", data: [YediAccount.NotificationValue] = []) {
+        /// Only the push to the user's devices, no inbox row: for an app whose notifications live beside what
+        /// causes them (Housetainer's community, docs/housetainer.md).
+        public var pushOnly: Bool
+
+        public init(userID: String = "", app: String = "", kind: String = "", title: String = "", body: String = "", data: [YediAccount.NotificationValue] = [], pushOnly: Bool = false) {
             self.userID = userID
             self.app = app
             self.kind = kind
             self.title = title
             self.body = body
             self.data = data
+            self.pushOnly = pushOnly
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -2336,6 +2348,7 @@ extension YediAccount {
             try encoder.write(self.title, at: 4)
             try encoder.write(self.body, at: 5)
             try encoder.write(self.data, at: 6)
+            try encoder.write(self.pushOnly, at: 7)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -2351,6 +2364,7 @@ extension YediAccount {
             self.body = try decoder.read(at: 5)
             try decoder.limit(at: 6, maxItems: 16)
             self.data = try decoder.read(at: 6)
+            self.pushOnly = try decoder.read(at: 7)
         }
     }
 }

@@ -29,7 +29,8 @@ final class ServiceProcess: @unchecked Sendable {
     private let process: RunningProcess
     private let harness: ServiceHarness
 
-    /// Starts `executable` and waits until its health check answers SERVING.
+    /// Starts `executable` (with `arguments` beside the test ones: `--apps FOLDER`) and waits until its
+    /// health check answers SERVING.
     static func start(
         _ executable: String,
         harness: ServiceHarness,

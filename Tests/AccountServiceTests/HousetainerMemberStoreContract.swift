@@ -1,0 +1,262 @@
+import Foundation
+import GRDB
+import RPCAccess
+import ServiceRuntime
+import Synchronization
+import XCTest
+import YediProto
+
+@testable import AccountService
+
+/// What every `HousetainerMemberStore` must do, written against the protocol (accounts are made and
+/// deleted through the account store, which owns them): a second engine gets a class like
+/// `SQLiteHousetainerMemberStoreTests`.
+enum HousetainerMemberStoreContract {
+    static let app: AppID = "housetainer"
+    static let now: Int64 = 1_790_000_000_000
+    static let week: Int64 = 7 * 86_400_000
+
+    /// A Housetainer account made behind the signup (a founder), with an address.
+    static func account(_ id: String, _ accounts: any AccountStore, nickname: String? = nil) async throws {
+        var user = AccountStoreContract.user(id, email: "\(id)@example.kr", role: "member")
+        user.app = app
+        user.passwordHash = nil
+        user.nickname = nickname ?? "닉\(id)"
+        try await accounts.createUser(user, designer: nil, session: AccountStoreContract.session("s-\(id)", user: id))
+    }
+
+    static func invitation(_ id: String, from inviter: String, to email: String, at time: Int64 = now)
+        -> InvitationRecord
+    {
+        InvitationRecord(
+            id: id, app: app, code: "", inviterID: inviter, inviteeEmail: email, inviteeName: "손님", stored: .sent,
+            createdAtMilliseconds: time)
+    }
+
+    /// Stores `invitation` with `code` as the drawn code.
+    static func invite(
+        _ store: any HousetainerMemberStore, _ invitation: InvitationRecord, code: String, quota: Int = 3
+    ) async throws -> InvitationRecord {
+        try await store.createInvitation(
+            invitation, quota: quota, lifetime: week, draw: { code },
+            mail: { YediRuntime.MailMessage(to: $0.inviteeEmail, subject: "초대", text: $0.code) })
+    }
+
+    /// The signup of `id` with `email` through a fresh ticket.
+    static func signUp(
+        _ id: String, email: String, code: String?, nickname: String, _ store: any HousetainerMemberStore,
+        accounts: any AccountStore, at time: Int64 = now
+    ) async throws {
+        let hash = Array("ticket-\(id)-\(UUID().uuidString)".utf8)
+        let ticket = SignUpTicketRecord(
+            ticketHash: hash, app: app, identity: VerifiedIdentity(kind: "google", subject: id, email: email),
+            expiresAtMilliseconds: time + 1_800_000)
+        try await accounts.createSignUpTicket(ticket)
+        var user = AccountStoreContract.user(id, email: email, role: "member")
+        user.app = app
+        user.passwordHash = nil
+        user.nickname = nickname
+        try await store.signUp(
+            HousetainerSignUp(
+                ticket: ticket, user: user, session: AccountStoreContract.session("s-\(id)", user: id), code: code,
+                codeLifetime: week, terms: ["terms": "1", "privacy": "1", "eula": "1"], now: time))
+    }
+
+    static func quotaCountsSentAndJoinedAndCollisionsDrawAgain(
+        _ store: any HousetainerMemberStore, accounts: any AccountStore
+    ) async throws {
+        try await account("host", accounts)
+        let first = try await invite(store, invitation("i1", from: "host", to: "a@example.kr"), code: "11111111")
+        XCTAssertEqual(first.code, "11111111")
+        // The first draw collides: the store draws again.
+        let draws = Draws(["11111111", "22222222"])
+        let second = try await store.createInvitation(
+            invitation("i2", from: "host", to: "b@example.kr", at: now - week), quota: 3, lifetime: week,
+            draw: { draws.next() }, mail: { YediRuntime.MailMessage(to: $0.inviteeEmail, text: $0.code) })
+        XCTAssertEqual(second.code, "22222222")
+        _ = try await invite(store, invitation("i3", from: "host", to: "c@example.kr"), code: "33333333")
+        // i2 was made a week before `now`: expired, so it does not count.
+        _ = try await invite(store, invitation("i4", from: "host", to: "d@example.kr"), code: "44444444")
+        do {
+            _ = try await invite(store, invitation("i5", from: "host", to: "e@example.kr"), code: "55555555")
+            XCTFail("a fourth live invitation")
+        } catch HousetainerStoreError.quotaExceeded {}
+        do {
+            _ = try await invite(
+                store, invitation("i6", from: "host", to: "host@example.kr"), code: "66666666", quota: 10)
+            XCTFail("one's own address")
+        } catch HousetainerStoreError.alreadyMember {}
+        let found = try await store.invitation(code: "22222222", app: app)
+        XCTAssertEqual(found?.status(now: now, lifetime: week), .expired)
+        XCTAssertEqual(found?.inviterNickname, "닉host")
+        let invitation = try await store.invitation(code: "22222222", app: "zipadoo")
+        XCTAssertNil(invitation, "codes are the app's")
+        let invitationIDs = try await store.invitations(inviterID: "host", app: app).map(\.id)
+        XCTAssertEqual(invitationIDs, ["i4", "i3", "i1", "i2"])
+    }
+
+    static func signUpTurnsTheCodeJoinedOnceAndRecordsTheInviter(
+        _ store: any HousetainerMemberStore, accounts: any AccountStore
+    ) async throws {
+        try await account("host", accounts, nickname: "호스트")
+        let code = try await invite(store, invitation("i1", from: "host", to: "a@example.kr"), code: "12345678").code
+        do {
+            try await signUp("x", email: "x@example.kr", code: code, nickname: "엑스", store, accounts: accounts)
+            XCTFail("another address")
+        } catch HousetainerStoreError.codeForAnotherAddress {}
+        do {
+            try await signUp("a", email: "a@example.kr", code: "87654321", nickname: "에이", store, accounts: accounts)
+            XCTFail("an unknown code")
+        } catch HousetainerStoreError.codeUnknown {}
+        do {
+            try await signUp("a", email: "a@example.kr", code: code, nickname: "호스트", store, accounts: accounts)
+            XCTFail("a taken nickname")
+        } catch HousetainerStoreError.nicknameTaken {}
+        let user = try await accounts.user(id: "x")
+        XCTAssertNil(user, "nothing of a refused signup is written")
+        try await signUp("a", email: "a@example.kr", code: code, nickname: "에이", store, accounts: accounts)
+        do {
+            try await signUp("a2", email: "a@example.kr", code: code, nickname: "에이둘", store, accounts: accounts)
+            XCTFail("a joined code")
+        } catch HousetainerStoreError.identityTaken {}
+        let invited = try await store.member(id: "a", app: app)
+        XCTAssertEqual(invited?.inviterNickname, "호스트")
+        let buddies = try await store.member(id: "host", app: app)?.buddies
+        XCTAssertEqual(buddies, ["에이"])
+        let stored = try await store.invitation(code: code, app: app)?.stored
+        XCTAssertEqual(stored, .joined)
+        let member = try await store.member(id: "a", app: "slp")
+        XCTAssertNil(member)
+        // An S code past its lifetime signs nobody up.
+        let old = try await invite(
+            store, invitation("i2", from: "host", to: "b@example.kr", at: now - week), code: "11112222")
+        do {
+            try await signUp("b", email: "b@example.kr", code: old.code, nickname: "비", store, accounts: accounts)
+            XCTFail("an expired code")
+        } catch HousetainerStoreError.codeUsed {}
+    }
+
+    static func signInFindsTheIdentityOrTheAddressAndLinksIt(
+        _ store: any HousetainerMemberStore, accounts: any AccountStore
+    ) async throws {
+        try await signUp("a", email: "a@example.kr", code: nil, nickname: "에이", store, accounts: accounts)
+        let google = VerifiedIdentity(kind: "google", subject: "a", email: "a@example.kr")
+        let signedIn = try await store.signIn(identity: google, app: app, now: now)
+        XCTAssertEqual(signedIn, "a")
+        let kakao = VerifiedIdentity(kind: "kakao", subject: "77", email: "A@example.kr")
+        let signedIn2 = try await store.signIn(identity: kakao, app: app, now: now)
+        XCTAssertEqual(signedIn2, "a")
+        let signedIn3 = try await store.signIn(
+            identity: VerifiedIdentity(kind: "kakao", subject: "77"), app: app, now: now)
+        XCTAssertEqual(
+            signedIn3, "a",
+            "linked on the first sign-in")
+        let signedIn4 = try await store.signIn(identity: google, app: "zipadoo", now: now)
+        XCTAssertNil(signedIn4)
+        let signedIn5 = try await store.signIn(
+            identity: VerifiedIdentity(kind: "naver", subject: "n", email: "b@example.kr"), app: app, now: now)
+        XCTAssertNil(
+            signedIn5)
+    }
+
+    static func waitlistKeepsOneEntryPerAddressNewestFirst(
+        _ store: any HousetainerMemberStore, accounts: any AccountStore
+    ) async throws {
+        func entry(_ email: String, _ instagram: String, at time: Int64) -> WaitlistRecord {
+            WaitlistRecord(
+                app: app, email: email, snsURL: "https://x.com", instagramID: instagram, createdAtMilliseconds: time,
+                updatedAtMilliseconds: time)
+        }
+        let added = try await store.joinWaitlist(entry("a@example.kr", "a", at: 1))
+        XCTAssertTrue(added)
+        let added2 = try await store.joinWaitlist(entry("b@example.kr", "b", at: 2))
+        XCTAssertTrue(added2)
+        let added3 = try await store.joinWaitlist(entry("a@example.kr", "a2", at: 3))
+        XCTAssertFalse(added3)
+        let page = try await store.waitlist(app: app, after: nil, limit: 10)
+        XCTAssertEqual(page.map(\.instagramID), ["b", "a2"])
+        XCTAssertEqual(page.last?.createdAtMilliseconds, 1, "a repeat keeps the entry's first time")
+        let next = try await store.waitlist(app: app, after: PagePosition(key: 2, id: "b@example.kr"), limit: 10)
+        XCTAssertEqual(next.map(\.email), ["a@example.kr"])
+        let noWaitlist = try await store.waitlist(app: "zipadoo", after: nil, limit: 10).isEmpty
+        XCTAssertTrue(noWaitlist)
+    }
+
+    static func deletingAMemberFreesTheSlotAndForgetsTheirAddress(
+        _ store: any HousetainerMemberStore, accounts: any AccountStore
+    ) async throws {
+        try await account("host", accounts, nickname: "호스트")
+        let code = try await invite(store, invitation("i1", from: "host", to: "a@example.kr"), code: "12345678").code
+        try await signUp("a", email: "a@example.kr", code: code, nickname: "에이", store, accounts: accounts)
+        _ = try await invite(store, invitation("i2", from: "a", to: "c@example.kr"), code: "22223333")
+        let forA = try await invite(store, invitation("i3", from: "host", to: "z@example.kr"), code: "99998888")
+        try await signUp("z", email: "z@example.kr", code: forA.code, nickname: "제트", store, accounts: accounts)
+        _ = try await store.joinWaitlist(
+            WaitlistRecord(
+                app: app, email: "a@example.kr", snsURL: "https://x.com", instagramID: "a", createdAtMilliseconds: 1,
+                updatedAtMilliseconds: 1))
+        let deleted = try await accounts.deleteAccount(userID: "a", now: now)
+        XCTAssertTrue(deleted)
+        let invitationIDs = try await store.invitations(inviterID: "host", app: app).map(\.id)
+        XCTAssertEqual(invitationIDs, ["i3"], "the slot is free")
+        let invitation = try await store.invitation(code: "22223333", app: app)
+        XCTAssertNil(invitation, "their invitations go")
+        let noWaitlist = try await store.waitlist(app: app, after: nil, limit: 10).isEmpty
+        XCTAssertTrue(noWaitlist)
+        let buddies = try await store.member(id: "host", app: app)?.buddies
+        XCTAssertEqual(buddies, ["제트"])
+        let deleted2 = try await accounts.deleteAccount(userID: "host", now: now)
+        XCTAssertTrue(deleted2)
+        let orphan = try await store.member(id: "z", app: app)
+        XCTAssertEqual(orphan?.inviterLeft, true, "a buddy's inviter becomes \"left\"")
+        XCTAssertNil(orphan?.inviterNickname)
+    }
+}
+
+/// Codes handed out in order, the last one repeated.
+final class Draws: Sendable {
+    private let codes: [String]
+    private let drawn = Atomic<Int>(0)
+
+    init(_ codes: [String]) { self.codes = codes }
+
+    func next() -> String {
+        let index = drawn.add(1, ordering: .relaxed).oldValue
+        return codes[min(index, codes.count - 1)]
+    }
+}
+
+final class SQLiteHousetainerMemberStoreTests: XCTestCase {
+    private var store: SQLiteHousetainerMemberStore!
+    private var accounts: SQLiteAccountStore!
+
+    override func setUp() async throws {
+        let scratch = try await ScratchAccountDatabase(for: self, name: "housetainer-store")
+        accounts = scratch.accounts
+        store = SQLiteHousetainerMemberStore(
+            database: scratch.database, accounts: scratch.accounts, events: scratch.events)
+    }
+
+    func testHousetainerQuotaCountsSentAndJoinedAndCollisionsDrawAgain() async throws {
+        try await HousetainerMemberStoreContract.quotaCountsSentAndJoinedAndCollisionsDrawAgain(
+            store, accounts: accounts)
+    }
+
+    func testHousetainerSignUpTurnsTheCodeJoinedOnceAndRecordsTheInviter() async throws {
+        try await HousetainerMemberStoreContract.signUpTurnsTheCodeJoinedOnceAndRecordsTheInviter(
+            store, accounts: accounts)
+    }
+
+    func testHousetainerSignInFindsTheIdentityOrTheAddressAndLinksIt() async throws {
+        try await HousetainerMemberStoreContract.signInFindsTheIdentityOrTheAddressAndLinksIt(store, accounts: accounts)
+    }
+
+    func testHousetainerWaitlistKeepsOneEntryPerAddressNewestFirst() async throws {
+        try await HousetainerMemberStoreContract.waitlistKeepsOneEntryPerAddressNewestFirst(store, accounts: accounts)
+    }
+
+    func testHousetainerDeletingAMemberFreesTheSlotAndForgetsTheirAddress() async throws {
+        try await HousetainerMemberStoreContract.deletingAMemberFreesTheSlotAndForgetsTheirAddress(
+            store, accounts: accounts)
+    }
+}
