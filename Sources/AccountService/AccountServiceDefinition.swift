@@ -18,6 +18,7 @@ enum AccountServiceDefinition: ServiceDefinition {
         AccountSchema.migrate(&migrator)
         ModerationSchema.migrate(&migrator)
         SlpSchema.migrate(&migrator)
+        ZipadooSchema.migrate(&migrator)
     }
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
@@ -26,11 +27,11 @@ enum AccountServiceDefinition: ServiceDefinition {
     }
 
     /// Every service the process hosts: the accounts, their identities, users' devices and inboxes beside
-    /// them, moderation, and SLP's matching, all on the accounts' handler kit.
+    /// them, moderation, SLP's matching and Zipadoo's friends, all on the accounts' handler kit.
     static func services(_ env: ServiceEnvironment, account: AccountHandlers) -> [any RPCService] {
         [
             account, account.identityHandlers, notificationHandlers(env, kit: account.kit),
-            moderation(env, kit: account.kit), slp(env, kit: account.kit),
+            moderation(env, kit: account.kit), slp(env, kit: account.kit), zipadoo(env, account: account),
         ]
     }
 

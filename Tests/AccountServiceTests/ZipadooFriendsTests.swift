@@ -1,0 +1,228 @@
+import Foundation
+import GRDB
+import RPCAccess
+import RPCCore
+import ServiceRuntime
+import ServiceTestSupport
+import XCTest
+import YediProto
+
+@testable import AccountService
+
+/// Zipadoo's `Friends` over TLS with the repository's app files: sign-up and its field rules, sign-in in
+/// the app, friend refusals in order, who may answer a request, crossing requests and concurrent
+/// accepts, deletion leaving no one in any list and freeing email and nickname.
+final class ZipadooFriendsTests: XCTestCase {
+    var fixture: AccountFixture!
+
+    override func setUp() async throws {
+        fixture = try await AccountFixture.start { $0.apps = AccountFixture.repositoryApps }
+    }
+
+    override func tearDown() async throws {
+        try await fixture?.stop()
+    }
+
+    var friends: YediZipadoo.Friends.Client { YediZipadoo.Friends.Client(fixture.client) }
+    static let anonymous = CallOptions(timeout: .seconds(10), metadata: ["yedi-app": "zipadoo"])
+
+    static func signUpRequest(_ name: String, password: String = "potato123") -> YediZipadoo.SignUpRequest {
+        YediZipadoo.SignUpRequest(
+            email: "\(name)@example.com", password: password, name: "이\(name)", nickname: name,
+            phone: "010-1234-5678", mole: "doo2")
+    }
+
+    /// Signs `nickname` up and answers the member's id and call options.
+    func join(_ nickname: String) async throws -> (id: String, options: CallOptions) {
+        let answer = try await friends.signUp(Self.signUpRequest(nickname), options: Self.anonymous)
+        return (
+            answer.profile?.member?.userID ?? "", fixture.options(answer.session?.accessToken ?? "")
+        )
+    }
+
+    func status(_ call: () async throws -> some Any) async -> (StatusCode, String) { await Self.status(call) }
+
+    static func status(_ call: () async throws -> some Any) async -> (StatusCode, String) {
+        do {
+            _ = try await call()
+            return (.ok, "")
+        } catch let error as RPCError {
+            return (error.code, error.message)
+        } catch {
+            return (.unknown, "\(error)")
+        }
+    }
+
+    func assertRefused(
+        _ code: StatusCode, _ field: String, file: StaticString = #filePath, line: UInt = #line,
+        _ call: () async throws -> some Any
+    ) async {
+        let (got, message) = await status(call)
+        XCTAssertEqual(got, code, message, file: file, line: line)
+        XCTAssertTrue(message.hasPrefix(field), "\"\(message)\" names \(field)", file: file, line: line)
+    }
+
+    func testZipadooSignUpChecksEachFieldAndSignsInInTheApp() async throws {
+        var request = Self.signUpRequest("감자")
+        let cases: [(String, (inout YediZipadoo.SignUpRequest) -> Void)] = [
+            ("nickname", { $0.nickname = "감" }),
+            ("nickname", { $0.nickname = "감자감자감자감" }),
+            ("nickname", { $0.nickname = "감 자" }),
+            ("mole", { $0.mole = "doo0" }),
+            ("email", { $0.email = "potato@example" }),
+            ("password", { $0.password = "potato1" }),
+            ("phone", { $0.phone = "02-123-4567" }),
+        ]
+        for (field, change) in cases {
+            var bad = request
+            change(&bad)
+            await assertRefused(.invalidArgument, field) { try await friends.signUp(bad, options: Self.anonymous) }
+        }
+        request.nickname = "감자감자감자"
+        let answer = try await friends.signUp(request, options: Self.anonymous)
+        XCTAssertEqual(answer.profile?.member?.mole, "doo2")
+        XCTAssertEqual(answer.profile?.phone, "01012345678")
+        var again = Self.signUpRequest("other")
+        again.email = request.email
+        await assertRefused(.alreadyExists, "email") { try await friends.signUp(again, options: Self.anonymous) }
+        again.email = "other@example.com"
+        again.nickname = request.nickname
+        await assertRefused(.alreadyExists, "nickname") { try await friends.signUp(again, options: Self.anonymous) }
+        // SignIn in Zipadoo with the app named; the token is a Zipadoo member's.
+        let signedIn = try await fixture.account.signIn(
+            .init(email: request.email, password: request.password), options: Self.anonymous)
+        let options = fixture.options(signedIn.session?.accessToken ?? "")
+        let profile = try await friends.getProfile(.init(), options: options)
+        XCTAssertEqual(profile.member?.nickname, "감자감자감자")
+        // The same address is unknown to YeDi's sign-in.
+        let (yedi, _) = await status {
+            try await fixture.account.signIn(.init(email: request.email, password: request.password))
+        }
+        XCTAssertEqual(yedi, .unauthenticated)
+        // A Zipadoo token on a YeDi method is refused.
+        let (me, _) = await status { try await fixture.account.getMe(.init(), options: options) }
+        XCTAssertEqual(me, .permissionDenied)
+        let updated = try await friends.updateProfile(
+            .init(profileImageID: "img-1", nickname: "새감자", phone: "01198765432", mole: "doo9"), options: options)
+        XCTAssertEqual(updated.member?.mole, "doo9")
+        XCTAssertEqual(updated.member?.nickname, "새감자")
+    }
+
+    func testZipadooFriendRefusalsComeInOrderAndOnlyTheRecipientAnswers() async throws {
+        let ana = try await join("ana")
+        let bo = try await join("bo")
+        await assertRefused(.notFound, "nickname") {
+            try await friends.requestFriend(.init(nickname: "nobody"), options: ana.options)
+        }
+        await assertRefused(.invalidArgument, "nickname") {
+            try await friends.requestFriend(.init(nickname: "ana"), options: ana.options)
+        }
+        _ = try await friends.requestFriend(.init(nickname: "bo"), options: ana.options)
+        let (twice, twiceMessage) = await status {
+            try await friends.requestFriend(.init(nickname: "bo"), options: ana.options)
+        }
+        XCTAssertEqual(twice, .alreadyExists)
+        XCTAssertTrue(twiceMessage.contains("이미 요청한"), twiceMessage)
+        let (crossed, _) = await status { try await friends.requestFriend(.init(nickname: "ana"), options: bo.options) }
+        XCTAssertEqual(crossed, .failedPrecondition)
+        let (byRequester, _) = await status {
+            try await friends.acceptFriend(.init(userID: bo.id), options: ana.options)
+        }
+        XCTAssertEqual(byRequester, .permissionDenied, "a non-recipient cannot accept")
+        let incoming = try await friends.listFriendRequests(.init(), options: bo.options)
+        XCTAssertEqual(incoming.requesters.map(\.userID), [ana.id])
+        _ = try await friends.acceptFriend(.init(userID: ana.id), options: bo.options)
+        let (already, alreadyMessage) = await status {
+            try await friends.requestFriend(.init(nickname: "ana"), options: bo.options)
+        }
+        XCTAssertEqual(already, .alreadyExists)
+        XCTAssertTrue(alreadyMessage.contains("이미 친구"), alreadyMessage)
+        let listed = try await friends.listFriends(.init(), options: ana.options)
+        XCTAssertEqual(listed.friends.map(\.nickname), ["bo"])
+
+        // CheckFriends is booking's alone.
+        let booking = try RPCClient(
+            configuration: fixture.harness.clientConfiguration(port: try await fixture.service.port, identity: "booking"))
+        let run = Task { await booking.run() }
+        let checked = try await YediZipadoo.Friends.Client(booking).checkFriends(
+            .init(userID: ana.id, candidateIDs: [bo.id, "stranger"]))
+        XCTAssertEqual(checked.friendIDs, [bo.id])
+        booking.beginGracefulShutdown()
+        await run.value
+        let (asMember, _) = await status {
+            try await friends.checkFriends(.init(userID: ana.id, candidateIDs: [bo.id]), options: ana.options)
+        }
+        XCTAssertEqual(asMember, .permissionDenied)
+
+        _ = try await friends.removeFriend(.init(userID: ana.id), options: bo.options)
+        let afterRemove = try await friends.listFriends(.init(), options: ana.options)
+        XCTAssertEqual(afterRemove.friends, [])
+    }
+
+    func testZipadooCrossingRequestsLeaveOneRowAndConcurrentAcceptsAndRemovesStayConsistent() async throws {
+        let ana = try await join("ana")
+        let bo = try await join("bo")
+        let friends = self.friends
+        async let one = Self.status { try await friends.requestFriend(.init(nickname: "bo"), options: ana.options) }
+        async let two = Self.status { try await friends.requestFriend(.init(nickname: "ana"), options: bo.options) }
+        let outcomes = await [one.0, two.0]
+        XCTAssertEqual(outcomes.filter { $0 == .ok }.count, 1, "\(outcomes)")
+        XCTAssertEqual(outcomes.filter { $0 == .failedPrecondition }.count, 1, "\(outcomes)")
+        let rows = try await fixture.service.environment.database.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM zipadoo_friendship") ?? 0
+        }
+        XCTAssertEqual(rows, 1)
+        let anaAsked = outcomes[0] == .ok
+        let recipient = anaAsked ? bo : ana
+        let requester = anaAsked ? ana : bo
+        let codes = await withTaskGroup(of: StatusCode.self) { group in
+            for index in 0..<20 {
+                group.addTask {
+                    if index % 2 == 0 {
+                        return await Self.status {
+                            try await friends.acceptFriend(.init(userID: requester.id), options: recipient.options)
+                        }.0
+                    }
+                    return await Self.status {
+                        try await friends.removeFriend(.init(userID: recipient.id), options: requester.options)
+                    }.0
+                }
+            }
+            var all: [StatusCode] = []
+            for await code in group { all.append(code) }
+            return all
+        }
+        XCTAssertEqual(codes.filter { $0 == .ok }.count >= 1, true, "\(codes)")
+        XCTAssertFalse(codes.contains(.unknown) || codes.contains(.internalError), "\(codes)")
+        let state = try await fixture.service.environment.database.read { db in
+            try Row.fetchAll(db, sql: "SELECT accepted_at_ms FROM zipadoo_friendship").map {
+                ($0["accepted_at_ms"] as Int64?) != nil
+            }
+        }
+        XCTAssertLessThanOrEqual(state.count, 1)
+        let anaFriends = try await friends.listFriends(.init(), options: ana.options).friends.count
+        let boFriends = try await friends.listFriends(.init(), options: bo.options).friends.count
+        XCTAssertEqual(anaFriends, boFriends, "both sides agree")
+        XCTAssertEqual(anaFriends, state.first.map { $0 ? 1 : 0 } ?? 0)
+    }
+
+    func testZipadooDeletedMembersAreInNoListAndTheirEmailAndNicknameSignUpAgain() async throws {
+        let ana = try await join("ana")
+        let bo = try await join("bo")
+        let cy = try await join("cy")
+        _ = try await friends.requestFriend(.init(nickname: "bo"), options: ana.options)
+        _ = try await friends.acceptFriend(.init(userID: ana.id), options: bo.options)
+        _ = try await friends.requestFriend(.init(nickname: "cy"), options: ana.options)
+        _ = try await fixture.account.deleteAccount(.init(password: "potato123"), options: ana.options)
+        let boFriends = try await friends.listFriends(.init(), options: bo.options)
+        XCTAssertEqual(boFriends.friends, [])
+        let cyRequests = try await friends.listFriendRequests(.init(), options: cy.options)
+        XCTAssertEqual(cyRequests.requesters, [])
+        let rows = try await fixture.service.environment.database.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM zipadoo_friendship") ?? 0
+        }
+        XCTAssertEqual(rows, 0)
+        let again = try await friends.signUp(Self.signUpRequest("ana"), options: Self.anonymous)
+        XCTAssertNotEqual(again.profile?.member?.userID, ana.id)
+    }
+}
