@@ -16,6 +16,7 @@ enum BookingServiceDefinition: ServiceDefinition {
     static func migrate(_ migrator: inout DatabaseMigrator) {
         BookingSchema.migrate(&migrator)
         PaymentSchema.migrate(&migrator)
+        PromiseSchema.migrate(&migrator)
     }
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
@@ -26,7 +27,7 @@ enum BookingServiceDefinition: ServiceDefinition {
             let leftovers = try await store.reconcileLeftovers(now: env.clock.nowMilliseconds)
             if leftovers > 0 { env.logger.notice("payments: reconciling \(leftovers) unsettled confirmations") }
         }
-        return [handlers]
+        return [handlers, promises(env, kit: handlers.kit)]
     }
 
     static func handlers(_ env: ServiceEnvironment) throws -> BookingHandlers {
