@@ -278,16 +278,21 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__zipadoo__report_position_response__descriptor,
     &yedi__zipadoo__position__descriptor,
     &yedi__zipadoo__list_positions_response__descriptor,
+    &yedi__zipadoo__watch_promise_request__descriptor,
+    &yedi__zipadoo__promise_snapshot__descriptor,
+    &yedi__zipadoo__tracking_ended__descriptor,
+    &yedi__zipadoo__caught_up__descriptor,
+    &yedi__zipadoo__promise_event__descriptor,
     &yedi__zipadoo__get_stats_request__descriptor,
     &yedi__zipadoo__promise_result__descriptor,
     &yedi__zipadoo__stats__descriptor,
     &yedi__zipadoo__get_stats_response__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 280; }
+size_t yedi_message_descriptor_count(void) { return 285; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 280 ? message_descriptors[index] : NULL;
+    return index < 285 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {

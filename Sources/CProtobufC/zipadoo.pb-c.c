@@ -1447,6 +1447,231 @@ void   yedi__zipadoo__list_positions_response__free_unpacked
   assert(message->base.descriptor == &yedi__zipadoo__list_positions_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__zipadoo__watch_promise_request__init
+                     (Yedi__Zipadoo__WatchPromiseRequest         *message)
+{
+  static const Yedi__Zipadoo__WatchPromiseRequest init_value = YEDI__ZIPADOO__WATCH_PROMISE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__zipadoo__watch_promise_request__get_packed_size
+                     (const Yedi__Zipadoo__WatchPromiseRequest *message)
+{
+  assert(message->base.descriptor == &yedi__zipadoo__watch_promise_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__zipadoo__watch_promise_request__pack
+                     (const Yedi__Zipadoo__WatchPromiseRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__zipadoo__watch_promise_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__zipadoo__watch_promise_request__pack_to_buffer
+                     (const Yedi__Zipadoo__WatchPromiseRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__zipadoo__watch_promise_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Zipadoo__WatchPromiseRequest *
+       yedi__zipadoo__watch_promise_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Zipadoo__WatchPromiseRequest *)
+     protobuf_c_message_unpack (&yedi__zipadoo__watch_promise_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__zipadoo__watch_promise_request__free_unpacked
+                     (Yedi__Zipadoo__WatchPromiseRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__zipadoo__watch_promise_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__zipadoo__promise_snapshot__init
+                     (Yedi__Zipadoo__PromiseSnapshot         *message)
+{
+  static const Yedi__Zipadoo__PromiseSnapshot init_value = YEDI__ZIPADOO__PROMISE_SNAPSHOT__INIT;
+  *message = init_value;
+}
+size_t yedi__zipadoo__promise_snapshot__get_packed_size
+                     (const Yedi__Zipadoo__PromiseSnapshot *message)
+{
+  assert(message->base.descriptor == &yedi__zipadoo__promise_snapshot__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__zipadoo__promise_snapshot__pack
+                     (const Yedi__Zipadoo__PromiseSnapshot *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__zipadoo__promise_snapshot__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__zipadoo__promise_snapshot__pack_to_buffer
+                     (const Yedi__Zipadoo__PromiseSnapshot *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__zipadoo__promise_snapshot__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Zipadoo__PromiseSnapshot *
+       yedi__zipadoo__promise_snapshot__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Zipadoo__PromiseSnapshot *)
+     protobuf_c_message_unpack (&yedi__zipadoo__promise_snapshot__descriptor,
+                                allocator, len, data);
+}
+void   yedi__zipadoo__promise_snapshot__free_unpacked
+                     (Yedi__Zipadoo__PromiseSnapshot *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__zipadoo__promise_snapshot__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__zipadoo__tracking_ended__init
+                     (Yedi__Zipadoo__TrackingEnded         *message)
+{
+  static const Yedi__Zipadoo__TrackingEnded init_value = YEDI__ZIPADOO__TRACKING_ENDED__INIT;
+  *message = init_value;
+}
+size_t yedi__zipadoo__tracking_ended__get_packed_size
+                     (const Yedi__Zipadoo__TrackingEnded *message)
+{
+  assert(message->base.descriptor == &yedi__zipadoo__tracking_ended__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__zipadoo__tracking_ended__pack
+                     (const Yedi__Zipadoo__TrackingEnded *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__zipadoo__tracking_ended__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__zipadoo__tracking_ended__pack_to_buffer
+                     (const Yedi__Zipadoo__TrackingEnded *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__zipadoo__tracking_ended__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Zipadoo__TrackingEnded *
+       yedi__zipadoo__tracking_ended__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Zipadoo__TrackingEnded *)
+     protobuf_c_message_unpack (&yedi__zipadoo__tracking_ended__descriptor,
+                                allocator, len, data);
+}
+void   yedi__zipadoo__tracking_ended__free_unpacked
+                     (Yedi__Zipadoo__TrackingEnded *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__zipadoo__tracking_ended__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__zipadoo__caught_up__init
+                     (Yedi__Zipadoo__CaughtUp         *message)
+{
+  static const Yedi__Zipadoo__CaughtUp init_value = YEDI__ZIPADOO__CAUGHT_UP__INIT;
+  *message = init_value;
+}
+size_t yedi__zipadoo__caught_up__get_packed_size
+                     (const Yedi__Zipadoo__CaughtUp *message)
+{
+  assert(message->base.descriptor == &yedi__zipadoo__caught_up__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__zipadoo__caught_up__pack
+                     (const Yedi__Zipadoo__CaughtUp *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__zipadoo__caught_up__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__zipadoo__caught_up__pack_to_buffer
+                     (const Yedi__Zipadoo__CaughtUp *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__zipadoo__caught_up__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Zipadoo__CaughtUp *
+       yedi__zipadoo__caught_up__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Zipadoo__CaughtUp *)
+     protobuf_c_message_unpack (&yedi__zipadoo__caught_up__descriptor,
+                                allocator, len, data);
+}
+void   yedi__zipadoo__caught_up__free_unpacked
+                     (Yedi__Zipadoo__CaughtUp *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__zipadoo__caught_up__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   yedi__zipadoo__promise_event__init
+                     (Yedi__Zipadoo__PromiseEvent         *message)
+{
+  static const Yedi__Zipadoo__PromiseEvent init_value = YEDI__ZIPADOO__PROMISE_EVENT__INIT;
+  *message = init_value;
+}
+size_t yedi__zipadoo__promise_event__get_packed_size
+                     (const Yedi__Zipadoo__PromiseEvent *message)
+{
+  assert(message->base.descriptor == &yedi__zipadoo__promise_event__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__zipadoo__promise_event__pack
+                     (const Yedi__Zipadoo__PromiseEvent *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__zipadoo__promise_event__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__zipadoo__promise_event__pack_to_buffer
+                     (const Yedi__Zipadoo__PromiseEvent *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__zipadoo__promise_event__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Zipadoo__PromiseEvent *
+       yedi__zipadoo__promise_event__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Zipadoo__PromiseEvent *)
+     protobuf_c_message_unpack (&yedi__zipadoo__promise_event__descriptor,
+                                allocator, len, data);
+}
+void   yedi__zipadoo__promise_event__free_unpacked
+                     (Yedi__Zipadoo__PromiseEvent *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__zipadoo__promise_event__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__zipadoo__get_stats_request__init
                      (Yedi__Zipadoo__GetStatsRequest         *message)
 {
@@ -3463,6 +3688,234 @@ const ProtobufCMessageDescriptor yedi__zipadoo__list_positions_response__descrip
   (ProtobufCMessageInit) yedi__zipadoo__list_positions_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor yedi__zipadoo__watch_promise_request__field_descriptors[2] =
+{
+  {
+    "promise_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Zipadoo__WatchPromiseRequest, promise_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "after_position",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Zipadoo__WatchPromiseRequest, after_position),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__zipadoo__watch_promise_request__field_indices_by_name[] = {
+  1,   /* field[1] = after_position */
+  0,   /* field[0] = promise_id */
+};
+static const ProtobufCIntRange yedi__zipadoo__watch_promise_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__zipadoo__watch_promise_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.zipadoo.WatchPromiseRequest",
+  "WatchPromiseRequest",
+  "Yedi__Zipadoo__WatchPromiseRequest",
+  "yedi.zipadoo",
+  sizeof(Yedi__Zipadoo__WatchPromiseRequest),
+  2,
+  yedi__zipadoo__watch_promise_request__field_descriptors,
+  yedi__zipadoo__watch_promise_request__field_indices_by_name,
+  1,  yedi__zipadoo__watch_promise_request__number_ranges,
+  (ProtobufCMessageInit) yedi__zipadoo__watch_promise_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__zipadoo__promise_snapshot__field_descriptors[1] =
+{
+  {
+    "positions",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Zipadoo__PromiseSnapshot, n_positions),
+    offsetof(Yedi__Zipadoo__PromiseSnapshot, positions),
+    &yedi__zipadoo__position__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__zipadoo__promise_snapshot__field_indices_by_name[] = {
+  0,   /* field[0] = positions */
+};
+static const ProtobufCIntRange yedi__zipadoo__promise_snapshot__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor yedi__zipadoo__promise_snapshot__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.zipadoo.PromiseSnapshot",
+  "PromiseSnapshot",
+  "Yedi__Zipadoo__PromiseSnapshot",
+  "yedi.zipadoo",
+  sizeof(Yedi__Zipadoo__PromiseSnapshot),
+  1,
+  yedi__zipadoo__promise_snapshot__field_descriptors,
+  yedi__zipadoo__promise_snapshot__field_indices_by_name,
+  1,  yedi__zipadoo__promise_snapshot__number_ranges,
+  (ProtobufCMessageInit) yedi__zipadoo__promise_snapshot__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define yedi__zipadoo__tracking_ended__field_descriptors NULL
+#define yedi__zipadoo__tracking_ended__field_indices_by_name NULL
+#define yedi__zipadoo__tracking_ended__number_ranges NULL
+const ProtobufCMessageDescriptor yedi__zipadoo__tracking_ended__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.zipadoo.TrackingEnded",
+  "TrackingEnded",
+  "Yedi__Zipadoo__TrackingEnded",
+  "yedi.zipadoo",
+  sizeof(Yedi__Zipadoo__TrackingEnded),
+  0,
+  yedi__zipadoo__tracking_ended__field_descriptors,
+  yedi__zipadoo__tracking_ended__field_indices_by_name,
+  0,  yedi__zipadoo__tracking_ended__number_ranges,
+  (ProtobufCMessageInit) yedi__zipadoo__tracking_ended__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define yedi__zipadoo__caught_up__field_descriptors NULL
+#define yedi__zipadoo__caught_up__field_indices_by_name NULL
+#define yedi__zipadoo__caught_up__number_ranges NULL
+const ProtobufCMessageDescriptor yedi__zipadoo__caught_up__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.zipadoo.CaughtUp",
+  "CaughtUp",
+  "Yedi__Zipadoo__CaughtUp",
+  "yedi.zipadoo",
+  sizeof(Yedi__Zipadoo__CaughtUp),
+  0,
+  yedi__zipadoo__caught_up__field_descriptors,
+  yedi__zipadoo__caught_up__field_indices_by_name,
+  0,  yedi__zipadoo__caught_up__number_ranges,
+  (ProtobufCMessageInit) yedi__zipadoo__caught_up__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor yedi__zipadoo__promise_event__field_descriptors[6] =
+{
+  {
+    "position",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Zipadoo__PromiseEvent, position),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "snapshot",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Zipadoo__PromiseEvent, event_case),
+    offsetof(Yedi__Zipadoo__PromiseEvent, snapshot),
+    &yedi__zipadoo__promise_snapshot__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "moved",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Zipadoo__PromiseEvent, event_case),
+    offsetof(Yedi__Zipadoo__PromiseEvent, moved),
+    &yedi__zipadoo__position__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "arrived",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Zipadoo__PromiseEvent, event_case),
+    offsetof(Yedi__Zipadoo__PromiseEvent, arrived),
+    &yedi__zipadoo__position__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "caught_up",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Zipadoo__PromiseEvent, event_case),
+    offsetof(Yedi__Zipadoo__PromiseEvent, caught_up),
+    &yedi__zipadoo__caught_up__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "tracking_ended",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Yedi__Zipadoo__PromiseEvent, event_case),
+    offsetof(Yedi__Zipadoo__PromiseEvent, tracking_ended),
+    &yedi__zipadoo__tracking_ended__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__zipadoo__promise_event__field_indices_by_name[] = {
+  3,   /* field[3] = arrived */
+  4,   /* field[4] = caught_up */
+  2,   /* field[2] = moved */
+  0,   /* field[0] = position */
+  1,   /* field[1] = snapshot */
+  5,   /* field[5] = tracking_ended */
+};
+static const ProtobufCIntRange yedi__zipadoo__promise_event__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor yedi__zipadoo__promise_event__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.zipadoo.PromiseEvent",
+  "PromiseEvent",
+  "Yedi__Zipadoo__PromiseEvent",
+  "yedi.zipadoo",
+  sizeof(Yedi__Zipadoo__PromiseEvent),
+  6,
+  yedi__zipadoo__promise_event__field_descriptors,
+  yedi__zipadoo__promise_event__field_indices_by_name,
+  1,  yedi__zipadoo__promise_event__number_ranges,
+  (ProtobufCMessageInit) yedi__zipadoo__promise_event__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor yedi__zipadoo__get_stats_request__field_descriptors[1] =
 {
   {
@@ -4002,7 +4455,7 @@ void yedi__zipadoo__friends__init (Yedi__Zipadoo__Friends_Service *service,
                                      &yedi__zipadoo__friends__descriptor,
                                      (ProtobufCServiceDestroy) destroy);
 }
-static const ProtobufCMethodDescriptor yedi__zipadoo__promises__method_descriptors[10] =
+static const ProtobufCMethodDescriptor yedi__zipadoo__promises__method_descriptors[11] =
 {
   { "CreatePromise", &yedi__zipadoo__create_promise_request__descriptor, &yedi__zipadoo__promise__descriptor },
   { "UpdatePromise", &yedi__zipadoo__update_promise_request__descriptor, &yedi__zipadoo__promise__descriptor },
@@ -4013,6 +4466,7 @@ static const ProtobufCMethodDescriptor yedi__zipadoo__promises__method_descripto
   { "GetNextPromise", &yedi__zipadoo__get_next_promise_request__descriptor, &yedi__zipadoo__get_next_promise_response__descriptor },
   { "ReportPosition", &yedi__zipadoo__report_position_request__descriptor, &yedi__zipadoo__report_position_response__descriptor },
   { "ListPositions", &yedi__zipadoo__promise_request__descriptor, &yedi__zipadoo__list_positions_response__descriptor },
+  { "WatchPromise", &yedi__zipadoo__watch_promise_request__descriptor, &yedi__zipadoo__promise_event__descriptor },
   { "GetStats", &yedi__zipadoo__get_stats_request__descriptor, &yedi__zipadoo__get_stats_response__descriptor },
 };
 const unsigned yedi__zipadoo__promises__method_indices_by_name[] = {
@@ -4020,12 +4474,13 @@ const unsigned yedi__zipadoo__promises__method_indices_by_name[] = {
   2,        /* DeletePromise */
   6,        /* GetNextPromise */
   4,        /* GetPromise */
-  9,        /* GetStats */
+  10,        /* GetStats */
   3,        /* LeavePromise */
   8,        /* ListPositions */
   5,        /* ListPromises */
   7,        /* ReportPosition */
-  1         /* UpdatePromise */
+  1,        /* UpdatePromise */
+  9         /* WatchPromise */
 };
 const ProtobufCServiceDescriptor yedi__zipadoo__promises__descriptor =
 {
@@ -4034,7 +4489,7 @@ const ProtobufCServiceDescriptor yedi__zipadoo__promises__descriptor =
   "Promises",
   "Yedi__Zipadoo__Promises",
   "yedi.zipadoo",
-  10,
+  11,
   yedi__zipadoo__promises__method_descriptors,
   yedi__zipadoo__promises__method_indices_by_name
 };
@@ -4110,13 +4565,21 @@ void yedi__zipadoo__promises__list_positions(ProtobufCService *service,
   assert(service->descriptor == &yedi__zipadoo__promises__descriptor);
   service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
+void yedi__zipadoo__promises__watch_promise(ProtobufCService *service,
+                                            const Yedi__Zipadoo__WatchPromiseRequest *input,
+                                            Yedi__Zipadoo__PromiseEvent_Closure closure,
+                                            void *closure_data)
+{
+  assert(service->descriptor == &yedi__zipadoo__promises__descriptor);
+  service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
 void yedi__zipadoo__promises__get_stats(ProtobufCService *service,
                                         const Yedi__Zipadoo__GetStatsRequest *input,
                                         Yedi__Zipadoo__GetStatsResponse_Closure closure,
                                         void *closure_data)
 {
   assert(service->descriptor == &yedi__zipadoo__promises__descriptor);
-  service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__zipadoo__promises__init (Yedi__Zipadoo__Promises_Service *service,
                                     Yedi__Zipadoo__Promises_ServiceDestroy destroy)

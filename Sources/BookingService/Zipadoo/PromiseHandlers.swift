@@ -10,6 +10,8 @@ import YediProto
 struct PromiseHandlers: YediZipadoo.Promises.ServiceProtocol, HandlerKitUser {
     let store: any PromiseStore
     let kit: HandlerKit
+    /// WatchPromise: the promise's stored events after a position, then live ones from the hub.
+    let stream: ResumableStream<PromiseEventRecord>
     /// Which of the candidates are the user's friends (AccountService's `Friends/CheckFriends`); throws
     /// `UNAVAILABLE` when AccountService cannot answer.
     let friendsOf: @Sendable (_ userID: String, _ candidates: [String]) async throws -> [String]
@@ -148,14 +150,63 @@ struct PromiseHandlers: YediZipadoo.Promises.ServiceProtocol, HandlerKitUser {
         let participants = try await mapped {
             try await store.positions(promiseID: id, userID: user.id, now: clock.nowMilliseconds)
         }
-        return YediZipadoo.ListPositionsResponse(
-            positions: participants.map { participant in
-                YediZipadoo.Position(
-                    userID: participant.userID, hasFix: participant.fixedAtMilliseconds != nil,
-                    latitude: participant.latitude ?? 0, longitude: participant.longitude ?? 0,
-                    fixedAtMs: participant.fixedAtMilliseconds ?? 0,
-                    arrivedAtMs: participant.arrivedAtMilliseconds ?? 0, rank: Int32(participant.rank ?? 0))
-            })
+        return YediZipadoo.ListPositionsResponse(positions: participants.map(Self.position))
+    }
+
+    func watchPromise(
+        _ request: YediZipadoo.WatchPromiseRequest, writer: RPCWriter<YediZipadoo.PromiseEvent>,
+        context: ServerContext
+    ) async throws {
+        let user = try context.requireUser()
+        let id = try FieldRule.id(request.promiseID, field: "promise_id")
+        var after = request.afterPosition
+        guard after >= 0 else { throw FieldRule.invalid("after_position", "cannot be negative") }
+        if after == 0 {
+            let (participants, position) = try await mapped {
+                try await store.snapshot(promiseID: id, userID: user.id, now: clock.nowMilliseconds)
+            }
+            try await writer.write(
+                YediZipadoo.PromiseEvent(
+                    position: position, event: .snapshot(.init(positions: participants.map(Self.position)))))
+            after = position
+        } else {
+            // Access only: the stored events say the rest.
+            _ = try await mapped { try await store.snapshot(promiseID: id, userID: user.id, now: clock.nowMilliseconds) }
+        }
+        do {
+            try await stream.run(
+                key: id, after: after,
+                write: { event in
+                    try await writer.write(Self.event(event))
+                    if event.kind == .trackingEnded { throw TrackingEndedMark() }
+                },
+                caughtUp: { try await writer.write(.init(position: $0, event: .caughtUp(.init()))) })
+        } catch is TrackingEndedMark {
+            return
+        }
+    }
+
+    /// Thrown by the stream's writer after the last event, ending the call normally.
+    private struct TrackingEndedMark: Error {}
+
+    static func event(_ event: PromiseEventRecord) -> YediZipadoo.PromiseEvent {
+        let position = YediZipadoo.Position(
+            userID: event.userID ?? "", hasFix: event.latitude != nil, latitude: event.latitude ?? 0,
+            longitude: event.longitude ?? 0, fixedAtMs: event.atMilliseconds,
+            arrivedAtMs: event.kind == .arrived ? event.atMilliseconds : 0, rank: Int32(event.rank ?? 0))
+        switch event.kind {
+        case .moved: return .init(position: event.position, event: .moved(position))
+        case .arrived: return .init(position: event.position, event: .arrived(position))
+        case .trackingEnded: return .init(position: event.position, event: .trackingEnded(.init()))
+        }
+    }
+
+    static func position(_ participant: ParticipantRecord) -> YediZipadoo.Position {
+        YediZipadoo.Position(
+            userID: participant.userID, hasFix: participant.fixedAtMilliseconds != nil,
+            latitude: participant.latitude ?? 0, longitude: participant.longitude ?? 0,
+            fixedAtMs: participant.fixedAtMilliseconds ?? 0, arrivedAtMs: participant.arrivedAtMilliseconds ?? 0,
+            rank: Int32(participant.rank ?? 0))
     }
 
     func getStats(_ request: YediZipadoo.GetStatsRequest, context: ServerContext) async throws

@@ -9,7 +9,9 @@ enum PromiseSchema {
         // Issue 30. One participant row per (promise, user), the creator included, keeping the latest fix
         // and the arrival; the arrival rank is unique per promise by index (the last word on two fixes
         // arriving at once). The ledger's entries come in pairs (one move, −x and +x), so all of them sum to
-        // 0; a deleted member's entries become one anonymous write-off (user_id NULL).
+        // 0; a deleted member's entries become one anonymous write-off (user_id NULL). `promise_event` is
+        // the live stream's log (WatchPromise): fixes and arrivals while tracking, erased at settlement,
+        // which leaves one tracking-ended event.
         migrator.registerMigration("booking-3-zipadoo-promises") { db in
             try db.execute(
                 sql: """
@@ -55,6 +57,18 @@ enum PromiseSchema {
                     );
                     CREATE INDEX potato_entry_user ON potato_entry(user_id);
                     CREATE INDEX potato_entry_counterparty ON potato_entry(counterparty_id);
+                    CREATE TABLE promise_event (
+                        position INTEGER PRIMARY KEY AUTOINCREMENT,
+                        promise_id TEXT NOT NULL REFERENCES promise(id) ON DELETE CASCADE,
+                        kind INTEGER NOT NULL,
+                        user_id TEXT,
+                        latitude REAL,
+                        longitude REAL,
+                        at_ms INTEGER NOT NULL,
+                        rank INTEGER
+                    );
+                    CREATE INDEX promise_event_by_promise ON promise_event(promise_id, position);
+                    CREATE INDEX promise_event_user ON promise_event(user_id);
                     CREATE TABLE promise_member_stats (
                         user_id TEXT PRIMARY KEY NOT NULL,
                         completed INTEGER NOT NULL DEFAULT 0,

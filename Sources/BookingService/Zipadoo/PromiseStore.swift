@@ -110,6 +110,9 @@ protocol PromiseStore: Sendable {
     func settleDue(of userID: String, now: Int64) async throws -> Int
     /// Settles one promise if due and not settled yet: true for the run that settled it.
     func settle(promiseID: String, now: Int64) async throws -> Bool
+    /// Every participant's latest fix and the highest event position of the promise, read together
+    /// (participants, from T − 30 min).
+    func snapshot(promiseID: String, userID: String, now: Int64) async throws -> ([ParticipantRecord], Int64)
     func stats(of userIDs: [String]) async throws -> [MemberStatsRecord]
     func balance(of userID: String) async throws -> Int64
     /// The member's settled promises, latest first, at most `limit`.

@@ -6,7 +6,7 @@ import ServiceRuntime
 /// counters, the potato moves (pairs of ledger entries) and the erased positions commit with it.
 extension SQLitePromiseStore {
     func settle(promiseID: String, now: Int64) async throws -> Bool {
-        try await database.write { db in try Self.settle(promiseID, now: now, scheduler: scheduler, db) }
+        try await database.write { db in try Self.settle(promiseID, now: now, scheduler: scheduler, sink: sink, db) }
     }
 
     func settleDue(of userID: String, now: Int64) async throws -> Int {
@@ -21,12 +21,14 @@ extension SQLitePromiseStore {
         }
         guard !due.isEmpty else { return 0 }
         return try await database.write { db in
-            try due.reduce(0) { count, id in count + (try Self.settle(id, now: now, scheduler: scheduler, db) ? 1 : 0) }
+            try due.reduce(0) { count, id in count + (try Self.settle(id, now: now, scheduler: scheduler, sink: sink, db) ? 1 : 0) }
         }
     }
 
     /// Settles `promiseID` in the caller's transaction if it is due at `now` and not settled yet.
-    static func settle(_ promiseID: String, now: Int64, scheduler: Scheduler, _ db: Database) throws -> Bool {
+    static func settle(
+        _ promiseID: String, now: Int64, scheduler: Scheduler, sink: PromiseEventSink?, _ db: Database
+    ) throws -> Bool {
         try db.execute(
             sql: "UPDATE promise SET settled_at_ms = ? WHERE id = ? AND settled_at_ms IS NULL AND at_ms <= ?",
             arguments: [now, promiseID, now - PromiseRules.closesAfter])
@@ -88,6 +90,10 @@ extension SQLitePromiseStore {
                     """,
                 arguments: [participant.userID, result == .onTime ? 0 : 1])
         }
+        // The fixes go with the positions; watchers get the end.
+        try db.execute(sql: "DELETE FROM promise_event WHERE promise_id = ?", arguments: [promiseID])
+        try record(
+            .trackingEnded, promiseID: promiseID, at: promise.atMilliseconds + PromiseRules.closesAfter, sink: sink, db)
         return true
     }
 
@@ -101,6 +107,7 @@ extension SQLitePromiseStore {
             try db.execute(sql: "DELETE FROM promise WHERE id = ?", arguments: [id])
         }
         try db.execute(sql: "DELETE FROM promise_participant WHERE user_id = ?", arguments: [userID])
+        try db.execute(sql: "DELETE FROM promise_event WHERE user_id = ?", arguments: [userID])
         try db.execute(sql: "DELETE FROM promise_member_stats WHERE user_id = ?", arguments: [userID])
         let sum =
             try Int64.fetchOne(

@@ -7,6 +7,8 @@ struct SQLitePromiseStore: PromiseStore {
     let database: ServiceDatabase
     /// Each promise's settlement job (`settlementKind`), written, moved and dropped with the promise.
     let scheduler: Scheduler
+    /// The live streams' hub (`PromiseEventHub.publish`); nil in store tests.
+    var sink: PromiseEventSink? = nil
 
     static let settlementKind = "zipadoo-promise-settlement"
     static func settlementJobID(_ promiseID: String) -> String { "promise-settlement:\(promiseID)" }
@@ -45,7 +47,7 @@ struct SQLitePromiseStore: PromiseStore {
     func promise(id: String, for userID: String, now: Int64) async throws -> PromiseRecord {
         try await database.write { db in
             guard try Self.isParticipant(id, userID, db) else { throw PromiseStoreError.notFound }
-            _ = try Self.settle(id, now: now, scheduler: scheduler, db)
+            _ = try Self.settle(id, now: now, scheduler: scheduler, sink: sink, db)
             return try Self.load(id, db)!
         }
     }
@@ -176,6 +178,10 @@ struct SQLitePromiseStore: PromiseStore {
                     WHERE promise_id = ? AND user_id = ?
                     """,
                 arguments: [point.latitude, point.longitude, now, arrivedAt, rank, promiseID, userID])
+            let arrives = me.arrivedAtMilliseconds == nil && arrivedAt != nil
+            try Self.record(
+                arrives ? .arrived : .moved, promiseID: promiseID, userID: userID, latitude: point.latitude,
+                longitude: point.longitude, at: now, rank: rank, sink: sink, db)
             return FixOutcome(
                 arrivedAtMilliseconds: arrivedAt, rank: rank, fee: promise.fee, atMilliseconds: promise.atMilliseconds,
                 metres: metres)

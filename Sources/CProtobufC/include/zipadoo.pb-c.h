@@ -49,6 +49,11 @@ typedef struct Yedi__Zipadoo__ReportPositionRequest Yedi__Zipadoo__ReportPositio
 typedef struct Yedi__Zipadoo__ReportPositionResponse Yedi__Zipadoo__ReportPositionResponse;
 typedef struct Yedi__Zipadoo__Position Yedi__Zipadoo__Position;
 typedef struct Yedi__Zipadoo__ListPositionsResponse Yedi__Zipadoo__ListPositionsResponse;
+typedef struct Yedi__Zipadoo__WatchPromiseRequest Yedi__Zipadoo__WatchPromiseRequest;
+typedef struct Yedi__Zipadoo__PromiseSnapshot Yedi__Zipadoo__PromiseSnapshot;
+typedef struct Yedi__Zipadoo__TrackingEnded Yedi__Zipadoo__TrackingEnded;
+typedef struct Yedi__Zipadoo__CaughtUp Yedi__Zipadoo__CaughtUp;
+typedef struct Yedi__Zipadoo__PromiseEvent Yedi__Zipadoo__PromiseEvent;
 typedef struct Yedi__Zipadoo__GetStatsRequest Yedi__Zipadoo__GetStatsRequest;
 typedef struct Yedi__Zipadoo__PromiseResult Yedi__Zipadoo__PromiseResult;
 typedef struct Yedi__Zipadoo__Stats Yedi__Zipadoo__Stats;
@@ -600,6 +605,95 @@ struct  Yedi__Zipadoo__ListPositionsResponse
 #define YEDI__ZIPADOO__LIST_POSITIONS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__zipadoo__list_positions_response__descriptor) \
     , 0,NULL }
+
+
+struct  Yedi__Zipadoo__WatchPromiseRequest
+{
+  ProtobufCMessage base;
+  char *promise_id;
+  /*
+   * 0: start with a snapshot of every participant; else the last position seen (nothing is missed).
+   */
+  int64_t after_position;
+};
+#define YEDI__ZIPADOO__WATCH_PROMISE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__zipadoo__watch_promise_request__descriptor) \
+    , (char *)protobuf_c_empty_string, 0 }
+
+
+struct  Yedi__Zipadoo__PromiseSnapshot
+{
+  ProtobufCMessage base;
+  size_t n_positions;
+  Yedi__Zipadoo__Position **positions;
+};
+#define YEDI__ZIPADOO__PROMISE_SNAPSHOT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__zipadoo__promise_snapshot__descriptor) \
+    , 0,NULL }
+
+
+struct  Yedi__Zipadoo__TrackingEnded
+{
+  ProtobufCMessage base;
+};
+#define YEDI__ZIPADOO__TRACKING_ENDED__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__zipadoo__tracking_ended__descriptor) \
+     }
+
+
+struct  Yedi__Zipadoo__CaughtUp
+{
+  ProtobufCMessage base;
+};
+#define YEDI__ZIPADOO__CAUGHT_UP__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__zipadoo__caught_up__descriptor) \
+     }
+
+
+typedef enum {
+  YEDI__ZIPADOO__PROMISE_EVENT__EVENT__NOT_SET = 0,
+  YEDI__ZIPADOO__PROMISE_EVENT__EVENT_SNAPSHOT = 2,
+  YEDI__ZIPADOO__PROMISE_EVENT__EVENT_MOVED = 3,
+  YEDI__ZIPADOO__PROMISE_EVENT__EVENT_ARRIVED = 4,
+  YEDI__ZIPADOO__PROMISE_EVENT__EVENT_CAUGHT_UP = 5,
+  YEDI__ZIPADOO__PROMISE_EVENT__EVENT_TRACKING_ENDED = 6
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__ZIPADOO__PROMISE_EVENT__EVENT__CASE)
+} Yedi__Zipadoo__PromiseEvent__EventCase;
+
+struct  Yedi__Zipadoo__PromiseEvent
+{
+  ProtobufCMessage base;
+  /*
+   * Increasing over the promise's events (with gaps); watch again with the last one seen.
+   */
+  int64_t position;
+  Yedi__Zipadoo__PromiseEvent__EventCase event_case;
+  union {
+    /*
+     * Every participant's latest fix and arrival (first, when after_position is 0).
+     */
+    Yedi__Zipadoo__PromiseSnapshot *snapshot;
+    /*
+     * A participant's new fix.
+     */
+    Yedi__Zipadoo__Position *moved;
+    /*
+     * The fix that made an arrival (once per participant, in rank order).
+     */
+    Yedi__Zipadoo__Position *arrived;
+    /*
+     * Stored events are all sent; live ones follow.
+     */
+    Yedi__Zipadoo__CaughtUp *caught_up;
+    /*
+     * T + 3 h: the last event; the stream ends after it.
+     */
+    Yedi__Zipadoo__TrackingEnded *tracking_ended;
+  };
+};
+#define YEDI__ZIPADOO__PROMISE_EVENT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__zipadoo__promise_event__descriptor) \
+    , 0, YEDI__ZIPADOO__PROMISE_EVENT__EVENT__NOT_SET, {0} }
 
 
 struct  Yedi__Zipadoo__GetStatsRequest
@@ -1274,6 +1368,101 @@ Yedi__Zipadoo__ListPositionsResponse *
 void   yedi__zipadoo__list_positions_response__free_unpacked
                      (Yedi__Zipadoo__ListPositionsResponse *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Zipadoo__WatchPromiseRequest methods */
+void   yedi__zipadoo__watch_promise_request__init
+                     (Yedi__Zipadoo__WatchPromiseRequest         *message);
+size_t yedi__zipadoo__watch_promise_request__get_packed_size
+                     (const Yedi__Zipadoo__WatchPromiseRequest   *message);
+size_t yedi__zipadoo__watch_promise_request__pack
+                     (const Yedi__Zipadoo__WatchPromiseRequest   *message,
+                      uint8_t             *out);
+size_t yedi__zipadoo__watch_promise_request__pack_to_buffer
+                     (const Yedi__Zipadoo__WatchPromiseRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Zipadoo__WatchPromiseRequest *
+       yedi__zipadoo__watch_promise_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__zipadoo__watch_promise_request__free_unpacked
+                     (Yedi__Zipadoo__WatchPromiseRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Zipadoo__PromiseSnapshot methods */
+void   yedi__zipadoo__promise_snapshot__init
+                     (Yedi__Zipadoo__PromiseSnapshot         *message);
+size_t yedi__zipadoo__promise_snapshot__get_packed_size
+                     (const Yedi__Zipadoo__PromiseSnapshot   *message);
+size_t yedi__zipadoo__promise_snapshot__pack
+                     (const Yedi__Zipadoo__PromiseSnapshot   *message,
+                      uint8_t             *out);
+size_t yedi__zipadoo__promise_snapshot__pack_to_buffer
+                     (const Yedi__Zipadoo__PromiseSnapshot   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Zipadoo__PromiseSnapshot *
+       yedi__zipadoo__promise_snapshot__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__zipadoo__promise_snapshot__free_unpacked
+                     (Yedi__Zipadoo__PromiseSnapshot *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Zipadoo__TrackingEnded methods */
+void   yedi__zipadoo__tracking_ended__init
+                     (Yedi__Zipadoo__TrackingEnded         *message);
+size_t yedi__zipadoo__tracking_ended__get_packed_size
+                     (const Yedi__Zipadoo__TrackingEnded   *message);
+size_t yedi__zipadoo__tracking_ended__pack
+                     (const Yedi__Zipadoo__TrackingEnded   *message,
+                      uint8_t             *out);
+size_t yedi__zipadoo__tracking_ended__pack_to_buffer
+                     (const Yedi__Zipadoo__TrackingEnded   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Zipadoo__TrackingEnded *
+       yedi__zipadoo__tracking_ended__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__zipadoo__tracking_ended__free_unpacked
+                     (Yedi__Zipadoo__TrackingEnded *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Zipadoo__CaughtUp methods */
+void   yedi__zipadoo__caught_up__init
+                     (Yedi__Zipadoo__CaughtUp         *message);
+size_t yedi__zipadoo__caught_up__get_packed_size
+                     (const Yedi__Zipadoo__CaughtUp   *message);
+size_t yedi__zipadoo__caught_up__pack
+                     (const Yedi__Zipadoo__CaughtUp   *message,
+                      uint8_t             *out);
+size_t yedi__zipadoo__caught_up__pack_to_buffer
+                     (const Yedi__Zipadoo__CaughtUp   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Zipadoo__CaughtUp *
+       yedi__zipadoo__caught_up__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__zipadoo__caught_up__free_unpacked
+                     (Yedi__Zipadoo__CaughtUp *message,
+                      ProtobufCAllocator *allocator);
+/* Yedi__Zipadoo__PromiseEvent methods */
+void   yedi__zipadoo__promise_event__init
+                     (Yedi__Zipadoo__PromiseEvent         *message);
+size_t yedi__zipadoo__promise_event__get_packed_size
+                     (const Yedi__Zipadoo__PromiseEvent   *message);
+size_t yedi__zipadoo__promise_event__pack
+                     (const Yedi__Zipadoo__PromiseEvent   *message,
+                      uint8_t             *out);
+size_t yedi__zipadoo__promise_event__pack_to_buffer
+                     (const Yedi__Zipadoo__PromiseEvent   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Zipadoo__PromiseEvent *
+       yedi__zipadoo__promise_event__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__zipadoo__promise_event__free_unpacked
+                     (Yedi__Zipadoo__PromiseEvent *message,
+                      ProtobufCAllocator *allocator);
 /* Yedi__Zipadoo__GetStatsRequest methods */
 void   yedi__zipadoo__get_stats_request__init
                      (Yedi__Zipadoo__GetStatsRequest         *message);
@@ -1448,6 +1637,21 @@ typedef void (*Yedi__Zipadoo__Position_Closure)
 typedef void (*Yedi__Zipadoo__ListPositionsResponse_Closure)
                  (const Yedi__Zipadoo__ListPositionsResponse *message,
                   void *closure_data);
+typedef void (*Yedi__Zipadoo__WatchPromiseRequest_Closure)
+                 (const Yedi__Zipadoo__WatchPromiseRequest *message,
+                  void *closure_data);
+typedef void (*Yedi__Zipadoo__PromiseSnapshot_Closure)
+                 (const Yedi__Zipadoo__PromiseSnapshot *message,
+                  void *closure_data);
+typedef void (*Yedi__Zipadoo__TrackingEnded_Closure)
+                 (const Yedi__Zipadoo__TrackingEnded *message,
+                  void *closure_data);
+typedef void (*Yedi__Zipadoo__CaughtUp_Closure)
+                 (const Yedi__Zipadoo__CaughtUp *message,
+                  void *closure_data);
+typedef void (*Yedi__Zipadoo__PromiseEvent_Closure)
+                 (const Yedi__Zipadoo__PromiseEvent *message,
+                  void *closure_data);
 typedef void (*Yedi__Zipadoo__GetStatsRequest_Closure)
                  (const Yedi__Zipadoo__GetStatsRequest *message,
                   void *closure_data);
@@ -1605,6 +1809,10 @@ struct Yedi__Zipadoo__Promises_Service
                          const Yedi__Zipadoo__PromiseRequest *input,
                          Yedi__Zipadoo__ListPositionsResponse_Closure closure,
                          void *closure_data);
+  void (*watch_promise)(Yedi__Zipadoo__Promises_Service *service,
+                        const Yedi__Zipadoo__WatchPromiseRequest *input,
+                        Yedi__Zipadoo__PromiseEvent_Closure closure,
+                        void *closure_data);
   void (*get_stats)(Yedi__Zipadoo__Promises_Service *service,
                     const Yedi__Zipadoo__GetStatsRequest *input,
                     Yedi__Zipadoo__GetStatsResponse_Closure closure,
@@ -1626,6 +1834,7 @@ void yedi__zipadoo__promises__init (Yedi__Zipadoo__Promises_Service *service,
       function_prefix__ ## get_next_promise,\
       function_prefix__ ## report_position,\
       function_prefix__ ## list_positions,\
+      function_prefix__ ## watch_promise,\
       function_prefix__ ## get_stats  }
 void yedi__zipadoo__promises__create_promise(ProtobufCService *service,
                                              const Yedi__Zipadoo__CreatePromiseRequest *input,
@@ -1663,6 +1872,10 @@ void yedi__zipadoo__promises__list_positions(ProtobufCService *service,
                                              const Yedi__Zipadoo__PromiseRequest *input,
                                              Yedi__Zipadoo__ListPositionsResponse_Closure closure,
                                              void *closure_data);
+void yedi__zipadoo__promises__watch_promise(ProtobufCService *service,
+                                            const Yedi__Zipadoo__WatchPromiseRequest *input,
+                                            Yedi__Zipadoo__PromiseEvent_Closure closure,
+                                            void *closure_data);
 void yedi__zipadoo__promises__get_stats(ProtobufCService *service,
                                         const Yedi__Zipadoo__GetStatsRequest *input,
                                         Yedi__Zipadoo__GetStatsResponse_Closure closure,
@@ -1705,6 +1918,11 @@ extern const ProtobufCMessageDescriptor yedi__zipadoo__report_position_request__
 extern const ProtobufCMessageDescriptor yedi__zipadoo__report_position_response__descriptor;
 extern const ProtobufCMessageDescriptor yedi__zipadoo__position__descriptor;
 extern const ProtobufCMessageDescriptor yedi__zipadoo__list_positions_response__descriptor;
+extern const ProtobufCMessageDescriptor yedi__zipadoo__watch_promise_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__zipadoo__promise_snapshot__descriptor;
+extern const ProtobufCMessageDescriptor yedi__zipadoo__tracking_ended__descriptor;
+extern const ProtobufCMessageDescriptor yedi__zipadoo__caught_up__descriptor;
+extern const ProtobufCMessageDescriptor yedi__zipadoo__promise_event__descriptor;
 extern const ProtobufCMessageDescriptor yedi__zipadoo__get_stats_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__zipadoo__promise_result__descriptor;
 extern const ProtobufCMessageDescriptor yedi__zipadoo__stats__descriptor;

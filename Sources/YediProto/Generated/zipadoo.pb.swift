@@ -1091,6 +1091,134 @@ extension YediZipadoo {
 }
 
 extension YediZipadoo {
+    public struct WatchPromiseRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.zipadoo.WatchPromiseRequest")
+
+        public var promiseID: String
+
+        /// 0: start with a snapshot of every participant; else the last position seen (nothing is missed).
+        public var afterPosition: Int64
+
+        public init(promiseID: String = "", afterPosition: Int64 = 0) {
+            self.promiseID = promiseID
+            self.afterPosition = afterPosition
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.promiseID, at: 1)
+            try encoder.write(self.afterPosition, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
+            self.promiseID = try decoder.read(at: 1)
+            self.afterPosition = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediZipadoo {
+    public struct PromiseSnapshot: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.zipadoo.PromiseSnapshot")
+
+        public var positions: [YediZipadoo.Position]
+
+        public init(positions: [YediZipadoo.Position] = []) {
+            self.positions = positions
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.positions, at: 1)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.positions = try decoder.read(at: 1)
+        }
+    }
+}
+
+extension YediZipadoo {
+    public struct TrackingEnded: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.zipadoo.TrackingEnded")
+
+        public init() {}
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+        }
+    }
+}
+
+extension YediZipadoo {
+    public struct CaughtUp: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.zipadoo.CaughtUp")
+
+        public init() {}
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+        }
+    }
+}
+
+extension YediZipadoo {
+    public struct PromiseEvent: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.zipadoo.PromiseEvent")
+
+        /// Increasing over the promise's events (with gaps); watch again with the last one seen.
+        public var position: Int64
+
+        public var event: Event?
+
+        public enum Event: Hashable, Sendable {
+            /// Every participant's latest fix and arrival (first, when after_position is 0).
+            case snapshot(YediZipadoo.PromiseSnapshot)
+            /// A participant's new fix.
+            case moved(YediZipadoo.Position)
+            /// The fix that made an arrival (once per participant, in rank order).
+            case arrived(YediZipadoo.Position)
+            /// Stored events are all sent; live ones follow.
+            case caughtUp(YediZipadoo.CaughtUp)
+            /// T + 3 h: the last event; the stream ends after it.
+            case trackingEnded(YediZipadoo.TrackingEnded)
+        }
+
+        public init(position: Int64 = 0, event: Event? = nil) {
+            self.position = position
+            self.event = event
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.position, at: 1)
+            switch self.event {
+            case .snapshot(let value)?: try encoder.write(value, at: 2)
+            case .moved(let value)?: try encoder.write(value, at: 3)
+            case .arrived(let value)?: try encoder.write(value, at: 4)
+            case .caughtUp(let value)?: try encoder.write(value, at: 5)
+            case .trackingEnded(let value)?: try encoder.write(value, at: 6)
+            case nil: break
+            }
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            self.position = try decoder.read(at: 1)
+            switch decoder.oneofCase(at: 2) {
+            case 2: self.event = .snapshot(try decoder.oneofMessage(at: 2))
+            case 3: self.event = .moved(try decoder.oneofMessage(at: 3))
+            case 4: self.event = .arrived(try decoder.oneofMessage(at: 4))
+            case 5: self.event = .caughtUp(try decoder.oneofMessage(at: 5))
+            case 6: self.event = .trackingEnded(try decoder.oneofMessage(at: 6))
+            default: self.event = nil
+            }
+        }
+    }
+}
+
+extension YediZipadoo {
     public struct GetStatsRequest: ProtoMessage {
         public static let schema = MessageSchema.named("yedi.zipadoo.GetStatsRequest")
 
@@ -1427,6 +1555,11 @@ extension YediZipadoo {
             public static let listPositions = RPCMethod<YediZipadoo.PromiseRequest, YediZipadoo.ListPositionsResponse>(
                 service: "yedi.zipadoo.Promises", method: "ListPositions", kind: .unary, idempotency: .noSideEffects,
                 access: .user(apps: .only(["zipadoo"]), roles: ["member"]))
+            /// Participants, from T − 30 min: a snapshot, then changes (arrivals as their own kind), resumable from
+            /// a position; a final TrackingEnded at T + 3 h, then the stream ends.
+            public static let watchPromise = RPCMethod<YediZipadoo.WatchPromiseRequest, YediZipadoo.PromiseEvent>(
+                service: "yedi.zipadoo.Promises", method: "WatchPromise", kind: .serverStreaming, idempotency: .noSideEffects,
+                access: .user(apps: .only(["zipadoo"]), roles: ["member"]))
             public static let getStats = RPCMethod<YediZipadoo.GetStatsRequest, YediZipadoo.GetStatsResponse>(
                 service: "yedi.zipadoo.Promises", method: "GetStats", kind: .unary, idempotency: .noSideEffects,
                 access: .user(apps: .only(["zipadoo"]), roles: ["member"]))
@@ -1435,7 +1568,7 @@ extension YediZipadoo {
         /// `yedi.zipadoo.Promises` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.zipadoo.Promises",
-            methods: [Method.createPromise.descriptor, Method.updatePromise.descriptor, Method.deletePromise.descriptor, Method.leavePromise.descriptor, Method.getPromise.descriptor, Method.listPromises.descriptor, Method.getNextPromise.descriptor, Method.reportPosition.descriptor, Method.listPositions.descriptor, Method.getStats.descriptor]
+            methods: [Method.createPromise.descriptor, Method.updatePromise.descriptor, Method.deletePromise.descriptor, Method.leavePromise.descriptor, Method.getPromise.descriptor, Method.listPromises.descriptor, Method.getNextPromise.descriptor, Method.reportPosition.descriptor, Method.listPositions.descriptor, Method.watchPromise.descriptor, Method.getStats.descriptor]
         )
 
         /// Serve `yedi.zipadoo.Promises` by implementing these methods and passing the value to an `RPCServer`.
@@ -1452,6 +1585,9 @@ extension YediZipadoo {
             func reportPosition(_ request: YediZipadoo.ReportPositionRequest, context: ServerContext) async throws -> YediZipadoo.ReportPositionResponse
             /// Participants, in the window: every participant's latest fix and arrival.
             func listPositions(_ request: YediZipadoo.PromiseRequest, context: ServerContext) async throws -> YediZipadoo.ListPositionsResponse
+            /// Participants, from T − 30 min: a snapshot, then changes (arrivals as their own kind), resumable from
+            /// a position; a final TrackingEnded at T + 3 h, then the stream ends.
+            func watchPromise(_ request: YediZipadoo.WatchPromiseRequest, writer: RPCWriter<YediZipadoo.PromiseEvent>, context: ServerContext) async throws
             func getStats(_ request: YediZipadoo.GetStatsRequest, context: ServerContext) async throws -> YediZipadoo.GetStatsResponse
         }
 
@@ -1502,6 +1638,17 @@ extension YediZipadoo {
                 try await rpcClient.unary(Method.listPositions, request, options: options)
             }
 
+            /// Participants, from T − 30 min: a snapshot, then changes (arrivals as their own kind), resumable from
+            /// a position; a final TrackingEnded at T + 3 h, then the stream ends.
+            /// The stream is open while `onResponse` runs; returning early cancels the call.
+            public func watchPromise<Result: Sendable>(
+                _ request: YediZipadoo.WatchPromiseRequest,
+                options: CallOptions = .defaults,
+                onResponse: (RPCResponseStream<YediZipadoo.PromiseEvent>) async throws -> Result
+            ) async throws -> Result {
+                try await rpcClient.serverStreaming(Method.watchPromise, request, options: options, onResponse: onResponse)
+            }
+
             public func getStats(_ request: YediZipadoo.GetStatsRequest, options: CallOptions = .defaults) async throws -> YediZipadoo.GetStatsResponse {
                 try await rpcClient.unary(Method.getStats, request, options: options)
             }
@@ -1539,6 +1686,9 @@ extension YediZipadoo.Promises.ServiceProtocol {
         })
         router.register(YediZipadoo.Promises.Method.listPositions, unary: { request, context in
             try await self.listPositions(request, context: context)
+        })
+        router.register(YediZipadoo.Promises.Method.watchPromise, serverStreaming: { request, writer, context in
+            try await self.watchPromise(request, writer: writer, context: context)
         })
         router.register(YediZipadoo.Promises.Method.getStats, unary: { request, context in
             try await self.getStats(request, context: context)
