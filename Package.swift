@@ -502,7 +502,7 @@ let package = Package(
         /// generator's refusal of a method without an access rule.
         .testTarget(
             name: "RPCAccessTests",
-            dependencies: ["RPCAccess", "RPCCore", "RPCTestSupport", "ProtoTestSupport", "YediProto"]
+            dependencies: ["RPCAccess", "RPCCore", "RPCTestSupport", "ProtoTestSupport", "YediProto", "AccessTokens"]
         ),
         .testTarget(
             name: "CountLimitedCacheTests",

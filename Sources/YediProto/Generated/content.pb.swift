@@ -1294,12 +1294,13 @@ extension YediContent {
             public static let listLikedPosts = RPCMethod<YediContent.ListLikedPostsRequest, YediContent.FeedPage>(
                 service: "yedi.content.ContentService", method: "ListLikedPosts", kind: .unary, idempotency: .noSideEffects,
                 access: .customer)
+            /// YeDi's and Zipadoo's (profile images) members upload and read images.
             public static let uploadImage = RPCMethod<YediContent.UploadImageRequest, YediCommon.ImageRef>(
                 service: "yedi.content.ContentService", method: "UploadImage", kind: .unary, idempotency: .unknown,
-                access: .user(apps: .only(["yedi"]), roles: []))
+                access: .user(apps: .only(["yedi", "zipadoo"]), roles: []))
             public static let getImage = RPCMethod<YediContent.GetImageRequest, YediContent.ImageData>(
                 service: "yedi.content.ContentService", method: "GetImage", kind: .unary, idempotency: .noSideEffects,
-                access: .anyone(apps: .only(["yedi"])))
+                access: .anyone(apps: .only(["yedi", "zipadoo"])))
             public static let createReview = RPCMethod<YediContent.CreateReviewRequest, YediContent.Review>(
                 service: "yedi.content.ContentService", method: "CreateReview", kind: .unary, idempotency: .unknown,
                 access: .customer)
@@ -1342,6 +1343,7 @@ extension YediContent {
             func like(_ request: YediContent.LikeRequest, context: ServerContext) async throws -> YediContent.LikeResponse
             func unlike(_ request: YediContent.LikeRequest, context: ServerContext) async throws -> YediContent.LikeResponse
             func listLikedPosts(_ request: YediContent.ListLikedPostsRequest, context: ServerContext) async throws -> YediContent.FeedPage
+            /// YeDi's and Zipadoo's (profile images) members upload and read images.
             func uploadImage(_ request: YediContent.UploadImageRequest, context: ServerContext) async throws -> YediCommon.ImageRef
             func getImage(_ request: YediContent.GetImageRequest, context: ServerContext) async throws -> YediContent.ImageData
             func createReview(_ request: YediContent.CreateReviewRequest, context: ServerContext) async throws -> YediContent.Review
@@ -1399,6 +1401,7 @@ extension YediContent {
                 try await rpcClient.unary(Method.listLikedPosts, request, options: options)
             }
 
+            /// YeDi's and Zipadoo's (profile images) members upload and read images.
             public func uploadImage(_ request: YediContent.UploadImageRequest, options: CallOptions = .defaults) async throws -> YediCommon.ImageRef {
                 try await rpcClient.unary(Method.uploadImage, request, options: options)
             }
