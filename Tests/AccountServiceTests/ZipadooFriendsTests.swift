@@ -225,4 +225,34 @@ final class ZipadooFriendsTests: XCTestCase {
         let again = try await friends.signUp(Self.signUpRequest("ana"), options: Self.anonymous)
         XCTAssertNotEqual(again.profile?.member?.userID, ana.id)
     }
+
+    func testZipadooKakaoSignInIsUnregisteredWithATicketThenSignsUpWithZipadoosNicknameRule() async throws {
+        let kakao = try await AccountFixture.startServingApps()
+        let inApp = AccountFixture.inApp("zipadoo")
+        let assertion = YediAccount.ProviderAssertion(provider: "kakao", token: "dev:kakao:12345")
+        let first = try await kakao.identity.verifyProvider(.init(assertion: assertion), options: inApp)
+        guard case .signUp(let ticket)? = first.outcome else {
+            try await kakao.stop()
+            return XCTFail("no ticket on first use: \(first)")
+        }
+        let (tooLong, message) = await status {
+            try await kakao.identity.completeIdentitySignUp(
+                .init(ticket: ticket.ticket, nickname: "감자감자감자감"), options: inApp)
+        }
+        XCTAssertEqual(tooLong, .invalidArgument, message)
+        let created = try await kakao.identity.completeIdentitySignUp(
+            .init(ticket: ticket.ticket, nickname: "카카오"), options: inApp)
+        let options = kakao.options(created.session?.accessToken ?? "")
+        let zipadoo = YediZipadoo.Friends.Client(kakao.client)
+        let updated = try await zipadoo.updateProfile(
+            .init(nickname: "카카오", phone: "010-555-1234", mole: "doo5"), options: options)
+        XCTAssertEqual(updated.member?.mole, "doo5")
+        let again = try await kakao.identity.verifyProvider(.init(assertion: assertion), options: inApp)
+        guard case .signedIn(let session)? = again.outcome else {
+            try await kakao.stop()
+            return XCTFail("no session the second time: \(again)")
+        }
+        XCTAssertEqual(session.user?.id, created.user?.id)
+        try await kakao.stop()
+    }
 }
