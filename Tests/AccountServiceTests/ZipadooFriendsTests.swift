@@ -256,3 +256,30 @@ final class ZipadooFriendsTests: XCTestCase {
         try await kakao.stop()
     }
 }
+
+/// Every `Friends` method on the real handlers, with an empty request, as a member, anonymously (in
+/// Zipadoo) and with booking's certificate: a real status each (never UNIMPLEMENTED, UNKNOWN or INTERNAL).
+final class ZipadooFriendsRealStatusTests: XCTestCase {
+    func testZipadooEveryFriendsMethodAnswersARealStatus() async throws {
+        let fixture = try await AccountFixture.start { $0.apps = AccountFixture.repositoryApps }
+        let member = try await fixture.member("ana", app: "zipadoo", nickname: "ana")
+        let booking = try RPCClient(
+            configuration: fixture.harness.clientConfiguration(port: try await fixture.service.port, identity: "booking"))
+        let run = Task { await booking.run() }
+        for method in YediZipadoo.Friends.descriptor.methods {
+            for (caller, client, options) in [
+                ("member", fixture.client, member), ("anonymous", fixture.client, ZipadooFriendsTests.anonymous),
+                ("service", booking, CallOptions.defaults),
+            ] {
+                let code = await ZipadooFriendsTests.status {
+                    _ = try await client.unary(method, payload: [], options: options)
+                }.0
+                XCTAssertFalse(
+                    [.unimplemented, .unknown, .internalError].contains(code), "\(method.method) as \(caller): \(code)")
+            }
+        }
+        booking.beginGracefulShutdown()
+        await run.value
+        try await fixture.stop()
+    }
+}

@@ -126,3 +126,39 @@ final class ZipadooPromiseStreamTests: XCTestCase {
         }
     }
 }
+
+/// Every `Promises` method on the real handlers, with an empty request, as a member, anonymously and
+/// with a service certificate: a real status each (never UNIMPLEMENTED, UNKNOWN or INTERNAL).
+final class ZipadooPromisesRealStatusTests: XCTestCase {
+    func testZipadooEveryPromisesMethodAnswersARealStatus() async throws {
+        let fixture = try await ZipadooPromiseFixture.start()
+        let member = try fixture.member("ana")
+        let (service, run) = try await fixture.serviceClient("account")
+        var answers: [String: StatusCode] = [:]
+        for method in YediZipadoo.Promises.descriptor.methods {
+            for (caller, client, options) in [
+                ("member", fixture.client, member), ("anonymous", fixture.client, CallOptions.defaults),
+                ("service", service, CallOptions.defaults),
+            ] {
+                let code = await ZipadooPromiseFixture.status {
+                    switch method.kind {
+                    case .unary: _ = try await client.unary(method, payload: [], options: options)
+                    case .serverStreaming:
+                        try await client.serverStreaming(method, payload: [], options: options) { stream in
+                            for try await _ in stream {}
+                        }
+                    }
+                }.0
+                answers["\(method.method) \(caller)"] = code
+                XCTAssertFalse(
+                    [.unimplemented, .unknown, .internalError].contains(code), "\(method.method) as \(caller): \(code)")
+            }
+        }
+        XCTAssertEqual(answers["GetStats member"], .ok)
+        XCTAssertEqual(answers["GetPromise member"], .invalidArgument)
+        XCTAssertEqual(answers["GetPromise anonymous"], .unauthenticated)
+        service.beginGracefulShutdown()
+        await run.value
+        try await fixture.stop()
+    }
+}
