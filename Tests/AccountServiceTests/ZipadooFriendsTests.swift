@@ -106,6 +106,19 @@ final class ZipadooFriendsTests: XCTestCase {
             .init(profileImageID: "img-1", nickname: "새감자", phone: "01198765432", mole: "doo9"), options: options)
         XCTAssertEqual(updated.member?.mole, "doo9")
         XCTAssertEqual(updated.member?.nickname, "새감자")
+        // ChangePassword (the platform's) ends the member's other sign-ins.
+        let other = try await fixture.account.signIn(
+            .init(email: request.email, password: request.password), options: Self.anonymous)
+        let changed = try await fixture.account.changePassword(
+            .init(currentPassword: request.password, newPassword: "sweetpotato9"), options: options)
+        let (oldRefresh, _) = await status {
+            try await fixture.account.refreshSession(.init(refreshToken: other.session?.refreshToken ?? ""))
+        }
+        XCTAssertEqual(oldRefresh, .unauthenticated, "the other sign-in ended")
+        let fresh = fixture.options(changed.session?.accessToken ?? "")
+        _ = try await friends.getProfile(.init(), options: fresh)
+        _ = try await fixture.account.signIn(
+            .init(email: request.email, password: "sweetpotato9"), options: Self.anonymous)
     }
 
     func testZipadooFriendRefusalsComeInOrderAndOnlyTheRecipientAnswers() async throws {
