@@ -155,7 +155,8 @@ final class ZipadooFriendsTests: XCTestCase {
 
         // CheckFriends is booking's alone.
         let booking = try RPCClient(
-            configuration: fixture.harness.clientConfiguration(port: try await fixture.service.port, identity: "booking"))
+            configuration: fixture.harness.clientConfiguration(
+                port: try await fixture.service.port, identity: "booking"))
         let run = Task { await booking.run() }
         let checked = try await YediZipadoo.Friends.Client(booking).checkFriends(
             .init(userID: ana.id, candidateIDs: [bo.id, "stranger"]))
@@ -277,7 +278,8 @@ final class ZipadooFriendsRealStatusTests: XCTestCase {
         let fixture = try await AccountFixture.start { $0.apps = AccountFixture.repositoryApps }
         let member = try await fixture.member("ana", app: "zipadoo", nickname: "ana")
         let booking = try RPCClient(
-            configuration: fixture.harness.clientConfiguration(port: try await fixture.service.port, identity: "booking"))
+            configuration: fixture.harness.clientConfiguration(
+                port: try await fixture.service.port, identity: "booking"))
         let run = Task { await booking.run() }
         for method in YediZipadoo.Friends.descriptor.methods {
             for (caller, client, options) in [

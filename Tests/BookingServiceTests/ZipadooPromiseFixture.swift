@@ -142,10 +142,12 @@ final class ZipadooPromiseFixture: @unchecked Sendable {
             options: try member(creator))
     }
 
-    func report(_ user: String, _ promiseID: String, metres: Double) async throws -> YediZipadoo.ReportPositionResponse {
+    func report(_ user: String, _ promiseID: String, metres: Double) async throws -> YediZipadoo.ReportPositionResponse
+    {
         let point = Self.north(of: Self.cityHall, metres: metres)
         return try await promises.reportPosition(
-            .init(promiseID: promiseID, latitude: point.latitude, longitude: point.longitude), options: try member(user))
+            .init(promiseID: promiseID, latitude: point.latitude, longitude: point.longitude), options: try member(user)
+        )
     }
 
     func count(_ sql: String, _ arguments: StatementArguments = []) async throws -> Int {

@@ -130,8 +130,8 @@ final class ZipadooPromiseTests: XCTestCase {
         XCTAssertEqual(first.id, retry.id)
         XCTAssertEqual(first.participants.map(\.userID), ["ana", "bo"])
         try await assertCount(
-                "SELECT COUNT(*) FROM runtime_scheduled_job WHERE subject = ? AND due_at_ms = ?",
-                [first.id, at + 180 * minute], 1, "the settlement job is written with the promise")
+            "SELECT COUNT(*) FROM runtime_scheduled_job WHERE subject = ? AND due_at_ms = ?",
+            [first.id, at + 180 * minute], 1, "the settlement job is written with the promise")
     }
 
     func testZipadooOnlyTheCreatorChangesAndOnlyBeforeTrackingOpens() async throws {
@@ -253,7 +253,9 @@ final class ZipadooPromiseTests: XCTestCase {
         let promise = try await fixture.create(by: "ana", with: ["bo"], at: t)
         func at(_ ms: Int64) { fixture.clock.set(Date(timeIntervalSince1970: Double(ms) / 1_000)) }
         at(t - 30 * minute - second)
-        await assertRefused(.failedPrecondition, "promise_id") { try await fixture.report("bo", promise.id, metres: 500) }
+        await assertRefused(.failedPrecondition, "promise_id") {
+            try await fixture.report("bo", promise.id, metres: 500)
+        }
         await assertRefused(.failedPrecondition, "promise_id") {
             try await promises.listPositions(.init(promiseID: promise.id), options: try fixture.member("bo"))
         }
@@ -268,7 +270,8 @@ final class ZipadooPromiseTests: XCTestCase {
         XCTAssertEqual(second.distanceM, 400, accuracy: 0.01)
         XCTAssertEqual(second.fee, 100)
         await assertRefused(.notFound, "promise_id") { try await fixture.report("zed", promise.id, metres: 1) }
-        let positions = try await promises.listPositions(.init(promiseID: promise.id), options: try fixture.member("ana"))
+        let positions = try await promises.listPositions(
+            .init(promiseID: promise.id), options: try fixture.member("ana"))
         XCTAssertEqual(positions.positions.map(\.userID), ["ana", "bo"])
         XCTAssertEqual(positions.positions.map(\.hasFix), [false, true], "only the latest fix, none for ana yet")
         await assertRefused(.invalidArgument, "latitude") {

@@ -42,7 +42,8 @@ final class ZipadooDeletionJourneyTests: RunningSystemTestCase {
         let bos = try promise(by: bo.token, with: ana.id)
         XCTAssertFalse(anas.isEmpty || bos.isEmpty)
 
-        try system.call("account", "yedi.account.AccountService/DeleteAccount", #"{"password": "potato123"}"#, token: ana.token)
+        try system.call(
+            "account", "yedi.account.AccountService/DeleteAccount", #"{"password": "potato123"}"#, token: ana.token)
         let data = system.root.appendingPathComponent("data")
         let clean = try eventually(timeout: 30) {
             try DataScan.find(ana.id, in: data).isEmpty && DataScan.find("ana@example.com", in: data).isEmpty
@@ -52,7 +53,8 @@ final class ZipadooDeletionJourneyTests: RunningSystemTestCase {
         // bo's promise stays without ana; ana's promise is gone.
         let kept = try system.call("booking", promises + "GetPromise", #"{"promiseId": "\#(bos)"}"#, token: bo.token)
         XCTAssertEqual((kept.at("participants") as? [Any])?.count, 1)
-        let gone = try system.failingCall("booking", promises + "GetPromise", #"{"promiseId": "\#(anas)"}"#, token: bo.token)
+        let gone = try system.failingCall(
+            "booking", promises + "GetPromise", #"{"promiseId": "\#(anas)"}"#, token: bo.token)
         XCTAssertEqual(gone.status, "NOT_FOUND", gone.message)
         let list = try system.call("account", friends + "ListFriends", token: bo.token)
         XCTAssertNil(list.at("friends.0"), "\(list)")

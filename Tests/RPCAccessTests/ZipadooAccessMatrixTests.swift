@@ -46,7 +46,9 @@ final class ZipadooAccessMatrixTests: XCTestCase {
             .slpMember: try token("slp", "member"), .housetainerMember: try token("housetainer", "member"),
         ]
         let verifier = JWTVerifier(
-            keys: [try TokenVerificationKey.load(pemFile: pki.devPKI.appendingPathComponent("token-signing.pub.pem").path)],
+            keys: [
+                try TokenVerificationKey.load(pemFile: pki.devPKI.appendingPathComponent("token-signing.pub.pem").path)
+            ],
             apps: Self.apps)
         let server = try await RunningServer.start(
             pki: pki, services: YediProtoCatalog.services.map(AcceptEverything.init),
@@ -54,7 +56,8 @@ final class ZipadooAccessMatrixTests: XCTestCase {
         var clients: [String: RPCClient] = [:]
         var runs: [Task<Void, Never>] = []
         for identity in ["yedi-probe", "booking"] {
-            let client = try RPCClient(configuration: pki.rpcClientConfiguration(ports: [server.port], identity: identity))
+            let client = try RPCClient(
+                configuration: pki.rpcClientConfiguration(ports: [server.port], identity: identity))
             clients[identity] = client
             runs.append(Task { await client.run() })
         }

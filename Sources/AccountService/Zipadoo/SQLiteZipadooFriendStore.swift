@@ -132,7 +132,8 @@ struct SQLiteZipadooFriendStore: ZipadooFriendStore {
         }
     }
 
-    func requests(of userID: String) async throws -> (incoming: [ZipadooMemberRecord], outgoing: [ZipadooMemberRecord]) {
+    func requests(of userID: String) async throws -> (incoming: [ZipadooMemberRecord], outgoing: [ZipadooMemberRecord])
+    {
         try await database.read { db in
             let pending = """
                 SELECT f.other AS id, f.created_at_ms AS at FROM (
@@ -153,16 +154,17 @@ struct SQLiteZipadooFriendStore: ZipadooFriendStore {
 
     func friendIDs(of userID: String, among candidates: [String]) async throws -> [String] {
         guard !candidates.isEmpty else { return [] }
-        let friends = Set(try await database.read { db in
-            try String.fetchAll(
-                db,
-                sql: """
-                    SELECT user_high FROM zipadoo_friendship WHERE user_low = ?1 AND accepted_at_ms IS NOT NULL
-                    UNION ALL
-                    SELECT user_low FROM zipadoo_friendship WHERE user_high = ?1 AND accepted_at_ms IS NOT NULL
-                    """,
-                arguments: [userID])
-        })
+        let friends = Set(
+            try await database.read { db in
+                try String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT user_high FROM zipadoo_friendship WHERE user_low = ?1 AND accepted_at_ms IS NOT NULL
+                        UNION ALL
+                        SELECT user_low FROM zipadoo_friendship WHERE user_high = ?1 AND accepted_at_ms IS NOT NULL
+                        """,
+                    arguments: [userID])
+            })
         return candidates.filter { friends.contains($0) }
     }
 

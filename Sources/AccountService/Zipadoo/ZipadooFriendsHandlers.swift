@@ -56,7 +56,8 @@ struct ZipadooFriendsHandlers: YediZipadoo.Friends.ServiceProtocol, HandlerKitUs
         let mole = try ZipadooFields.mole(request.mole)
         return Self.profile(
             try await mapped {
-                try await store.updateProfile(userID: user.id, imageID: image, nickname: nickname, phone: phone, mole: mole)
+                try await store.updateProfile(
+                    userID: user.id, imageID: image, nickname: nickname, phone: phone, mole: mole)
             })
     }
 

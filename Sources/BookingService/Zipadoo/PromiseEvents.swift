@@ -5,7 +5,9 @@ import ServiceRuntime
 /// describes and handed to the hub after the commit.
 struct PromiseEventRecord: PositionedEvent, Hashable {
     enum Kind: Int, Sendable {
-        case moved = 1, arrived = 2, trackingEnded = 3
+        case moved = 1
+        case arrived = 2
+        case trackingEnded = 3
     }
 
     var position: Int64

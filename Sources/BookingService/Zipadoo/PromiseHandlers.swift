@@ -171,7 +171,9 @@ struct PromiseHandlers: YediZipadoo.Promises.ServiceProtocol, HandlerKitUser {
             after = position
         } else {
             // Access only: the stored events say the rest.
-            _ = try await mapped { try await store.snapshot(promiseID: id, userID: user.id, now: clock.nowMilliseconds) }
+            _ = try await mapped {
+                try await store.snapshot(promiseID: id, userID: user.id, now: clock.nowMilliseconds)
+            }
         }
         do {
             try await stream.run(

@@ -9,7 +9,10 @@ struct PlaceRecord: Sendable, Hashable {
 
 /// A participant's result once settled (the proto's `ArrivalResult` numbers).
 enum ArrivalOutcome: Int, Sendable {
-    case unsettled = 0, onTime = 1, late = 2, neverArrived = 3
+    case unsettled = 0
+    case onTime = 1
+    case late = 2
+    case neverArrived = 3
 }
 
 struct ParticipantRecord: Sendable, Hashable {

@@ -21,7 +21,9 @@ extension SQLitePromiseStore {
         }
         guard !due.isEmpty else { return 0 }
         return try await database.write { db in
-            try due.reduce(0) { count, id in count + (try Self.settle(id, now: now, scheduler: scheduler, sink: sink, db) ? 1 : 0) }
+            try due.reduce(0) { count, id in
+                count + (try Self.settle(id, now: now, scheduler: scheduler, sink: sink, db) ? 1 : 0)
+            }
         }
     }
 
@@ -118,7 +120,8 @@ extension SQLitePromiseStore {
         try db.execute(sql: "DELETE FROM potato_entry WHERE user_id = ?", arguments: [userID])
         if entries > 0 {
             try db.execute(
-                sql: "INSERT INTO potato_entry (user_id, amount, created_at_ms) VALUES (NULL, ?, ?)", arguments: [sum, now])
+                sql: "INSERT INTO potato_entry (user_id, amount, created_at_ms) VALUES (NULL, ?, ?)",
+                arguments: [sum, now])
         }
         try db.execute(
             sql: "UPDATE potato_entry SET counterparty_id = NULL WHERE counterparty_id = ?", arguments: [userID])

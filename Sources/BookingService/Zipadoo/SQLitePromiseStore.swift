@@ -166,7 +166,8 @@ struct SQLitePromiseStore: PromiseStore {
                 let arrived =
                     try Int.fetchOne(
                         db,
-                        sql: "SELECT COUNT(*) FROM promise_participant WHERE promise_id = ? AND arrival_rank IS NOT NULL",
+                        sql:
+                            "SELECT COUNT(*) FROM promise_participant WHERE promise_id = ? AND arrival_rank IS NOT NULL",
                         arguments: [promiseID]) ?? 0
                 arrivedAt = now
                 rank = arrived + 1
@@ -213,7 +214,8 @@ struct SQLitePromiseStore: PromiseStore {
     func balance(of userID: String) async throws -> Int64 {
         try await database.read { db in
             try Int64.fetchOne(
-                db, sql: "SELECT COALESCE(SUM(amount), 0) FROM potato_entry WHERE user_id = ?", arguments: [userID]) ?? 0
+                db, sql: "SELECT COALESCE(SUM(amount), 0) FROM potato_entry WHERE user_id = ?", arguments: [userID])
+                ?? 0
         }
     }
 

@@ -79,7 +79,8 @@ final class ZipadooSettlementCrashTests: XCTestCase {
         while try await settled() < Self.promises, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
         second.stop()
 
-        let (integrity, settledCount, completed, late, entries, sum, jobs, unsettledRows) = try await database.read { db in
+        let (integrity, settledCount, completed, late, entries, sum, jobs, unsettledRows) = try await database.read {
+            db in
             (
                 try String.fetchOne(db, sql: "PRAGMA integrity_check"),
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM promise WHERE settled_at_ms IS NOT NULL") ?? -1,
