@@ -45,7 +45,17 @@ struct SQLitePromiseStore: PromiseStore {
     }
 
     func promise(id: String, for userID: String, now: Int64) async throws -> PromiseRecord {
-        try await database.write { db in
+        let read = try await database.read { db -> PromiseRecord in
+            guard try Self.isParticipant(id, userID, db), let promise = try Self.load(id, db) else {
+                throw PromiseStoreError.notFound
+            }
+            return promise
+        }
+        // Only a due, unsettled promise needs the writer: it is settled first.
+        guard read.settledAtMilliseconds == nil, read.atMilliseconds + PromiseRules.closesAfter <= now else {
+            return read
+        }
+        return try await database.write { db in
             guard try Self.isParticipant(id, userID, db) else { throw PromiseStoreError.notFound }
             _ = try Self.settle(id, now: now, scheduler: scheduler, sink: sink, db)
             return try Self.load(id, db)!
