@@ -1,7 +1,10 @@
+import AccessTokens
 import Foundation
 import GRDB
+import Logging
 import RPCAccess
 import RPCCore
+import RPCTestSupport
 import ServiceRuntime
 import ServiceTestSupport
 import XCTest
@@ -14,13 +17,21 @@ import YediProto
 /// accepts, deletion leaving no one in any list and freeing email and nickname.
 final class ZipadooFriendsTests: XCTestCase {
     var fixture: AccountFixture!
+    let images = ZipadooFakeContent()
+    var content: RunningServer!
 
     override func setUp() async throws {
-        fixture = try await AccountFixture.start { $0.apps = AccountFixture.repositoryApps }
+        let harness = try ServiceHarness()
+        let clock = ManualClock()
+        content = try await images.start(harness, clock: clock)
+        fixture = try await AccountFixture.start(peers: ["content": content.port], clock: clock, harness: harness) {
+            $0.apps = AccountFixture.repositoryApps
+        }
     }
 
     override func tearDown() async throws {
         try await fixture?.stop()
+        await content?.stop()
     }
 
     var friends: YediZipadoo.Friends.Client { YediZipadoo.Friends.Client(fixture.client) }
@@ -102,8 +113,19 @@ final class ZipadooFriendsTests: XCTestCase {
         // A Zipadoo token on a YeDi method is refused.
         let (me, _) = await status { try await fixture.account.getMe(.init(), options: options) }
         XCTAssertEqual(me, .permissionDenied)
+        images.add("img-1", owner: profile.member?.userID ?? "")
+        images.add("img-2", owner: "someone-else")
+        await assertRefused(.permissionDenied, "profile_image_id") {
+            try await friends.updateProfile(
+                .init(profileImageID: "img-2", nickname: "새감자", phone: "01198765432", mole: "doo9"), options: options)
+        }
+        await assertRefused(.notFound, "profile_image_id") {
+            try await friends.updateProfile(
+                .init(profileImageID: "img-x", nickname: "새감자", phone: "01198765432", mole: "doo9"), options: options)
+        }
         let updated = try await friends.updateProfile(
             .init(profileImageID: "img-1", nickname: "새감자", phone: "01198765432", mole: "doo9"), options: options)
+        XCTAssertEqual(updated.member?.profileImageID, "img-1")
         XCTAssertEqual(updated.member?.mole, "doo9")
         XCTAssertEqual(updated.member?.nickname, "새감자")
         // ChangePassword (the platform's) ends the member's other sign-ins.
@@ -268,6 +290,44 @@ final class ZipadooFriendsTests: XCTestCase {
         }
         XCTAssertEqual(session.user?.id, created.user?.id)
         try await kakao.stop()
+    }
+}
+
+/// The stand-in ContentService: `GetImageRefs` over the images it was told of, with a token verifier that
+/// knows Zipadoo (the on-behalf-of token of a member's call).
+final class ZipadooFakeContent: Sendable {
+    private let owners = LockedValue([String: String]())
+
+    func add(_ id: String, owner: String) { owners.withLock { $0[id] = owner } }
+
+    /// Verifies the forwarded tokens on `clock` (the service's, which issued them).
+    func start(_ harness: ServiceHarness, clock: ManualClock) async throws -> RunningServer {
+        let pki = harness.pki
+        var logger = Logger(label: "test.fake-content")
+        logger.logLevel = .warning
+        let verifier = JWTVerifier(
+            keys: [
+                try TokenVerificationKey.load(pemFile: pki.devPKI.appendingPathComponent("token-signing.pub.pem").path)
+            ],
+            apps: [.yedi: [.customer, .designer], "zipadoo": ["member"]], now: { clock.now })
+        return try await RunningServer.start(
+            pki: pki,
+            services: [
+                RPCMethodSet(YediContent.ContentService.descriptor) { router in
+                    router.register(YediContent.ContentService.Method.getImageRefs) { request, _ in
+                        let owners = self.owners.value
+                        return YediContent.GetImageRefsResponse(
+                            images: request.imageIDs.compactMap { id in
+                                owners[id].map { YediContent.OwnedImageRef(image: .init(id: id), ownerID: $0) }
+                            })
+                    }
+                }
+            ],
+            interceptors: [AuthenticationInterceptor(verifier: verifier, servedApps: [.yedi, "zipadoo"])],
+            clientCertificates: .optional, logger: logger
+        ) { configuration in
+            configuration.tls = pki.serverConfiguration("content", clientCertificates: .optional)
+        }
     }
 }
 

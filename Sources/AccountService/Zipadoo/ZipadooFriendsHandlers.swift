@@ -11,6 +11,9 @@ struct ZipadooFriendsHandlers: YediZipadoo.Friends.ServiceProtocol, HandlerKitUs
     let store: any ZipadooFriendStore
     /// The accounts' handlers: credentials (hasher, sessions) and the per-address sign-in limits.
     let account: AccountHandlers
+    /// Who uploaded an image (ContentService's `GetImageRefs`, which also pins it): nil for no such image;
+    /// throws `UNAVAILABLE` when ContentService cannot answer.
+    let imageOwner: @Sendable (_ imageID: String) async throws -> String?
     var kit: HandlerKit { account.kit }
 
     func signUp(_ request: YediZipadoo.SignUpRequest, context: ServerContext) async throws
@@ -54,6 +57,15 @@ struct ZipadooFriendsHandlers: YediZipadoo.Friends.ServiceProtocol, HandlerKitUs
         let nickname = try ZipadooFields.nickname(request.nickname)
         let phone = try ZipadooFields.phone(request.phone)
         let mole = try ZipadooFields.mole(request.mole)
+        guard let current = try await store.profile(userID: user.id) else { throw Self.refusal(.unknownUser) }
+        if !image.isEmpty, image != current.member.profileImageID {
+            guard let owner = try await imageOwner(image) else {
+                throw RPCError(code: .notFound, message: "profile_image_id: no such image")
+            }
+            guard owner == user.id else {
+                throw RPCError(code: .permissionDenied, message: "profile_image_id: not an image you uploaded")
+            }
+        }
         return Self.profile(
             try await mapped {
                 try await store.updateProfile(
