@@ -15,6 +15,8 @@ import YediProto
 /// The stand-in AccountService's friendships (`Friends/CheckFriends`), or UNAVAILABLE while down.
 final class ZipadooFriendBook: Sendable {
     private let state = LockedValue((pairs: Set<[String]>(), down: false))
+    /// What BookingService asked AccountService to notify (`Notifications/Notify`), in order.
+    let notified = LockedValue<[YediAccount.NotifyRequest]>([])
 
     func befriend(_ a: String, _ b: String) { state.withLock { _ = $0.pairs.insert([a, b].sorted()) } }
 
@@ -46,7 +48,13 @@ final class ZipadooFriendBook: Sendable {
             services: [
                 RPCMethodSet(YediZipadoo.Friends.descriptor) { router in
                     router.register(YediZipadoo.Friends.Method.checkFriends) { request, _ in try self.check(request) }
-                }
+                },
+                RPCMethodSet(YediAccount.Notifications.descriptor) { router in
+                    router.register(YediAccount.Notifications.Method.notify) { request, _ in
+                        self.notified.withLock { $0.append(request) }
+                        return YediAccount.NotifyResponse(applied: true)
+                    }
+                },
             ],
             interceptors: [AuthenticationInterceptor(verifier: verifier, servedApps: [.yedi, "zipadoo"])],
             clientCertificates: .optional, logger: logger

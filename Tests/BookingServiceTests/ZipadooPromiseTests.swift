@@ -498,4 +498,32 @@ final class ZipadooPromiseTests: XCTestCase {
                 YediBooking.GetMenuRequest(designerID: "d1"), options: zipadoo)
         }
     }
+
+    func testZipadooRemindsEveryParticipantWhenTrackingOpensAndFollowsEdits() async throws {
+        let t = fixture.now + 2 * 60 * minute
+        let promise = try await fixture.create(by: "ana", with: ["bo"], at: t, title: "점심")
+        let moved = t + 60 * minute
+        _ = try await promises.updatePromise(
+            .init(
+                promiseID: promise.id, title: "저녁", atMs: moved, place: ZipadooPromiseFixture.place, fee: 100,
+                participantIDs: ["bo"]), options: try fixture.member("ana"))
+        let deleted = try await fixture.create(by: "ana", at: t, title: "취소")
+        _ = try await promises.deletePromise(.init(promiseID: deleted.id), options: try fixture.member("ana"))
+        // The old time's reminder instant passes: nothing (the job moved with the promise).
+        fixture.clock.set(Date(timeIntervalSince1970: Double(t - 30 * minute) / 1_000))
+        try await Task.sleep(for: .milliseconds(300))
+        XCTAssertEqual(fixture.friends.notified.value.count, 0)
+        fixture.clock.set(Date(timeIntervalSince1970: Double(moved - 30 * minute - second) / 1_000))
+        try await Task.sleep(for: .milliseconds(300))
+        XCTAssertEqual(fixture.friends.notified.value.count, 0, "one second early")
+        fixture.clock.advance(by: 1)
+        let deadline = Date().addingTimeInterval(10)
+        while fixture.friends.notified.value.count < 2, Date() < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let notified = fixture.friends.notified.value
+        XCTAssertEqual(Set(notified.map(\.userID)), ["ana", "bo"])
+        XCTAssertEqual(Set(notified.map(\.title)), ["저녁 30분 전입니다"])
+        XCTAssertEqual(Set(notified.map(\.app)), ["zipadoo"])
+    }
 }

@@ -19,6 +19,8 @@ extension BookingServiceDefinition {
             _ = try SQLitePromiseStore.settle(
                 job.subject ?? "", now: clock.nowMilliseconds, scheduler: scheduler, sink: sink, db)
         }
+        let outbox = env.outbox
+        env.scheduler.handle(PromiseReminder.kind) { job, db in try PromiseReminder.run(job, outbox: outbox, db) }
         let peers = env.peers
         return PromiseHandlers(
             store: store, kit: kit,

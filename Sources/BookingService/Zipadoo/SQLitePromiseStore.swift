@@ -40,6 +40,7 @@ struct SQLitePromiseStore: PromiseStore {
                     id: Self.settlementJobID(promise.id), kind: Self.settlementKind, subject: promise.id,
                     dueAtMilliseconds: promise.atMilliseconds + PromiseRules.closesAfter),
                 in: db)
+            _ = try scheduler.schedule(PromiseReminder.job(promiseID: promise.id, at: promise.atMilliseconds), in: db)
             return try Self.load(promise.id, db)!
         }
     }
@@ -93,6 +94,8 @@ struct SQLitePromiseStore: PromiseStore {
             }
             _ = try scheduler.move(
                 id: Self.settlementJobID(id), to: edit.atMilliseconds + PromiseRules.closesAfter, in: db)
+            _ = try scheduler.move(
+                id: PromiseReminder.jobID(id), to: edit.atMilliseconds - PromiseRules.opensBefore, in: db)
             return try Self.load(id, db)!
         }
     }

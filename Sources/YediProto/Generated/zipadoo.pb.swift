@@ -270,7 +270,7 @@ extension YediZipadoo {
             self.nickname = try decoder.read(at: 4)
             try decoder.limit(at: 5, maxBytes: 64)
             self.phone = try decoder.read(at: 5)
-            try decoder.limit(at: 6, maxBytes: 16)
+            try decoder.limit(at: 6, maxBytes: 64)
             self.mole = try decoder.read(at: 6)
         }
     }
@@ -349,7 +349,7 @@ extension YediZipadoo {
             self.nickname = try decoder.read(at: 2)
             try decoder.limit(at: 3, maxBytes: 64)
             self.phone = try decoder.read(at: 3)
-            try decoder.limit(at: 4, maxBytes: 16)
+            try decoder.limit(at: 4, maxBytes: 64)
             self.mole = try decoder.read(at: 4)
         }
     }
