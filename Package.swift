@@ -35,6 +35,7 @@ let package = Package(
         .executable(name: "booking-bench", targets: ["BookingBench"]),
         .executable(name: "content-bench", targets: ["ContentBench"]),
         .executable(name: "slp-bench", targets: ["SlpBench"]),
+        .executable(name: "zipadoo-bench", targets: ["ZipadooBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -290,6 +291,17 @@ let package = Package(
             path: "Benchmarks/SlpBench"
         ),
 
+        /// Zipadoo's position writes, fix→watcher latency, ListPromises, settlement of 10,000 due promises and
+        /// ListFriends, against the real BookingService and AccountService executables (over TLS).
+        .executableTarget(
+            name: "ZipadooBench",
+            dependencies: [
+                "BenchSupport", "ServiceRuntime", "RPCCore", "YediProto", "AccessTokens", argumentParser, grdb,
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            path: "Benchmarks/ZipadooBench"
+        ),
+
         /// Feed pages with author lookups and image reads with a warm and a cold cache, against the real
         /// ContentService and AccountService executables (child processes) over TLS.
         .executableTarget(
@@ -504,7 +516,7 @@ let package = Package(
         /// generator's refusal of a method without an access rule.
         .testTarget(
             name: "RPCAccessTests",
-            dependencies: ["RPCAccess", "RPCCore", "RPCTestSupport", "ProtoTestSupport", "YediProto"]
+            dependencies: ["RPCAccess", "RPCCore", "RPCTestSupport", "ProtoTestSupport", "YediProto", "AccessTokens"]
         ),
         .testTarget(
             name: "CountLimitedCacheTests",

@@ -22,7 +22,7 @@ cd "$root"
 # RPCAccess for their access rules.
 modules=(
   "RPCCore=rpc.proto,health.proto"
-  "YediProto=common.proto,echo.proto,account.proto,content.proto,booking.proto,chat.proto,runtime.proto,moderation.proto,slp.proto,housetainer.proto"
+  "YediProto=common.proto,echo.proto,account.proto,content.proto,booking.proto,chat.proto,runtime.proto,moderation.proto,slp.proto,housetainer.proto,zipadoo.proto"
 )
 
 # Copies `proto/<file>` for protoc-c into <dir> without the access rules and field sizes: the

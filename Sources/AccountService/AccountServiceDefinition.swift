@@ -19,6 +19,7 @@ enum AccountServiceDefinition: ServiceDefinition {
         ModerationSchema.migrate(&migrator)
         SlpSchema.migrate(&migrator)
         HousetainerSchema.migrate(&migrator)
+        ZipadooSchema.migrate(&migrator)
     }
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
@@ -27,12 +28,13 @@ enum AccountServiceDefinition: ServiceDefinition {
     }
 
     /// Every service the process hosts: the accounts, their identities, users' devices and inboxes beside
-    /// them, moderation, SLP's matching and Housetainer's members, all on the accounts' handler kit.
+    /// them, moderation, SLP's matching, Housetainer's members and Zipadoo's friends, all on the accounts'
+    /// handler kit.
     static func services(_ env: ServiceEnvironment, account: AccountHandlers) -> [any RPCService] {
         [
             account, account.identityHandlers, notificationHandlers(env, kit: account.kit),
             moderation(env, kit: account.kit), slp(env, account: account),
-            housetainerMembers(env, account: account),
+            housetainerMembers(env, account: account), zipadoo(env, account: account),
         ]
     }
 

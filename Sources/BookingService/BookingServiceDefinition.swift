@@ -17,6 +17,7 @@ enum BookingServiceDefinition: ServiceDefinition {
         BookingSchema.migrate(&migrator)
         PaymentSchema.migrate(&migrator)
         BookingSchema.migrateApps(&migrator)
+        PromiseSchema.migrate(&migrator)
     }
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
@@ -27,7 +28,7 @@ enum BookingServiceDefinition: ServiceDefinition {
             let leftovers = try await store.reconcileLeftovers(now: env.clock.nowMilliseconds)
             if leftovers > 0 { env.logger.notice("payments: reconciling \(leftovers) unsettled confirmations") }
         }
-        return [handlers]
+        return [handlers, promises(env, kit: handlers.kit)]
     }
 
     static func handlers(_ env: ServiceEnvironment) throws -> BookingHandlers {

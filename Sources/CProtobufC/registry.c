@@ -310,12 +310,53 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__slp__report_response__descriptor,
     &yedi__slp__get_match_request__descriptor,
     &yedi__slp__get_match_response__descriptor,
+    &yedi__zipadoo__member__descriptor,
+    &yedi__zipadoo__profile__descriptor,
+    &yedi__zipadoo__sign_up_request__descriptor,
+    &yedi__zipadoo__sign_up_response__descriptor,
+    &yedi__zipadoo__get_profile_request__descriptor,
+    &yedi__zipadoo__update_profile_request__descriptor,
+    &yedi__zipadoo__nickname_request__descriptor,
+    &yedi__zipadoo__friend_request_response__descriptor,
+    &yedi__zipadoo__user_request__descriptor,
+    &yedi__zipadoo__friend_change_response__descriptor,
+    &yedi__zipadoo__list_friends_request__descriptor,
+    &yedi__zipadoo__list_friends_response__descriptor,
+    &yedi__zipadoo__list_friend_requests_request__descriptor,
+    &yedi__zipadoo__list_friend_requests_response__descriptor,
+    &yedi__zipadoo__check_friends_request__descriptor,
+    &yedi__zipadoo__check_friends_response__descriptor,
+    &yedi__zipadoo__place__descriptor,
+    &yedi__zipadoo__participant__descriptor,
+    &yedi__zipadoo__promise__descriptor,
+    &yedi__zipadoo__create_promise_request__descriptor,
+    &yedi__zipadoo__update_promise_request__descriptor,
+    &yedi__zipadoo__promise_request__descriptor,
+    &yedi__zipadoo__delete_promise_response__descriptor,
+    &yedi__zipadoo__leave_promise_response__descriptor,
+    &yedi__zipadoo__list_promises_request__descriptor,
+    &yedi__zipadoo__list_promises_response__descriptor,
+    &yedi__zipadoo__get_next_promise_request__descriptor,
+    &yedi__zipadoo__get_next_promise_response__descriptor,
+    &yedi__zipadoo__report_position_request__descriptor,
+    &yedi__zipadoo__report_position_response__descriptor,
+    &yedi__zipadoo__position__descriptor,
+    &yedi__zipadoo__list_positions_response__descriptor,
+    &yedi__zipadoo__watch_promise_request__descriptor,
+    &yedi__zipadoo__promise_snapshot__descriptor,
+    &yedi__zipadoo__tracking_ended__descriptor,
+    &yedi__zipadoo__caught_up__descriptor,
+    &yedi__zipadoo__promise_event__descriptor,
+    &yedi__zipadoo__get_stats_request__descriptor,
+    &yedi__zipadoo__promise_result__descriptor,
+    &yedi__zipadoo__stats__descriptor,
+    &yedi__zipadoo__get_stats_response__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 308; }
+size_t yedi_message_descriptor_count(void) { return 349; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 308 ? message_descriptors[index] : NULL;
+    return index < 349 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
@@ -358,12 +399,15 @@ static const ProtobufCEnumDescriptor *const enum_descriptors[] = {
     &yedi__slp__request_outcome__descriptor,
     &yedi__slp__accept_outcome__descriptor,
     &yedi__slp__end_match_outcome__descriptor,
+    &yedi__zipadoo__promise_window__descriptor,
+    &yedi__zipadoo__arrival_result__descriptor,
+    &yedi__zipadoo__depth__descriptor,
 };
 
-size_t yedi_enum_descriptor_count(void) { return 39; }
+size_t yedi_enum_descriptor_count(void) { return 42; }
 
 const ProtobufCEnumDescriptor *yedi_enum_descriptor_at(size_t index) {
-    return index < 39 ? enum_descriptors[index] : NULL;
+    return index < 42 ? enum_descriptors[index] : NULL;
 }
 
 static const ProtobufCServiceDescriptor *const service_descriptors[] = {
@@ -383,10 +427,12 @@ static const ProtobufCServiceDescriptor *const service_descriptors[] = {
     &yedi__runtime__revocations__descriptor,
     &yedi__runtime__users__descriptor,
     &yedi__slp__matching__descriptor,
+    &yedi__zipadoo__friends__descriptor,
+    &yedi__zipadoo__promises__descriptor,
 };
 
-size_t yedi_service_descriptor_count(void) { return 16; }
+size_t yedi_service_descriptor_count(void) { return 18; }
 
 const ProtobufCServiceDescriptor *yedi_service_descriptor_at(size_t index) {
-    return index < 16 ? service_descriptors[index] : NULL;
+    return index < 18 ? service_descriptors[index] : NULL;
 }

@@ -147,6 +147,8 @@ struct IdentityHandlers: YediAccount.Identity.ServiceProtocol, HandlerKitUser {
     /// The nickname rule: 1 to the app's `nickname_max_characters` (10) characters, no control
     /// characters, none of the app's banned words (uniqueness is the store's index).
     static func nickname(_ value: String, app: AppConfiguration) throws(RPCError) -> String {
+        // Zipadoo's own rule (^[A-Za-z0-9가-힣]{2,6}$), the same as its Friends/SignUp.
+        if app.app == SQLiteZipadooFriendStore.app { _ = try ZipadooFields.nickname(value) }
         let nickname = try FieldRule.name(
             value, field: "nickname", maxCharacters: app.limit("nickname_max_characters", default: 10))
         guard !app.nicknameIsBanned(nickname) else {

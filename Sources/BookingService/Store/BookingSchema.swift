@@ -4,9 +4,11 @@ import GRDB
 enum BookingSchema {
     static func migrate(_ migrator: inout DatabaseMigrator) {
         migrator.registerMigration("booking-1") { db in
-            // `reservation.kind` is 'booking' today; the appointments with several participants of a later
-            // issue add their kind and a participant table without reshaping these rows. Styles are a JSON
-            // copy as priced when booked (menus change, reservations keep what was agreed).
+            // `reservation.kind` is 'booking' and stays so: Zipadoo's promises (appointments with several
+            // participants, issue 30) got tables of their own (`promise`, `promise_participant`,
+            // `potato_entry`, migration `booking-3-zipadoo-promises`), since a promise has no designer,
+            // styles, price or slot cells. Styles are a JSON copy as priced when booked (menus change,
+            // reservations keep what was agreed).
             try db.execute(
                 sql: """
                     CREATE TABLE schedule (

@@ -260,6 +260,8 @@ struct SQLiteBookingStore: BookingStore {
                 sql: "DELETE FROM reservation WHERE customer_id = ? OR designer_id = ?", arguments: [userID, userID])
             try db.execute(sql: "DELETE FROM style WHERE designer_id = ?", arguments: [userID])
             try db.execute(sql: "DELETE FROM schedule WHERE designer_id = ?", arguments: [userID])
+            // Zipadoo: the promises they created, their places in others, their ledger (a write-off).
+            try SQLitePromiseStore.purge(userID, now: now, scheduler: scheduler, db)
             return true
         }
     }

@@ -18,6 +18,7 @@
 #include "rpc.pb-c.h"
 #include "runtime.pb-c.h"
 #include "slp.pb-c.h"
+#include "zipadoo.pb-c.h"
 
 /* Every descriptor of the build, by index (0 <= index < count). */
 size_t yedi_message_descriptor_count(void);

@@ -2405,9 +2405,10 @@ extension YediAccount {
             public static let completeSignUp = RPCMethod<YediAccount.CompleteSignUpRequest, YediAccount.CompleteSignUpResponse>(
                 service: "yedi.account.AccountService", method: "CompleteSignUp", kind: .unary, idempotency: .unknown,
                 access: .anyone(apps: .only(["yedi"])))
+            /// YeDi's and Zipadoo's members sign in with an address and a password (the call names its app).
             public static let signIn = RPCMethod<YediAccount.SignInRequest, YediAccount.SignInResponse>(
                 service: "yedi.account.AccountService", method: "SignIn", kind: .unary, idempotency: .unknown,
-                access: .anyone(apps: .only(["yedi"])))
+                access: .anyone(apps: .only(["yedi", "zipadoo"])))
             /// Mails a 6-digit code (15 minutes, 5 tries) to the address if it has an account of the app; the
             /// answer is the same either way. Charged to the address's sign-in allowance and the per-address mail
             /// limit that SignUp shares.
@@ -2424,7 +2425,7 @@ extension YediAccount {
             /// ends every other session, as ResetPassword does.
             public static let changePassword = RPCMethod<YediAccount.ChangePasswordRequest, YediAccount.ChangePasswordResponse>(
                 service: "yedi.account.AccountService", method: "ChangePassword", kind: .unary, idempotency: .unknown,
-                access: .user(apps: .only(["yedi"]), roles: []))
+                access: .user(apps: .only(["yedi", "zipadoo"]), roles: []))
             /// Every app's sessions rotate here: the new access token is always for the user's own app, whatever
             /// app the call names.
             public static let refreshSession = RPCMethod<YediAccount.RefreshSessionRequest, YediAccount.RefreshSessionResponse>(
@@ -2504,6 +2505,7 @@ extension YediAccount {
             /// used code, an unknown id, and an address taken meanwhile all get the same UNAUTHENTICATED; a
             /// sign-up allows 5 tries.
             func completeSignUp(_ request: YediAccount.CompleteSignUpRequest, context: ServerContext) async throws -> YediAccount.CompleteSignUpResponse
+            /// YeDi's and Zipadoo's members sign in with an address and a password (the call names its app).
             func signIn(_ request: YediAccount.SignInRequest, context: ServerContext) async throws -> YediAccount.SignInResponse
             /// Mails a 6-digit code (15 minutes, 5 tries) to the address if it has an account of the app; the
             /// answer is the same either way. Charged to the address's sign-in allowance and the per-address mail
@@ -2563,6 +2565,7 @@ extension YediAccount {
                 try await rpcClient.unary(Method.completeSignUp, request, options: options)
             }
 
+            /// YeDi's and Zipadoo's members sign in with an address and a password (the call names its app).
             public func signIn(_ request: YediAccount.SignInRequest, options: CallOptions = .defaults) async throws -> YediAccount.SignInResponse {
                 try await rpcClient.unary(Method.signIn, request, options: options)
             }

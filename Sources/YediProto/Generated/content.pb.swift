@@ -1318,9 +1318,10 @@ extension YediContent {
             public static let getReviewSummaries = RPCMethod<YediContent.GetReviewSummariesRequest, YediContent.GetReviewSummariesResponse>(
                 service: "yedi.content.ContentService", method: "GetReviewSummaries", kind: .unary, idempotency: .noSideEffects,
                 access: .service(callers: ["account"]))
+            /// ChatService's photos; AccountService checks (and pins) a Zipadoo member's new profile image.
             public static let getImageRefs = RPCMethod<YediContent.GetImageRefsRequest, YediContent.GetImageRefsResponse>(
                 service: "yedi.content.ContentService", method: "GetImageRefs", kind: .unary, idempotency: .noSideEffects,
-                access: .service(callers: ["chat"]))
+                access: .service(callers: ["account", "chat"]))
             public static let getPostPreviews = RPCMethod<YediContent.GetPostPreviewsRequest, YediContent.GetPostPreviewsResponse>(
                 service: "yedi.content.ContentService", method: "GetPostPreviews", kind: .unary, idempotency: .noSideEffects,
                 access: .service(callers: ["chat"]))
@@ -1354,6 +1355,7 @@ extension YediContent {
             /// Internal, from AccountService when an account is deleted: deletes what this service holds of the user.
             func purgeUser(_ request: YediCommon.PurgeUserRequest, context: ServerContext) async throws -> YediCommon.PurgeUserResponse
             func getReviewSummaries(_ request: YediContent.GetReviewSummariesRequest, context: ServerContext) async throws -> YediContent.GetReviewSummariesResponse
+            /// ChatService's photos; AccountService checks (and pins) a Zipadoo member's new profile image.
             func getImageRefs(_ request: YediContent.GetImageRefsRequest, context: ServerContext) async throws -> YediContent.GetImageRefsResponse
             func getPostPreviews(_ request: YediContent.GetPostPreviewsRequest, context: ServerContext) async throws -> YediContent.GetPostPreviewsResponse
         }
@@ -1434,6 +1436,7 @@ extension YediContent {
                 try await rpcClient.unary(Method.getReviewSummaries, request, options: options)
             }
 
+            /// ChatService's photos; AccountService checks (and pins) a Zipadoo member's new profile image.
             public func getImageRefs(_ request: YediContent.GetImageRefsRequest, options: CallOptions = .defaults) async throws -> YediContent.GetImageRefsResponse {
                 try await rpcClient.unary(Method.getImageRefs, request, options: options)
             }
