@@ -86,7 +86,9 @@ final class ContentFixture: @unchecked Sendable {
                 let content = try await harness.start(
                     TestContentDefinition.self, configuration: configuration, clock: clock)
                 started = (account, content)
-            } catch let error as StartupError where attempt < 3 && error.description.contains("already in use") {
+            } catch  where attempt < 3 && "\(error)".contains("already in use") {
+                // A StartupError for the RPC port, or NIO's bind error for the image port: either way
+                // another process took a port between its choice and the bind.
                 try await account.stop()
             }
         }
