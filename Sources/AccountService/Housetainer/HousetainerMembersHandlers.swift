@@ -70,10 +70,8 @@ struct HousetainerMembersHandlers: YediHousetainer.Members.ServiceProtocol, Hand
         let key = Base64URL.encode(ticket.ticketHash)
         let now = clock.now.timeIntervalSince1970
         if let seconds = ticketFailures.peek(key, now: now).retryAfter {
-            throw RPCError(
-                code: .resourceExhausted,
-                message: "code: 10 wrong codes within an hour for this ticket; try again in \(seconds) s",
-                metadata: ["retry-after": "\(seconds)"])
+            throw RPCError.tryAgainLater(
+                "code: 10 wrong codes within an hour for this ticket", inSeconds: seconds)
         }
         do {
             let code = try HousetainerFields.code(request.code)

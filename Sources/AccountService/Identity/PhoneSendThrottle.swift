@@ -89,10 +89,7 @@ struct PhoneSendThrottle: Sendable {
             until = time
             message = "rate limit: too many codes from your address (\(perHour) per hour)"
         }
-        let seconds = max(1, (until - now + 999) / 1_000)
-        return RPCError(
-            code: .resourceExhausted, message: "\(message); try again in \(seconds) s",
-            metadata: ["retry-after": "\(seconds)"])
+        return .tryAgainLater(message, untilMilliseconds: until, now: now)
     }
 }
 

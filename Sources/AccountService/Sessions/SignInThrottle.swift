@@ -81,10 +81,7 @@ struct SignInThrottle: Sendable {
             until = time
             message = "too many failed sign-ins for this email; attempts from new addresses are slowed"
         }
-        let seconds = max(1, (until - now + 999) / 1_000)
-        return RPCError(
-            code: .resourceExhausted, message: "\(message); try again in \(seconds) s",
-            metadata: ["retry-after": "\(seconds)"])
+        return .tryAgainLater(message, untilMilliseconds: until, now: now)
     }
 }
 

@@ -34,10 +34,8 @@ public struct ClientRateLimits: Sendable {
     }
 
     static func refusal(_ whose: String, _ limit: RateLimit, _ seconds: Int) -> RPCError {
-        RPCError(
-            code: .resourceExhausted,
-            message:
-                "rate limit: too many costly calls from \(whose) (at most \(limit.burst) per \(Int(limit.period.seconds)) s); try again in \(seconds) s",
-            metadata: ["retry-after": "\(seconds)"])
+        .tryAgainLater(
+            "rate limit: too many costly calls from \(whose) (at most \(limit.burst) per \(Int(limit.period.seconds)) s)",
+            inSeconds: seconds)
     }
 }
