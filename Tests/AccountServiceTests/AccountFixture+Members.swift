@@ -12,9 +12,7 @@ import ServiceTestSupport
 /// (the phone and provider sign-ins have tests of their own).
 extension AccountFixture {
     /// The repository's app files (`deploy/apps`): the four apps as deployed.
-    static let repositoryApps = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("deploy/apps").path
+    static let repositoryApps = ServiceHarness.repositoryApps
 
     /// An account of `app` stored directly as a password-less sign-in leaves it (no address, no password,
     /// a nickname when given) with a session, and a token for it.

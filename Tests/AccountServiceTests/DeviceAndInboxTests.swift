@@ -14,9 +14,7 @@ import YediProto
 /// token), and an SLP member who never reaches a YeDi user's notifications.
 final class DeviceAndInboxTests: XCTestCase {
     /// The repository's per-app files, so the service serves SLP beside YeDi.
-    static let appsFolder = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("deploy/apps").path
+    static let appsFolder = ServiceHarness.repositoryApps
 
     private var fixture: AccountFixture!
     private var contentClient: RPCClient!

@@ -12,8 +12,7 @@ import YediProto
 /// the SMS a person would read.
 extension AccountFixture {
     /// The repository's app files (`deploy/apps`).
-    static let appsFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("deploy/apps").path
+    static let appsFolder = ServiceHarness.repositoryApps
 
     /// An AccountService serving every app, in development mode unless told otherwise.
     static func startServingApps(

@@ -67,9 +67,7 @@ final class ZipadooFriendBook: Sendable {
 /// BookingService in this process with the repository's app files, on a manual clock, with a stand-in
 /// AccountService for friendships, and a `Promises` client.
 final class ZipadooPromiseFixture: @unchecked Sendable {
-    static let repositoryApps = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("deploy/apps").path
+    static let repositoryApps = ServiceHarness.repositoryApps
     /// Seoul City Hall.
     static let cityHall = GeoPoint(latitude: 37.5665, longitude: 126.9780)!
 

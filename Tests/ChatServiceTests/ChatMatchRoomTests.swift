@@ -13,9 +13,7 @@ import YediProto
 /// delivery may repeat, and the room keeps the match's id and its two members.
 final class ChatMatchRoomTests: XCTestCase {
     /// The repository's app files: ChatService serves SLP's members as deployed.
-    private static let apps = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("deploy/apps").path
+    private static let apps = ServiceHarness.repositoryApps
 
     var fixture: ChatFixture!
 

@@ -12,9 +12,7 @@ import YediProto
 /// SLP's match chat as the app uses it (issue 28, "Match chat"): catch-up by the server's sequence, never
 /// a client's clock; history and live joined without a gap; a push to a member with no open stream.
 final class ChatSlpMatchStreamTests: XCTestCase {
-    private static let apps = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("deploy/apps").path
+    private static let apps = ServiceHarness.repositoryApps
 
     var fixture: ChatFixture!
 

@@ -13,9 +13,7 @@ import YediProto
 /// review its designer's summary) while its author still sees it; every change reaches the app's
 /// operator log in AccountService through the outbox.
 final class ContentModerationTests: XCTestCase {
-    private static let appsFolder = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("deploy/apps").path
+    private static let appsFolder = ServiceHarness.repositoryApps
 
     private var fixture: ContentFixture!
 

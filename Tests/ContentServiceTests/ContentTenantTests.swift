@@ -12,9 +12,7 @@ import YediProto
 /// Images are the part of ContentService that several apps use (YeDi, Housetainer, Zipadoo): each image
 /// carries its uploader's app, and a caller of one app never finds, nor attaches, another app's image.
 final class ContentTenantTests: XCTestCase {
-    private static let appsFolder = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("deploy/apps").path
+    private static let appsFolder = ServiceHarness.repositoryApps
 
     private var fixture: ContentFixture!
 

@@ -11,9 +11,7 @@ import YediProto
 /// What Housetainer's community tests share: AccountService and ContentService over TLS with the
 /// repository's app files, members' tokens, their uploads and their events.
 class HousetainerCommunityTestCase: XCTestCase {
-    static let appsFolder = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("deploy/apps").path
+    static let appsFolder = ServiceHarness.repositoryApps
 
     var fixture: ContentFixture!
 

@@ -19,9 +19,7 @@ final class YediSystem {
     ]
 
     /// The repository's app files, as `deploy/start.sh` passes them: the four apps are served.
-    static let appsFolder = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("deploy/apps").path
+    static let appsFolder = ServiceHarness.repositoryApps
 
     let root: URL
     let pki: TestPKI
