@@ -11,7 +11,12 @@ import YediSync
 /// the client's CANCEL) while the handler still ran (the handler sees only a cancellation, so logs and
 /// metrics read this); authentication tells the logging interceptor outside it who the caller is; and
 /// a call asks the connection to close once it is answered.
-final class CallRecord: Sendable {
+///
+/// Not final: the connection's own view of a call (`ServerConnectionHandler.RunningCall`) extends it,
+/// so that a call costs one object, not two. `@unchecked`: its own state is immutable or behind mutexes
+/// (checked as for a final class when the subclass is set aside); what the subclass adds is confined to
+/// the connection's event loop, and the tasks see the call only as this type.
+class CallRecord: @unchecked Sendable {
     let method: MethodDescriptor
     let deadline: ContinuousClock.Instant?
     let peer: PeerInfo

@@ -4,6 +4,7 @@ import YediSync
 
 /// The server's open connections and running handlers, so that shutdown can drain the connections and
 /// wait until they are closed and every handler has returned (a handler may outlive its connection).
+@usableFromInline
 final class ConnectionRegistry: Sendable {
     private struct State {
         var connections: [ObjectIdentifier: NIOLoopBound<ServerConnectionHandler>] = [:]
@@ -35,10 +36,12 @@ final class ConnectionRegistry: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
+    @usableFromInline
     func handlerStarted() {
         state.withLock { $0.handlers += 1 }
     }
 
+    @usableFromInline
     func handlerFinished() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.handlers -= 1

@@ -3,7 +3,7 @@ import ProtoBridge
 
 /// Method paths (`/yedi.echo.Echo/Echo`) to the handlers that serve them.
 public struct RPCRouter: Sendable {
-    private(set) var routes: [String: RPCRoute] = [:]
+    @usableFromInline var routes: [String: RPCRoute] = [:]
 
     public init() {}
 
@@ -15,38 +15,47 @@ public struct RPCRouter: Sendable {
     }
 
     /// Registers a unary handler; a later registration of the same method replaces it.
+    ///
+    /// Inlinable, so that the per-call code (decoding, the task's closure, the handler call) is
+    /// specialized for the method's types where the service registers it: unspecialized, a call pays
+    /// generic metadata lookups and a heap buffer for the request of unknown size.
+    @inlinable
     public mutating func register<Request, Response>(
         _ method: RPCMethod<Request, Response>,
         unary handler: @escaping @Sendable (Request, ServerContext) async throws -> Response
     ) {
         precondition(method.descriptor.kind == .unary, "\(method.descriptor) is not unary")
-        routes[method.descriptor.path] = RPCRoute(method: method.descriptor) { payload in
+        // Made once here, not per call.
+        let run: RPCRoute.Handler<Request> = { request, call, context in
+            try call.encodeResponse(try await handler(request, context))
+        }
+        routes[method.descriptor.path] = RPCRoute(method: method.descriptor) { payload, runner, call, context in
             let request: Request
             do throws(RPCError) { request = try Request.decodeRequest(payload) } catch {
-                return RPCRoute.failing(error)
+                return runner.start(failing: error, handle: call, context: context)
             }
-            return { call, context in
-                let response = try await handler(request, context)
-                return try call.encodeResponse(response)
-            }
+            return runner.start(request, handle: call, context: context, handler: run)
         }
     }
 
-    /// Registers a server-streaming handler: it writes any number of messages, then returns.
+    /// Registers a server-streaming handler: it writes any number of messages, then returns. Inlinable
+    /// for the unary case's reason.
+    @inlinable
     public mutating func register<Request, Response>(
         _ method: RPCMethod<Request, Response>,
         serverStreaming handler: @escaping @Sendable (Request, RPCWriter<Response>, ServerContext) async throws -> Void
     ) {
         precondition(method.descriptor.kind == .serverStreaming, "\(method.descriptor) is not server-streaming")
-        routes[method.descriptor.path] = RPCRoute(method: method.descriptor) { payload in
+        let run: RPCRoute.Handler<Request> = { request, call, context in
+            try await handler(request, RPCWriter(call: call), context)
+            return ServerResponse(message: nil)
+        }
+        routes[method.descriptor.path] = RPCRoute(method: method.descriptor) { payload, runner, call, context in
             let request: Request
             do throws(RPCError) { request = try Request.decodeRequest(payload) } catch {
-                return RPCRoute.failing(error)
+                return runner.start(failing: error, handle: call, context: context)
             }
-            return { call, context in
-                try await handler(request, RPCWriter(call: call), context)
-                return ServerResponse(message: nil)
-            }
+            return runner.start(request, handle: call, context: context, handler: run)
         }
     }
 
@@ -57,12 +66,12 @@ public struct RPCRouter: Sendable {
         _ method: MethodDescriptor,
         handler: @escaping @Sendable (_ payload: [UInt8], _ context: ServerContext) async throws -> [UInt8]
     ) {
-        routes[method.path] = RPCRoute(method: method) { payload in
-            let request = Array(payload.readableBytesView)
-            return { _, context in
-                let response = try await handler(request, context)
-                return ServerResponse(message: method.kind == .unary ? ByteBuffer(bytes: response) : nil)
-            }
+        let run: RPCRoute.Handler<[UInt8]> = { request, _, context in
+            let response = try await handler(request, context)
+            return ServerResponse(message: method.kind == .unary ? ByteBuffer(bytes: response) : nil)
+        }
+        routes[method.path] = RPCRoute(method: method) { payload, runner, call, context in
+            runner.start(Array(payload.readableBytesView), handle: call, context: context, handler: run)
         }
     }
 
@@ -70,8 +79,10 @@ public struct RPCRouter: Sendable {
     /// published before its handlers are written. Registering a handler later replaces the placeholder.
     public mutating func registerPlaceholder(for service: ServiceDescriptor) {
         for method in service.methods where routes[method.path] == nil {
-            routes[method.path] = RPCRoute(method: method) { _ in
-                RPCRoute.failing(RPCError(code: .unimplemented, message: "\(method.path) is not implemented yet"))
+            routes[method.path] = RPCRoute(method: method) { _, runner, call, context in
+                runner.start(
+                    failing: RPCError(code: .unimplemented, message: "\(method.path) is not implemented yet"),
+                    handle: call, context: context)
             }
         }
     }
@@ -80,28 +91,41 @@ public struct RPCRouter: Sendable {
 }
 
 /// One registered method, with its request and response types erased.
+@usableFromInline
 struct RPCRoute: Sendable {
-    /// A call ready to run: the handler with its decoded request. Returns a unary call's encoded response.
-    typealias PreparedCall =
-        @Sendable (_ call: ServerCallHandle, _ context: ServerContext) async throws -> ServerResponse
+    /// Starts a call of this method: decodes its request and runs the handler with it (`ServerCallRunner`).
+    @usableFromInline typealias Start =
+        @Sendable (
+            _ payload: ByteBuffer, _ runner: ServerCallRunner, _ call: ServerCallHandle, _ context: ServerContext
+        )
+        -> Task<Void, Never>
 
-    let method: MethodDescriptor
+    /// A method's handler with its request decoded; returns a unary call's encoded response.
+    @usableFromInline typealias Handler<Request> =
+        @Sendable (_ request: Request, _ call: ServerCallHandle, _ context: ServerContext) async throws ->
+        ServerResponse
+
+    @usableFromInline let method: MethodDescriptor
     /// Decodes the request from the received bytes, once, before the call's task starts, so no handler
-    /// keeps the connection's receive buffer alive. A request that does not decode still becomes a call,
-    /// one that fails with INVALID_ARGUMENT inside the interceptors: authentication answers first, and
-    /// the failure is logged and counted like any other.
-    let prepare: @Sendable (_ payload: ByteBuffer) -> PreparedCall
+    /// keeps the connection's receive buffer alive; the typed request then rides in the closure of the
+    /// call's task, the one closure made per call (this one and the handler's are made once per method). A request that does not decode still
+    /// becomes a call, one that fails with INVALID_ARGUMENT inside the interceptors: authentication
+    /// answers first, and the failure is logged and counted like any other.
+    @usableFromInline let start: Start
     /// How large this method's replies have been (for a unary call's share of the memory budget).
-    let replySizes = ReplySizeEstimate()
+    @usableFromInline let replySizes = ReplySizeEstimate()
 
-    static func failing(_ error: RPCError) -> PreparedCall {
-        { _, _ in throw error }
+    @usableFromInline
+    init(method: MethodDescriptor, start: @escaping Start) {
+        self.method = method
+        self.start = start
     }
 }
 
 extension ProtoMessage {
     /// An undecodable request is the caller's fault: `INVALID_ARGUMENT`, naming the message type, or
     /// the field and its limit when a value is over its declared size.
+    @inlinable
     static func decodeRequest(_ payload: ByteBuffer) throws(RPCError) -> Self {
         do {
             return try Self(buffer: payload)

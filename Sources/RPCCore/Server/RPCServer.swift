@@ -143,6 +143,9 @@ public final class RPCServer: Service, Sendable {
         let executors = Dictionary(
             uniqueKeysWithValues: group.makeIterator().map { (ObjectIdentifier($0), EventLoopExecutor($0)) }
         )
+        let replyBuffers = Dictionary(
+            uniqueKeysWithValues: group.makeIterator().map { (ObjectIdentifier($0), ReplyBufferPool(eventLoop: $0)) }
+        )
         let handlerConfiguration = ServerConnectionHandler.Configuration(
             limits: configuration.limits,
             idleTimeout: .nanoseconds(configuration.idleTimeout.nanoseconds),
@@ -151,6 +154,7 @@ public final class RPCServer: Service, Sendable {
             router: router,
             interceptors: interceptors,
             executor: EventLoopExecutor(group.any()),
+            replyBuffers: ReplyBufferPool(eventLoop: group.any()),
             userTag: configuration.userTag,
             logger: logger
         )
@@ -167,6 +171,9 @@ public final class RPCServer: Service, Sendable {
                     var perConnection = handlerConfiguration
                     perConnection.executor =
                         executors[ObjectIdentifier(channel.eventLoop)] ?? EventLoopExecutor(channel.eventLoop)
+                    perConnection.replyBuffers =
+                        replyBuffers[ObjectIdentifier(channel.eventLoop)]
+                        ?? ReplyBufferPool(eventLoop: channel.eventLoop)
                     try channel.pipeline.syncOperations.addHandlers(
                         try TLSHandler(serverContext: tlsContext),
                         ByteToMessageHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)),

@@ -9,6 +9,11 @@ import ProtoBridge
 public struct RPCWriter<Message: ProtoMessage>: Sendable {
     let call: ServerCallHandle
 
+    @usableFromInline
+    init(call: ServerCallHandle) {
+        self.call = call
+    }
+
     public func write(_ message: Message) async throws {
         let (frame, messageBytes) = try call.encodeMessage(message)
         try await call.send(frame, messageBytes: messageBytes)

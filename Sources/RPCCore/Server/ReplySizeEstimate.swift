@@ -9,6 +9,7 @@ import Synchronization
 /// calls beyond it wait to start. Until the method's first reply, a call sets aside the largest reply
 /// the connection may send (`cold`), so a burst right after a start is bounded too; after it, the
 /// largest reply so far, which only grows: a method that once answered large stays budgeted as large.
+@usableFromInline
 final class ReplySizeEstimate: Sendable {
     private let largest = Atomic<Int>(0)
     private let answered = Atomic<Bool>(false)

@@ -6,29 +6,37 @@ import ProtoBridge
 /// Everything that touches the connection hops to its event loop (usually the task already runs
 /// there: handler tasks prefer the connection's loop as their executor). A value, not an object: it is
 /// stored inside the call's task and its `RunningCall`, so it costs no allocation of its own.
+@usableFromInline
 struct ServerCallHandle: Sendable {
-    let id: UInt64
+    @usableFromInline let id: UInt64
     let method: MethodDescriptor
     private let connection: NIOLoopBound<ServerConnectionHandler>
     private let maxPayloadBytes: Int
+    /// The connection's loop's buffers of written replies, encoded into again when on that loop.
+    private let replyBuffers: ReplyBufferPool
 
-    init(id: UInt64, method: MethodDescriptor, connection: NIOLoopBound<ServerConnectionHandler>, maxPayloadBytes: Int)
-    {
+    init(
+        id: UInt64, method: MethodDescriptor, connection: NIOLoopBound<ServerConnectionHandler>, maxPayloadBytes: Int,
+        replyBuffers: ReplyBufferPool
+    ) {
         self.id = id
         self.method = method
         self.connection = connection
         self.maxPayloadBytes = maxPayloadBytes
+        self.replyBuffers = replyBuffers
     }
 
     /// Encodes a unary call's response into its END frame (`ReplyFrame`), to be finished once the
     /// interceptors returned; a message the client could not receive is the server's fault.
+    @usableFromInline
     func encodeResponse(_ message: some ProtoMessage) throws(RPCError) -> ServerResponse {
-        ServerResponse(reply: try ReplyFrame.encode(message, maxPayloadBytes: maxPayloadBytes))
+        ServerResponse(
+            reply: try ReplyFrame.encode(message, maxPayloadBytes: maxPayloadBytes, reusing: replyBuffers.take()))
     }
 
     /// Encodes a stream's message into its MESSAGE frame, finished: the frame and the message's size.
     func encodeMessage(_ message: some ProtoMessage) throws(RPCError) -> (frame: ByteBuffer, messageBytes: Int) {
-        var reply = try ReplyFrame.encode(message, maxPayloadBytes: maxPayloadBytes)
+        var reply = try ReplyFrame.encode(message, maxPayloadBytes: maxPayloadBytes, reusing: replyBuffers.take())
         do {
             return (try reply.finish(callID: id, kind: .message), reply.messageBytes)
         } catch {
@@ -38,6 +46,7 @@ struct ServerCallHandle: Sendable {
 
     /// The handler and the interceptors returned: answers the call (unless it already ended) with the
     /// response or the error, and frees its slot under the concurrency limit.
+    @usableFromInline
     func handlerReturned(_ outcome: ServerCallOutcome) {
         let loop = connection.eventLoop
         // Usually on the loop already (the task's executor preference): no closure to allocate then.

@@ -4,16 +4,22 @@ import Logging
 /// loop, and hands the outcome to the connection once, after the outermost interceptor returned.
 ///
 /// The connection handler only keeps track of calls; this is where a call runs.
+@usableFromInline
 struct ServerCallRunner: Sendable {
-    let interceptors: [any ServerInterceptor]
-    let executor: EventLoopExecutor
+    @usableFromInline let interceptors: [any ServerInterceptor]
+    @usableFromInline let executor: EventLoopExecutor
     /// Counts the running handlers, so the server's `run()` returns only after the last one.
-    let registry: ConnectionRegistry
+    @usableFromInline let registry: ConnectionRegistry
 
-    func start(
-        _ call: @escaping RPCRoute.PreparedCall,
+    /// Runs `handler` with `request`. Generic, so that the typed request and the handler ride in the
+    /// task's closure: one allocation per call for both, instead of a closure around the request and
+    /// another around that.
+    @inlinable
+    func start<Request: Sendable>(
+        _ request: Request,
         handle: ServerCallHandle,
-        context: ServerContext
+        context: ServerContext,
+        handler: @escaping RPCRoute.Handler<Request>
     ) -> Task<Void, Never> {
         let interceptors = interceptors
         let registry = registry
@@ -26,10 +32,14 @@ struct ServerCallRunner: Sendable {
                 var response: ServerResponse
                 if interceptors.isEmpty {
                     // Without interceptors no closure is made for the handler (one allocation fewer).
-                    response = try await ServerContext.$current.withValue(context) { try await call(handle, context) }
+                    response = try await ServerContext.$current.withValue(context) {
+                        try await handler(request, handle, context)
+                    }
                 } else {
                     response = try await interceptors.run(context: context) { context in
-                        try await ServerContext.$current.withValue(context) { try await call(handle, context) }
+                        try await ServerContext.$current.withValue(context) {
+                            try await handler(request, handle, context)
+                        }
                     }
                 }
                 // Finished here, where this task holds the only copy of the frame: appending the
@@ -41,8 +51,16 @@ struct ServerCallRunner: Sendable {
         }
     }
 
+    /// A call that fails with `error` inside the interceptors (a request that does not decode, a
+    /// method not implemented yet).
+    @inlinable
+    func start(failing error: RPCError, handle: ServerCallHandle, context: ServerContext) -> Task<Void, Never> {
+        start(error, handle: handle, context: context) { error, _, _ in throw error }
+    }
+
     /// What the caller is told about a failure: an `RPCError` as it is, anything else as INTERNAL
     /// without our internals (logged here instead).
+    @usableFromInline
     static func status(of error: any Error, logger: Logger) -> RPCError {
         switch error {
         case let error as RPCError:

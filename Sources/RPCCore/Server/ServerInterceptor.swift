@@ -23,6 +23,7 @@ extension ServerInterceptor {
 
 extension Array where Element == any ServerInterceptor {
     /// Runs `handler` inside the interceptors, outermost first.
+    @usableFromInline
     func run(
         context: ServerContext,
         from index: Int = 0,

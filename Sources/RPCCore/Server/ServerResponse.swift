@@ -18,6 +18,7 @@ public struct ServerResponse: Sendable {
     }
 
     /// A response of bytes that were encoded elsewhere (copied into the frame); nil for a stream.
+    @usableFromInline
     init(message: ByteBuffer?, trailers: Metadata = [:]) {
         self.init(reply: message.map(ReplyFrame.init(payload:)), trailers: trailers)
     }
@@ -31,6 +32,7 @@ public struct ServerResponse: Sendable {
 
     /// The call's END frame, finished: the trailers appended after the response, where it was encoded.
     /// Takes the frame out of the response (which must hold the only copy of it, or the append copies).
+    @usableFromInline
     mutating func takeEndFrame(callID: UInt64) -> ServerCallOutcome {
         let messageBytes = reply?.messageBytes
         do {
@@ -49,6 +51,7 @@ public struct ServerResponse: Sendable {
 }
 
 /// What a call's task hands its connection when the handler and the interceptors returned.
+@usableFromInline
 enum ServerCallOutcome: Sendable {
     /// Its END frame, ready to write (counted against the memory budget), and a unary response's size.
     case answered(frame: ByteBuffer, messageBytes: Int?)

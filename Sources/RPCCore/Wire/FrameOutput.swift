@@ -20,10 +20,16 @@ final class FrameOutput {
     private var batchBytes = 0
     /// Told the bytes of each batch of counted frames once it is written (or failed with the connection).
     var countedWritten: ((Int) -> Void)?
+    /// Where counted frames go after the flush that handed them to TLS, to be encoded into again; nil:
+    /// they are let go (the client's side).
+    private let recycler: ReplyBufferPool?
+    /// The counted frames written since the last flush, for `recycler`.
+    private var written: [ByteBuffer] = []
 
-    init(context: ChannelHandlerContext, logger: Logger) {
+    init(context: ChannelHandlerContext, logger: Logger, recycler: ReplyBufferPool? = nil) {
         self.context = context
         self.logger = logger
+        self.recycler = recycler
     }
 
     /// Writes a connection frame (with `payload` as its payload field, if given) and schedules a flush.
@@ -61,6 +67,7 @@ final class FrameOutput {
     /// Writes a counted frame (see the type's comment): its bytes come back through `countedWritten`.
     func write(counted buffer: ByteBuffer) {
         if let previous = heldCounted { context.write(NIOAny(previous), promise: nil) }
+        if recycler != nil { written.append(buffer) }
         heldCounted = buffer
         batchBytes += buffer.readableBytes
         scheduleFlush()
@@ -91,5 +98,8 @@ final class FrameOutput {
         flushScheduled = false
         writeHeldCounted()
         context.flush()
+        guard let recycler, !written.isEmpty else { return }
+        for frame in written { recycler.recycle(frame) }
+        written.removeAll(keepingCapacity: true)
     }
 }

@@ -23,14 +23,19 @@ struct ReplyFrame: Sendable {
 
     /// Encodes `message` into a new reply frame; a message the client could not receive is the server's
     /// fault. The buffer has room for the call id and kind after it; trailers, rare, may grow it.
-    static func encode(_ message: some ProtoMessage, maxPayloadBytes: Int) throws(RPCError) -> ReplyFrame {
+    /// `reusing`: an empty buffer to encode into instead of a new one (`ReplyBufferPool`).
+    static func encode(
+        _ message: some ProtoMessage, maxPayloadBytes: Int, reusing recycled: consuming ByteBuffer? = nil
+    ) throws(RPCError) -> ReplyFrame {
         var messageBytes = 0
         let buffer: ByteBuffer?
+        // Moved, not copied: a second reference to its storage would make the first write copy it.
+        var spare = consume recycled
         do {
             buffer = try message.serialize { size in
                 messageBytes = size
                 guard size <= maxPayloadBytes else { return nil }
-                return header(messageBytes: size)
+                return header(messageBytes: size, reusing: &spare)
             }
         } catch {
             throw RPCError(code: .internalError, message: "the response could not be encoded")
@@ -61,7 +66,14 @@ struct ReplyFrame: Sendable {
     /// The length prefix (to fill in) and the payload field's tag and length, in a buffer with room for
     /// the message and the envelope after it.
     private static func header(messageBytes: Int) -> ByteBuffer {
-        var buffer = ByteBufferAllocator().buffer(capacity: headerBytes(messageBytes) + messageBytes + envelopeBytes)
+        var none: ByteBuffer? = nil
+        return header(messageBytes: messageBytes, reusing: &none)
+    }
+
+    private static func header(messageBytes: Int, reusing spare: inout ByteBuffer?) -> ByteBuffer {
+        let capacity = headerBytes(messageBytes) + messageBytes + envelopeBytes
+        var buffer = spare.take() ?? ByteBufferAllocator().buffer(capacity: capacity)
+        buffer.reserveCapacity(capacity)
         buffer.writeInteger(UInt32(0))
         guard messageBytes > 0 else { return buffer }  // protobuf leaves an empty bytes field out
         buffer.writeInteger(UInt8(payloadTag))

@@ -107,6 +107,7 @@ final class HostilePeerTests: XCTestCase {
             router: RPCRouter(),
             interceptors: [],
             executor: EventLoopExecutor(channel.embeddedEventLoop),
+            replyBuffers: ReplyBufferPool(eventLoop: channel.embeddedEventLoop),
             logger: Logger(label: "test.server")
         )
         try channel.pipeline.syncOperations.addHandlers(

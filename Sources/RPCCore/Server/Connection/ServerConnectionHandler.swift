@@ -31,19 +31,20 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         var router: RPCRouter
         var interceptors: [any ServerInterceptor]
         var executor: EventLoopExecutor
+        /// The loop's buffers of written replies (one pool per event loop, like `executor`).
+        var replyBuffers: ReplyBufferPool
         var userTag: LogUserTag = .perProcess
         var logger: Logger
     }
 
     /// What the handler keeps for a call besides its state in the machine, which holds it in the call's
     /// entry (one table for both): its task, timer and flow control, and while it is held, what it
-    /// starts with.
-    final class RunningCall {
+    /// starts with. It is the call's `CallRecord` too (what its context shares: method, deadline, peer,
+    /// logger; how the connection and the interceptors tell each other of its end), so that a call is
+    /// one object; only this connection, on its event loop, touches what this class adds.
+    final class RunningCall: CallRecord {
         let handle: ServerCallHandle
         var task: Task<Void, Never>?
-        /// What its context shares (method, deadline, peer, logger), and how the connection and the
-        /// interceptors tell each other of its end.
-        let record: CallRecord
         /// The deadline: before a held call starts, then while its handler runs.
         var deadlineTimer: Scheduled<Void>?
         /// Streaming: bytes the client still lets us send.
@@ -57,11 +58,14 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         /// A held call's request, until its handler starts.
         var held: (frame: InboundFrame, route: RPCRoute, deadline: NIODeadline?)?
 
-        init(handle: ServerCallHandle, record: CallRecord, window: Int, replySizes: ReplySizeEstimate) {
+        init(
+            handle: ServerCallHandle, deadline: ContinuousClock.Instant?, peer: PeerInfo, userTag: LogUserTag,
+            logger: Logger, window: Int, replySizes: ReplySizeEstimate
+        ) {
             self.handle = handle
-            self.record = record
             self.window = window
             self.replySizes = replySizes
+            super.init(method: handle.method, deadline: deadline, peer: peer, userTag: userTag, logger: logger)
         }
 
         var id: UInt64 { handle.id }
@@ -125,7 +129,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        output = FrameOutput(context: context, logger: logger)
+        output = FrameOutput(context: context, logger: logger, recycler: configuration.replyBuffers)
         // Cleared in handlerRemoved with the output, which ends the cycle through this closure.
         output?.countedWritten = { bytes in self.replyWritten(bytes) }
         peer = PeerInfo(address: context.channel.remoteAddress.map { "\($0)" } ?? "unknown")
@@ -302,14 +306,13 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             id: id,
             method: route.method,
             connection: NIOLoopBound(self, eventLoop: context.eventLoop),
-            maxPayloadBytes: configuration.limits.maxFrameBytes - WireLimits.envelopeOverhead
+            maxPayloadBytes: configuration.limits.maxFrameBytes - WireLimits.envelopeOverhead,
+            replyBuffers: configuration.replyBuffers
         )
-        let record = CallRecord(
-            method: route.method,
-            deadline: deadline.map { .now + .nanoseconds(($0 - .now()).nanoseconds) },
-            peer: peer, userTag: configuration.userTag, logger: logger)
         let window = frame.windowBytes > 0 ? Int(frame.windowBytes) : configuration.defaultStreamWindowBytes
-        return RunningCall(handle: handle, record: record, window: window, replySizes: route.replySizes)
+        return RunningCall(
+            handle: handle, deadline: deadline.map { .now + .nanoseconds(($0 - .now()).nanoseconds) }, peer: peer,
+            userTag: configuration.userTag, logger: logger, window: window, replySizes: route.replySizes)
     }
 
     private func start(
@@ -330,8 +333,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             }
         }
 
-        let serverContext = ServerContext(record: call.record, metadata: frame.metadata)
-        call.task = runner.start(route.prepare(frame.payload), handle: call.handle, context: serverContext)
+        let serverContext = ServerContext(record: call, metadata: frame.metadata)
+        call.task = route.start(frame.payload, runner, call.handle, serverContext)
     }
 
     /// Called by the call's task (through its handle) once the handler and the interceptors returned:
@@ -355,7 +358,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         }
         perform(next)
         startHeldCalls()
-        if let reason = call?.record.closeReason {
+        if let reason = call?.closeReason {
             beginDraining(gracePeriod: .seconds(5), reason: reason)
         }
     }
@@ -379,7 +382,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             return
         }
         guard let call = state.endEarly(id, owing: error) else { return }
-        call.record.record(error)
+        call.record(error)
         call.stopSending()
         call.task?.cancel()
     }
@@ -389,7 +392,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     private func endNow(_ calls: [RunningCall], _ error: RPCError) {
         for call in calls {
             // Recorded before the handler can see its cancellation.
-            call.record.record(error)
+            call.record(error)
             call.stopSending()
             writeEnd(call.id, error: error)
             call.task?.cancel()
