@@ -9,7 +9,7 @@ import YediSync
 ///
 /// A signature check costs 250–370 µs, and every call of a signed-in user carries the same token for its
 /// whole life (a service calling on a user's behalf carries it again), so most verifications repeat.
-/// The cache is keyed by the SHA-256 of the token's bytes: a tampered token is another key, a miss, and
+/// The cache is keyed by the SHA-256 of the token's bytes (a value: a hit allocates nothing): a tampered token is another key, a miss, and
 /// is verified in full. Failures are never cached. Every hit checks expiry again against the injected
 /// clock and asks `revocations`, so neither an expired token nor a revoked user is served from the
 /// cache. A miss is verified off the connection's event loop, so a flood of bad tokens cannot stall the
@@ -21,12 +21,12 @@ public final class CachingTokenVerifier: AccessTokenVerifier, Sendable {
     /// The verifier a miss goes through, and its generation (bumped by `replaceKeys`): a miss verified
     /// with keys that were replaced meanwhile is not cached.
     private let verifier: TSanVisibleMutex<(JWTVerifier, generation: Int)>
-    private let cache: LRUCache<[UInt8], AccessTokenClaims>
+    private let cache: LRUCache<SHA256.Digest, AccessTokenClaims>
     private let revocations: (any AccessTokenRevocations)?
 
     public init(
         verifier: JWTVerifier, capacity: Int = defaultCapacity, revocations: (any AccessTokenRevocations)? = nil,
-        cache: LRUCache<[UInt8], AccessTokenClaims>? = nil
+        cache: LRUCache<SHA256.Digest, AccessTokenClaims>? = nil
     ) {
         self.verifier = TSanVisibleMutex((verifier, 0))
         self.cache = cache ?? LRUCache(name: "access-tokens", capacity: capacity)
@@ -37,16 +37,25 @@ public final class CachingTokenVerifier: AccessTokenVerifier, Sendable {
     public var current: JWTVerifier { verifier.withLock { $0.0 } }
 
     public func verify(accessToken: String) async throws -> Caller {
-        .user(try await claims(of: accessToken).authenticatedUser)
+        .user(try await claims(of: accessToken[...]).authenticatedUser)
+    }
+
+    public func verify(bearerToken: Substring) async throws -> Caller {
+        .user(try await claims(of: bearerToken).authenticatedUser)
     }
 
     /// The claims of a valid, unexpired, unrevoked token: from the cache, or verified and then cached.
     public func claims(of token: String) async throws(RPCError) -> AccessTokenClaims {
+        try await claims(of: token[...])
+    }
+
+    /// The same for a token inside a longer text (the `authorization` metadata): a hit copies nothing.
+    public func claims(of token: Substring) async throws(RPCError) -> AccessTokenClaims {
         let (verifier, generation) = self.verifier.withLock { $0 }
         guard token.utf8.count <= JWTVerifier.maximumTokenSize else {
-            return try verifier.claims(of: token)  // refused by the verifier, before any hashing
+            return try verifier.claims(of: String(token))  // refused by the verifier, before any hashing
         }
-        let key = SHA256.hash(token)
+        let key = SHA256.digest(token.utf8)
         let claims: AccessTokenClaims
         if let cached = cache.get(key) {
             guard !verifier.hasExpired(cached) else {
@@ -55,6 +64,7 @@ public final class CachingTokenVerifier: AccessTokenVerifier, Sendable {
             }
             claims = cached
         } else {
+            let token = String(token)
             claims = try await Self.offTheEventLoop { () throws(RPCError) in try verifier.claims(of: token) }
             if self.verifier.withLock({ $0.generation == generation }) { cache.put(claims, forKey: key) }
         }

@@ -1,5 +1,6 @@
 // The system OpenSSL (libssl-dev, OpenSSL 3.0) as one Swift module.
-// Functions here wrap OpenSSL *macros*, which Swift cannot call; keep this file to that.
+// Functions here wrap OpenSSL *macros*, which Swift cannot call, and one deprecated call that has no
+// allocation-free replacement (SHA-256 below); keep this file to that.
 #ifndef YEDI_COPENSSL_SHIM_H
 #define YEDI_COPENSSL_SHIM_H
 
@@ -11,6 +12,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/crypto.h>
+#include <openssl/sha.h>
 
 // MARK: SSL_CTX settings that are macros over SSL_CTX_ctrl.
 
@@ -72,6 +74,20 @@ static inline const GENERAL_NAME *yedi_sk_GENERAL_NAME_value(const GENERAL_NAMES
 
 static inline void yedi_OPENSSL_free(void *pointer) {
     OPENSSL_free(pointer);
+}
+
+// MARK: SHA-256 with its context on the stack.
+
+// EVP_Digest, and OpenSSL 3's SHA256(), allocate a context per call (three mallocs); the low-level
+// functions, deprecated in 3.0 but still provided, keep it on the stack. Used for the access-token
+// cache's key, on every authenticated call. Returns 1 on success.
+static inline int yedi_SHA256(const void *data, size_t length, unsigned char *digest) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    SHA256_CTX context;
+    int ok = SHA256_Init(&context) && SHA256_Update(&context, data, length) && SHA256_Final(digest, &context);
+#pragma GCC diagnostic pop
+    return ok;
 }
 
 #endif

@@ -13,9 +13,9 @@ final class TokenCacheTests: XCTestCase {
     private let clock = TestClock()
 
     private func verifier(revocations: (any AccessTokenRevocations)? = nil) -> (
-        CachingTokenVerifier, LRUCache<[UInt8], AccessTokenClaims>
+        CachingTokenVerifier, LRUCache<SHA256.Digest, AccessTokenClaims>
     ) {
-        let cache = LRUCache<[UInt8], AccessTokenClaims>(name: "test-tokens", capacity: 16)
+        let cache = LRUCache<SHA256.Digest, AccessTokenClaims>(name: "test-tokens", capacity: 16)
         let jwt = JWTVerifier(keys: [signingKey.verificationKey], now: clock.function)
         return (CachingTokenVerifier(verifier: jwt, revocations: revocations, cache: cache), cache)
     }

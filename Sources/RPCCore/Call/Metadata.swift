@@ -17,7 +17,7 @@ public struct Metadata: Sendable, Hashable, Sequence, ExpressibleByDictionaryLit
     /// The first value for `key`; setting replaces every value for it (nil removes them).
     public subscript(key: String) -> String? {
         get {
-            let key = key.lowercased()
+            let key = Self.lowercase(key)
             return entries.first { $0.key == key }?.value
         }
         set {
@@ -27,16 +27,16 @@ public struct Metadata: Sendable, Hashable, Sequence, ExpressibleByDictionaryLit
     }
 
     public func values(for key: String) -> [String] {
-        let key = key.lowercased()
+        let key = Self.lowercase(key)
         return entries.filter { $0.key == key }.map(\.value)
     }
 
     public mutating func add(_ key: String, _ value: String) {
-        entries.append(Entry(key: key.lowercased(), value: value))
+        entries.append(Entry(key: Self.lowercase(key), value: value))
     }
 
     public mutating func remove(_ key: String) {
-        let key = key.lowercased()
+        let key = Self.lowercase(key)
         entries.removeAll { $0.key == key }
     }
 
@@ -58,6 +58,13 @@ public struct Metadata: Sendable, Hashable, Sequence, ExpressibleByDictionaryLit
     }
 
     static let secretKeys: Set<String> = ["authorization", "yedi-on-behalf-of", "cookie", "x-api-key"]
+
+    /// `key` lowercased; the same string when it is already (every key the code names is), because
+    /// `lowercased()` makes a new string each time and a lookup happens several times per call.
+    private static func lowercase(_ key: String) -> String {
+        key.utf8.contains { ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) || $0 >= 0x80 }
+            ? key.lowercased() : key
+    }
 }
 
 extension Metadata {
