@@ -50,28 +50,50 @@ public final class CachingTokenVerifier: AccessTokenVerifier, Sendable {
     }
 
     /// The same for a token inside a longer text (the `authorization` metadata): a hit copies nothing.
+    ///
+    /// Kept small: a hit is answered by synchronous helpers, and the miss's work (a verifier copy, the
+    /// hop off the loop) sits in a function of its own, so the frame this allocates per call stays
+    /// within the task allocator's slab.
     public func claims(of token: Substring) async throws(RPCError) -> AccessTokenClaims {
-        let (verifier, generation) = self.verifier.withLock { $0 }
-        guard token.utf8.count <= JWTVerifier.maximumTokenSize else {
-            return try verifier.claims(of: String(token))  // refused by the verifier, before any hashing
-        }
-        let key = SHA256.digest(token.utf8)
         let claims: AccessTokenClaims
-        if let cached = cache.get(key) {
-            guard !verifier.hasExpired(cached) else {
-                _ = cache.remove(key)
-                throw JWTVerifier.expired
-            }
+        if let cached = try cachedClaims(of: token) {
             claims = cached
         } else {
-            let token = String(token)
-            claims = try await Self.offTheEventLoop { () throws(RPCError) in try verifier.claims(of: token) }
-            if self.verifier.withLock({ $0.generation == generation }) { cache.put(claims, forKey: key) }
+            claims = try await verifyAndCache(token)
         }
+        try checkNotRevoked(claims)
+        return claims
+    }
+
+    /// The cached claims of `token`, nil on a miss; an expired entry is dropped and refused.
+    private func cachedClaims(of token: Substring) throws(RPCError) -> AccessTokenClaims? {
+        guard token.utf8.count <= JWTVerifier.maximumTokenSize else {
+            return try current.claims(of: String(token))  // refused by the verifier, before any hashing
+        }
+        let key = SHA256.digest(token.utf8)
+        guard let cached = cache.get(key) else { return nil }
+        guard !current.hasExpired(cached) else {
+            _ = cache.remove(key)
+            throw JWTVerifier.expired
+        }
+        return cached
+    }
+
+    /// A miss: verified in full off the event loop, then cached unless the keys changed meanwhile.
+    private func verifyAndCache(_ token: Substring) async throws(RPCError) -> AccessTokenClaims {
+        let (verifier, generation) = self.verifier.withLock { $0 }
+        let token = String(token)
+        let claims = try await Self.offTheEventLoop { () throws(RPCError) in try verifier.claims(of: token) }
+        if self.verifier.withLock({ $0.generation == generation }) {
+            cache.put(claims, forKey: SHA256.digest(token.utf8))
+        }
+        return claims
+    }
+
+    private func checkNotRevoked(_ claims: AccessTokenClaims) throws(RPCError) {
         if let revocations, revocations.isRevoked(userID: claims.userID, issuedAt: claims.issuedAt) {
             throw RPCError(code: .unauthenticated, message: "this account's sign-ins were revoked")
         }
-        return claims
     }
 
     /// Trusts `keys` from now on (a rotation or a removed key); every cached token is verified again.

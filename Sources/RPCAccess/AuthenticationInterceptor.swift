@@ -58,37 +58,56 @@ public struct AuthenticationInterceptor: ServerInterceptor {
         self.failurePeriod = failurePeriod
     }
 
+    // The checks and their refusals live in synchronous helpers: what an async function keeps across
+    // its awaits is allocated per call in the task's frame, and this one runs on every call (a frame
+    // larger than the task allocator's 1 KB slab costs a malloc of its own).
     public func intercept(
         context: ServerContext,
         next: @Sendable (ServerContext) async throws -> ServerResponse
     ) async throws -> ServerResponse {
-        var context = context
         let caller: Caller
         do {
             caller = try await self.caller(of: context)
         } catch let error as RPCError where error.code == .unauthenticated {
-            let failures = context.peer.connectionState(AuthenticationFailures.self) { AuthenticationFailures() }
-            if failures.record(at: .now, limit: failureLimit, period: failurePeriod) {
-                context.closeConnectionAfterThisCall(
-                    RPCError(
-                        code: .unauthenticated,
-                        message: "too many failed authentications on this connection: closing it"))
-            }
+            countFailure(of: context)
             throw error
         }
         var onBehalfOf: AuthenticatedUser?
         if let token = context.metadata[Self.onBehalfOfMetadataKey] {
-            guard case .service = caller else {
-                throw RPCError(
-                    code: .permissionDenied,
-                    message: "\(Self.onBehalfOfMetadataKey) is for Yedi services only"
-                )
-            }
-            guard case .user(let user) = try await verify(token[...]) else {
-                throw RPCError(code: .unauthenticated, message: "\(Self.onBehalfOfMetadataKey) must name a user")
-            }
-            onBehalfOf = user
+            onBehalfOf = try await user(onBehalfOf: token, calledBy: caller)
         }
+        var context = context
+        try admit(caller, onBehalfOf: onBehalfOf, to: &context)
+        return try await next(context)
+    }
+
+    /// A failed authentication counts against the connection's budget; past it, the connection closes
+    /// after this call.
+    private func countFailure(of context: ServerContext) {
+        let failures = context.peer.connectionState(AuthenticationFailures.self) { AuthenticationFailures() }
+        if failures.record(at: .now, limit: failureLimit, period: failurePeriod) {
+            context.closeConnectionAfterThisCall(
+                RPCError(
+                    code: .unauthenticated,
+                    message: "too many failed authentications on this connection: closing it"))
+        }
+    }
+
+    /// The user a Yedi service calls for (`yedi-on-behalf-of`).
+    private func user(onBehalfOf token: String, calledBy caller: Caller) async throws -> AuthenticatedUser {
+        guard case .service = caller else {
+            throw RPCError(code: .permissionDenied, message: "\(Self.onBehalfOfMetadataKey) is for Yedi services only")
+        }
+        guard case .user(let user) = try await verify(token[...]) else {
+            throw RPCError(code: .unauthenticated, message: "\(Self.onBehalfOfMetadataKey) must name a user")
+        }
+        return user
+    }
+
+    /// The call's app and whether the caller may make this call in it; then the identity is stored, once.
+    private func admit(_ caller: Caller, onBehalfOf: AuthenticatedUser?, to context: inout ServerContext)
+        throws(RPCError)
+    {
         let app = try Self.app(of: context.metadata, user: caller.user ?? onBehalfOf)
         if context.method.service != Self.healthService {
             guard servedApps.contains(app) else {
@@ -96,9 +115,7 @@ public struct AuthenticationInterceptor: ServerInterceptor {
             }
             try Self.authorize(caller, app: app, for: context.method)
         }
-        // One assignment on the hot path: the identity is stored once per call.
         context.authenticate(caller: caller, onBehalfOf: onBehalfOf, app: app)
-        return try await next(context)
     }
 
     private static let healthService = "yedi.health.Health"
