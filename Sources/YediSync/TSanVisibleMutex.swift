@@ -8,15 +8,20 @@ import Synchronization
 /// on exit, on an atomic of our own, restate that edge in instrumented code. They add no ordering the mutex does
 /// not already give, and on x86 compile to plain moves. Services use it wherever they would use `Mutex`, so that
 /// their tests run clean under TSan too.
+///
+/// Inlinable, so that each use is specialized for its value: unspecialized, making one and locking it
+/// looked up generic metadata at run time, several times per RPC (a call's record holds three).
 public struct TSanVisibleMutex<Value>: ~Copyable {
-    private let mutex: Mutex<Value>
-    private let edge = Atomic<Int>(0)
+    @usableFromInline let mutex: Mutex<Value>
+    @usableFromInline let edge = Atomic<Int>(0)
 
+    @inlinable
     public init(_ initialValue: consuming sending Value) {
         mutex = Mutex(initialValue)
     }
 
     /// Runs `body` with exclusive access to the value.
+    @inlinable
     public borrowing func withLock<Result, Failure: Error>(
         _ body: (inout sending Value) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {
