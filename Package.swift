@@ -432,6 +432,13 @@ let package = Package(
                 serviceLifecycle,
             ]
         ),
+        /// The PostgreSQL engine against a real PostgreSQL (docs/postgres.md): `ServicePostgres`, the
+        /// migrations. Kept out of ServiceRuntimeTests so that the ThreadSanitizer pass (scripts/test.sh)
+        /// does not run them; they find or start the development PostgreSQL (deploy/postgres-dev.sh).
+        .testTarget(
+            name: "PostgresEngineTests",
+            dependencies: ["ServiceRuntime", "RPCCore", "YediSync", postgresNIO, logging]
+        ),
         /// The real mail, SMS and push adapters against the fake HTTP server: success, permanent 4xx,
         /// retryable 5xx and 429, timeouts, the request each one sends, and secrets kept out of logs.
         .testTarget(
