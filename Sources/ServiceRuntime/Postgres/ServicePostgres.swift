@@ -60,7 +60,16 @@ public final class ServicePostgres: Sendable {
     public func write<T: Sendable>(_ body: @escaping @Sendable (PostgresTransaction) async throws -> T) async throws
         -> T
     {
-        try await transaction(begin: "BEGIN", body)
+        try await transaction(begin: "BEGIN", timeout: settings.timeout, body)
+    }
+
+    /// `write` with a deadline of its own (migrations at start).
+    @discardableResult
+    func write<T: Sendable>(
+        timeout: Duration,
+        _ body: @escaping @Sendable (PostgresTransaction) async throws -> T
+    ) async throws -> T {
+        try await transaction(begin: "BEGIN", timeout: timeout, body)
     }
 
     /// Runs `body` in a read-only REPEATABLE READ transaction: every statement sees one snapshot (what a
@@ -69,7 +78,7 @@ public final class ServicePostgres: Sendable {
     public func snapshot<T: Sendable>(_ body: @escaping @Sendable (PostgresTransaction) async throws -> T)
         async throws -> T
     {
-        try await transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+        try await transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", timeout: settings.timeout, body)
     }
 
     /// Runs `body` on a connection outside any transaction: each statement is its own snapshot.
@@ -98,10 +107,10 @@ public final class ServicePostgres: Sendable {
 
     private func transaction<T: Sendable>(
         begin: PostgresQuery,
+        timeout: Duration,
         _ body: @escaping @Sendable (PostgresTransaction) async throws -> T
     ) async throws -> T {
         let phase = CommitPhase()
-        let timeout = settings.timeout
         return try await DeadlineRace<T>.run(
             timeout: timeout,
             expired: {
