@@ -152,6 +152,28 @@ final class ServicePostgresTests: XCTestCase {
         XCTAssertEqual(read, [], "the abandoned transaction committed after its caller was answered")
     }
 
+    /// A caller cancelled mid-transaction gets `CancellationError` at once, and the write never commits.
+    func testACancelledCallerGetsCancellationAndTheWriteNeverCommits() async throws {
+        let postgres = postgres
+        let call = Task {
+            try await postgres.write { tx in
+                try await tx.query("INSERT INTO thing VALUES (1, 'cancelled')")
+                try await tx.query("SELECT pg_sleep(1)")
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        call.cancel()
+        do {
+            try await call.value
+            XCTFail("a cancelled write went on to succeed")
+        } catch {
+            XCTAssertTrue(error is CancellationError, "\(error)")
+        }
+        try await Task.sleep(for: .milliseconds(1_500))
+        let read = try await names()
+        XCTAssertEqual(read, [], "the cancelled caller's transaction committed")
+    }
+
     /// A transaction whose backend is terminated mid-way answers UNAVAILABLE within the deadline and
     /// leaves nothing; 20 of them in a row leave the pool serving at full size.
     func testTerminatedBackendsAnswerUnavailableAndThePoolRecovers() async throws {

@@ -20,7 +20,8 @@ final class DeadlineRace<Value: Sendable>: Sendable {
     private let early = TSanVisibleMutex<Result<Value, any Error>?>(nil)
 
     /// `work` runs in a new task; after `timeout`, `expired()` is the answer (it may look at how far the
-    /// work got) and the work's task is cancelled.
+    /// work got, and stop it from going further) and the work's task is cancelled. A cancelled caller gets
+    /// `CancellationError`, after `expired()` was told all the same.
     static func run(
         timeout: Duration,
         expired: @escaping @Sendable () -> any Error,
@@ -29,7 +30,8 @@ final class DeadlineRace<Value: Sendable>: Sendable {
         let race = DeadlineRace<Value>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                race.arm(continuation)
+                // Cancelled before it began: answered already, nothing started.
+                guard race.arm(continuation) else { return }
                 let worker = Task {
                     let result: Result<Value, any Error>
                     do { result = .success(try await work()) } catch { result = .failure(error) }
@@ -42,11 +44,13 @@ final class DeadlineRace<Value: Sendable>: Sendable {
                 race.track([worker, timer])
             }
         } onCancel: {
+            _ = expired()
             race.answer(.failure(CancellationError()))
         }
     }
 
-    private func arm(_ continuation: CheckedContinuation<Value, any Error>) {
+    /// False if the race was answered before (a cancellation): the continuation is resumed here then.
+    private func arm(_ continuation: CheckedContinuation<Value, any Error>) -> Bool {
         let pending: Result<Value, any Error>? = state.withLock { state in
             switch state {
             case .waiting:
@@ -57,7 +61,9 @@ final class DeadlineRace<Value: Sendable>: Sendable {
                 return early.withLock { $0 } ?? .failure(CancellationError())
             }
         }
-        if let pending { continuation.resume(with: pending) }
+        guard let pending else { return true }
+        continuation.resume(with: pending)
+        return false
     }
 
     private func track(_ started: [Task<Void, Never>]) {
