@@ -16,6 +16,7 @@ let metrics: Target.Dependency = .product(name: "Metrics", package: "swift-metri
 let metricsTestKit: Target.Dependency = .product(name: "MetricsTestKit", package: "swift-metrics")
 let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift-prometheus")
 let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")
+let postgresNIO: Target.Dependency = .product(name: "PostgresNIO", package: "postgres-nio")
 let serviceLifecycleTestKit: Target.Dependency = .product(
     name: "ServiceLifecycleTestKit",
     package: "swift-service-lifecycle"
@@ -50,6 +51,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         // Already in the graph through async-http-client; named for the image tests' client to trust the test CA.
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // PostgreSQL as the second engine (issue 31, docs/postgres.md); only ServiceRuntime depends on it.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // MARK: C at the edge: one thin target per C library.
@@ -177,6 +180,8 @@ let package = Package(
                 "RPCCore", "RPCTLS", "RPCAccess", "RPCObservability", "ProtoBridge", "YediProto", "AccessTokens",
                 "YediCrypto", "CountLimitedCache", "YediSync", argumentParser, logging, metrics, nioCore, nioPosix,
                 serviceLifecycle, grdb, .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // Postgres/: the PostgreSQL engine (docs/postgres.md).
+                postgresNIO,
                 // Streams/: a live stream's bounded buffer.
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
@@ -426,6 +431,13 @@ let package = Package(
                 "AccountService", "ContentService", "BookingService", "ChatService", "RuntimeTestbed", grdb, logging,
                 serviceLifecycle,
             ]
+        ),
+        /// The PostgreSQL engine against a real PostgreSQL (docs/postgres.md): `ServicePostgres`, the
+        /// migrations. Kept out of ServiceRuntimeTests so that the ThreadSanitizer pass (scripts/test.sh)
+        /// does not run them; they find or start the development PostgreSQL (deploy/postgres-dev.sh).
+        .testTarget(
+            name: "PostgresEngineTests",
+            dependencies: ["ServiceRuntime", "RPCCore", "YediSync", postgresNIO, logging]
         ),
         /// The real mail, SMS and push adapters against the fake HTTP server: success, permanent 4xx,
         /// retryable 5xx and 429, timeouts, the request each one sends, and secrets kept out of logs.

@@ -9,6 +9,7 @@ packages=(
   python3 python3-protobuf              # the Swift-bindings generator (proto/generator)
   libssl-dev openssl                    # TLS (OpenSSL 3) and the dev PKI script
   libsqlite3-dev                        # each service's embedded database
+  postgresql-15 postgresql-contrib      # the PostgreSQL engine's tests (deploy/postgres-dev.sh; pg_trgm)
   libvips-dev                           # ContentService's image variants (libvips 8.14, Sources/CVips)
   tzdata                                # IANA zones for BookingService's shop time zones (DST rules)
   pkg-config

@@ -14,6 +14,22 @@ scripts/install-deps.sh
 
 step() { printf '\n== %s\n' "$*" >&2; }
 
+# The PostgreSQL engine's tests (Tests/PostgresEngineTests, docs/postgres.md) share one server, named to
+# them in YEDI_TEST_POSTGRES_URL/_PASSWORD_FILE; stopped at the end if this run started it. In CI a
+# PostgreSQL that does not start fails the run: nothing is skipped.
+step "PostgreSQL for the engine's tests (deploy/postgres-dev.sh --test)"
+postgres_log=$(mktemp)
+if ! postgres_env=$(deploy/postgres-dev.sh --test --env 2>"$postgres_log"); then
+  cat "$postgres_log" >&2
+  echo "test: the development PostgreSQL did not start (above); the PostgreSQL engine's tests need it" >&2
+  exit 1
+fi
+eval "$postgres_env"
+if grep -q '^postgres-dev: started' "$postgres_log"; then
+  trap 'deploy/postgres-dev.sh --stop >/dev/null 2>&1 || true' EXIT
+fi
+rm -f "$postgres_log"
+
 step "swift test"
 swift build --build-tests
 swift test --skip-build --parallel --num-workers 2

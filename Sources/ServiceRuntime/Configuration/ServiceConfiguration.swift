@@ -47,6 +47,10 @@ public struct ServiceConfiguration: Sendable {
     public var payments: PaymentSettings = .development
     /// The image port and its URLs (`--image-port` & co.); nil for a service that serves no images.
     public var images: ImageServerSettings? = nil
+    /// SQLite (default) or PostgreSQL (`--database` & co., docs/postgres.md).
+    public var database: DatabaseSettings = .sqlite
+    /// This process's name among its service's replicas (`--replica`; default `host:port`).
+    public var replica: String = ""
 
     /// Reads `options` over `environment` (`YEDI_…` variables) over `defaults`; throws a
     /// `ConfigurationError` naming the first bad option.
@@ -124,11 +128,16 @@ public struct ServiceConfiguration: Sendable {
         }
 
         let appsFolder = reader.text(options.apps, flag: "apps", default: "")
+        let port = try reader.integer(options.port, flag: "port", default: defaults.port, range: 0...65_535)
+        let replica = reader.text(options.replica, flag: "replica", default: "\(host):\(port)")
+        guard (1...64).contains(replica.utf8.count),
+            replica.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F })
+        else { throw reader.error("replica", "\"\(replica)\" is not 1 to 64 visible ASCII characters") }
 
         return ServiceConfiguration(
             name: defaults.name,
             host: host,
-            port: try reader.integer(options.port, flag: "port", default: defaults.port, range: 0...65_535),
+            port: port,
             metricsPort: try reader.integer(
                 options.metricsPort, flag: "metrics-port", default: defaults.metricsPort, range: 0...65_535),
             dataDirectory: try reader.nonEmpty(options.data, flag: "data", default: "data/\(defaults.name)"),
@@ -166,7 +175,9 @@ public struct ServiceConfiguration: Sendable {
             payments: try PaymentSettings.resolve(options, reader: reader),
             images: try defaults.imagePort.map { port throws(ConfigurationError) in
                 try ImageServerSettings.resolve(options, host: host, defaultPort: port, reader: reader)
-            }
+            },
+            database: try DatabaseSettings.resolve(options, reader: reader),
+            replica: replica
         )
     }
 

@@ -124,6 +124,51 @@ public struct ServiceOptions: ParsableArguments {
             """)
     public var signInRatePerConnection: String?
 
+    @Option(
+        help: """
+            sqlite, or a PostgreSQL URL postgresql://ROLE@HOST:PORT/DATABASE[?sslmode=verify-full|disable] \
+            (a Unix socket: ?host=/socket/folder), never with a password in it (docs/postgres.md). \
+            (YEDI_DATABASE; default sqlite: <data>/<service>.sqlite)
+            """)
+    public var database: String?
+
+    @Option(
+        help: """
+            File (mode 0600) with the PostgreSQL role's password. (YEDI_DATABASE_PASSWORD_FILE)
+            """)
+    public var databasePasswordFile: String?
+
+    @Option(
+        help: """
+            CA certificates PostgreSQL's certificate is verified against (sslmode=verify-full). \
+            (YEDI_DATABASE_CA; default: the system's)
+            """)
+    public var databaseCa: String?
+
+    @Option(help: "PostgreSQL connections this process may open. (YEDI_DATABASE_POOL_SIZE; default 6)")
+    public var databasePoolSize: String?
+
+    @Option(
+        help: """
+            Seconds a PostgreSQL store call may wait for a connection and its answer before it answers \
+            UNAVAILABLE. (YEDI_DATABASE_TIMEOUT; default 5)
+            """)
+    public var databaseTimeout: String?
+
+    @Option(
+        help: """
+            Seconds a starting service keeps trying to reach PostgreSQL. (YEDI_DATABASE_CONNECT_TIMEOUT; \
+            default 30)
+            """)
+    public var databaseConnectTimeout: String?
+
+    @Option(
+        help: """
+            This process's name among the service's replicas, for logs, metrics and leases. \
+            (YEDI_REPLICA; default HOST:PORT)
+            """)
+    public var replica: String?
+
     @Option(help: "trace, debug, info, notice, warning, error or critical. (YEDI_LOG_LEVEL; default info)")
     public var logLevel: String?
 

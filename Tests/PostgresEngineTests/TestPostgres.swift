@@ -1,0 +1,156 @@
+import Foundation
+import Logging
+import PostgresNIO
+import XCTest
+
+@testable import ServiceRuntime
+
+/// The PostgreSQL the engine's tests use: the one `scripts/test.sh` started and named in
+/// `YEDI_TEST_POSTGRES_URL` / `YEDI_TEST_POSTGRES_PASSWORD_FILE` (shared by `swift test --parallel`
+/// workers), else one this process starts with `deploy/postgres-dev.sh --test` (a test run alone).
+/// Each test gets a fresh database of its own, owned by the `yedi_test` role and dropped afterwards.
+///
+/// Unavailable: in CI (`CI=true`) the test fails, saying why, so a missing PostgreSQL never passes
+/// silently; elsewhere it is skipped with the same reason.
+enum TestPostgres {
+    struct Server: Sendable {
+        var url: String
+        var passwordFile: String
+    }
+
+    private static let repository = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Found or started once per process.
+    static let server: Result<Server, TestPostgresUnavailable> = locate()
+
+    private static func locate() -> Result<Server, TestPostgresUnavailable> {
+        let environment = ProcessInfo.processInfo.environment
+        if let url = environment["YEDI_TEST_POSTGRES_URL"], let file = environment["YEDI_TEST_POSTGRES_PASSWORD_FILE"] {
+            return .success(Server(url: url, passwordFile: file))
+        }
+        let script = repository.appendingPathComponent("deploy/postgres-dev.sh").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [script, "--test", "--env"]
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        do {
+            try process.run()
+        } catch {
+            return .failure(TestPostgresUnavailable(reason: "cannot run \(script): \(error)"))
+        }
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            return .failure(
+                TestPostgresUnavailable(
+                    reason: "\(script) --test failed (\(process.terminationStatus)): "
+                        + complaint.split(separator: "\n").suffix(3).joined(separator: " / ")))
+        }
+        var exports: [String: String] = [:]
+        for line in printed.split(separator: "\n") {
+            // export NAME='value'
+            guard line.hasPrefix("export "), let equals = line.firstIndex(of: "=") else { continue }
+            let name = String(line[line.index(line.startIndex, offsetBy: 7)..<equals])
+            exports[name] = String(line[line.index(after: equals)...]).trimmingCharacters(in: ["'"])
+        }
+        guard let url = exports["YEDI_TEST_POSTGRES_URL"], let file = exports["YEDI_TEST_POSTGRES_PASSWORD_FILE"] else {
+            return .failure(TestPostgresUnavailable(reason: "\(script) --env printed no YEDI_TEST_POSTGRES_URL"))
+        }
+        return .success(Server(url: url, passwordFile: file))
+    }
+
+    /// The server, or the test fails (CI) or is skipped (elsewhere), saying why.
+    static func require() throws -> Server {
+        switch server {
+        case .success(let server):
+            return server
+        case .failure(let unavailable):
+            if ProcessInfo.processInfo.environment["CI"] == "true" {
+                XCTFail("PostgreSQL is required in CI and is not available: \(unavailable.reason)")
+                throw unavailable
+            }
+            throw XCTSkip("no PostgreSQL for the engine's tests: \(unavailable.reason)")
+        }
+    }
+
+    /// The test role's settings, as a service would read them from its options.
+    static func settings(database: String? = nil, timeout: Duration = .seconds(5)) throws -> PostgresSettings {
+        let server = try require()
+        let options = try ServiceOptions.parse([
+            "--database", server.url, "--database-password-file", server.passwordFile,
+        ])
+        let configuration = try ServiceConfiguration.resolve(
+            options: options, environment: [:], defaults: ServiceDefaults(name: "test", port: 0, metricsPort: 0))
+        guard case .postgres(var settings) = configuration.database else {
+            throw TestPostgresUnavailable(reason: "\(server.url) is not a PostgreSQL URL")
+        }
+        if let database { settings.database = database }
+        settings.timeout = timeout
+        settings.connectTimeout = .seconds(5)
+        return settings
+    }
+
+    /// A new empty database for one test; `drop` removes it (and ends its connections).
+    static func makeDatabase(timeout: Duration = .seconds(5)) async throws -> PostgresSettings {
+        let name = "yedi_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
+        try await administer("CREATE DATABASE \(name)")
+        return try settings(database: name, timeout: timeout)
+    }
+
+    static func drop(_ settings: PostgresSettings) async throws {
+        try await administer("DROP DATABASE IF EXISTS \(settings.database) WITH (FORCE)")
+    }
+
+    /// One statement outside any transaction (CREATE/DROP DATABASE), on the `postgres` database.
+    static func administer(_ sql: String) async throws {
+        let connection = try await PostgresConnection.connect(
+            configuration: ServicePostgres.connectionConfiguration(try settings()), id: 1, logger: logger)
+        do {
+            try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
+    }
+
+    static let logger = Logger(label: "yedi.test.postgres")
+}
+
+struct TestPostgresUnavailable: Error, CustomStringConvertible {
+    var reason: String
+    var description: String { reason }
+}
+
+/// A running `ServicePostgres` on a fresh database, for one test.
+final class TestDatabase: Sendable {
+    let settings: PostgresSettings
+    let postgres: ServicePostgres
+    private let runner: Task<Void, Never>
+
+    init(
+        timeout: Duration = .seconds(5), poolSize: Int = 4,
+        retryPause: @escaping @Sendable (Int) -> Duration = {
+            _ in .milliseconds(1)
+        }
+    ) async throws {
+        var settings = try await TestPostgres.makeDatabase(timeout: timeout)
+        settings.poolSize = poolSize
+        self.settings = settings
+        let postgres = try ServicePostgres(settings: settings, logger: TestPostgres.logger, retryPause: retryPause)
+        self.postgres = postgres
+        runner = Task { await postgres.run() }
+    }
+
+    /// Stops the pool and drops the database.
+    func close() async throws {
+        runner.cancel()
+        await runner.value
+        try await TestPostgres.drop(settings)
+    }
+}
