@@ -211,6 +211,32 @@ enum HousetainerMemberStoreContract {
         XCTAssertEqual(orphan?.inviterLeft, true, "a buddy's inviter becomes \"left\"")
         XCTAssertNil(orphan?.inviterNickname)
     }
+
+    static func setMemberTypeChangesOnlyThatMembersType(
+        _ store: any HousetainerMemberStore, accounts: any AccountStore
+    ) async throws {
+        try await account("host", accounts, nickname: "호스트")
+        let code = try await invite(store, invitation("i1", from: "host", to: "a@example.kr"), code: "12345678").code
+        try await signUp("a", email: "a@example.kr", code: code, nickname: "에이", store, accounts: accounts)
+        let before = try await store.member(id: "a", app: app)?.type
+        XCTAssertEqual(before, "a", "every member starts ordinary")
+        try await store.setMemberType(id: "a", app: app, type: "H")
+        let after = try await store.member(id: "a", app: app)?.type
+        XCTAssertEqual(after, "H")
+        try await store.setMemberType(id: "a", app: app, type: "h")
+        let again = try await store.member(id: "a", app: app)?.type
+        XCTAssertEqual(again, "h")
+        let host = try await store.member(id: "host", app: app)?.type
+        XCTAssertNotEqual(host, "h", "only that member changes")
+        for (id, otherApp) in [("nobody", app), ("a", AppID("zipadoo"))] {
+            do {
+                try await store.setMemberType(id: id, app: otherApp, type: "H")
+                XCTFail("\(id) in \(otherApp) is no member")
+            } catch let error as HousetainerStoreError {
+                XCTAssertEqual(error, .notFound)
+            }
+        }
+    }
 }
 
 /// Codes handed out in order, the last one repeated.
@@ -258,5 +284,9 @@ final class SQLiteHousetainerMemberStoreTests: XCTestCase {
     func testHousetainerDeletingAMemberFreesTheSlotAndForgetsTheirAddress() async throws {
         try await HousetainerMemberStoreContract.deletingAMemberFreesTheSlotAndForgetsTheirAddress(
             store, accounts: accounts)
+    }
+
+    func testHousetainerSetMemberTypeChangesOnlyThatMembersType() async throws {
+        try await HousetainerMemberStoreContract.setMemberTypeChangesOnlyThatMembersType(store, accounts: accounts)
     }
 }

@@ -262,6 +262,43 @@ final class HousetainerMembersTests: HousetainerTestCase {
         await run.value
     }
 
+    func testHousetainerAdminsSetMemberTypesShownOnPagesAndInTheDirectory() async throws {
+        let host = try await founder("host", nickname: "호스트")
+        let guest = try await join("guest", nickname: "손님", invitedBy: host)
+        let admin = try fixture.token("ht-admin", app: "housetainer", role: "admin")
+        let page = try await members.setMemberType(.init(memberID: guest.id, type: .housetainer), options: admin)
+        XCTAssertEqual(page.type, .housetainer)
+        XCTAssertTrue(page.invitations.isEmpty, "the admin gets the page others see")
+        let seen = try await members.getMember(.init(memberID: guest.id), options: host)
+        XCTAssertEqual(seen.type, .housetainer)
+        _ = try await members.setMemberType(.init(memberID: guest.id, type: .hometainer), options: admin)
+        let own = try await members.getMember(.init(memberID: guest.id), options: guest.options)
+        XCTAssertEqual(own.type, .hometainer)
+        let content = try RPCClient(
+            configuration: fixture.harness.clientConfiguration(
+                port: try await fixture.service.port, identity: "content"))
+        let run = Task { await content.run() }
+        let users = try await YediAccount.AccountService.Client(content).batchGetUsers(.init(userIDs: [guest.id]))
+        XCTAssertEqual(users.users.first?.memberType, "h", "what ContentService's directory shows")
+        content.beginGracefulShutdown()
+        await run.value
+
+        await assertRefused(.permissionDenied, field: "") {
+            try await members.setMemberType(.init(memberID: guest.id, type: .housetainer), options: host)
+        }
+        await assertRefused(.invalidArgument, field: "type") {
+            try await members.setMemberType(.init(memberID: guest.id, type: .unspecified), options: admin)
+        }
+        await assertRefused(.notFound, field: "member_id") {
+            try await members.setMemberType(.init(memberID: "nobody", type: .housetainer), options: admin)
+        }
+        await assertRefused(.invalidArgument, field: "member_id") {
+            try await members.setMemberType(.init(memberID: "", type: .housetainer), options: admin)
+        }
+        let unchanged = try await members.getMember(.init(memberID: guest.id), options: host).type
+        XCTAssertEqual(unchanged, .hometainer, "refused calls change nothing")
+    }
+
     func testHousetainerCodesDrawEveryDigitInEveryPositionUniformly() {
         var generator = XorShift64(state: 0x2929_2929_2929_2929)
         var counts = Array(repeating: Array(repeating: 0, count: 10), count: 8)

@@ -32,6 +32,8 @@ protocol HousetainerMemberStore: Sendable {
     func member(id: String, app: AppID) async throws -> HousetainerMemberRecord?
     /// Replaces the editable fields (`nicknameTaken`, `notFound`).
     func updateMember(id: String, app: AppID, _ update: HousetainerMemberUpdate) async throws
+    /// Sets the member's type (`H`, `h` or `a`) and tells the directories (`notFound`).
+    func setMemberType(id: String, app: AppID, type: String) async throws
 }
 
 /// What a Housetainer store refuses; the handlers turn each into its status.

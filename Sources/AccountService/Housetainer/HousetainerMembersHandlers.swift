@@ -228,6 +228,23 @@ struct HousetainerMembersHandlers: YediHousetainer.Members.ServiceProtocol, Hand
         return try await page(member, ownedBy: user)
     }
 
+    func setMemberType(_ request: YediHousetainer.SetMemberTypeRequest, context: ServerContext) async throws
+        -> YediHousetainer.Member
+    {
+        let admin = try context.requireOperator(of: apps)
+        let id = try FieldRule.id(request.memberID, field: "member_id")
+        let type = try HousetainerRules.storedType(request.type)
+        do {
+            try await store.setMemberType(id: id, app: admin.app, type: type)
+        } catch HousetainerStoreError.notFound {
+            throw RPCError(code: .notFound, message: "member_id: no such member")
+        }
+        guard let member = try await store.member(id: id, app: admin.app) else {
+            throw RPCError(code: .notFound, message: "member_id: no such member")
+        }
+        return try await page(member, ownedBy: admin)
+    }
+
     // MARK: Helpers
 
     /// How long an S code signs someone up: the app's `invite_code_days` (7).

@@ -270,6 +270,17 @@ struct SQLiteHousetainerMemberStore: HousetainerMemberStore {
         }
     }
 
+    func setMemberType(id: String, app: AppID, type: String) async throws {
+        let events = self.events
+        try await database.write { db in
+            try db.execute(
+                sql: "UPDATE housetainer_member SET type = ? WHERE user_id = ? AND app = ?",
+                arguments: [type, id, app.rawValue])
+            guard db.changesCount == 1 else { throw HousetainerStoreError.notFound }
+            try events.publicFieldsChanged(userID: id, in: db)
+        }
+    }
+
     static func invitation(_ row: Row) -> InvitationRecord {
         InvitationRecord(
             id: row["id"], app: AppID(rawValue: row["app"]), code: row["code"], inviterID: row["inviter_id"],
