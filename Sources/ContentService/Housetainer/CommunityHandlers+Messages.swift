@@ -13,13 +13,13 @@ extension CommunityHandlers {
     }
 
     /// 1 to `maximum` of the caller's own images of this app (`NOT_FOUND` unknown, `PERMISSION_DENIED`
-    /// another's), pinned: an event or house shows them now.
+    /// another's). Not pinned: the event's or house's image rows keep them from unreferenced-image
+    /// collection while it shows them, and no longer once it is deleted or shows others.
     func ownImages(
         _ ids: [String], reader: CommunityReader, maximum: Int = CommunityFields.maxImages, context: ServerContext
     ) async throws {
-        let images = try await content.ownedImages(
+        _ = try await content.ownedImages(
             ids, owner: reader.id, field: "image_ids", maximum: maximum, context: context)
-        try await content.store.pinImages(ids: images.map(\.id), now: clock.nowMilliseconds)
     }
 
     /// A member id that is not the caller's (`INVALID_ARGUMENT` for oneself).
