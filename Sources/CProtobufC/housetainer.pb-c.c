@@ -6869,7 +6869,7 @@ const ProtobufCEnumDescriptor yedi__housetainer__notification_type__descriptor =
   yedi__housetainer__notification_type__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor yedi__housetainer__members__method_descriptors[11] =
+static const ProtobufCMethodDescriptor yedi__housetainer__members__method_descriptors[12] =
 {
   { "SignIn", &yedi__housetainer__sign_in_request__descriptor, &yedi__housetainer__sign_in_response__descriptor },
   { "VerifyInvitation", &yedi__housetainer__verify_invitation_request__descriptor, &yedi__housetainer__verify_invitation_response__descriptor },
@@ -6881,16 +6881,18 @@ static const ProtobufCMethodDescriptor yedi__housetainer__members__method_descri
   { "ListMyInvitations", &yedi__housetainer__list_my_invitations_request__descriptor, &yedi__housetainer__list_my_invitations_response__descriptor },
   { "GetMember", &yedi__housetainer__get_member_request__descriptor, &yedi__housetainer__member__descriptor },
   { "UpdateMember", &yedi__housetainer__update_member_request__descriptor, &yedi__housetainer__member__descriptor },
+  { "IssueInvitation", &yedi__housetainer__create_invitation_request__descriptor, &yedi__housetainer__invitation__descriptor },
   { "SetMemberType", &yedi__housetainer__set_member_type_request__descriptor, &yedi__housetainer__member__descriptor },
 };
 const unsigned yedi__housetainer__members__method_indices_by_name[] = {
   2,        /* CheckNickname */
   6,        /* CreateInvitation */
   8,        /* GetMember */
+  10,        /* IssueInvitation */
   4,        /* JoinWaitlist */
   7,        /* ListMyInvitations */
   5,        /* ListWaitlist */
-  10,        /* SetMemberType */
+  11,        /* SetMemberType */
   0,        /* SignIn */
   3,        /* SignUp */
   9,        /* UpdateMember */
@@ -6903,7 +6905,7 @@ const ProtobufCServiceDescriptor yedi__housetainer__members__descriptor =
   "Members",
   "Yedi__Housetainer__Members",
   "yedi.housetainer",
-  11,
+  12,
   yedi__housetainer__members__method_descriptors,
   yedi__housetainer__members__method_indices_by_name
 };
@@ -6987,13 +6989,21 @@ void yedi__housetainer__members__update_member(ProtobufCService *service,
   assert(service->descriptor == &yedi__housetainer__members__descriptor);
   service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
+void yedi__housetainer__members__issue_invitation(ProtobufCService *service,
+                                                  const Yedi__Housetainer__CreateInvitationRequest *input,
+                                                  Yedi__Housetainer__Invitation_Closure closure,
+                                                  void *closure_data)
+{
+  assert(service->descriptor == &yedi__housetainer__members__descriptor);
+  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
 void yedi__housetainer__members__set_member_type(ProtobufCService *service,
                                                  const Yedi__Housetainer__SetMemberTypeRequest *input,
                                                  Yedi__Housetainer__Member_Closure closure,
                                                  void *closure_data)
 {
   assert(service->descriptor == &yedi__housetainer__members__descriptor);
-  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__housetainer__members__init (Yedi__Housetainer__Members_Service *service,
                                        Yedi__Housetainer__Members_ServiceDestroy destroy)

@@ -212,6 +212,34 @@ enum HousetainerMemberStoreContract {
         XCTAssertNil(orphan?.inviterNickname)
     }
 
+    static func anIssuedCodeHasNoInviterNorQuotaAndSignsUpAFounder(
+        _ store: any HousetainerMemberStore, accounts: any AccountStore
+    ) async throws {
+        var issued: [InvitationRecord] = []
+        for index in 0..<4 {
+            var record = invitation("i\(index)", from: "unused", to: "f\(index)@example.kr")
+            record.inviterID = nil
+            record.issuedBy = "ht-admin"
+            issued.append(try await invite(store, record, code: "1000000\(index)", quota: 3))
+        }
+        XCTAssertEqual(issued.count, 4, "an issued code counts toward no quota")
+        let stored = try await store.invitation(code: "10000000", app: app)
+        XCTAssertNil(stored?.inviterID)
+        XCTAssertEqual(stored?.issuedBy, "ht-admin")
+        try await signUp("f0", email: "f0@example.kr", code: "10000000", nickname: "창립자", store, accounts: accounts)
+        let founder = try await store.member(id: "f0", app: app)
+        XCTAssertNil(founder?.inviterNickname)
+        XCTAssertEqual(founder?.inviterLeft, false, "nobody's invitee, not an inviter who left")
+        let used = try await store.invitation(code: "10000000", app: app)
+        XCTAssertEqual(used?.stored, .joined)
+        // The founder invites as any member; deleting them frees their issued code's row too.
+        _ = try await invite(store, invitation("m1", from: "f0", to: "guest@example.kr"), code: "20000000")
+        let deleted = try await accounts.deleteAccount(userID: "f0", now: now)
+        XCTAssertTrue(deleted)
+        let gone = try await store.invitation(code: "10000000", app: app)
+        XCTAssertNil(gone, "the code that brought them in goes with them")
+    }
+
     static func setMemberTypeChangesOnlyThatMembersType(
         _ store: any HousetainerMemberStore, accounts: any AccountStore
     ) async throws {
@@ -283,6 +311,11 @@ final class SQLiteHousetainerMemberStoreTests: XCTestCase {
 
     func testHousetainerDeletingAMemberFreesTheSlotAndForgetsTheirAddress() async throws {
         try await HousetainerMemberStoreContract.deletingAMemberFreesTheSlotAndForgetsTheirAddress(
+            store, accounts: accounts)
+    }
+
+    func testHousetainerAnIssuedCodeHasNoInviterNorQuotaAndSignsUpAFounder() async throws {
+        try await HousetainerMemberStoreContract.anIssuedCodeHasNoInviterNorQuotaAndSignsUpAFounder(
             store, accounts: accounts)
     }
 

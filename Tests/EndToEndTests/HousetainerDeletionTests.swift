@@ -13,39 +13,11 @@ final class HousetainerDeletionTests: RunningSystemTestCase {
     private let terms =
         #"[{"kind": "terms", "version": "2024-01"}, {"kind": "privacy", "version": "2024-01"}, {"kind": "eula", "version": "1.0"}]"#
 
-    private var apps: URL?
-
-    override func setUpWithError() throws {
-        let apps = try Self.appsWithoutRequiredCode()
-        self.apps = apps
-        system = try YediSystem(apps: apps.path)
-        try system.startAll()
-    }
-
-    override func tearDownWithError() throws {
-        try super.tearDownWithError()
-        if let apps { try? FileManager.default.removeItem(at: apps) }
-    }
-
-    /// The repository's app files with Housetainer's `invitation_required` at 0, so the first member
-    /// (nobody's invitee) can sign up; everyone after is invited as in production.
-    private static func appsWithoutRequiredCode() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("yedi-e2e-apps-\(UUID().uuidString)")
-        try FileManager.default.copyItem(at: URL(fileURLWithPath: YediSystem.appsFolder), to: folder)
-        let file = folder.appendingPathComponent("housetainer.json")
-        let original = try String(contentsOf: file, encoding: .utf8)
-        let changed = original.replacingOccurrences(
-            of: #""invitation_required": 1"#, with: #""invitation_required": 0"#)
-        guard changed != original else { throw E2EFailure("housetainer.json has no invitation_required 1") }
-        try changed.write(to: file, atomically: true, encoding: .utf8)
-        return folder
-    }
-
     private func assertion(_ subject: String) -> String {
         #"{"provider": "google", "token": "dev:google:\#(subject):\#(subject)@example.kr"}"#
     }
 
-    /// Signs in as `subject` (address `<subject>@example.kr`) and signs up with `code` ("" for none).
+    /// Signs in as `subject` (address `<subject>@example.kr`) and signs up with `code`.
     private func join(_ subject: String, nickname: String, code: String) throws -> (id: String, token: String) {
         let signedIn = try system.call(
             "account", members + "SignIn", #"{"assertion": \#(assertion(subject))}"#, app: "housetainer")
@@ -87,7 +59,15 @@ final class HousetainerDeletionTests: RunningSystemTestCase {
     }
 
     func testHousetainerDeletedMemberLeavesNothingInAnyServiceNorInTheDevelopmentMail() throws {
-        let host = try join("host", nickname: "호스트", code: "")
+        // An admin (a token an operator mints with the probe) issues the first member's code: the
+        // repository's app file requires one.
+        let minted = try system.runProbe(["token", "--user", "ht-admin", "--role", "admin", "--app", "housetainer"])
+        XCTAssertEqual(minted.exitCode, 0, minted.errorOutput)
+        let admin = minted.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        try system.call(
+            "account", members + "IssueInvitation", #"{"inviteeEmail": "host@example.kr", "inviteeName": "호스트"}"#,
+            token: admin)
+        let host = try join("host", nickname: "호스트", code: try mailedCode(to: "host@example.kr"))
         try system.call(
             "account", members + "CreateInvitation", #"{"inviteeEmail": "gone@example.kr", "inviteeName": "게스트"}"#,
             token: host.token)
@@ -101,10 +81,7 @@ final class HousetainerDeletionTests: RunningSystemTestCase {
 
         let goneEvent = try event(by: gone.token, title: "떠날이의 집들이")
         let hostEvent = try event(by: host.token, title: "호스트의 집들이")
-        // An admin (a token an operator mints with the probe) shows both events to the other members.
-        let minted = try system.runProbe(["token", "--user", "ht-admin", "--role", "admin", "--app", "housetainer"])
-        XCTAssertEqual(minted.exitCode, 0, minted.errorOutput)
-        let admin = minted.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        // The admin shows both events to the other members.
         for eventID in [goneEvent, hostEvent] {
             try system.call(
                 "content", community + "SetEventDisplay", #"{"eventId": "\#(eventID)", "displayed": true}"#,

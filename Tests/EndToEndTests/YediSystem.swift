@@ -29,11 +29,8 @@ final class YediSystem {
     private(set) var imagePort = 0
     private var processes: [String: RunningProcess] = [:]
     private let probePath: String
-    /// The app files the services serve (`appsFolder` unless a test passes its own).
-    let apps: String
 
-    init(apps: String = YediSystem.appsFolder) throws {
-        self.apps = apps
+    init() throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("yedi-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         pki = try TestPKI.get()
@@ -63,7 +60,7 @@ final class YediSystem {
     private func launch(_ service: String) throws {
         var arguments = [
             "--host", "127.0.0.1", "--port", "\(rpcPorts[service]!)", "--metrics-port", "\(metricsPorts[service]!)",
-            "--pki", pki.devPKI.path, "--data", dataDirectory(service).path, "--apps", apps,
+            "--pki", pki.devPKI.path, "--data", dataDirectory(service).path, "--apps", Self.appsFolder,
             "--development", "--dev-clock",
             "--log-level", "info",
             "--shutdown-grace", "2",

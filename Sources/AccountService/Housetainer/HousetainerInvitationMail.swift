@@ -17,7 +17,6 @@ enum HousetainerInvitationMail {
             template: "housetainer-invitation",
             values: [
                 .init(name: "code", value: invitation.code), .init(name: "invitation_id", value: invitation.id),
-                .init(name: "inviter_id", value: invitation.inviterID),
-            ])
+            ] + (invitation.inviterID.map { [.init(name: "inviter_id", value: $0)] } ?? []))
     }
 }

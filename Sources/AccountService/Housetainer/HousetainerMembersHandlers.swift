@@ -184,6 +184,28 @@ struct HousetainerMembersHandlers: YediHousetainer.Members.ServiceProtocol, Hand
         return message(invitation)
     }
 
+    /// An admin's code for someone nobody invited (the first members): no inviter, so no quota and no
+    /// buddy link; the invitee's page shows no inviter. An address that is a member's is refused as for
+    /// members' invitations. The issuing admin is kept with the code (`issued_by`).
+    func issueInvitation(_ request: YediHousetainer.CreateInvitationRequest, context: ServerContext) async throws
+        -> YediHousetainer.Invitation
+    {
+        let admin = try context.requireOperator(of: apps)
+        let email = try FieldRule.email(request.inviteeEmail, field: "invitee_email")
+        let name = try FieldRule.name(request.inviteeName, field: "invitee_name", maxCharacters: 50)
+        let days = app?.limit("invite_code_days", default: HousetainerRules.defaultCodeDays) ?? 7
+        let invitation = try await mapped {
+            try await store.createInvitation(
+                InvitationRecord(
+                    id: ids.next(), app: admin.app, code: "", inviterID: nil, inviteeEmail: email,
+                    inviteeName: name, stored: .sent, createdAtMilliseconds: clock.nowMilliseconds,
+                    issuedBy: admin.id),
+                quota: .max, lifetime: codeLifetime, draw: { [codes] in codes.next() },
+                mail: { HousetainerInvitationMail.invitation($0, inviter: "하우스테이너", days: days) })
+        }
+        return message(invitation)
+    }
+
     func listMyInvitations(_ request: YediHousetainer.ListMyInvitationsRequest, context: ServerContext) async throws
         -> YediHousetainer.ListMyInvitationsResponse
     {

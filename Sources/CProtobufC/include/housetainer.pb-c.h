@@ -2510,6 +2510,10 @@ struct Yedi__Housetainer__Members_Service
                         const Yedi__Housetainer__UpdateMemberRequest *input,
                         Yedi__Housetainer__Member_Closure closure,
                         void *closure_data);
+  void (*issue_invitation)(Yedi__Housetainer__Members_Service *service,
+                           const Yedi__Housetainer__CreateInvitationRequest *input,
+                           Yedi__Housetainer__Invitation_Closure closure,
+                           void *closure_data);
   void (*set_member_type)(Yedi__Housetainer__Members_Service *service,
                           const Yedi__Housetainer__SetMemberTypeRequest *input,
                           Yedi__Housetainer__Member_Closure closure,
@@ -2532,6 +2536,7 @@ void yedi__housetainer__members__init (Yedi__Housetainer__Members_Service *servi
       function_prefix__ ## list_my_invitations,\
       function_prefix__ ## get_member,\
       function_prefix__ ## update_member,\
+      function_prefix__ ## issue_invitation,\
       function_prefix__ ## set_member_type  }
 void yedi__housetainer__members__sign_in(ProtobufCService *service,
                                          const Yedi__Housetainer__SignInRequest *input,
@@ -2573,6 +2578,10 @@ void yedi__housetainer__members__update_member(ProtobufCService *service,
                                                const Yedi__Housetainer__UpdateMemberRequest *input,
                                                Yedi__Housetainer__Member_Closure closure,
                                                void *closure_data);
+void yedi__housetainer__members__issue_invitation(ProtobufCService *service,
+                                                  const Yedi__Housetainer__CreateInvitationRequest *input,
+                                                  Yedi__Housetainer__Invitation_Closure closure,
+                                                  void *closure_data);
 void yedi__housetainer__members__set_member_type(ProtobufCService *service,
                                                  const Yedi__Housetainer__SetMemberTypeRequest *input,
                                                  Yedi__Housetainer__Member_Closure closure,

@@ -2280,6 +2280,11 @@ extension YediHousetainer {
             public static let updateMember = RPCMethod<YediHousetainer.UpdateMemberRequest, YediHousetainer.Member>(
                 service: "yedi.housetainer.Members", method: "UpdateMember", kind: .unary, idempotency: .idempotent,
                 access: .user(apps: .only(["housetainer"]), roles: []))
+            /// Admins issue a code with no inviter, outside any quota, mailed as members' codes are: how the first
+            /// members of a community that requires codes join (an operator mints the admin token with the probe).
+            public static let issueInvitation = RPCMethod<YediHousetainer.CreateInvitationRequest, YediHousetainer.Invitation>(
+                service: "yedi.housetainer.Members", method: "IssueInvitation", kind: .unary, idempotency: .unknown,
+                access: .user(apps: .only(["housetainer"]), roles: ["admin"]))
             /// Admins set a member's type; their page (as others see it) answers. Lists of ContentService show
             /// the new type once the outbox told its directory.
             public static let setMemberType = RPCMethod<YediHousetainer.SetMemberTypeRequest, YediHousetainer.Member>(
@@ -2290,7 +2295,7 @@ extension YediHousetainer {
         /// `yedi.housetainer.Members` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.housetainer.Members",
-            methods: [Method.signIn.descriptor, Method.verifyInvitation.descriptor, Method.checkNickname.descriptor, Method.signUp.descriptor, Method.joinWaitlist.descriptor, Method.listWaitlist.descriptor, Method.createInvitation.descriptor, Method.listMyInvitations.descriptor, Method.getMember.descriptor, Method.updateMember.descriptor, Method.setMemberType.descriptor]
+            methods: [Method.signIn.descriptor, Method.verifyInvitation.descriptor, Method.checkNickname.descriptor, Method.signUp.descriptor, Method.joinWaitlist.descriptor, Method.listWaitlist.descriptor, Method.createInvitation.descriptor, Method.listMyInvitations.descriptor, Method.getMember.descriptor, Method.updateMember.descriptor, Method.issueInvitation.descriptor, Method.setMemberType.descriptor]
         )
 
         /// Serve `yedi.housetainer.Members` by implementing these methods and passing the value to an `RPCServer`.
@@ -2312,6 +2317,9 @@ extension YediHousetainer {
             func listMyInvitations(_ request: YediHousetainer.ListMyInvitationsRequest, context: ServerContext) async throws -> YediHousetainer.ListMyInvitationsResponse
             func getMember(_ request: YediHousetainer.GetMemberRequest, context: ServerContext) async throws -> YediHousetainer.Member
             func updateMember(_ request: YediHousetainer.UpdateMemberRequest, context: ServerContext) async throws -> YediHousetainer.Member
+            /// Admins issue a code with no inviter, outside any quota, mailed as members' codes are: how the first
+            /// members of a community that requires codes join (an operator mints the admin token with the probe).
+            func issueInvitation(_ request: YediHousetainer.CreateInvitationRequest, context: ServerContext) async throws -> YediHousetainer.Invitation
             /// Admins set a member's type; their page (as others see it) answers. Lists of ContentService show
             /// the new type once the outbox told its directory.
             func setMemberType(_ request: YediHousetainer.SetMemberTypeRequest, context: ServerContext) async throws -> YediHousetainer.Member
@@ -2372,6 +2380,12 @@ extension YediHousetainer {
                 try await rpcClient.unary(Method.updateMember, request, options: options)
             }
 
+            /// Admins issue a code with no inviter, outside any quota, mailed as members' codes are: how the first
+            /// members of a community that requires codes join (an operator mints the admin token with the probe).
+            public func issueInvitation(_ request: YediHousetainer.CreateInvitationRequest, options: CallOptions = .defaults) async throws -> YediHousetainer.Invitation {
+                try await rpcClient.unary(Method.issueInvitation, request, options: options)
+            }
+
             /// Admins set a member's type; their page (as others see it) answers. Lists of ContentService show
             /// the new type once the outbox told its directory.
             public func setMemberType(_ request: YediHousetainer.SetMemberTypeRequest, options: CallOptions = .defaults) async throws -> YediHousetainer.Member {
@@ -2414,6 +2428,9 @@ extension YediHousetainer.Members.ServiceProtocol {
         })
         router.register(YediHousetainer.Members.Method.updateMember, unary: { request, context in
             try await self.updateMember(request, context: context)
+        })
+        router.register(YediHousetainer.Members.Method.issueInvitation, unary: { request, context in
+            try await self.issueInvitation(request, context: context)
         })
         router.register(YediHousetainer.Members.Method.setMemberType, unary: { request, context in
             try await self.setMemberType(request, context: context)
