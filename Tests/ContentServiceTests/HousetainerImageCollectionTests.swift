@@ -46,6 +46,7 @@ final class HousetainerImageCollectionTests: HousetainerCommunityTestCase {
     }
 
     func testHousetainerHouseImagesBecomeCollectableWhenReplaced() async throws {
+        try await enroll("host")
         let admin = try self.admin
         let (cover, inside, garden) = (try await upload(admin), try await upload(admin), try await upload(admin))
         var fields = YediHousetainer.HouseFields(

@@ -58,6 +58,7 @@ final class HousetainerModerationTests: HousetainerCommunityTestCase {
     }
 
     func testHousetainerAdminsHideHousesAndRefusalsNameTheirFields() async throws {
+        try await enroll("host")
         let admin = try self.admin
         let house = try await community.createHouse(
             .init(

@@ -29,6 +29,23 @@ extension CommunityHandlers {
         return id
     }
 
+    /// Refuses an id that is no Housetainer member (`NOT_FOUND` naming `field`): AccountService's
+    /// `BatchGetUsers`, the directory's own lookup, asked each time rather than through the directory's
+    /// cache, which keeps "unknown" for a minute (a member who just joined would be refused) and cannot
+    /// tell unknown from unreachable. A member is an account with a member type (H, h or a), which only
+    /// Housetainer's have. `UNAVAILABLE` when AccountService cannot answer.
+    func requireMember(_ id: String, field: String) async throws {
+        let users: [YediAccount.PublicUser]
+        do {
+            users = try await content.peers.users([id])
+        } catch {
+            throw RPCError(code: .unavailable, message: "\(field): members cannot be checked now; try again")
+        }
+        guard users.contains(where: { $0.id == id && !$0.memberType.isEmpty }) else {
+            throw RPCError(code: .notFound, message: "\(field): no such member")
+        }
+    }
+
     func event(_ id: String, reader: CommunityReader) async throws -> YediHousetainer.Event {
         guard let event = try await store.event(id: id, reader: reader) else {
             throw Self.refusal(.notFound, field: "event_id")
