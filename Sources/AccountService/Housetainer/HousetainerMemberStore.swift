@@ -12,8 +12,8 @@ protocol HousetainerMemberStore: Sendable {
     /// The code of `app`, with its inviter's nickname; nil for none.
     func invitation(code: String, app: AppID) async throws -> InvitationRecord?
     /// Stores `invitation` with a code from `draw` (drawn again while it collides) and its mail, after
-    /// counting the inviter's invitations in S (younger than `lifetime`) or J: `quotaExceeded` at
-    /// `quota`, `alreadyMember` when the invitee's address is a member's (or the inviter's own), in one
+    /// counting the inviter's invitations in S (younger than `lifetime`) or J (none for an admin's code,
+    /// which has no inviter): `quotaExceeded` at `quota`, `alreadyMember` when the invitee's address is a member's (or the inviter's own), in one
     /// transaction.
     func createInvitation(
         _ invitation: InvitationRecord, quota: Int, lifetime: Int64, draw: @escaping @Sendable () -> String,
