@@ -37,6 +37,7 @@ let package = Package(
         .executable(name: "content-bench", targets: ["ContentBench"]),
         .executable(name: "slp-bench", targets: ["SlpBench"]),
         .executable(name: "zipadoo-bench", targets: ["ZipadooBench"]),
+        .executable(name: "housetainer-bench", targets: ["HousetainerBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -305,6 +306,18 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             path: "Benchmarks/ZipadooBench"
+        ),
+
+        /// Housetainer's event pages with 100,000 events and 1,000 blocks, comments on an event with 1,000
+        /// bookmarkers, notification pages and invitations/s, against the real ContentService and
+        /// AccountService executables (child processes) over TLS (issue 29).
+        .executableTarget(
+            name: "HousetainerBench",
+            dependencies: [
+                "BenchSupport", "RPCCore", "YediProto", "AccessTokens", argumentParser, grdb,
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            path: "Benchmarks/HousetainerBench"
         ),
 
         /// Feed pages with author lookups and image reads with a warm and a cold cache, against the real

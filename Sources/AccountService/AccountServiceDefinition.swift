@@ -20,6 +20,7 @@ enum AccountServiceDefinition: ServiceDefinition {
         SlpSchema.migrate(&migrator)
         HousetainerSchema.migrate(&migrator)
         ZipadooSchema.migrate(&migrator)
+        HousetainerSchema.migrateIssuedCodes(&migrator)
     }
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {

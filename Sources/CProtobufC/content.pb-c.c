@@ -3719,17 +3719,21 @@ const ProtobufCEnumDescriptor yedi__content__review_keyword__descriptor =
   yedi__content__review_keyword__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue yedi__content__moderated_kind__enum_values_by_number[3] =
+static const ProtobufCEnumValue yedi__content__moderated_kind__enum_values_by_number[5] =
 {
   { "MODERATED_KIND_UNSPECIFIED", "YEDI__CONTENT__MODERATED_KIND__MODERATED_KIND_UNSPECIFIED", 0 },
   { "MODERATED_KIND_POST", "YEDI__CONTENT__MODERATED_KIND__MODERATED_KIND_POST", 1 },
   { "MODERATED_KIND_REVIEW", "YEDI__CONTENT__MODERATED_KIND__MODERATED_KIND_REVIEW", 2 },
+  { "MODERATED_KIND_HOUSETAINER_EVENT", "YEDI__CONTENT__MODERATED_KIND__MODERATED_KIND_HOUSETAINER_EVENT", 3 },
+  { "MODERATED_KIND_HOUSETAINER_HOUSE", "YEDI__CONTENT__MODERATED_KIND__MODERATED_KIND_HOUSETAINER_HOUSE", 4 },
 };
 static const ProtobufCIntRange yedi__content__moderated_kind__value_ranges[] = {
-{0, 0},{0, 3}
+{0, 0},{0, 5}
 };
-static const ProtobufCEnumValueIndex yedi__content__moderated_kind__enum_values_by_name[3] =
+static const ProtobufCEnumValueIndex yedi__content__moderated_kind__enum_values_by_name[5] =
 {
+  { "MODERATED_KIND_HOUSETAINER_EVENT", 3 },
+  { "MODERATED_KIND_HOUSETAINER_HOUSE", 4 },
   { "MODERATED_KIND_POST", 1 },
   { "MODERATED_KIND_REVIEW", 2 },
   { "MODERATED_KIND_UNSPECIFIED", 0 },
@@ -3741,9 +3745,9 @@ const ProtobufCEnumDescriptor yedi__content__moderated_kind__descriptor =
   "ModeratedKind",
   "Yedi__Content__ModeratedKind",
   "yedi.content",
-  3,
+  5,
   yedi__content__moderated_kind__enum_values_by_number,
-  3,
+  5,
   yedi__content__moderated_kind__enum_values_by_name,
   1,
   yedi__content__moderated_kind__value_ranges,

@@ -952,6 +952,51 @@ void   yedi__housetainer__update_member_request__free_unpacked
   assert(message->base.descriptor == &yedi__housetainer__update_member_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   yedi__housetainer__set_member_type_request__init
+                     (Yedi__Housetainer__SetMemberTypeRequest         *message)
+{
+  static const Yedi__Housetainer__SetMemberTypeRequest init_value = YEDI__HOUSETAINER__SET_MEMBER_TYPE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t yedi__housetainer__set_member_type_request__get_packed_size
+                     (const Yedi__Housetainer__SetMemberTypeRequest *message)
+{
+  assert(message->base.descriptor == &yedi__housetainer__set_member_type_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t yedi__housetainer__set_member_type_request__pack
+                     (const Yedi__Housetainer__SetMemberTypeRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &yedi__housetainer__set_member_type_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t yedi__housetainer__set_member_type_request__pack_to_buffer
+                     (const Yedi__Housetainer__SetMemberTypeRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &yedi__housetainer__set_member_type_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Yedi__Housetainer__SetMemberTypeRequest *
+       yedi__housetainer__set_member_type_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Yedi__Housetainer__SetMemberTypeRequest *)
+     protobuf_c_message_unpack (&yedi__housetainer__set_member_type_request__descriptor,
+                                allocator, len, data);
+}
+void   yedi__housetainer__set_member_type_request__free_unpacked
+                     (Yedi__Housetainer__SetMemberTypeRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &yedi__housetainer__set_member_type_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   yedi__housetainer__author__init
                      (Yedi__Housetainer__Author         *message)
 {
@@ -4031,6 +4076,57 @@ const ProtobufCMessageDescriptor yedi__housetainer__update_member_request__descr
   (ProtobufCMessageInit) yedi__housetainer__update_member_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor yedi__housetainer__set_member_type_request__field_descriptors[2] =
+{
+  {
+    "member_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__SetMemberTypeRequest, member_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "type",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Housetainer__SetMemberTypeRequest, type),
+    &yedi__housetainer__member_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned yedi__housetainer__set_member_type_request__field_indices_by_name[] = {
+  0,   /* field[0] = member_id */
+  1,   /* field[1] = type */
+};
+static const ProtobufCIntRange yedi__housetainer__set_member_type_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor yedi__housetainer__set_member_type_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "yedi.housetainer.SetMemberTypeRequest",
+  "SetMemberTypeRequest",
+  "Yedi__Housetainer__SetMemberTypeRequest",
+  "yedi.housetainer",
+  sizeof(Yedi__Housetainer__SetMemberTypeRequest),
+  2,
+  yedi__housetainer__set_member_type_request__field_descriptors,
+  yedi__housetainer__set_member_type_request__field_indices_by_name,
+  1,  yedi__housetainer__set_member_type_request__number_ranges,
+  (ProtobufCMessageInit) yedi__housetainer__set_member_type_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor yedi__housetainer__author__field_descriptors[4] =
 {
   {
@@ -6773,7 +6869,7 @@ const ProtobufCEnumDescriptor yedi__housetainer__notification_type__descriptor =
   yedi__housetainer__notification_type__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor yedi__housetainer__members__method_descriptors[10] =
+static const ProtobufCMethodDescriptor yedi__housetainer__members__method_descriptors[12] =
 {
   { "SignIn", &yedi__housetainer__sign_in_request__descriptor, &yedi__housetainer__sign_in_response__descriptor },
   { "VerifyInvitation", &yedi__housetainer__verify_invitation_request__descriptor, &yedi__housetainer__verify_invitation_response__descriptor },
@@ -6785,14 +6881,18 @@ static const ProtobufCMethodDescriptor yedi__housetainer__members__method_descri
   { "ListMyInvitations", &yedi__housetainer__list_my_invitations_request__descriptor, &yedi__housetainer__list_my_invitations_response__descriptor },
   { "GetMember", &yedi__housetainer__get_member_request__descriptor, &yedi__housetainer__member__descriptor },
   { "UpdateMember", &yedi__housetainer__update_member_request__descriptor, &yedi__housetainer__member__descriptor },
+  { "IssueInvitation", &yedi__housetainer__create_invitation_request__descriptor, &yedi__housetainer__invitation__descriptor },
+  { "SetMemberType", &yedi__housetainer__set_member_type_request__descriptor, &yedi__housetainer__member__descriptor },
 };
 const unsigned yedi__housetainer__members__method_indices_by_name[] = {
   2,        /* CheckNickname */
   6,        /* CreateInvitation */
   8,        /* GetMember */
+  10,        /* IssueInvitation */
   4,        /* JoinWaitlist */
   7,        /* ListMyInvitations */
   5,        /* ListWaitlist */
+  11,        /* SetMemberType */
   0,        /* SignIn */
   3,        /* SignUp */
   9,        /* UpdateMember */
@@ -6805,7 +6905,7 @@ const ProtobufCServiceDescriptor yedi__housetainer__members__descriptor =
   "Members",
   "Yedi__Housetainer__Members",
   "yedi.housetainer",
-  10,
+  12,
   yedi__housetainer__members__method_descriptors,
   yedi__housetainer__members__method_indices_by_name
 };
@@ -6888,6 +6988,22 @@ void yedi__housetainer__members__update_member(ProtobufCService *service,
 {
   assert(service->descriptor == &yedi__housetainer__members__descriptor);
   service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__housetainer__members__issue_invitation(ProtobufCService *service,
+                                                  const Yedi__Housetainer__CreateInvitationRequest *input,
+                                                  Yedi__Housetainer__Invitation_Closure closure,
+                                                  void *closure_data)
+{
+  assert(service->descriptor == &yedi__housetainer__members__descriptor);
+  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void yedi__housetainer__members__set_member_type(ProtobufCService *service,
+                                                 const Yedi__Housetainer__SetMemberTypeRequest *input,
+                                                 Yedi__Housetainer__Member_Closure closure,
+                                                 void *closure_data)
+{
+  assert(service->descriptor == &yedi__housetainer__members__descriptor);
+  service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void yedi__housetainer__members__init (Yedi__Housetainer__Members_Service *service,
                                        Yedi__Housetainer__Members_ServiceDestroy destroy)

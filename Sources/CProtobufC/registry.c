@@ -213,6 +213,7 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__housetainer__get_member_request__descriptor,
     &yedi__housetainer__member__descriptor,
     &yedi__housetainer__update_member_request__descriptor,
+    &yedi__housetainer__set_member_type_request__descriptor,
     &yedi__housetainer__author__descriptor,
     &yedi__housetainer__event__descriptor,
     &yedi__housetainer__event_fields__descriptor,
@@ -353,10 +354,10 @@ static const ProtobufCMessageDescriptor *const message_descriptors[] = {
     &yedi__zipadoo__get_stats_response__descriptor,
 };
 
-size_t yedi_message_descriptor_count(void) { return 349; }
+size_t yedi_message_descriptor_count(void) { return 350; }
 
 const ProtobufCMessageDescriptor *yedi_message_descriptor_at(size_t index) {
-    return index < 349 ? message_descriptors[index] : NULL;
+    return index < 350 ? message_descriptors[index] : NULL;
 }
 
 static const ProtobufCEnumDescriptor *const enum_descriptors[] = {

@@ -73,4 +73,68 @@ final class AccountMigrationTests: XCTestCase {
                         """))
         }
     }
+
+    /// `account-housetainer-2-issued-codes` rebuilds the invitation table: its rows, indexes and the
+    /// trigger that forgets a deleted account's address survive, and a code may now have no inviter.
+    func testHousetainerIssuedCodesMigrationKeepsInvitationsAndTheAddressTrigger() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("account-\(UUID().uuidString).sqlite")
+            .path
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
+        let database = try DatabaseQueue(path: path)
+        var migrator = DatabaseMigrator()
+        AccountServiceDefinition.migrate(&migrator)
+        try migrator.migrate(database, upTo: "account-11-zipadoo")
+        try database.write { db in
+            for id in ["host", "guest"] {
+                try db.execute(
+                    sql: """
+                        INSERT INTO user (id, role, app, email, name, phone, gender, created_at_ms)
+                        VALUES (?, 'member', 'housetainer', ?, '', '', 0, 1)
+                        """,
+                    arguments: [id, "\(id)@example.kr"])
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO housetainer_invitation
+                        (id, app, code, inviter_id, invitee_email, invitee_name, status, created_at_ms)
+                    VALUES ('i1', 'housetainer', '12345678', 'host', 'guest@example.kr', '손님', 'S', 1),
+                        ('i2', 'housetainer', '87654321', 'host', 'later@example.kr', '나중', 'S', 2)
+                    """)
+        }
+
+        try migrator.migrate(database)
+
+        try database.write { db in
+            let kept = try Row.fetchAll(
+                db, sql: "SELECT id, inviter_id, issued_by FROM housetainer_invitation ORDER BY id")
+            XCTAssertEqual(kept.map { $0["id"] as String }, ["i1", "i2"])
+            XCTAssertEqual(kept.map { $0["inviter_id"] as String? }, ["host", "host"])
+            XCTAssertEqual(kept.map { $0["issued_by"] as String? }, [nil, nil])
+            try db.execute(
+                sql: """
+                    INSERT INTO housetainer_invitation
+                        (id, app, code, inviter_id, issued_by, invitee_email, invitee_name, status, created_at_ms)
+                    VALUES ('i3', 'housetainer', '11112222', NULL, 'ht-admin', 'first@example.kr', '처음', 'S', 3)
+                    """)
+            XCTAssertThrowsError(
+                try db.execute(
+                    sql: """
+                        INSERT INTO housetainer_invitation
+                            (id, app, code, inviter_id, invitee_email, invitee_name, status, created_at_ms)
+                        VALUES ('i4', 'housetainer', '33334444', NULL, 'x@example.kr', '엑스', 'S', 4)
+                        """), "a code has an inviter or an issuing admin")
+            // The trigger still forgets a deleted account's address; the inviter's codes cascade.
+            try db.execute(sql: "DELETE FROM user WHERE id = 'guest'")
+            let afterGuest = try String.fetchAll(db, sql: "SELECT id FROM housetainer_invitation ORDER BY id")
+            XCTAssertEqual(afterGuest, ["i2", "i3"])
+            try db.execute(sql: "DELETE FROM user WHERE id = 'host'")
+            let afterHost = try String.fetchAll(db, sql: "SELECT id FROM housetainer_invitation ORDER BY id")
+            XCTAssertEqual(afterHost, ["i3"])
+            XCTAssertEqual(try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").count, 0)
+            let indexes = try String.fetchAll(
+                db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'housetainer_invitation'")
+            XCTAssertTrue(
+                Set(indexes).isSuperset(of: ["housetainer_invitation_inviter", "housetainer_invitation_joined"]))
+        }
+    }
 }

@@ -211,6 +211,60 @@ enum HousetainerMemberStoreContract {
         XCTAssertEqual(orphan?.inviterLeft, true, "a buddy's inviter becomes \"left\"")
         XCTAssertNil(orphan?.inviterNickname)
     }
+
+    static func anIssuedCodeHasNoInviterNorQuotaAndSignsUpAFounder(
+        _ store: any HousetainerMemberStore, accounts: any AccountStore
+    ) async throws {
+        var issued: [InvitationRecord] = []
+        for index in 0..<4 {
+            var record = invitation("i\(index)", from: "unused", to: "f\(index)@example.kr")
+            record.inviterID = nil
+            record.issuedBy = "ht-admin"
+            issued.append(try await invite(store, record, code: "1000000\(index)", quota: 3))
+        }
+        XCTAssertEqual(issued.count, 4, "an issued code counts toward no quota")
+        let stored = try await store.invitation(code: "10000000", app: app)
+        XCTAssertNil(stored?.inviterID)
+        XCTAssertEqual(stored?.issuedBy, "ht-admin")
+        try await signUp("f0", email: "f0@example.kr", code: "10000000", nickname: "창립자", store, accounts: accounts)
+        let founder = try await store.member(id: "f0", app: app)
+        XCTAssertNil(founder?.inviterNickname)
+        XCTAssertEqual(founder?.inviterLeft, false, "nobody's invitee, not an inviter who left")
+        let used = try await store.invitation(code: "10000000", app: app)
+        XCTAssertEqual(used?.stored, .joined)
+        // The founder invites as any member; deleting them frees their issued code's row too.
+        _ = try await invite(store, invitation("m1", from: "f0", to: "guest@example.kr"), code: "20000000")
+        let deleted = try await accounts.deleteAccount(userID: "f0", now: now)
+        XCTAssertTrue(deleted)
+        let gone = try await store.invitation(code: "10000000", app: app)
+        XCTAssertNil(gone, "the code that brought them in goes with them")
+    }
+
+    static func setMemberTypeChangesOnlyThatMembersType(
+        _ store: any HousetainerMemberStore, accounts: any AccountStore
+    ) async throws {
+        try await account("host", accounts, nickname: "호스트")
+        let code = try await invite(store, invitation("i1", from: "host", to: "a@example.kr"), code: "12345678").code
+        try await signUp("a", email: "a@example.kr", code: code, nickname: "에이", store, accounts: accounts)
+        let before = try await store.member(id: "a", app: app)?.type
+        XCTAssertEqual(before, "a", "every member starts ordinary")
+        try await store.setMemberType(id: "a", app: app, type: "H")
+        let after = try await store.member(id: "a", app: app)?.type
+        XCTAssertEqual(after, "H")
+        try await store.setMemberType(id: "a", app: app, type: "h")
+        let again = try await store.member(id: "a", app: app)?.type
+        XCTAssertEqual(again, "h")
+        let host = try await store.member(id: "host", app: app)?.type
+        XCTAssertNotEqual(host, "h", "only that member changes")
+        for (id, otherApp) in [("nobody", app), ("a", AppID("zipadoo"))] {
+            do {
+                try await store.setMemberType(id: id, app: otherApp, type: "H")
+                XCTFail("\(id) in \(otherApp) is no member")
+            } catch let error as HousetainerStoreError {
+                XCTAssertEqual(error, .notFound)
+            }
+        }
+    }
 }
 
 /// Codes handed out in order, the last one repeated.
@@ -258,5 +312,14 @@ final class SQLiteHousetainerMemberStoreTests: XCTestCase {
     func testHousetainerDeletingAMemberFreesTheSlotAndForgetsTheirAddress() async throws {
         try await HousetainerMemberStoreContract.deletingAMemberFreesTheSlotAndForgetsTheirAddress(
             store, accounts: accounts)
+    }
+
+    func testHousetainerAnIssuedCodeHasNoInviterNorQuotaAndSignsUpAFounder() async throws {
+        try await HousetainerMemberStoreContract.anIssuedCodeHasNoInviterNorQuotaAndSignsUpAFounder(
+            store, accounts: accounts)
+    }
+
+    func testHousetainerSetMemberTypeChangesOnlyThatMembersType() async throws {
+        try await HousetainerMemberStoreContract.setMemberTypeChangesOnlyThatMembersType(store, accounts: accounts)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import RPCAccess
 import RPCCore
 import ServiceRuntime
+import ServiceTestSupport
 import XCTest
 import YediProto
 
@@ -260,6 +261,89 @@ final class HousetainerMembersTests: HousetainerTestCase {
         XCTAssertEqual(users.users.first?.memberType, "a")
         content.beginGracefulShutdown()
         await run.value
+    }
+
+    func testHousetainerAnAdminsCodeSignsUpTheFirstMembersWhileCodesAreRequired() async throws {
+        let admin = try fixture.token("ht-admin", app: "housetainer", role: "admin")
+        var codes: [String] = []
+        for index in 0..<4 {
+            let issued = try await members.issueInvitation(
+                .init(inviteeEmail: "founder\(index)@example.kr", inviteeName: "창립자"), options: admin)
+            XCTAssertEqual(issued.status, .sent)
+            codes.append(issued.code)
+        }
+        XCTAssertEqual(Set(codes).count, 4, "no quota for an admin's codes")
+        let mailed = try await eventually(timeout: 10) {
+            try self.fixture.sentMail().contains { $0.to == "founder0@example.kr" && $0.values["code"] == codes[0] }
+        }
+        XCTAssertTrue(mailed, "mailed as members' codes are")
+        let ticket = try await ticket("founder0", email: "founder0@example.kr")
+        let (noCode, _) = await status {
+            try await members.signUp(
+                .init(ticket: ticket, nickname: "창립자", acceptedTerms: Self.terms), options: Self.anonymous)
+        }
+        XCTAssertNotEqual(noCode, .ok, "the app requires a code")
+        let verified = try await members.verifyInvitation(
+            .init(ticket: ticket, code: codes[0]), options: Self.anonymous)
+        XCTAssertEqual(verified.inviterNickname, "")
+        let joined = try await members.signUp(
+            .init(ticket: ticket, code: codes[0], nickname: "창립자", acceptedTerms: Self.terms), options: Self.anonymous)
+        let founder = fixture.options(try XCTUnwrap(joined.session?.accessToken))
+        let page = try await members.getMember(.init(memberID: joined.memberID), options: founder)
+        XCTAssertEqual(page.inviterNickname, "")
+        XCTAssertFalse(page.inviterLeft)
+        // The founder invites as any member.
+        let guest = try await join("guest", nickname: "손님", invitedBy: founder)
+        let guestPage = try await members.getMember(.init(memberID: guest.id), options: founder)
+        XCTAssertEqual(guestPage.inviterNickname, "창립자")
+
+        await assertRefused(.permissionDenied, field: "") {
+            try await members.issueInvitation(.init(inviteeEmail: "x@example.kr", inviteeName: "엑스"), options: founder)
+        }
+        await assertRefused(.invalidArgument, field: "invitee_email") {
+            try await members.issueInvitation(.init(inviteeEmail: "x@", inviteeName: "엑스"), options: admin)
+        }
+        await assertRefused(.failedPrecondition, field: "invitee_email") {
+            try await members.issueInvitation(
+                .init(inviteeEmail: "founder0@example.kr", inviteeName: "창립자"), options: admin)
+        }
+    }
+
+    func testHousetainerAdminsSetMemberTypesShownOnPagesAndInTheDirectory() async throws {
+        let host = try await founder("host", nickname: "호스트")
+        let guest = try await join("guest", nickname: "손님", invitedBy: host)
+        let admin = try fixture.token("ht-admin", app: "housetainer", role: "admin")
+        let page = try await members.setMemberType(.init(memberID: guest.id, type: .housetainer), options: admin)
+        XCTAssertEqual(page.type, .housetainer)
+        XCTAssertTrue(page.invitations.isEmpty, "the admin gets the page others see")
+        let seen = try await members.getMember(.init(memberID: guest.id), options: host)
+        XCTAssertEqual(seen.type, .housetainer)
+        _ = try await members.setMemberType(.init(memberID: guest.id, type: .hometainer), options: admin)
+        let own = try await members.getMember(.init(memberID: guest.id), options: guest.options)
+        XCTAssertEqual(own.type, .hometainer)
+        let content = try RPCClient(
+            configuration: fixture.harness.clientConfiguration(
+                port: try await fixture.service.port, identity: "content"))
+        let run = Task { await content.run() }
+        let users = try await YediAccount.AccountService.Client(content).batchGetUsers(.init(userIDs: [guest.id]))
+        XCTAssertEqual(users.users.first?.memberType, "h", "what ContentService's directory shows")
+        content.beginGracefulShutdown()
+        await run.value
+
+        await assertRefused(.permissionDenied, field: "") {
+            try await members.setMemberType(.init(memberID: guest.id, type: .housetainer), options: host)
+        }
+        await assertRefused(.invalidArgument, field: "type") {
+            try await members.setMemberType(.init(memberID: guest.id, type: .unspecified), options: admin)
+        }
+        await assertRefused(.notFound, field: "member_id") {
+            try await members.setMemberType(.init(memberID: "nobody", type: .housetainer), options: admin)
+        }
+        await assertRefused(.invalidArgument, field: "member_id") {
+            try await members.setMemberType(.init(memberID: "", type: .housetainer), options: admin)
+        }
+        let unchanged = try await members.getMember(.init(memberID: guest.id), options: host).type
+        XCTAssertEqual(unchanged, .hometainer, "refused calls change nothing")
     }
 
     func testHousetainerCodesDrawEveryDigitInEveryPositionUniformly() {

@@ -47,6 +47,7 @@ final class HousetainerCommunityAccessTests: HousetainerCommunityTestCase {
     }
 
     func testHousetainerPurgeUserRemovesTheirEventsCommentsBookmarksNotificationsAndBlocks() async throws {
+        try await enroll("kept")
         let gone = try member("gone")
         let kept = try member("kept")
         let theirs = try await displayedEvent(gone)

@@ -6,6 +6,7 @@ import ServiceTestSupport
 import XCTest
 import YediProto
 
+@testable import AccountService
 @testable import ContentService
 
 /// What Housetainer's community tests share: AccountService and ContentService over TLS with the
@@ -32,6 +33,30 @@ class HousetainerCommunityTestCase: XCTestCase {
     }
 
     var admin: CallOptions { get throws { try member("ht-admin", role: "admin") } }
+
+    /// Makes `id` a Housetainer member in AccountService behind its RPCs (an account and its member row),
+    /// for what checks that members exist (`Block`, a house's `owner_id`) and for the directory.
+    func enroll(_ id: String, nickname: String? = nil, type: String = "a") async throws {
+        let environment = fixture.account.environment
+        let user = UserRecord(
+            id: id, role: "member", app: "housetainer", email: "\(id)@example.kr", name: nickname ?? "", phone: "",
+            gender: 0, birthDate: nil, passwordHash: nil, createdAtMilliseconds: 0, nickname: nickname)
+        let accounts = SQLiteAccountStore(
+            database: environment.database, events: AccountEvents(outbox: environment.outbox),
+            revokedUsers: environment.revokedUsers)
+        let session = SessionRecord(
+            id: "s-\(id)", familyID: "s-\(id)", userID: id, refreshHash: Array("hash-\(id)".utf8),
+            createdAtMilliseconds: 0, expiresAtMilliseconds: 1)
+        try await accounts.createUser(user, designer: nil, session: session)
+        try await environment.database.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO housetainer_member (user_id, app, type, inviter_id, invited, created_at_ms)
+                    VALUES (?, 'housetainer', ?, NULL, 0, 0)
+                    """,
+                arguments: [id, type])
+        }
+    }
 
     private var seed = UInt8(0)
 

@@ -61,25 +61,7 @@ final class HousetainerCommunityTests: HousetainerCommunityTestCase {
     }
 
     func testHousetainerListsShowTheAuthorsNicknameAndTypeFromTheDirectory() async throws {
-        let user = UserRecord(
-            id: "owner", role: "member", app: "housetainer", email: "owner@example.kr", name: "집주인", phone: "",
-            gender: 0, birthDate: nil, passwordHash: nil, createdAtMilliseconds: 0, nickname: "집주인")
-        let accounts = SQLiteAccountStore(
-            database: fixture.account.environment.database,
-            events: AccountEvents(outbox: fixture.account.environment.outbox),
-            revokedUsers: fixture.account.environment.revokedUsers)
-        let session = SessionRecord(
-            id: "s-owner", familyID: "s-owner", userID: "owner", refreshHash: Array("hash".utf8),
-            createdAtMilliseconds: 0,
-            expiresAtMilliseconds: 1)
-        try await accounts.createUser(user, designer: nil, session: session)
-        try await fixture.account.environment.database.write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO housetainer_member (user_id, app, type, inviter_id, invited, created_at_ms)
-                    VALUES ('owner', 'housetainer', 'H', NULL, 0, 0)
-                    """)
-        }
+        try await enroll("owner", nickname: "집주인", type: "H")
         let event = try await displayedEvent(try member("owner"))
         XCTAssertEqual(event.owner?.nickname, "집주인")
         XCTAssertEqual(event.owner?.type, .housetainer)
@@ -189,6 +171,7 @@ final class HousetainerCommunityTests: HousetainerCommunityTestCase {
     }
 
     func testHousetainerABlockedMemberIsInNoListWhilePagesStayFull() async throws {
+        try await enroll("pest")
         let me = try member("me")
         let pest = try member("pest")
         let friend = try member("friend")

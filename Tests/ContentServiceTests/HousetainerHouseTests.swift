@@ -10,6 +10,12 @@ import YediProto
 
 /// Housetainer's open houses, 홈레터 and the home screen's picks over TLS.
 final class HousetainerHouseTests: HousetainerCommunityTestCase {
+    /// The members whose homes the tests' houses are (a house's `owner_id` must be a member).
+    override func setUp() async throws {
+        try await super.setUp()
+        for id in ["host", "other", "owner"] { try await enroll(id) }
+    }
+
     /// Valid house fields for `owner`'s home with two fresh images of the admin's.
     private func houseFields(owner: String, category: YediHousetainer.HouseCategory = .artist) async throws
         -> YediHousetainer.HouseFields
@@ -88,6 +94,7 @@ final class HousetainerHouseTests: HousetainerCommunityTestCase {
         await assertRefused(.invalidArgument, field: "cover_index") { try await create { $0.coverIndex = 2 } }
         await assertRefused(.invalidArgument, field: "image_ids") { try await create { $0.imageIDs = [] } }
         await assertRefused(.invalidArgument, field: "owner_id") { try await create { $0.ownerID = "" } }
+        await assertRefused(.notFound, field: "owner_id") { try await create { $0.ownerID = "nobody" } }
         await assertRefused(.invalidArgument, field: "title") { try await create { $0.title = " " } }
         let members = try await upload(try member("host"))
         await assertRefused(.permissionDenied, field: "image_ids") {

@@ -12,8 +12,8 @@ protocol HousetainerMemberStore: Sendable {
     /// The code of `app`, with its inviter's nickname; nil for none.
     func invitation(code: String, app: AppID) async throws -> InvitationRecord?
     /// Stores `invitation` with a code from `draw` (drawn again while it collides) and its mail, after
-    /// counting the inviter's invitations in S (younger than `lifetime`) or J: `quotaExceeded` at
-    /// `quota`, `alreadyMember` when the invitee's address is a member's (or the inviter's own), in one
+    /// counting the inviter's invitations in S (younger than `lifetime`) or J (none for an admin's code,
+    /// which has no inviter): `quotaExceeded` at `quota`, `alreadyMember` when the invitee's address is a member's (or the inviter's own), in one
     /// transaction.
     func createInvitation(
         _ invitation: InvitationRecord, quota: Int, lifetime: Int64, draw: @escaping @Sendable () -> String,
@@ -32,6 +32,8 @@ protocol HousetainerMemberStore: Sendable {
     func member(id: String, app: AppID) async throws -> HousetainerMemberRecord?
     /// Replaces the editable fields (`nicknameTaken`, `notFound`).
     func updateMember(id: String, app: AppID, _ update: HousetainerMemberUpdate) async throws
+    /// Sets the member's type (`H`, `h` or `a`) and tells the directories (`notFound`).
+    func setMemberType(id: String, app: AppID, type: String) async throws
 }
 
 /// What a Housetainer store refuses; the handlers turn each into its status.

@@ -184,6 +184,28 @@ struct HousetainerMembersHandlers: YediHousetainer.Members.ServiceProtocol, Hand
         return message(invitation)
     }
 
+    /// An admin's code for someone nobody invited (the first members): no inviter, so no quota and no
+    /// buddy link; the invitee's page shows no inviter. An address that is a member's is refused as for
+    /// members' invitations. The issuing admin is kept with the code (`issued_by`).
+    func issueInvitation(_ request: YediHousetainer.CreateInvitationRequest, context: ServerContext) async throws
+        -> YediHousetainer.Invitation
+    {
+        let admin = try context.requireOperator(of: apps)
+        let email = try FieldRule.email(request.inviteeEmail, field: "invitee_email")
+        let name = try FieldRule.name(request.inviteeName, field: "invitee_name", maxCharacters: 50)
+        let days = app?.limit("invite_code_days", default: HousetainerRules.defaultCodeDays) ?? 7
+        let invitation = try await mapped {
+            try await store.createInvitation(
+                InvitationRecord(
+                    id: ids.next(), app: admin.app, code: "", inviterID: nil, inviteeEmail: email,
+                    inviteeName: name, stored: .sent, createdAtMilliseconds: clock.nowMilliseconds,
+                    issuedBy: admin.id),
+                quota: .max, lifetime: codeLifetime, draw: { [codes] in codes.next() },
+                mail: { HousetainerInvitationMail.invitation($0, inviter: "하우스테이너", days: days) })
+        }
+        return message(invitation)
+    }
+
     func listMyInvitations(_ request: YediHousetainer.ListMyInvitationsRequest, context: ServerContext) async throws
         -> YediHousetainer.ListMyInvitationsResponse
     {
@@ -226,6 +248,23 @@ struct HousetainerMembersHandlers: YediHousetainer.Members.ServiceProtocol, Hand
             throw RPCError(code: .notFound, message: "no such member")
         }
         return try await page(member, ownedBy: user)
+    }
+
+    func setMemberType(_ request: YediHousetainer.SetMemberTypeRequest, context: ServerContext) async throws
+        -> YediHousetainer.Member
+    {
+        let admin = try context.requireOperator(of: apps)
+        let id = try FieldRule.id(request.memberID, field: "member_id")
+        let type = try HousetainerRules.storedType(request.type)
+        do {
+            try await store.setMemberType(id: id, app: admin.app, type: type)
+        } catch HousetainerStoreError.notFound {
+            throw RPCError(code: .notFound, message: "member_id: no such member")
+        }
+        guard let member = try await store.member(id: id, app: admin.app) else {
+            throw RPCError(code: .notFound, message: "member_id: no such member")
+        }
+        return try await page(member, ownedBy: admin)
     }
 
     // MARK: Helpers

@@ -12,7 +12,8 @@ struct InvitationRecord: Sendable, Hashable {
     var id: String
     var app: AppID
     var code: String
-    var inviterID: String
+    /// The member who invited; nil for a code an admin issued (`issuedBy`).
+    var inviterID: String?
     var inviteeEmail: String
     var inviteeName: String
     /// S or J as stored; see `status(now:lifetime:)` for E.
@@ -21,6 +22,8 @@ struct InvitationRecord: Sendable, Hashable {
     var joinedAtMilliseconds: Int64? = nil
     /// The inviter's nickname, when read with it.
     var inviterNickname: String? = nil
+    /// The admin who issued a code with no inviter (the first members of a community).
+    var issuedBy: String? = nil
 
     /// S, J, or E for an S code at or past `createdAt + lifetime`.
     func status(now: Int64, lifetime: Int64) -> Status {

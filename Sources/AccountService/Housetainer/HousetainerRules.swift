@@ -14,6 +14,16 @@ enum HousetainerRules {
     static let terms = ["terms", "privacy", "eula"]
     static let nicknameTaken = "이미 사용중인 닉네임입니다."
 
+    /// The stored letter of a type an admin sets; `INVALID_ARGUMENT` naming `type` for UNSPECIFIED.
+    static func storedType(_ type: YediHousetainer.MemberType) throws(RPCError) -> String {
+        switch type {
+        case .housetainer: "H"
+        case .hometainer: "h"
+        case .ordinary: "a"
+        default: throw RPCError(code: .invalidArgument, message: "type: HOUSETAINER, HOMETAINER or ORDINARY")
+        }
+    }
+
     static func type(_ stored: String) -> YediHousetainer.MemberType {
         switch stored {
         case "H": .housetainer

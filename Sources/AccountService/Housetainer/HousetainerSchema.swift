@@ -63,4 +63,47 @@ enum HousetainerSchema {
                     """)
         }
     }
+
+    /// Issue 29, the first members: codes an admin issues (`Members/IssueInvitation`) have no inviter
+    /// (`inviter_id` NULL, the admin in `issued_by`), so a community that requires codes can start. SQLite
+    /// cannot drop a NOT NULL, so the table is rebuilt (rows, indexes, and the trigger that names it).
+    static func migrateIssuedCodes(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("account-housetainer-2-issued-codes") { db in
+            try db.execute(
+                sql: """
+                    DROP TRIGGER housetainer_forget_address;
+                    CREATE TABLE housetainer_invitation_new (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        app TEXT NOT NULL,
+                        code TEXT NOT NULL CHECK (length(code) = 8),
+                        inviter_id TEXT REFERENCES user(id) ON DELETE CASCADE,
+                        issued_by TEXT,
+                        invitee_email TEXT NOT NULL,
+                        invitee_name TEXT NOT NULL,
+                        status TEXT NOT NULL CHECK (status IN ('S', 'J')),
+                        created_at_ms INTEGER NOT NULL,
+                        joined_user_id TEXT REFERENCES user(id) ON DELETE CASCADE,
+                        joined_at_ms INTEGER,
+                        UNIQUE (app, code),
+                        CHECK ((inviter_id IS NULL) = (issued_by IS NOT NULL))
+                    );
+                    INSERT INTO housetainer_invitation_new
+                        (id, app, code, inviter_id, issued_by, invitee_email, invitee_name, status, created_at_ms,
+                        joined_user_id, joined_at_ms)
+                    SELECT id, app, code, inviter_id, NULL, invitee_email, invitee_name, status, created_at_ms,
+                        joined_user_id, joined_at_ms
+                    FROM housetainer_invitation;
+                    DROP TABLE housetainer_invitation;
+                    ALTER TABLE housetainer_invitation_new RENAME TO housetainer_invitation;
+                    CREATE INDEX housetainer_invitation_inviter ON housetainer_invitation(inviter_id, created_at_ms);
+                    CREATE INDEX housetainer_invitation_joined ON housetainer_invitation(joined_user_id);
+                    CREATE TRIGGER housetainer_forget_address AFTER DELETE ON user WHEN old.email IS NOT NULL
+                    BEGIN
+                        DELETE FROM housetainer_waitlist WHERE app = old.app AND email = old.email;
+                        DELETE FROM housetainer_invitation
+                        WHERE app = old.app AND invitee_email = old.email AND status = 'S';
+                    END;
+                    """)
+        }
+    }
 }

@@ -78,12 +78,12 @@ struct SQLiteHousetainerMemberStore: HousetainerMemberStore {
                 try db.execute(
                     sql: """
                         INSERT OR IGNORE INTO housetainer_invitation
-                            (id, app, code, inviter_id, invitee_email, invitee_name, status, created_at_ms)
-                        VALUES (?, ?, ?, ?, ?, ?, 'S', ?)
+                            (id, app, code, inviter_id, issued_by, invitee_email, invitee_name, status, created_at_ms)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, 'S', ?)
                         """,
                     arguments: [
-                        stored.id, app, stored.code, stored.inviterID, stored.inviteeEmail, stored.inviteeName,
-                        stored.createdAtMilliseconds,
+                        stored.id, app, stored.code, stored.inviterID, stored.issuedBy, stored.inviteeEmail,
+                        stored.inviteeName, stored.createdAtMilliseconds,
                     ])
             } while db.changesCount == 0
             try events.mail(mail(stored), in: db)
@@ -124,6 +124,7 @@ struct SQLiteHousetainerMemberStore: HousetainerMemberStore {
                 if let code = signUp.code {
                     inviterID = try Self.useCode(code, signUp: signUp, db)
                 }
+                // `invited` 0 for a code an admin issued: no inviter who could have "left".
                 try db.execute(
                     sql: """
                         INSERT INTO housetainer_member (user_id, app, type, inviter_id, invited, created_at_ms)
@@ -147,8 +148,9 @@ struct SQLiteHousetainerMemberStore: HousetainerMemberStore {
         }
     }
 
-    /// Turns the code J for the new member, or says why it cannot: the inviter's id.
-    private static func useCode(_ code: String, signUp: HousetainerSignUp, _ db: Database) throws -> String {
+    /// Turns the code J for the new member, or says why it cannot: the inviter's id (nil for a code an
+    /// admin issued: the member was nobody's invitee).
+    private static func useCode(_ code: String, signUp: HousetainerSignUp, _ db: Database) throws -> String? {
         let app = signUp.ticket.app.rawValue
         guard
             let row = try Row.fetchOne(
@@ -270,12 +272,23 @@ struct SQLiteHousetainerMemberStore: HousetainerMemberStore {
         }
     }
 
+    func setMemberType(id: String, app: AppID, type: String) async throws {
+        let events = self.events
+        try await database.write { db in
+            try db.execute(
+                sql: "UPDATE housetainer_member SET type = ? WHERE user_id = ? AND app = ?",
+                arguments: [type, id, app.rawValue])
+            guard db.changesCount == 1 else { throw HousetainerStoreError.notFound }
+            try events.publicFieldsChanged(userID: id, in: db)
+        }
+    }
+
     static func invitation(_ row: Row) -> InvitationRecord {
         InvitationRecord(
             id: row["id"], app: AppID(rawValue: row["app"]), code: row["code"], inviterID: row["inviter_id"],
             inviteeEmail: row["invitee_email"], inviteeName: row["invitee_name"],
             stored: InvitationRecord.Status(rawValue: row["status"]) ?? .sent,
             createdAtMilliseconds: row["created_at_ms"], joinedAtMilliseconds: row["joined_at_ms"],
-            inviterNickname: row["inviter_nickname"])
+            inviterNickname: row["inviter_nickname"], issuedBy: row["issued_by"])
     }
 }

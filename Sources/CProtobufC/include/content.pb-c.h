@@ -150,7 +150,13 @@ typedef enum _Yedi__Content__ReviewKeyword {
 typedef enum _Yedi__Content__ModeratedKind {
   YEDI__CONTENT__MODERATED_KIND__MODERATED_KIND_UNSPECIFIED = 0,
   YEDI__CONTENT__MODERATED_KIND__MODERATED_KIND_POST = 1,
-  YEDI__CONTENT__MODERATED_KIND__MODERATED_KIND_REVIEW = 2
+  YEDI__CONTENT__MODERATED_KIND__MODERATED_KIND_REVIEW = 2,
+  /*
+   * Housetainer's events and open houses (docs/housetainer.md): HIDE sets their display flag N, SHOW Y
+   * (as the admin's SetEventDisplay / SetHouseDisplay, with a reason and the operator log); never featured.
+   */
+  YEDI__CONTENT__MODERATED_KIND__MODERATED_KIND_HOUSETAINER_EVENT = 3,
+  YEDI__CONTENT__MODERATED_KIND__MODERATED_KIND_HOUSETAINER_HOUSE = 4
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(YEDI__CONTENT__MODERATED_KIND)
 } Yedi__Content__ModeratedKind;
 typedef enum _Yedi__Content__ModerationAction {

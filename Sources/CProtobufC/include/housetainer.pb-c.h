@@ -38,6 +38,7 @@ typedef struct Yedi__Housetainer__ListMyInvitationsResponse Yedi__Housetainer__L
 typedef struct Yedi__Housetainer__GetMemberRequest Yedi__Housetainer__GetMemberRequest;
 typedef struct Yedi__Housetainer__Member Yedi__Housetainer__Member;
 typedef struct Yedi__Housetainer__UpdateMemberRequest Yedi__Housetainer__UpdateMemberRequest;
+typedef struct Yedi__Housetainer__SetMemberTypeRequest Yedi__Housetainer__SetMemberTypeRequest;
 typedef struct Yedi__Housetainer__Author Yedi__Housetainer__Author;
 typedef struct Yedi__Housetainer__Event Yedi__Housetainer__Event;
 typedef struct Yedi__Housetainer__EventFields Yedi__Housetainer__EventFields;
@@ -508,6 +509,23 @@ struct  Yedi__Housetainer__UpdateMemberRequest
 #define YEDI__HOUSETAINER__UPDATE_MEMBER_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__update_member_request__descriptor) \
     , YEDI__ACCOUNT__GENDER__GENDER_UNSPECIFIED, NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+/*
+ * An admin's choice of a member's type (the domain's H housetainer, h hometainer, a ordinary).
+ */
+struct  Yedi__Housetainer__SetMemberTypeRequest
+{
+  ProtobufCMessage base;
+  char *member_id;
+  /*
+   * HOUSETAINER, HOMETAINER or ORDINARY; UNSPECIFIED is refused.
+   */
+  Yedi__Housetainer__MemberType type;
+};
+#define YEDI__HOUSETAINER__SET_MEMBER_TYPE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&yedi__housetainer__set_member_type_request__descriptor) \
+    , (char *)protobuf_c_empty_string, YEDI__HOUSETAINER__MEMBER_TYPE__MEMBER_TYPE_UNSPECIFIED }
 
 
 /*
@@ -1500,6 +1518,25 @@ Yedi__Housetainer__UpdateMemberRequest *
 void   yedi__housetainer__update_member_request__free_unpacked
                      (Yedi__Housetainer__UpdateMemberRequest *message,
                       ProtobufCAllocator *allocator);
+/* Yedi__Housetainer__SetMemberTypeRequest methods */
+void   yedi__housetainer__set_member_type_request__init
+                     (Yedi__Housetainer__SetMemberTypeRequest         *message);
+size_t yedi__housetainer__set_member_type_request__get_packed_size
+                     (const Yedi__Housetainer__SetMemberTypeRequest   *message);
+size_t yedi__housetainer__set_member_type_request__pack
+                     (const Yedi__Housetainer__SetMemberTypeRequest   *message,
+                      uint8_t             *out);
+size_t yedi__housetainer__set_member_type_request__pack_to_buffer
+                     (const Yedi__Housetainer__SetMemberTypeRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Yedi__Housetainer__SetMemberTypeRequest *
+       yedi__housetainer__set_member_type_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   yedi__housetainer__set_member_type_request__free_unpacked
+                     (Yedi__Housetainer__SetMemberTypeRequest *message,
+                      ProtobufCAllocator *allocator);
 /* Yedi__Housetainer__Author methods */
 void   yedi__housetainer__author__init
                      (Yedi__Housetainer__Author         *message);
@@ -2306,6 +2343,9 @@ typedef void (*Yedi__Housetainer__Member_Closure)
 typedef void (*Yedi__Housetainer__UpdateMemberRequest_Closure)
                  (const Yedi__Housetainer__UpdateMemberRequest *message,
                   void *closure_data);
+typedef void (*Yedi__Housetainer__SetMemberTypeRequest_Closure)
+                 (const Yedi__Housetainer__SetMemberTypeRequest *message,
+                  void *closure_data);
 typedef void (*Yedi__Housetainer__Author_Closure)
                  (const Yedi__Housetainer__Author *message,
                   void *closure_data);
@@ -2470,6 +2510,14 @@ struct Yedi__Housetainer__Members_Service
                         const Yedi__Housetainer__UpdateMemberRequest *input,
                         Yedi__Housetainer__Member_Closure closure,
                         void *closure_data);
+  void (*issue_invitation)(Yedi__Housetainer__Members_Service *service,
+                           const Yedi__Housetainer__CreateInvitationRequest *input,
+                           Yedi__Housetainer__Invitation_Closure closure,
+                           void *closure_data);
+  void (*set_member_type)(Yedi__Housetainer__Members_Service *service,
+                          const Yedi__Housetainer__SetMemberTypeRequest *input,
+                          Yedi__Housetainer__Member_Closure closure,
+                          void *closure_data);
 };
 typedef void (*Yedi__Housetainer__Members_ServiceDestroy)(Yedi__Housetainer__Members_Service *);
 void yedi__housetainer__members__init (Yedi__Housetainer__Members_Service *service,
@@ -2487,7 +2535,9 @@ void yedi__housetainer__members__init (Yedi__Housetainer__Members_Service *servi
       function_prefix__ ## create_invitation,\
       function_prefix__ ## list_my_invitations,\
       function_prefix__ ## get_member,\
-      function_prefix__ ## update_member  }
+      function_prefix__ ## update_member,\
+      function_prefix__ ## issue_invitation,\
+      function_prefix__ ## set_member_type  }
 void yedi__housetainer__members__sign_in(ProtobufCService *service,
                                          const Yedi__Housetainer__SignInRequest *input,
                                          Yedi__Housetainer__SignInResponse_Closure closure,
@@ -2528,6 +2578,14 @@ void yedi__housetainer__members__update_member(ProtobufCService *service,
                                                const Yedi__Housetainer__UpdateMemberRequest *input,
                                                Yedi__Housetainer__Member_Closure closure,
                                                void *closure_data);
+void yedi__housetainer__members__issue_invitation(ProtobufCService *service,
+                                                  const Yedi__Housetainer__CreateInvitationRequest *input,
+                                                  Yedi__Housetainer__Invitation_Closure closure,
+                                                  void *closure_data);
+void yedi__housetainer__members__set_member_type(ProtobufCService *service,
+                                                 const Yedi__Housetainer__SetMemberTypeRequest *input,
+                                                 Yedi__Housetainer__Member_Closure closure,
+                                                 void *closure_data);
 typedef struct Yedi__Housetainer__Community_Service Yedi__Housetainer__Community_Service;
 struct Yedi__Housetainer__Community_Service
 {
@@ -2797,6 +2855,7 @@ extern const ProtobufCMessageDescriptor yedi__housetainer__list_my_invitations_r
 extern const ProtobufCMessageDescriptor yedi__housetainer__get_member_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__housetainer__member__descriptor;
 extern const ProtobufCMessageDescriptor yedi__housetainer__update_member_request__descriptor;
+extern const ProtobufCMessageDescriptor yedi__housetainer__set_member_type_request__descriptor;
 extern const ProtobufCMessageDescriptor yedi__housetainer__author__descriptor;
 extern const ProtobufCMessageDescriptor yedi__housetainer__event__descriptor;
 extern const ProtobufCMessageDescriptor yedi__housetainer__event_fields__descriptor;

@@ -13,6 +13,7 @@ extension CommunityHandlers {
         let fields = try CommunityFields.house(request.fields ?? .init())
         try await ownImages(
             fields.imageIDs, reader: admin, maximum: CommunityFields.maxHouseImages, context: context)
+        try await requireMember(fields.ownerID, field: "owner_id")
         let now = clock.nowMilliseconds
         let house = try await store.createHouse(
             HouseRecord(
@@ -29,6 +30,7 @@ extension CommunityHandlers {
         let fields = try CommunityFields.house(request.fields ?? .init())
         try await ownImages(
             fields.imageIDs, reader: admin, maximum: CommunityFields.maxHouseImages, context: context)
+        try await requireMember(fields.ownerID, field: "owner_id")
         try await mapped("house_id") {
             try await store.updateHouse(id: id, fields, app: admin.app, now: clock.nowMilliseconds)
         }

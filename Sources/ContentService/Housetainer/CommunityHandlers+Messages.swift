@@ -13,13 +13,13 @@ extension CommunityHandlers {
     }
 
     /// 1 to `maximum` of the caller's own images of this app (`NOT_FOUND` unknown, `PERMISSION_DENIED`
-    /// another's), pinned: an event or house shows them now.
+    /// another's). Not pinned: the event's or house's image rows keep them from unreferenced-image
+    /// collection while it shows them, and no longer once it is deleted or shows others.
     func ownImages(
         _ ids: [String], reader: CommunityReader, maximum: Int = CommunityFields.maxImages, context: ServerContext
     ) async throws {
-        let images = try await content.ownedImages(
+        _ = try await content.ownedImages(
             ids, owner: reader.id, field: "image_ids", maximum: maximum, context: context)
-        try await content.store.pinImages(ids: images.map(\.id), now: clock.nowMilliseconds)
     }
 
     /// A member id that is not the caller's (`INVALID_ARGUMENT` for oneself).
@@ -27,6 +27,23 @@ extension CommunityHandlers {
         let id = try FieldRule.id(value, field: "member_id")
         guard id != reader.id else { throw FieldRule.invalid("member_id", "not yourself") }
         return id
+    }
+
+    /// Refuses an id that is no Housetainer member (`NOT_FOUND` naming `field`): AccountService's
+    /// `BatchGetUsers`, the directory's own lookup, asked each time rather than through the directory's
+    /// cache, which keeps "unknown" for a minute (a member who just joined would be refused) and cannot
+    /// tell unknown from unreachable. A member is an account with a member type (H, h or a), which only
+    /// Housetainer's have. `UNAVAILABLE` when AccountService cannot answer.
+    func requireMember(_ id: String, field: String) async throws {
+        let users: [YediAccount.PublicUser]
+        do {
+            users = try await content.peers.users([id])
+        } catch {
+            throw RPCError(code: .unavailable, message: "\(field): members cannot be checked now; try again")
+        }
+        guard users.contains(where: { $0.id == id && !$0.memberType.isEmpty }) else {
+            throw RPCError(code: .notFound, message: "\(field): no such member")
+        }
     }
 
     func event(_ id: String, reader: CommunityReader) async throws -> YediHousetainer.Event {

@@ -215,6 +215,7 @@ struct CommunityHandlers: YediHousetainer.Community.ServiceProtocol, HandlerKitU
     {
         let reader = try self.reader(context)
         let member = try other(request.memberID, reader: reader)
+        try await requireMember(member, field: "member_id")
         return .init(changed: try await store.block(member, reader: reader, now: clock.nowMilliseconds))
     }
 

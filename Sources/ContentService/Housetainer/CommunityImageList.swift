@@ -11,7 +11,8 @@ struct CommunityImageList: Sendable {
     static let events = CommunityImageList(table: "housetainer_event_image", column: "event_id")
     static let houses = CommunityImageList(table: "housetainer_house_image", column: "house_id")
 
-    /// Replaces `owner`'s images with `imageIDs`, in order.
+    /// Replaces `owner`'s images with `imageIDs`, in order. These rows are what keeps an image from
+    /// unreferenced-image collection: those it drops become collectable unless something else uses them.
     func set(_ imageIDs: [String], of owner: String, _ db: Database) throws {
         try db.execute(sql: "DELETE FROM \(table) WHERE \(column) = ?", arguments: [owner])
         for (position, imageID) in imageIDs.enumerated() {

@@ -4,7 +4,7 @@ import ServiceRuntime
 import YediProto
 
 /// `yedi.content.ContentModeration`: an app's operators hide posts and reviews and feature posts of
-/// their own app. The proto admits the operator role names; the handler checks the caller's app's
+/// their own app; Housetainer's admins hide and show events and open houses (their display flag). The proto admits the operator role names; the handler checks the caller's app's
 /// `operator_roles`, and the store touches only content of that app.
 struct ContentModerationHandlers: YediContent.ContentModeration.ServiceProtocol, HandlerKitUser {
     let store: any ContentStore
@@ -20,7 +20,9 @@ struct ContentModerationHandlers: YediContent.ContentModeration.ServiceProtocol,
         switch request.kind {
         case .post: kind = .post
         case .review: kind = .review
-        default: throw FieldRule.invalid("kind", "post or review")
+        case .housetainerEvent: kind = .event
+        case .housetainerHouse: kind = .house
+        default: throw FieldRule.invalid("kind", "post, review, Housetainer event or house")
         }
         let id = try FieldRule.id(request.id, field: "id")
         let action: ContentModerationChange.Action
@@ -29,7 +31,7 @@ struct ContentModerationHandlers: YediContent.ContentModeration.ServiceProtocol,
         case .show: action = .show
         case .feature where kind == .post: action = .feature
         case .unfeature where kind == .post: action = .unfeature
-        case .feature, .unfeature: throw FieldRule.invalid("action", "reviews are hidden or shown, not featured")
+        case .feature, .unfeature: throw FieldRule.invalid("action", "only posts are featured; hide or show")
         default: throw FieldRule.invalid("action", "hide, show, feature or unfeature")
         }
         let reason = try FieldRule.text(

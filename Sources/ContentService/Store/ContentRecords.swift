@@ -116,7 +116,8 @@ enum ContentStoreError: Error, Equatable {
 
 /// An operator's change to a piece of content of their app.
 struct ContentModerationChange: Sendable, Equatable {
-    enum Kind: String, Sendable { case post, review }
+    /// `event` and `house` are Housetainer's: hidden or shown by their display flag.
+    enum Kind: String, Sendable { case post, review, event, house }
     enum Action: String, Sendable { case hide, show, feature, unfeature }
 
     var kind: Kind

@@ -3,11 +3,15 @@ import ServiceRuntime
 
 /// Quota counts and the collection of unreferenced images, apart from the main store file.
 extension SQLiteContentStore {
-    /// What no post or review uses and nothing pinned (ChatService's image messages).
+    /// What no post, review, Housetainer event or house uses and nothing pinned (ChatService's image
+    /// messages). Events and houses reference their images rather than pin them: an image an event or house
+    /// no longer shows (deleted, or its images replaced) is collectable, one another still shows is not.
     private static let unreferenced = """
         pinned_at_ms IS NULL
         AND NOT EXISTS (SELECT 1 FROM post_image WHERE post_image.image_id = image.id)
         AND NOT EXISTS (SELECT 1 FROM review_image WHERE review_image.image_id = image.id)
+        AND NOT EXISTS (SELECT 1 FROM housetainer_event_image AS e WHERE e.image_id = image.id)
+        AND NOT EXISTS (SELECT 1 FROM housetainer_house_image AS h WHERE h.image_id = image.id)
         """
 
     func pinImages(ids: [String], now: Int64) async throws {

@@ -269,6 +269,7 @@ public enum YediProtoCatalog {
         YediHousetainer.GetMemberRequest.self,
         YediHousetainer.Member.self,
         YediHousetainer.UpdateMemberRequest.self,
+        YediHousetainer.SetMemberTypeRequest.self,
         YediHousetainer.Author.self,
         YediHousetainer.Event.self,
         YediHousetainer.EventFields.self,

@@ -144,18 +144,24 @@ extension YediContent {
         case unspecified
         case post
         case review
+        /// Housetainer's events and open houses (docs/housetainer.md): HIDE sets their display flag N, SHOW Y
+        /// (as the admin's SetEventDisplay / SetHouseDisplay, with a reason and the operator log); never featured.
+        case housetainerEvent
+        case housetainerHouse
         /// A value this build does not know, kept as is so that it survives a round trip.
         case unrecognized(Int32)
 
         public static let schema = EnumSchema.named("yedi.content.ModeratedKind")
 
-        public static let knownCases: [ModeratedKind] = [.unspecified, .post, .review]
+        public static let knownCases: [ModeratedKind] = [.unspecified, .post, .review, .housetainerEvent, .housetainerHouse]
 
         public init(rawValue: Int32) {
             switch rawValue {
             case 0: self = .unspecified
             case 1: self = .post
             case 2: self = .review
+            case 3: self = .housetainerEvent
+            case 4: self = .housetainerHouse
             default: self = .unrecognized(rawValue)
             }
         }
@@ -165,6 +171,8 @@ extension YediContent {
             case .unspecified: 0
             case .post: 1
             case .review: 2
+            case .housetainerEvent: 3
+            case .housetainerHouse: 4
             case .unrecognized(let value): value
             }
         }

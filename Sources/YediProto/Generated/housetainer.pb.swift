@@ -965,6 +965,34 @@ extension YediHousetainer {
 }
 
 extension YediHousetainer {
+    /// An admin's choice of a member's type (the domain's H housetainer, h hometainer, a ordinary).
+    public struct SetMemberTypeRequest: ProtoMessage {
+        public static let schema = MessageSchema.named("yedi.housetainer.SetMemberTypeRequest")
+
+        public var memberID: String
+
+        /// HOUSETAINER, HOMETAINER or ORDINARY; UNSPECIFIED is refused.
+        public var type: YediHousetainer.MemberType
+
+        public init(memberID: String = "", type: YediHousetainer.MemberType = .unspecified) {
+            self.memberID = memberID
+            self.type = type
+        }
+
+        public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
+            try encoder.write(self.memberID, at: 1)
+            try encoder.write(self.type, at: 2)
+        }
+
+        public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
+            try decoder.limit(at: 1, maxBytes: 128)
+            self.memberID = try decoder.read(at: 1)
+            self.type = try decoder.read(at: 2)
+        }
+    }
+}
+
+extension YediHousetainer {
     /// A member as lists show them, from AccountService's directory (cached; empty fields but the id when it
     /// cannot answer).
     public struct Author: ProtoMessage {
@@ -2252,12 +2280,22 @@ extension YediHousetainer {
             public static let updateMember = RPCMethod<YediHousetainer.UpdateMemberRequest, YediHousetainer.Member>(
                 service: "yedi.housetainer.Members", method: "UpdateMember", kind: .unary, idempotency: .idempotent,
                 access: .user(apps: .only(["housetainer"]), roles: []))
+            /// Admins issue a code with no inviter, outside any quota, mailed as members' codes are: how the first
+            /// members of a community that requires codes join (an operator mints the admin token with the probe).
+            public static let issueInvitation = RPCMethod<YediHousetainer.CreateInvitationRequest, YediHousetainer.Invitation>(
+                service: "yedi.housetainer.Members", method: "IssueInvitation", kind: .unary, idempotency: .unknown,
+                access: .user(apps: .only(["housetainer"]), roles: ["admin"]))
+            /// Admins set a member's type; their page (as others see it) answers. Lists of ContentService show
+            /// the new type once the outbox told its directory.
+            public static let setMemberType = RPCMethod<YediHousetainer.SetMemberTypeRequest, YediHousetainer.Member>(
+                service: "yedi.housetainer.Members", method: "SetMemberType", kind: .unary, idempotency: .idempotent,
+                access: .user(apps: .only(["housetainer"]), roles: ["admin"]))
         }
 
         /// `yedi.housetainer.Members` as RPCCore routes it and the probe lists it.
         public static let descriptor = ServiceDescriptor(
             fullName: "yedi.housetainer.Members",
-            methods: [Method.signIn.descriptor, Method.verifyInvitation.descriptor, Method.checkNickname.descriptor, Method.signUp.descriptor, Method.joinWaitlist.descriptor, Method.listWaitlist.descriptor, Method.createInvitation.descriptor, Method.listMyInvitations.descriptor, Method.getMember.descriptor, Method.updateMember.descriptor]
+            methods: [Method.signIn.descriptor, Method.verifyInvitation.descriptor, Method.checkNickname.descriptor, Method.signUp.descriptor, Method.joinWaitlist.descriptor, Method.listWaitlist.descriptor, Method.createInvitation.descriptor, Method.listMyInvitations.descriptor, Method.getMember.descriptor, Method.updateMember.descriptor, Method.issueInvitation.descriptor, Method.setMemberType.descriptor]
         )
 
         /// Serve `yedi.housetainer.Members` by implementing these methods and passing the value to an `RPCServer`.
@@ -2279,6 +2317,12 @@ extension YediHousetainer {
             func listMyInvitations(_ request: YediHousetainer.ListMyInvitationsRequest, context: ServerContext) async throws -> YediHousetainer.ListMyInvitationsResponse
             func getMember(_ request: YediHousetainer.GetMemberRequest, context: ServerContext) async throws -> YediHousetainer.Member
             func updateMember(_ request: YediHousetainer.UpdateMemberRequest, context: ServerContext) async throws -> YediHousetainer.Member
+            /// Admins issue a code with no inviter, outside any quota, mailed as members' codes are: how the first
+            /// members of a community that requires codes join (an operator mints the admin token with the probe).
+            func issueInvitation(_ request: YediHousetainer.CreateInvitationRequest, context: ServerContext) async throws -> YediHousetainer.Invitation
+            /// Admins set a member's type; their page (as others see it) answers. Lists of ContentService show
+            /// the new type once the outbox told its directory.
+            func setMemberType(_ request: YediHousetainer.SetMemberTypeRequest, context: ServerContext) async throws -> YediHousetainer.Member
         }
 
         /// Typed calls to `yedi.housetainer.Members` through an `RPCClient`.
@@ -2335,6 +2379,18 @@ extension YediHousetainer {
             public func updateMember(_ request: YediHousetainer.UpdateMemberRequest, options: CallOptions = .defaults) async throws -> YediHousetainer.Member {
                 try await rpcClient.unary(Method.updateMember, request, options: options)
             }
+
+            /// Admins issue a code with no inviter, outside any quota, mailed as members' codes are: how the first
+            /// members of a community that requires codes join (an operator mints the admin token with the probe).
+            public func issueInvitation(_ request: YediHousetainer.CreateInvitationRequest, options: CallOptions = .defaults) async throws -> YediHousetainer.Invitation {
+                try await rpcClient.unary(Method.issueInvitation, request, options: options)
+            }
+
+            /// Admins set a member's type; their page (as others see it) answers. Lists of ContentService show
+            /// the new type once the outbox told its directory.
+            public func setMemberType(_ request: YediHousetainer.SetMemberTypeRequest, options: CallOptions = .defaults) async throws -> YediHousetainer.Member {
+                try await rpcClient.unary(Method.setMemberType, request, options: options)
+            }
         }
     }
 }
@@ -2372,6 +2428,12 @@ extension YediHousetainer.Members.ServiceProtocol {
         })
         router.register(YediHousetainer.Members.Method.updateMember, unary: { request, context in
             try await self.updateMember(request, context: context)
+        })
+        router.register(YediHousetainer.Members.Method.issueInvitation, unary: { request, context in
+            try await self.issueInvitation(request, context: context)
+        })
+        router.register(YediHousetainer.Members.Method.setMemberType, unary: { request, context in
+            try await self.setMemberType(request, context: context)
         })
     }
 }
