@@ -147,6 +147,41 @@ final class SlpSignUpTests: XCTestCase {
         try await fixture.stop()
     }
 
+    /// SLP's sign-up ticket lasts 15 minutes (its app file's `sign_up_ticket_minutes`; the platform's
+    /// default is 10): at 14:59 GetMe still answers UNREGISTERED and SignUp works, at 15:01 both refuse.
+    func testSlpSignUpTicketLastsFifteenMinutesOnTheClock() async throws {
+        let fixture = try await start()
+        let matching = matching(fixture)
+        let issuedAt = fixture.clock.nowMilliseconds
+        let verified = try await fixture.verifyPhone(Self.phone, number: Self.number)
+        guard case .signUp(let early)? = verified.outcome else { return XCTFail("no ticket: \(verified)") }
+        XCTAssertEqual(early.expiresAtMs, issuedAt + 15 * 60 * 1_000, "the ticket says when it ends")
+        let late = try await ticket(fixture, phone: "010-2345-6789", number: "+821023456789")
+
+        fixture.clock.advance(by: 14 * 60 + 59)
+        let before = try await matching.getMe(.init(ticket: early.ticket), options: slp)
+        XCTAssertEqual(before.outcome, .unregistered, "14:59 after the code: the ticket still works")
+        let signedUp = try await matching.signUp(request(early.ticket), options: slp)
+        XCTAssertEqual(signedUp.outcome, .signedUp, "a sign-up at 14:59")
+
+        fixture.clock.advance(by: 2)
+        let after = await statusCode { _ = try await matching.getMe(.init(ticket: late), options: self.slp) }
+        XCTAssertEqual(after, .unauthenticated, "15:01 after the code: the ticket has ended")
+        let tooLate = await statusCode {
+            _ = try await matching.signUp(self.request(late, nickname: "늦은이"), options: self.slp)
+        }
+        XCTAssertEqual(tooLate, .unauthenticated, "a sign-up at 15:01")
+        try await fixture.stop()
+    }
+
+    /// The lifetime is the app file's: SLP's 15 minutes, the platform's 10 for an app that does not say.
+    func testSlpSignUpTicketLifetimeIsTheAppFilesAndTenMinutesWithout() throws {
+        let apps = try AppCatalog.load(folder: AccountFixture.appsFolder)
+        XCTAssertEqual(IdentitySignIn.ticketLifetime(apps["slp"]), 15 * 60_000)
+        XCTAssertEqual(IdentitySignIn.ticketLifetime(apps["zipadoo"]), 10 * 60_000)
+        XCTAssertEqual(IdentitySignIn.ticketLifetime(nil), 10 * 60_000)
+    }
+
     // MARK: Deletion
 
     /// A member without a password deletes the account with a fresh code: the partner of the active match
