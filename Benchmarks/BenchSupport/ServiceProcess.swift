@@ -28,6 +28,19 @@ public struct ServiceProcess: @unchecked Sendable {
         return kib * 1_024
     }
 
+    /// The CPU time it has used so far, user and system (`utime` + `stime` of /proc/<pid>/stat), in seconds:
+    /// read before and after a run, the service's own CPU per call, whatever else shares the machine.
+    public func cpuSeconds() throws -> Double {
+        let stat = try String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)
+        // After the command name's closing parenthesis: state is field 3, utime 14, stime 15.
+        guard let close = stat.lastIndex(of: ")") else { throw BenchError("unreadable /proc/.../stat") }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else {
+            throw BenchError("no utime/stime in /proc/\(process.processIdentifier)/stat")
+        }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// `name` in the folder of the running executable (both are products of the same build).
     public static func besideThisExecutable(_ name: String) throws -> String {
         let own = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")

@@ -22,6 +22,11 @@ import YediProto
 ///   designer's stream delivers it is recorded (p50/p99).
 /// - `history-page`: ListMessages p50/p99 of the newest page and of an older page, cold (the first read of
 ///   a room after a write: from SQLite) and warm (again: from the LRU page cache).
+///
+/// With `--slp`, the rooms are SLP match rooms (issue 28): ChatService serves the repository's app files
+/// (`--apps`), each room is opened by `OpenMatchRoom` with the PKI's `account` certificate (as
+/// AccountService's outbox does), and both members are SLP members (`app = slp`, role `member`): one
+/// sends, the other's Subscribe stream delivers. Every recipient has a stream open, so no push is queued.
 @main
 struct ChatBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -58,6 +63,12 @@ struct ChatBench: AsyncParsableCommand {
     @Flag(help: "Keep the temporary folder (PKI, data, the service's log).")
     var keep = false
 
+    @Flag(help: "SLP match rooms (OpenMatchRoom as AccountService, SLP members) instead of YeDi consult rooms.")
+    var slp = false
+
+    @Option(help: "The app files ChatService serves with --slp (deploy/apps).")
+    var apps = "deploy/apps"
+
     func run() async throws {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent(
             "yedi-chat-bench-\(ProcessInfo.processInfo.processIdentifier)")
@@ -76,18 +87,31 @@ struct ChatBench: AsyncParsableCommand {
             arguments: [
                 "--peer", "account=127.0.0.1:\(account.port)", "--peer", "content=127.0.0.1:\(nowhere)",
                 "--peer", "booking=127.0.0.1:\(nowhere)",
-            ])
+            ] + (slp ? ["--apps", apps] : []))
         defer { try? process.stop() }
 
         let issuer = AccessTokenIssuer(
             signingKey: try TokenSigningKey.load(pemFile: pkiDirectory + "/token-signing.key"),
             lifetime: .seconds(3_600))
+        // The sender ("customer") and the streamed recipient ("designer") of each room; with --slp, two
+        // SLP members.
+        let slp = self.slp
         let pairs = try (0..<streams).map { index in
-            (
-                customer: try issuer.issue(userID: "bench-c-\(index)", role: .customer, sessionID: "s").token,
-                designer: try issuer.issue(userID: "bench-d-\(index)", role: .designer, sessionID: "s").token,
-                designerID: "bench-d-\(index)"
-            )
+            slp
+                ? (
+                    customer: try issuer.issue(
+                        userID: "slp-a-\(index)", role: "member", sessionID: "s", app: "slp"
+                    ).token,
+                    designer: try issuer.issue(
+                        userID: "slp-b-\(index)", role: "member", sessionID: "s", app: "slp"
+                    ).token,
+                    designerID: "slp-b-\(index)"
+                )
+                : (
+                    customer: try issuer.issue(userID: "bench-c-\(index)", role: .customer, sessionID: "s").token,
+                    designer: try issuer.issue(userID: "bench-d-\(index)", role: .designer, sessionID: "s").token,
+                    designerID: "bench-d-\(index)"
+                )
         }
         let connections = max(1, (streams + callsPerConnection - 1) / callsPerConnection)
         var clients: [(RPCClient, Task<Void, Never>)] = []
@@ -100,15 +124,33 @@ struct ChatBench: AsyncParsableCommand {
         }
         let chat = YediChat.ChatService.Client(clients[0].0)
 
-        // Rooms, opened by the customers, 16 at a time.
+        // Rooms, opened by the customers (or, with --slp, by "AccountService"), 16 at a time.
         let streams = self.streams
         var rooms = [String](repeating: "", count: streams)
+        var asAccount = process.clientConfiguration()
+        asAccount.tls = .client(
+            trustRootsFile: pkiDirectory + "/ca.pem", certificateChainFile: pkiDirectory + "/account.pem",
+            privateKeyFile: pkiDirectory + "/account.key")
+        let accountClient = try RPCClient(configuration: asAccount)
+        let accountTask = Task { await accountClient.run() }
+        defer {
+            accountClient.beginGracefulShutdown()
+            accountTask.cancel()
+        }
+        let asService = YediChat.ChatService.Client(accountClient)
         try await withThrowingTaskGroup(of: (Int, String).self) { group in
             var next = 0
             func add() {
                 let index = next
                 next += 1
                 group.addTask {
+                    if slp {
+                        let match = "match-\(index)"
+                        _ = try await asService.openMatchRoom(
+                            .init(matchID: match, memberA: "slp-a-\(index)", memberB: "slp-b-\(index)"),
+                            options: CallOptions(timeout: .seconds(30)))
+                        return (index, match)
+                    }
                     let answer = try await chat.openRoom(
                         .init(designerID: pairs[index].designerID), options: Self.bearer(pairs[index].customer))
                     return (index, answer.room?.id ?? "")
@@ -191,7 +233,8 @@ struct ChatBench: AsyncParsableCommand {
         let elapsed = Figures.seconds(ContinuousClock.now - start)
         let histogram = recorder.histogram
         print(
-            #"{"bench":"send-to-delivery","streams":\#(streams),"connections":\#(connections),"#
+            #"{"bench":"send-to-delivery","room_kind":"\#(slp ? "slp-match" : "consult")","streams":\#(streams),"#
+                + #""connections":\#(connections),"#
                 + #""messages":\#(messages),"delivered":\#(histogram.totalCount),"senders":\#(senders),"#
                 + #""sends_per_second":\#(Figures.format(Double(messages) / elapsed)),"#
                 + #""p50_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(50))),"#
@@ -240,7 +283,8 @@ struct ChatBench: AsyncParsableCommand {
             }
             for (cache, histogram) in [("cold", cold), ("warm", warm)] {
                 print(
-                    #"{"bench":"history-page","page":"\#(name)","cache":"\#(cache)","rooms":\#(count),"#
+                    #"{"bench":"history-page","room_kind":"\#(slp ? "slp-match" : "consult")","page":"\#(name)","#
+                        + #""cache":"\#(cache)","rooms":\#(count),"#
                         + #""reads":\#(histogram.totalCount),"messages_per_room":\#(historyMessages),"#
                         + #""p50_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(50))),"#
                         + #""p99_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(99))),"tls":true}"#)

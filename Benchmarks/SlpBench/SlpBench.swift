@@ -49,6 +49,9 @@ struct SlpBench: AsyncParsableCommand {
     @Flag(help: "Keep the temporary folder (PKI, data, the service's log).")
     var keep = false
 
+    @Flag(help: "Only the SearchNearby run (for a profile of it).")
+    var searchOnly = false
+
     /// Seoul, roughly: 37.45–37.65 N, 126.85–127.15 E (about 22 × 26 km).
     static let south = 37.45, north = 37.65, west = 126.85, east = 127.15
 
@@ -86,6 +89,7 @@ struct SlpBench: AsyncParsableCommand {
             try issuer.issue(userID: Self.id($0), role: "member", sessionID: "s-\($0)", app: "slp").token
         }
         try await searches(process, tokens: tokens)
+        if searchOnly { return }
         try await accepts(process, tokens: tokens)
         try await codeSends(process, sentSms: data + "/sent-sms")
     }
@@ -201,6 +205,7 @@ struct SlpBench: AsyncParsableCommand {
     private func searches(_ process: ServiceProcess, tokens: [String]) async throws {
         let end = ContinuousClock.now + .milliseconds(Int(seconds * 1_000))
         let start = ContinuousClock.now
+        let cpuBefore = try process.cpuSeconds()
         let (histogram, people) = try await withThrowingTaskGroup(of: (Histogram<UInt64>, Int).self) { group in
             for client in 0..<clients {
                 group.addTask {
@@ -236,9 +241,12 @@ struct SlpBench: AsyncParsableCommand {
             return (merged, people)
         }
         let elapsed = Figures.seconds(ContinuousClock.now - start)
+        // The service's CPU per search (its process alone: the bench's TLS client is not in it).
+        let cpuPerCall = (try process.cpuSeconds() - cpuBefore) / Double(max(1, histogram.totalCount))
         print(
             #"{"bench":"slp-search-nearby","queued":\#(members),"clients":\#(clients),"searches":\#(histogram.totalCount),"#
                 + #""per_second":\#(Figures.format(Double(histogram.totalCount) / elapsed)),"#
+                + #""service_cpu_us_per_call":\#(Figures.format(cpuPerCall * 1e6)),"#
                 + #""p50_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(50))),"#
                 + #""p99_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(99))),"#
                 + #""mean_people":\#(Figures.format(Double(people) / Double(max(1, histogram.totalCount)))),"tls":true}"#

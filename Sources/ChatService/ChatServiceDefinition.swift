@@ -27,7 +27,8 @@ enum ChatServiceDefinition: ServiceDefinition {
             hub.end(key: userID, RPCError(code: .unauthenticated, message: "this account was deleted"))
         }
         let peers = peers ?? ChatPeers.live(env.peers)
-        let store = SQLiteChatStore(database: env.database, sink: { hub.publish($0) })
+        let store = SQLiteChatStore(
+            database: env.database, sink: { hub.publish($0) }, pushes: OfflinePushes(outbox: env.outbox))
         env.addBackgroundService(eventPruning(env, store: store))
         return ChatHandlers(
             store: store,
@@ -36,7 +37,6 @@ enum ChatServiceDefinition: ServiceDefinition {
             hub: hub,
             photos: PhotoURLRefresher(
                 capacity: env.configuration.textCacheItems, clock: env.clock, lookup: peers.images),
-            pushes: OfflinePushes(database: env.database, outbox: env.outbox),
             kit: env.makeHandlerKit())
     }
 

@@ -54,8 +54,10 @@ final class ModerationTests: XCTestCase {
         let first = try await moderation.reportMember(
             .init(reporteeID: "slp-bo", reasons: ["2", "1", "2"], comment: "노쇼"), options: ana)
         XCTAssertTrue(first.counted)
+        let firstCases = try await moderation.listMyCases(.init(), options: ana)
+        XCTAssertEqual(firstCases.cases.map(\.reasons), [["1", "2"]], "reasons deduplicated, in order")
         let again = try await moderation.reportMember(.init(reporteeID: "slp-bo", reasons: ["3"]), options: ana)
-        XCTAssertEqual(again.reportID, first.reportID, "the first report stands")
+        XCTAssertEqual(again.reportID, first.reportID, "one report per reporter and reportee")
         XCTAssertFalse(again.counted)
         let other = try await moderation.reportMember(.init(reporteeID: "slp-bo", reasons: ["1"]), options: cy)
         XCTAssertTrue(other.counted)
@@ -66,7 +68,8 @@ final class ModerationTests: XCTestCase {
         XCTAssertEqual(reporters, 2, "distinct reporters")
 
         let mine = try await moderation.listMyCases(.init(), options: ana)
-        XCTAssertEqual(mine.cases.map(\.reasons), [["1", "2"]], "reasons deduplicated, in order")
+        XCTAssertEqual(mine.cases.map(\.reasons), [["3"]], "SLP's file: a second report replaces the first")
+        XCTAssertEqual(mine.cases.map(\.content), [""])
 
         // Another app's member is not found, whoever asks; YeDi takes no reports; bad reasons are named.
         let crossApp = await status {
@@ -89,6 +92,22 @@ final class ModerationTests: XCTestCase {
             try await self.moderation.reportMember(.init(reporteeID: "slp-ana", reasons: ["1"]), options: ana)
         }
         XCTAssertEqual(myself, .invalidArgument)
+    }
+
+    /// An app whose file does not set `repeated_report_replaces` (Housetainer) keeps the first report.
+    func testTenantASecondReportLeavesTheFirstWhereTheAppFileDoesNotReplace() async throws {
+        let host = try await member("ht-host", app: "housetainer")
+        _ = try await member("ht-guest", app: "housetainer")
+        let first = try await moderation.reportMember(
+            .init(reporteeID: "ht-guest", reasons: ["기타"], comment: "처음"), options: host)
+        XCTAssertTrue(first.counted)
+        let again = try await moderation.reportMember(
+            .init(reporteeID: "ht-guest", reasons: ["불쾌한 표현"], comment: "다시"), options: host)
+        XCTAssertEqual(again.reportID, first.reportID)
+        XCTAssertFalse(again.counted)
+        let mine = try await moderation.listMyCases(.init(), options: host)
+        XCTAssertEqual(mine.cases.map(\.reasons), [["기타"]], "the first report stands")
+        XCTAssertEqual(mine.cases.map(\.content), ["처음"])
     }
 
     func testTenantOperatorsActOnTheirOwnAppOnlyAndEveryActionIsLogged() async throws {

@@ -225,8 +225,14 @@ final class SlpMatchingTests: SlpTestCase {
         }
         let first = try await matching.report(.init(otherID: "target", reasons: ["1"]), options: reporters[0])
         XCTAssertTrue(first.counted)
-        let twice = try await matching.report(.init(otherID: "target", reasons: ["2"]), options: reporters[0])
+        let twice = try await matching.report(
+            .init(otherID: "target", reasons: ["5", "2"], comment: "다시 신고"), options: reporters[0])
         XCTAssertFalse(twice.counted, "one reporter counts once")
+        XCTAssertEqual(twice.reportID, first.reportID)
+        let replaced = try await YediModeration.Moderation.Client(fixture.client).listMyCases(
+            .init(), options: reporters[0])
+        XCTAssertEqual(replaced.cases.map(\.reasons), [["2", "5"]], "the second report replaced the first")
+        XCTAssertEqual(replaced.cases.map(\.content), ["다시 신고"])
         _ = try await matching.report(.init(otherID: "target", reasons: ["3"], comment: "노쇼"), options: reporters[1])
         let withTwo = try await enter(target, cityHall)
         XCTAssertEqual(withTwo.outcome, .entered, "two distinct reporters")

@@ -147,6 +147,41 @@ final class SlpSignUpTests: XCTestCase {
         try await fixture.stop()
     }
 
+    /// SLP's sign-up ticket lasts 15 minutes (its app file's `sign_up_ticket_minutes`; the platform's
+    /// default is 10): at 14:59 GetMe still answers UNREGISTERED and SignUp works, at 15:01 both refuse.
+    func testSlpSignUpTicketLastsFifteenMinutesOnTheClock() async throws {
+        let fixture = try await start()
+        let matching = matching(fixture)
+        let issuedAt = fixture.clock.nowMilliseconds
+        let verified = try await fixture.verifyPhone(Self.phone, number: Self.number)
+        guard case .signUp(let early)? = verified.outcome else { return XCTFail("no ticket: \(verified)") }
+        XCTAssertEqual(early.expiresAtMs, issuedAt + 15 * 60 * 1_000, "the ticket says when it ends")
+        let late = try await ticket(fixture, phone: "010-2345-6789", number: "+821023456789")
+
+        fixture.clock.advance(by: 14 * 60 + 59)
+        let before = try await matching.getMe(.init(ticket: early.ticket), options: slp)
+        XCTAssertEqual(before.outcome, .unregistered, "14:59 after the code: the ticket still works")
+        let signedUp = try await matching.signUp(request(early.ticket), options: slp)
+        XCTAssertEqual(signedUp.outcome, .signedUp, "a sign-up at 14:59")
+
+        fixture.clock.advance(by: 2)
+        let after = await statusCode { _ = try await matching.getMe(.init(ticket: late), options: self.slp) }
+        XCTAssertEqual(after, .unauthenticated, "15:01 after the code: the ticket has ended")
+        let tooLate = await statusCode {
+            _ = try await matching.signUp(self.request(late, nickname: "늦은이"), options: self.slp)
+        }
+        XCTAssertEqual(tooLate, .unauthenticated, "a sign-up at 15:01")
+        try await fixture.stop()
+    }
+
+    /// The lifetime is the app file's: SLP's 15 minutes, the platform's 10 for an app that does not say.
+    func testSlpSignUpTicketLifetimeIsTheAppFilesAndTenMinutesWithout() throws {
+        let apps = try AppCatalog.load(folder: AccountFixture.appsFolder)
+        XCTAssertEqual(IdentitySignIn.ticketLifetime(apps["slp"]), 15 * 60_000)
+        XCTAssertEqual(IdentitySignIn.ticketLifetime(apps["zipadoo"]), 10 * 60_000)
+        XCTAssertEqual(IdentitySignIn.ticketLifetime(nil), 10 * 60_000)
+    }
+
     // MARK: Deletion
 
     /// A member without a password deletes the account with a fresh code: the partner of the active match
@@ -211,6 +246,60 @@ final class SlpSignUpTests: XCTestCase {
     }
 
     // MARK: SMS send limits
+
+    /// A push to another member naming the deleted one (an SLP request's `from_id`) that is still waiting in
+    /// the outbox at deletion is dropped with the account: once pushes flow again, the partner gets later
+    /// ones, and no development push file names the deleted member.
+    func testSlpAPushNamingADeletedMemberStillInTheOutboxIsNeverSent() async throws {
+        let fixture = try await start()
+        let env = fixture.service.environment
+        let sentPush = env.dataDirectory.appendingPathComponent("sent-push")
+        let gate = GatedPushSender(next: try DevelopmentFileSender(.push, in: env))
+        env.outbox.register(gate)
+        let matching = matching(fixture)
+        let gone = try await matching.signUp(request(try await ticket(fixture), nickname: "떠날이"), options: slp)
+        let goneID = try XCTUnwrap(gone.account?.user?.id)
+        let goneToken = fixture.options(try XCTUnwrap(gone.account?.session?.accessToken))
+        var staysRequest = request(
+            try await ticket(fixture, phone: "010-2222-3333", number: "+821022223333"), nickname: "남을이")
+        staysRequest.pushToken = "stays-phone"
+        let stays = try await matching.signUp(staysRequest, options: slp)
+        let staysID = try XCTUnwrap(stays.account?.user?.id)
+        var thirdRequest = request(
+            try await ticket(fixture, phone: "010-4444-5555", number: "+821044445555"), nickname: "셋째")
+        thirdRequest.pushToken = "third-phone"
+        let third = try await matching.signUp(thirdRequest, options: slp)
+        let thirdToken = fixture.options(try XCTUnwrap(third.account?.session?.accessToken))
+        let hall = SlpStoreContract.cityHall
+        for token in [goneToken, fixture.options(try XCTUnwrap(stays.account?.session?.accessToken)), thirdToken] {
+            _ = try await matching.enterQueue(.init(latitude: hall.latitude, longitude: hall.longitude), options: token)
+        }
+        let asked = try await matching.request(.init(otherID: staysID), options: goneToken)
+        XCTAssertEqual(asked.outcome, .sent, "a push to the partner's device naming the asker, held in the outbox")
+        let held = try await env.database.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM runtime_outbox WHERE peer = 'push'") ?? 0
+        }
+        XCTAssertEqual(held, 1)
+
+        fixture.clock.advance(by: 5)
+        let fresh = try await fixture.identity.startPhoneVerification(.init(phone: Self.phone), options: slp)
+        let code = try await fixture.textedCode(to: Self.number, after: 1)
+        _ = try await fixture.account.deleteAccount(
+            .init(proof: .init(proof: .phone(.init(verificationID: fresh.verificationID, code: code)))),
+            options: goneToken)
+        gate.open()
+        _ = try await matching.request(.init(otherID: staysID), options: thirdToken)
+        let later = try await eventually(timeout: 20) {
+            try DevelopmentFileSender.messages(in: sentPush).contains { $0.to == "stays-phone" }
+        }
+        XCTAssertTrue(later, "pushes flow again: the later request reached the partner")
+        let pushes = try DevelopmentFileSender.messages(in: sentPush)
+        XCTAssertEqual(pushes.count, 1, "\(pushes)")
+        XCTAssertFalse(
+            pushes.contains { $0.values.values.contains(goneID) || $0.text.contains("떠날이") },
+            "no push file names the deleted member: \(pushes)")
+        try await fixture.stop()
+    }
 
     func testSlpSmsSendsOnePer4SecondsAndTheSixthInAnHourLocksTheNumberAcrossARestart() async throws {
         let clock = ManualClock()

@@ -103,6 +103,39 @@ final class ChatSlpMatchStreamTests: XCTestCase {
         XCTAssertEqual(boPushes, 1, "Bo was online for the second message")
     }
 
+    /// The push is queued in the message's own transaction: while ChatService's outbox refuses the job (a
+    /// trigger standing in for a crash between two commits), the message is not stored either and the send
+    /// fails; once the outbox takes it, the message and its push are there together.
+    func testSlpTheMatchRoomPushIsQueuedInTheMessagesTransaction() async throws {
+        let ana = try await member("slp-ana")
+        let bo = try await member("slp-bo", device: "bo-phone")
+        try await openRoom(ana, bo)
+        let chatDatabase = fixture.service.environment.database
+        try await chatDatabase.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TRIGGER test_refuse_pushes BEFORE INSERT ON runtime_outbox WHEN NEW.peer = 'account'
+                    BEGIN SELECT RAISE(ABORT, 'the outbox refuses'); END
+                    """)
+        }
+        let refused = await statusCode { _ = try await self.fixture.send(ana, "m-1", "먼저 가 있을게요") }
+        XCTAssertNotEqual(refused, .ok, "the push could not be queued: the send fails")
+        let stored = try await fixture.chat.listMessages(.init(roomID: "m-1"), options: bo.options)
+        XCTAssertEqual(stored.messages.count, 0, "and the message was not stored without its push")
+
+        try await chatDatabase.write { db in try db.execute(sql: "DROP TRIGGER test_refuse_pushes") }
+        let sent = try await fixture.send(ana, "m-1", "먼저 가 있을게요")
+        XCTAssertEqual(sent.seq, 1)
+        let pushed = try await eventually(timeout: 20) { try await self.pushes(to: "slp-bo") == 1 }
+        XCTAssertTrue(pushed, "the retried message and its push")
+        let data = try await fixture.account.environment.database.read { db in
+            try String.fetchOne(
+                db, sql: "SELECT data FROM notification WHERE user_id = 'slp-bo' AND kind = ?",
+                arguments: [OfflinePushes.kind])
+        }
+        XCTAssertEqual(data.map(Notifier.decode)?.first { $0.key == "seq" }?.value, "1")
+    }
+
     /// 1,000 messages sent while the injected clock stands still (one millisecond for all of them), from
     /// both members at once: caught up by sequence in pages, none lost or repeated, from any cursor.
     func testSlpAThousandMessagesInOneMillisecondAreCaughtUpBySequence() async throws {

@@ -94,6 +94,13 @@ final class SlpDeletionTests: RunningSystemTestCase {
             let findings = try DataScan.find(needle, in: data)
             XCTAssertEqual(findings.map(\.place), [], "\(needle) is still somewhere (purged: \(clean))")
         }
+        // The development senders' files: the request's push to the partner named the member by id and
+        // by nickname; neither is in any sent mail, SMS or push.
+        for kind in ["sent-mail", "sent-sms", "sent-push"] {
+            let folder = system.dataDirectory("account").appendingPathComponent(kind)
+            let findings = try DataScan.find(gone.id, in: folder) + DataScan.find("떠날이", in: folder)
+            XCTAssertEqual(findings.map(\.place), [], "a \(kind) file names the deleted member")
+        }
         let rooms = try system.call("chat", "yedi.chat.ChatService/ListRooms", token: stays.token)
         XCTAssertEqual(rooms.string("rooms.0.id"), "", "the match room went with the member: \(rooms)")
 

@@ -52,6 +52,39 @@ final class OutsideSenderOutboxTests: XCTestCase {
         try await account.stop()
     }
 
+    /// A deleted account's pending mail, SMS and pushes go (`Outbox.dropOutsideMessages`): the ones that
+    /// carry one of the mentions anywhere in the message, never another's, never a job to a peer.
+    func testDroppingOutsideMessagesTakesOnlyThoseMentioningAndNoPeerJob() async throws {
+        let account = try await harness.start(
+            AccountServiceDefinition.self,
+            configuration: try harness.configuration(AccountServiceDefinition.defaults))
+        let env = account.environment
+        let dropped = try await env.database.write { db in
+            try env.outbox.enqueue(
+                in: db,
+                push: .init(
+                    deviceToken: "partner-phone", title: "스터디 요청", body: "", template: "slp-request",
+                    values: [.init(name: "from_id", value: "user-gone")]))
+            try env.outbox.enqueue(in: db, sms: .init(to: "+821099998888", text: "[SLP] 인증번호 123456"))
+            try env.outbox.enqueue(in: db, push: .init(deviceToken: "other-phone", title: "새 메시지", body: "안녕"))
+            try env.outbox.enqueue(
+                in: db, peer: "chat", method: YediChat.ChatService.Method.purgeUser, request: .init(userID: "user-gone")
+            )
+            return try env.outbox.dropOutsideMessages(mentioning: ["user-gone", "+821099998888", ""], in: db)
+        }
+        XCTAssertEqual(dropped, 2, "the push naming the user and the SMS to their number")
+        let pushFolder = env.dataDirectory.appendingPathComponent("sent-push")
+        let sent = try await eventually(timeout: 20) {
+            ((try? DevelopmentFileSender.messages(in: pushFolder)) ?? []).map(\.to) == ["other-phone"]
+        }
+        XCTAssertTrue(sent, "another member's push went out")
+        let peerJobs = try await env.database.read { db in
+            try String.fetchAll(db, sql: "SELECT peer FROM runtime_outbox WHERE peer = 'chat'")
+        }
+        XCTAssertEqual(peerJobs, ["chat"], "a job to a peer (the purge) is kept")
+        try await account.stop()
+    }
+
     func testADeadDeviceTokenDropsItsJobIsReportedAndDoesNotHoldBackTheNext() async throws {
         let account = try await harness.start(
             AccountServiceDefinition.self,

@@ -135,7 +135,7 @@ struct IdentityHandlers: YediAccount.Identity.ServiceProtocol, HandlerKitUser {
         let ticket = Base64URL.encode(SecureRandom.bytes(32))
         let record = SignUpTicketRecord(
             ticketHash: SHA256.hash(ticket), app: context.app, identity: verified,
-            expiresAtMilliseconds: clock.nowMilliseconds + IdentitySignIn.ticketLifetime)
+            expiresAtMilliseconds: clock.nowMilliseconds + IdentitySignIn.ticketLifetime(identity.apps[context.app]))
         try await store.createSignUpTicket(record)
         return YediAccount.VerifyIdentityResponse(
             outcome: .signUp(

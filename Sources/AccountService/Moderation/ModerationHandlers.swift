@@ -16,6 +16,12 @@ struct ModerationHandlers: YediModeration.Moderation.ServiceProtocol, HandlerKit
     static let maxTitleCharacters = 100
     static let maxTextCharacters = 2_000
 
+    /// Whether a member's second report about the same member replaces the first (the app file's
+    /// `limits.repeated_report_replaces`: SLP 1) or the first stands (the default).
+    static func repeatedReportReplaces(_ app: AppConfiguration?) -> Bool {
+        (app?.limit("repeated_report_replaces", default: 0) ?? 0) != 0
+    }
+
     var myCases: PageList { kit.pageList("my-cases") }
     var operatorCases: PageList { kit.pageList("cases") }
     var operatorLog: PageList { kit.pageList("operator-actions") }
@@ -45,7 +51,8 @@ struct ModerationHandlers: YediModeration.Moderation.ServiceProtocol, HandlerKit
                 request.comment, field: "comment", maxCharacters: Self.maxCommentCharacters, required: false),
             createdAtMilliseconds: clock.nowMilliseconds)
         do {
-            let (id, counted) = try await store.report(report, quota: quotas["cases.day"])
+            let (id, counted) = try await store.report(
+                report, quota: quotas["cases.day"], replacingEarlier: Self.repeatedReportReplaces(apps[reporter.app]))
             return YediModeration.ReportMemberResponse(reportID: id, counted: counted)
         } catch AccountStoreError.notFound {
             throw RPCError(code: .notFound, message: "reportee_id: no such member")

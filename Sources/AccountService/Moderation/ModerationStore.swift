@@ -5,9 +5,12 @@ import ServiceRuntime
 /// this protocol; every method is scoped to one app, so nothing of another app is ever read or changed.
 protocol ModerationStore: Sendable {
     /// Stores a report unless `report.writerID` already reported `report.reporteeID` in the app: then
-    /// the first report's id and false. `notFound` when the reportee is not a member of the app;
-    /// `quotaExceeded` past `quota` reports and inquiries by the writer in the quota's day.
-    func report(_ report: CaseRecord, quota: Quota?) async throws -> (id: String, counted: Bool)
+    /// the earlier report's id and false, its reasons, title and comment replaced by these when
+    /// `replacingEarlier` (SLP: "a second report replaces the first"; its time and any answer stay), else
+    /// the earlier report kept as it was. `notFound` when the reportee is not a member of the app;
+    /// `quotaExceeded` past `quota` reports and inquiries by the writer in the quota's day (a replacement
+    /// adds no case, so it is not counted).
+    func report(_ report: CaseRecord, quota: Quota?, replacingEarlier: Bool) async throws -> (id: String, counted: Bool)
     func submitInquiry(_ inquiry: CaseRecord, quota: Quota?) async throws
     /// Distinct members who reported `userID` in `app`: what an app's rules read ("3 reporters keep a
     /// member out of the queue").

@@ -11,18 +11,24 @@ struct SQLiteModerationStore: ModerationStore {
     let revokedUsers: RevokedUsers
     let events: AccountEvents
 
-    func report(_ report: CaseRecord, quota: Quota?) async throws -> (id: String, counted: Bool) {
+    func report(_ report: CaseRecord, quota: Quota?, replacingEarlier: Bool) async throws -> (id: String, counted: Bool)
+    {
         try await database.write { db in
             guard let reportee = report.reporteeID, try Self.isMember(reportee, of: report.app, db) else {
                 throw AccountStoreError.notFound
             }
-            if let first = try String.fetchOne(
+            if let earlier = try String.fetchOne(
                 db,
                 sql:
                     "SELECT id FROM moderation_case WHERE kind = 'report' AND app = ? AND writer_id = ? AND reportee_id = ?",
                 arguments: [report.app.rawValue, report.writerID, reportee])
             {
-                return (first, false)
+                if replacingEarlier {
+                    try db.execute(
+                        sql: "UPDATE moderation_case SET reasons = ?, title = ?, content = ? WHERE id = ?",
+                        arguments: [report.reasons.joined(separator: "\n"), report.title, report.content, earlier])
+                }
+                return (earlier, false)
             }
             try Self.checkQuota(quota, writerID: report.writerID, now: report.createdAtMilliseconds, db)
             try Self.insert(report, db)

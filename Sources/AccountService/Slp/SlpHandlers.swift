@@ -9,8 +9,8 @@ import YediProto
 /// the decisions that pair members are the store's, inside one transaction each.
 struct SlpHandlers: YediSlp.Matching.ServiceProtocol, HandlerKitUser {
     let store: any SlpStore
-    /// Reports are the platform's moderation reports (one counted per reporter and reportee); their
-    /// distinct reporters gate queue entry.
+    /// Reports are the platform's moderation reports (one counted per reporter and reportee, a second
+    /// replacing the first); their distinct reporters gate queue entry.
     let moderation: any ModerationStore
     /// The platform's accounts: SignUp's tickets, sessions and client limits.
     let account: AccountHandlers
@@ -212,7 +212,11 @@ struct SlpHandlers: YediSlp.Matching.ServiceProtocol, HandlerKitUser {
             title: reasons[0], content: comment, createdAtMilliseconds: clock.nowMilliseconds)
         let (id, counted): (String, Bool)
         do {
-            (id, counted) = try await mapped { try await moderation.report(report, quota: quotas["cases.day"]) }
+            (id, counted) = try await mapped {
+                try await moderation.report(
+                    report, quota: quotas["cases.day"],
+                    replacingEarlier: ModerationHandlers.repeatedReportReplaces(app))
+            }
         } catch AccountStoreError.notFound {
             throw Self.refusal(.unknownUser)
         }

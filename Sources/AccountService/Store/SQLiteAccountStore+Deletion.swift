@@ -14,9 +14,13 @@ extension SQLiteAccountStore {
         let events = self.events
         let revokedUsers = self.revokedUsers
         return try await database.write { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT app, email FROM user WHERE id = ?", arguments: [userID])
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT app, email, phone FROM user WHERE id = ?", arguments: [userID])
             else { return false }
             let email: String? = row["email"]
+            // What the user's mail, SMS and pushes are addressed to or carry: none goes out after this.
+            var mentions: Set<String> = [userID, email ?? "", row["phone"] ?? ""]
             // Follows the user made: give back the counts before the rows go.
             try db.execute(
                 sql: """
@@ -46,6 +50,7 @@ extension SQLiteAccountStore {
                     identity["app"], identity["kind"], identity["subject"]
                 )
                 if kind == "phone" {
+                    mentions.insert(subject)
                     try db.execute(
                         sql: "DELETE FROM phone_verification WHERE app = ? AND phone = ?", arguments: [app, subject])
                 }
@@ -56,6 +61,11 @@ extension SQLiteAccountStore {
             // Other users' notifications about this one (an SLP request names its sender): they go too.
             try db.execute(
                 sql: "DELETE FROM notification WHERE user_id != ? AND instr(data, ?) > 0", arguments: [userID, userID])
+            // Mail, SMS and pushes not sent yet that name the user (a push to someone else carrying their id,
+            // a code to their number, a push to their device): once the account is gone they must not go out.
+            mentions.formUnion(
+                try String.fetchAll(db, sql: "SELECT token FROM device WHERE user_id = ?", arguments: [userID]))
+            try events.outbox.dropOutsideMessages(mentioning: mentions, in: db)
             // SLP: ratings written taken back from the partners' counters, matches ended and removed.
             try SQLiteSlpStore.forget(userID, db)
             // Sessions, the designer row, the user's own recent searches, push devices and notifications go

@@ -13,8 +13,6 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
     let hub: ChatEventHub
     /// History pages show chat photos by their current signed URLs.
     let photos: PhotoURLRefresher
-    /// Match rooms' members without an open stream get a push through AccountService.
-    let pushes: OfflinePushes
     /// The clock, ids, quotas, lists, and the directory of room members' names and images
     /// (AccountService's, cached; empty when it cannot answer).
     let kit: HandlerKit
@@ -161,8 +159,8 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
             }
             body = .reservation(id: found.id, startAtMilliseconds: found.startAtMilliseconds)
         }
-        // Who has no stream open as the message is stored (decided before: a stream that receives it live
-        // and closes at once is no reason to push).
+        // Match rooms: who has no stream open as the message is stored gets a push, queued with the message
+        // (decided before: a stream that receives it live and closes at once is no reason to push).
         let offline =
             room.kind == RoomRecord.slpMatchKind
             ? room.members.filter { $0 != senderID && !hub.isOpen(key: $0) } : []
@@ -170,22 +168,9 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
             try await store.appendMessage(
                 MessageDraft(
                     id: ids.next(), roomID: room.id, senderID: senderID, sentAtMilliseconds: clock.nowMilliseconds,
-                    clientMessageID: clientID, body: body))
+                    clientMessageID: clientID, body: body, pushTo: offline))
         }
-        if !appended.duplicate {
-            cache.invalidate(room: room.id)
-            if !offline.isEmpty, case .text(let text) = body {
-                do {
-                    try await pushes.enqueue(
-                        offline.map {
-                            OfflinePushes.notification(of: appended.message, text: text, to: $0, app: room.app.rawValue)
-                        })
-                } catch {
-                    context.logger.warning(
-                        "chat: the push to an offline member was not queued", metadata: ["error": "\(error)"])
-                }
-            }
-        }
+        if !appended.duplicate { cache.invalidate(room: room.id) }
         var readByRecipient = false
         if appended.duplicate {
             // A retry may come after the other member read it.

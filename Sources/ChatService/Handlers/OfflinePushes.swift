@@ -1,3 +1,4 @@
+import GRDB
 import ServiceRuntime
 import YediProto
 
@@ -6,10 +7,9 @@ import YediProto
 /// inbox row and one push per registered device (device tokens live with the account). A member with a
 /// stream gets the message there and no push.
 ///
-/// Written after the message's own transaction: the message is never lost (it is stored and caught up by
-/// sequence), but a crash between the two commits loses that one push (decision: a push is a hint).
+/// Queued by the store in the message's own transaction (`MessageDraft.pushTo`): a message stored is a
+/// push queued, and a crash between the two cannot lose the push.
 struct OfflinePushes: Sendable {
-    let database: ServiceDatabase
     let outbox: Outbox
 
     /// The kind of the inbox row and push.
@@ -17,13 +17,14 @@ struct OfflinePushes: Sendable {
     /// The most characters of the text a push shows.
     static let previewCharacters = 100
 
-    func enqueue(_ requests: [YediAccount.NotifyRequest]) async throws {
-        guard !requests.isEmpty else { return }
-        try await database.write { db in
-            for request in requests {
-                try outbox.enqueue(
-                    in: db, peer: "account", method: YediAccount.Notifications.Method.notify, request: request)
-            }
+    /// Queues the push of `message` (whose text is `text`) to each of `recipients` in `db`'s transaction.
+    func enqueue(_ message: MessageRecord, text: String, to recipients: [String], app: String, in db: Database)
+        throws
+    {
+        for recipient in recipients {
+            try outbox.enqueue(
+                in: db, peer: "account", method: YediAccount.Notifications.Method.notify,
+                request: Self.notification(of: message, text: text, to: recipient, app: app))
         }
     }
 

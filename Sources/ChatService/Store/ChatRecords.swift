@@ -95,6 +95,9 @@ struct MessageDraft: Sendable, Hashable {
     var sentAtMilliseconds: Int64
     var clientMessageID: String?
     var body: MessageBodyRecord
+    /// Members to push a new text message to (a match room's members without an open stream): the jobs
+    /// are queued in the message's own transaction, so a stored message never loses its push.
+    var pushTo: [String] = []
 }
 
 /// One page of a room's history with the members' read cursors read in the same snapshot.

@@ -27,7 +27,9 @@ protocol ChatStore: Sendable {
     /// time). `ChatStoreError.roomNotFound`.
     func closeRoom(id: String, now: Int64) async throws -> RoomRecord
     func room(id: String) async throws -> RoomRecord?
-    /// Appends with the next seq, or returns the original if the sender already sent this client id.
+    /// Appends with the next seq, or returns the original if the sender already sent this client id. A new
+    /// text message's `pushTo` members (of the room, not the sender) get their push queued in the same
+    /// transaction.
     /// `ChatStoreError.roomNotFound` / `.notMember` / `.roomClosed` (a retry of a message sent before the
     /// room closed still gets its original).
     func appendMessage(_ draft: MessageDraft) async throws -> AppendedMessage

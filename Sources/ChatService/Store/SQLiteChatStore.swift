@@ -8,10 +8,13 @@ struct SQLiteChatStore: ChatStore {
     /// Gets each transaction's events after it committed (GRDB runs commit hooks on its one writer
     /// queue, so they arrive in commit order, which is position order).
     let sink: ChatEventSink
+    /// Queues a draft's `pushTo` pushes in its transaction; nil: none are queued (stores without an outbox).
+    let pushes: OfflinePushes?
 
-    init(database: ServiceDatabase, sink: @escaping ChatEventSink = { _ in }) {
+    init(database: ServiceDatabase, sink: @escaping ChatEventSink = { _ in }, pushes: OfflinePushes? = nil) {
         self.database = database
         self.sink = sink
+        self.pushes = pushes
     }
 
     // MARK: Rooms
@@ -109,10 +112,10 @@ struct SQLiteChatStore: ChatStore {
     // MARK: Messages
 
     func appendMessage(_ draft: MessageDraft) async throws -> AppendedMessage {
-        let sink = sink
+        let (sink, pushes) = (sink, pushes)
         return try await database.write { db in
             var events: [ChatEventRecord] = []
-            let appended = try Self.append(draft, db, events: &events)
+            let appended = try Self.append(draft, db, events: &events, pushes: pushes)
             Self.publish(events, on: db, to: sink)
             return appended
         }
@@ -261,9 +264,9 @@ struct SQLiteChatStore: ChatStore {
 
     // MARK: Rows
 
-    private static func append(_ draft: MessageDraft, _ db: Database, events: inout [ChatEventRecord]) throws
-        -> AppendedMessage
-    {
+    private static func append(
+        _ draft: MessageDraft, _ db: Database, events: inout [ChatEventRecord], pushes: OfflinePushes? = nil
+    ) throws -> AppendedMessage {
         guard let room = try Self.room(draft.roomID, db) else { throw ChatStoreError.roomNotFound }
         guard room.isMember(draft.senderID) else { throw ChatStoreError.notMember }
         if let clientID = draft.clientMessageID,
@@ -291,6 +294,10 @@ struct SQLiteChatStore: ChatStore {
         try db.cachedStatement(
             sql: "UPDATE chat_room SET last_seq = ?, last_activity_at_ms = ?, activity_position = ? WHERE id = ?"
         ).execute(arguments: [message.seq, message.sentAtMilliseconds, last, room.id])
+        if let pushes, case .text(let text) = draft.body {
+            let recipients = draft.pushTo.filter { $0 != draft.senderID && room.isMember($0) }
+            try pushes.enqueue(message, text: text, to: recipients, app: room.app.rawValue, in: db)
+        }
         return AppendedMessage(message: message, duplicate: false)
     }
 

@@ -63,6 +63,27 @@ public final class Outbox: Sendable {
         return id
     }
 
+    /// Drops, in `db`'s transaction, the mail, SMS and push jobs not sent yet whose message contains any of
+    /// `mentions` (a deleted account's id, numbers, address, device tokens): a push to someone else naming
+    /// a deleted member, or a code to their number, must not go out after the account is gone. Jobs to
+    /// peers are kept (the deletion's own revocations and purges are among them). Answers how many went.
+    @discardableResult
+    public func dropOutsideMessages(mentioning mentions: Set<String>, in db: Database) throws -> Int {
+        let destinations = OutsideMessageKind.allCases.map(\.destination)
+        var dropped = 0
+        for mention in mentions where !mention.isEmpty {
+            // Both BLOBs: instr compares bytes, wherever the text sits in the encoded message.
+            try db.execute(
+                sql: """
+                    DELETE FROM runtime_outbox
+                    WHERE peer IN (\(destinations.map { _ in "?" }.joined(separator: ", "))) AND instr(payload, ?) > 0
+                    """,
+                arguments: StatementArguments(destinations) + [Data(mention.utf8)])
+            dropped += db.changesCount
+        }
+        return dropped
+    }
+
     /// Sends the mail jobs of this process through `sender` (a service that mails registers one at start).
     public func register(_ sender: any MailSender) {
         register(MailOutboxSender(deliver: sender.send), for: .mail)

@@ -122,11 +122,21 @@ public final class OutboxWorker: Service, Sendable {
         return backoff.jobs.values.min()
     }
 
+    /// Whether `job` is still in the table.
+    private func isPending(_ job: Job) async throws -> Bool {
+        try await database.read { db in
+            try Bool.fetchOne(db, sql: "SELECT 1 FROM runtime_outbox WHERE id = ?", arguments: [job.id]) == true
+        }
+    }
+
     /// Delivers one peer's jobs in order, stopping at the first failure.
     private func deliver(_ jobs: [Job]) async -> PeerRound {
         var round = PeerRound()
         for job in jobs where Task.isCancelled == false {
             do {
+                // An outside message read in this round may have been dropped since (a deleted account's:
+                // `Outbox.dropOutsideMessages`); it must not go out.
+                if OutsideMessageKind(rawValue: job.peer) != nil, try await !isPending(job) { continue }
                 try await deliver(job)
                 try await database.write { db in
                     try db.execute(sql: "DELETE FROM runtime_outbox WHERE id = ?", arguments: [job.id])

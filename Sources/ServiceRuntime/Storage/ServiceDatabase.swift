@@ -12,11 +12,18 @@ import RPCCore
 ///   a power loss or kernel crash**. `NORMAL` would save one fsync per commit and could lose the last
 ///   commits on power loss; a reservation that was confirmed must not vanish, so we pay it.
 /// - Foreign keys on; a 5 s busy timeout for the rare lock held by another process (a backup, sqlite3).
+/// - The file is read through a memory map (`mmap_size`, up to `mappedBytes`): a page outside a
+///   connection's own page cache costs a memory read instead of a `pread` system call and a copy (those
+///   were 14 % of AccountService's CPU in SLP's SearchNearby bench, docs/slp.md). Writes still go through
+///   the WAL as before.
 /// - All work runs on GRDB's own dispatch queues, never on the NIO event loop the handler was called on.
 ///
 /// Only a service's store (its SQL layer, behind a protocol of its own) uses this type and GRDB's;
 /// handlers see the store protocol, so a second engine (PostgreSQL) can replace the store.
 public final class ServiceDatabase: Sendable {
+    /// The most of the database file each connection reads through a memory map (256 MiB).
+    public static let mappedBytes = 256 * 1_024 * 1_024
+
     /// GRDB's pool, for the store's records and SQL.
     public let pool: DatabasePool
     public let path: String
@@ -42,6 +49,7 @@ public final class ServiceDatabase: Sendable {
         configuration.label = "yedi.\(name).db"
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            try db.execute(sql: "PRAGMA mmap_size = \(mappedBytes)")
         }
         let pool = try DatabasePool(path: path, configuration: configuration)
         var migrator = DatabaseMigrator()
