@@ -42,8 +42,12 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// starts with. It is the call's `CallRecord` too (what its context shares: method, deadline, peer,
     /// logger; how the connection and the interceptors tell each other of its end), so that a call is
     /// one object; only this connection, on its event loop, touches what this class adds.
+    ///
+    /// It holds nothing of the connection, and lets go of its task once the call is over (`forget`): a
+    /// context a handler keeps after its call (a test's probe, a registry) keeps this object alive, and
+    /// must not keep the connection, nor a cycle through the task that holds the context.
     final class RunningCall: CallRecord {
-        let handle: ServerCallHandle
+        let id: UInt64
         var task: Task<Void, Never>?
         /// The deadline: before a held call starts, then while its handler runs.
         var deadlineTimer: Scheduled<Void>?
@@ -59,16 +63,21 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         var held: (frame: InboundFrame, route: RPCRoute, deadline: NIODeadline?)?
 
         init(
-            handle: ServerCallHandle, deadline: ContinuousClock.Instant?, peer: PeerInfo, userTag: LogUserTag,
-            logger: Logger, window: Int, replySizes: ReplySizeEstimate
+            id: UInt64, method: MethodDescriptor, deadline: ContinuousClock.Instant?, peer: PeerInfo,
+            userTag: LogUserTag, logger: Logger, window: Int, replySizes: ReplySizeEstimate
         ) {
-            self.handle = handle
+            self.id = id
             self.window = window
             self.replySizes = replySizes
-            super.init(method: handle.method, deadline: deadline, peer: peer, userTag: userTag, logger: logger)
+            super.init(method: method, deadline: deadline, peer: peer, userTag: userTag, logger: logger)
         }
 
-        var id: UInt64 { handle.id }
+        /// The call is over for this connection: nothing more is sent, and its task is let go.
+        func forget() {
+            stopSending()
+            held = nil
+            task = nil
+        }
 
         /// Nothing more is sent for it: its timer stops and a waiting write fails.
         func stopSending() {
@@ -298,21 +307,14 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         }
     }
 
-    /// The handler's objects for a call the machine admitted.
+    /// The handler's object for a call the machine admitted.
     private func makeCall(
         _ id: UInt64, frame: InboundFrame, route: RPCRoute, deadline: NIODeadline?, context: ChannelHandlerContext
     ) -> RunningCall {
-        let handle = ServerCallHandle(
-            id: id,
-            method: route.method,
-            connection: NIOLoopBound(self, eventLoop: context.eventLoop),
-            maxPayloadBytes: configuration.limits.maxFrameBytes - WireLimits.envelopeOverhead,
-            replyBuffers: configuration.replyBuffers
-        )
         let window = frame.windowBytes > 0 ? Int(frame.windowBytes) : configuration.defaultStreamWindowBytes
         return RunningCall(
-            handle: handle, deadline: deadline.map { .now + .nanoseconds(($0 - .now()).nanoseconds) }, peer: peer,
-            userTag: configuration.userTag, logger: logger, window: window, replySizes: route.replySizes)
+            id: id, method: route.method, deadline: deadline.map { .now + .nanoseconds(($0 - .now()).nanoseconds) },
+            peer: peer, userTag: configuration.userTag, logger: logger, window: window, replySizes: route.replySizes)
     }
 
     private func start(
@@ -334,14 +336,22 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         }
 
         let serverContext = ServerContext(record: call, metadata: frame.metadata)
-        call.task = route.start(frame.payload, runner, call.handle, serverContext)
+        // The way back to this connection lives in the task only (a value: no allocation).
+        let handle = ServerCallHandle(
+            id: id,
+            method: route.method,
+            connection: NIOLoopBound(self, eventLoop: context.eventLoop),
+            maxPayloadBytes: configuration.limits.maxFrameBytes - WireLimits.envelopeOverhead,
+            replyBuffers: configuration.replyBuffers
+        )
+        call.task = route.start(frame.payload, runner, handle, serverContext)
     }
 
     /// Called by the call's task (through its handle) once the handler and the interceptors returned:
     /// answers the call if its answer is still due, and frees its slot.
     func handlerReturned(_ id: UInt64, outcome: ServerCallOutcome) {
         let (end, next, call) = state.handlerReturned(id)
-        call?.stopSending()
+        call?.forget()
         switch outcome {
         case .answered(_, let messageBytes?), .unencodable(_, let messageBytes?): call?.replySizes.record(messageBytes)
         default: break
@@ -375,8 +385,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// The call is over for its client (cancelled, expired); its END waits for its handler.
     private func endEarly(_ id: UInt64, _ error: RPCError) {
         if let held = state.heldCallEnded(id) {
-            held.call.stopSending()
-            held.call.held = nil
+            held.call.forget()
             writeEnd(id, error: error)
             perform(held.next)
             return
@@ -566,8 +575,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         stallTimer = nil
         // Held calls too: their timers stop.
         for call in state.connectionClosed() {
-            call.stopSending()
             call.task?.cancel()
+            call.forget()
         }
         registry.remove(id: ObjectIdentifier(self))
     }
