@@ -314,7 +314,7 @@ let package = Package(
         .executableTarget(
             name: "HousetainerBench",
             dependencies: [
-                "BenchSupport", "RPCCore", "YediProto", "AccessTokens", argumentParser, grdb,
+                "BenchSupport", "RPCCore", "YediProto", "YediImaging", "AccessTokens", argumentParser, grdb,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             path: "Benchmarks/HousetainerBench"

@@ -46,7 +46,8 @@ struct ImageVariantBench {
         // The PNG without the fine texture: with it, 20 Mpx of PNG is over the 10 MiB upload limit.
         for (format, name, texture) in [(PixelEncoder.Format.jpeg(quality: 90), "jpeg", true), (.png, "png", false)] {
             let photo = try PixelEncoder.encode(
-                Self.pixels(width: width, height: height, seed: 0, texture: texture), width: width, height: height,
+                SyntheticPhoto.pixels(width: width, height: height, seed: 0, texture: texture), width: width,
+                height: height,
                 bands: 3, as: format)
             guard photo.count <= 10 << 20 else { throw BenchError("the 20 Mpx \(name) is over 10 MiB") }
             let start = ContinuousClock.now
@@ -67,11 +68,11 @@ struct ImageVariantBench {
         for seed in 0..<4 {
             photos.append(
                 try PixelEncoder.encode(
-                    Self.pixels(width: width, height: height, seed: seed * 50), width: width, height: height,
+                    SyntheticPhoto.pixels(width: width, height: height, seed: seed * 50), width: width, height: height,
                     bands: 3, as: .jpeg(quality: 90)))
         }
         let photoSet = photos
-        let (seconds, count, histogram) = try await Self.closedLoop(
+        let (seconds, count, histogram) = try await closedLoop(
             clients: bench.uploadClients, seconds: bench.variantSeconds
         ) { client, index in
             let ref = try await api.uploadImage(
@@ -90,7 +91,7 @@ struct ImageVariantBench {
         let photo = try await api.uploadImage(
             .init(
                 data: try PixelEncoder.encode(
-                    Self.pixels(width: 3_000, height: 2_000, seed: 9), width: 3_000, height: 2_000, bands: 3,
+                    SyntheticPhoto.pixels(width: 3_000, height: 2_000, seed: 9), width: 3_000, height: 2_000, bands: 3,
                     as: .jpeg(quality: 90))), options: Self.bearer(token))
         let post = try await api.createPost(
             .init(title: "벤치", description: "사진", priceKRW: 1, category: .cut, photoIDs: [photo.id]),
@@ -103,7 +104,7 @@ struct ImageVariantBench {
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         defer { _ = http.shutdown() }
         let size = try await Self.get(http, url)  // warms the cache
-        let (seconds, count, histogram) = try await Self.closedLoop(
+        let (seconds, count, histogram) = try await closedLoop(
             clients: bench.getClients, seconds: bench.variantSeconds
         ) { _, _ in
             guard try await Self.get(http, url) == size else { throw BenchError("a GET came back changed") }
@@ -115,35 +116,6 @@ struct ImageVariantBench {
                 + #""p99_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(99))),"https":true}"#)
     }
 
-    /// `clients` tasks each calling `call(client, index)` one at a time for `seconds`: the seconds it took,
-    /// the calls made and their latencies.
-    private static func closedLoop(
-        clients: Int, seconds: Double, _ call: @escaping @Sendable (Int, Int) async throws -> Void
-    ) async throws -> (Double, Int, Histogram<UInt64>) {
-        let start = ContinuousClock.now
-        let end = start + .milliseconds(Int(seconds * 1_000))
-        var histogram = Figures.newHistogram()
-        var count = 0
-        try await withThrowingTaskGroup(of: [UInt64].self) { group in
-            for client in 0..<clients {
-                group.addTask {
-                    var latencies: [UInt64] = []
-                    while ContinuousClock.now < end {
-                        let callStart = ContinuousClock.now
-                        try await call(client, latencies.count)
-                        latencies.append(Figures.nanoseconds(ContinuousClock.now - callStart))
-                    }
-                    return latencies
-                }
-            }
-            for try await latencies in group {
-                count += latencies.count
-                for latency in latencies { histogram.record(latency) }
-            }
-        }
-        return (Figures.seconds(ContinuousClock.now - start), count, histogram)
-    }
-
     private static func get(_ http: HTTPClient, _ url: String) async throws -> Int {
         let response = try await http.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
         guard response.status == .ok else { throw BenchError("GET \(url): \(response.status)") }
@@ -152,22 +124,5 @@ struct ImageVariantBench {
 
     private static func bearer(_ token: String) -> CallOptions {
         CallOptions(timeout: .seconds(120), metadata: ["authorization": "Bearer \(token)"])
-    }
-
-    /// RGB gradients with a checker pattern: compresses like a photo (not like noise, not like flat grey).
-    static func pixels(width: Int, height: Int, seed: Int, texture: Bool = true) -> [UInt8] {
-        var pixels = [UInt8](repeating: 0, count: width * height * 3)
-        pixels.withUnsafeMutableBufferPointer { buffer in
-            for y in 0..<height {
-                for x in 0..<width {
-                    let base = (y * width + x) * 3
-                    buffer[base] = UInt8(truncatingIfNeeded: x * 255 / width + seed)
-                    buffer[base + 1] = UInt8(truncatingIfNeeded: y * 255 / height)
-                    buffer[base + 2] = UInt8(
-                        truncatingIfNeeded: ((x / 48 + y / 48) % 2) * 120 + (texture ? (x ^ y) % 16 : 0))
-                }
-            }
-        }
-        return pixels
     }
 }

@@ -5,6 +5,7 @@ import Foundation
 import GRDB
 import Histogram
 import RPCCore
+import YediImaging
 import YediProto
 
 /// Housetainer as it runs (issue 29): the real `ContentService` and `AccountService` executables (found
@@ -19,9 +20,10 @@ import YediProto
 /// `--bookmarkers` bookmarkers (each comment writes a notification and a push job per bookmarker and the
 /// owner, in its transaction); a notification page (10, newest first, with the unread count) p50/p99 of
 /// the owner after those comments; invitations created per second by `--clients` clients of distinct
-/// members. Rows are written into the stopped services' databases (their own schema from a first start);
-/// tokens are signed with the PKI's key. Image uploads with variants are the platform's `UploadImage`,
-/// measured by `content-bench`.
+/// members; image uploads per second with variants (`UploadImage` with a member's token, a 12-megapixel
+/// phone JPEG, `--upload-clients` clients; each upload makes the platform's variants). Rows are written
+/// into the stopped services' databases (their own schema from a first start); tokens are signed with the
+/// PKI's key.
 @main
 struct HousetainerBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -50,6 +52,9 @@ struct HousetainerBench: AsyncParsableCommand {
 
     @Option(help: "Concurrent inviting clients (each its own TLS connection).")
     var clients = 32
+
+    @Option(help: "Clients uploading images (each its own member, one upload at a time).")
+    var uploadClients = 4
 
     @Option(help: "Seconds each timed run lasts.")
     var seconds = 8.0
@@ -93,6 +98,8 @@ struct HousetainerBench: AsyncParsableCommand {
                     "--apps", apps, "--peer", "account=127.0.0.1:\(accountPort)",
                     "--peer", "booking=127.0.0.1:\(nowhere)", "--peer", "chat=127.0.0.1:\(nowhere)",
                     "--image-port", "\(try ServiceProcess.freePort())",
+                    // The upload run sends more than a member's daily bytes.
+                    "--quota", "uploads.day-bytes=1000000000000", "--quota", "uploads.total-bytes=1000000000000",
                 ])
         }
 
@@ -117,6 +124,7 @@ struct HousetainerBench: AsyncParsableCommand {
         try await listEvents(content, token: try token("hb-reader"))
         try await comments(content, writer: try token("hb-writer"), owner: try token("hb-owner-0"))
         try await invitations(account, token: token)
+        try await uploads(content, token: token)
     }
 
     // MARK: Seeding
@@ -294,6 +302,38 @@ struct HousetainerBench: AsyncParsableCommand {
             #"{"bench":"housetainer-create-invitation","clients":\#(clients),"created":\#(created),"#
                 + #""refused":\#(refused),"seconds":\#(Figures.format(elapsed)),"#
                 + #""per_second":\#(Figures.format(Double(created) / elapsed)),"tls":true}"#)
+    }
+
+    /// Uploads per second of a 12-megapixel JPEG (4032×3024, a phone's), four different photos in turn, so
+    /// that every upload decodes and resizes.
+    private func uploads(_ process: ServiceProcess, token: @escaping @Sendable (String) throws -> String)
+        async throws
+    {
+        let (width, height) = (4_032, 3_024)
+        var photos: [[UInt8]] = []
+        for seed in 0..<4 {
+            photos.append(
+                try PixelEncoder.encode(
+                    SyntheticPhoto.pixels(width: width, height: height, seed: seed * 50), width: width, height: height,
+                    bands: 3, as: .jpeg(quality: 90)))
+        }
+        let photoSet = photos
+        let result = try await withRPCClient(configuration: process.clientConfiguration(maxFrameBytes: 11 << 20)) {
+            connection in
+            let api = YediContent.ContentService.Client(connection)
+            return try await closedLoop(clients: uploadClients, seconds: seconds) { client, index in
+                let image = try await api.uploadImage(
+                    .init(data: photoSet[(client + index) % photoSet.count]),
+                    options: Self.options(try token("hb-uploader-\(client)")))
+                guard !image.id.isEmpty else { throw BenchError("an upload came back without an id") }
+            }
+        }
+        print(
+            #"{"bench":"housetainer-upload-image","pixels":\#(width * height),"bytes":\#(photos[0].count),"#
+                + #""clients":\#(uploadClients),"uploads":\#(result.calls),"#
+                + #""per_second":\#(Figures.format(Double(result.calls) / result.seconds)),"#
+                + #""p50_ms":\#(Figures.milliseconds(result.latencies.valueAtPercentile(50))),"#
+                + #""p99_ms":\#(Figures.milliseconds(result.latencies.valueAtPercentile(99))),"tls":true}"#)
     }
 
     private func timedCalls(
