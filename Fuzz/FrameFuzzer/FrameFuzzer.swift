@@ -66,6 +66,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         router: router,
         interceptors: [],
         executor: EventLoopExecutor(channel.embeddedEventLoop),
+        replyBuffers: ReplyBufferPool(eventLoop: channel.embeddedEventLoop),
         logger: logger
     )
     let registry = ConnectionRegistry()
