@@ -421,6 +421,13 @@ let package = Package(
             ],
             path: "Tests/ServiceTestSupport"
         ),
+        /// A real PostgreSQL for tests (found, or started with deploy/postgres-dev.sh) and a fresh database
+        /// per test: the engine's tests and every service's PostgreSQL store contract use it.
+        .target(
+            name: "PostgresTestSupport",
+            dependencies: ["ServiceRuntime", postgresNIO, logging],
+            path: "Tests/PostgresTestSupport"
+        ),
         /// A fake HTTP/1.1 server on loopback for tests of HTTP clients (the outside senders): records each
         /// request, answers from a script, can hold an answer back to make a client time out.
         .target(
@@ -450,7 +457,7 @@ let package = Package(
         /// does not run them; they find or start the development PostgreSQL (deploy/postgres-dev.sh).
         .testTarget(
             name: "PostgresEngineTests",
-            dependencies: ["ServiceRuntime", "RPCCore", "YediSync", postgresNIO, logging]
+            dependencies: ["ServiceRuntime", "PostgresTestSupport", "RPCCore", "YediSync", postgresNIO, grdb, logging]
         ),
         /// The real mail, SMS and push adapters against the fake HTTP server: success, permanent 4xx,
         /// retryable 5xx and 429, timeouts, the request each one sends, and secrets kept out of logs.
@@ -471,7 +478,8 @@ let package = Package(
             name: "AccountServiceTests",
             dependencies: [
                 "RPCAccess",
-                "AccountService", "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore", "YediProto",
+                "AccountService", "ServiceRuntime", "ServiceTestSupport", "PostgresTestSupport", postgresNIO,
+                "RPCTestSupport", "RPCCore", "YediProto",
                 "AccessTokens", "YediCrypto", grdb, logging,
             ]
         ),
@@ -480,7 +488,8 @@ let package = Package(
             dependencies: [
                 "RPCAccess",
                 "CountLimitedCache",
-                "ContentService", "AccountService", "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore",
+                "ContentService", "AccountService", "ServiceRuntime", "ServiceTestSupport", "PostgresTestSupport",
+                postgresNIO, "RPCTestSupport", "RPCCore",
                 "YediProto", "YediCrypto", grdb, logging, .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 // The image port through a real HTTPS client, and images made with libvips.
                 "YediImaging", nioCore, nioHTTP1, .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -491,7 +500,8 @@ let package = Package(
             name: "BookingServiceTests",
             dependencies: [
                 "RPCAccess",
-                "BookingService", "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore", "YediProto",
+                "BookingService", "ServiceRuntime", "ServiceTestSupport", "PostgresTestSupport", postgresNIO,
+                "RPCTestSupport", "RPCCore", "YediProto",
                 "AccessTokens", grdb, logging,
             ]
         ),
@@ -499,7 +509,8 @@ let package = Package(
             name: "ChatServiceTests",
             dependencies: [
                 "RPCAccess",
-                "ChatService", "AccountService", "ServiceRuntime", "ServiceTestSupport", "RPCTestSupport", "RPCCore",
+                "ChatService", "AccountService", "ServiceRuntime", "ServiceTestSupport", "PostgresTestSupport",
+                postgresNIO, "RPCTestSupport", "RPCCore",
                 "YediProto", "AccessTokens", "YediCrypto", grdb, logging,
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]

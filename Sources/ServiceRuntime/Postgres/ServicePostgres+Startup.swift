@@ -73,7 +73,8 @@ extension ServicePostgres {
         return "\(error)"
     }
 
-    static func connectionConfiguration(_ settings: PostgresSettings) throws -> PostgresConnection.Configuration {
+    public static func connectionConfiguration(_ settings: PostgresSettings) throws -> PostgresConnection.Configuration
+    {
         let password = try settings.readPassword()
         switch settings.address {
         case .unixSocket:

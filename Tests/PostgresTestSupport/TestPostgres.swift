@@ -1,9 +1,8 @@
 import Foundation
 import Logging
 import PostgresNIO
+import ServiceRuntime
 import XCTest
-
-@testable import ServiceRuntime
 
 /// The PostgreSQL the engine's tests use: the one `scripts/test.sh` started and named in
 /// `YEDI_TEST_POSTGRES_URL` / `YEDI_TEST_POSTGRES_PASSWORD_FILE` (shared by `swift test --parallel`
@@ -12,17 +11,17 @@ import XCTest
 ///
 /// Unavailable: in CI (`CI=true`) the test fails, saying why, so a missing PostgreSQL never passes
 /// silently; elsewhere it is skipped with the same reason.
-enum TestPostgres {
-    struct Server: Sendable {
-        var url: String
-        var passwordFile: String
+public enum TestPostgres {
+    public struct Server: Sendable {
+        public var url: String
+        public var passwordFile: String
     }
 
     private static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// Found or started once per process.
-    static let server: Result<Server, TestPostgresUnavailable> = locate()
+    public static let server: Result<Server, TestPostgresUnavailable> = locate()
 
     private static func locate() -> Result<Server, TestPostgresUnavailable> {
         let environment = ProcessInfo.processInfo.environment
@@ -65,7 +64,7 @@ enum TestPostgres {
     }
 
     /// The server, or the test fails (CI) or is skipped (elsewhere), saying why.
-    static func require() throws -> Server {
+    public static func require() throws -> Server {
         switch server {
         case .success(let server):
             return server
@@ -79,7 +78,7 @@ enum TestPostgres {
     }
 
     /// The test role's settings, as a service would read them from its options.
-    static func settings(database: String? = nil, timeout: Duration = .seconds(5)) throws -> PostgresSettings {
+    public static func settings(database: String? = nil, timeout: Duration = .seconds(5)) throws -> PostgresSettings {
         let server = try require()
         let options = try ServiceOptions.parse([
             "--database", server.url, "--database-password-file", server.passwordFile,
@@ -96,18 +95,18 @@ enum TestPostgres {
     }
 
     /// A new empty database for one test; `drop` removes it (and ends its connections).
-    static func makeDatabase(timeout: Duration = .seconds(5)) async throws -> PostgresSettings {
+    public static func makeDatabase(timeout: Duration = .seconds(5)) async throws -> PostgresSettings {
         let name = "yedi_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
         try await administer("CREATE DATABASE \(name)")
         return try settings(database: name, timeout: timeout)
     }
 
-    static func drop(_ settings: PostgresSettings) async throws {
+    public static func drop(_ settings: PostgresSettings) async throws {
         try await administer("DROP DATABASE IF EXISTS \(settings.database) WITH (FORCE)")
     }
 
     /// One statement outside any transaction (CREATE/DROP DATABASE), on the `postgres` database.
-    static func administer(_ sql: String) async throws {
+    public static func administer(_ sql: String) async throws {
         let connection = try await PostgresConnection.connect(
             configuration: ServicePostgres.connectionConfiguration(try settings()), id: 1, logger: logger)
         do {
@@ -119,21 +118,21 @@ enum TestPostgres {
         try await connection.close()
     }
 
-    static let logger = Logger(label: "yedi.test.postgres")
+    public static let logger = Logger(label: "yedi.test.postgres")
 }
 
-struct TestPostgresUnavailable: Error, CustomStringConvertible {
-    var reason: String
-    var description: String { reason }
+public struct TestPostgresUnavailable: Error, CustomStringConvertible {
+    public var reason: String
+    public var description: String { reason }
 }
 
 /// A running `ServicePostgres` on a fresh database, for one test.
-final class TestDatabase: Sendable {
-    let settings: PostgresSettings
-    let postgres: ServicePostgres
+public final class TestDatabase: Sendable {
+    public let settings: PostgresSettings
+    public let postgres: ServicePostgres
     private let runner: Task<Void, Never>
 
-    init(
+    public init(
         timeout: Duration = .seconds(5), poolSize: Int = 4,
         retryPause: @escaping @Sendable (Int) -> Duration = {
             _ in .milliseconds(1)
@@ -148,9 +147,23 @@ final class TestDatabase: Sendable {
     }
 
     /// Stops the pool and drops the database.
-    func close() async throws {
+    public func close() async throws {
         runner.cancel()
         await runner.value
         try await TestPostgres.drop(settings)
+    }
+}
+
+extension TestDatabase {
+    /// A fresh database migrated with `migrations` (a service's list: `RuntimePostgresSchema.migrations`
+    /// first, then the store's), for a store's contract tests.
+    public convenience init(service: String, migrations: [PostgresMigration], poolSize: Int = 4) async throws {
+        try await self.init(poolSize: poolSize)
+        do {
+            try await PostgresMigrator.migrate(postgres, service: service, migrations: migrations)
+        } catch {
+            try? await close()
+            throw error
+        }
     }
 }
