@@ -1,6 +1,5 @@
 import AccessTokens
 import Foundation
-import GRDB
 import RPCAccess
 import RPCCore
 import YediCrypto
@@ -25,23 +24,12 @@ public final class RevokedUsers: AccessTokenRevocations, RevocationLookup, Senda
     }
 
     private let entries: TSanVisibleMutex<[String: Entry]>
-    private let clock: any WallClock
+    let clock: any WallClock
 
-    /// Loads the revocations still in force from `database`, forgetting those past their retention.
-    public init(database: ServiceDatabase, clock: any WallClock) async throws {
-        let now = clock.nowMilliseconds
-        let rows = try await database.write { db in
-            try db.execute(sql: "DELETE FROM runtime_revoked_user WHERE keep_until_ms <= ?", arguments: [now])
-            return try Row.fetchAll(
-                db, sql: "SELECT user_digest, revoked_at_ms, keep_until_ms FROM runtime_revoked_user"
-            )
-            .map { row -> (String, Int64, Int64) in (row["user_digest"], row["revoked_at_ms"], row["keep_until_ms"]) }
-        }
-        var entries: [String: Entry] = [:]
-        for (digest, revokedAt, keepUntil) in rows {
-            entries[digest] = Entry(revokedAtMilliseconds: revokedAt, keepUntilMilliseconds: keepUntil)
-        }
-        self.entries = TSanVisibleMutex(entries)
+    /// The engine's extension (`Storage/RevokedUsers+SQLite.swift`) loads `entries` from the database.
+    init(entries: [String: (revokedAt: Int64, keepUntil: Int64)], clock: any WallClock) {
+        self.entries = TSanVisibleMutex(
+            entries.mapValues { Entry(revokedAtMilliseconds: $0.revokedAt, keepUntilMilliseconds: $0.keepUntil) })
         self.clock = clock
     }
 
@@ -56,41 +44,21 @@ public final class RevokedUsers: AccessTokenRevocations, RevocationLookup, Senda
         return isRevoked(userID: user.id, issuedAt: issuedAt)
     }
 
-    /// Revokes the tokens of `userID` issued up to `revokedAt`, inside the caller's write transaction; it
-    /// takes effect in memory once that transaction commits. Repeating it keeps the latest instant.
-    public func revoke(userID: String, revokedAt: Int64, keepUntil: Int64, in db: Database) throws {
-        let digest = Self.digest(userID)
-        try db.execute(
-            sql: """
-                INSERT INTO runtime_revoked_user (user_digest, revoked_at_ms, keep_until_ms) VALUES (?, ?, ?)
-                ON CONFLICT (user_digest) DO UPDATE SET
-                    revoked_at_ms = max(revoked_at_ms, excluded.revoked_at_ms),
-                    keep_until_ms = max(keep_until_ms, excluded.keep_until_ms)
-                """,
-            arguments: [digest, revokedAt, keepUntil])
-        // Forget what is past its retention (measured on the caller's clock, as `revokedAt` is).
-        try db.execute(sql: "DELETE FROM runtime_revoked_user WHERE keep_until_ms <= ?", arguments: [revokedAt])
-        let now = revokedAt
-        db.afterNextTransaction { _ in
-            self.entries.withLock { entries in
-                var entry = entries[digest] ?? Entry(revokedAtMilliseconds: revokedAt, keepUntilMilliseconds: keepUntil)
-                entry.revokedAtMilliseconds = max(entry.revokedAtMilliseconds, revokedAt)
-                entry.keepUntilMilliseconds = max(entry.keepUntilMilliseconds, keepUntil)
-                entries[digest] = entry
-                entries = entries.filter { $0.value.keepUntilMilliseconds > now }
-            }
+    /// Takes a committed revocation into memory (repeating one keeps the latest instants) and forgets
+    /// what is past its retention at `now`.
+    func remember(digest: String, revokedAt: Int64, keepUntil: Int64, now: Int64) {
+        entries.withLock { entries in
+            var entry = entries[digest] ?? Entry(revokedAtMilliseconds: revokedAt, keepUntilMilliseconds: keepUntil)
+            entry.revokedAtMilliseconds = max(entry.revokedAtMilliseconds, revokedAt)
+            entry.keepUntilMilliseconds = max(entry.keepUntilMilliseconds, keepUntil)
+            entries[digest] = entry
+            entries = entries.filter { $0.value.keepUntilMilliseconds > now }
         }
     }
 
     /// How a user id is kept: hex SHA-256 of a domain prefix and the id.
     static func digest(_ userID: String) -> String {
         SHA256.hex(SHA256.hash("yedi.revoked-user:" + userID))
-    }
-
-    /// The revocation of `userID` from now on, for `retention`.
-    public func revokeNow(userID: String, in db: Database) throws {
-        let now = clock.nowMilliseconds
-        try revoke(userID: userID, revokedAt: now, keepUntil: now + Self.retention.wholeMilliseconds, in: db)
     }
 }
 
