@@ -153,6 +153,45 @@ final class ServicePostgresTests: XCTestCase {
         XCTAssertEqual(read, [], "the abandoned transaction committed after its caller was answered")
     }
 
+    /// A statement abandoned by the deadline does not go on running on the server: the session's
+    /// `statement_timeout` (the same `--database-timeout`) ends it there, so it holds no locks and no
+    /// backend after its caller was answered.
+    func testTheServerEndsAStatementTheDeadlineAbandoned() async throws {
+        let started = ContinuousClock.now
+        do {
+            try await postgres.write { tx in try await tx.query("SELECT pg_sleep(4), 'abandoned-by-deadline'") }
+            XCTFail("a 4 s statement finished within a 1.5 s deadline")
+        } catch let error as RPCError {
+            XCTAssertEqual(error.code, .unavailable)
+        }
+        // Well before the 4 s sleep would end by itself.
+        try await Task.sleep(until: started + .milliseconds(2_500))
+        let running = try await postgres.read { connection in
+            var count = 0
+            for try await n in try await connection.query(
+                """
+                SELECT count(*)::bigint FROM pg_stat_activity
+                WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid()
+                  AND query LIKE '%abandoned-by-deadline%'
+                """, logger: TestPostgres.logger
+            ).decode(Int64.self) {
+                count = Int(n)
+            }
+            return count
+        }
+        XCTAssertEqual(running, 0, "the abandoned statement still runs on the server")
+        let setting = try await postgres.read { connection in
+            var value = ""
+            for try await v in try await connection.query("SHOW statement_timeout", logger: TestPostgres.logger)
+                .decode(String.self)
+            {
+                value = v
+            }
+            return value
+        }
+        XCTAssertEqual(setting, "1500ms")
+    }
+
     /// A caller cancelled mid-transaction gets `CancellationError` at once, and the write never commits.
     func testACancelledCallerGetsCancellationAndTheWriteNeverCommits() async throws {
         let postgres = postgres

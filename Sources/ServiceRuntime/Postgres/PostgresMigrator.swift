@@ -35,6 +35,10 @@ public enum PostgresMigrator {
         let lockKey = "yedi.migrate." + service
         for (index, migration) in migrations.enumerated() {
             try await postgres.write(timeout: timeout) { tx in
+                // A version may build indexes for minutes: its statements get the migration's deadline,
+                // not a store call's (the session's `statement_timeout`).
+                let limit = "\(timeout.wholeMilliseconds)"
+                try await tx.query("SELECT set_config('statement_timeout', \(limit), true)")
                 try await tx.query("SELECT pg_advisory_xact_lock(hashtextextended(\(lockKey), 0))")
                 try await tx.query(
                     """

@@ -37,6 +37,12 @@ public final class ServicePostgres: Sendable {
         configuration.options.maximumConnections = settings.poolSize
         configuration.options.minimumConnections = 0
         configuration.options.connectTimeout = min(settings.timeout, .seconds(10))
+        // The server ends a statement that outlives the call's deadline too: the deadline answers the
+        // caller without awaiting the work, and without this the abandoned statement would keep running
+        // (and holding its locks) on the server until it finished by itself.
+        configuration.options.additionalStartupParameters = [
+            ("statement_timeout", "\(settings.timeout.wholeMilliseconds)")
+        ]
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
     }
 
