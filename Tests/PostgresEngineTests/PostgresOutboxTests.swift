@@ -49,7 +49,7 @@ final class PostgresOutboxTests: XCTestCase {
         let worker = OutboxWorker(
             postgres: postgres, outbox: outbox, peers: ServicePeers(), logger: Logger(label: "yedi.test.outbox"),
             settings: settings, replica: replica)
-        let task = Task { try? await worker.run() }
+        let task = Task { _ = try? await worker.run() }
         workers.append(task)
         return task
     }
