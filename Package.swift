@@ -457,7 +457,9 @@ let package = Package(
         /// does not run them; they find or start the development PostgreSQL (deploy/postgres-dev.sh).
         .testTarget(
             name: "PostgresEngineTests",
-            dependencies: ["ServiceRuntime", "PostgresTestSupport", "RPCCore", "YediSync", postgresNIO, grdb, logging]
+            dependencies: [
+                "ServiceRuntime", "PostgresTestSupport", "RPCCore", "YediSync", "YediProto", postgresNIO, grdb, logging,
+            ]
         ),
         /// The real mail, SMS and push adapters against the fake HTTP server: success, permanent 4xx,
         /// retryable 5xx and 429, timeouts, the request each one sends, and secrets kept out of logs.

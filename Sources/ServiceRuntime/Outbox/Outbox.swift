@@ -37,31 +37,46 @@ public final class Outbox: Sendable {
         method: RPCMethod<Request, Response>,
         request: Request
     ) throws -> String {
-        try enqueue(in: db, destination: peer, kind: method.descriptor.fullName, payload: request)
+        try insert(try row(peer: peer, method: method, request: request), in: db)
     }
 
-    private func enqueue<Message: ProtoMessage>(in db: Database, destination: String, payload: Message) throws
-        -> String
-    {
-        try enqueue(in: db, destination: destination, kind: Message.schema.fullName, payload: payload)
-    }
-
-    /// One row of `runtime_outbox`: `destination` is a peer service or an in-process sender, `kind` the
-    /// method (or message) the payload is for.
-    private func enqueue(in db: Database, destination: String, kind: String, payload: some ProtoMessage) throws
-        -> String
-    {
-        let id = ids.next()
+    /// Writes `row` into `db`'s transaction and wakes the worker once it commits.
+    private func insert(_ row: OutboxRow, in db: Database) throws -> String {
         try db.execute(
             sql: """
                 INSERT INTO runtime_outbox (id, peer, method, payload, created_at_ms) VALUES (?, ?, ?, ?, ?)
                 """,
-            arguments: [id, destination, kind, Data(try payload.serializedBytes()), clock.nowMilliseconds]
+            arguments: [row.id, row.destination, row.kind, row.payload, row.createdAtMilliseconds]
         )
         let wakeUp = self.wakeUp
         db.afterNextTransaction { _ in wakeUp.signal() }
-        return id
+        return row.id
     }
+
+    // MARK: Rows, for either engine
+
+    /// A job for `peer`'s `method`.
+    func row<Request: ProtoMessage, Response: ProtoMessage>(
+        peer: String, method: RPCMethod<Request, Response>, request: Request
+    ) throws -> OutboxRow {
+        try row(destination: peer, kind: method.descriptor.fullName, payload: request)
+    }
+
+    /// A job for an in-process destination (a registered `OutboxSender`), named by the message's type.
+    func row<Message: ProtoMessage>(destination: String, message: Message) throws -> OutboxRow {
+        try row(destination: destination, kind: Message.schema.fullName, payload: message)
+    }
+
+    /// One row of `runtime_outbox`: `destination` is a peer service or an in-process sender, `kind` the
+    /// method (or message) the payload is for; a new id, and the injected clock's time.
+    private func row(destination: String, kind: String, payload: some ProtoMessage) throws -> OutboxRow {
+        OutboxRow(
+            id: ids.next(), destination: destination, kind: kind, payload: Data(try payload.serializedBytes()),
+            createdAtMilliseconds: clock.nowMilliseconds)
+    }
+
+    /// The destinations `dropOutsideMessages` looks at: mail, SMS and push, never a peer.
+    static let outsideDestinations = OutsideMessageKind.allCases.map(\.destination)
 
     /// Drops, in `db`'s transaction, the mail, SMS and push jobs not sent yet whose message contains any of
     /// `mentions` (a deleted account's id, numbers, address, device tokens): a push to someone else naming
@@ -69,7 +84,7 @@ public final class Outbox: Sendable {
     /// peers are kept (the deletion's own revocations and purges are among them). Answers how many went.
     @discardableResult
     public func dropOutsideMessages(mentioning mentions: Set<String>, in db: Database) throws -> Int {
-        let destinations = OutsideMessageKind.allCases.map(\.destination)
+        let destinations = Self.outsideDestinations
         var dropped = 0
         for mention in mentions where !mention.isEmpty {
             // Both BLOBs: instr compares bytes, wherever the text sits in the encoded message.
@@ -114,26 +129,26 @@ public final class Outbox: Sendable {
     /// `message`'s bytes once the transaction commits.
     @discardableResult
     public func enqueue(in db: Database, destination: String, message: some ProtoMessage) throws -> String {
-        try enqueue(in: db, destination: destination, payload: message)
+        try insert(try row(destination: destination, message: message), in: db)
     }
 
     /// Adds a mail job to the transaction `db` belongs to; it is sent once that transaction commits,
     /// through the registered `MailSender`.
     @discardableResult
     public func enqueue(in db: Database, mail: YediRuntime.MailMessage) throws -> String {
-        try enqueue(in: db, destination: OutsideMessageKind.mail.destination, payload: mail)
+        try insert(try row(destination: OutsideMessageKind.mail.destination, message: mail), in: db)
     }
 
     /// Adds an SMS job, sent through the registered `SmsSender` once `db`'s transaction commits.
     @discardableResult
     public func enqueue(in db: Database, sms: YediRuntime.SmsMessage) throws -> String {
-        try enqueue(in: db, destination: OutsideMessageKind.sms.destination, payload: sms)
+        try insert(try row(destination: OutsideMessageKind.sms.destination, message: sms), in: db)
     }
 
     /// Adds a push job, sent through the registered `PushSender` once `db`'s transaction commits.
     @discardableResult
     public func enqueue(in db: Database, push: YediRuntime.PushMessage) throws -> String {
-        try enqueue(in: db, destination: OutsideMessageKind.push.destination, payload: push)
+        try insert(try row(destination: OutsideMessageKind.push.destination, message: push), in: db)
     }
 
     /// Calls `handler` for each job a sender refused for good (`UndeliverableMessage` that drops the job),

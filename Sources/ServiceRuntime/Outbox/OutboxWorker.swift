@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Logging
 import RPCCore
 import ServiceLifecycle
@@ -13,13 +12,19 @@ import YediProto
 /// system inconsistent. The one exception is an outside sender's `UndeliverableMessage` (the provider
 /// refused the message for good, e.g. a dead device token): that job is dropped, logged and reported to
 /// `Outbox.onUndeliverable`. Failures show in the log and in `runtime_outbox.attempts` / `last_error`.
-/// Backoff lives in memory: after a restart every pending job is due at once.
+///
+/// Where the jobs come from is its `OutboxQueue`: on SQLite the whole table, with each failed job's
+/// backoff in memory (after a restart every pending job is due at once); on PostgreSQL a few jobs at a
+/// time, claimed with a lease, with the backoff stored in the row so that every replica honours it
+/// (docs/postgres.md, "The outbox on PostgreSQL").
 public final class OutboxWorker: Service, Sendable {
-    private let database: ServiceDatabase
+    private let queue: any OutboxQueue
     private let outbox: Outbox
     private let peers: ServicePeers
     private let logger: Logger
     private let settings: Settings
+    /// The longest wait between looks at the queue without a wake-up.
+    private let pollInterval: Duration
 
     public struct Settings: Sendable {
         public var initialBackoff: Duration = .milliseconds(200)
@@ -28,82 +33,80 @@ public final class OutboxWorker: Service, Sendable {
         public var deliveryTimeout: Duration = .seconds(10)
         /// A safety net: the worker looks at the table this often even without a wake-up.
         public var pollInterval: Duration = .seconds(5)
+        /// PostgreSQL: how often a worker looks for jobs that other replicas enqueued (its own process
+        /// wakes it at once after the commit). At most 1 s in production.
+        public var replicaPollInterval: Duration = .seconds(1)
+        /// PostgreSQL: how long a job's lease outlives `deliveryTimeout` (the lease is taken again right
+        /// before each delivery; see `PostgresOutboxQueue`).
+        public var leaseMargin: Duration = .seconds(20)
+        /// PostgreSQL: the most jobs one claim takes.
+        public var claimSize = 16
 
         public init() {}
     }
 
-    init(database: ServiceDatabase, outbox: Outbox, peers: ServicePeers, logger: Logger, settings: Settings) {
-        self.database = database
+    /// The worker of a service on SQLite.
+    convenience init(
+        database: ServiceDatabase, outbox: Outbox, peers: ServicePeers, logger: Logger, settings: Settings
+    ) {
+        self.init(
+            queue: SQLiteOutboxQueue(database: database), outbox: outbox, peers: peers, logger: logger,
+            settings: settings, pollInterval: settings.pollInterval)
+    }
+
+    init(
+        queue: any OutboxQueue, outbox: Outbox, peers: ServicePeers, logger: Logger, settings: Settings,
+        pollInterval: Duration
+    ) {
+        self.queue = queue
         self.outbox = outbox
         self.peers = peers
         self.logger = logger
         self.settings = settings
+        self.pollInterval = pollInterval
     }
 
     public func run() async throws {
         await cancelWhenGracefulShutdown {
-            var backoff = DeliveryBackoff()
+            var backoff = PeerBackoff()
             while !Task.isCancelled {
                 let next = await self.deliverDueJobs(backoff: &backoff)
-                let wait = next.map { max(.zero, $0 - .now) } ?? self.settings.pollInterval
-                await self.outbox.wakeUp.wait(timeout: min(wait, self.settings.pollInterval))
+                let wait = next.map { max(.zero, $0 - .now) } ?? self.pollInterval
+                await self.outbox.wakeUp.wait(timeout: min(wait, self.pollInterval))
             }
         }
     }
 
-    private struct Job: Sendable {
-        var id: String
-        var peer: String
-        var method: String
-        var payload: [UInt8]
-        var attempts: Int
-    }
-
-    /// When each failed job, and each peer that failed, may be tried again.
-    ///
-    /// Per peer: after a failure the peer's other jobs wait too, so a peer that is down costs one
-    /// attempt per backoff, not one per job; the other peers are not affected.
-    private struct DeliveryBackoff {
-        var jobs: [String: ContinuousClock.Instant] = [:]
+    /// When each peer that failed may be tried again: after a failure the peer's other jobs wait too, so
+    /// a peer that is down costs one attempt per backoff, not one per job; the other peers are not
+    /// affected.
+    private struct PeerBackoff {
         var peers: [String: ContinuousClock.Instant] = [:]
 
-        func isWaiting(_ job: Job, now: ContinuousClock.Instant) -> Bool {
-            (jobs[job.id].map { $0 > now } ?? false) || (peers[job.peer].map { $0 > now } ?? false)
+        func waiting(at now: ContinuousClock.Instant) -> Set<String> {
+            Set(peers.filter { $0.value > now }.keys)
         }
     }
 
-    /// What delivering one peer's due jobs came to.
+    /// What delivering one peer's due jobs came to: the job that failed (the round stops at it) and when
+    /// it, and its peer, may be tried again.
     private struct PeerRound: Sendable {
-        var delivered: [String] = []
-        /// The job that failed (the round stops at it) and when it, and its peer, may be tried again.
-        var failed: (job: String, retryAt: ContinuousClock.Instant)?
+        var failed: (retryAt: ContinuousClock.Instant, delay: Duration)?
     }
 
     /// Delivers every job that is due, each peer's jobs in order and the peers in parallel (one hung
-    /// peer delays only its own jobs); returns when the earliest one in backoff becomes due.
-    private func deliverDueJobs(backoff: inout DeliveryBackoff) async -> ContinuousClock.Instant? {
-        let jobs: [Job]
+    /// peer delays only its own jobs); returns when to look again (nil: at the poll).
+    private func deliverDueJobs(backoff: inout PeerBackoff) async -> ContinuousClock.Instant? {
+        let batch: OutboxBatch
         do {
-            jobs = try await database.read { db in
-                try Row.fetchAll(
-                    db, sql: "SELECT id, peer, method, payload, attempts FROM runtime_outbox ORDER BY rowid"
-                )
-                .map { row in
-                    Job(
-                        id: row["id"], peer: row["peer"], method: row["method"],
-                        payload: [UInt8]((row["payload"] as Data?) ?? Data()), attempts: row["attempts"])
-                }
-            }
+            batch = try await queue.takeDueJobs(skippingPeers: backoff.waiting(at: .now))
         } catch {
             if !Task.isCancelled {
                 logger.error("outbox: cannot read jobs", metadata: ["error": "\(error)"])
             }
-            return .now + settings.pollInterval
+            return .now + pollInterval
         }
-        let pending = Set(jobs.map(\.id))
-        backoff.jobs = backoff.jobs.filter { pending.contains($0.key) }
-        let now = ContinuousClock.now
-        let due = Dictionary(grouping: jobs.filter { !backoff.isWaiting($0, now: now) }, by: \.peer)
+        let due = Dictionary(grouping: batch.jobs, by: \.peer)
         let rounds = await withTaskGroup(of: (String, PeerRound).self) { group in
             for (peer, peerJobs) in due {
                 group.addTask { (peer, await self.deliver(peerJobs)) }
@@ -111,37 +114,25 @@ public final class OutboxWorker: Service, Sendable {
             return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
         }
         for (peer, round) in rounds {
-            for id in round.delivered { backoff.jobs[id] = nil }
-            if let failed = round.failed {
-                backoff.jobs[failed.job] = failed.retryAt
-                backoff.peers[peer] = failed.retryAt
-            } else {
-                backoff.peers[peer] = nil
-            }
+            backoff.peers[peer] = round.failed?.retryAt
         }
-        return backoff.jobs.values.min()
+        return batch.more ? .now : queue.nextRetry()
     }
 
-    /// Whether `job` is still in the table.
-    private func isPending(_ job: Job) async throws -> Bool {
-        try await database.read { db in
-            try Bool.fetchOne(db, sql: "SELECT 1 FROM runtime_outbox WHERE id = ?", arguments: [job.id]) == true
-        }
-    }
-
-    /// Delivers one peer's jobs in order, stopping at the first failure.
-    private func deliver(_ jobs: [Job]) async -> PeerRound {
+    /// Delivers one peer's jobs in order, stopping at the first failure; the jobs after it are handed
+    /// back to the queue.
+    private func deliver(_ jobs: [OutboxJob]) async -> PeerRound {
         var round = PeerRound()
-        for job in jobs where Task.isCancelled == false {
+        var next = jobs.startIndex
+        while next < jobs.endIndex, !Task.isCancelled {
+            let job = jobs[next]
+            next += 1
             do {
-                // An outside message read in this round may have been dropped since (a deleted account's:
-                // `Outbox.dropOutsideMessages`); it must not go out.
-                if OutsideMessageKind(rawValue: job.peer) != nil, try await !isPending(job) { continue }
+                // An outside message taken in this round may have been dropped since (a deleted account's:
+                // `Outbox.dropOutsideMessages`); it must not go out. On PostgreSQL this also renews the lease.
+                guard try await queue.isStillToDeliver(job) else { continue }
                 try await deliver(job)
-                try await database.write { db in
-                    try db.execute(sql: "DELETE FROM runtime_outbox WHERE id = ?", arguments: [job.id])
-                }
-                round.delivered.append(job.id)
+                try await queue.delete(job)
                 logger.debug("outbox: delivered", metadata: ["job": "\(job.id)", "method": "\(job.method)"])
             } catch let refused as UndeliverableMessage where refused.dropsJob {
                 // Retrying cannot help and would hold back every later job of this destination.
@@ -149,21 +140,23 @@ public final class OutboxWorker: Service, Sendable {
                     "outbox: the provider refused the message for good; job dropped",
                     metadata: ["job": "\(job.id)", "destination": "\(job.peer)", "error": "\(refused)"])
                 do {
-                    try await database.write { db in
-                        try db.execute(sql: "DELETE FROM runtime_outbox WHERE id = ?", arguments: [job.id])
-                    }
+                    try await queue.delete(job)
                 } catch {
-                    round.failed = (job.id, .now + backoff(afterAttempts: job.attempts + 1))
+                    let delay = backoff(afterAttempts: job.attempts + 1)
+                    await queue.retry(job, in: delay)
+                    round.failed = (.now + delay, delay)
                     break
                 }
-                round.delivered.append(job.id)
                 await outbox.reportUndeliverable(
                     UndeliverableJob(id: job.id, destination: job.peer, payload: job.payload, error: refused))
             } catch {
-                if Task.isCancelled { break }
+                if Task.isCancelled {
+                    next -= 1  // not delivered: handed back below
+                    break
+                }
                 let attempts = job.attempts + 1
                 let delay = backoff(afterAttempts: attempts)
-                round.failed = (job.id, .now + delay)
+                round.failed = (.now + delay, delay)
                 logger.warning(
                     "outbox: delivery failed; will retry",
                     metadata: [
@@ -171,18 +164,22 @@ public final class OutboxWorker: Service, Sendable {
                         "retry-in": "\(delay)", "error": "\(error)",
                     ]
                 )
-                _ = try? await database.write { db in
-                    try db.execute(
-                        sql: "UPDATE runtime_outbox SET attempts = ?, last_error = ? WHERE id = ?",
-                        arguments: [attempts, String(describing: error).prefix(500).description, job.id])
-                }
+                try? await queue.recordFailure(
+                    job, attempts: attempts, error: String(describing: error).prefix(500).description, retryIn: delay)
                 break
             }
+        }
+        if next < jobs.endIndex {
+            let untried = Array(jobs[next...])
+            let delay = round.failed?.delay ?? .zero
+            // Not in this task: a stopping worker's task is cancelled, and the hand-back must still run.
+            let queue = self.queue
+            await Task { await queue.giveBack(untried, notBefore: delay) }.value
         }
         return round
     }
 
-    private func deliver(_ job: Job) async throws {
+    private func deliver(_ job: OutboxJob) async throws {
         if let sender = outbox.sender(for: job.peer) {
             try await sender.send(payload: job.payload, jobID: job.id)
             return

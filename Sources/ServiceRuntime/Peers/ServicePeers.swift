@@ -53,6 +53,11 @@ public final class ServicePeers: Sendable {
         self.clients = clients
     }
 
+    /// No peers at all: a process whose outbox only has in-process destinations (the outbox's tests).
+    init() {
+        clients = [:]
+    }
+
     /// The client for `peer`; `FAILED_PRECONDITION` when this process was not configured with it.
     public func client(for peer: String) throws(RPCError) -> RPCClient {
         guard let client = clients[peer] else {
