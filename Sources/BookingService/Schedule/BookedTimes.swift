@@ -10,6 +10,21 @@ struct BookedTimes: Sendable, Equatable {
         self.intervals = intervals.sorted { $0.lowerBound < $1.lowerBound }
     }
 
+    /// From held cells (`BookingSchema.cellMilliseconds` long) in ascending order: each run of consecutive
+    /// cells one interval.
+    init(cells: [Int64]) {
+        var intervals: [Range<Int64>] = []
+        for cell in cells {
+            let end = cell + BookingSchema.cellMilliseconds
+            if let last = intervals.last, last.upperBound == cell {
+                intervals[intervals.count - 1] = last.lowerBound..<end
+            } else {
+                intervals.append(cell..<end)
+            }
+        }
+        self.init(intervals)
+    }
+
     /// Whether any booking overlaps [start, end).
     func overlaps(_ start: Int64, _ end: Int64) -> Bool {
         // The first interval ending after `start` is the only one that can overlap without lying wholly

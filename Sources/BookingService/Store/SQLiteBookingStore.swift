@@ -106,16 +106,7 @@ struct SQLiteBookingStore: BookingStore {
                     WHERE designer_id = ? AND cell_start_ms >= ? AND cell_start_ms < ? ORDER BY cell_start_ms
                     """, arguments: [designerID, from - BookingSchema.cellMilliseconds + 1, until])
         }
-        var intervals: [Range<Int64>] = []
-        for cell in cells {
-            let end = cell + BookingSchema.cellMilliseconds
-            if let last = intervals.last, last.upperBound == cell {
-                intervals[intervals.count - 1] = last.lowerBound..<end
-            } else {
-                intervals.append(cell..<end)
-            }
-        }
-        return BookedTimes(intervals)
+        return BookedTimes(cells: cells)
     }
 
     /// Holds each 5-minute cell of the reservation's time as a row whose primary key admits one holder.
