@@ -52,7 +52,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         // Already in the graph through async-http-client; named for the image tests' client to trust the test CA.
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
-        // PostgreSQL as the second engine (issue 31, docs/postgres.md); only ServiceRuntime depends on it.
+        // PostgreSQL as the second engine (issue 31, docs/postgres.md): ServiceRuntime and the PostgreSQL stores.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
@@ -204,6 +204,8 @@ let package = Package(
             dependencies: [
                 "ServiceRuntime", "OutsideSenders", "RPCCore", "RPCAccess", "YediProto", "AccessTokens", "YediCrypto",
                 grdb, logging,
+                // Store/PostgresAccountStore*: the PostgreSQL store (docs/postgres.md, "Account on PostgreSQL").
+                postgresNIO,
             ]
         ),
         .executableTarget(

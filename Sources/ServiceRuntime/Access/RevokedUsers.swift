@@ -28,7 +28,7 @@ public final class RevokedUsers: AccessTokenRevocations, RevocationLookup, Senda
     private let clock: any WallClock
 
     /// Loads the revocations still in force from `database`, forgetting those past their retention.
-    public init(database: ServiceDatabase, clock: any WallClock) async throws {
+    public convenience init(database: ServiceDatabase, clock: any WallClock) async throws {
         let now = clock.nowMilliseconds
         let rows = try await database.write { db in
             try db.execute(sql: "DELETE FROM runtime_revoked_user WHERE keep_until_ms <= ?", arguments: [now])
@@ -37,6 +37,11 @@ public final class RevokedUsers: AccessTokenRevocations, RevocationLookup, Senda
             )
             .map { row -> (String, Int64, Int64) in (row["user_digest"], row["revoked_at_ms"], row["keep_until_ms"]) }
         }
+        self.init(rows: rows, clock: clock)
+    }
+
+    /// The revocations read from either engine's `runtime_revoked_user`: (digest, revoked at, keep until).
+    init(rows: [(String, Int64, Int64)], clock: any WallClock) {
         var entries: [String: Entry] = [:]
         for (digest, revokedAt, keepUntil) in rows {
             entries[digest] = Entry(revokedAtMilliseconds: revokedAt, keepUntilMilliseconds: keepUntil)
@@ -70,15 +75,18 @@ public final class RevokedUsers: AccessTokenRevocations, RevocationLookup, Senda
             arguments: [digest, revokedAt, keepUntil])
         // Forget what is past its retention (measured on the caller's clock, as `revokedAt` is).
         try db.execute(sql: "DELETE FROM runtime_revoked_user WHERE keep_until_ms <= ?", arguments: [revokedAt])
-        let now = revokedAt
-        db.afterNextTransaction { _ in
-            self.entries.withLock { entries in
-                var entry = entries[digest] ?? Entry(revokedAtMilliseconds: revokedAt, keepUntilMilliseconds: keepUntil)
-                entry.revokedAtMilliseconds = max(entry.revokedAtMilliseconds, revokedAt)
-                entry.keepUntilMilliseconds = max(entry.keepUntilMilliseconds, keepUntil)
-                entries[digest] = entry
-                entries = entries.filter { $0.value.keepUntilMilliseconds > now }
-            }
+        db.afterNextTransaction { _ in self.remember(digest: digest, revokedAt: revokedAt, keepUntil: keepUntil) }
+    }
+
+    /// What a committed revocation changes in memory (either engine): the latest instant is kept, and what
+    /// is past its retention (on the revoking caller's clock) forgotten.
+    func remember(digest: String, revokedAt: Int64, keepUntil: Int64) {
+        entries.withLock { entries in
+            var entry = entries[digest] ?? Entry(revokedAtMilliseconds: revokedAt, keepUntilMilliseconds: keepUntil)
+            entry.revokedAtMilliseconds = max(entry.revokedAtMilliseconds, revokedAt)
+            entry.keepUntilMilliseconds = max(entry.keepUntilMilliseconds, keepUntil)
+            entries[digest] = entry
+            entries = entries.filter { $0.value.keepUntilMilliseconds > revokedAt }
         }
     }
 
