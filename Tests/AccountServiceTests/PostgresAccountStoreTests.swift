@@ -162,7 +162,7 @@ final class PostgresAccountStoreTests: XCTestCase {
         XCTAssertEqual(cards, ["d1": ShopCardRecord(name: "가게", city: "서울", district: "강남구")])
         let loaded = try await store.designer(id: "d1")
         var designer = try XCTUnwrap(loaded).1
-        let told = "SELECT count(*) FROM runtime_outbox WHERE method LIKE '%UserChanged'"
+        let told: PostgresQuery = "SELECT count(*) FROM runtime_outbox WHERE method LIKE '%UserChanged'"
         let afterCreation = try await count(told)
         designer.shop.closingHour = 20
         try await store.updateDesigner(designer)
