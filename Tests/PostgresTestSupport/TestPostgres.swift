@@ -101,8 +101,20 @@ public enum TestPostgres {
         return try settings(database: name, timeout: timeout)
     }
 
+    /// `WITH (FORCE)` ends the test's own connections, but the non-superuser test role may not signal a
+    /// backend whose role is not (yet) its own: seen once under `swift test --parallel` as "must be a
+    /// member of the role whose process is being terminated" (a connection still starting up as the
+    /// pool closed). Such a backend is gone within moments, so the drop is tried again.
     public static func drop(_ settings: PostgresSettings) async throws {
-        try await administer("DROP DATABASE IF EXISTS \(settings.database) WITH (FORCE)")
+        var attempt = 0
+        while true {
+            do {
+                return try await administer("DROP DATABASE IF EXISTS \(settings.database) WITH (FORCE)")
+            } catch  where attempt < 10 {
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(200))
+            }
+        }
     }
 
     /// One statement outside any transaction (CREATE/DROP DATABASE), on the `postgres` database.
