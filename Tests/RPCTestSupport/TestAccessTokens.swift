@@ -25,6 +25,13 @@ public enum TestAccessToken: String, CaseIterable, Sendable {
         .yedi: [.customer, .designer], "slp": ["member", "admin"], "housetainer": ["member", "admin"],
     ]
 
+    /// The instant every fixed token is issued at: a constant, so a token cannot expire while a slow run
+    /// (the sanitizer passes take many minutes) is still using it.
+    public static let issuedAt = Date(timeIntervalSince1970: 1_790_000_000)
+
+    /// What `TestPKI.tokenVerifier()` takes for now: a minute after `issuedAt`, inside every token's life.
+    public static let verifiedAt = issuedAt + 60
+
     /// The compact JWT.
     public var value: String { Self.tokens[self]! }
 
@@ -46,7 +53,7 @@ public enum TestAccessToken: String, CaseIterable, Sendable {
         func issue(_ id: String, _ role: UserRole, at now: Date, app: AppID = .yedi) -> String {
             signed(by: key, id, role, at: now, app: app)
         }
-        let customer = issue("u-customer", .customer, at: Date())
+        let customer = issue("u-customer", .customer, at: issuedAt)
         // Same header and signature, claims edited: {"role":"customer"} → {"role":"designer"}.
         let parts = customer.split(separator: ".").map(String.init)
         let claims = String(decoding: Base64URL.decode(parts[1]) ?? [], as: UTF8.self)
@@ -54,17 +61,18 @@ public enum TestAccessToken: String, CaseIterable, Sendable {
         let tampered = [parts[0], Base64URL.encode(Array(claims.utf8)), parts[2]].joined(separator: ".")
         return [
             .customer: customer,
-            .designer: issue("u-designer", .designer, at: Date()),
-            .expired: issue("u-customer", .customer, at: Date() - 3_600),
+            .designer: issue("u-designer", .designer, at: issuedAt),
+            .expired: issue("u-customer", .customer, at: issuedAt - 3_600),
             .tampered: tampered,
-            .slpMember: issue("u-slp-member", "member", at: Date(), app: "slp"),
-            .unservedAppMember: issue("u-zipadoo-member", "member", at: Date(), app: "zipadoo"),
+            .slpMember: issue("u-slp-member", "member", at: issuedAt, app: "slp"),
+            .unservedAppMember: issue("u-zipadoo-member", "member", at: issuedAt, app: "zipadoo"),
         ]
     }()
 
-    /// A token valid now for `userID` of `app` with `role`, beyond the fixed cases (an app's access matrix).
+    /// A token issued at `issuedAt` for `userID` of `app` with `role`, beyond the fixed cases (an app's
+    /// access matrix).
     public static func issue(userID: String, role: UserRole, app: AppID) throws -> String {
-        signed(by: try TestPKI.get().tokenSigningKey(), userID, role, at: Date(), app: app)
+        signed(by: try TestPKI.get().tokenSigningKey(), userID, role, at: issuedAt, app: app)
     }
 
     // A static function rather than nested in `tokens`' initializer: there, the compiler's module
@@ -85,11 +93,14 @@ extension TestPKI {
 
     /// A verifier of the test PKI's tokens, as every service builds it from `token-signing.pub.pem`.
     /// Serves YeDi, SLP and Housetainer (not Zipadoo: `TestAccessToken.unservedAppMember` is refused).
-    public func tokenVerifier() throws -> JWTVerifier {
+    /// Its clock reads `TestAccessToken.verifiedAt` unless told otherwise.
+    public func tokenVerifier(
+        now: @escaping @Sendable () -> Date = { TestAccessToken.verifiedAt }
+    ) throws -> JWTVerifier {
         JWTVerifier(
             keys: [
                 try TokenVerificationKey.load(pemFile: devPKI.appendingPathComponent("token-signing.pub.pem").path)
             ],
-            apps: TestAccessToken.servedApps)
+            apps: TestAccessToken.servedApps, now: now)
     }
 }

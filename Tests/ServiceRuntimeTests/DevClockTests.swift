@@ -78,7 +78,9 @@ final class DevClockTests: XCTestCase {
         let withToken = await statusCode {
             try await withRPCClient(configuration: harness.clientConfiguration(port: port)) {
                 _ = try await YediRuntime.DevClock.Client($0).advanceClock(
-                    .init(seconds: 3_600), options: ServiceHarness.bearer(TestAccessToken.customer.value))
+                    .init(seconds: 3_600),
+                    options: ServiceHarness.bearer(
+                        try harness.token(user: "u-customer", role: .customer, now: clock.now)))
             }
         }
         XCTAssertTrue([.unauthenticated, .permissionDenied].contains(withToken), "a signed-in user: \(withToken)")
