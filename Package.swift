@@ -645,3 +645,27 @@ if ProcessInfo.processInfo.environment["YEDI_FUZZ"] == "1" {
         package.products.append(.executable(name: target.product, targets: [target.name]))
     }
 }
+
+// MARK: Sanitizer passes: only the tests they run, and what those tests need.
+//
+// `swift build --build-tests` compiles every target, and a sanitizer build of the whole package takes as
+// long as the debug build. scripts/test.sh names the test targets of each sanitizer pass in
+// YEDI_TEST_TARGETS (comma-separated); the package then keeps those test targets and the targets they
+// depend on, directly or not, and drops the rest (the other tests, the benchmarks, the probe).
+if let subset = ProcessInfo.processInfo.environment["YEDI_TEST_TARGETS"], !subset.isEmpty {
+    let targets = Dictionary(uniqueKeysWithValues: package.targets.map { ($0.name, $0) })
+    var needed = Set<String>()
+    var pending = subset.split(separator: ",").map { String($0) }
+    while let name = pending.popLast() {
+        guard needed.insert(name).inserted, let target = targets[name] else { continue }
+        for dependency in target.dependencies {
+            switch dependency {
+            case .targetItem(let name, _), .byNameItem(let name, _): pending.append(name)
+            case .productItem: break
+            @unknown default: break
+            }
+        }
+    }
+    package.targets.removeAll { !needed.contains($0.name) }
+    package.products.removeAll { ($0 as? Product.Executable)?.targets.contains { !needed.contains($0) } ?? false }
+}
