@@ -17,10 +17,13 @@ public final class Scheduler: Sendable {
     /// Runs one due job inside the transaction that deletes it; throwing rolls both back and the job is
     /// tried again later (`SchedulerWorker.retryDelay`).
     public typealias Handler = @Sendable (_ job: ScheduledJob, _ db: Database) throws -> Void
+    /// The same on PostgreSQL (`handle(_:postgres:)`): runs inside the transaction that deletes the job.
+    public typealias PostgresHandler = @Sendable (_ job: ScheduledJob, _ tx: PostgresTransaction) async throws -> Void
 
     let clock: any WallClock
     let wakeUp = WakeUpSignal()
     private let handlers = NIOLockedValueBox<[String: Handler]>([:])
+    private let postgresHandlers = NIOLockedValueBox<[String: PostgresHandler]>([:])
 
     public init(clock: any WallClock) {
         self.clock = clock
@@ -35,6 +38,15 @@ public final class Scheduler: Sendable {
 
     func handler(for kind: String) -> Handler? {
         handlers.withLockedValue { $0[kind] }
+    }
+
+    /// Runs the jobs of `kind` with `handler` when the service's database is PostgreSQL.
+    public func handle(_ kind: String, postgres handler: @escaping PostgresHandler) {
+        postgresHandlers.withLockedValue { $0[kind] = handler }
+    }
+
+    func postgresHandler(for kind: String) -> PostgresHandler? {
+        postgresHandlers.withLockedValue { $0[kind] }
     }
 
     /// Adds `job` to the transaction `db` belongs to, unless a job with its id is already scheduled (then

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Logging
 import ServiceLifecycle
 
@@ -9,17 +8,24 @@ import ServiceLifecycle
 /// A failed run (the handler threw, or no handler knows the kind) is rolled back with its effects and
 /// tried again after `retryDelay(afterAttempts:)`, with the attempt and error recorded on the row.
 public final class SchedulerWorker: Service, Sendable {
-    private let database: ServiceDatabase
+    private let queue: any ScheduledJobQueue
     private let scheduler: Scheduler
     private let logger: Logger
     /// A safety net for jobs another process wrote into the same database (replicas): this process's
     /// own scheduling, and clock moves, wake it at once.
     let pollInterval: Duration
 
-    public init(
+    /// The worker of a service on SQLite.
+    public convenience init(
         database: ServiceDatabase, scheduler: Scheduler, logger: Logger, pollInterval: Duration = .seconds(60)
     ) {
-        self.database = database
+        self.init(
+            queue: SQLiteScheduledJobQueue(database: database), scheduler: scheduler, logger: logger,
+            pollInterval: pollInterval)
+    }
+
+    init(queue: any ScheduledJobQueue, scheduler: Scheduler, logger: Logger, pollInterval: Duration) {
+        self.queue = queue
         self.scheduler = scheduler
         self.logger = logger
         self.pollInterval = pollInterval
@@ -39,58 +45,22 @@ public final class SchedulerWorker: Service, Sendable {
     func runDueJobs() async -> Int64? {
         while !Task.isCancelled {
             do {
-                guard try await runNextDueJob() else { break }
-            } catch let failure as JobFailure {
+                guard
+                    let ran = try await queue.runNextDueJob(now: scheduler.clock.nowMilliseconds, scheduler: scheduler)
+                else { break }
+                logger.debug("scheduler: ran", metadata: ["job": "\(ran.id)", "kind": "\(ran.kind)"])
+            } catch let failure as ScheduledJobFailure {
                 await record(failure)
             } catch {
                 if !Task.isCancelled { logger.error("scheduler: cannot run jobs", metadata: ["error": "\(error)"]) }
                 return scheduler.clock.nowMilliseconds + Int64(pollInterval.components.seconds) * 1_000
             }
         }
-        return try? await database.read { db in
-            try Int64.fetchOne(db, sql: "SELECT MIN(due_at_ms) FROM runtime_scheduled_job")
-        }
-    }
-
-    /// Claims the soonest due job in one statement and runs it in the same transaction; false when
-    /// nothing is due.
-    private func runNextDueJob() async throws -> Bool {
-        let scheduler = self.scheduler
-        let now = scheduler.clock.nowMilliseconds
-        let ran: ScheduledJob? = try await database.write { db in
-            guard
-                let row = try Row.fetchOne(
-                    db,
-                    sql: """
-                        DELETE FROM runtime_scheduled_job WHERE id = (
-                          SELECT id FROM runtime_scheduled_job WHERE due_at_ms <= ? ORDER BY due_at_ms, id LIMIT 1
-                        ) RETURNING *
-                        """,
-                    arguments: [now])
-            else { return nil }
-            let job = Scheduler.job(row)
-            guard let handler = scheduler.handler(for: job.kind) else {
-                throw JobFailure(job: job, error: "no handler for kind \(job.kind)")
-            }
-            do {
-                try handler(job, db)
-            } catch {
-                throw JobFailure(job: job, error: "\(error)")
-            }
-            return job
-        }
-        guard let ran else { return false }
-        logger.debug("scheduler: ran", metadata: ["job": "\(ran.id)", "kind": "\(ran.kind)"])
-        return true
-    }
-
-    private struct JobFailure: Error {
-        var job: ScheduledJob
-        var error: String
+        return try? await queue.nextDueTime()
     }
 
     /// Due again after the backoff, on the wall clock (rolled back, the row is as it was before the run).
-    private func record(_ failure: JobFailure) async {
+    private func record(_ failure: ScheduledJobFailure) async {
         let attempts = failure.job.attempts + 1
         let delay = Self.retryDelay(afterAttempts: attempts)
         logger.warning(
@@ -99,13 +69,10 @@ public final class SchedulerWorker: Service, Sendable {
                 "job": "\(failure.job.id)", "kind": "\(failure.job.kind)", "attempt": "\(attempts)",
                 "retry-in-ms": "\(delay)", "error": "\(failure.error)",
             ])
-        let due = scheduler.clock.nowMilliseconds + delay
         do {
-            try await database.write { db in
-                try db.execute(
-                    sql: "UPDATE runtime_scheduled_job SET attempts = ?, last_error = ?, due_at_ms = ? WHERE id = ?",
-                    arguments: [attempts, String(failure.error.prefix(500)), due, failure.job.id])
-            }
+            try await queue.recordFailure(
+                failure.job, attempts: attempts, error: String(failure.error.prefix(500)),
+                dueAtMilliseconds: scheduler.clock.nowMilliseconds + delay)
         } catch {
             logger.error("scheduler: cannot record a failed job", metadata: ["error": "\(error)"])
         }
