@@ -1,10 +1,11 @@
 import Foundation
+import PostgresNIO
 import PostgresTestSupport
 import RPCAccess
-import ServiceRuntime
 import XCTest
 
 @testable import BookingService
+@testable import ServiceRuntime
 
 /// `BookingStoreContract` on PostgreSQL: every check the SQLite class runs, each on a fresh database
 /// migrated with `BookingPostgresSchema`, plus the races the issue names with two stores on two pools of
@@ -58,6 +59,59 @@ final class PostgresBookingStoreTests: XCTestCase {
     func testPurgeRemovesTheUserOncePerDelivery() async throws {
         try await withStore { store, _ in
             try await C.purgeRemovesTheUserOncePerDelivery(store, delivery: SQLiteBookingStoreTests.delivery)
+        }
+    }
+
+    // MARK: The day-before reminder (the scheduler on PostgreSQL)
+
+    /// The booking transaction schedules the reminder and the cancelling one removes it; once due, the
+    /// scheduler's worker runs it once, queuing AccountService's Notify through the outbox; a job whose
+    /// reservation is no longer confirmed reminds nobody.
+    func testReservationReminderIsScheduledWithItsReservationAndRunsOnce() async throws {
+        try await withStore { bookingOnly, database in
+            let clock = ManualClock(Date(timeIntervalSince1970: Double(C.base - 48 * C.hour) / 1_000))
+            let scheduler = Scheduler(clock: clock)
+            let outbox = Outbox(ids: SequentialIDGenerator(prefix: "job"), clock: clock)
+            scheduler.handle(
+                ReservationReminder.kind,
+                postgres: { job, tx in
+                    try await ReservationReminder.run(job, outbox: outbox, tx)
+                })
+            var store = bookingOnly
+            store.scheduler = scheduler
+            let postgres = database.postgres
+            _ = try await store.reserve(C.reservation("r1", customer: "c1", start: C.base), quotas: nil)
+            _ = try await store.reserve(C.reservation("r2", customer: "c2", start: C.base + 2 * C.hour), quotas: nil)
+            _ = try await store.cancel(id: "r2", at: C.base - 47 * C.hour)
+            let jobs = try await postgres.write { tx in
+                (
+                    try await scheduler.jobs(subject: "r1", in: tx),
+                    try await scheduler.jobs(subject: "r2", in: tx)
+                )
+            }
+            XCTAssertEqual(jobs.0.map(\.dueAtMilliseconds), [C.base - 24 * C.hour], "24 hours ahead")
+            XCTAssertEqual(jobs.1, [], "the cancelled reservation's went with it")
+
+            func notifications() async throws -> Int {
+                try await postgres.read { connection in
+                    try await connection.query(
+                        "SELECT count(*) FROM runtime_outbox WHERE peer = 'account'", logger: TestPostgres.logger
+                    ).collect().first?.decode(Int.self) ?? -1
+                }
+            }
+            let worker = SchedulerWorker(postgres: postgres, scheduler: scheduler, logger: TestPostgres.logger)
+            _ = await worker.runDueJobs()
+            let early = try await notifications()
+            XCTAssertEqual(early, 0, "not before it is due")
+            clock.advance(by: 24 * 3_600)
+            _ = await worker.runDueJobs()
+            _ = await worker.runDueJobs()
+            let sent = try await notifications()
+            XCTAssertEqual(sent, 1, "once")
+
+            let job = try XCTUnwrap(ReservationReminder.job(for: C.reservation("r2", start: C.base + 2 * C.hour)))
+            let ran = try await postgres.write { tx in try await ReservationReminder.run(job, outbox: outbox, tx) }
+            XCTAssertFalse(ran, "a cancelled reservation is not reminded of")
         }
     }
 

@@ -22,7 +22,7 @@ extension PostgresBookingStore {
     func reserve(_ reservation: ReservationRecord, quotas: ReservationQuotas?) async throws -> ReserveOutcome {
         let cells = BookingSchema.cells(from: reservation.startAtMilliseconds, until: reservation.endAtMilliseconds)
         do {
-            return try await postgres.write { [app] tx in
+            return try await postgres.write { [app, scheduler] tx in
                 if quotas != nil { try await Self.lockCustomer(reservation.customerID, tx) }
                 if let key = reservation.idempotencyKey,
                     let existing = try await Self.reservation(customerID: reservation.customerID, key: key, app, tx)
@@ -48,6 +48,9 @@ extension PostgresBookingStore {
                     SELECT \(reservation.designerID), cell, \(reservation.id) FROM unnest(\(cells)::bigint[]) AS cell
                     ORDER BY cell
                     """)
+                if let scheduler, let reminder = ReservationReminder.job(for: reservation) {
+                    try await scheduler.schedule(reminder, in: tx)
+                }
                 return .created(reservation)
             }
         } catch let violation as PostgresConstraintViolation
@@ -88,7 +91,7 @@ extension PostgresBookingStore {
     /// One conditional update: of two cancels at once, the second waits for the first's row lock, then finds
     /// the reservation no longer confirmed and changes nothing (it answers the first's time).
     func cancel(id: String, at milliseconds: Int64) async throws -> ReservationRecord? {
-        try await postgres.write { [app] tx in
+        try await postgres.write { [app, scheduler] tx in
             try await tx.query(
                 """
                 UPDATE reservation SET status = 'cancelled', cancelled_at_ms = \(milliseconds)
@@ -100,6 +103,7 @@ extension PostgresBookingStore {
                 ).first.map(Self.decodeReservation)
             else { return nil }
             try await tx.query("DELETE FROM booked_cell WHERE reservation_id = \(id)")
+            _ = try await scheduler?.cancel(id: ReservationReminder.jobID(id), in: tx)
             return cancelled
         }
     }

@@ -13,13 +13,15 @@ import ServiceRuntime
 /// (customer, idempotency key); quotas by a per-customer lock taken before counting; a new designer by
 /// `ON CONFLICT`. Reads that promise one snapshot (`bookingSetting`) run in a REPEATABLE READ transaction.
 ///
-/// Like the SQLite store, it sees one app's rows (`app`). Not yet here (they need the runtime's
-/// scheduler and outbox on PostgreSQL): the day-before reminder a reservation schedules, and a purged
-/// user's payments (refunds and blanked names).
+/// Like the SQLite store, it sees one app's rows (`app`), and schedules each reservation's day-before
+/// reminder in the transaction that books it (the scheduler on PostgreSQL). Not yet here: a purged
+/// user's payments (refunds and blanked names), which need the payment store on PostgreSQL.
 struct PostgresBookingStore: BookingStore {
     let postgres: ServicePostgres
     /// The app whose rows this store reads and writes.
     var app: AppID = .yedi
+    /// Where the day-before reminders go (`ReservationReminder`); nil in tests of booking alone.
+    var scheduler: Scheduler? = nil
 
     static let logger = Logger(label: "yedi.booking.postgres")
 
