@@ -92,3 +92,27 @@ struct LedgerMovement: Equatable, Sendable {
     /// Positive: received (a capture); negative: refunded.
     var amountKRW: Int64
 }
+
+extension PaymentRecord {
+    /// What a confirmation answers when this payment is no longer prepared (a retry, or one too late),
+    /// the same on every engine; nil for a prepared payment, whose confirmation the store starts.
+    func answerToLaterConfirmation(paymentKey: String, amountKRW: Int64) throws -> ConfirmStart? {
+        switch state {
+        case .prepared:
+            return nil
+        case .confirming:
+            guard self.paymentKey == paymentKey else { throw PaymentStoreError.otherPaymentKey }
+            guard amountKRW == self.amountKRW else { throw PaymentStoreError.amountMismatch(expected: self.amountKRW) }
+            return .askProvider(self)
+        case .paid, .partiallyRefunded, .refunded:
+            guard self.paymentKey == paymentKey, amountKRW == self.amountKRW else {
+                throw PaymentStoreError.alreadyPaid
+            }
+            return .settled(self)
+        case .expired:
+            throw PaymentStoreError.holdExpired
+        case .failed:
+            throw PaymentStoreError.failed(code: failureCode ?? "")
+        }
+    }
+}

@@ -65,3 +65,28 @@ protocol PaymentStore: Sendable {
     /// The order id of a recorded event, marking it processed.
     func processEvent(id: String, now: Int64) async throws -> String?
 }
+
+/// The names both engines' payment stores give their scheduler jobs and outbox work.
+enum PaymentJobs {
+    /// The outbox destination of the payment worker (`PaymentWorker`).
+    static let workDestination = "payments"
+    static let holdKind = "payment.hold"
+    static let reconcileKind = "payment.reconcile"
+    /// A hold job that finds a confirmation in flight looks again this much later.
+    static let holdRecheckMilliseconds: Int64 = 60_000
+
+    static func holdID(reservationID: String) -> String { "payment-hold:\(reservationID)" }
+    static func reconcileID(paymentID: String) -> String { "payment-reconcile:\(paymentID)" }
+
+    /// The job that releases the reservation's slot if it is still unpaid at `due`.
+    static func hold(reservationID: String, due: Int64) -> ScheduledJob {
+        ScheduledJob(
+            id: holdID(reservationID: reservationID), kind: holdKind, subject: reservationID, dueAtMilliseconds: due)
+    }
+
+    /// The job that asks the provider about a payment still confirming at `due`.
+    static func reconcile(paymentID: String, due: Int64) -> ScheduledJob {
+        ScheduledJob(
+            id: reconcileID(paymentID: paymentID), kind: reconcileKind, subject: paymentID, dueAtMilliseconds: due)
+    }
+}

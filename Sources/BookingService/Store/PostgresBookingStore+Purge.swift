@@ -6,10 +6,11 @@ extension PostgresBookingStore {
     /// The receipt first (`ReceiptLedger`'s one-statement `ON CONFLICT DO NOTHING`): two replicas given the
     /// same delivery at once apply it once, the second waiting for the first's commit, then answering false.
     func purgeUser(_ userID: String, delivery: Delivery, now: Int64) async throws -> Bool {
-        try await postgres.write { tx in
+        try await postgres.write { [outbox] tx in
             guard try await ReceiptLedger.isFirstDelivery(in: tx, delivery, nowMilliseconds: now) else {
                 return false
             }
+            if let outbox { try await PostgresPaymentStore.purge(userID, now: now, tx, outbox: outbox) }
             // booked_cell rows go with their reservations (ON DELETE CASCADE), closed days with the schedule.
             try await tx.query("DELETE FROM reservation WHERE customer_id = \(userID) OR designer_id = \(userID)")
             try await tx.query("DELETE FROM style WHERE designer_id = \(userID)")

@@ -14,14 +14,17 @@ import ServiceRuntime
 /// `ON CONFLICT`. Reads that promise one snapshot (`bookingSetting`) run in a REPEATABLE READ transaction.
 ///
 /// Like the SQLite store, it sees one app's rows (`app`), and schedules each reservation's day-before
-/// reminder in the transaction that books it (the scheduler on PostgreSQL). Not yet here: a purged
-/// user's payments (refunds and blanked names), which need the payment store on PostgreSQL.
+/// reminder in the transaction that books it (the scheduler on PostgreSQL); account deletion settles the
+/// user's payments first (`PostgresPaymentStore.purge`).
 struct PostgresBookingStore: BookingStore {
     let postgres: ServicePostgres
     /// The app whose rows this store reads and writes.
     var app: AppID = .yedi
     /// Where the day-before reminders go (`ReservationReminder`); nil in tests of booking alone.
     var scheduler: Scheduler? = nil
+    /// Where account deletion's refunds go (`PostgresPaymentStore.purge`); nil in tests of booking alone,
+    /// where no payment exists.
+    var outbox: Outbox? = nil
 
     static let logger = Logger(label: "yedi.booking.postgres")
 

@@ -36,7 +36,7 @@ extension SQLitePaymentStore {
                     break  // confirming: refunded in full once the provider's answer is settled
                 }
             }
-            try scheduler.cancel(id: "payment-hold:\(id)", in: db)
+            try scheduler.cancel(id: PaymentJobs.holdID(reservationID: id), in: db)
             try scheduler.cancel(id: ReservationReminder.jobID(id), in: db)
             guard let stored = try Self.reservationRow(id, db) else { return nil }
             return (try SQLiteBookingStore.reservation(stored), refund, true)
@@ -76,9 +76,8 @@ extension SQLitePaymentStore {
             switch payment.state {
             case .confirming:
                 try scheduler.schedule(
-                    ScheduledJob(
-                        id: "payment-hold:\(reservationID)", kind: Self.holdJobKind, subject: reservationID,
-                        dueAtMilliseconds: now + Self.holdRecheckMilliseconds), in: db)
+                    PaymentJobs.hold(reservationID: reservationID, due: now + PaymentJobs.holdRecheckMilliseconds),
+                    in: db)
                 return
             case .prepared:
                 try payment.lifecycle.apply(.holdExpired, at: now)
@@ -118,11 +117,9 @@ extension SQLitePaymentStore {
         try await database.write { db in
             let ids = try String.fetchAll(db, sql: "SELECT id FROM payment WHERE status = 'confirming'")
             for id in ids {
-                if try !scheduler.move(id: "payment-reconcile:\(id)", to: now, in: db) {
+                if try !scheduler.move(id: PaymentJobs.reconcileID(paymentID: id), to: now, in: db) {
                     try scheduler.schedule(
-                        ScheduledJob(
-                            id: "payment-reconcile:\(id)", kind: Self.reconcileJobKind, subject: id,
-                            dueAtMilliseconds: now), in: db)
+                        PaymentJobs.reconcile(paymentID: id, due: now), in: db)
                 }
             }
             return ids.count

@@ -13,12 +13,10 @@ struct SQLitePaymentStore: PaymentStore {
     /// Told after a commit that freed a designer's slots (the free-slot cache forgets them).
     let slotsFreed: @Sendable (String) -> Void
 
-    /// The outbox destination of the payment worker (`PaymentWorker`).
-    static let workDestination = "payments"
-    static let holdJobKind = "payment.hold"
-    static let reconcileJobKind = "payment.reconcile"
-    /// A hold job that finds a confirmation in flight looks again this much later.
-    static let holdRecheckMilliseconds: Int64 = 60_000
+    static let workDestination = PaymentJobs.workDestination
+    static let holdJobKind = PaymentJobs.holdKind
+    static let reconcileJobKind = PaymentJobs.reconcileKind
+    static let holdRecheckMilliseconds = PaymentJobs.holdRecheckMilliseconds
 
     // MARK: Refund policies
 
@@ -83,9 +81,7 @@ struct SQLitePaymentStore: PaymentStore {
                 sql: "UPDATE reservation SET payment_status = 'prepared', hold_until_ms = ? WHERE id = ?",
                 arguments: [prepared.holdUntilMilliseconds, prepared.reservationID])
             try scheduler.schedule(
-                ScheduledJob(
-                    id: "payment-hold:\(prepared.reservationID)", kind: Self.holdJobKind,
-                    subject: prepared.reservationID, dueAtMilliseconds: prepared.holdUntilMilliseconds),
+                PaymentJobs.hold(reservationID: prepared.reservationID, due: prepared.holdUntilMilliseconds),
                 in: db)
             return prepared
         }
@@ -97,43 +93,26 @@ struct SQLitePaymentStore: PaymentStore {
         try await database.write { db in
             guard var payment = try Self.payment(orderID: orderID, db) else { throw PaymentStoreError.orderNotFound }
             guard payment.customerID == customerID else { throw PaymentStoreError.notTheCustomer }
-            switch payment.state {
-            case .prepared:
-                guard amountKRW == payment.amountKRW else {
-                    throw PaymentStoreError.amountMismatch(expected: payment.amountKRW)
-                }
-                guard now < payment.holdUntilMilliseconds else { throw PaymentStoreError.holdExpired }
-                guard try Self.reservationRow(payment.reservationID, db)?["status"] as String? == "confirmed" else {
-                    throw PaymentStoreError.notPayable("the reservation is cancelled")
-                }
-                try payment.lifecycle.apply(.startConfirming, at: now)
-                payment.paymentKey = paymentKey
-                try Self.saveState(payment, db)
-                try db.execute(
-                    sql: "UPDATE reservation SET payment_status = 'confirming' WHERE id = ?",
-                    arguments: [payment.reservationID])
-                try scheduler.schedule(
-                    ScheduledJob(
-                        id: "payment-reconcile:\(payment.id)", kind: Self.reconcileJobKind, subject: payment.id,
-                        dueAtMilliseconds: now + reconcileAfter),
-                    in: db)
-                return .askProvider(payment)
-            case .confirming:
-                guard payment.paymentKey == paymentKey else { throw PaymentStoreError.otherPaymentKey }
-                guard amountKRW == payment.amountKRW else {
-                    throw PaymentStoreError.amountMismatch(expected: payment.amountKRW)
-                }
-                return .askProvider(payment)
-            case .paid, .partiallyRefunded, .refunded:
-                guard payment.paymentKey == paymentKey, amountKRW == payment.amountKRW else {
-                    throw PaymentStoreError.alreadyPaid
-                }
-                return .settled(payment)
-            case .expired:
-                throw PaymentStoreError.holdExpired
-            case .failed:
-                throw PaymentStoreError.failed(code: payment.failureCode ?? "")
+            if let answer = try payment.answerToLaterConfirmation(paymentKey: paymentKey, amountKRW: amountKRW) {
+                return answer
             }
+            guard amountKRW == payment.amountKRW else {
+                throw PaymentStoreError.amountMismatch(expected: payment.amountKRW)
+            }
+            guard now < payment.holdUntilMilliseconds else { throw PaymentStoreError.holdExpired }
+            guard try Self.reservationRow(payment.reservationID, db)?["status"] as String? == "confirmed" else {
+                throw PaymentStoreError.notPayable("the reservation is cancelled")
+            }
+            try payment.lifecycle.apply(.startConfirming, at: now)
+            payment.paymentKey = paymentKey
+            try Self.saveState(payment, db)
+            try db.execute(
+                sql: "UPDATE reservation SET payment_status = 'confirming' WHERE id = ?",
+                arguments: [payment.reservationID])
+            try scheduler.schedule(
+                PaymentJobs.reconcile(paymentID: payment.id, due: now + reconcileAfter),
+                in: db)
+            return .askProvider(payment)
         }
     }
 
@@ -145,13 +124,13 @@ struct SQLitePaymentStore: PaymentStore {
             payment.paidAtMilliseconds = now
             try Self.saveState(payment, db)
             try Self.post(PaymentLedger.capture(paymentID: payment.id, amountKRW: payment.amountKRW, at: now), db)
-            try scheduler.cancel(id: "payment-reconcile:\(payment.id)", in: db)
+            try scheduler.cancel(id: PaymentJobs.reconcileID(paymentID: payment.id), in: db)
             let reservation = try Self.reservationRow(payment.reservationID, db)
             try db.execute(
                 sql: "UPDATE reservation SET payment_status = 'paid', paid_krw = ? WHERE id = ?",
                 arguments: [payment.amountKRW, payment.reservationID])
             if reservation?["status"] as String? == "confirmed" {
-                try scheduler.cancel(id: "payment-hold:\(payment.reservationID)", in: db)
+                try scheduler.cancel(id: PaymentJobs.holdID(reservationID: payment.reservationID), in: db)
                 return .paid(payment)
             }
             // Captured for a reservation that is gone (cancelled, released, deleted): everything back at once.
@@ -172,7 +151,7 @@ struct SQLitePaymentStore: PaymentStore {
             payment.failureCode = String(code.prefix(100))
             payment.failureMessage = String(message.prefix(300))
             try Self.saveState(payment, db)
-            try scheduler.cancel(id: "payment-reconcile:\(payment.id)", in: db)
+            try scheduler.cancel(id: PaymentJobs.reconcileID(paymentID: payment.id), in: db)
             // The slot stays held until the hold runs out: the customer may try another card.
             try db.execute(
                 sql: "UPDATE reservation SET payment_status = 'failed' WHERE id = ?",
