@@ -9,8 +9,9 @@
 # Exits non-zero on any crash, leak, timeout or out-of-memory; the input is kept and its path printed.
 # Builds and runs under `nice` (NICE, default 15) so a CI run on the same machine keeps priority.
 #
-# A release build (-c release): the debug build's NIO and protobuf paths ran several times slower per
-# input. Package.swift's fuzz section adds the coverage instrumentation Swift targets otherwise lack.
+# A release build (-c release) by default: the debug build's NIO and protobuf paths ran several times
+# slower per input. YEDI_FUZZ_CONFIGURATION=debug builds in a third of the time, for CI's brief runs
+# on the seeds (scripts/fuzz-ci.sh), where the build, not the executions, is the cost. Package.swift's fuzz section adds the coverage instrumentation Swift targets otherwise lack.
 # The fuzz targets are declared in Package.swift only when YEDI_FUZZ=1 (they have no `main`, libFuzzer
 # provides it); this script sets it. Scratch path: .build-fuzz (ignored by git), or YEDI_FUZZ_SCRATCH.
 #
@@ -28,6 +29,7 @@ unset YEDI_FUZZ_WRITE_SEEDS
 export YEDI_FUZZ_RUNS=10000000
 nice_level=${NICE:-15}
 scratch=${YEDI_FUZZ_SCRATCH:-.build-fuzz}
+configuration=${YEDI_FUZZ_CONFIGURATION:-release}
 all_targets=(frame message json tls)
 
 product() { echo "$1-fuzzer"; }
@@ -42,9 +44,9 @@ max_len() {
 
 build() {
     # ld.gold warns once per ASan check symbol ("Cannot export local symbol"): harmless, filtered.
-    YEDI_FUZZ=1 nice -n "$nice_level" swift build -c release --sanitize=fuzzer --sanitize=address \
+    YEDI_FUZZ=1 nice -n "$nice_level" swift build -c "$configuration" --sanitize=fuzzer --sanitize=address \
         --scratch-path "$scratch" --product "$(product "$1")" 2>&1 | { grep -v 'Cannot export local symbol' || true; } >&2
-    echo "$(YEDI_FUZZ=1 swift build -c release --sanitize=fuzzer --sanitize=address --scratch-path "$scratch" \
+    echo "$(YEDI_FUZZ=1 swift build -c "$configuration" --sanitize=fuzzer --sanitize=address --scratch-path "$scratch" \
         --show-bin-path)/$(product "$1")"
 }
 
