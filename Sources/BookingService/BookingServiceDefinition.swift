@@ -20,15 +20,20 @@ enum BookingServiceDefinition: ServiceDefinition {
         PromiseSchema.migrate(&migrator)
     }
 
+    static let postgresMigrations: [PostgresMigration]? = BookingPostgresSchema.migrations
+
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
         let handlers = try handlers(env)
         // Confirmations an earlier process left unsettled (a crash between the provider's answer and
         // the commit) are reconciled now.
-        if let store = handlers.payments.store as? SQLitePaymentStore {
-            let leftovers = try await store.reconcileLeftovers(now: env.clock.nowMilliseconds)
-            if leftovers > 0 { env.logger.notice("payments: reconciling \(leftovers) unsettled confirmations") }
+        let leftovers = try await handlers.payments.store.reconcileLeftovers(now: env.clock.nowMilliseconds)
+        if leftovers > 0 { env.logger.notice("payments: reconciling \(leftovers) unsettled confirmations") }
+        switch env.engine {
+        case .sqlite: return [handlers, promises(env, kit: handlers.kit)]
+        // Zipadoo's promises have no PostgreSQL store yet: on PostgreSQL their methods are not served
+        // (docs/postgres.md, "Which services run on PostgreSQL").
+        case .postgres: return [handlers]
         }
-        return [handlers, promises(env, kit: handlers.kit)]
     }
 
     static func handlers(_ env: ServiceEnvironment) throws -> BookingHandlers {
@@ -41,14 +46,21 @@ enum BookingServiceDefinition: ServiceDefinition {
                 name: "booking-free-day-versions", capacity: env.configuration.textCacheItems,
                 metricsFactory: env.metrics))
         let outbox = env.outbox
-        env.scheduler.handle(ReservationReminder.kind) { job, db in
-            try ReservationReminder.run(job, outbox: outbox, db)
+        let store: any BookingStore
+        switch env.engine {
+        case .sqlite(let database):
+            env.scheduler.handle(ReservationReminder.kind) { job, db in
+                try ReservationReminder.run(job, outbox: outbox, db)
+            }
+            store = SQLiteBookingStore(database: database, app: .yedi, outbox: outbox, scheduler: env.scheduler)
+        case .postgres(let postgres):
+            env.scheduler.handle(ReservationReminder.kind) { job, tx in
+                try await ReservationReminder.run(job, outbox: outbox, tx)
+            }
+            store = PostgresBookingStore(postgres: postgres, app: .yedi, scheduler: env.scheduler, outbox: outbox)
         }
         return BookingHandlers(
-            store: FreeDayInvalidatingStore(
-                inner: SQLiteBookingStore(
-                    database: env.database, app: .yedi, outbox: env.outbox, scheduler: env.scheduler),
-                cache: freeDays),
+            store: FreeDayInvalidatingStore(inner: store, cache: freeDays),
             freeDays: freeDays, kit: env.makeHandlerKit(), payments: try payments(env, freeDays: freeDays),
             shopHours: { designerID in
                 let account = YediAccount.AccountService.Client(try peers.client(for: "account"))
@@ -60,15 +72,13 @@ enum BookingServiceDefinition: ServiceDefinition {
     /// The payment store and flow on this process's database, scheduler and outbox, with the provider the
     /// configuration chooses; registers the hold, reconciliation and outbox work they need.
     static func payments(_ env: ServiceEnvironment, freeDays: FreeDayCache) throws -> PaymentFlow {
-        let store = SQLitePaymentStore(
-            database: env.database, scheduler: env.scheduler, outbox: env.outbox,
-            slotsFreed: { freeDays.invalidate($0) })
+        let store = paymentStore(env, slotsFreed: { freeDays.invalidate($0) })
         let flow = PaymentFlow(
             store: store, provider: try PaymentProviderSetup.provider(for: env), clock: env.clock,
             logger: env.logger,
             killAfterConfirm: env.configuration.development
                 && ProcessInfo.processInfo.environment["YEDI_PAYMENT_KILL_AFTER_CONFIRM"] == "1")
-        env.outbox.register(PaymentWorker(flow: flow), destination: SQLitePaymentStore.workDestination)
+        env.outbox.register(PaymentWorker(flow: flow), destination: PaymentJobs.workDestination)
         let settings = env.configuration.payments
         if let port = settings.webhookPort, let secret = settings.webhookSecret {
             env.addBackgroundService(
@@ -76,13 +86,36 @@ enum BookingServiceDefinition: ServiceDefinition {
                     host: settings.webhookHost, port: port, signature: WebhookSignature(secret: secret), store: store,
                     clock: env.clock, logger: env.logger))
         }
-        let clock = env.clock
-        env.scheduler.handle(SQLitePaymentStore.holdJobKind) { job, db in
-            try store.releaseHold(reservationID: job.subject ?? "", now: clock.nowMilliseconds, db)
-        }
-        env.scheduler.handle(SQLitePaymentStore.reconcileJobKind) { job, db in
-            try store.reconcile(paymentID: job.subject ?? "", db)
-        }
         return flow
+    }
+
+    /// The payment store on the engine in use, with its hold and reconciliation jobs registered on the
+    /// scheduler (they run inside the scheduler's transaction, so they take that engine's).
+    static func paymentStore(_ env: ServiceEnvironment, slotsFreed: @escaping @Sendable (String) -> Void)
+        -> any PaymentStore
+    {
+        let clock = env.clock
+        switch env.engine {
+        case .sqlite(let database):
+            let store = SQLitePaymentStore(
+                database: database, scheduler: env.scheduler, outbox: env.outbox, slotsFreed: slotsFreed)
+            env.scheduler.handle(PaymentJobs.holdKind) { job, db in
+                try store.releaseHold(reservationID: job.subject ?? "", now: clock.nowMilliseconds, db)
+            }
+            env.scheduler.handle(PaymentJobs.reconcileKind) { job, db in
+                try store.reconcile(paymentID: job.subject ?? "", db)
+            }
+            return store
+        case .postgres(let postgres):
+            let store = PostgresPaymentStore(
+                postgres: postgres, scheduler: env.scheduler, outbox: env.outbox, slotsFreed: slotsFreed)
+            env.scheduler.handle(PaymentJobs.holdKind) { job, tx in
+                try await store.releaseHold(reservationID: job.subject ?? "", now: clock.nowMilliseconds, tx)
+            }
+            env.scheduler.handle(PaymentJobs.reconcileKind) { job, tx in
+                try await store.reconcile(paymentID: job.subject ?? "", tx)
+            }
+            return store
+        }
     }
 }

@@ -84,7 +84,9 @@ final class BookingFixture: @unchecked Sendable {
         dataDirectory: String? = nil,
         logs: LogCapture? = nil,
         quotas: QuotaLimits = .defaults,
-        payments: PaymentSettings = .development
+        payments: PaymentSettings = .development,
+        database: DatabaseSettings = .sqlite,
+        logKey: String? = nil
     ) async throws -> BookingFixture {
         let harness = try harness ?? ServiceHarness()
         let account = try await shops.start(harness)
@@ -93,6 +95,8 @@ final class BookingFixture: @unchecked Sendable {
         if logs != nil { configuration.logLevel = .info }
         configuration.quotas = quotas
         configuration.payments = payments
+        configuration.database = database
+        configuration.logKeyFile = logKey
         let service = try await harness.start(
             BookingServiceDefinition.self, configuration: configuration, clock: clock, logger: logs?.logger())
         let client = try RPCClient(configuration: harness.clientConfiguration(port: try await service.port))

@@ -82,4 +82,40 @@ final class StartupRefusalTests: XCTestCase {
         await holder.stop()
         try refused.get()
     }
+
+    /// A service without a PostgreSQL store yet says so instead of quietly opening its SQLite file.
+    func testAServiceThatRunsOnSQLiteOnlyRefusesAPostgreSQLDatabase() throws {
+        let password = scratch.appendingPathComponent("account-db-password")
+        try Data("secret".utf8).write(to: password)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: password.path)
+        try assertRefuses(
+            freePorts + [
+                "--data", scratch.appendingPathComponent("data").path,
+                "--database", "postgresql://account@127.0.0.1:5432/account", "--database-password-file", password.path,
+            ],
+            mentioning: ["--database", "runs on SQLite only so far"])
+        XCTAssertFalse(
+            FileManager.default.fileExists(atPath: scratch.appendingPathComponent("data/account.sqlite").path),
+            "no SQLite file was made instead")
+    }
+
+    /// Replicas on PostgreSQL share one log key: each making its own would break page cursors across them.
+    func testAPostgreSQLDatabaseWithoutASharedLogKeyIsRefused() throws {
+        let password = scratch.appendingPathComponent("booking-db-password")
+        try Data("secret".utf8).write(to: password)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: password.path)
+        let process = try RunningProcess(
+            try BuiltProducts.path("BookingService"),
+            ["--host", "127.0.0.1", "--pki", pki.path, "--log-level", "info"] + freePorts + [
+                "--data", scratch.appendingPathComponent("data").path,
+                "--database", "postgresql://booking@127.0.0.1:5432/booking", "--database-password-file", password.path,
+            ])
+        let result = process.finish(timeout: 20)
+        XCTAssertNotEqual(result.exitCode, 0, result.combinedOutput)
+        let refusal = result.errorOutput.split(separator: "\n").first { $0.contains("cannot run:") } ?? ""
+        XCTAssertTrue(refusal.contains("--log-key: required with a PostgreSQL --database"), result.combinedOutput)
+        XCTAssertFalse(
+            FileManager.default.fileExists(atPath: scratch.appendingPathComponent("data/log.key").path),
+            "refused before making a key of its own")
+    }
 }

@@ -57,6 +57,10 @@ protocol PaymentStore: Sendable {
     /// ones are reconciliation's. The ledger check asks the provider whether it captured any of them.
     func uncapturedPayments() async throws -> [PaymentRecord]
 
+    /// At start: every payment still confirming (a crash between the provider's answer and the commit)
+    /// gets its reconciliation now; answers how many.
+    func reconcileLeftovers(now: Int64) async throws -> Int
+
     // MARK: Webhook
 
     /// Records a provider's event and its outbox job; false when the event id was recorded before.

@@ -7,7 +7,7 @@ import YediProto
 /// `PurgeUser` delivered after it finds nothing written behind its back.
 struct RevocationService: YediRuntime.Revocations.ServiceProtocol {
     let revokedUsers: RevokedUsers
-    let database: ServiceDatabase
+    let engine: ServiceEngine
     let calls: UserCallTracker
     /// What the service does when a user is revoked (end their live streams), before the wait.
     let onRevoked: @Sendable (String) async -> Void
@@ -25,9 +25,16 @@ struct RevocationService: YediRuntime.Revocations.ServiceProtocol {
             throw RPCError(code: .invalidArgument, message: "keep_until_ms: from revoked_at_ms on")
         }
         let revokedUsers = self.revokedUsers
-        try await database.write { db in
-            try revokedUsers.revoke(
-                userID: request.userID, revokedAt: request.revokedAtMs, keepUntil: request.keepUntilMs, in: db)
+        let (userID, revokedAt, keepUntil) = (request.userID, request.revokedAtMs, request.keepUntilMs)
+        switch engine {
+        case .sqlite(let database):
+            try await database.write { db in
+                try revokedUsers.revoke(userID: userID, revokedAt: revokedAt, keepUntil: keepUntil, in: db)
+            }
+        case .postgres(let postgres):
+            try await postgres.write { tx in
+                try await revokedUsers.revoke(userID: userID, revokedAt: revokedAt, keepUntil: keepUntil, in: tx)
+            }
         }
         await onRevoked(request.userID)
         guard await calls.waitUntilIdle(request.userID, timeout: drainTimeout) else {

@@ -17,6 +17,10 @@ public protocol ServiceDefinition: Sendable {
     static var summary: String { get }
     /// The service's schema versions (GRDB migrations), applied at start after the runtime's own tables.
     static func migrate(_ migrator: inout DatabaseMigrator)
+    /// The same versions on PostgreSQL (same names, same order, the runtime's own first:
+    /// `RuntimePostgresSchema.migrations`), or nil for a service that runs on SQLite only so far: the
+    /// runner then refuses a PostgreSQL `--database` at start.
+    static var postgresMigrations: [PostgresMigration]? { get }
     /// Builds the handlers from the environment; may add background workers with `env.addBackgroundService`.
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService]
     /// Services whose handlers do not exist yet (their methods answer UNIMPLEMENTED).
@@ -27,5 +31,6 @@ public protocol ServiceDefinition: Sendable {
 
 extension ServiceDefinition {
     public static var placeholders: [ServiceDescriptor] { [] }
+    public static var postgresMigrations: [PostgresMigration]? { nil }
     public static var issuesTokens: Bool { false }
 }

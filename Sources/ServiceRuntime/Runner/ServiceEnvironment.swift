@@ -12,9 +12,10 @@ public final class ServiceEnvironment: Sendable {
     public let configuration: ServiceConfiguration
     /// Labelled `yedi.<service>`; handlers log through their call's `context.logger`.
     public let logger: Logger
-    /// `<data>`: the database lives here, and a service's blobs go in folders below it.
+    /// `<data>`: the SQLite database lives here, and a service's blobs go in folders below it.
     public let dataDirectory: URL
-    public let database: ServiceDatabase
+    /// Where the service's data is: SQLite (the default) or PostgreSQL.
+    public let engine: ServiceEngine
     public let peers: ServicePeers
     /// Checks access tokens locally with the public key(s), each distinct token once, refusing revoked
     /// users; what the authentication interceptor uses.
@@ -44,7 +45,7 @@ public final class ServiceEnvironment: Sendable {
     init(
         configuration: ServiceConfiguration,
         logger: Logger,
-        database: ServiceDatabase,
+        engine: ServiceEngine,
         peers: ServicePeers,
         tokenVerifier: CachingTokenVerifier,
         apps: AppCatalog,
@@ -59,7 +60,7 @@ public final class ServiceEnvironment: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.dataDirectory = URL(fileURLWithPath: configuration.dataDirectory)
-        self.database = database
+        self.engine = engine
         self.peers = peers
         self.tokenVerifier = tokenVerifier
         self.apps = apps
@@ -71,6 +72,16 @@ public final class ServiceEnvironment: Sendable {
         self.scheduler = Scheduler(clock: clock)
         self.pageCursorKey = pageCursorKey
         self.metrics = metrics
+    }
+
+    /// The SQLite database, for a definition that runs on SQLite only. One that also runs on PostgreSQL
+    /// (declares `postgresMigrations`) reads `engine` instead: the runner starts it on PostgreSQL only
+    /// then, so reaching here on PostgreSQL is that definition's bug, caught at start.
+    public var database: ServiceDatabase {
+        guard case .sqlite(let database) = engine else {
+            preconditionFailure("\(configuration.name): env.database on PostgreSQL; build the store from env.engine")
+        }
+        return database
     }
 
     /// A folder below the data folder (created if missing), for a service's blobs.

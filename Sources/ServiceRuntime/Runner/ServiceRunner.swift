@@ -40,8 +40,13 @@ public enum ServiceRunner {
         let group = ServiceGroup(
             configuration: .init(services: assembly.services, gracefulShutdownSignals: [], logger: logger))
         let task = Task {
-            defer { try? assembly.environment.database.close() }
-            try await group.run()
+            do {
+                try await group.run()
+            } catch {
+                await assembly.engine.close()
+                throw error
+            }
+            await assembly.engine.close()
         }
         return RunningService(assembly: assembly, group: group, task: task)
     }
@@ -56,7 +61,6 @@ public enum ServiceRunner {
         let assembly = try await Assembly.make(
             definition, configuration: configuration, clock: clock, ids: RandomIDGenerator(clock: clock),
             logger: logger)
-        defer { try? assembly.environment.database.close() }
         let group = ServiceGroup(
             configuration: .init(
                 services: assembly.services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
@@ -66,10 +70,17 @@ public enum ServiceRunner {
                 "rpc": "\(configuration.host):\(configuration.port)",
                 "metrics": "127.0.0.1:\(configuration.metricsPort)",
                 "data": "\(configuration.dataDirectory)",
+                "database": "\(assembly.databaseDescription)",
                 "peers": "\(assembly.environment.peers.names)",
             ]
         )
-        try await group.run()
+        do {
+            try await group.run()
+        } catch {
+            await assembly.engine.close()
+            throw error
+        }
+        await assembly.engine.close()
         logger.info("stopped")
     }
 }
@@ -112,10 +123,20 @@ public final class RunningService: Sendable {
 
 /// The parts of a running service, put together in the order they depend on each other.
 private struct Assembly {
+    var engine: OpenedEngine
     var environment: ServiceEnvironment
     var server: RPCServer
     var observability: ObservabilityServer
     var services: [ServiceGroupConfiguration.ServiceConfiguration]
+
+    /// For the start's log line: the SQLite file, or the PostgreSQL address (no password: it is never in
+    /// the settings).
+    var databaseDescription: String {
+        switch environment.configuration.database {
+        case .sqlite: "sqlite in \(environment.configuration.dataDirectory)"
+        case .postgres(let settings): "postgresql \(settings.displayAddress)"
+        }
+    }
 
     static func make<Definition: ServiceDefinition>(
         _ definition: Definition.Type,
@@ -125,6 +146,7 @@ private struct Assembly {
         logger: Logger
     ) async throws -> Assembly {
         try await StartupChecks.run(configuration)
+        try OpenedEngine.check(definition, configuration: configuration)
         let clock = configuration.devClock ? AdjustableClock(base: clock) : clock
         if configuration.development {
             logger.warning("DEVELOPMENT MODE: started with --development; development-only features may be on.")
@@ -141,17 +163,12 @@ private struct Assembly {
         let apps = try AppCatalog.load(configuration)
         let jwtVerifier = try TokenKeys.verifier(configuration: configuration, apps: apps, clock: clock)
         let signingKey = Definition.issuesTokens ? try TokenKeys.signingKey(configuration: configuration) : nil
-        let database = try ServiceDatabase.open(
-            directory: configuration.dataDirectory,
-            name: configuration.name,
-            migrations: Definition.migrate,
-            logger: logger
-        )
+        let engine = try await OpenedEngine.open(definition, configuration: configuration, logger: logger)
         do {
             let group = MultiThreadedEventLoopGroup.singleton
             let peers = try ServicePeers(configuration: configuration, logger: logger, eventLoopGroup: group)
             let outbox = Outbox(ids: ids, clock: clock)
-            let revokedUsers = try await RevokedUsers(database: database, clock: clock)
+            let revokedUsers = try await engine.revokedUsers(clock: clock)
             let tokenVerifier = CachingTokenVerifier(
                 verifier: jwtVerifier, revocations: revokedUsers,
                 cache: LRUCache(
@@ -161,7 +178,7 @@ private struct Assembly {
             let environment = ServiceEnvironment(
                 configuration: configuration,
                 logger: logger,
-                database: database,
+                engine: engine.engine,
                 peers: peers,
                 tokenVerifier: tokenVerifier,
                 apps: apps,
@@ -192,7 +209,7 @@ private struct Assembly {
                 services: services + [
                     DevClockService(clock: clock as? AdjustableClock, logger: logger),
                     RevocationService(
-                        revokedUsers: revokedUsers, database: database, calls: userCalls,
+                        revokedUsers: revokedUsers, engine: engine.engine, calls: userCalls,
                         onRevoked: { await environment.userRevoked($0) }),
                     UserChangeService(onChanged: { await environment.userChanged($0) }),
                 ],
@@ -212,12 +229,12 @@ private struct Assembly {
                 logger: logger,
                 isServing: { server.health.status(of: "") == .serving }
             )
-            let worker = OutboxWorker(
-                database: database, outbox: outbox, peers: peers, logger: logger, settings: .init())
+            let worker = engine.outboxWorker(
+                outbox: outbox, peers: peers, logger: logger, configuration: configuration)
             // Started in this order, stopped in the reverse one.
             var members: [any Service] = peers.services
             members.append(worker)
-            members.append(SchedulerWorker(database: database, scheduler: environment.scheduler, logger: logger))
+            members.append(engine.schedulerWorker(scheduler: environment.scheduler, logger: logger))
             members += environment.backgroundServices
             members.append(server)
             members.append(observability)
@@ -226,13 +243,14 @@ private struct Assembly {
                 members.append(notifier)
             }
             return Assembly(
+                engine: engine,
                 environment: environment,
                 server: server,
                 observability: observability,
                 services: members.map { .init(service: $0) }
             )
         } catch {
-            try? database.close()
+            await engine.close()
             throw error
         }
     }
