@@ -238,6 +238,9 @@ private struct Assembly {
             members += environment.backgroundServices
             members.append(server)
             members.append(observability)
+            if case .postgres(let postgres) = engine.engine {
+                members.append(PostgresHealthWatch(postgres: postgres, server: server, logger: logger))
+            }
             members += environment.drainingServices
             if let notifier = SystemdNotifier(server: server, observability: observability, logger: logger) {
                 members.append(notifier)

@@ -130,4 +130,48 @@ final class BookingServiceOnPostgresTests: XCTestCase {
         for replica in replicas { try await replica.stop() }
         try await database.close()
     }
+
+    /// Health follows the database: NOT_SERVING (for `Health/Check`, `Health/Watch` and `/healthz`) while
+    /// it refuses connections, store calls answer UNAVAILABLE within the timeout, and SERVING again once it
+    /// is back, without a restart.
+    func testHealthIsNotServingWhileTheDatabaseDoesNotAnswerAndServingOnceItDoes() async throws {
+        let database = try await TestDatabase(timeout: .seconds(2))
+        let harness = try ServiceHarness()
+        let fixture = try await replica(harness, database)
+        let name = database.settings.database
+        do {
+            try await fixture.addDesigner("designer-1")
+            let health = fixture.service.server.health
+            XCTAssertEqual(health.status(of: ""), .serving)
+
+            try await TestPostgres.administer("ALTER DATABASE \(name) ALLOW_CONNECTIONS false")
+            try await TestPostgres.administer(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)' AND pid <> pg_backend_pid()"
+            )
+            let notServing = try await eventually(timeout: 20) {
+                health.status(of: "") == .notServing
+                    && health.status(of: YediBooking.BookingService.descriptor.fullName) == .notServing
+            }
+            XCTAssertTrue(notServing, "NOT_SERVING while the database refuses")
+            let started = ContinuousClock.now
+            let down = await statusCode {
+                _ = try await fixture.booking.getSchedule(.init(designerID: "designer-1"))
+            }
+            XCTAssertEqual(down, .unavailable)
+            XCTAssertLessThan(ContinuousClock.now - started, .seconds(10), "answered within the database timeout")
+
+            try await TestPostgres.administer("ALTER DATABASE \(name) ALLOW_CONNECTIONS true")
+            let serving = try await eventually(timeout: 60) { health.status(of: "") == .serving }
+            XCTAssertTrue(serving, "SERVING again once the database answers")
+            let schedule = try await fixture.booking.getSchedule(.init(designerID: "designer-1"))
+            XCTAssertEqual(schedule.designerID, "designer-1")
+        } catch {
+            try? await TestPostgres.administer("ALTER DATABASE \(name) ALLOW_CONNECTIONS true")
+            try? await fixture.stop()
+            try? await database.close()
+            throw error
+        }
+        try await fixture.stop()
+        try await database.close()
+    }
 }
