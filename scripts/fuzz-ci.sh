@@ -4,10 +4,12 @@
 # that a decoder change that crashes, leaks or hangs on a known or nearby input fails the next CI run.
 # Exits non-zero on any finding (scripts/fuzz.sh prints the input's path and the sanitizer report).
 #
-#   scripts/fuzz-ci.sh            # YEDI_FUZZ_CI_SECONDS (default 20) per target
+#   scripts/fuzz-ci.sh               # YEDI_FUZZ_CI_SECONDS (default 20) per target
+#   scripts/fuzz-ci.sh --build-only  # the build alone (scripts/test.sh runs it ahead, in the background)
 #
 # The long runs (ten million executions per target) are done by hand: see docs/fuzzing.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export YEDI_FUZZ_CONFIGURATION=debug YEDI_FUZZ_SCRATCH=${YEDI_FUZZ_SCRATCH:-.build-fuzz-debug}
+[[ ${1:-} == "--build-only" ]] && exec scripts/fuzz.sh build
 exec scripts/fuzz.sh all "${YEDI_FUZZ_CI_SECONDS:-20}"

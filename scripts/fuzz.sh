@@ -2,6 +2,7 @@
 # Builds the libFuzzer targets under Fuzz/ with the fuzzer and AddressSanitizer and runs them.
 #
 #   scripts/fuzz.sh [frame|message|json|tls|all] [seconds]     (defaults: all, 60 seconds each)
+#   scripts/fuzz.sh build                                     (builds every target, runs none)
 #
 # Each target runs on a temporary copy of its committed seeds (Fuzz/corpus/<target>), with the
 # dictionary Fuzz/yedi.dict, until `seconds` pass or YEDI_FUZZ_RUNS executions (default 10,000,000).
@@ -43,15 +44,21 @@ max_len() {
 }
 
 build() {
-    # ld.gold warns once per ASan check symbol ("Cannot export local symbol"): harmless, filtered.
-    YEDI_FUZZ=1 nice -n "$nice_level" swift build -c "$configuration" --sanitize=fuzzer --sanitize=address \
+    # ld.gold warns once per ASan check symbol ("Cannot export local symbol"): harmless, filtered. The
+    # sanitizer options stay out of the build's environment (scripts/test.sh exports them, and builds
+    # these targets ahead, before it does).
+    env -u ASAN_OPTIONS -u LSAN_OPTIONS YEDI_FUZZ=1 nice -n "$nice_level" swift build -c "$configuration" --sanitize=fuzzer --sanitize=address \
         --scratch-path "$scratch" --product "$(product "$1")" 2>&1 | { grep -v 'Cannot export local symbol' || true; } >&2
-    echo "$(YEDI_FUZZ=1 swift build -c "$configuration" --sanitize=fuzzer --sanitize=address --scratch-path "$scratch" \
+    echo "$(env -u ASAN_OPTIONS -u LSAN_OPTIONS YEDI_FUZZ=1 swift build -c "$configuration" --sanitize=fuzzer --sanitize=address --scratch-path "$scratch" \
         --show-bin-path)/$(product "$1")"
 }
 
 case $what in
     all) targets=("${all_targets[@]}") ;;
+    build)
+        for target in "${all_targets[@]}"; do build "$target" >/dev/null; done
+        exit 0
+        ;;
     seeds)
         for target in "${all_targets[@]}"; do
             binary=$(build "$target")
@@ -63,7 +70,7 @@ case $what in
         ;;
     frame | message | json | tls) targets=("$what") ;;
     *)
-        echo "usage: $0 [frame|message|json|tls|all|seeds] [seconds]" >&2
+        echo "usage: $0 [frame|message|json|tls|all|seeds|build] [seconds]" >&2
         exit 2
         ;;
 esac

@@ -3,8 +3,10 @@
 # the codec, frame-reader, crypto, token and TLS tests, then ThreadSanitizer over the RPC targets (RPCCore,
 # RPCTLS, RPCObservability, RPCAccess, the cache), the service runtime, the outside senders' adapters and
 # the two services with the most concurrency (Chat's live streams, Booking's reservation races).
-# Installs what it needs first. Tests run in two processes at once, each running its half of the tests
-# in one go (scripts/lib/run-in-two-processes.sh); each sanitizer build compiles only what its tests need.
+# Installs what it needs first. Tests run a process per test class, two at a time
+# (scripts/lib/run-test-classes.sh); each sanitizer build compiles only what its tests need, and the
+# sanitizer and fuzz builds run at the lowest CPU priority while the plain tests run (those wait on
+# sockets and timers much of the time, and the builds take that idle core).
 #
 #   scripts/test.sh           # everything (what CI runs)
 #   scripts/test.sh --quick   # the plain test run only
@@ -31,28 +33,75 @@ if ! postgres_env=$(deploy/postgres-dev.sh --test --env 2>"$postgres_log"); then
   exit 1
 fi
 eval "$postgres_env"
-if grep -q '^postgres-dev: started' "$postgres_log"; then
-  trap 'deploy/postgres-dev.sh --stop >/dev/null 2>&1 || true' EXIT
-fi
+# At exit: stop the background builds (below), and the PostgreSQL if this run started it.
+builder=
+stop_postgres=false
+grep -q '^postgres-dev: started' "$postgres_log" && stop_postgres=true
+cleanup() {
+  if [[ -n $builder ]]; then pkill -P "$builder" 2>/dev/null || true; kill "$builder" 2>/dev/null || true; fi
+  if $stop_postgres; then deploy/postgres-dev.sh --stop >/dev/null 2>&1 || true; fi
+}
+trap cleanup EXIT
 rm -f "$postgres_log"
 
 step "swift test"
 swift build --build-tests
-# Every test, in two processes each running its half in one go (scripts/lib/run-in-two-processes.sh):
-# 390 s here, against about twice that with `swift test --parallel`'s process per test.
+
+# The sanitizer passes' test targets: each build compiles only these and what they depend on
+# (YEDI_TEST_TARGETS, read by Package.swift): a whole-package sanitizer build takes as long as the debug
+# build.
+asan_targets=ProtoBridgeTests,YediCryptoTests,AccessTokenTests,RPCTLSTests,RPCCoreTests
+tsan_targets=RPCCoreTests,RPCTLSTests,RPCObservabilityTests,RPCAccessTests,CountLimitedCacheTests
+tsan_targets+=,ServiceRuntimeTests,OutsideSenderTests,ChatServiceTests,BookingServiceTests
+
+# The later passes' builds, one after the other, in the background at `nice 19` while the plain tests
+# run: 700 s of ThreadSanitizer build and 300 s of fuzz build were a third of CI's time on their own.
+# Each writes its log and, when done, a status file that the pass waiting for it reads.
+builds=$(mktemp -d)
+background_build() {
+  local name=$1
+  shift
+  if nice -n 19 "$@" >"$builds/$name.log" 2>&1; then echo 0 >"$builds/$name.status"; else echo $? >"$builds/$name.status"; fi
+}
+wait_for_build() {
+  local waited=$SECONDS
+  until [[ -f $builds/$1.status ]]; do
+    kill -0 "$builder" 2>/dev/null || { echo "test: the background builds ended before the $1 build" >&2; exit 1; }
+    sleep 2
+  done
+  echo "($1 build: waited $((SECONDS - waited)) s for it)" >&2
+  if [[ $(cat "$builds/$1.status") != 0 ]]; then
+    cat "$builds/$1.log" >&2
+    echo "test: the $1 build failed (above)" >&2
+    exit 1
+  fi
+}
+if [[ ${1:-} != "--quick" ]]; then
+  (
+    YEDI_TEST_TARGETS=$asan_targets background_build asan \
+      swift build --build-tests --sanitize=address --scratch-path .build-asan
+    YEDI_TEST_TARGETS=$tsan_targets background_build tsan \
+      swift build --build-tests --sanitize=thread --scratch-path .build-tsan
+    background_build fuzz scripts/fuzz-ci.sh --build-only
+  ) &
+  builder=$!
+fi
+
+# Every test, a process per test class, two at a time (scripts/lib/run-test-classes.sh): 390 s here,
+# against about twice that with `swift test --parallel`'s process per test.
 bundle="$(swift build --show-bin-path)/YediPackageTests.xctest"
-"$bundle" --list-tests | grep -E '^[A-Za-z]+Tests\.' | scripts/lib/run-in-two-processes.sh "$bundle"
+"$bundle" --list-tests | grep -E '^[A-Za-z]+Tests\.' | scripts/lib/run-test-classes.sh "$bundle"
 
 [[ ${1:-} == "--quick" ]] && exit 0
 
 export LSAN_OPTIONS="suppressions=$PWD/Tests/lsan-suppressions.txt:print_suppressions=0"
 export ASAN_OPTIONS="detect_leaks=1"
 
-# Each sanitizer build compiles only its pass's test targets and what they depend on (YEDI_TEST_TARGETS,
-# read by Package.swift): a whole-package sanitizer build takes as long as the debug build.
 step "AddressSanitizer + LeakSanitizer: codec, frame-reader, crypto, token and TLS tests"
-export YEDI_TEST_TARGETS=ProtoBridgeTests,YediCryptoTests,AccessTokenTests,RPCTLSTests,RPCCoreTests
-swift build --build-tests --sanitize=address --scratch-path .build-asan
+wait_for_build asan
+# No second `swift build` here: SwiftPM keys its build commands on the environment, which now holds the
+# sanitizer options, and would rebuild.
+export YEDI_TEST_TARGETS=$asan_targets
 swift test --skip-build --sanitize=address --scratch-path .build-asan \
   --filter 'ProtoBridgeTests|YediCryptoTests|AccessTokenTests|RPCTLSTests|RPCCoreTests\.InboundFrameTests'
 
@@ -71,10 +120,8 @@ fi
 echo "planted leak reported: $(grep -m1 'Direct leak of 10 byte' <<<"$output")" >&2
 
 step "ThreadSanitizer: the RPC targets, service runtime, ChatService and BookingService tests"
-tsan_targets=RPCCoreTests,RPCTLSTests,RPCObservabilityTests,RPCAccessTests,CountLimitedCacheTests
-tsan_targets+=,ServiceRuntimeTests,OutsideSenderTests,ChatServiceTests,BookingServiceTests
+wait_for_build tsan
 export YEDI_TEST_TARGETS=$tsan_targets
-swift build --build-tests --sanitize=thread --scratch-path .build-tsan
 # Left out: the PostgreSQL tests (they run in the plain pass), and the Zipadoo settlement crash test
 # (10,000 promises through a real BookingService process: 415 s under ThreadSanitizer, about 40% of the
 # pass; the in-process settlement race, testZipadooSettlementByTheWorkerAnd100ConcurrentReadsSettlesOnce,
@@ -83,8 +130,9 @@ tsan_bundle="$(swift build --sanitize=thread --scratch-path .build-tsan --show-b
 "$tsan_bundle" --list-tests |
   grep -E "^(${tsan_targets//,/|})\." |
   grep -v -E 'Postgres|ZipadooSettlementCrashTests' |
-  scripts/lib/run-in-two-processes.sh "$tsan_bundle"
+  scripts/lib/run-test-classes.sh "$tsan_bundle"
 unset YEDI_TEST_TARGETS
 step "libFuzzer: every fuzz target briefly on its seeds (issue 15)"
+wait_for_build fuzz
 scripts/fuzz-ci.sh
 step "done"
