@@ -28,12 +28,7 @@ enum BookingServiceDefinition: ServiceDefinition {
         // the commit) are reconciled now.
         let leftovers = try await handlers.payments.store.reconcileLeftovers(now: env.clock.nowMilliseconds)
         if leftovers > 0 { env.logger.notice("payments: reconciling \(leftovers) unsettled confirmations") }
-        switch env.engine {
-        case .sqlite: return [handlers, promises(env, kit: handlers.kit)]
-        // Zipadoo's promises have no PostgreSQL store yet: on PostgreSQL their methods are not served
-        // (docs/postgres.md, "Which services run on PostgreSQL").
-        case .postgres: return [handlers]
-        }
+        return [handlers, promises(env, kit: handlers.kit)]
     }
 
     static func handlers(_ env: ServiceEnvironment) throws -> BookingHandlers {

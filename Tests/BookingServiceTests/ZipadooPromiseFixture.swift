@@ -82,13 +82,22 @@ final class ZipadooPromiseFixture: @unchecked Sendable {
     var promises: YediZipadoo.Promises.Client { YediZipadoo.Promises.Client(client) }
     var database: ServiceDatabase { service.environment.database }
 
-    static func start(clock: ManualClock = ManualClock()) async throws -> ZipadooPromiseFixture {
+    /// On SQLite, or on the PostgreSQL `database` (with a log key, as every PostgreSQL start needs).
+    static func start(clock: ManualClock = ManualClock(), database: PostgresSettings? = nil) async throws
+        -> ZipadooPromiseFixture
+    {
         let harness = try ServiceHarness()
         let friends = ZipadooFriendBook()
         let account = try await friends.start(harness)
-        let configuration = try harness.configuration(
+        var configuration = try harness.configuration(
             BookingServiceDefinition.defaults, peers: ["account": account.port]
         ) { $0.apps = repositoryApps }
+        if let database {
+            let logKey = harness.dataRoot.appendingPathComponent("log.key")
+            try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: logKey)
+            configuration.database = .postgres(database)
+            configuration.logKeyFile = logKey.path
+        }
         let service = try await harness.start(BookingServiceDefinition.self, configuration: configuration, clock: clock)
         let client = try RPCClient(configuration: harness.clientConfiguration(port: try await service.port))
         return ZipadooPromiseFixture(

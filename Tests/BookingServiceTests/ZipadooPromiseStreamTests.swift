@@ -10,12 +10,18 @@ import YediProto
 
 /// WatchPromise over TLS: a snapshot, then fixes and arrivals (each arrival once, in rank order), a
 /// reconnect from the last position missing nothing, and the stream ending at T + 3 h.
-final class ZipadooPromiseStreamTests: XCTestCase {
+/// (Not final: `ZipadooPromiseStreamOnPostgresTests` runs the same watch on PostgreSQL.)
+class ZipadooPromiseStreamTests: XCTestCase {
     var fixture: ZipadooPromiseFixture!
     let minute: Int64 = 60_000
 
+    /// The service under test; on SQLite here.
+    func startFixture() async throws -> ZipadooPromiseFixture {
+        try await ZipadooPromiseFixture.start()
+    }
+
     override func setUp() async throws {
-        fixture = try await ZipadooPromiseFixture.start()
+        fixture = try await startFixture()
     }
 
     override func tearDown() async throws {

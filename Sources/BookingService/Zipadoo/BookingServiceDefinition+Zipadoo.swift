@@ -12,20 +12,34 @@ extension BookingServiceDefinition {
         let hub = PromiseEventHub(name: "zipadoo_promise", maxPerKey: promiseStreamsPerPromise)
         env.addDrainingService(StreamHubShutdown(hub: hub))
         let sink: PromiseEventSink = { hub.publish($0) }
-        let store = SQLitePromiseStore(database: env.database, scheduler: env.scheduler, sink: sink)
         let clock = env.clock
         let scheduler = env.scheduler
-        env.scheduler.handle(SQLitePromiseStore.settlementKind) { job, db in
-            _ = try SQLitePromiseStore.settle(
-                job.subject ?? "", now: clock.nowMilliseconds, scheduler: scheduler, sink: sink, db)
-        }
         let outbox = env.outbox
-        env.scheduler.handle(PromiseReminder.kind) { job, db in try PromiseReminder.run(job, outbox: outbox, db) }
+        let store: any PromiseStore
+        let log: any StreamEventLog<PromiseEventRecord>
+        switch env.engine {
+        case .sqlite(let database):
+            store = SQLitePromiseStore(database: database, scheduler: scheduler, sink: sink)
+            log = PromiseEventLog(database: database)
+            scheduler.handle(PromiseSettlement.kind) { job, db in
+                _ = try SQLitePromiseStore.settle(
+                    job.subject ?? "", now: clock.nowMilliseconds, scheduler: scheduler, sink: sink, db)
+            }
+            scheduler.handle(PromiseReminder.kind) { job, db in try PromiseReminder.run(job, outbox: outbox, db) }
+        case .postgres(let postgres):
+            store = PostgresPromiseStore(postgres: postgres, scheduler: scheduler, sink: sink)
+            log = PostgresPromiseEventLog(postgres: postgres)
+            scheduler.handle(PromiseSettlement.kind) { job, tx in
+                _ = try await PostgresPromiseStore.settle(
+                    job.subject ?? "", now: clock.nowMilliseconds, scheduler: scheduler, sink: sink, tx)
+            }
+            scheduler.handle(PromiseReminder.kind) { job, tx in try await PromiseReminder.run(job, outbox: outbox, tx) }
+        }
         let peers = env.peers
         return PromiseHandlers(
             store: store, kit: kit,
             stream: ResumableStream(
-                hub: hub, log: PromiseEventLog(database: env.database),
+                hub: hub, log: log,
                 restart: "watch again with after_position 0 for a new snapshot"),
             friendsOf: { userID, candidates in
                 do {

@@ -1,10 +1,10 @@
 import ServiceRuntime
 
 /// Zipadoo's promise tables on PostgreSQL (`booking-3-zipadoo-promises`), SQLite's `PromiseSchema`
-/// translated so that BookingService's versions stay complete and in step; no PostgreSQL promise store
-/// uses them yet. `REAL` is `double precision`, `AUTOINCREMENT` an identity column. Beware for that
-/// store: an identity is not commit-ordered, so `promise_event.position` read as a stream position by
-/// several replicas needs the treatment chat's positions get (docs/postgres.md).
+/// translated so that BookingService's versions stay in step. `REAL` is `double precision`,
+/// `AUTOINCREMENT` an identity column. An identity alone is not commit-ordered: `PostgresPromiseStore`
+/// inserts a promise's events under the promise's row lock, which makes `promise_event.position` grow in
+/// commit order per promise.
 enum PromisePostgresSchema {
     static let promises = PostgresMigration(
         "booking-3-zipadoo-promises",

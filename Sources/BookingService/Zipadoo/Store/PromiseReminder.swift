@@ -26,11 +26,16 @@ enum PromiseReminder {
         for participant in promise.participants {
             try outbox.enqueue(
                 in: db, peer: "account", method: YediAccount.Notifications.Method.notify,
-                request: YediAccount.NotifyRequest(
-                    userID: participant.userID, app: "zipadoo", kind: kind, title: "\(promise.title) 30분 전입니다",
-                    body: "\(promise.place.name)에서 만나요. 지금부터 위치가 공유됩니다.",
-                    data: [.init(key: "promise_id", value: promise.id)]))
+                request: notification(promise, to: participant.userID))
         }
         return promise.participants.count
+    }
+
+    /// The reminder one participant gets (both engines).
+    static func notification(_ promise: PromiseRecord, to userID: String) -> YediAccount.NotifyRequest {
+        YediAccount.NotifyRequest(
+            userID: userID, app: "zipadoo", kind: kind, title: "\(promise.title) 30분 전입니다",
+            body: "\(promise.place.name)에서 만나요. 지금부터 위치가 공유됩니다.",
+            data: [.init(key: "promise_id", value: promise.id)])
     }
 }

@@ -125,3 +125,15 @@ protocol PromiseStore: Sendable {
 enum PromiseWindowFilter: Sendable {
     case upcoming, tracking, past
 }
+
+/// The settlement job both engines' stores write with each promise, due at T + 3 h, moved by an edit and
+/// dropped with the promise; whoever settles first (the job or a read) wins.
+enum PromiseSettlement {
+    static let kind = "zipadoo-promise-settlement"
+    static func jobID(_ promiseID: String) -> String { "promise-settlement:\(promiseID)" }
+
+    static func job(promiseID: String, at: Int64) -> ScheduledJob {
+        ScheduledJob(
+            id: jobID(promiseID), kind: kind, subject: promiseID, dueAtMilliseconds: at + PromiseRules.closesAfter)
+    }
+}

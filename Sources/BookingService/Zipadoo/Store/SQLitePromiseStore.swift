@@ -10,8 +10,8 @@ struct SQLitePromiseStore: PromiseStore {
     /// The live streams' hub (`PromiseEventHub.publish`); nil in store tests.
     var sink: PromiseEventSink? = nil
 
-    static let settlementKind = "zipadoo-promise-settlement"
-    static func settlementJobID(_ promiseID: String) -> String { "promise-settlement:\(promiseID)" }
+    static let settlementKind = PromiseSettlement.kind
+    static func settlementJobID(_ promiseID: String) -> String { PromiseSettlement.jobID(promiseID) }
 
     func create(_ promise: PromiseRecord, participantIDs: [String]) async throws -> PromiseRecord {
         try await database.write { db in
@@ -35,11 +35,7 @@ struct SQLitePromiseStore: PromiseStore {
             for (position, userID) in ([promise.creatorID] + participantIDs).enumerated() {
                 try Self.addParticipant(promise.id, userID, position: position, db)
             }
-            _ = try scheduler.schedule(
-                ScheduledJob(
-                    id: Self.settlementJobID(promise.id), kind: Self.settlementKind, subject: promise.id,
-                    dueAtMilliseconds: promise.atMilliseconds + PromiseRules.closesAfter),
-                in: db)
+            _ = try scheduler.schedule(PromiseSettlement.job(promiseID: promise.id, at: promise.atMilliseconds), in: db)
             _ = try scheduler.schedule(PromiseReminder.job(promiseID: promise.id, at: promise.atMilliseconds), in: db)
             return try Self.load(promise.id, db)!
         }
