@@ -427,7 +427,7 @@ let package = Package(
         /// per test: the engine's tests and every service's PostgreSQL store contract use it.
         .target(
             name: "PostgresTestSupport",
-            dependencies: ["ServiceRuntime", postgresNIO, logging],
+            dependencies: ["ServiceRuntime", "RPCTestSupport", postgresNIO, logging],
             path: "Tests/PostgresTestSupport"
         ),
         /// A fake HTTP/1.1 server on loopback for tests of HTTP clients (the outside senders): records each
@@ -460,7 +460,9 @@ let package = Package(
         .testTarget(
             name: "PostgresEngineTests",
             dependencies: [
-                "ServiceRuntime", "PostgresTestSupport", "RPCCore", "YediSync", "YediProto", postgresNIO, grdb, logging,
+                "ServiceRuntime", "PostgresTestSupport", "RPCCore", "RPCTestSupport", "YediSync", "YediProto",
+                postgresNIO,
+                grdb, logging,
             ]
         ),
         /// The real mail, SMS and push adapters against the fake HTTP server: success, permanent 4xx,

@@ -10,6 +10,9 @@
 #   deploy/postgres-dev.sh --stop       # stop the server (the data stays)
 #   deploy/postgres-dev.sh --dir DIR    # the cluster's folder (default: YEDI_POSTGRES_DIR, else
 #                                       # /tmp/yedi-pg-<uid>-<hash of this checkout's path>)
+#   deploy/postgres-dev.sh --tls CERT KEY
+#                                       # also TCP on 127.0.0.1:PORT, TLS only, with that certificate
+#                                       # (the TLS tests start a cluster of their own this way)
 #
 # As root, initdb, pg_ctl and the server run as the package's `postgres` user (initdb refuses root).
 # `-E UTF8 --locale=C.UTF-8`: Hangul needs a UTF-8 ctype for pg_trgm; the C collation sorts as SQLite.
@@ -23,6 +26,8 @@ fsync=on
 env_only=0
 dir=${YEDI_POSTGRES_DIR:-}
 port=${YEDI_POSTGRES_PORT:-5432}
+tls_cert=
+tls_key=
 while (($#)); do
   case $1 in
   --test) fsync=off ;;
@@ -30,7 +35,8 @@ while (($#)); do
   --stop) mode=stop ;;
   --dir) dir=${2:?--dir needs a folder}; shift ;;
   --port) port=${2:?--port needs a number}; shift ;;
-  -h | --help) sed -n '2,17p' "$0"; exit 0 ;;
+  --tls) tls_cert=${2:?--tls needs a certificate and a key}; tls_key=${3:?--tls needs a certificate and a key}; shift 2 ;;
+  -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
   *) echo "postgres-dev: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -108,10 +114,12 @@ if [[ ! -f $data/PG_VERSION ]]; then
     echo "postgres-dev: initdb failed (its log is above)" >&2
     exit 1
   }
-  # The superuser by peer; every other role by password (scram), over the socket only.
+  # The superuser by peer; every other role by password (scram), over the socket, or over TCP from
+  # loopback with TLS (only when started with --tls: otherwise nothing listens on TCP).
   as_owner sh -c "cat >'$data/pg_hba.conf'" <<EOF
 local all $owner peer
 local all all scram-sha-256
+hostssl all all 127.0.0.1/32 scram-sha-256
 EOF
 fi
 
@@ -120,9 +128,22 @@ if ! pg_ctl status >/dev/null 2>&1; then
   options="-c listen_addresses='' -c unix_socket_directories='$socket' -p $port -c max_connections=200"
   options+=" -c fsync=$fsync -c password_encryption=scram-sha-256"
   if [[ $fsync == off ]]; then options+=" -c synchronous_commit=off -c full_page_writes=off"; fi
-  pg_ctl start -w -t 60 -l "$logs/server.log" -o "$options" >/dev/null || {
+  if [[ -n $tls_cert ]]; then
+    # The server reads its key as its own user, and refuses a key others may read.
+    mkdir -p "$dir/tls"
+    cp "$tls_cert" "$dir/tls/server.pem"
+    cp "$tls_key" "$dir/tls/server.key"
+    chown "$owner" "$dir/tls" "$dir/tls/server.pem" "$dir/tls/server.key"
+    chmod 0600 "$dir/tls/server.key"
+    options+=" -c listen_addresses='127.0.0.1' -c ssl=on -c ssl_cert_file='$dir/tls/server.pem'"
+    options+=" -c ssl_key_file='$dir/tls/server.key'"
+  fi
+  # No inherited descriptor reaches the server: a caller reading this script's output through a pipe
+  # (the tests do) would otherwise wait for the server's end, not this script's.
+  pg_ctl start -w -t 60 -l "$logs/server.log" -o "$options" </dev/null >"$logs/pg_ctl.log" 2>&1 || {
+    cat "$logs/pg_ctl.log" >&2
     tail -n 20 "$logs/server.log" >&2
-    echo "postgres-dev: the server did not start (the end of $logs/server.log is above)" >&2
+    echo "postgres-dev: the server did not start (pg_ctl's output and the end of $logs/server.log are above)" >&2
     exit 1
   }
   say "postgres-dev: started (socket $socket, port $port, fsync $fsync)"

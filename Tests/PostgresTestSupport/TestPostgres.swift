@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import RPCTestSupport
 import ServiceRuntime
 import XCTest
 
@@ -28,28 +29,38 @@ public enum TestPostgres {
         if let url = environment["YEDI_TEST_POSTGRES_URL"], let file = environment["YEDI_TEST_POSTGRES_PASSWORD_FILE"] {
             return .success(Server(url: url, passwordFile: file))
         }
+        let exports: [String: String]
+        switch runScript(["--test", "--env"]) {
+        case .success(let printed): exports = printed
+        case .failure(let failure): return .failure(failure)
+        }
         let script = repository.appendingPathComponent("deploy/postgres-dev.sh").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script, "--test", "--env"]
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
+        guard let url = exports["YEDI_TEST_POSTGRES_URL"], let file = exports["YEDI_TEST_POSTGRES_PASSWORD_FILE"] else {
+            return .failure(TestPostgresUnavailable(reason: "\(script) --env printed no YEDI_TEST_POSTGRES_URL"))
+        }
+        return .success(Server(url: url, passwordFile: file))
+    }
+
+    /// Runs deploy/postgres-dev.sh with `arguments` (which include `--env`) and answers the variables
+    /// its `export NAME='value'` lines set.
+    private static func runScript(_ arguments: [String]) -> Result<[String: String], TestPostgresUnavailable> {
+        let script = repository.appendingPathComponent("deploy/postgres-dev.sh").path
+        // RunningProcess (posix_spawn and waitpid): Foundation's Process never saw the script end when this
+        // ran inside an async test (the child stayed a zombie, waitUntilExit never returned).
+        let result: ProcessResult
         do {
-            try process.run()
+            result = try RunningProcess("/bin/bash", [script] + arguments).finish(timeout: 180)
         } catch {
             return .failure(TestPostgresUnavailable(reason: "cannot run \(script): \(error)"))
         }
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        guard !result.timedOut, result.exitCode == 0 else {
             return .failure(
                 TestPostgresUnavailable(
-                    reason: "\(script) --test failed (\(process.terminationStatus)): "
-                        + complaint.split(separator: "\n").suffix(3).joined(separator: " / ")))
+                    reason: "\(script) \(arguments.joined(separator: " ")) failed (\(result.exitCode)"
+                        + (result.timedOut ? ", timed out" : "") + "): "
+                        + result.errorOutput.split(separator: "\n").suffix(3).joined(separator: " / ")))
         }
+        let printed = result.output
         var exports: [String: String] = [:]
         for line in printed.split(separator: "\n") {
             // export NAME='value'
@@ -57,10 +68,43 @@ public enum TestPostgres {
             let name = String(line[line.index(line.startIndex, offsetBy: 7)..<equals])
             exports[name] = String(line[line.index(after: equals)...]).trimmingCharacters(in: ["'"])
         }
-        guard let url = exports["YEDI_TEST_POSTGRES_URL"], let file = exports["YEDI_TEST_POSTGRES_PASSWORD_FILE"] else {
-            return .failure(TestPostgresUnavailable(reason: "\(script) --env printed no YEDI_TEST_POSTGRES_URL"))
+        return .success(exports)
+    }
+
+    /// A PostgreSQL cluster of the caller's own that also listens on 127.0.0.1 with TLS only, with the
+    /// given certificate and key (`deploy/postgres-dev.sh --tls`), for the tests of TLS to PostgreSQL:
+    /// the shared test server is socket only. `stop()` ends it and removes its folder.
+    public struct TLSCluster: Sendable {
+        public let port: Int
+        /// The `yedi_test` role's password file.
+        public let passwordFile: String
+        let folder: String
+
+        public func stop() {
+            _ = TestPostgres.runScript(["--stop", "--dir", folder])
+            try? FileManager.default.removeItem(atPath: folder)
         }
-        return .success(Server(url: url, passwordFile: file))
+    }
+
+    public static func startTLSCluster(certificate: String, key: String) throws -> TLSCluster {
+        var reasons: [String] = []
+        // A port that happens to be taken fails the start: another one is tried.
+        for _ in 0..<5 {
+            let port = Int.random(in: 40_000...59_999)
+            let folder = "/tmp/yedi-pgtls-" + UUID().uuidString.prefix(8).lowercased()
+            switch runScript(["--test", "--env", "--dir", folder, "--port", "\(port)", "--tls", certificate, key]) {
+            case .success(let exports):
+                guard let file = exports["YEDI_TEST_POSTGRES_PASSWORD_FILE"] else {
+                    throw TestPostgresUnavailable(reason: "postgres-dev.sh --tls printed no password file")
+                }
+                return TLSCluster(port: port, passwordFile: file, folder: folder)
+            case .failure(let failure):
+                reasons.append(failure.reason)
+                _ = runScript(["--stop", "--dir", folder])
+                try? FileManager.default.removeItem(atPath: folder)
+            }
+        }
+        throw TestPostgresUnavailable(reason: reasons.joined(separator: "; "))
     }
 
     /// The server, or the test fails (CI) or is skipped (elsewhere), saying why.
