@@ -5,8 +5,8 @@
 # the two services with the most concurrency (Chat's live streams, Booking's reservation races).
 # Installs what it needs first. Tests run a process per test class, two at a time
 # (scripts/lib/run-test-classes.sh); each sanitizer build compiles only what its tests need, and the
-# sanitizer and fuzz builds run at the lowest CPU priority while the plain tests run (those wait on
-# sockets and timers much of the time, and the builds take that idle core).
+# sanitizer and fuzz builds run on idle CPU time only (SCHED_IDLE) while the plain tests run (those wait
+# on sockets and timers much of the time, and the builds take what they leave).
 #
 #   scripts/test.sh           # everything (what CI runs)
 #   scripts/test.sh --quick   # the plain test run only
@@ -54,14 +54,16 @@ asan_targets=ProtoBridgeTests,YediCryptoTests,AccessTokenTests,RPCTLSTests,RPCCo
 tsan_targets=RPCCoreTests,RPCTLSTests,RPCObservabilityTests,RPCAccessTests,CountLimitedCacheTests
 tsan_targets+=,ServiceRuntimeTests,OutsideSenderTests,ChatServiceTests,BookingServiceTests
 
-# The later passes' builds, one after the other, in the background at `nice 19` while the plain tests
-# run: 700 s of ThreadSanitizer build and 300 s of fuzz build were a third of CI's time on their own.
-# Each writes its log and, when done, a status file that the pass waiting for it reads.
+# The later passes' builds, one after the other, in the background on idle CPU time only, while the plain
+# tests run: the ThreadSanitizer build (700 s) and the fuzz build (300 s) were a third of CI's time on
+# their own. `chrt --idle` (SCHED_IDLE), not `nice`: swift-build starts its compilers at nice 0 again,
+# which slowed the tests by a third in a CI run, but they keep the scheduling policy. Each build writes
+# its log and, when done, a status file that the pass waiting for it reads.
 builds=$(mktemp -d)
 background_build() {
   local name=$1
   shift
-  if nice -n 19 "$@" >"$builds/$name.log" 2>&1; then echo 0 >"$builds/$name.status"; else echo $? >"$builds/$name.status"; fi
+  if chrt --idle 0 "$@" >"$builds/$name.log" 2>&1; then echo 0 >"$builds/$name.status"; else echo $? >"$builds/$name.status"; fi
 }
 wait_for_build() {
   local waited=$SECONDS
