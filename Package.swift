@@ -343,8 +343,8 @@ let package = Package(
         .executableTarget(
             name: "BookingBench",
             dependencies: [
-                "BenchSupport",
-                "RPCCore", "YediProto", "AccessTokens", "YediCrypto", argumentParser, grdb, logging,
+                "BenchSupport", "ServiceRuntime",
+                "RPCCore", "YediProto", "AccessTokens", "YediCrypto", argumentParser, grdb, postgresNIO, logging,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             path: "Benchmarks/BookingBench"

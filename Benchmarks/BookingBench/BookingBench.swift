@@ -24,6 +24,12 @@ import YediProto
 ///
 /// Designers' schedules, menus and the 300 reservations are written into the stopped service's own
 /// `booking-1` schema first (checked), so AccountService is never needed.
+///
+/// `--postgres` runs the same on PostgreSQL (docs/postgres.md): a fresh database on the development server
+/// (`deploy/postgres-dev.sh --test`), migrated by the service's first start, seeded with the same rows,
+/// dropped at the end; `--replicas N` starts N BookingService processes on it, and the race's and the
+/// payments' clients spread over them (client i on replica i mod N). Each line names its engine and
+/// replicas.
 @main
 struct BookingBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -57,6 +63,12 @@ struct BookingBench: AsyncParsableCommand {
     @Option(help: "Concurrent customers confirming payments.")
     var paymentClients = 16
 
+    @Flag(help: "On PostgreSQL: a fresh database on the development server (deploy/postgres-dev.sh --test).")
+    var postgres = false
+
+    @Option(help: "BookingService processes on the one PostgreSQL database; the clients spread over them.")
+    var replicas = 1
+
     @Flag(help: "Keep the temporary folder (PKI, data, the service's log).")
     var keep = false
 
@@ -65,37 +77,70 @@ struct BookingBench: AsyncParsableCommand {
     static let paymentDesigner = "bench-designer-pay"
 
     func run() async throws {
+        guard replicas >= 1, postgres || replicas == 1 else { throw BenchError("--replicas above 1 needs --postgres") }
+        guard payments <= 360 * 12 else { throw BenchError("at most \(360 * 12) payments") }
         let work = FileManager.default.temporaryDirectory.appendingPathComponent(
             "yedi-booking-bench-\(ProcessInfo.processInfo.processIdentifier)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { if !keep { try? FileManager.default.removeItem(at: work) } }
+        let database = postgres ? try await BenchPostgres.create() : nil
+        do {
+            try await measure(in: work, database: database)
+        } catch {
+            await database?.drop()
+            throw error
+        }
+        await database?.drop()
+    }
+
+    /// The JSON fields every line starts with: which engine, how many processes.
+    var engineFields: String { #""engine":"\#(postgres ? "postgresql" : "sqlite")","replicas":\#(replicas),"# }
+
+    private func measure(in work: URL, database: BenchPostgres?) async throws {
         let pkiDirectory = try pkiOptions.folder(in: work)
-        let data = work.appendingPathComponent("data").path
         let executable = try service ?? ServiceProcess.besideThisExecutable("BookingService")
 
         // 1. Start once so the service creates its schema, then stop it. 2. Seed. 3. Start for the figures.
         // AccountService on a port nothing listens on: the seeded designers never need it.
         // Each bench client books hundreds of slots: the per-customer quotas would stop the race early.
-        let peers = [
+        var arguments = [
             "--peer", "account=127.0.0.1:\(try ServiceProcess.freePort())",
             "--quota", "reservations.open=1000000", "--quota", "reservations.day=1000000",
         ]
-        var process = try await ServiceProcess.start(
-            executable, name: "BookingService", pki: pkiDirectory, data: data,
-            log: work.appendingPathComponent("service-1.log").path, arguments: peers)
-        try process.stop()
-        let tomorrow = try seed(databasePath: data + "/booking.sqlite")
-        process = try await ServiceProcess.start(
-            executable, name: "BookingService", pki: pkiDirectory, data: data,
-            log: work.appendingPathComponent("service-2.log").path, arguments: peers)
-        defer { try? process.stop() }
+        if let database {
+            // Every replica signs page cursors with the same key (a PostgreSQL start requires it).
+            let logKey = work.appendingPathComponent("log.key").path
+            _ = FileManager.default.createFile(
+                atPath: logKey, contents: Data((0..<32).map { _ in UInt8.random(in: 0...255) }),
+                attributes: [.posixPermissions: 0o600])
+            arguments += database.arguments + ["--log-key", logKey]
+        }
+        let data = { (replica: Int) in work.appendingPathComponent("data-\(replica)").path }
+        let first = try await ServiceProcess.start(
+            executable, name: "BookingService", pki: pkiDirectory, data: data(0),
+            log: work.appendingPathComponent("service-migrate.log").path, arguments: arguments)
+        try first.stop()
+        let (tomorrow, rows) = seedRows()
+        if let database {
+            try await rows.apply(to: database)
+        } else {
+            try rows.apply(toSQLite: data(0) + "/booking.sqlite")
+        }
+        var processes: [ServiceProcess] = []
+        defer { for process in processes { try? process.stop() } }
+        for replica in 0..<replicas {
+            processes.append(
+                try await ServiceProcess.start(
+                    executable, name: "BookingService", pki: pkiDirectory, data: data(replica),
+                    log: work.appendingPathComponent("service-\(replica).log").path, arguments: arguments))
+        }
 
         let issuer = AccessTokenIssuer(
             signingKey: try TokenSigningKey.load(pemFile: pkiDirectory + "/token-signing.key"),
             lifetime: .seconds(3_600), now: { Date() })
-        try await freeSlots(process, from: tomorrow)
-        try await race(process, issuer: issuer, from: tomorrow)
-        try await confirmPayments(process, issuer: issuer)
+        try await freeSlots(processes[0], from: tomorrow)
+        try await race(processes, issuer: issuer, from: tomorrow)
+        try await confirmPayments(processes, issuer: issuer)
     }
 
     // MARK: Seed
@@ -108,9 +153,10 @@ struct BookingBench: AsyncParsableCommand {
         let midnight: Int64
     }
 
-    /// Writes both designers' schedules (09:00–21:00 Seoul, 60-minute slots) and menus, and `reservations`
-    /// reservations spread over the free-slot designer's next 31 days.
-    private func seed(databasePath: String) throws -> Day {
+    /// Both designers' schedules (09:00–21:00 Seoul, 60-minute slots) and menus, `reservations`
+    /// reservations spread over the free-slot designer's next 31 days, and the payment bench's
+    /// reservations; answers tomorrow (Seoul) and the rows.
+    private func seedRows() -> (Day, SeedBatch) {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "Asia/Seoul")!
         let midnight = calendar.date(byAdding: .day, value: 1, to: calendar.startOfDay(for: Date()))!
@@ -126,43 +172,40 @@ struct BookingBench: AsyncParsableCommand {
             chosen.swapAt(index, Int(random.next() % UInt64(index + 1)))
         }
         let booked = Array(chosen.prefix(min(reservations, starts.count)))
-        let queue = try DatabaseQueue(path: databasePath)
-        try queue.write { db in
-            guard
-                try Bool.fetchOne(db, sql: "SELECT COUNT(*) > 0 FROM grdb_migrations WHERE identifier = 'booking-1'")
-                    == true
-            else { throw BenchError("the service's database has no booking-1 schema") }
-            for designer in [Self.freeSlotDesigner, Self.raceDesigner, Self.paymentDesigner] {
-                try db.execute(
-                    sql: """
-                        INSERT INTO schedule (designer_id, opening_minute, closing_minute, slot_minutes, time_zone,
-                            breaks, closed_weekdays, updated_at_ms) VALUES (?, 540, 1260, 60, 'Asia/Seoul', '[]', '', 0)
-                        """, arguments: [designer])
-                try db.execute(
-                    sql: """
-                        INSERT INTO style (id, designer_id, position, name, category, price_krw, duration_minutes)
-                        VALUES (?, ?, 0, '레이어드컷', 1, 45000, 60)
-                        """, arguments: ["style-\(designer)", designer])
-            }
-            let styles = #"[{"id":"style-x","name":"레이어드컷","category":1,"priceKRW":45000,"durationMinutes":60}]"#
-            for (index, start) in booked.enumerated() {
-                let id = "seed-\(index)"
-                try db.execute(
-                    sql: """
-                        INSERT INTO reservation (id, customer_id, designer_id, start_at_ms, end_at_ms, time_zone, styles,
-                            total_price_krw, status, created_at_ms) VALUES (?, ?, ?, ?, ?, 'Asia/Seoul', ?, 45000,
-                            'confirmed', 0)
-                        """,
-                    arguments: [id, "seed-customer-\(index % 50)", Self.freeSlotDesigner, start, start + hour, styles])
-                for cell in stride(from: start, to: start + hour, by: 300_000) {
-                    try db.execute(
-                        sql: "INSERT INTO booked_cell (designer_id, cell_start_ms, reservation_id) VALUES (?, ?, ?)",
-                        arguments: [Self.freeSlotDesigner, cell, id])
-                }
+        var rows = SeedBatch()
+        for designer in [Self.freeSlotDesigner, Self.raceDesigner, Self.paymentDesigner] {
+            rows.add(
+                """
+                INSERT INTO schedule (designer_id, opening_minute, closing_minute, slot_minutes, time_zone,
+                    breaks, closed_weekdays, updated_at_ms) VALUES (?, 540, 1260, 60, 'Asia/Seoul', '[]', '', 0)
+                """, [.text(designer)])
+            rows.add(
+                """
+                INSERT INTO style (id, designer_id, position, name, category, price_krw, duration_minutes)
+                VALUES (?, ?, 0, '레이어드컷', 1, 45000, 60)
+                """, [.text("style-\(designer)"), .text(designer)])
+        }
+        let styles = #"[{"id":"style-x","name":"레이어드컷","category":1,"priceKRW":45000,"durationMinutes":60}]"#
+        for (index, start) in booked.enumerated() {
+            let id = "seed-\(index)"
+            rows.add(
+                """
+                INSERT INTO reservation (id, customer_id, designer_id, start_at_ms, end_at_ms, time_zone, styles,
+                    total_price_krw, status, created_at_ms) VALUES (?, ?, ?, ?, ?, 'Asia/Seoul', ?, 45000,
+                    'confirmed', 0)
+                """,
+                [
+                    .text(id), .text("seed-customer-\(index % 50)"), .text(Self.freeSlotDesigner), .integer(start),
+                    .integer(start + hour), .text(styles),
+                ])
+            for cell in stride(from: start, to: start + hour, by: 300_000) {
+                rows.add(
+                    "INSERT INTO booked_cell (designer_id, cell_start_ms, reservation_id) VALUES (?, ?, ?)",
+                    [.text(Self.freeSlotDesigner), .integer(cell), .text(id)])
             }
         }
-        try seedPayable(queue, from: tomorrow.midnight)
-        return tomorrow
+        seedPayable(&rows, from: tomorrow.midnight)
+        return (tomorrow, rows)
     }
 
     // MARK: Free slots
@@ -190,7 +233,7 @@ struct BookingBench: AsyncParsableCommand {
                 }
             }
             print(
-                #"{"bench":"free-slots","days":31,"reservations":\#(reservations),"free_slots":\#(free),"#
+                #"{"bench":"free-slots",\#(engineFields)"days":31,"reservations":\#(reservations),"free_slots":\#(free),"#
                     + #""calls":\#(histogram.totalCount),"p50_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(50))),"#
                     + #""p99_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(99))),"tls":true}"#)
         }
@@ -200,10 +243,13 @@ struct BookingBench: AsyncParsableCommand {
 
     /// Rounds of `slots` fresh slots of the race designer; in each, every client tries every slot in its
     /// own random order. Answers/s counts every attempt (OK or ALREADY_EXISTS), booked/s the successes.
-    private func race(_ process: ServiceProcess, issuer: AccessTokenIssuer, from tomorrow: Day) async throws {
+    private func race(_ processes: [ServiceProcess], issuer: AccessTokenIssuer, from tomorrow: Day) async throws {
         let allSlots = Self.slotStarts(from: tomorrow.midnight, days: 360)
         let options = try (0..<clients).map { try Self.customer("bench-customer-\($0)", issuer: issuer) }
-        let rpcClients = try (0..<clients).map { _ in try RPCClient(configuration: process.clientConfiguration()) }
+        // Client i on replica i mod N: every round, every replica's clients race for the same slots.
+        let rpcClients = try (0..<clients).map {
+            try RPCClient(configuration: processes[$0 % processes.count].clientConfiguration())
+        }
         let tasks = rpcClients.map { client in Task { await client.run() } }
         defer {
             for client in rpcClients { client.beginGracefulShutdown() }
@@ -262,7 +308,7 @@ struct BookingBench: AsyncParsableCommand {
         }
         let elapsed = Figures.seconds(ContinuousClock.now - started)
         print(
-            #"{"bench":"reserve-contended","clients":\#(clients),"slots_per_round":\#(slots),"rounds":\#(rounds),"#
+            #"{"bench":"reserve-contended",\#(engineFields)"clients":\#(clients),"slots_per_round":\#(slots),"rounds":\#(rounds),"#
                 + #""answers_per_second":\#(Figures.format(Double(booked + taken) / elapsed)),"#
                 + #""reservations_per_second":\#(Figures.format(Double(booked) / elapsed)),"already_exists":\#(taken),"#
                 + #""p50_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(50))),"#

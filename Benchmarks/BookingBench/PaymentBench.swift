@@ -12,31 +12,30 @@ import YediProto
 extension BookingBench {
     /// `payments` reservations of the payment designer, one hour each from tomorrow on, owned round-robin
     /// by the `paymentClients` bench customers.
-    func seedPayable(_ queue: DatabaseQueue, from midnight: Int64) throws {
+    func seedPayable(_ rows: inout SeedBatch, from midnight: Int64) {
         let starts = Self.slotStarts(from: midnight, days: 360)
-        guard payments <= starts.count else { throw BenchError("at most \(starts.count) payments") }
         let styles = #"[{"id":"style-p","name":"레이어드컷","category":1,"priceKRW":45000,"durationMinutes":60}]"#
-        try queue.write { db in
-            for (index, start) in starts.prefix(payments).enumerated() {
-                try db.execute(
-                    sql: """
-                        INSERT INTO reservation (id, customer_id, designer_id, start_at_ms, end_at_ms, time_zone, styles,
-                            total_price_krw, status, created_at_ms) VALUES (?, ?, ?, ?, ?, 'Asia/Seoul', ?, 45000,
-                            'confirmed', 0)
-                        """,
-                    arguments: [
-                        "pay-\(index)", "bench-payer-\(index % paymentClients)", Self.paymentDesigner, start,
-                        start + 3_600_000, styles,
-                    ])
-            }
+        for (index, start) in starts.prefix(payments).enumerated() {
+            rows.add(
+                """
+                INSERT INTO reservation (id, customer_id, designer_id, start_at_ms, end_at_ms, time_zone, styles,
+                    total_price_krw, status, created_at_ms) VALUES (?, ?, ?, ?, ?, 'Asia/Seoul', ?, 45000,
+                    'confirmed', 0)
+                """,
+                [
+                    .text("pay-\(index)"), .text("bench-payer-\(index % paymentClients)"), .text(Self.paymentDesigner),
+                    .integer(start), .integer(start + 3_600_000), .text(styles),
+                ])
         }
     }
 
     /// Prepares every seeded reservation (not timed), then confirms them, each customer on its own TLS
     /// connection, all customers at once.
-    func confirmPayments(_ process: ServiceProcess, issuer: AccessTokenIssuer) async throws {
+    func confirmPayments(_ processes: [ServiceProcess], issuer: AccessTokenIssuer) async throws {
         let options = try (0..<paymentClients).map { try Self.customer("bench-payer-\($0)", issuer: issuer) }
-        let clients = try (0..<paymentClients).map { _ in try RPCClient(configuration: process.clientConfiguration()) }
+        let clients = try (0..<paymentClients).map {
+            try RPCClient(configuration: processes[$0 % processes.count].clientConfiguration())
+        }
         let tasks = clients.map { client in Task { await client.run() } }
         var prepared: [[YediBooking.Payment]] = Array(repeating: [], count: paymentClients)
         for index in 0..<payments {
@@ -69,7 +68,7 @@ extension BookingBench {
         }
         let elapsed = Figures.seconds(ContinuousClock.now - started)
         print(
-            #"{"bench":"confirm-payment","provider":"development","clients":\#(paymentClients),"#
+            #"{"bench":"confirm-payment",\#(engineFields)"provider":"development","clients":\#(paymentClients),"#
                 + #""payments":\#(histogram.totalCount),"#
                 + #""confirmed_per_second":\#(Figures.format(Double(histogram.totalCount) / elapsed)),"#
                 + #""p50_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(50))),"#
