@@ -44,46 +44,20 @@ extension PostgresPromiseStore {
         // A read settled it first: the job has nothing left to do.
         _ = try await scheduler.cancel(id: PromiseSettlement.jobID(promiseID), in: tx)
 
-        let lateFrom = promise.atMilliseconds + PromiseRules.lateAfter
-        var outcome: [String: ArrivalOutcome] = [:]
-        var onTime: [ParticipantRecord] = []
-        var late: [ParticipantRecord] = []
-        for participant in promise.participants {
-            if let arrived = participant.arrivedAtMilliseconds, arrived < lateFrom {
-                outcome[participant.userID] = .onTime
-                onTime.append(participant)
-            } else {
-                outcome[participant.userID] = participant.arrivedAtMilliseconds == nil ? .neverArrived : .late
-                late.append(participant)
-            }
-        }
-        onTime.sort { ($0.rank ?? Int.max) < ($1.rank ?? Int.max) }
-        var potatoes: [String: Int64] = [:]
-        // Each latecomer's fee is split evenly among those on time in whole potatoes, the remainder one
-        // each in rank order; nobody on time: nothing moves.
-        if !onTime.isEmpty, promise.fee > 0 {
-            let share = promise.fee / onTime.count
-            let remainder = promise.fee % onTime.count
-            for payer in late {
-                for (index, payee) in onTime.enumerated() {
-                    let amount = Int64(share + (index < remainder ? 1 : 0))
-                    guard amount > 0 else { continue }
-                    try await tx.query(
-                        """
-                        INSERT INTO potato_entry (user_id, promise_id, counterparty_id, amount, created_at_ms)
-                        VALUES (\(payer.userID), \(promiseID), \(payee.userID), \(-amount), \(now)),
-                            (\(payee.userID), \(promiseID), \(payer.userID), \(amount), \(now))
-                        """)
-                    potatoes[payer.userID, default: 0] -= amount
-                    potatoes[payee.userID, default: 0] += amount
-                }
-            }
-        }
-        for participant in promise.participants {
-            let result = outcome[participant.userID] ?? .neverArrived
+        let plan = SettlementPlan(promise)
+        for move in plan.moves {
             try await tx.query(
                 """
-                UPDATE promise_participant SET result = \(result.rawValue), potatoes = \(potatoes[participant.userID] ?? 0),
+                INSERT INTO potato_entry (user_id, promise_id, counterparty_id, amount, created_at_ms)
+                VALUES (\(move.payer), \(promiseID), \(move.payee), \(-move.amount), \(now)),
+                    (\(move.payee), \(promiseID), \(move.payer), \(move.amount), \(now))
+                """)
+        }
+        for participant in promise.participants {
+            let result = plan.outcome[participant.userID] ?? .neverArrived
+            try await tx.query(
+                """
+                UPDATE promise_participant SET result = \(result.rawValue), potatoes = \(plan.potatoes[participant.userID] ?? 0),
                     latitude = NULL, longitude = NULL, fixed_at_ms = NULL
                 WHERE promise_id = \(promiseID) AND user_id = \(participant.userID)
                 """)
