@@ -47,12 +47,24 @@ public final class RevokedUsers: AccessTokenRevocations, RevocationLookup, Senda
     /// Takes a committed revocation into memory (repeating one keeps the latest instants) and forgets
     /// what is past its retention at `now`.
     func remember(digest: String, revokedAt: Int64, keepUntil: Int64, now: Int64) {
+        remember([(digest, revokedAt, keepUntil)], now: now)
+    }
+
+    /// Takes committed revocations into memory and forgets what is past its retention at `now`; answers
+    /// how many were news (a user not revoked here yet, or revoked again later).
+    @discardableResult
+    func remember(_ rows: [(digest: String, revokedAt: Int64, keepUntil: Int64)], now: Int64) -> Int {
         entries.withLock { entries in
-            var entry = entries[digest] ?? Entry(revokedAtMilliseconds: revokedAt, keepUntilMilliseconds: keepUntil)
-            entry.revokedAtMilliseconds = max(entry.revokedAtMilliseconds, revokedAt)
-            entry.keepUntilMilliseconds = max(entry.keepUntilMilliseconds, keepUntil)
-            entries[digest] = entry
+            var news = 0
+            for (digest, revokedAt, keepUntil) in rows {
+                let known = entries[digest]
+                if known.map({ $0.revokedAtMilliseconds < revokedAt }) ?? true { news += 1 }
+                entries[digest] = Entry(
+                    revokedAtMilliseconds: max(known?.revokedAtMilliseconds ?? revokedAt, revokedAt),
+                    keepUntilMilliseconds: max(known?.keepUntilMilliseconds ?? keepUntil, keepUntil))
+            }
             entries = entries.filter { $0.value.keepUntilMilliseconds > now }
+            return news
         }
     }
 

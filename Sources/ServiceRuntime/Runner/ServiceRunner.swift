@@ -235,6 +235,10 @@ private struct Assembly {
             var members: [any Service] = peers.services
             members.append(worker)
             members.append(engine.schedulerWorker(scheduler: environment.scheduler, logger: logger))
+            if case .postgres(let postgres) = engine.engine {
+                members.append(
+                    PostgresRevocationRefresh(postgres: postgres, revokedUsers: revokedUsers, logger: logger))
+            }
             members += environment.backgroundServices
             members.append(server)
             members.append(observability)
