@@ -23,6 +23,12 @@ enum AccountServiceDefinition: ServiceDefinition {
         HousetainerSchema.migrateIssuedCodes(&migrator)
     }
 
+    /// The same versions on PostgreSQL, in the same order (`AccountPostgresSchemaTests` compares them).
+    static let postgresMigrations: [PostgresMigration]? =
+        RuntimePostgresSchema.migrations + AccountPostgresSchema.migrations + ModerationPostgresSchema.migrations
+        + SlpPostgresSchema.migrations + [HousetainerPostgresSchema.members] + ZipadooPostgresSchema.migrations
+        + [HousetainerPostgresSchema.issuedCodes]
+
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
         let account = try await handlers(env, passwords: PasswordHasher(), providers: providerVerifiers(env))
         return services(env, account: account)
@@ -54,8 +60,7 @@ enum AccountServiceDefinition: ServiceDefinition {
         }
         let clock = env.clock
         let peers = env.peers
-        let store = SQLiteAccountStore(
-            database: env.database, events: AccountEvents(outbox: env.outbox), revokedUsers: env.revokedUsers)
+        let store = accountStore(env)
         env.addBackgroundService(sessionPruning(env, store: store))
         let developmentFolders = try OutsideSenderSetup.register(on: env).map {
             try env.dataFolder($0.developmentFolder)

@@ -24,7 +24,8 @@ extension AccountFixture {
         user.email = ""
         user.passwordHash = nil
         user.nickname = nickname
-        try await store.createUser(user, designer: nil, session: AccountStoreContract.session("s-\(id)", user: id))
+        try await AccountServiceDefinition.accountStore(service.environment).createUser(
+            user, designer: nil, session: AccountStoreContract.session("s-\(id)", user: id))
         return try token(id, app: app, role: role)
     }
 

@@ -1,10 +1,10 @@
 import GRDB
 import PostgresNIO
 import PostgresTestSupport
-import ServiceRuntime
 import XCTest
 
 @testable import AccountService
+@testable import ServiceRuntime
 
 /// AccountSchema's versions on PostgreSQL: in step with SQLite's, and a database migrated part of the
 /// way keeps its rows through the rest.
@@ -15,6 +15,15 @@ final class AccountPostgresSchemaTests: XCTestCase {
         XCTAssertEqual(
             AccountPostgresSchema.migrations.map(\.name), migrator.migrations.filter { $0.hasPrefix("account-") })
         XCTAssertEqual(AccountPostgresSchema.migrations.count, 8)
+    }
+
+    /// The service's whole list (the runtime's, the accounts', then moderation's, SLP's, Housetainer's and
+    /// Zipadoo's) in the order the GRDB migrator runs their SQLite siblings.
+    func testTheServicesVersionsAreNamedAndOrderedAsOnSQLite() {
+        var migrator = DatabaseMigrator()
+        RuntimeSchema.register(in: &migrator)
+        AccountServiceDefinition.migrate(&migrator)
+        XCTAssertEqual(AccountServiceDefinition.postgresMigrations?.map(\.name), migrator.migrations)
     }
 
     /// An account written at `account-4-pending-sign-ups` (before apps: address required and unique

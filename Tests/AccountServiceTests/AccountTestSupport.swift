@@ -29,6 +29,8 @@ final class AccountFixture: Sendable {
         clock: ManualClock = ManualClock(),
         harness: ServiceHarness? = nil,
         dataDirectory: String? = nil,
+        database: DatabaseSettings = .sqlite,
+        logKey: String? = nil,
         configure: (inout ServiceOptions) -> Void = { _ in }
     ) async throws -> AccountFixture {
         let harness = try harness ?? ServiceHarness()
@@ -36,11 +38,11 @@ final class AccountFixture: Sendable {
         for peer in AccountServiceDefinition.defaults.peers where allPeers[peer] == nil {
             allPeers[peer] = try ServiceHarness.unusedPort()
         }
-        let service = try await harness.start(
-            TestAccountDefinition.self,
-            configuration: try harness.configuration(
-                AccountServiceDefinition.defaults, peers: allPeers, dataDirectory: dataDirectory, configure: configure),
-            clock: clock)
+        var configuration = try harness.configuration(
+            AccountServiceDefinition.defaults, peers: allPeers, dataDirectory: dataDirectory, configure: configure)
+        configuration.database = database
+        configuration.logKeyFile = logKey
+        let service = try await harness.start(TestAccountDefinition.self, configuration: configuration, clock: clock)
         let client = try RPCClient(configuration: harness.clientConfiguration(port: try await service.port))
         return AccountFixture(harness: harness, service: service, clock: clock, client: client)
     }
@@ -90,6 +92,8 @@ enum TestAccountDefinition: ServiceDefinition {
     static func migrate(_ migrator: inout DatabaseMigrator) {
         AccountServiceDefinition.migrate(&migrator)
     }
+
+    static let postgresMigrations = AccountServiceDefinition.postgresMigrations
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
         let account = try await AccountServiceDefinition.handlers(

@@ -11,25 +11,9 @@ import YediProto
 /// The contract against the PostgreSQL store, on a fresh database of its own per test; then what needs
 /// replicas: two pools on one database, as two processes have.
 final class PostgresAccountStoreTests: XCTestCase {
-    /// The runtime's tables and AccountSchema's versions, plus a stand-in for the one table of another
-    /// store's version the contract reaches: `phone_send_throttle`, which SLP's
-    /// `account-11-slp-sign-up-and-sends` creates (not on PostgreSQL yet), with the columns the store uses.
-    static let migrations =
-        RuntimePostgresSchema.migrations + AccountPostgresSchema.migrations + [
-            PostgresMigration(
-                "test-phone-send-throttle",
-                [
-                    """
-                    CREATE TABLE phone_send_throttle (
-                        key bytea PRIMARY KEY,
-                        window_started_at_ms bigint NOT NULL,
-                        sends bigint NOT NULL,
-                        last_sent_at_ms bigint NOT NULL,
-                        locked_until_ms bigint NOT NULL DEFAULT 0
-                    )
-                    """
-                ])
-        ]
+    /// Every version of the service: the contract reaches tables of other stores' versions
+    /// (`phone_send_throttle`, `housetainer_member`).
+    static let migrations = AccountServiceDefinition.postgresMigrations ?? []
 
     private var database: TestDatabase?
     private var store: PostgresAccountStore!
@@ -355,19 +339,9 @@ final class PostgresAccountStoreTests: XCTestCase {
 
     /// Runs `body` with a second replica's store: its own pool on the same database.
     private func withSecondReplica(_ body: (PostgresAccountStore) async throws -> Void) async throws {
-        let settings = try XCTUnwrap(database).settings
-        let postgres = try ServicePostgres(
-            settings: settings, logger: TestPostgres.logger, retryPause: { _ in .milliseconds(1) })
-        let runner = Task { await postgres.run() }
-        do {
+        try await XCTUnwrap(database).withSecondPool { postgres in
             try await body(try await Self.store(on: postgres, replica: "b"))
-        } catch {
-            runner.cancel()
-            await runner.value
-            throw error
         }
-        runner.cancel()
-        await runner.value
     }
 
     private func count(_ query: PostgresQuery) async throws -> Int {

@@ -121,17 +121,7 @@ final class PostgresBookingStoreTests: XCTestCase {
     private func withReplica(
         of database: TestDatabase, _ body: (PostgresBookingStore) async throws -> Void
     ) async throws {
-        let postgres = try ServicePostgres(settings: database.settings, logger: TestPostgres.logger)
-        let runner = Task { await postgres.run() }
-        do {
-            try await body(PostgresBookingStore(postgres: postgres))
-        } catch {
-            runner.cancel()
-            await runner.value
-            throw error
-        }
-        runner.cancel()
-        await runner.value
+        try await database.withSecondPool { postgres in try await body(PostgresBookingStore(postgres: postgres)) }
     }
 
     /// 20 rounds, each of three overlapping reservations of one designer made at once through two

@@ -202,6 +202,24 @@ public final class TestDatabase: Sendable {
         runner = Task { await postgres.run() }
     }
 
+    /// Runs `body` with a second pool on this database, as another replica of the service has its own,
+    /// and ends that pool afterwards.
+    public func withSecondPool<T>(_ body: (ServicePostgres) async throws -> T) async throws -> T {
+        let postgres = try ServicePostgres(
+            settings: settings, logger: TestPostgres.logger, retryPause: { _ in .milliseconds(1) })
+        let runner = Task { await postgres.run() }
+        do {
+            let value = try await body(postgres)
+            runner.cancel()
+            await runner.value
+            return value
+        } catch {
+            runner.cancel()
+            await runner.value
+            throw error
+        }
+    }
+
     /// Stops the pool and drops the database.
     public func close() async throws {
         runner.cancel()

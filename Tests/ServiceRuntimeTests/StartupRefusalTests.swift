@@ -20,12 +20,14 @@ final class StartupRefusalTests: XCTestCase {
         try? FileManager.default.removeItem(at: scratch)
     }
 
-    /// Runs AccountService with `arguments` and expects a refusal whose critical line contains `expected`.
+    /// Runs `service` (AccountService unless told) with `arguments` and expects a refusal whose critical
+    /// line contains `expected`.
     private func assertRefuses(
-        _ arguments: [String], mentioning expected: [String], file: StaticString = #filePath, line: UInt = #line
+        _ arguments: [String], mentioning expected: [String], service: String = "AccountService",
+        file: StaticString = #filePath, line: UInt = #line
     ) throws {
         let process = try RunningProcess(
-            try BuiltProducts.path("AccountService"),
+            try BuiltProducts.path(service),
             ["--host", "127.0.0.1", "--pki", pki.path, "--log-level", "info"] + arguments)
         let result = process.finish(timeout: 20)
         XCTAssertFalse(result.timedOut, "still running: \(result.combinedOutput)", file: file, line: line)
@@ -83,19 +85,20 @@ final class StartupRefusalTests: XCTestCase {
         try refused.get()
     }
 
-    /// A service without a PostgreSQL store yet says so instead of quietly opening its SQLite file.
+    /// A service without a PostgreSQL store yet (ContentService) says so instead of quietly opening its
+    /// SQLite file.
     func testAServiceThatRunsOnSQLiteOnlyRefusesAPostgreSQLDatabase() throws {
-        let password = scratch.appendingPathComponent("account-db-password")
+        let password = scratch.appendingPathComponent("content-db-password")
         try Data("secret".utf8).write(to: password)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: password.path)
         try assertRefuses(
             freePorts + [
                 "--data", scratch.appendingPathComponent("data").path,
-                "--database", "postgresql://account@127.0.0.1:5432/account", "--database-password-file", password.path,
+                "--database", "postgresql://content@127.0.0.1:5432/content", "--database-password-file", password.path,
             ],
-            mentioning: ["--database", "runs on SQLite only so far"])
+            mentioning: ["--database", "runs on SQLite only so far"], service: "ContentService")
         XCTAssertFalse(
-            FileManager.default.fileExists(atPath: scratch.appendingPathComponent("data/account.sqlite").path),
+            FileManager.default.fileExists(atPath: scratch.appendingPathComponent("data/content.sqlite").path),
             "no SQLite file was made instead")
     }
 

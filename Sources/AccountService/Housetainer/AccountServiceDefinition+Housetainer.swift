@@ -6,13 +6,6 @@ extension AccountServiceDefinition {
     static func housetainerMembers(
         _ env: ServiceEnvironment, account: AccountHandlers, codes: any InvitationCodeSource = SecureInvitationCodes()
     ) -> HousetainerMembersHandlers {
-        let events = AccountEvents(outbox: env.outbox)
-        return HousetainerMembersHandlers(
-            account: account,
-            store: SQLiteHousetainerMemberStore(
-                database: env.database,
-                accounts: SQLiteAccountStore(database: env.database, events: events, revokedUsers: env.revokedUsers),
-                events: events),
-            codes: codes)
+        HousetainerMembersHandlers(account: account, store: housetainerStore(env), codes: codes)
     }
 }

@@ -5,9 +5,6 @@ extension AccountServiceDefinition {
     /// Reports, inquiries and suspensions of every app (`yedi.moderation.Moderation`), on `kit`: the
     /// process's one handler kit.
     static func moderation(_ env: ServiceEnvironment, kit: HandlerKit) -> ModerationHandlers {
-        ModerationHandlers(
-            store: SQLiteModerationStore(
-                database: env.database, revokedUsers: env.revokedUsers, events: AccountEvents(outbox: env.outbox)),
-            kit: kit)
+        ModerationHandlers(store: moderationStore(env), kit: kit)
     }
 }

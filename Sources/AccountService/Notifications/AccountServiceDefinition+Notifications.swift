@@ -23,15 +23,6 @@ extension AccountServiceDefinition {
         return NotificationHandlers(store: store, kit: kit)
     }
 
-    /// The SQLite store of devices and inboxes, notifying through the process's outbox.
-    static func notificationStore(_ env: ServiceEnvironment) -> SQLiteNotificationStore {
-        SQLiteNotificationStore(
-            database: env.database,
-            notifier: Notifier(
-                outbox: env.outbox, ids: env.ids, clock: env.clock,
-                kept: Int(env.configuration.quotas.notificationsKept.limit)))
-    }
-
     /// Deletes notifications older than `--retention notifications` (90 days), at start and hourly.
     static func notificationPruning(_ env: ServiceEnvironment, store: any NotificationStore) -> PeriodicJob {
         let clock = env.clock

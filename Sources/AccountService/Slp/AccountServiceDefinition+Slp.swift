@@ -6,12 +6,7 @@ extension AccountServiceDefinition {
     /// the process's inbox and outbox, and reports go to the platform's moderation store. When the
     /// process serves SLP, queue entries older than the app's `retention_days.queue_position` are pruned at start and hourly.
     static func slp(_ env: ServiceEnvironment, account: AccountHandlers) -> SlpHandlers {
-        let store = SQLiteSlpStore(
-            database: env.database,
-            notifier: Notifier(
-                outbox: env.outbox, ids: env.ids, clock: env.clock,
-                kept: Int(env.configuration.quotas.notificationsKept.limit)),
-            events: AccountEvents(outbox: env.outbox))
+        let store = slpStore(env)
         if let days = env.apps[SQLiteSlpStore.app]?.retentionDays["queue_position"] {
             let clock = env.clock
             let retention = Int64(days) * 86_400_000
@@ -22,8 +17,7 @@ extension AccountServiceDefinition {
         }
         return SlpHandlers(
             store: store,
-            moderation: SQLiteModerationStore(
-                database: env.database, revokedUsers: env.revokedUsers, events: AccountEvents(outbox: env.outbox)),
+            moderation: moderationStore(env),
             account: account)
     }
 }

@@ -12,7 +12,6 @@ extension PostgresAccountStore {
     func deleteAccount(userID: String, now: Int64) async throws -> Bool {
         let events = self.events
         let revokedUsers = self.revokedUsers
-        let deletionSteps = self.deletionSteps
         return try await postgres.write { tx in
             // The row lock waits for follows the user is making (their foreign key check holds the row) and
             // makes later ones wait for this deletion, so the counts given back below are all of them.
@@ -64,7 +63,8 @@ extension PostgresAccountStore {
                 mentions.insert(try token.decode(String.self))
             }
             try await events.outbox.dropOutsideMessages(mentioning: mentions, in: tx)
-            for step in deletionSteps { try await step(userID, tx) }
+            // SLP: ratings written taken back from the partners' counters, matches ended and removed.
+            try await PostgresSlpStore.forget(userID, tx)
             // Sessions, the designer row, the user's own recent searches, push devices and notifications go
             // with the user (ON DELETE CASCADE).
             try await tx.query("DELETE FROM app_user WHERE id = \(userID)")

@@ -2,8 +2,7 @@ import PostgresNIO
 import ServiceRuntime
 
 /// Housetainer's member type beside the public fields the directories cache (`BatchGetUsers`). Its table,
-/// `housetainer_member`, comes with Housetainer's versions (`account-housetainer-1`), which PostgreSQL does
-/// not have yet: until then this answers the database's "no such table".
+/// `housetainer_member`, comes with Housetainer's first version (`HousetainerPostgresSchema.members`).
 extension PostgresAccountStore {
     func memberTypes(userIDs ids: [String]) async throws -> [String: String] {
         guard !ids.isEmpty else { return [:] }

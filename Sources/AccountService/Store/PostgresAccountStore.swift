@@ -16,9 +16,6 @@ struct PostgresAccountStore: AccountStore {
     let events: PostgresAccountEvents
     /// Deleted users' tokens stop working here in the deleting transaction.
     let revokedUsers: RevokedUsers
-    /// Other stores' part of an account's deletion, run in the deleting transaction before the user's row
-    /// goes (SQLite's `SQLiteSlpStore.forget`): PostgreSQL has no SLP tables yet, so none by default.
-    var deletionSteps: [@Sendable (_ userID: String, _ tx: PostgresTransaction) async throws -> Void] = []
 
     static let logger = Logger(label: "yedi.account.postgres")
 

@@ -7,10 +7,7 @@ import YediProto
 extension AccountServiceDefinition {
     static func zipadoo(_ env: ServiceEnvironment, account: AccountHandlers) -> ZipadooFriendsHandlers {
         ZipadooFriendsHandlers(
-            store: SQLiteZipadooFriendStore(
-                accounts: SQLiteAccountStore(
-                    database: env.database, events: AccountEvents(outbox: env.outbox),
-                    revokedUsers: env.revokedUsers)),
+            store: zipadooStore(env),
             account: account,
             imageOwner: { [peers = env.peers] imageID in
                 do {
