@@ -171,6 +171,30 @@ final class PostgresInboxStoreTests: XCTestCase {
         XCTAssertEqual(rows, 3, "ten written once each, the newest three kept")
     }
 
+    /// Notifications of one user written on two replicas at once take turns on the user's row, so each
+    /// trim sees the other's row: the inbox keeps exactly its quota, as on SQLite.
+    func testConcurrentNotificationsOnTwoReplicasKeepTheQuotaExactly() async throws {
+        try await InboxStoreContract.addUsers(accounts)
+        try await withSecondReplica { other in
+            let mine = try XCTUnwrap(store)
+            for round in 0..<10 {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for writer in 0..<6 {
+                        let replica = writer % 2 == 0 ? mine : other
+                        group.addTask {
+                            _ = try await replica.notify(
+                                userID: "u1", app: .yedi, InboxStoreContract.hello,
+                                delivery: InboxStoreContract.delivery("job-\(round)-\(writer)"))
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                let rows = try await count("SELECT count(*) FROM notification WHERE user_id = 'u1'")
+                XCTAssertEqual(rows, 3, "round \(round): the newest three kept")
+            }
+        }
+    }
+
     /// Notifying a user whose account a replica is deleting at that moment answers an id (before the
     /// deletion, which then takes the row) or nil (after it): never a broken foreign key.
     func testNotifyingAUserBeingDeletedAnswersNilNotAnError() async throws {

@@ -21,6 +21,11 @@ extension PostgresAccountStore {
                 ).first
             else { return false }
             let (app, email, phone) = try row.decode((String, String?, String).self)
+            // SLP: ratings written taken back from the partners' counters, matches ended and removed. First
+            // after the user's row: it locks the partners' profiles, which an SLP write between a partner and
+            // someone else holds while it trims that other member's inbox; locking them after deleting
+            // notifications (below) could wait in the opposite order and deadlock.
+            try await PostgresSlpStore.forget(userID, tx)
             // What the user's mail, SMS and pushes are addressed to or carry: none goes out after this.
             var mentions: Set<String> = [userID, email ?? "", phone]
             // Follows the user made: each count given back once, for the rows this statement removed.
@@ -63,8 +68,6 @@ extension PostgresAccountStore {
                 mentions.insert(try token.decode(String.self))
             }
             try await events.outbox.dropOutsideMessages(mentioning: mentions, in: tx)
-            // SLP: ratings written taken back from the partners' counters, matches ended and removed.
-            try await PostgresSlpStore.forget(userID, tx)
             // Sessions, the designer row, the user's own recent searches, push devices and notifications go
             // with the user (ON DELETE CASCADE).
             try await tx.query("DELETE FROM app_user WHERE id = \(userID)")

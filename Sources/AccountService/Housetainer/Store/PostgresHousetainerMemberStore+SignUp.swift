@@ -61,6 +61,15 @@ extension PostgresHousetainerMemberStore {
     static func claim(_ code: String, signUp: HousetainerSignUp, _ tx: PostgresTransaction) async throws -> String? {
         let app = signUp.ticket.app.rawValue
         let email = signUp.ticket.identity.email?.lowercased()
+        // The inviter's account first, as the member row's foreign key would later: a deletion of the
+        // inviter holds it while its cascade removes their invitations, so claiming the row first and
+        // waiting for the account second could deadlock. Waiting here, the claim then finds no row.
+        try await tx.query(
+            """
+            SELECT 1 FROM app_user WHERE id = (
+                SELECT inviter_id FROM housetainer_invitation WHERE app = \(app) AND code = \(code))
+            FOR KEY SHARE
+            """)
         if let claimed = try await tx.query(
             """
             UPDATE housetainer_invitation SET status = 'J', joined_user_id = \(signUp.user.id),

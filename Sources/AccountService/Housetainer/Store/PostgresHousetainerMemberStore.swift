@@ -29,7 +29,9 @@ struct PostgresHousetainerMemberStore: HousetainerMemberStore {
             }
             guard let email = identity.email?.lowercased(), !email.isEmpty,
                 let row = try await tx.query(
-                    "SELECT id FROM app_user WHERE app = \(app.rawValue) AND email = \(email)"
+                    // Key-share locked, as the identity's foreign key would: a deletion committing
+                    // meanwhile makes this find no one instead of failing the insert below.
+                    "SELECT id FROM app_user WHERE app = \(app.rawValue) AND email = \(email) FOR KEY SHARE"
                 ).first
             else { return nil }
             let id = try row.decode(String.self)

@@ -32,11 +32,12 @@ struct PostgresNotifier: Sendable {
     func notify(userID: String, app: AppID, _ content: NotificationContent, in tx: PostgresTransaction) async throws
         -> String?
     {
-        // Locked (`FOR KEY SHARE`, what the inbox row's foreign key takes anyway) from the check on: a
-        // deletion committing meanwhile makes this wait and answer nil, not fail the insert.
+        // Locked from the check on: a deletion committing meanwhile makes this wait and answer nil, not fail
+        // the insert; and `FOR NO KEY UPDATE` (not only the foreign key's share lock) makes two notifies of
+        // one user take turns, so each trim sees the other's row and the inbox keeps exactly `kept`.
         guard
             !(try await tx.query(
-                "SELECT 1 FROM app_user WHERE id = \(userID) AND app = \(app.rawValue) FOR KEY SHARE")).isEmpty
+                "SELECT 1 FROM app_user WHERE id = \(userID) AND app = \(app.rawValue) FOR NO KEY UPDATE")).isEmpty
         else { return nil }
         let id = ids.next()
         if !content.pushOnly {

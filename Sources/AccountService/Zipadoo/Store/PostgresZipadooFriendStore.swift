@@ -71,7 +71,12 @@ struct PostgresZipadooFriendStore: ZipadooFriendStore {
         try await postgres.write { tx in
             guard
                 let to = try await tx.query(
-                    "SELECT id FROM app_user WHERE app = \(Self.app.rawValue) AND nickname = \(nickname)"
+                    // Key-share locked: a deletion of that member makes this wait and find no one, rather
+                    // than fail the friendship's foreign key later.
+                    """
+                    SELECT id FROM app_user WHERE app = \(Self.app.rawValue) AND nickname = \(nickname)
+                    FOR KEY SHARE
+                    """
                 ).first?.decode(String.self)
             else { throw ZipadooFriendError.noSuchNickname }
             guard to != from else { throw ZipadooFriendError.yourself }
