@@ -9,9 +9,15 @@
 #   deploy/start.sh --dev-clock   # development mode, and let the operator's certificate move the clocks
 #                                 # (`yedi.runtime.DevClock/AdvanceClock`, for demos; see README.md)
 #   deploy/start.sh --debug       # a debug build instead (quicker to build while developing)
+#   deploy/start.sh --postgres [--replicas N]
+#                                 # the services that run on PostgreSQL (AccountService, BookingService)
+#                                 # on the development PostgreSQL (deploy/postgres-dev.sh), N processes
+#                                 # each (1-9, default 1) sharing one database and one log key; the
+#                                 # others stay one process on SQLite (docs/postgres.md)
 #
 # Ports (RPC over TLS / metrics and health over plain HTTP on loopback):
 #   account 7001/9101   content 7002/9102   booking 7003/9103   chat 7004/9104
+# (replica k of a service adds 10*(k-1) to both: account's second replica is 7011/9111)
 # and ContentService's images by URL over HTTPS on 8002 (docs/platform.md, "Images").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,21 +25,58 @@ cd "$root"
 
 extra=()
 configuration=release
-for argument in "$@"; do
-  case $argument in
+postgres=0
+replicas=1
+while (($#)); do
+  case $1 in
   --dev-clock) extra+=(--development --dev-clock) ;;
   --debug) configuration=debug ;;
-  -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
-  *) echo "start: unknown option $argument (see --help)" >&2; exit 2 ;;
+  --postgres) postgres=1 ;;
+  --replicas) replicas=${2:-}; shift ;;
+  -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+  *) echo "start: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
+  shift
 done
+if ! [[ $replicas =~ ^[1-9]$ ]]; then
+  echo "start: --replicas takes a number from 1 to 9, got '$replicas'" >&2
+  exit 2
+fi
+if ((replicas > 1 && !postgres)); then
+  echo "start: --replicas needs --postgres (replicas share one PostgreSQL database; SQLite is one process's)" >&2
+  exit 2
+fi
 
 scripts/install-deps.sh
 
-services=(account content booking chat)
+kinds=(account content booking chat)
 declare -A target=([account]=AccountService [content]=ContentService [booking]=BookingService [chat]=ChatService)
-declare -A port=([account]=7001 [content]=7002 [booking]=7003 [chat]=7004)
-declare -A metrics=([account]=9101 [content]=9102 [booking]=9103 [chat]=9104)
+declare -A base_port=([account]=7001 [content]=7002 [booking]=7003 [chat]=7004)
+declare -A base_metrics=([account]=9101 [content]=9102 [booking]=9103 [chat]=9104)
+# The services that have a PostgreSQL store for everything they keep (the others refuse a PostgreSQL
+# --database at start).
+declare -A on_postgres=([account]=1 [booking]=1)
+
+# Every process: its name (the first replica keeps the service's name, so data/account/sent-mail stays
+# where the probe looks), kind, ports.
+services=()
+declare -A kind_of=() port=() metrics=()
+declare -A addresses=()
+for kind in "${kinds[@]}"; do
+  count=1
+  ((postgres)) && [[ -n ${on_postgres[$kind]:-} ]] && count=$replicas
+  for ((k = 1; k <= count; k++)); do
+    name=$kind
+    ((k > 1)) && name="$kind-$k"
+    services+=("$name")
+    kind_of[$name]=$kind
+    port[$name]=$((base_port[$kind] + 10 * (k - 1)))
+    metrics[$name]=$((base_metrics[$kind] + 10 * (k - 1)))
+    addresses[$kind]+="${addresses[$kind]:+,}127.0.0.1:${port[$name]}"
+  done
+done
+peers=()
+for kind in "${kinds[@]}"; do peers+=(--peer "$kind=${addresses[$kind]}"); done
 
 echo "== building ($configuration)" >&2
 for product in "${target[@]}" yedi-probe; do
@@ -48,6 +91,22 @@ pki="$root/deploy/pki"
 deploy/dev-pki.sh "$pki" >&2
 data="$root/data"
 mkdir -p "$data/logs"
+
+declare -A database_options=()
+if ((postgres)); then
+  echo "== the development PostgreSQL (deploy/postgres-dev.sh)" >&2
+  exports=$(deploy/postgres-dev.sh --env)
+  eval "$exports"
+  # One log key for every replica: page cursors signed by one replica are read by the others.
+  if [[ ! -s $data/log.key ]]; then
+    (umask 077 && head -c 32 /dev/urandom >"$data/log.key")
+  fi
+  for kind in "${!on_postgres[@]}"; do
+    url_variable="YEDI_${kind^^}_DATABASE"
+    file_variable="YEDI_${kind^^}_DATABASE_PASSWORD_FILE"
+    database_options[$kind]="--database ${!url_variable} --database-password-file ${!file_variable} --log-key $data/log.key"
+  done
+fi
 
 declare -A pid_of=()
 stopping=0
@@ -79,7 +138,7 @@ report_death() {
   local service=$1 status=0
   wait "${pid_of[$service]}" 2>/dev/null || status=$?
   echo >&2
-  echo "start: $service (${target[$service]}) exited with status $status. Last lines of $data/logs/$service.log:" >&2
+  echo "start: $service (${target[${kind_of[$service]}]}) exited with status $status. Last lines of $data/logs/$service.log:" >&2
   tail -n 20 "$data/logs/$service.log" | sed 's/^/  | /' >&2
   unset "pid_of[$service]"
   echo "start: stopping the other services" >&2
@@ -88,10 +147,14 @@ report_death() {
 }
 
 for service in "${services[@]}"; do
+  kind=${kind_of[$service]}
+  # shellcheck disable=SC2206 # the options are words without spaces
+  database=(${database_options[$kind]:-})
+  ((${#database[@]})) && database+=(--replica "$service")
   echo "--- $(date -u +%FT%TZ) starting" >>"$data/logs/$service.log"
-  "$bin/${target[$service]}" \
+  "$bin/${target[$kind]}" \
     --host 127.0.0.1 --port "${port[$service]}" --metrics-port "${metrics[$service]}" \
-    --pki "$pki" --data "$data/$service" --apps "$root/deploy/apps" "${extra[@]}" \
+    --pki "$pki" --data "$data/$service" --apps "$root/deploy/apps" "${peers[@]}" "${database[@]}" "${extra[@]}" \
     >>"$data/logs/$service.log" 2>&1 &
   pid_of[$service]=$!
 done
@@ -115,12 +178,15 @@ for service in "${services[@]}"; do
 done
 
 probe="$bin/yedi-probe"
+echo "Yedi is up. Data in $data/<service>, logs in $data/logs/."
+for service in "${services[@]}"; do
+  engine=SQLite
+  [[ -n ${database_options[${kind_of[$service]}]:-} ]] && engine=PostgreSQL
+  printf '  %-9s rpc 127.0.0.1:%s   metrics http://127.0.0.1:%s/metrics   %s\n' \
+    "$service" "${port[$service]}" "${metrics[$service]}" "$engine"
+done
 cat <<EOF
-Yedi is up. Data in $data/<service>, logs in $data/logs/.
-  account  rpc 127.0.0.1:7001   metrics http://127.0.0.1:9101/metrics
-  content  rpc 127.0.0.1:7002   metrics http://127.0.0.1:9102/metrics   images https://127.0.0.1:8002/images/
-  booking  rpc 127.0.0.1:7003   metrics http://127.0.0.1:9103/metrics
-  chat     rpc 127.0.0.1:7004   metrics http://127.0.0.1:9104/metrics
+ContentService's images: https://127.0.0.1:8002/images/
 Dev PKI (CA, service and probe certificates, token signing keys; NOT for production): $pki
 Mail (sign-up codes) goes to files in $data/account/sent-mail: \`yedi-probe sent-mail\` lists it.
 The probe finds it by itself from anywhere in this checkout. Try (sign up with the mailed code, sign in, who am I):
