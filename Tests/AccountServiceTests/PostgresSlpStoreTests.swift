@@ -260,6 +260,29 @@ final class PostgresSlpStoreTests: XCTestCase {
 
     // MARK: Two replicas at once
 
+    /// Two tickets of one number, each asking for the same nickname, signed up at once on two replicas
+    /// (a double tap on two phones): one `signedUp`, the other `alreadyRegistered` as SQLite answers when
+    /// they come in turn, never `nicknameTaken`, which would send the person to pick another nickname.
+    func testTwoTicketsOfOneNumberWithOneNicknameOnTwoReplicasAnswerAlreadyRegistered() async throws {
+        try await withSecondReplica { other in
+            for round in 0..<10 {
+                let number = "+8210555\(String(format: "%05d", round))"
+                let tickets = [
+                    try await SlpStoreContract.signUpTicket("a\(round)", number: number, accounts: accounts),
+                    try await SlpStoreContract.signUpTicket("b\(round)", number: number, accounts: accounts),
+                ]
+                let mine = try XCTUnwrap(store)
+                async let first = mine.signUp(
+                    SlpStoreContract.signUpRecord("a\(round)", tickets[0], nickname: "같은\(round)"))
+                async let second = other.signUp(
+                    SlpStoreContract.signUpRecord("b\(round)", tickets[1], nickname: "같은\(round)"))
+                let outcomes = try await [first, second]
+                XCTAssertEqual(outcomes.filter { $0 == .signedUp }.count, 1, "round \(round): \(outcomes)")
+                XCTAssertEqual(outcomes.filter { $0 == .alreadyRegistered }.count, 1, "round \(round): \(outcomes)")
+            }
+        }
+    }
+
     /// One member accepts 10 requesters at once, half through each replica: exactly one match; every
     /// other accept is answered `alreadyMatched` with it (never an error), and the requesters not chosen
     /// stay queued.

@@ -295,30 +295,42 @@ enum SlpStoreContract {
         XCTAssertEqual(notSearching, .otherNotSearching)
     }
 
+    /// A 10-minute sign-up ticket for the phone `number`, stored.
+    static func signUpTicket(_ name: String, number: String, accounts: any AccountStore) async throws
+        -> SignUpTicketRecord
+    {
+        let record = SignUpTicketRecord(
+            ticketHash: Array("ticket-\(name)".utf8), app: "slp", identity: .phone(number),
+            expiresAtMilliseconds: now + 600_000)
+        try await accounts.createSignUpTicket(record)
+        return record
+    }
+
+    /// SignUp's rows for member `id` on `ticket`: the account (phone only), session, profile and device.
+    static func signUpRecord(_ id: String, _ ticket: SignUpTicketRecord, nickname: String) -> SlpSignUpRecord {
+        var user = AccountStoreContract.user(id, role: "member")
+        user.app = "slp"
+        user.email = ""
+        user.passwordHash = nil
+        user.nickname = nickname
+        return SlpSignUpRecord(
+            ticket: ticket, user: user, session: AccountStoreContract.session("s-\(id)", user: id),
+            profile: profile(id),
+            device: DeviceRecord(
+                id: "d-\(id)", userID: id, app: "slp", platform: .fcm, token: "token-\(id)",
+                sessionFamilyID: "s-\(id)", registeredAtMilliseconds: now), keepDevices: 10, now: now)
+    }
+
     /// SignUp's one transaction: the ticket used up, the account, identity, profile and device written
     /// together; a taken nickname writes nothing and leaves the ticket; a used ticket and a registered
     /// number answer `alreadyRegistered`.
     static func slpSignUpIsOneTransaction(_ store: any SlpStore, accounts: any AccountStore) async throws {
         try await member("taken", store, accounts: accounts)
         func ticket(_ name: String, number: String) async throws -> SignUpTicketRecord {
-            let record = SignUpTicketRecord(
-                ticketHash: Array("ticket-\(name)".utf8), app: "slp", identity: .phone(number),
-                expiresAtMilliseconds: now + 600_000)
-            try await accounts.createSignUpTicket(record)
-            return record
+            try await signUpTicket(name, number: number, accounts: accounts)
         }
         func signUp(_ id: String, _ ticket: SignUpTicketRecord, nickname: String) -> SlpSignUpRecord {
-            var user = AccountStoreContract.user(id, role: "member")
-            user.app = "slp"
-            user.email = ""
-            user.passwordHash = nil
-            user.nickname = nickname
-            return SlpSignUpRecord(
-                ticket: ticket, user: user, session: AccountStoreContract.session("s-\(id)", user: id),
-                profile: profile(id),
-                device: DeviceRecord(
-                    id: "d-\(id)", userID: id, app: "slp", platform: .fcm, token: "token-\(id)",
-                    sessionFamilyID: "s-\(id)", registeredAtMilliseconds: now), keepDevices: 10, now: now)
+            signUpRecord(id, ticket, nickname: nickname)
         }
         let first = try await ticket("a", number: "+821011112222")
         let refused = try await store.signUp(signUp("ana", first, nickname: "닉taken"))

@@ -57,7 +57,19 @@ extension PostgresSlpStore {
             }
         } catch let violation as PostgresConstraintViolation where violation.isUniqueViolation {
             switch violation.constraint {
-            case "app_user_nickname_in_app": return .nicknameTaken
+            case "app_user_nickname_in_app":
+                // Two tickets of one number with one nickname at once: the winner may hold the nickname with
+                // this very identity, and SQLite, taking them in turn, answers "already registered" then.
+                let linked = try await postgres.snapshot { tx in
+                    try await !tx.query(
+                        """
+                        SELECT 1 FROM user_identity
+                        WHERE app = \(ticket.app.rawValue) AND kind = \(ticket.identity.kind)
+                            AND subject = \(ticket.identity.subject)
+                        """
+                    ).isEmpty
+                }
+                return linked ? .alreadyRegistered : .nicknameTaken
             case "user_identity_key": return .alreadyRegistered
             default: throw violation
             }
