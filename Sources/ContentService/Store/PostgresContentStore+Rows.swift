@@ -1,0 +1,111 @@
+import PostgresNIO
+import RPCAccess
+import ServiceRuntime
+
+/// Photo lists, locks and the rows the PostgreSQL store reads back as records.
+extension PostgresContentStore {
+    /// An ordered photo table: `post_image` by `post_id` or `review_image` by `review_id`.
+    struct PhotoList {
+        let table: String
+        let owner: String
+
+        static let posts = PhotoList(table: "post_image", owner: "post_id")
+        static let reviews = PhotoList(table: "review_image", owner: "review_id")
+    }
+
+    /// Holds the transaction-level advisory lock `name` until the transaction ends: what serializes a
+    /// count and the change it decides, where no row exists to lock.
+    static func lock(_ name: String, _ tx: PostgresTransaction) async throws {
+        try await tx.query("SELECT pg_advisory_xact_lock(hashtextextended(\(name), 0))")
+    }
+
+    /// The one number a `SELECT count(*) …` answers.
+    static func count(_ query: PostgresQuery, _ tx: PostgresTransaction) async throws -> Int64 {
+        try await tx.query(query).first?.decode(Int64.self) ?? 0
+    }
+
+    /// Writes the photo list. Its images are held `FOR KEY SHARE` from the check to the commit: one that
+    /// collection deleted since the handler checked it is `imageGone`, and none is deleted after the check.
+    static func insertPhotos(_ list: PhotoList, id: String, _ photos: [ImageRecord], _ tx: PostgresTransaction)
+        async throws
+    {
+        guard !photos.isEmpty else { return }
+        let distinct = Array(Set(photos.map(\.id))).sorted()
+        let found = try await tx.query("SELECT id FROM image WHERE id = ANY(\(distinct)) ORDER BY id FOR KEY SHARE")
+        guard found.count == distinct.count else { throw ContentStoreError.imageGone }
+        try await tx.query(
+            """
+            INSERT INTO \(unescaped: list.table) (\(unescaped: list.owner), position, image_id)
+            SELECT \(id), ordinality - 1, image_id FROM unnest(\(photos.map(\.id))::text[])
+                WITH ORDINALITY AS given(image_id, ordinality)
+            """)
+    }
+
+    /// Photos of several posts or reviews in one query, each list in its order.
+    static func photos(_ list: PhotoList, ids: [String], _ tx: PostgresTransaction) async throws
+        -> [String: [ImageRecord]]
+    {
+        var photos: [String: [ImageRecord]] = [:]
+        for row in try await tx.query(
+            """
+            SELECT l.\(unescaped: list.owner) AS owner_key, image.* FROM \(unescaped: list.table) AS l
+            JOIN image ON image.id = l.image_id
+            WHERE l.\(unescaped: list.owner) = ANY(\(ids)) ORDER BY l.\(unescaped: list.owner), l.position
+            """)
+        {
+            photos[try row.makeRandomAccess()["owner_key"].decode(String.self), default: []].append(try image(row))
+        }
+        return photos
+    }
+
+    static func withPhotos(_ posts: [PostRecord], _ tx: PostgresTransaction) async throws -> [PostRecord] {
+        guard !posts.isEmpty else { return [] }
+        let photos = try await photos(.posts, ids: posts.map(\.id), tx)
+        return posts.map { post in
+            var post = post
+            post.photos = photos[post.id] ?? []
+            return post
+        }
+    }
+
+    static func image(_ found: PostgresRow) throws -> ImageRecord {
+        let row = found.makeRandomAccess()
+        let large = try row["large_sha256"].decode(String?.self)
+        let thumbnail = try row["thumbnail_sha256"].decode(String?.self)
+        return ImageRecord(
+            id: try row["id"].decode(String.self), ownerID: try row["owner_id"].decode(String.self),
+            app: AppID(rawValue: try row["app"].decode(String.self)), sha256: try row["sha256"].decode(String.self),
+            contentType: try row["content_type"].decode(String.self), width: try row["width"].decode(Int.self),
+            height: try row["height"].decode(Int.self), byteCount: try row["byte_count"].decode(Int.self),
+            createdAtMilliseconds: try row["created_at_ms"].decode(Int64.self),
+            variants: large.flatMap { large in
+                thumbnail.map { ImageVariantNames(large: large, thumbnail: $0) }
+            })
+    }
+
+    static func post(_ found: PostgresRow) throws -> PostRecord {
+        let row = found.makeRandomAccess()
+        return PostRecord(
+            id: try row["id"].decode(String.self), app: AppID(rawValue: try row["app"].decode(String.self)),
+            designerID: try row["designer_id"].decode(String.self), title: try row["title"].decode(String.self),
+            description: try row["description"].decode(String.self), priceKRW: try row["price_krw"].decode(Int64.self),
+            category: try row["category"].decode(Int.self), photos: [],
+            likeCount: try row["like_count"].decode(Int64.self),
+            createdAtMilliseconds: try row["created_at_ms"].decode(Int64.self),
+            updatedAtMilliseconds: try row["updated_at_ms"].decode(Int64.self),
+            hiddenAtMilliseconds: try row["hidden_at_ms"].decode(Int64?.self),
+            featuredAtMilliseconds: try row["featured_at_ms"].decode(Int64?.self))
+    }
+
+    static func review(_ found: PostgresRow) throws -> ReviewRecord {
+        let row = found.makeRandomAccess()
+        return ReviewRecord(
+            id: try row["id"].decode(String.self), app: AppID(rawValue: try row["app"].decode(String.self)),
+            reservationID: try row["reservation_id"].decode(String.self),
+            designerID: try row["designer_id"].decode(String.self),
+            customerID: try row["customer_id"].decode(String.self), score: try row["score"].decode(Int.self),
+            text: try row["text"].decode(String.self), photos: [], keywords: [],
+            createdAtMilliseconds: try row["created_at_ms"].decode(Int64.self),
+            hiddenAtMilliseconds: try row["hidden_at_ms"].decode(Int64?.self))
+    }
+}

@@ -1,0 +1,333 @@
+import Foundation
+import GRDB
+import PostgresNIO
+import PostgresTestSupport
+import RPCAccess
+import RPCCore
+import ServiceRuntime
+import XCTest
+import YediProto
+
+@testable import ContentService
+
+/// The content contract against the PostgreSQL store, on a fresh database of its own per test; then what
+/// needs replicas: two pools on one database, as two processes have, calling at once.
+final class PostgresContentStoreTests: XCTestCase {
+    /// The service's list: the runtime's tables, ContentService's six versions, then Housetainer's (whose
+    /// tables image collection and account deletion read).
+    static let migrations =
+        RuntimePostgresSchema.migrations + ContentPostgresSchema.migrations + CommunityPostgresSchema.migrations
+
+    private var database: TestDatabase?
+    private var store: PostgresContentStore!
+
+    override func setUp() async throws {
+        let database = try await TestDatabase(service: "content", migrations: Self.migrations)
+        self.database = database
+        store = Self.store(on: database.postgres, replica: "a")
+    }
+
+    override func tearDown() async throws {
+        try await database?.close()
+        database = nil
+    }
+
+    static func store(on postgres: ServicePostgres, replica: String) -> PostgresContentStore {
+        PostgresContentStore(
+            postgres: postgres,
+            outbox: Outbox(ids: SequentialIDGenerator(prefix: "job-\(replica)-"), clock: ManualClock()))
+    }
+
+    func testVersionsAreNamedAsOnSQLite() {
+        var migrator = DatabaseMigrator()
+        ContentSchema.migrate(&migrator)
+        XCTAssertEqual(ContentPostgresSchema.migrations.map(\.name), migrator.migrations)
+    }
+
+    // MARK: The contract
+
+    func testPostsRoundTripWithTheirPhotosInOrder() async throws {
+        try await ContentStoreContract.postsRoundTripWithTheirPhotosInOrder(store)
+    }
+
+    func testTenantRowsStayInTheirApp() async throws {
+        try await ContentStoreContract.tenantRowsStayInTheirApp(store)
+    }
+
+    func testRecommendationsRankRecentLikesUpToTheSnapshot() async throws {
+        try await ContentStoreContract.recommendationsRankRecentLikesUpToTheSnapshot(store)
+    }
+
+    func testModerationHidesAndFeaturesWithinTheApp() async throws {
+        try await ContentStoreContract.moderationHidesAndFeaturesWithinTheApp(store)
+        let logged = try await count("SELECT count(*) FROM runtime_outbox")
+        XCTAssertEqual(logged, 5, "one operator-log job per change that changed something")
+    }
+
+    func testFeedsPageByTimeAndIdAndFilter() async throws {
+        try await ContentStoreContract.feedsPageByTimeAndIdAndFilter(store)
+    }
+
+    func testLikesAreIdempotentAndExact() async throws {
+        try await ContentStoreContract.likesAreIdempotentAndExact(store)
+    }
+
+    func testReviewsKeepTheirSummaryExact() async throws {
+        try await ContentStoreContract.reviewsKeepTheirSummaryExact(store)
+    }
+
+    func testUnreferencedImagesAreFoundDeletedAndQuotasHold() async throws {
+        try await ContentStoreContract.unreferencedImagesAreFoundDeletedAndQuotasHold(store)
+    }
+
+    func testPurgeRemovesTheUserAndListsOnlyUnreferencedBlobs() async throws {
+        try await ContentStoreContract.purgeRemovesTheUserAndListsOnlyUnreferencedBlobs(store)
+    }
+
+    // MARK: Two replicas
+
+    /// 20 members like one post at once, half through each replica: every like counts.
+    func testLikesOfOnePostByManyMembersOnTwoReplicasAllCount() async throws {
+        try await withSecondReplica { other in
+            let stores = [store!, other]
+            try await store.createPost(ContentStoreContract.post("p1", photos: [], at: 1))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<20 {
+                    group.addTask {
+                        _ = try await stores[index % 2].like(postID: "p1", userID: "u\(index)", app: .yedi, now: 2)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let post = try await store.post(id: "p1")
+            XCTAssertEqual(post?.likeCount, 20)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<20 {
+                    group.addTask {
+                        _ = try await stores[index % 2].unlike(postID: "p1", userID: "u\(index)", app: .yedi)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let after = try await store.post(id: "p1")
+            XCTAssertEqual(after?.likeCount, 0)
+        }
+    }
+
+    /// One member likes (then unlikes) one post on both replicas at once, round after round: counted once.
+    func testTheSameMemberLikingOnTwoReplicasAtOnceCountsOnce() async throws {
+        try await withSecondReplica { other in
+            let stores = [store!, other]
+            for round in 0..<20 {
+                let post = "p\(round)"
+                try await store.createPost(ContentStoreContract.post(post, photos: [], at: 1))
+                let liked = try await Self.both(stores) {
+                    try await $0.like(postID: post, userID: "u", app: .yedi, now: 2)
+                }
+                XCTAssertEqual(liked, [1, 1], "round \(round)")
+                let unliked = try await Self.both(stores) { try await $0.unlike(postID: post, userID: "u", app: .yedi) }
+                XCTAssertEqual(unliked, [0, 0], "round \(round)")
+            }
+        }
+    }
+
+    /// 20 posts by one designer at once on two replicas, 5 a day allowed: exactly 5; likewise reviews of
+    /// one customer and uploads of one owner against their byte total.
+    func testQuotasAtTheirLimitOnTwoReplicasAdmitExactlyTheLimit() async throws {
+        try await withSecondReplica { other in
+            let stores = [store!, other]
+            let posts = Quota(name: "posts.day", limit: 5, counted: "posts per day")
+            let madePosts = try await Self.admitted(20) { index in
+                try await stores[index % 2].createPost(
+                    ContentStoreContract.post("p\(index)", photos: [], at: 1_000), quota: posts)
+            }
+            XCTAssertEqual(madePosts, 5)
+            let reviews = Quota(name: "reviews.day", limit: 3, counted: "reviews per day")
+            let madeReviews = try await Self.admitted(20) { index in
+                try await stores[index % 2].createReview(
+                    ContentStoreContract.review(
+                        "r\(index)", reservation: "res\(index)", designer: "d\(index % 3)", customer: "c1", score: 4,
+                        keywords: [1], photos: []),
+                    quota: reviews)
+            }
+            XCTAssertEqual(madeReviews, 3)
+            let bytes = UploadQuotas(
+                perDay: Quota(name: "uploads.day-bytes", limit: 10_000, counted: "bytes"),
+                total: Quota(name: "uploads.total-bytes", limit: 450, counted: "bytes"))
+            let uploaded = try await Self.admitted(20) { index in
+                try await stores[index % 2].insertImage(
+                    ContentStoreContract.image("i\(index)", owner: "u1"), quotas: bytes)
+            }
+            XCTAssertEqual(uploaded, 4)
+        }
+    }
+
+    /// Reviews of one designer written on two replicas while operators hide others of theirs at once: the
+    /// summary always equals a count of the reviews shown (each recount under the designer's lock).
+    func testSummariesStayExactUnderReviewsAndModerationOnTwoReplicas() async throws {
+        try await withSecondReplica { other in
+            let stores = [store!, other]
+            for index in 0..<10 {
+                try await store.createReview(
+                    ContentStoreContract.review(
+                        "m\(index)", reservation: "res-m\(index)", designer: "d1", customer: "c-m\(index)", score: 3,
+                        keywords: [7, index % 3], photos: []))
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<20 {
+                    group.addTask {
+                        try await stores[index % 2].createReview(
+                            ContentStoreContract.review(
+                                "r\(index)", reservation: "res\(index)", designer: "d1", customer: "c\(index)",
+                                score: 1 + index % 5, keywords: [index % 3], photos: []))
+                    }
+                    guard index < 10 else { continue }
+                    group.addTask {
+                        let changed = try await stores[(index + 1) % 2].moderate(
+                            ContentModerationChange(
+                                kind: .review, id: "m\(index)", app: .yedi, action: .hide, atMilliseconds: 5),
+                            log: YediModeration.RecordOperatorActionRequest(app: "yedi", id: "log-\(index)"))
+                        XCTAssertTrue(changed)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let summary = try await store.reviewSummaries(designerIDs: ["d1"]).first
+            let shown = try await count("SELECT count(*) FROM review WHERE designer_id = 'd1' AND hidden_at_ms IS NULL")
+            let total = try await count(
+                "SELECT COALESCE(sum(score), 0)::bigint FROM review WHERE designer_id = 'd1' AND hidden_at_ms IS NULL")
+            XCTAssertEqual(summary?.reviewCount, Int64(shown))
+            XCTAssertEqual(summary?.scoreTotal, Int64(total))
+            let keywords = try await count(
+                """
+                SELECT count(*) FROM review_keyword k JOIN review r ON r.id = k.review_id
+                WHERE r.designer_id = 'd1' AND r.hidden_at_ms IS NULL
+                """)
+            XCTAssertEqual(summary?.keywordCounts.values.reduce(0, +), Int64(keywords))
+        }
+    }
+
+    /// The same PurgeUser delivered to both replicas at once: one is the first delivery.
+    func testAPurgeDeliveredToTwoReplicasAtOnceIsFirstOnce() async throws {
+        try await withSecondReplica { other in
+            for round in 0..<10 {
+                let delivery = Delivery(key: "account/job-\(round)", method: "yedi.content.Content/PurgeUser")
+                let outcomes = try await Self.both([store!, other]) {
+                    try await $0.purgeUser("u\(round)", delivery: delivery, now: 1).firstDelivery
+                }
+                XCTAssertEqual(outcomes.filter { $0 }.count, 1, "round \(round): \(outcomes)")
+            }
+        }
+    }
+
+    /// A post taking an image while another replica collects it as unreferenced, round after round: either
+    /// the post has it and it stays, or the post is refused `imageGone` and it is gone; never an error.
+    func testCollectionNeverDeletesAnImageAPostTakesMeanwhile() async throws {
+        try await withSecondReplica { other in
+            let store = try XCTUnwrap(self.store)
+            for round in 0..<40 {
+                let image = ContentStoreContract.image("i\(round)", owner: "d1")
+                try await store.insertImage(image)
+                async let posted: Bool = {
+                    // Either side may start first: both outcomes happen.
+                    try await Task.sleep(for: .microseconds(Int.random(in: 0...4_000)))
+                    do {
+                        try await other.createPost(ContentStoreContract.post("p\(round)", photos: [image], at: 5))
+                        return true
+                    } catch ContentStoreError.imageGone {
+                        return false
+                    }
+                }()
+                async let deleted: [String] = {
+                    try await Task.sleep(for: .microseconds(Int.random(in: 0...4_000)))
+                    return try await store.deleteUnreferencedImages(ids: [image.id], createdBefore: 2)
+                }()
+                let (post, gone) = try await (posted, deleted)
+                XCTAssertNotEqual(post, gone == [image.id], "round \(round): posted \(post), deleted \(gone)")
+                let stored = try await store.images(ids: [image.id])
+                XCTAssertEqual(stored.isEmpty, !post, "round \(round)")
+            }
+        }
+    }
+
+    /// An upload naming a listed blob while another replica collects it, round after round, with the
+    /// uploader's own repair (`ImageLibrary.add`: write the bytes again if gone after the commit): an image
+    /// row's bytes are always there afterwards. The deletion is slowed so that the upload's commit lands
+    /// in the middle of it.
+    func testCollectingBlobsNeverDeletesOneAnUploadCommitsMeanwhile() async throws {
+        try await withSecondReplica { other in
+            let store = try XCTUnwrap(self.store)
+            let postgres = try XCTUnwrap(database).postgres
+            let files = BlobFiles()
+            for round in 0..<15 {
+                let sha = String(format: "%064d", round)
+                files.write(sha)
+                try await postgres.write { tx in
+                    try await tx.query("INSERT INTO image_blob_garbage (sha256) VALUES (\(sha))")
+                }
+                async let collected = store.collectUnreferencedBlobs { name in
+                    usleep(60_000)
+                    files.delete(name)
+                }
+                async let uploaded: Void = {
+                    try await Task.sleep(for: .milliseconds(20))
+                    try await other.insertImage(ContentStoreContract.image("i\(round)", owner: "u1", sha: sha))
+                    if !files.exists(sha) { files.write(sha) }
+                }()
+                _ = try await (collected, uploaded)
+                XCTAssertTrue(files.exists(sha), "round \(round): an image row whose bytes were deleted")
+            }
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Runs `body` with a second replica's store: its own pool on the same database.
+    private func withSecondReplica(_ body: (PostgresContentStore) async throws -> Void) async throws {
+        try await XCTUnwrap(database).withSecondPool { postgres in
+            try await body(Self.store(on: postgres, replica: "b"))
+        }
+    }
+
+    /// `call` on both stores at once; the answers in the stores' order.
+    private static func both<T: Sendable>(
+        _ stores: [PostgresContentStore], _ call: @escaping @Sendable (PostgresContentStore) async throws -> T
+    ) async throws -> [T] {
+        async let first = call(stores[0])
+        async let second = call(stores[1])
+        return try await [first, second]
+    }
+
+    /// How many of `count` calls at once passed their quota (the others refused with `QuotaExceeded`).
+    private static func admitted(_ count: Int, _ call: @escaping @Sendable (Int) async throws -> Void) async throws
+        -> Int
+    {
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<count {
+                group.addTask {
+                    do {
+                        try await call(index)
+                        return true
+                    } catch is QuotaExceeded {
+                        return false
+                    }
+                }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+    }
+
+    private func count(_ query: PostgresQuery) async throws -> Int {
+        try await XCTUnwrap(database).postgres.snapshot { tx in try await tx.query(query).first?.decode(Int.self) ?? -1
+        }
+    }
+}
+
+/// The blob files a test pretends to keep: written, deleted, looked for, from any thread.
+private final class BlobFiles: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Set<String> = []
+    func write(_ name: String) { _ = lock.withLock { stored.insert(name) } }
+    func delete(_ name: String) { _ = lock.withLock { stored.remove(name) } }
+    func exists(_ name: String) -> Bool { lock.withLock { stored.contains(name) } }
+}
