@@ -15,20 +15,4 @@ extension CommunityPush {
                 type, notificationID: notificationID, to: recipient, actor: actor, target: target,
                 commentID: commentID))
     }
-
-    /// The request `send(in: db)` builds, for the same recipient and notification.
-    static func request(
-        _ type: CommunityNotificationType, notificationID: Int64, to recipient: String, actor: CommunityReader,
-        target: CommentTarget, commentID: String?
-    ) -> YediAccount.NotifyRequest {
-        let (eventID, houseID) = SQLiteCommunityStore.columns(target)
-        let data: [(String, String?)] = [
-            ("notification_id", String(notificationID)), ("actor_id", actor.id), ("event_id", eventID),
-            ("house_id", houseID), ("comment_id", commentID),
-        ]
-        return YediAccount.NotifyRequest(
-            userID: recipient, app: actor.app.rawValue, kind: kind(type), title: title(type),
-            data: data.compactMap { key, value in value.map { YediAccount.NotificationValue(key: key, value: $0) } },
-            pushOnly: true)
-    }
 }

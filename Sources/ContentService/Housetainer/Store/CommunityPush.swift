@@ -12,18 +12,28 @@ struct CommunityPush: Sendable {
         _ type: CommunityNotificationType, notificationID: Int64, to recipient: String, actor: CommunityReader,
         target: CommentTarget, commentID: String?, in db: Database
     ) throws {
+        try outbox.enqueue(
+            in: db, peer: "account", method: YediAccount.Notifications.Method.notify,
+            request: Self.request(
+                type, notificationID: notificationID, to: recipient, actor: actor, target: target,
+                commentID: commentID))
+    }
+
+    /// The `Notifications/Notify` request for one push (push-only: the community keeps its own list), the
+    /// same on both engines.
+    static func request(
+        _ type: CommunityNotificationType, notificationID: Int64, to recipient: String, actor: CommunityReader,
+        target: CommentTarget, commentID: String?
+    ) -> YediAccount.NotifyRequest {
         let (eventID, houseID) = SQLiteCommunityStore.columns(target)
         let data: [(String, String?)] = [
             ("notification_id", String(notificationID)), ("actor_id", actor.id), ("event_id", eventID),
             ("house_id", houseID), ("comment_id", commentID),
         ]
-        try outbox.enqueue(
-            in: db, peer: "account", method: YediAccount.Notifications.Method.notify,
-            request: YediAccount.NotifyRequest(
-                userID: recipient, app: actor.app.rawValue, kind: Self.kind(type), title: Self.title(type),
-                data: data.compactMap { key, value in value.map { YediAccount.NotificationValue(key: key, value: $0) }
-                },
-                pushOnly: true))
+        return YediAccount.NotifyRequest(
+            userID: recipient, app: actor.app.rawValue, kind: kind(type), title: title(type),
+            data: data.compactMap { key, value in value.map { YediAccount.NotificationValue(key: key, value: $0) } },
+            pushOnly: true)
     }
 
     static func kind(_ type: CommunityNotificationType) -> String {
