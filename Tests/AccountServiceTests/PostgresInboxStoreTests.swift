@@ -110,7 +110,7 @@ final class PostgresInboxStoreTests: XCTestCase {
         try await InboxStoreContract.addUsers(accounts)
         try await withSecondReplica { other in
             let mine = try XCTUnwrap(store)
-            for round in 0..<20 {
+            for round in 0..<10 {
                 let token = "t\(round)"
                 // Each call's device id is its own (the handler's `ids.next()`); the token is the same.
                 var first = InboxStoreContract.device(token, user: "u1", family: "s-a", at: 5)
@@ -200,7 +200,7 @@ final class PostgresInboxStoreTests: XCTestCase {
     func testNotifyingAUserBeingDeletedAnswersNilNotAnError() async throws {
         let accounts = try XCTUnwrap(accounts)
         try await withSecondReplica { other in
-            for round in 0..<20 {
+            for round in 0..<10 {
                 let id = "gone-\(round)"
                 try await accounts.createUser(
                     AccountStoreContract.user(id), designer: nil,

@@ -81,7 +81,7 @@ final class PostgresModerationStoreTests: XCTestCase {
         try await ModerationStoreContract.addUsers(accounts)
         try await withSecondReplica { other in
             let mine = try XCTUnwrap(store)
-            for round in 0..<20 {
+            for round in 0..<10 {
                 let reporter = "r\(round)"
                 var member = AccountStoreContract.user(reporter, role: "member")
                 member.app = "slp"
@@ -170,7 +170,7 @@ final class PostgresModerationStoreTests: XCTestCase {
         try await ModerationStoreContract.addUsers(accounts)
         let accounts = try XCTUnwrap(accounts)
         try await withSecondReplica { other in
-            for round in 0..<20 {
+            for round in 0..<10 {
                 let id = "gone-\(round)"
                 var member = AccountStoreContract.user(id, role: "member")
                 member.app = "slp"

@@ -319,13 +319,13 @@ final class PostgresSlpStoreTests: XCTestCase {
     }
 
     /// Ten members in a ring, each accepting the request of the next while that one accepts the one after
-    /// (A accepts B while B accepts C), on two replicas, 20 rounds: nobody is in two matches, every call
+    /// (A accepts B while B accepts C), on two replicas, 10 rounds: nobody is in two matches, every call
     /// is a business answer, and the matches are consistent pairs.
     func testAcceptsAlongARingOnTwoReplicasNeverPairAMemberTwice() async throws {
         try await withSecondReplica { other in
             let size = 10
             let stores = [store!, other]
-            for round in 0..<20 {
+            for round in 0..<10 {
                 let ids = (0..<size).map { "u\(round)-\($0)" }
                 try await SlpStoreContract.queued(ids, store, accounts: accounts)
                 for index in 0..<size {
@@ -356,7 +356,7 @@ final class PostgresSlpStoreTests: XCTestCase {
     func testMutualRequestsAtOnceOnTwoReplicasMatchExactlyOnce() async throws {
         try await withSecondReplica { other in
             let mine = try XCTUnwrap(store)
-            for round in 0..<25 {
+            for round in 0..<12 {
                 let (ana, bo) = ("a\(round)", "b\(round)")
                 try await SlpStoreContract.queued([ana, bo], mine, accounts: accounts)
                 async let here = mine.request(from: ana, to: bo, matchID: "m\(round)-a", now: SlpStoreContract.now)

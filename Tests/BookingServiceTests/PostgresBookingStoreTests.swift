@@ -124,13 +124,13 @@ final class PostgresBookingStoreTests: XCTestCase {
         try await database.withSecondPool { postgres in try await body(PostgresBookingStore(postgres: postgres)) }
     }
 
-    /// 20 rounds, each of three overlapping reservations of one designer made at once through two
+    /// 10 rounds, each of three overlapping reservations of one designer made at once through two
     /// replicas (an hour at :00 and one at :30, and two hours around both): exactly one confirmed per
     /// round, the others `slotTaken` and stored nowhere.
     func testOverlappingReservationsOnTwoReplicasConfirmOnePerOverlap() async throws {
         try await withStore { first, database in
             try await withReplica(of: database) { second in
-                let rounds = 20
+                let rounds = 10
                 for round in 0..<rounds {
                     let start = C.base + Int64(round) * 4 * C.hour
                     let attempts: [(any BookingStore, ReservationRecord)] = [
@@ -182,7 +182,7 @@ final class PostgresBookingStoreTests: XCTestCase {
                 let quotas = ReservationQuotas(
                     open: Quota(name: "reservations.open", limit: 100, counted: "upcoming reservations"),
                     perDay: Quota(name: "reservations.day", limit: 100, counted: "reservations made per day"))
-                for round in 0..<20 {
+                for round in 0..<10 {
                     let start = C.base + Int64(round) * 4 * C.hour
                     let key = "key-\(round)"
                     let retryStart = round % 4 < 2 ? start : start + 2 * C.hour
