@@ -44,9 +44,6 @@ cleanup() {
 trap cleanup EXIT
 rm -f "$postgres_log"
 
-step "swift test"
-swift build --build-tests
-
 # The sanitizer passes' test targets: each build compiles only these and what they depend on
 # (YEDI_TEST_TARGETS, read by Package.swift): a whole-package sanitizer build takes as long as the debug
 # build.
@@ -54,8 +51,9 @@ asan_targets=ProtoBridgeTests,YediCryptoTests,AccessTokenTests,RPCTLSTests,RPCCo
 tsan_targets=RPCCoreTests,RPCTLSTests,RPCObservabilityTests,RPCAccessTests,CountLimitedCacheTests
 tsan_targets+=,ServiceRuntimeTests,OutsideSenderTests,ChatServiceTests,BookingServiceTests
 
-# The later passes' builds, one after the other, in the background on idle CPU time only, while the plain
-# tests run: the ThreadSanitizer build (700 s) and the fuzz build (300 s) were a third of CI's time on
+# The later passes' builds, one after the other, in the background on idle CPU time only, from the start:
+# they take what the debug build leaves (its serial stretches: module interfaces, links) and what the plain
+# tests leave; the ThreadSanitizer build (700 s) and the fuzz build (300 s) were a third of CI's time on
 # their own. `chrt --idle` (SCHED_IDLE), not `nice`: swift-build starts its compilers at nice 0 again,
 # which slowed the tests by a third in a CI run, but they keep the scheduling policy. Each build writes
 # its log and, when done, a status file that the pass waiting for it reads.
@@ -88,6 +86,9 @@ if [[ ${1:-} != "--quick" ]]; then
   ) &
   builder=$!
 fi
+
+step "swift test"
+swift build --build-tests
 
 # Every test, a process per test class, two at a time (scripts/lib/run-test-classes.sh): 390 s here,
 # against about twice that with `swift test --parallel`'s process per test.
