@@ -10,15 +10,17 @@
 #                                 # (`yedi.runtime.DevClock/AdvanceClock`, for demos; see README.md)
 #   deploy/start.sh --debug       # a debug build instead (quicker to build while developing)
 #   deploy/start.sh --postgres [--replicas N]
-#                                 # the services that run on PostgreSQL (AccountService, BookingService)
-#                                 # on the development PostgreSQL (deploy/postgres-dev.sh), N processes
-#                                 # each (1-9, default 1) sharing one database and one log key; the
-#                                 # others stay one process on SQLite (docs/postgres.md)
+#                                 # the services that run on PostgreSQL (Account, Booking, Content) on
+#                                 # the development PostgreSQL (deploy/postgres-dev.sh), N processes
+#                                 # each (1-9, default 1) sharing one database, one log key and one
+#                                 # image URL key; ChatService stays one process on SQLite
+#                                 # (docs/postgres.md)
 #
 # Ports (RPC over TLS / metrics and health over plain HTTP on loopback):
 #   account 7001/9101   content 7002/9102   booking 7003/9103   chat 7004/9104
 # (replica k of a service adds 10*(k-1) to both: account's second replica is 7011/9111)
-# and ContentService's images by URL over HTTPS on 8002 (docs/platform.md, "Images").
+# and ContentService's images by URL over HTTPS on 8002 (8012, … for its replicas; docs/platform.md,
+# "Images").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -55,7 +57,7 @@ declare -A base_port=([account]=7001 [content]=7002 [booking]=7003 [chat]=7004)
 declare -A base_metrics=([account]=9101 [content]=9102 [booking]=9103 [chat]=9104)
 # The services that have a PostgreSQL store for everything they keep (the others refuse a PostgreSQL
 # --database at start).
-declare -A on_postgres=([account]=1 [booking]=1)
+declare -A on_postgres=([account]=1 [booking]=1 [content]=1)
 
 # Every process: its name (the first replica keeps the service's name, so data/account/sent-mail stays
 # where the probe looks), kind, ports.
@@ -97,15 +99,19 @@ if ((postgres)); then
   echo "== the development PostgreSQL (deploy/postgres-dev.sh)" >&2
   exports=$(deploy/postgres-dev.sh --env)
   eval "$exports"
-  # One log key for every replica: page cursors signed by one replica are read by the others.
-  if [[ ! -s $data/log.key ]]; then
-    (umask 077 && head -c 32 /dev/urandom >"$data/log.key")
-  fi
+  # One log key for every replica: page cursors signed by one replica are read by the others; one image
+  # URL key for every ContentService replica: an image URL signed by one is served by the others.
+  for key in log.key image-url.key; do
+    if [[ ! -s $data/$key ]]; then
+      (umask 077 && head -c 32 /dev/urandom >"$data/$key")
+    fi
+  done
   for kind in "${!on_postgres[@]}"; do
     url_variable="YEDI_${kind^^}_DATABASE"
     file_variable="YEDI_${kind^^}_DATABASE_PASSWORD_FILE"
     database_options[$kind]="--database ${!url_variable} --database-password-file ${!file_variable} --log-key $data/log.key"
   done
+  database_options[content]+=" --image-url-key $data/image-url.key"
 fi
 
 declare -A pid_of=()
@@ -151,10 +157,13 @@ for service in "${services[@]}"; do
   # shellcheck disable=SC2206 # the options are words without spaces
   database=(${database_options[$kind]:-})
   ((${#database[@]})) && database+=(--replica "$service")
+  # ContentService's image port, 8002 + 10*(k-1) like the others.
+  images=()
+  [[ $kind == content ]] && images=(--image-port $((8002 + port[$service] - base_port[content])))
   echo "--- $(date -u +%FT%TZ) starting" >>"$data/logs/$service.log"
   "$bin/${target[$kind]}" \
     --host 127.0.0.1 --port "${port[$service]}" --metrics-port "${metrics[$service]}" \
-    --pki "$pki" --data "$data/$service" --apps "$root/deploy/apps" "${peers[@]}" "${database[@]}" "${extra[@]}" \
+    --pki "$pki" --data "$data/$service" --apps "$root/deploy/apps" "${peers[@]}" "${database[@]}" "${images[@]}" "${extra[@]}" \
     >>"$data/logs/$service.log" 2>&1 &
   pid_of[$service]=$!
 done

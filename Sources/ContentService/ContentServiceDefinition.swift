@@ -38,18 +38,20 @@ enum ContentServiceDefinition: ServiceDefinition {
         blobs: (any ImageBlobStore)? = nil,
         peers: ContentPeers? = nil
     ) async throws -> ContentHandlers {
-        let store = SQLiteContentStore(database: env.database, outbox: env.outbox)
+        let store = contentStore(env)
+        let stores = try blobStores(env)
         let variants = ServedVariants(
-            blobs: try FileImageBlobStore(folder: try env.dataFolder("image-variants")), store: store,
+            blobs: stores.variants, store: store,
             cache: LRUCache(
                 name: "content-image-variants", capacity: env.configuration.imageCacheItems,
-                metricsFactory: env.metrics))
+                metricsFactory: env.metrics),
+            revalidatesHits: cachesRevalidate(env))
         let images = ImageLibrary(
             store: store,
-            blobs: try blobs ?? FileImageBlobStore(folder: try env.dataFolder("images")),
+            blobs: blobs ?? stores.originals,
             cache: LRUCache(
                 name: "content-images", capacity: env.configuration.imageCacheItems, metricsFactory: env.metrics),
-            variants: variants)
+            variants: variants, revalidatesHits: cachesRevalidate(env))
         let urls = try imageServer(env, variants: variants)
         // A purge that died between its commit and its file deletions left them listed: finish them.
         let collected = try await images.collectGarbage()

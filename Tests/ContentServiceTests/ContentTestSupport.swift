@@ -35,9 +35,12 @@ final class ContentFixture: @unchecked Sendable {
 
     /// `quotas`: `--quota` entries for ContentService (`posts.day=2`); `apps`: the folder of app files both
     /// services serve (YeDi alone, without operators, when nil).
-    static func start(imageCacheItems: Int = 50, quotas: [String] = [], apps: String? = nil) async throws
-        -> ContentFixture
-    {
+    /// `database` and `shared` (the log and image URL key files every replica is given): ContentService on
+    /// PostgreSQL (`ContentServiceOnPostgresTests`).
+    static func start(
+        imageCacheItems: Int = 50, quotas: [String] = [], apps: String? = nil, database: DatabaseSettings = .sqlite,
+        shared: (logKey: String, imageURLKey: String)? = nil
+    ) async throws -> ContentFixture {
         let harness = try ServiceHarness()
         let clock = ManualClock(Date())
         let hooks = TestHooks()
@@ -73,14 +76,17 @@ final class ContentFixture: @unchecked Sendable {
                     ]
                 ) { $0.apps = apps },
                 clock: clock)
-            let configuration = try harness.configuration(
+            var configuration = try harness.configuration(
                 ContentServiceDefinition.defaults, port: contentPort,
                 peers: ["account": try await account.port, "booking": booking.port]
             ) { options in
                 options.imageCacheItems = "\(imageCacheItems)"
                 options.quotas = quotas
                 options.apps = apps
+                options.imageUrlKey = shared?.imageURLKey
             }
+            configuration.database = database
+            configuration.logKeyFile = shared?.logKey
             TestContentDefinition.register(hooks, for: configuration.dataDirectory)
             do {
                 let content = try await harness.start(
@@ -233,21 +239,21 @@ final class TestHooks: Sendable {
     let reservations = LockedValue<[String: YediBooking.Reservation]>([:])
 }
 
-/// A blob store that counts reads (file opens) on top of the real one.
+/// A blob store that counts reads (file opens, or queries on PostgreSQL) on top of the real one.
 final class CountingBlobStore: ImageBlobStore {
-    let inner: FileImageBlobStore
+    let inner: any ImageBlobStore
     let reads = LockedValue(0)
 
-    init(inner: FileImageBlobStore) { self.inner = inner }
+    init(inner: any ImageBlobStore) { self.inner = inner }
 
-    func write(_ bytes: [UInt8], sha256: String) throws -> Bool { try inner.write(bytes, sha256: sha256) }
-    func read(sha256: String) throws -> [UInt8]? {
+    func write(_ bytes: [UInt8], sha256: String) async throws -> Bool { try await inner.write(bytes, sha256: sha256) }
+    func read(sha256: String) async throws -> [UInt8]? {
         reads.withLock { $0 += 1 }
-        return try inner.read(sha256: sha256)
+        return try await inner.read(sha256: sha256)
     }
-    func exists(sha256: String) -> Bool { inner.exists(sha256: sha256) }
+    func exists(sha256: String) async throws -> Bool { try await inner.exists(sha256: sha256) }
     func delete(sha256: String) throws { try inner.delete(sha256: sha256) }
-    func names() throws -> [String] { try inner.names() }
+    func names() async throws -> [String] { try await inner.names() }
 }
 
 /// ContentService with the test's hooks (found by its data folder): a counting blob store and counted
@@ -264,10 +270,11 @@ enum TestContentDefinition: ServiceDefinition {
     static func migrate(_ migrator: inout DatabaseMigrator) {
         ContentServiceDefinition.migrate(&migrator)
     }
+    static let postgresMigrations = ContentServiceDefinition.postgresMigrations
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
         let hooks = registry.withLockedValue { $0[env.configuration.dataDirectory] } ?? TestHooks()
-        let blobs = CountingBlobStore(inner: try FileImageBlobStore(folder: try env.dataFolder("images")))
+        let blobs = CountingBlobStore(inner: try ContentServiceDefinition.blobStores(env).originals)
         hooks.blobs.withLock { $0 = blobs }
         var peers = ContentPeers.live(env.peers)
         let users = peers.users

@@ -85,20 +85,20 @@ final class StartupRefusalTests: XCTestCase {
         try refused.get()
     }
 
-    /// A service without a PostgreSQL store yet (ContentService) says so instead of quietly opening its
+    /// A service without a PostgreSQL store yet (ChatService) says so instead of quietly opening its
     /// SQLite file.
     func testAServiceThatRunsOnSQLiteOnlyRefusesAPostgreSQLDatabase() throws {
-        let password = scratch.appendingPathComponent("content-db-password")
+        let password = scratch.appendingPathComponent("chat-db-password")
         try Data("secret".utf8).write(to: password)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: password.path)
         try assertRefuses(
             freePorts + [
                 "--data", scratch.appendingPathComponent("data").path,
-                "--database", "postgresql://content@127.0.0.1:5432/content", "--database-password-file", password.path,
+                "--database", "postgresql://chat@127.0.0.1:5432/chat", "--database-password-file", password.path,
             ],
-            mentioning: ["--database", "runs on SQLite only so far"], service: "ContentService")
+            mentioning: ["--database", "runs on SQLite only so far"], service: "ChatService")
         XCTAssertFalse(
-            FileManager.default.fileExists(atPath: scratch.appendingPathComponent("data/content.sqlite").path),
+            FileManager.default.fileExists(atPath: scratch.appendingPathComponent("data/chat.sqlite").path),
             "no SQLite file was made instead")
     }
 
@@ -119,6 +119,28 @@ final class StartupRefusalTests: XCTestCase {
         XCTAssertTrue(refusal.contains("--log-key: required with a PostgreSQL --database"), result.combinedOutput)
         XCTAssertFalse(
             FileManager.default.fileExists(atPath: scratch.appendingPathComponent("data/log.key").path),
+            "refused before making a key of its own")
+    }
+
+    /// Content replicas sign image URLs: each with a key of its own would refuse the others' URLs.
+    func testAContentReplicaOnPostgreSQLWithoutASharedImageURLKeyIsRefused() throws {
+        let password = scratch.appendingPathComponent("content-db-password")
+        try Data("secret".utf8).write(to: password)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: password.path)
+        let logKey = scratch.appendingPathComponent("log.key")
+        try Data(repeating: 7, count: 32).write(to: logKey)
+        let process = try RunningProcess(
+            try BuiltProducts.path("ContentService"),
+            ["--host", "127.0.0.1", "--pki", pki.path, "--log-level", "info"] + freePorts + [
+                "--image-port", "0", "--data", scratch.appendingPathComponent("data").path, "--log-key", logKey.path,
+                "--database", "postgresql://content@127.0.0.1:5432/content", "--database-password-file", password.path,
+            ])
+        let result = process.finish(timeout: 20)
+        XCTAssertNotEqual(result.exitCode, 0, result.combinedOutput)
+        let refusal = result.errorOutput.split(separator: "\n").first { $0.contains("cannot run:") } ?? ""
+        XCTAssertTrue(refusal.contains("--image-url-key: required with a PostgreSQL --database"), result.combinedOutput)
+        XCTAssertFalse(
+            FileManager.default.fileExists(atPath: scratch.appendingPathComponent("data/image-url.key").path),
             "refused before making a key of its own")
     }
 }

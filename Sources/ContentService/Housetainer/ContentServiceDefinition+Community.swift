@@ -6,7 +6,7 @@ extension ContentServiceDefinition {
     static func community(_ env: ServiceEnvironment, content: ContentHandlers) -> CommunityHandlers {
         CommunityHandlers(
             content: content,
-            store: SQLiteCommunityStore(database: env.database, push: CommunityPush(outbox: env.outbox)),
+            store: communityStore(env),
             authors: CommunityAuthors(directory: content.kit.directory, logger: env.logger))
     }
 }

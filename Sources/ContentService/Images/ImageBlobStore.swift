@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 
 #if canImport(Glibc)
     import Glibc
@@ -6,18 +7,22 @@ import Foundation
     import Darwin
 #endif
 
-/// Where image bytes live, named by the SHA-256 of their content (lowercase hex). Behind a protocol so tests
-/// can count reads (a cache hit must not open a file) and a later engine (object storage) can replace it.
+/// Where image bytes live, named by the SHA-256 of their content (lowercase hex): files beside SQLite
+/// (`FileImageBlobStore`), rows of the shared database on PostgreSQL (`PostgresImageBlobStore`, so every
+/// replica reads what another wrote). Behind a protocol so tests can count reads (a cache hit must not
+/// read a blob).
 protocol ImageBlobStore: Sendable {
     /// Stores `bytes` under `sha256` unless already there; returns whether it wrote anything.
     @discardableResult
-    func write(_ bytes: [UInt8], sha256: String) throws -> Bool
+    func write(_ bytes: [UInt8], sha256: String) async throws -> Bool
     /// The bytes, or nil when no blob has this name.
-    func read(sha256: String) throws -> [UInt8]?
-    func exists(sha256: String) -> Bool
+    func read(sha256: String) async throws -> [UInt8]?
+    func exists(sha256: String) async throws -> Bool
+    /// Deletes a blob no image names any more. Synchronous: the content store calls it inside the
+    /// transaction that found the blob unreferenced, so no upload can name it in between.
     func delete(sha256: String) throws
     /// Every stored name (for checks and tests).
-    func names() throws -> [String]
+    func names() async throws -> [String]
 }
 
 /// Blobs as files in one folder (`<data>/images/<sha256>`).
@@ -38,13 +43,32 @@ struct FileImageBlobStore: ImageBlobStore {
     }
 
     private func path(_ sha256: String) throws -> String {
-        guard sha256.count == 64, sha256.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
-            throw BlobStoreError("not a SHA-256 name: \(sha256)")
-        }
-        return folder.appendingPathComponent(sha256).path
+        folder.appendingPathComponent(try ImageBlobName.checked(sha256)).path
     }
 
-    func write(_ bytes: [UInt8], sha256: String) throws -> Bool {
+    func write(_ bytes: [UInt8], sha256: String) async throws -> Bool {
+        try await Self.offload { try writeNow(bytes, sha256: sha256) }
+    }
+
+    func read(sha256: String) async throws -> [UInt8]? {
+        try await Self.offload { try readNow(sha256: sha256) }
+    }
+
+    func exists(sha256: String) async throws -> Bool {
+        guard let name = try? path(sha256) else { return false }
+        return access(name, F_OK) == 0
+    }
+
+    func names() async throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix(".") }.sorted()
+    }
+
+    /// File work (10 MiB writes, fsync) off the cooperative pool.
+    private static func offload<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await NIOThreadPool.singleton.runIfActive(work)
+    }
+
+    private func writeNow(_ bytes: [UInt8], sha256: String) throws -> Bool {
         let final = try path(sha256)
         if access(final, F_OK) == 0 { return false }
         let temporary = folder.appendingPathComponent(".tmp-\(UUID().uuidString)").path
@@ -78,15 +102,10 @@ struct FileImageBlobStore: ImageBlobStore {
         return true
     }
 
-    func read(sha256: String) throws -> [UInt8]? {
+    private func readNow(sha256: String) throws -> [UInt8]? {
         let name = try path(sha256)
         guard let data = FileManager.default.contents(atPath: name) else { return nil }
         return [UInt8](data)
-    }
-
-    func exists(sha256: String) -> Bool {
-        guard let name = try? path(sha256) else { return false }
-        return access(name, F_OK) == 0
     }
 
     func delete(sha256: String) throws {
@@ -95,16 +114,21 @@ struct FileImageBlobStore: ImageBlobStore {
         try syncFolder()
     }
 
-    func names() throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix(".") }.sorted()
-    }
-
     /// Makes the rename (or unlink) itself durable.
     private func syncFolder() throws {
         let fd = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw BlobStoreError("cannot open the image folder: errno \(errno)") }
         defer { close(fd) }
         guard fsync(fd) == 0 else { throw BlobStoreError("fsync of the image folder failed: errno \(errno)") }
+    }
+}
+
+/// The only names a blob may have: 64 lowercase hex digits (a SHA-256), so no name is a path.
+enum ImageBlobName {
+    static func checked(_ sha256: String) throws -> String {
+        guard sha256.utf8.count == 64, sha256.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
+        else { throw BlobStoreError("not a SHA-256 name: \(sha256)") }
+        return sha256
     }
 }
 

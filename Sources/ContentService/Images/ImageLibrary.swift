@@ -6,7 +6,8 @@ import ServiceRuntime
 import YediCrypto
 
 /// Uploads and reads of images: the format check, the variants (`ImageVariantMaker`), the content-addressed
-/// blobs (originals in `<data>/images/`, variants in `<data>/image-variants/`), the row, and the read cache.
+/// blobs (`ImageBlobStore`: originals in `<data>/images/` and variants in `<data>/image-variants/` beside
+/// SQLite, rows on PostgreSQL), the row, and the read cache.
 ///
 /// Reads go through an `LRUCache` limited by item count (`--image-cache-items`, 50 by default, as the app
 /// chose: photos vary too much in size for a byte budget). A hit answers without the database or the blob
@@ -24,12 +25,18 @@ final class ImageLibrary: Sendable {
     let cache: LRUCache<String, Image>
     /// The variants' blobs and the image port's cache of them.
     let variants: ServedVariants
+    /// Whether a cache hit asks the database first (replicas sharing one database).
+    let revalidatesHits: Bool
 
-    init(store: any ContentStore, blobs: any ImageBlobStore, cache: LRUCache<String, Image>, variants: ServedVariants) {
+    init(
+        store: any ContentStore, blobs: any ImageBlobStore, cache: LRUCache<String, Image>, variants: ServedVariants,
+        revalidatesHits: Bool = false
+    ) {
         self.store = store
         self.blobs = blobs
         self.cache = cache
         self.variants = variants
+        self.revalidatesHits = revalidatesHits
     }
 
     /// Checks and stores `bytes` as a new image of `ownerID`. `claimedType`, if not empty, must agree with
@@ -55,18 +62,15 @@ final class ImageLibrary: Sendable {
                 message: "content_type: the bytes are \(info.type.contentType), not \(claimedType)")
         }
         let made = try await ImageVariantMaker.make(from: bytes)
-        let blobs = self.blobs
-        let variantBlobs = variants.blobs
-        let (sha, names) = try await Self.offload { () throws -> (String, ImageVariantNames) in
-            let sha = SHA256.hex(SHA256.hash(bytes))
-            try blobs.write(bytes, sha256: sha)
+        let (sha, names) = try await Self.offload { () -> (String, ImageVariantNames) in
             let names = ImageVariantNames(
                 large: SHA256.hex(SHA256.hash(made.large.bytes)),
                 thumbnail: SHA256.hex(SHA256.hash(made.thumbnail.bytes)))
-            try variantBlobs.write(made.large.bytes, sha256: names.large)
-            try variantBlobs.write(made.thumbnail.bytes, sha256: names.thumbnail)
-            return (sha, names)
+            return (SHA256.hex(SHA256.hash(bytes)), names)
         }
+        try await blobs.write(bytes, sha256: sha)
+        try await variants.blobs.write(made.large.bytes, sha256: names.large)
+        try await variants.blobs.write(made.thumbnail.bytes, sha256: names.thumbnail)
         let record = ImageRecord(
             id: id, ownerID: ownerID, app: app, sha256: sha, contentType: info.type.contentType, width: info.width,
             height: info.height, byteCount: bytes.count, createdAtMilliseconds: now, variants: names)
@@ -78,24 +82,26 @@ final class ImageLibrary: Sendable {
         }
         // A purge may have collected the blobs between our writes and the row's commit; the row now
         // protects them, so writing them again (if gone) is final.
-        try await Self.offload {
-            if !blobs.exists(sha256: sha) { try blobs.write(bytes, sha256: sha) }
-            if !variantBlobs.exists(sha256: names.large) {
-                try variantBlobs.write(made.large.bytes, sha256: names.large)
-            }
-            if !variantBlobs.exists(sha256: names.thumbnail) {
-                try variantBlobs.write(made.thumbnail.bytes, sha256: names.thumbnail)
-            }
+        if try await !blobs.exists(sha256: sha) { try await blobs.write(bytes, sha256: sha) }
+        for (name, variant) in [(names.large, made.large.bytes), (names.thumbnail, made.thumbnail.bytes)] {
+            if try await !variants.blobs.exists(sha256: name) { try await variants.blobs.write(variant, sha256: name) }
         }
         return record
     }
 
     /// The image with its bytes, from the cache when it holds it; nil if there is no such image.
+    ///
+    /// With `revalidatesHits` (replicas on PostgreSQL: another replica may have deleted the image) a hit
+    /// still asks the database whether the row is there; it saves the blob read, not the query.
     func image(id: String) async throws -> Image? {
-        if let cached = cache.get(id) { return cached }
-        guard let record = try await store.images(ids: [id]).first else { return nil }
-        let blobs = self.blobs
-        guard let bytes = try await Self.offload({ try blobs.read(sha256: record.sha256) }) else {
+        let cached = cache.get(id)
+        if let cached, !revalidatesHits { return cached }
+        guard let record = try await store.images(ids: [id]).first else {
+            if cached != nil { cache.remove(id) }
+            return nil
+        }
+        if let cached, cached.record.sha256 == record.sha256 { return Image(record: record, bytes: cached.bytes) }
+        guard let bytes = try await blobs.read(sha256: record.sha256) else {
             throw RPCError(code: .dataLoss, message: "the bytes of image \(id) are missing")
         }
         let image = Image(record: record, bytes: bytes)
@@ -121,7 +127,7 @@ final class ImageLibrary: Sendable {
         }
     }
 
-    /// File work off the cooperative pool (hashing 10 MiB, fsync).
+    /// Hashing 10 MiB off the cooperative pool.
     private static func offload<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await NIOThreadPool.singleton.runIfActive(work)
     }

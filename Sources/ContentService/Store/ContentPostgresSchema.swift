@@ -12,8 +12,14 @@ import ServiceRuntime
 /// locks, documented there.
 enum ContentPostgresSchema {
     static let migrations: [PostgresMigration] = [
-        contentOne, pins, moderation, likesByTime, imageVariants, apps,
+        contentOne, pins, moderation, likesByTime, imageVariants, apps, imageBlobs,
     ]
+
+    /// PostgreSQL's only version of its own: the bytes SQLite's replica keeps as files
+    /// (`<data>/images`, `<data>/image-variants`), here rows every replica reads (`PostgresImageBlobStore`).
+    static let imageBlobs = PostgresMigration(
+        "content-postgres-image-blobs",
+        ["CREATE TABLE image_blob (sha256 text COLLATE \"C\" PRIMARY KEY, bytes bytea NOT NULL)"])
 
     /// Image rows point at content-addressed blobs (<data>/images/<sha256>); several rows may share one
     /// blob. `image_blob_garbage` lists blobs that lost their last image row, deleted after the commit (and

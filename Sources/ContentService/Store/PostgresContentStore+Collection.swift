@@ -92,7 +92,9 @@ extension PostgresContentStore {
                 // An upload naming the blob holds its lock to its commit: leave the blob to a later run.
                 guard try await Self.tryLockBlob(sha, tx) else { continue }
                 if try await !Self.isReferenced(sha, tx) {
-                    // Deleting a file that no row names twice (a re-run of this transaction) is harmless.
+                    // The bytes (`PostgresImageBlobStore`) go with this transaction; `delete` forgets the
+                    // caches (and would delete a file: twice, on a re-run of this transaction, is harmless).
+                    try await tx.query("DELETE FROM image_blob WHERE sha256 = \(sha)")
                     try delete(sha)
                     deleted += 1
                 }

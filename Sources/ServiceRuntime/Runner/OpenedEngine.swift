@@ -11,7 +11,8 @@ struct OpenedEngine {
 
     /// What refuses a PostgreSQL start before anything is made (the data folder's log key included): a
     /// service that runs on SQLite only, and replicas without one shared `--log-key` (each would make its
-    /// own `<data>/log.key`, and a page cursor signed by one replica would be refused by the next).
+    /// own `<data>/log.key`, and a page cursor signed by one replica would be refused by the next), or with
+    /// an image port but no shared `--image-url-key` (the same, for signed image URLs).
     static func check<Definition: ServiceDefinition>(
         _ definition: Definition.Type, configuration: ServiceConfiguration
     ) throws(StartupError) {
@@ -25,6 +26,12 @@ struct OpenedEngine {
             throw StartupError(
                 "--log-key: required with a PostgreSQL --database; give every replica the same key file, so that "
                     + "page cursors and log tags mean the same on each (make one with `openssl rand 32 > FILE`)")
+        }
+        if let images = configuration.images, images.keyFile == nil {
+            throw StartupError(
+                "--image-url-key: required with a PostgreSQL --database; give every replica the same key file, so "
+                    + "that an image URL signed by one is served by the others (make one with `openssl rand 32 > FILE`)"
+            )
         }
     }
 
