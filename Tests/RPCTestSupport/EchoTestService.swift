@@ -45,13 +45,23 @@ public struct SecretInternalFailure: Error, CustomStringConvertible {
 
 /// `yedi.echo.Echo` with behaviours chosen by the request text:
 /// `hang` waits until cancelled; `sleep:<ms>`; `fail:<code>:<message>`; `crash` throws an unexpected error.
+///
+/// `unavailable`: every echo answers `UNAVAILABLE` whatever its text, as a replica that lost its database
+/// does (while it is set; tests flip it to bring the replica back).
 public final class EchoTestService: YediEcho.Echo.ServiceProtocol {
     public let probe = ServiceProbe()
+    public let unavailable: NIOLockedValueBox<Bool>
 
-    public init() {}
+    public init(unavailable: Bool = false) {
+        self.unavailable = NIOLockedValueBox(unavailable)
+    }
 
     public func echo(_ request: YediEcho.EchoRequest, context: ServerContext) async throws -> YediEcho.EchoResponse {
         probe.started(request.text, context)
+        if unavailable.withLockedValue({ $0 }) {
+            probe.finished(request.text)
+            throw RPCError(code: .unavailable, message: "not serving")
+        }
         do {
             let parts = request.text.split(separator: ":", maxSplits: 2).map(String.init)
             switch parts.first {

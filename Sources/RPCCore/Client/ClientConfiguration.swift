@@ -62,6 +62,9 @@ public struct ClientConfiguration: Sendable {
     public var retryBackoff: Backoff
     /// Shared by all calls of the client; stops retrying when many calls fail.
     public var retryThrottle: RetryThrottle
+    /// How long a target that answered `UNAVAILABLE` is left out of the rotation, growing with each failure
+    /// in a row (`TargetEjection`); with several targets, calls go to the others meanwhile.
+    public var ejectionBackoff: Backoff
     /// Limits this client keeps to until the server's SETTINGS arrive. Then the lower concurrency wins,
     /// requests may be as large as the server announced (it is the one that refuses them), and replies
     /// as large as the server announced, up to `maxConnectionBytes`.
@@ -85,6 +88,7 @@ public struct ClientConfiguration: Sendable {
         maxAttempts: Int = 3,
         retryBackoff: Backoff = Backoff(initial: .milliseconds(50), multiplier: 2, maximum: .seconds(1)),
         retryThrottle: RetryThrottle = RetryThrottle(),
+        ejectionBackoff: Backoff = Backoff(initial: .seconds(1), multiplier: 2, maximum: .seconds(30)),
         limits: WireLimits = .default,
         streamWindowBytes: Int = 256 << 10,
         interceptors: [any ClientInterceptor] = [],
@@ -106,6 +110,7 @@ public struct ClientConfiguration: Sendable {
         self.maxAttempts = max(1, maxAttempts)
         self.retryBackoff = retryBackoff
         self.retryThrottle = retryThrottle
+        self.ejectionBackoff = ejectionBackoff
         self.limits = limits
         self.streamWindowBytes = streamWindowBytes
         self.interceptors = interceptors

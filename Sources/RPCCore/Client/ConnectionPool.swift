@@ -2,17 +2,40 @@ import NIOCore
 import Synchronization
 import YediSync
 
-/// The connections of a client, over all its targets: picks a ready one round robin, and lets calls
-/// wait while connections are being (re)established.
+/// The connections of a client, over all its targets: picks a ready one round robin, skipping targets
+/// ejected after an `UNAVAILABLE` answer (`TargetEjection`) while another is ready, and lets calls wait
+/// while connections are being (re)established.
 final class ConnectionPool: Sendable {
     let connections: [ClientConnection]
     private let cursor = Atomic<Int>(0)
     /// Held by the connections too (they fire it), so it must not hold them: no reference cycle.
     private let waiters = PoolWaiters()
+    private let ejection: TSanVisibleMutex<TargetEjection>
+    /// Mirrors `!ejection.isEmpty`, so the calls of a healthy client never take the lock.
+    private let anyFailures = Atomic<Bool>(false)
 
-    init(makeConnections: (_ onStateChange: @escaping @Sendable () -> Void) -> [ClientConnection]) {
+    init(
+        ejectionBackoff: Backoff,
+        makeConnections: (_ onStateChange: @escaping @Sendable () -> Void) -> [ClientConnection]
+    ) {
         let waiters = waiters
+        ejection = TSanVisibleMutex(TargetEjection(backoff: ejectionBackoff))
         connections = makeConnections { waiters.stateChanged() }
+    }
+
+    /// A call on `connection` ended with `unavailable` (an `UNAVAILABLE` answer) or with another answer.
+    /// Answers how long the target is now ejected, if it is.
+    @discardableResult
+    func record(_ connection: ClientConnection, unavailable: Bool) -> Duration? {
+        guard unavailable || anyFailures.load(ordering: .relaxed) else { return nil }
+        return ejection.withLock { ejection in
+            defer { anyFailures.store(!ejection.isEmpty, ordering: .relaxed) }
+            if unavailable {
+                return ejection.recordUnavailable(connection.target, now: .now, random: Double.random(in: 0..<1))
+            }
+            ejection.recordAnswer(connection.target)
+            return nil
+        }
     }
 
     /// A ready connection. Waits while connections are connecting; fails fast with `UNAVAILABLE` when
@@ -41,13 +64,29 @@ final class ConnectionPool: Sendable {
         }
     }
 
+    /// Round robin over the ready connections of targets in the rotation; over every ready connection when
+    /// all of those targets are ejected.
     private func pickReady() -> (ClientConnection, NIOLoopBound<ClientConnectionHandler>)? {
         let start = cursor.add(1, ordering: .relaxed).newValue
+        guard anyFailures.load(ordering: .relaxed) else {
+            for offset in 0..<connections.count {
+                let connection = connections[(start &+ offset) % connections.count]
+                if let handler = connection.readyHandler { return (connection, handler) }
+            }
+            return nil
+        }
+        let now = ContinuousClock.now
+        var ejectedButReady: (ClientConnection, NIOLoopBound<ClientConnectionHandler>)?
         for offset in 0..<connections.count {
             let connection = connections[(start &+ offset) % connections.count]
-            if let handler = connection.readyHandler { return (connection, handler) }
+            guard let handler = connection.readyHandler else { continue }
+            if ejection.withLock({ $0.isEjected(connection.target, now: now) }) {
+                if ejectedButReady == nil { ejectedButReady = (connection, handler) }
+                continue
+            }
+            return (connection, handler)
         }
-        return nil
+        return ejectedButReady
     }
 
     /// Calls waiting for a connection state change (for tests).

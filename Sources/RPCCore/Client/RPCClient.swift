@@ -31,7 +31,7 @@ public final class RPCClient: Service, Sendable {
     ) throws(TLSError) {
         self.configuration = configuration
         let tlsContext = try TLSContext(configuration: configuration.tls)
-        pool = ConnectionPool { onStateChange in
+        pool = ConnectionPool(ejectionBackoff: configuration.ejectionBackoff) { onStateChange in
             configuration.targets.flatMap { target in
                 (0..<configuration.connectionsPerTarget).map { _ in
                     ClientConnection(
@@ -259,9 +259,12 @@ public final class RPCClient: Service, Sendable {
         while true {
             try Task.checkCancellation()
             attempts += 1
+            var used: ClientConnection?
             do {
                 let (connection, handler) = try await pool.readyConnection(deadline: call.deadline)
+                used = connection
                 let result = try await attempt(connection, handler, frame, nioDeadline)
+                pool.record(connection, unavailable: false)
                 if retryable { throttle.recordSuccess() }
                 return result
             } catch let unsent as UnsentCallError {
@@ -269,7 +272,16 @@ public final class RPCClient: Service, Sendable {
                 attempts -= 1
                 unsentRetries += 1
                 guard unsentRetries <= pool.connections.count + 1 else { throw unsent.error }
-            } catch let error as RPCError where error.code == .unavailable && retryable {
+            } catch let error as RPCError {
+                guard let used else { throw error }
+                // The target answered: UNAVAILABLE takes it out of the rotation for a while (the retry
+                // below then goes to another target, if one is ready); anything else keeps it in.
+                if let ejected = pool.record(used, unavailable: error.code == .unavailable) {
+                    configuration.logger.debug(
+                        "target ejected after UNAVAILABLE",
+                        metadata: ["rpc.target": "\(used.target)", "ejected.seconds": "\(ejected.seconds)"])
+                }
+                guard error.code == .unavailable, retryable else { throw error }
                 // Every failed attempt counts against the budget, the last one included.
                 let budgetAllows = throttle.recordFailure()
                 guard budgetAllows, attempts < configuration.maxAttempts else { throw error }

@@ -1,0 +1,48 @@
+/// Which of a client's targets (replicas) are out of the rotation for a while: a target that answered
+/// `UNAVAILABLE` (a replica whose database is gone is NOT_SERVING and answers every call so) is skipped
+/// until its backoff has passed, longer after each failure in a row, and back in at its first other
+/// answer. A value: `ConnectionPool` keeps it under a lock and passes the time, so tests need no sockets.
+///
+/// Never a reason to fail a call: when every ready target is ejected, `ConnectionPool` uses them anyway
+/// (a lone replica that is briefly unavailable is still the best there is).
+struct TargetEjection: Sendable {
+    private struct Entry {
+        var failuresInARow = 0
+        var ejectedUntil: ContinuousClock.Instant?
+    }
+
+    let backoff: Backoff
+    private var entries: [ClientConfiguration.Target: Entry] = [:]
+
+    init(backoff: Backoff) {
+        self.backoff = backoff
+    }
+
+    /// The target answered `UNAVAILABLE`: out of the rotation for the next backoff (`random` in 0..<1 for
+    /// its jitter). Answers how long.
+    @discardableResult
+    mutating func recordUnavailable(
+        _ target: ClientConfiguration.Target, now: ContinuousClock.Instant, random: Double
+    ) -> Duration {
+        var entry = entries[target] ?? Entry()
+        entry.failuresInARow += 1
+        let delay = backoff.delay(attempt: entry.failuresInARow, random: random)
+        entry.ejectedUntil = now + delay
+        entries[target] = entry
+        return delay
+    }
+
+    /// The target answered something else: back in, and its next failure starts the backoff over.
+    mutating func recordAnswer(_ target: ClientConfiguration.Target) {
+        entries[target] = nil
+    }
+
+    /// Whether any target has failed since its last other answer (the pool's fast path skips the lock
+    /// while none has).
+    var isEmpty: Bool { entries.isEmpty }
+
+    func isEjected(_ target: ClientConfiguration.Target, now: ContinuousClock.Instant) -> Bool {
+        guard let until = entries[target]?.ejectedUntil else { return false }
+        return now < until
+    }
+}
