@@ -3,16 +3,26 @@ import Foundation
 import Logging
 import RPCCore
 
-/// `HOST:PORT` (`[v6]:PORT` for IPv6 literals), checked while parsing so a bad address is a usage error.
+/// `HOST:PORT` (`[v6]:PORT` for IPv6 literals), or several separated by commas (a service's replicas:
+/// calls go to whichever is ready, round robin, skipping one that answers `UNAVAILABLE`), checked while
+/// parsing so a bad address is a usage error.
 struct Address: ExpressibleByArgument, CustomStringConvertible {
-    let target: ClientConfiguration.Target
+    let targets: [ClientConfiguration.Target]
 
     init?(argument: String) {
-        guard let target = ClientConfiguration.Target(argument) else { return nil }
-        self.target = target
+        var targets: [ClientConfiguration.Target] = []
+        for part in argument.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let target = ClientConfiguration.Target(String(part)) else { return nil }
+            targets.append(target)
+        }
+        guard !targets.isEmpty else { return nil }
+        self.targets = targets
     }
 
-    var description: String { target.description }
+    /// The first address (its host names the server when no `--server-name` is given).
+    var first: ClientConfiguration.Target { targets[0] }
+
+    var description: String { targets.map(\.description).joined(separator: ",") }
 }
 
 /// The options `call` and `health` share: how to reach and authenticate to the server, what metadata to
@@ -155,15 +165,16 @@ struct ConnectionOptions: ParsableArguments {
         return (ca, certificate, key)
     }
 
-    func clientConfiguration(target: ClientConfiguration.Target) throws(ProbeError) -> ClientConfiguration {
+    func clientConfiguration(address: Address) throws(ProbeError) -> ClientConfiguration {
         let files = try tlsFiles()
         return ClientConfiguration(
-            targets: [target],
+            targets: address.targets,
             tls: .client(trustRootsFile: files.ca, certificateChainFile: files.certificate, privateKeyFile: files.key),
             serverName: serverName,
             connectTimeout: connectTimeout,
-            // A probe reports what happened to the one call it was asked to make.
-            maxAttempts: 1,
+            // A probe reports what happened to the one call it was asked to make; with several addresses,
+            // an idempotent call that one of them answered UNAVAILABLE may go to each of the others once.
+            maxAttempts: address.targets.count,
             // The probe reports failures itself, in one line; the client's own log would repeat them.
             logger: Logger(label: "yedi-probe", factory: { _ in SwiftLogNoOpLogHandler() })
         )

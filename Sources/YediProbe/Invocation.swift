@@ -34,7 +34,7 @@ struct Invocation {
         } catch {
             throw ProbeError("the request cannot be encoded: \(error)", exitCode: ExitStatus.jsonDoesNotFit)
         }
-        let configuration = try connection.clientConfiguration(target: address.target)
+        let configuration = try connection.clientConfiguration(address: address)
         let metadata: Metadata
         do {
             metadata = try connection.metadata()
@@ -151,7 +151,7 @@ struct Invocation {
         var identity = "no client certificate"
         if let certificate = tls.certificateChainFile { identity = "client certificate \(certificate)" }
         Output.errorLine(
-            "* connecting to \(address) (server name \(configuration.serverName ?? address.target.host), "
+            "* connecting to \(address) (server name \(configuration.serverName ?? address.first.host), "
                 + "CA \(tls.trustRootsFile ?? "system"), \(identity))"
         )
         let timeout = options.timeout.map { "timeout \(Self.seconds($0))" } ?? "no timeout"

@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import RPCCore
 import RPCTestSupport
 import XCTest
@@ -58,6 +59,24 @@ final class ProbeCallTests: XCTestCase {
         XCTAssertEqual(reply["payload"] as? String, "AQID", "bytes are base64")
         XCTAssertTrue(result.output.hasPrefix("{\n  \""), "a unary reply is indented:\n\(result.output)")
         XCTAssertEqual(service.probe.finishedCalls, ["안녕하세요"])
+    }
+
+    /// Several addresses (a service's replicas): the call goes to one that is up, whichever is listed first.
+    func testACallToSeveralAddressesGoesToOneThatIsUp() throws {
+        let down = try unusedLoopbackPort()
+        let result = try probe(
+            [
+                "call", "127.0.0.1:\(down),\(address)", "yedi.echo.Echo/Echo", #"{"text": "replica"}"#, "--ca",
+                pki.caFile,
+            ])
+        assertExit(result, 0)
+        XCTAssertEqual(try jsonObject(result.output)["text"] as? String, "replica")
+        XCTAssertEqual(service.probe.finishedCalls, ["replica"])
+        let refused = try probe(["health", "127.0.0.1:\(down),\(address)", "--ca", pki.caFile])
+        XCTAssertNotEqual(refused.exitCode, 0)
+        XCTAssertTrue(refused.errorOutput.contains("health checks one server"), refused.errorOutput)
+        let malformed = try probe(["call", "\(address),nope", "yedi.echo.Echo/Echo", "--ca", pki.caFile])
+        XCTAssertNotEqual(malformed.exitCode, 0)
     }
 
     func testFieldPrintsOneFieldOfEachReplyForScripts() throws {
@@ -327,4 +346,13 @@ final class ProbeCallTests: XCTestCase {
         let health = try probe(["health", "127.0.0.1:\(port)", "--ca", pki.caFile])
         assertFailure(health, exit: 4, contains: ["refused"])
     }
+}
+
+/// A loopback port nothing listens on (bound, then closed).
+private func unusedLoopbackPort() throws -> Int {
+    let channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        .bind(host: "127.0.0.1", port: 0).wait()
+    let port = try XCTUnwrap(channel.localAddress?.port)
+    try channel.close().wait()
+    return port
 }

@@ -27,7 +27,11 @@ struct CallCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("The server, HOST:PORT.", valueName: "host:port"))
+    @Argument(
+        help: ArgumentHelp(
+            "The server, HOST:PORT; or a service's replicas, HOST:PORT,HOST:PORT,… (calls go to those ready, "
+                + "round robin, skipping one that answers UNAVAILABLE).",
+            valueName: "host:port"))
     var address: Address
 
     @Argument(help: ArgumentHelp("The method: package.Service/Method.", valueName: "method"))

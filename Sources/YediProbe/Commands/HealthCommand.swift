@@ -16,7 +16,7 @@ struct HealthCommand: AsyncParsableCommand {
 
     static let checkMethod = "yedi.health.Health/Check"
 
-    @Argument(help: ArgumentHelp("The server, HOST:PORT.", valueName: "host:port"))
+    @Argument(help: ArgumentHelp("The server, HOST:PORT (one: health is a server's own).", valueName: "host:port"))
     var address: Address
 
     @Argument(help: ArgumentHelp("A service's full name (default: the whole server).", valueName: "service"))
@@ -27,6 +27,12 @@ struct HealthCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Connection Options")
     var connection: ConnectionOptions
+
+    func validate() throws {
+        guard address.targets.count == 1 else {
+            throw ValidationError("health checks one server: give one HOST:PORT, not \(address)")
+        }
+    }
 
     func run() async throws {
         let method = try SchemaCatalog.shared.requireMethod(Self.checkMethod)

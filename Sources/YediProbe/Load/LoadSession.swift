@@ -23,7 +23,7 @@ struct LoadSession {
         guard descriptor.kind == .unary else {
             throw .usage("load makes unary calls; \(method.fullName) is \(descriptor.kind) (try `call`)")
         }
-        var configuration = try connection.clientConfiguration(target: address.target)
+        var configuration = try connection.clientConfiguration(address: address)
         configuration.connectionsPerTarget = connections
         let metadata: Metadata
         do {

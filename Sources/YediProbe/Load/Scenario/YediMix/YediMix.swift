@@ -41,7 +41,7 @@ struct YediMix {
             ("account", options.account), ("content", options.content), ("booking", options.booking),
             ("chat", options.chat),
         ] {
-            var configuration = try connection.clientConfiguration(target: address.target)
+            var configuration = try connection.clientConfiguration(address: address)
             configuration.connectionsPerTarget = connections
             configurations[service] = configuration
         }
