@@ -62,9 +62,11 @@ public struct ClientConfiguration: Sendable {
     public var retryBackoff: Backoff
     /// Shared by all calls of the client; stops retrying when many calls fail.
     public var retryThrottle: RetryThrottle
-    /// How long a target that answered `UNAVAILABLE` is left out of the rotation, growing with each failure
-    /// in a row (`TargetEjection`); with several targets, calls go to the others meanwhile.
+    /// How long a target that answered `UNAVAILABLE` `ejectionThreshold` times in a row is left out of the
+    /// rotation, growing with each further failure (`TargetEjection`); with several targets, calls go to
+    /// the others meanwhile.
     public var ejectionBackoff: Backoff
+    public var ejectionThreshold: Int
     /// Limits this client keeps to until the server's SETTINGS arrive. Then the lower concurrency wins,
     /// requests may be as large as the server announced (it is the one that refuses them), and replies
     /// as large as the server announced, up to `maxConnectionBytes`.
@@ -89,6 +91,7 @@ public struct ClientConfiguration: Sendable {
         retryBackoff: Backoff = Backoff(initial: .milliseconds(50), multiplier: 2, maximum: .seconds(1)),
         retryThrottle: RetryThrottle = RetryThrottle(),
         ejectionBackoff: Backoff = Backoff(initial: .seconds(1), multiplier: 2, maximum: .seconds(30)),
+        ejectionThreshold: Int = 3,
         limits: WireLimits = .default,
         streamWindowBytes: Int = 256 << 10,
         interceptors: [any ClientInterceptor] = [],
@@ -111,6 +114,7 @@ public struct ClientConfiguration: Sendable {
         self.retryBackoff = retryBackoff
         self.retryThrottle = retryThrottle
         self.ejectionBackoff = ejectionBackoff
+        self.ejectionThreshold = ejectionThreshold
         self.limits = limits
         self.streamWindowBytes = streamWindowBytes
         self.interceptors = interceptors

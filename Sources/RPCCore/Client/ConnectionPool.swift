@@ -15,11 +15,11 @@ final class ConnectionPool: Sendable {
     private let anyFailures = Atomic<Bool>(false)
 
     init(
-        ejectionBackoff: Backoff,
+        ejection: TargetEjection,
         makeConnections: (_ onStateChange: @escaping @Sendable () -> Void) -> [ClientConnection]
     ) {
         let waiters = waiters
-        ejection = TSanVisibleMutex(TargetEjection(backoff: ejectionBackoff))
+        self.ejection = TSanVisibleMutex(ejection)
         connections = makeConnections { waiters.stateChanged() }
     }
 
@@ -38,9 +38,11 @@ final class ConnectionPool: Sendable {
         }
     }
 
-    /// A ready connection. Waits while connections are connecting; fails fast with `UNAVAILABLE` when
-    /// every connection's last attempt failed (as gRPC does), at the deadline, and when cancelled.
-    func readyConnection(deadline: ContinuousClock.Instant?) async throws
+    /// A ready connection, of another target than `avoiding` when one is ready (a retry goes elsewhere).
+    /// Waits while connections are connecting; fails fast with `UNAVAILABLE` when every connection's last
+    /// attempt failed (as gRPC does), at the deadline, and when cancelled.
+    func readyConnection(deadline: ContinuousClock.Instant?, avoiding: ClientConfiguration.Target? = nil)
+        async throws
         -> (ClientConnection, NIOLoopBound<ClientConnectionHandler>)
     {
         while true {
@@ -49,7 +51,7 @@ final class ConnectionPool: Sendable {
                 throw RPCError(code: .deadlineExceeded, message: "the deadline passed while waiting for a connection")
             }
             let generation = waiters.generation
-            if let ready = pickReady() { return ready }
+            if let ready = pickReady(avoiding: avoiding) { return ready }
             if waiters.isShutDown {
                 throw UnsentCallError(error: RPCError(code: .unavailable, message: "the client is shut down"))
             }
@@ -64,11 +66,13 @@ final class ConnectionPool: Sendable {
         }
     }
 
-    /// Round robin over the ready connections of targets in the rotation; over every ready connection when
-    /// all of those targets are ejected.
-    private func pickReady() -> (ClientConnection, NIOLoopBound<ClientConnectionHandler>)? {
+    /// Round robin over the ready connections of targets in the rotation (not `avoiding`); over every
+    /// ready connection when none of those is.
+    private func pickReady(avoiding: ClientConfiguration.Target?) -> (
+        ClientConnection, NIOLoopBound<ClientConnectionHandler>
+    )? {
         let start = cursor.add(1, ordering: .relaxed).newValue
-        guard anyFailures.load(ordering: .relaxed) else {
+        guard avoiding != nil || anyFailures.load(ordering: .relaxed) else {
             for offset in 0..<connections.count {
                 let connection = connections[(start &+ offset) % connections.count]
                 if let handler = connection.readyHandler { return (connection, handler) }
@@ -80,7 +84,7 @@ final class ConnectionPool: Sendable {
         for offset in 0..<connections.count {
             let connection = connections[(start &+ offset) % connections.count]
             guard let handler = connection.readyHandler else { continue }
-            if ejection.withLock({ $0.isEjected(connection.target, now: now) }) {
+            if connection.target == avoiding || ejection.withLock({ $0.isEjected(connection.target, now: now) }) {
                 if ejectedButReady == nil { ejectedButReady = (connection, handler) }
                 continue
             }

@@ -31,7 +31,9 @@ public final class RPCClient: Service, Sendable {
     ) throws(TLSError) {
         self.configuration = configuration
         let tlsContext = try TLSContext(configuration: configuration.tls)
-        pool = ConnectionPool(ejectionBackoff: configuration.ejectionBackoff) { onStateChange in
+        pool = ConnectionPool(
+            ejection: TargetEjection(backoff: configuration.ejectionBackoff, threshold: configuration.ejectionThreshold)
+        ) { onStateChange in
             configuration.targets.flatMap { target in
                 (0..<configuration.connectionsPerTarget).map { _ in
                     ClientConnection(
@@ -256,12 +258,15 @@ public final class RPCClient: Service, Sendable {
         let throttle = configuration.retryThrottle
         var attempts = 0
         var unsentRetries = 0
+        /// The target of the attempt that failed with UNAVAILABLE: the retry goes elsewhere if it can.
+        var failedTarget: ClientConfiguration.Target?
         while true {
             try Task.checkCancellation()
             attempts += 1
             var used: ClientConnection?
             do {
-                let (connection, handler) = try await pool.readyConnection(deadline: call.deadline)
+                let (connection, handler) = try await pool.readyConnection(
+                    deadline: call.deadline, avoiding: failedTarget)
                 used = connection
                 let result = try await attempt(connection, handler, frame, nioDeadline)
                 pool.record(connection, unavailable: false)
@@ -282,6 +287,7 @@ public final class RPCClient: Service, Sendable {
                         metadata: ["rpc.target": "\(used.target)", "ejected.seconds": "\(ejected.seconds)"])
                 }
                 guard error.code == .unavailable, retryable else { throw error }
+                failedTarget = used.target
                 // Every failed attempt counts against the budget, the last one included.
                 let budgetAllows = throttle.recordFailure()
                 guard budgetAllows, attempts < configuration.maxAttempts else { throw error }

@@ -1,7 +1,7 @@
 /// Which of a client's targets (replicas) are out of the rotation for a while: a target that answered
-/// `UNAVAILABLE` (a replica whose database is gone is NOT_SERVING and answers every call so) is skipped
-/// until its backoff has passed, longer after each failure in a row, and back in at its first other
-/// answer. A value: `ConnectionPool` keeps it under a lock and passes the time, so tests need no sockets.
+/// `UNAVAILABLE` `threshold` times in a row (a replica whose database is gone is NOT_SERVING and answers
+/// every call so) is skipped until its backoff has passed, then tried again: one more failure ejects it
+/// for twice as long, any other answer puts it back for good. A value: `ConnectionPool` keeps it under a lock and passes the time, so tests need no sockets.
 ///
 /// Never a reason to fail a call: when every ready target is ejected, `ConnectionPool` uses them anyway
 /// (a lone replica that is briefly unavailable is still the best there is).
@@ -12,23 +12,28 @@ struct TargetEjection: Sendable {
     }
 
     let backoff: Backoff
+    /// Failures in a row before the first ejection (at least 1).
+    let threshold: Int
     private var entries: [ClientConfiguration.Target: Entry] = [:]
 
-    init(backoff: Backoff) {
+    init(backoff: Backoff, threshold: Int) {
         self.backoff = backoff
+        self.threshold = max(1, threshold)
     }
 
-    /// The target answered `UNAVAILABLE`: out of the rotation for the next backoff (`random` in 0..<1 for
-    /// its jitter). Answers how long.
+    /// The target answered `UNAVAILABLE`: from the `threshold`-th time in a row, out of the rotation for
+    /// the next backoff (`random` in 0..<1 for its jitter). Answers how long, or nil while under the
+    /// threshold.
     @discardableResult
     mutating func recordUnavailable(
         _ target: ClientConfiguration.Target, now: ContinuousClock.Instant, random: Double
-    ) -> Duration {
+    ) -> Duration? {
         var entry = entries[target] ?? Entry()
         entry.failuresInARow += 1
-        let delay = backoff.delay(attempt: entry.failuresInARow, random: random)
+        defer { entries[target] = entry }
+        guard entry.failuresInARow >= threshold else { return nil }
+        let delay = backoff.delay(attempt: entry.failuresInARow - threshold + 1, random: random)
         entry.ejectedUntil = now + delay
-        entries[target] = entry
         return delay
     }
 

@@ -5,20 +5,25 @@ import YediProto
 
 @testable import RPCCore
 
-/// A target (replica) that answers `UNAVAILABLE` leaves the client's rotation for a backoff that grows with
-/// each failure in a row, and comes back after it; a lone target is used even while ejected. The state
-/// machine first (no sockets, the time passed in), then the client over two real servers.
+/// A target (replica) that answers `UNAVAILABLE` three times in a row leaves the client's rotation for a
+/// backoff that grows with each further failure, and comes back after it; a retry goes to another target;
+/// a lone target is used even while ejected. The state machine first (no sockets, the time passed in),
+/// then the client over two real servers.
 final class TargetEjectionTests: XCTestCase {
     private let sick = ClientConfiguration.Target(host: "10.0.0.1", port: 7001)
     private let well = ClientConfiguration.Target(host: "10.0.0.2", port: 7001)
     private let backoff = Backoff(initial: .seconds(1), multiplier: 2, maximum: .seconds(8), jitter: 0)
 
     func testAnUnavailableTargetIsEjectedForABackoffThatGrowsAndResetsOnAnotherAnswer() {
-        var ejection = TargetEjection(backoff: backoff)
+        var ejection = TargetEjection(backoff: backoff, threshold: 3)
         let start = ContinuousClock.now
         XCTAssertFalse(ejection.isEjected(sick, now: start))
         XCTAssertTrue(ejection.isEmpty)
 
+        XCTAssertNil(ejection.recordUnavailable(sick, now: start, random: 0.5))
+        XCTAssertNil(ejection.recordUnavailable(sick, now: start, random: 0.5))
+        XCTAssertFalse(ejection.isEjected(sick, now: start), "twice is not yet several times")
+        XCTAssertFalse(ejection.isEmpty)
         XCTAssertEqual(ejection.recordUnavailable(sick, now: start, random: 0.5), .seconds(1))
         XCTAssertTrue(ejection.isEjected(sick, now: start + .milliseconds(999)))
         XCTAssertFalse(ejection.isEjected(sick, now: start + .seconds(1)), "back once the backoff has passed")
@@ -30,16 +35,16 @@ final class TargetEjectionTests: XCTestCase {
         for _ in 0..<5 { ejection.recordUnavailable(sick, now: start, random: 0.5) }
         XCTAssertEqual(ejection.recordUnavailable(sick, now: start, random: 0.5), .seconds(8))
 
-        // Any other answer puts it back and starts the backoff over.
+        // Any other answer puts it back and starts the count over.
         ejection.recordAnswer(sick)
         XCTAssertFalse(ejection.isEjected(sick, now: start))
         XCTAssertTrue(ejection.isEmpty)
-        XCTAssertEqual(ejection.recordUnavailable(sick, now: start, random: 0.5), .seconds(1))
+        XCTAssertNil(ejection.recordUnavailable(sick, now: start, random: 0.5))
     }
 
-    /// One replica answers every call `UNAVAILABLE`: after its first answer, calls go to the other one. The
-    /// first idempotent call is retried there; a call that may not be retried fails once, not every
-    /// second time as plain round robin gave.
+    /// One replica answers every call `UNAVAILABLE`: each idempotent call it fails is retried on the other
+    /// one (not on its own second connection), and after its third failure calls go to the other one only, so a call that may not be retried
+    /// no longer fails every second time, as plain round robin gave.
     func testCallsAvoidAReplicaThatAnswersUnavailable() async throws {
         let pki = try TestPKI.get()
         let sickService = EchoTestService(unavailable: true)
@@ -48,12 +53,15 @@ final class TargetEjectionTests: XCTestCase {
         let wellServer = try await RunningServer.start(pki: pki, services: [wellService])
         let configuration = pki.rpcClientConfiguration(ports: [sickServer.port, wellServer.port]) { configuration in
             configuration.ejectionBackoff = Backoff(initial: .seconds(60), maximum: .seconds(60), jitter: 0)
+            // Two connections to each: plain round robin would retry on the sick replica's second one.
+            configuration.connectionsPerTarget = 2
+            configuration.maxAttempts = 2
             configuration.retryBackoff = Backoff(initial: .milliseconds(1), maximum: .milliseconds(2))
         }
         var refused = 0
         try await withRPCClient(configuration: configuration) { client in
             let echo = YediEcho.Echo.Client(client)
-            let ready = await eventually { client.readyConnectionCount == 2 }
+            let ready = await eventually { client.readyConnectionCount == 4 }
             XCTAssertTrue(ready)
             for index in 0..<20 { _ = try await echo.echo(.init(text: "idempotent \(index)")) }
             for index in 0..<20 {
@@ -64,8 +72,8 @@ final class TargetEjectionTests: XCTestCase {
                 }
             }
         }
-        XCTAssertLessThanOrEqual(sickService.probe.startedCalls.count, 1, "\(sickService.probe.startedCalls)")
-        XCTAssertEqual(wellService.probe.startedCalls.count, 40, "every call was answered there (one retried)")
+        XCTAssertEqual(sickService.probe.startedCalls.count, 3, "\(sickService.probe.startedCalls)")
+        XCTAssertEqual(wellService.probe.startedCalls.count, 40, "every call was answered there (three retried)")
         XCTAssertEqual(refused, 0, "the sick replica was ejected by the idempotent calls before these began")
         await sickServer.stop()
         await wellServer.stop()
@@ -86,8 +94,8 @@ final class TargetEjectionTests: XCTestCase {
             let echo = YediEcho.Echo.Client(client)
             let ready = await eventually { client.readyConnectionCount == 2 }
             XCTAssertTrue(ready)
-            for index in 0..<4 { _ = try await echo.echo(.init(text: "a\(index)")) }
-            XCTAssertEqual(sickService.probe.startedCalls.count, 1, "ejected after its first answer")
+            for index in 0..<10 { _ = try await echo.echo(.init(text: "a\(index)")) }
+            XCTAssertEqual(sickService.probe.startedCalls.count, 3, "ejected after its third answer in a row")
 
             sickService.unavailable.withLockedValue { $0 = false }
             try await Task.sleep(for: .milliseconds(400))
