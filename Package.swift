@@ -36,6 +36,7 @@ let package = Package(
         .executable(name: "booking-bench", targets: ["BookingBench"]),
         .executable(name: "content-bench", targets: ["ContentBench"]),
         .executable(name: "slp-bench", targets: ["SlpBench"]),
+        .executable(name: "outbox-bench", targets: ["OutboxBench"]),
         .executable(name: "zipadoo-bench", targets: ["ZipadooBench"]),
         .executable(name: "housetainer-bench", targets: ["HousetainerBench"]),
     ],
@@ -286,6 +287,14 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             path: "Benchmarks/AccountBench"
+        ),
+
+        /// The outbox on PostgreSQL: jobs delivered per second by 1 and by 3 replicas' workers on one
+        /// database (throwaway databases on the development PostgreSQL), each job exactly once.
+        .executableTarget(
+            name: "OutboxBench",
+            dependencies: ["ServiceRuntime", "PostgresTestSupport", "YediProto", argumentParser, logging, postgresNIO],
+            path: "Benchmarks/OutboxBench"
         ),
 
         /// SLP's SearchNearby p50/p99 over 20,000 queued members and accepts/s, 64 clients, against the real

@@ -53,8 +53,9 @@ public final class ServicePeers: Sendable {
         self.clients = clients
     }
 
-    /// No peers at all: a process whose outbox only has in-process destinations (the outbox's tests).
-    init() {
+    /// No peers at all: a process whose outbox only has in-process destinations (the outbox's tests and
+    /// its bench).
+    public init() {
         clients = [:]
     }
 
