@@ -18,7 +18,12 @@ seconds=${YEDI_FUZZ_CI_SECONDS:-20}
 logs=$(mktemp -d)
 pids=()
 for lane in "frame json" "message tls"; do
-  (for target in $lane; do scripts/fuzz.sh "$target" "$seconds" || exit 1; done) >"$logs/${lane%% *}.log" 2>&1 &
+  # Every target of the lane runs, even after one failed: each finding is reported.
+  (
+    rc=0
+    for target in $lane; do scripts/fuzz.sh "$target" "$seconds" || rc=1; done
+    exit $rc
+  ) >"$logs/${lane%% *}.log" 2>&1 &
   pids+=($!)
 done
 status=0

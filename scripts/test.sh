@@ -5,8 +5,9 @@
 # the two services with the most concurrency (Chat's live streams, Booking's reservation races).
 # Installs what it needs first. Tests run a process per test class, two at a time
 # (scripts/lib/run-test-classes.sh); each sanitizer build compiles only what its tests need, and the
-# sanitizer and fuzz builds run on idle CPU time only (SCHED_IDLE) while the plain tests run (those wait
-# on sockets and timers much of the time, and the builds take what they leave).
+# sanitizer and fuzz builds run on idle CPU time only (SCHED_IDLE) from the start, beside the debug build
+# and the plain tests (those wait on sockets and timers much of the time, and the builds take what they
+# leave).
 #
 #   scripts/test.sh           # everything (what CI runs)
 #   scripts/test.sh --quick   # the plain test run only

@@ -66,6 +66,8 @@ public struct ClientConfiguration: Sendable {
     /// rotation, growing with each further failure (`TargetEjection`); with several targets, calls go to
     /// the others meanwhile.
     public var ejectionBackoff: Backoff
+    /// `UNAVAILABLE` answers in a row from one target before its first ejection (unary calls only; the
+    /// client's own deadline or cancellation counts neither way).
     public var ejectionThreshold: Int
     /// Limits this client keeps to until the server's SETTINGS arrive. Then the lower concurrency wins,
     /// requests may be as large as the server announced (it is the one that refuses them), and replies

@@ -11,7 +11,8 @@ final class ConnectionPool: Sendable {
     /// Held by the connections too (they fire it), so it must not hold them: no reference cycle.
     private let waiters = PoolWaiters()
     private let ejection: TSanVisibleMutex<TargetEjection>
-    /// Mirrors `!ejection.isEmpty`, so the calls of a healthy client never take the lock.
+    /// Mirrors `!ejection.isEmpty`, so the calls of a healthy client never take the lock (entries of a
+    /// target that stays away are forgotten after the longest backoff, so it does not stay set).
     private let anyFailures = Atomic<Bool>(false)
 
     init(
@@ -30,18 +31,20 @@ final class ConnectionPool: Sendable {
         guard unavailable || anyFailures.load(ordering: .relaxed) else { return nil }
         return ejection.withLock { ejection in
             defer { anyFailures.store(!ejection.isEmpty, ordering: .relaxed) }
+            let now = ContinuousClock.now
+            ejection.forgetStale(now: now)
             if unavailable {
-                return ejection.recordUnavailable(connection.target, now: .now, random: Double.random(in: 0..<1))
+                return ejection.recordUnavailable(connection.target, now: now, random: Double.random(in: 0..<1))
             }
             ejection.recordAnswer(connection.target)
             return nil
         }
     }
 
-    /// A ready connection, of another target than `avoiding` when one is ready (a retry goes elsewhere).
+    /// A ready connection, of a target not in `avoiding` when one is ready (a retry goes elsewhere).
     /// Waits while connections are connecting; fails fast with `UNAVAILABLE` when every connection's last
     /// attempt failed (as gRPC does), at the deadline, and when cancelled.
-    func readyConnection(deadline: ContinuousClock.Instant?, avoiding: ClientConfiguration.Target? = nil)
+    func readyConnection(deadline: ContinuousClock.Instant?, avoiding: Set<ClientConfiguration.Target> = [])
         async throws
         -> (ClientConnection, NIOLoopBound<ClientConnectionHandler>)
     {
@@ -66,31 +69,34 @@ final class ConnectionPool: Sendable {
         }
     }
 
-    /// Round robin over the ready connections of targets in the rotation (not `avoiding`); over every
-    /// ready connection when none of those is.
-    private func pickReady(avoiding: ClientConfiguration.Target?) -> (
+    /// Round robin over the ready connections of targets in the rotation and not in `avoiding`; failing
+    /// that, of a target only avoided, then of any ready target (ejected ones included).
+    private func pickReady(avoiding: Set<ClientConfiguration.Target>) -> (
         ClientConnection, NIOLoopBound<ClientConnectionHandler>
     )? {
         let start = cursor.add(1, ordering: .relaxed).newValue
-        guard avoiding != nil || anyFailures.load(ordering: .relaxed) else {
+        guard !avoiding.isEmpty || anyFailures.load(ordering: .relaxed) else {
             for offset in 0..<connections.count {
                 let connection = connections[(start &+ offset) % connections.count]
                 if let handler = connection.readyHandler { return (connection, handler) }
             }
             return nil
         }
-        let now = ContinuousClock.now
-        var ejectedButReady: (ClientConnection, NIOLoopBound<ClientConnectionHandler>)?
+        let ejected = ejection.withLock { $0.ejectedTargets(now: .now) }
+        var onlyAvoided: (ClientConnection, NIOLoopBound<ClientConnectionHandler>)?
+        var onlyEjected: (ClientConnection, NIOLoopBound<ClientConnectionHandler>)?
         for offset in 0..<connections.count {
             let connection = connections[(start &+ offset) % connections.count]
             guard let handler = connection.readyHandler else { continue }
-            if connection.target == avoiding || ejection.withLock({ $0.isEjected(connection.target, now: now) }) {
-                if ejectedButReady == nil { ejectedButReady = (connection, handler) }
-                continue
+            if ejected.contains(connection.target) {
+                if onlyEjected == nil { onlyEjected = (connection, handler) }
+            } else if avoiding.contains(connection.target) {
+                if onlyAvoided == nil { onlyAvoided = (connection, handler) }
+            } else {
+                return (connection, handler)
             }
-            return (connection, handler)
         }
-        return ejectedButReady
+        return onlyAvoided ?? onlyEjected
     }
 
     /// Calls waiting for a connection state change (for tests).

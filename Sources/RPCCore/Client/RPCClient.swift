@@ -163,7 +163,9 @@ public final class RPCClient: Service, Sendable {
                 let attempt = StreamAttempt()
                 let cancelled = RPCError(code: .cancelled, message: "the call was cancelled")
                 @Sendable func launch() async throws {
-                    let started = try await self.withAttempts(call) { connection, handler, frame, deadline in
+                    // A stream's start is not an answer: only unary outcomes move a target's ejection.
+                    let started = try await self.withAttempts(call, recordsOutcome: false) {
+                        connection, handler, frame, deadline in
                         let outgoing = connection.startStream(
                             frame, payload: payload, deadline: deadline, windowBytes: window, into: stream, on: handler)
                         return (connection, handler, outgoing)
@@ -249,6 +251,7 @@ public final class RPCClient: Service, Sendable {
     /// server, and again after a backoff when an idempotent call failed with `UNAVAILABLE`.
     private func withAttempts<T>(
         _ call: ClientCall,
+        recordsOutcome: Bool = true,
         _ attempt: (ClientConnection, NIOLoopBound<ClientConnectionHandler>, YediRPC.Frame, NIODeadline?) async throws
             -> T
     ) async throws -> T {
@@ -258,18 +261,18 @@ public final class RPCClient: Service, Sendable {
         let throttle = configuration.retryThrottle
         var attempts = 0
         var unsentRetries = 0
-        /// The target of the attempt that failed with UNAVAILABLE: the retry goes elsewhere if it can.
-        var failedTarget: ClientConfiguration.Target?
+        /// The targets of the attempts that failed with UNAVAILABLE: a retry goes elsewhere if it can.
+        var failedTargets: Set<ClientConfiguration.Target> = []
         while true {
             try Task.checkCancellation()
             attempts += 1
             var used: ClientConnection?
             do {
                 let (connection, handler) = try await pool.readyConnection(
-                    deadline: call.deadline, avoiding: failedTarget)
+                    deadline: call.deadline, avoiding: failedTargets)
                 used = connection
                 let result = try await attempt(connection, handler, frame, nioDeadline)
-                pool.record(connection, unavailable: false)
+                if recordsOutcome { pool.record(connection, unavailable: false) }
                 if retryable { throttle.recordSuccess() }
                 return result
             } catch let unsent as UnsentCallError {
@@ -279,15 +282,18 @@ public final class RPCClient: Service, Sendable {
                 guard unsentRetries <= pool.connections.count + 1 else { throw unsent.error }
             } catch let error as RPCError {
                 guard let used else { throw error }
-                // The target answered: UNAVAILABLE takes it out of the rotation for a while (the retry
-                // below then goes to another target, if one is ready); anything else keeps it in.
-                if let ejected = pool.record(used, unavailable: error.code == .unavailable) {
+                // The target answered: UNAVAILABLE counts toward taking it out of the rotation for a while
+                // (the retry below goes to another target, if one is ready); another answer keeps it in.
+                // The client's own deadline or cancellation says nothing about the target.
+                if recordsOutcome, error.code != .deadlineExceeded, error.code != .cancelled,
+                    let ejected = pool.record(used, unavailable: error.code == .unavailable)
+                {
                     configuration.logger.debug(
                         "target ejected after UNAVAILABLE",
                         metadata: ["rpc.target": "\(used.target)", "ejected.seconds": "\(ejected.seconds)"])
                 }
                 guard error.code == .unavailable, retryable else { throw error }
-                failedTarget = used.target
+                failedTargets.insert(used.target)
                 // Every failed attempt counts against the budget, the last one included.
                 let budgetAllows = throttle.recordFailure()
                 guard budgetAllows, attempts < configuration.maxAttempts else { throw error }

@@ -8,6 +8,7 @@
 struct TargetEjection: Sendable {
     private struct Entry {
         var failuresInARow = 0
+        var lastFailure: ContinuousClock.Instant
         var ejectedUntil: ContinuousClock.Instant?
     }
 
@@ -28,8 +29,9 @@ struct TargetEjection: Sendable {
     mutating func recordUnavailable(
         _ target: ClientConfiguration.Target, now: ContinuousClock.Instant, random: Double
     ) -> Duration? {
-        var entry = entries[target] ?? Entry()
+        var entry = entries[target] ?? Entry(lastFailure: now)
         entry.failuresInARow += 1
+        entry.lastFailure = now
         defer { entries[target] = entry }
         guard entry.failuresInARow >= threshold else { return nil }
         let delay = backoff.delay(attempt: entry.failuresInARow - threshold + 1, random: random)
@@ -40,6 +42,19 @@ struct TargetEjection: Sendable {
     /// The target answered something else: back in, and its next failure starts the backoff over.
     mutating func recordAnswer(_ target: ClientConfiguration.Target) {
         entries[target] = nil
+    }
+
+    /// Forgets targets whose last failure is older than the longest backoff and that are not ejected: one
+    /// that failed and was never called again (it went away) must not keep the pool off its fast path.
+    mutating func forgetStale(now: ContinuousClock.Instant) {
+        entries = entries.filter { _, entry in
+            (entry.ejectedUntil.map { now < $0 } ?? false) || now - entry.lastFailure < backoff.maximum
+        }
+    }
+
+    /// The targets out of the rotation at `now`.
+    func ejectedTargets(now: ContinuousClock.Instant) -> Set<ClientConfiguration.Target> {
+        Set(entries.compactMap { target, entry in (entry.ejectedUntil.map { now < $0 } ?? false) ? target : nil })
     }
 
     /// Whether any target has failed since its last other answer (the pool's fast path skips the lock

@@ -24,7 +24,9 @@ struct LoadSession {
             throw .usage("load makes unary calls; \(method.fullName) is \(descriptor.kind) (try `call`)")
         }
         var configuration = try connection.clientConfiguration(address: address)
-        configuration.connectionsPerTarget = connections
+        // `connections` in all, spread over the addresses; no retries: the report counts every UNAVAILABLE.
+        configuration.connectionsPerTarget = max(1, (connections + address.targets.count - 1) / address.targets.count)
+        configuration.maxAttempts = 1
         let metadata: Metadata
         do {
             metadata = try connection.metadata()
@@ -46,7 +48,7 @@ struct LoadSession {
         let descriptor = descriptor
         let options = options
         let connectTimeout = connection.connectTimeout
-        let connections = configuration.connectionsPerTarget
+        let connections = configuration.connectionsPerTarget * configuration.targets.count
         let verbose = connection.verbose
         if verbose { narrateStart(plan) }
         let connecting = ContinuousClock.now
@@ -102,7 +104,7 @@ struct LoadSession {
     private func narrateStart(_ plan: LoadPlan) {
         let timeout = options.timeout.map { "timeout \(Invocation.seconds($0))" } ?? "no timeout"
         let ca = configuration.tls.trustRootsFile ?? "system"
-        let connections = configuration.connectionsPerTarget
+        let connections = configuration.connectionsPerTarget * configuration.targets.count
         Output.errorLine("* connecting to \(address) (\(connections) connections, CA \(ca))")
         Output.errorLine("* calling \(descriptor.fullName) (\(plan.concurrency) at a time, \(timeout) each)")
         for line in ConnectionOptions.describe(options.metadata, direction: ">") { Output.errorLine(line) }

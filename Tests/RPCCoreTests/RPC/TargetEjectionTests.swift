@@ -40,6 +40,15 @@ final class TargetEjectionTests: XCTestCase {
         XCTAssertFalse(ejection.isEjected(sick, now: start))
         XCTAssertTrue(ejection.isEmpty)
         XCTAssertNil(ejection.recordUnavailable(sick, now: start, random: 0.5))
+
+        // A target that failed and was never called again (it went away) is forgotten after the longest
+        // backoff, so the pool goes back to its lock-free path.
+        ejection.forgetStale(now: start + .seconds(7))
+        XCTAssertFalse(ejection.isEmpty)
+        ejection.forgetStale(now: start + .seconds(8))
+        XCTAssertTrue(ejection.isEmpty)
+        XCTAssertEqual(ejection.recordUnavailable(well, now: start, random: 0.5), nil)
+        XCTAssertEqual(ejection.ejectedTargets(now: start), [])
     }
 
     /// One replica answers every call `UNAVAILABLE`: each idempotent call it fails is retried on the other
@@ -117,14 +126,14 @@ final class TargetEjectionTests: XCTestCase {
         }
         try await withRPCClient(configuration: configuration) { client in
             let echo = YediEcho.Echo.Client(client)
-            for index in 0..<3 {
+            for index in 0..<5 {
                 let code = await rpcStatusCode {
                     _ = try await echo.echo(.init(text: "lone \(index)"), options: .init(retry: false))
                 }
                 XCTAssertEqual(code, .unavailable)
             }
         }
-        XCTAssertEqual(sickService.probe.startedCalls.count, 3, "every call reached the server")
+        XCTAssertEqual(sickService.probe.startedCalls.count, 5, "every call reached the server, ejected or not")
         await server.stop()
     }
 }
