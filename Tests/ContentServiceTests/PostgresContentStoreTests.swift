@@ -312,6 +312,26 @@ final class PostgresContentStoreTests: XCTestCase {
     // MARK: Helpers
 
     /// Runs `body` with a second replica's store: its own pool on the same database.
+    /// Two owners of one blob's two images purged at once on two replicas: each purge still saw the other's
+    /// image, so listing only the blobs unreferenced at that moment listed it in neither, and its bytes
+    /// stayed forever. Every purged image's blobs are listed (the collection checks again).
+    func testABlobSharedByTwoImagesPurgedAtOnceIsCollected() async throws {
+        try await withSecondReplica { other in
+            let store = try XCTUnwrap(self.store)
+            for round in 0..<10 {
+                let sha = String(format: "%064x", round + 1)
+                try await store.insertImage(ContentStoreContract.image("a\(round)", owner: "ua\(round)", sha: sha))
+                try await store.insertImage(ContentStoreContract.image("b\(round)", owner: "ub\(round)", sha: sha))
+                async let first = store.purgeUser("ua\(round)", delivery: nil, now: 10)
+                async let second = other.purgeUser("ub\(round)", delivery: nil, now: 10)
+                _ = try await (first, second)
+                let deleted = LockedValue<[String]>([])
+                _ = try await store.collectUnreferencedBlobs { sha in deleted.withLock { $0.append(sha) } }
+                XCTAssertEqual(deleted.value, [sha], "round \(round): the shared blob was not collected")
+            }
+        }
+    }
+
     private func withSecondReplica(_ body: (PostgresContentStore) async throws -> Void) async throws {
         try await XCTUnwrap(database).withSecondPool { postgres in
             try await body(Self.store(on: postgres, replica: "b"))

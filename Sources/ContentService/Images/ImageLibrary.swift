@@ -10,8 +10,9 @@ import YediCrypto
 /// SQLite, rows on PostgreSQL), the row, and the read cache.
 ///
 /// Reads go through an `LRUCache` limited by item count (`--image-cache-items`, 50 by default, as the app
-/// chose: photos vary too much in size for a byte budget). A hit answers without the database or the blob
-/// store; its hits, misses and evictions are on `/metrics` (`yedi_cache_*_total{cache="content-images"}`).
+/// chose: photos vary too much in size for a byte budget). A hit answers without the blob store, and on
+/// SQLite without the database (on PostgreSQL it confirms the row first: `revalidatesHits`); its hits,
+/// misses and evictions are on `/metrics` (`yedi_cache_*_total{cache="content-images"}`).
 final class ImageLibrary: Sendable {
     static let maximumBytes = 10 << 20
 
@@ -102,6 +103,8 @@ final class ImageLibrary: Sendable {
         }
         if let cached, cached.record.sha256 == record.sha256 { return Image(record: record, bytes: cached.bytes) }
         guard let bytes = try await blobs.read(sha256: record.sha256) else {
+            // Purged (through another replica) between the row and the bytes: not there, not lost.
+            if try await store.images(ids: [id]).isEmpty { return nil }
             throw RPCError(code: .dataLoss, message: "the bytes of image \(id) are missing")
         }
         let image = Image(record: record, bytes: bytes)

@@ -21,9 +21,9 @@ enum ContentPostgresSchema {
         "content-postgres-image-blobs",
         ["CREATE TABLE image_blob (sha256 text COLLATE \"C\" PRIMARY KEY, bytes bytea NOT NULL)"])
 
-    /// Image rows point at content-addressed blobs (<data>/images/<sha256>); several rows may share one
-    /// blob. `image_blob_garbage` lists blobs that lost their last image row, deleted after the commit (and
-    /// again at start). A designer's review summary is written in the same transaction as its reviews.
+    /// Image rows point at content-addressed blobs (`image_blob` rows on this engine); several rows may share
+    /// one blob. `image_blob_garbage` lists blobs that may have lost their last image row; the collection
+    /// deletes those that did (after a purge, and again at start). A designer's review summary is written in the same transaction as its reviews.
     static let contentOne = PostgresMigration(
         "content-1",
         [

@@ -10,10 +10,11 @@ import ServiceRuntime
 /// taker holds are skipped (`SKIP LOCKED`): collection comes back to them. Events and houses name images
 /// without a foreign key; their store holds the images it names the same way.
 ///
-/// A blob's file is deleted only under the blob's advisory lock (`lockBlobs`), which an upload naming it
-/// holds from before its image row until the commit: a collection that gets the lock first deletes the
-/// file and commits before the upload's row exists (the upload then writes the bytes again, see
-/// `ImageLibrary.add`); one that gets it after sees the committed row and keeps the file. Collection only
+/// A blob's bytes (their `image_blob` row, deleted in the collection's transaction; or a file, whose
+/// deletion the transaction calls) go only under the blob's advisory lock (`lockBlobs`), which an upload
+/// naming it holds from before its image row until the commit: a collection that gets the lock first
+/// deletes the bytes and commits before the upload's row exists (the upload then writes the bytes again,
+/// see `ImageLibrary.upload`); one that gets it after sees the committed row and keeps them. Collection only
 /// tries the locks, so it never waits for an upload, and takes them in name order.
 extension PostgresContentStore {
     /// What no post, review, Housetainer event or house uses and nothing pinned (ChatService's image
@@ -117,11 +118,15 @@ extension PostgresContentStore {
         ).first?.decode(Bool.self) ?? false
     }
 
-    /// Lists those of `shas` no image names any more for `collectUnreferencedBlobs` (which checks again).
+    /// Lists `shas` (the blobs of images this transaction deleted) for `collectUnreferencedBlobs`, which
+    /// deletes those no image names by then. All of them, not only those unreferenced now: two deletions
+    /// at once of two images sharing a blob would each still see the other's image and list nothing.
+    /// Under the blobs' advisory locks: a collection holding one has its garbage row locked, and an insert
+    /// meeting that row would do nothing and be lost when the collection deletes it; waiting for the lock,
+    /// the insert comes after.
     static func listUnreferenced(_ shas: [String], _ tx: PostgresTransaction) async throws {
-        var unreferenced: [String] = []
-        for sha in Set(shas).sorted() where try await !isReferenced(sha, tx) { unreferenced.append(sha) }
-        try await listForCollection(unreferenced, tx)
+        try await lockBlobs(shas, tx)
+        try await listForCollection(Array(Set(shas)).sorted(), tx)
     }
 
     /// Lists blobs for `collectUnreferencedBlobs`, which deletes those no image names by then.

@@ -27,7 +27,7 @@ struct OpenedEngine {
                 "--log-key: required with a PostgreSQL --database; give every replica the same key file, so that "
                     + "page cursors and log tags mean the same on each (make one with `openssl rand 32 > FILE`)")
         }
-        if let images = configuration.images, images.keyFile == nil {
+        if Definition.defaults.imagePort != nil, configuration.images?.keyFile == nil {
             throw StartupError(
                 "--image-url-key: required with a PostgreSQL --database; give every replica the same key file, so "
                     + "that an image URL signed by one is served by the others (make one with `openssl rand 32 > FILE`)"
