@@ -43,7 +43,9 @@ executed=$(for log in "$work/logs/"*.log; do grep -E '^[[:space:]]*Executed [0-9
   sed -nE 's/^[[:space:]]*Executed ([0-9]+) tests?, with ([0-9]+) failures?.*/\1 \2/p' |
   awk '{ tests += $1; failures += $2 } END { printf "%d tests, %d failures", tests, failures }')
 echo "run-test-classes: $(wc -l <"$work/queue") classes, $executed; the slowest classes (s):" >&2
-sort -rn "$work/times" | head -n 15 | sed 's/^/  /' >&2
+# sed reads to the end (head would exit early, and sort's next write would die of SIGPIPE: 141 under
+# pipefail, seen once in CI after every test had passed).
+sort -rn "$work/times" | sed -n '1,15s/^/  /p' >&2
 if [[ -s $work/failed ]]; then
   while IFS=$'\t' read -r class code; do
     cat "$work/logs/$class.log" >&2
