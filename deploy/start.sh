@@ -57,7 +57,7 @@ declare -A base_port=([account]=7001 [content]=7002 [booking]=7003 [chat]=7004)
 declare -A base_metrics=([account]=9101 [content]=9102 [booking]=9103 [chat]=9104)
 # The services that have a PostgreSQL store for everything they keep (the others refuse a PostgreSQL
 # --database at start).
-declare -A on_postgres=([account]=1 [booking]=1 [content]=1)
+declare -A on_postgres=([account]=1 [booking]=1 [content]=1 [chat]=1)
 
 # Every process: its name (the first replica keeps the service's name, so data/account/sent-mail stays
 # where the probe looks), kind, ports.

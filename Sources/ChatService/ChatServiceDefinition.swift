@@ -27,17 +27,18 @@ enum ChatServiceDefinition: ServiceDefinition {
             hub.end(key: userID, RPCError(code: .unauthenticated, message: "this account was deleted"))
         }
         let peers = peers ?? ChatPeers.live(env.peers)
-        let store = SQLiteChatStore(
-            database: env.database, sink: { hub.publish($0) }, pushes: OfflinePushes(outbox: env.outbox))
+        let store = Self.store(env, hub: hub)
         env.addBackgroundService(eventPruning(env, store: store))
+        let onPostgres = if case .postgres = env.engine { true } else { false }
         return ChatHandlers(
             store: store,
             peers: peers,
-            cache: HistoryCache(),
+            cache: HistoryCache(enabled: !onPostgres),
             hub: hub,
             photos: PhotoURLRefresher(
                 capacity: env.configuration.textCacheItems, clock: env.clock, lookup: peers.images),
-            kit: env.makeHandlerKit())
+            kit: env.makeHandlerKit(),
+            liveFromLog: onPostgres)
     }
 
     /// How often stream events past their retention are pruned (and once at start).

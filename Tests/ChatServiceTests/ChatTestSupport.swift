@@ -31,6 +31,9 @@ final class ChatFixture: Sendable {
     let quotas: [String]
     /// `--apps` for both services (nil: YeDi alone).
     let apps: String?
+    /// ChatService's engine, and the log key file every replica shares on PostgreSQL.
+    let database: DatabaseSettings
+    let logKey: String?
     private let running: NIOLockedValueBox<(service: RunningService, client: RPCClient, task: Task<Void, Never>)?>
     private let accountClient: RPCClient
     private let accountTask: Task<Void, Never>
@@ -38,9 +41,10 @@ final class ChatFixture: Sendable {
     /// - Parameters:
     ///   - inMemoryDisk: keep the chat database on tmpfs (the big stream tests: fsync costs nothing there).
     ///   - shutdownGrace: seconds the chat server's drain may take.
+    ///   - database: ChatService's engine (`ChatServiceOnPostgresTests`); AccountService stays on SQLite.
     static func start(
         hubCapacity: Int = 1_024, inMemoryDisk: Bool = false, shutdownGrace: Int = 1, quotas: [String] = [],
-        apps: String? = nil
+        apps: String? = nil, database: DatabaseSettings = .sqlite
     ) async throws -> ChatFixture {
         let harness = try ServiceHarness()
         // Starts at the real time: the peer stand-ins check forwarded tokens against the system clock.
@@ -60,10 +64,16 @@ final class ChatFixture: Sendable {
             ? "/dev/shm/yedi-chat-test-\(UUID().uuidString.prefix(8))"
             : harness.dataRoot.appendingPathComponent("chat").path
         let accountClient = try RPCClient(configuration: harness.clientConfiguration(port: try await account.port))
+        var logKey: String?
+        if case .postgres = database {
+            let file = harness.dataRoot.appendingPathComponent("log.key")
+            try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: file)
+            logKey = file.path
+        }
         let fixture = ChatFixture(
             harness: harness, account: account, content: content, booking: booking, peers: peers, clock: clock,
             dataDirectory: dataDirectory, hubCapacity: hubCapacity, shutdownGrace: shutdownGrace, quotas: quotas,
-            apps: apps, accountClient: accountClient)
+            apps: apps, database: database, logKey: logKey, accountClient: accountClient)
         try await fixture.startChat()
         return fixture
     }
@@ -71,9 +81,11 @@ final class ChatFixture: Sendable {
     private init(
         harness: ServiceHarness, account: RunningService, content: PeerServer, booking: PeerServer,
         peers: FakePeerData, clock: ManualClock, dataDirectory: String, hubCapacity: Int, shutdownGrace: Int,
-        quotas: [String], apps: String?, accountClient: RPCClient
+        quotas: [String], apps: String?, database: DatabaseSettings, logKey: String?, accountClient: RPCClient
     ) {
         self.apps = apps
+        self.database = database
+        self.logKey = logKey
         self.shutdownGrace = shutdownGrace
         self.quotas = quotas
         self.harness = harness
@@ -91,7 +103,16 @@ final class ChatFixture: Sendable {
 
     /// Starts ChatService (again, on the same data after `stopChat`).
     func startChat() async throws {
-        let configuration = try harness.configuration(
+        let (service, client, task) = try await startReplica(dataDirectory: dataDirectory)
+        running.withLockedValue { $0 = (service, client, task) }
+    }
+
+    /// A ChatService on `dataDirectory` (another replica, on PostgreSQL), with a client of its own; the
+    /// caller stops both.
+    func startReplica(dataDirectory: String) async throws -> (
+        service: RunningService, client: RPCClient, task: Task<Void, Never>
+    ) {
+        var configuration = try harness.configuration(
             ChatServiceDefinition.defaults,
             peers: ["account": try await account.port, "content": content.port, "booking": booking.port],
             dataDirectory: dataDirectory,
@@ -100,11 +121,12 @@ final class ChatFixture: Sendable {
                 $0.quotas = quotas
                 $0.apps = apps
             })
+        configuration.database = database
+        configuration.logKeyFile = logKey
         TestChatDefinition.register(ChatEventHub(capacity: hubCapacity), for: dataDirectory)
         let service = try await harness.start(TestChatDefinition.self, configuration: configuration, clock: clock)
         let client = try RPCClient(configuration: harness.clientConfiguration(port: try await service.port))
-        let task = Task { await client.run() }
-        running.withLockedValue { $0 = (service, client, task) }
+        return (service, client, Task { await client.run() })
     }
 
     func stopChat() async throws {
@@ -317,6 +339,8 @@ enum TestChatDefinition: ServiceDefinition {
     static func migrate(_ migrator: inout DatabaseMigrator) {
         ChatServiceDefinition.migrate(&migrator)
     }
+
+    static let postgresMigrations = ChatServiceDefinition.postgresMigrations
 
     static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] {
         let hub = hub(for: env.configuration.dataDirectory) ?? ChatEventHub()

@@ -1,7 +1,11 @@
 import Foundation
+import GRDB
+import RPCCore
 import RPCTestSupport
 import ServiceTestSupport
 import XCTest
+
+@testable import ServiceRuntime
 
 /// A service executable that cannot run says why in one line and exits non-zero, quickly, before it
 /// creates or migrates anything: the deployment mistakes an operator makes most.
@@ -85,21 +89,21 @@ final class StartupRefusalTests: XCTestCase {
         try refused.get()
     }
 
-    /// A service without a PostgreSQL store yet (ChatService) says so instead of quietly opening its
-    /// SQLite file.
+    /// A service without a PostgreSQL store (every service has one now; this guards the next) says so
+    /// instead of quietly opening its SQLite file: checked before anything is made.
     func testAServiceThatRunsOnSQLiteOnlyRefusesAPostgreSQLDatabase() throws {
-        let password = scratch.appendingPathComponent("chat-db-password")
+        var options = try ServiceOptions.parse([])
+        options.pki = pki.path
+        options.database = "postgresql://chat@127.0.0.1:5432/chat"
+        let password = scratch.appendingPathComponent("db-password")
         try Data("secret".utf8).write(to: password)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: password.path)
-        try assertRefuses(
-            freePorts + [
-                "--data", scratch.appendingPathComponent("data").path,
-                "--database", "postgresql://chat@127.0.0.1:5432/chat", "--database-password-file", password.path,
-            ],
-            mentioning: ["--database", "runs on SQLite only so far"], service: "ChatService")
-        XCTAssertFalse(
-            FileManager.default.fileExists(atPath: scratch.appendingPathComponent("data/chat.sqlite").path),
-            "no SQLite file was made instead")
+        options.databasePasswordFile = password.path
+        let configuration = try ServiceConfiguration.resolve(
+            options: options, environment: [:], defaults: SQLiteOnlyDefinition.defaults)
+        XCTAssertThrowsError(try OpenedEngine.check(SQLiteOnlyDefinition.self, configuration: configuration)) {
+            XCTAssertTrue("\($0)".contains("runs on SQLite only so far"), "\($0)")
+        }
     }
 
     /// Replicas on PostgreSQL share one log key: each making its own would break page cursors across them.
@@ -143,4 +147,12 @@ final class StartupRefusalTests: XCTestCase {
             FileManager.default.fileExists(atPath: scratch.appendingPathComponent("data/image-url.key").path),
             "refused before making a key of its own")
     }
+}
+
+/// A service that declares no PostgreSQL versions.
+private enum SQLiteOnlyDefinition: ServiceDefinition {
+    static let defaults = ServiceDefaults(name: "sqlite-only", port: 7099, metricsPort: 9199)
+    static let summary = "a service on SQLite only"
+    static func migrate(_ migrator: inout DatabaseMigrator) {}
+    static func makeServices(_ env: ServiceEnvironment) async throws -> [any RPCService] { [] }
 }

@@ -75,7 +75,7 @@ final class HubTestLog: StreamEventLog, Sendable {
         return events
     }
 
-    func highestPosition() async throws -> Int64 { state.withLockedValue { $0.highest } }
+    func highestPosition(for key: String) async throws -> Int64 { state.withLockedValue { $0.highest } }
 
     func prunedThrough(_ key: String) async throws -> Int64 { state.withLockedValue { $0.pruned[key] ?? 0 } }
 }

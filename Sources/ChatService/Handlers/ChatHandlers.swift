@@ -16,6 +16,8 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
     /// The clock, ids, quotas, lists, and the directory of room members' names and images
     /// (AccountService's, cached; empty when it cannot answer).
     let kit: HandlerKit
+    /// Live events are wake-ups, read from the store (several replicas on PostgreSQL).
+    var liveFromLog = false
 
     /// A user's rooms, most recent activity first (the key is the room's last position in the stream).
     var roomPages: PageList { kit.pageList("rooms", defaultLimit: 20, maximumLimit: Self.maxPageSize) }
@@ -250,7 +252,7 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
     var stream: ResumableStream<ChatEventRecord> {
         ResumableStream(
             hub: hub, log: ChatEventLog(store: store), batch: Self.catchUpBatch,
-            restart: "reload with ListRooms and subscribe from its stream_position")
+            restart: "reload with ListRooms and subscribe from its stream_position", liveFromLog: liveFromLog)
     }
 
     // MARK: Deletion

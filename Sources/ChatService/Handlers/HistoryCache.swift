@@ -10,6 +10,10 @@ import YediSync
 /// `invalidate(room)` after it committed. A reader that filled a page from the database stores it only if
 /// no invalidation of that room happened since it began (a generation counter per stripe of rooms),
 /// so a page read before a write can never be cached after it.
+///
+/// That holds for one process's writes only. On PostgreSQL another replica writes too, and its
+/// notification would arrive after its answer, so the service there runs with the cache off
+/// (`enabled: false`: every lookup misses, nothing is kept) and reads each page and room from the database.
 final class HistoryCache: Sendable {
     struct PageKey: Hashable, Sendable {
         var beforeSeq: Int64
@@ -27,17 +31,22 @@ final class HistoryCache: Sendable {
     private let pages: LRUCache<String, RoomPages>
     private let rooms: LRUCache<String, RoomRecord>
     private let generations = TSanVisibleMutex([UInt64](repeating: 0, count: HistoryCache.stripes))
+    /// False: nothing is kept (several replicas write the rooms).
+    let enabled: Bool
 
-    init(roomCapacity: Int = 2_000) {
+    init(roomCapacity: Int = 2_000, enabled: Bool = true) {
+        self.enabled = enabled
         pages = LRUCache(name: "chat_history_pages", capacity: roomCapacity)
         rooms = LRUCache(name: "chat_rooms", capacity: roomCapacity * 4)
     }
 
-    func room(_ id: String) -> RoomRecord? { rooms.get(id) }
+    func room(_ id: String) -> RoomRecord? { enabled ? rooms.get(id) : nil }
 
-    func remember(_ room: RoomRecord) { rooms.put(room, forKey: room.id) }
+    func remember(_ room: RoomRecord) {
+        if enabled { rooms.put(room, forKey: room.id) }
+    }
 
-    func page(room: String, key: PageKey) -> MessagePage? { pages.get(room)?.pages[key] }
+    func page(room: String, key: PageKey) -> MessagePage? { enabled ? pages.get(room)?.pages[key] : nil }
 
     /// A token to pass to `store` once the page has been read from the database.
     func generation(of room: String) -> UInt64 {
@@ -45,6 +54,7 @@ final class HistoryCache: Sendable {
     }
 
     func store(_ page: MessagePage, room: String, key: PageKey, generation: UInt64) {
+        guard enabled else { return }
         generations.withLock { generations in
             guard generations[Self.stripe(room)] == generation else { return }
             var entry = pages.get(room) ?? RoomPages()

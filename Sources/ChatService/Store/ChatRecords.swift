@@ -61,6 +61,15 @@ struct RoomRecord: Sendable, Hashable {
 
     func member(role: String) -> String { memberships.first { $0.role == role }?.userID ?? "" }
 
+    /// The room as it was when created: what a room-created event shows, replayed or live.
+    var asCreated: RoomRecord {
+        var room = self
+        room.lastSeq = 0
+        room.lastActivityAtMilliseconds = createdAtMilliseconds
+        room.closedAtMilliseconds = nil
+        return room
+    }
+
     func isMember(_ userID: String) -> Bool { memberships.contains { $0.userID == userID } }
 
     /// The other member of a two-member room (in a larger room, the first other one).

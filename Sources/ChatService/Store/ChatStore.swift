@@ -45,8 +45,10 @@ protocol ChatStore: Sendable {
     /// The member's rooms of `app` by last activity, newest first, after `afterActivity` (a previous page's
     /// last).
     func rooms(userID: String, app: AppID, afterActivity: Int64?, limit: Int) async throws -> RoomListRecord
-    /// The highest event position ever given out (purged events included): no client can have seen more.
-    func highestPosition() async throws -> Int64
+    /// The highest event position ever given out to `recipientID` (purged events included): they cannot
+    /// have seen more. Positions are per recipient, only grow and are never reused; a store may keep one
+    /// counter for everyone (SQLite does), which bounds each recipient's too.
+    func highestPosition(recipientID: String) async throws -> Int64
     /// The highest position of the recipient's events that pruning removed (0: none): a resume from before
     /// it would miss some.
     func prunedThrough(recipientID: String) async throws -> Int64
@@ -73,5 +75,6 @@ extension ChatStore {
     }
 }
 
-/// Receives committed events, in position order (called on the store's writer, so keep it short).
+/// Receives committed events, each recipient's in position order (called on the store's writer, so keep it
+/// short).
 typealias ChatEventSink = @Sendable ([ChatEventRecord]) -> Void

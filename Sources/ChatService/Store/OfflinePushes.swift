@@ -1,4 +1,5 @@
 import GRDB
+import PostgresNIO
 import ServiceRuntime
 import YediProto
 
@@ -24,6 +25,17 @@ struct OfflinePushes: Sendable {
         for recipient in recipients {
             try outbox.enqueue(
                 in: db, peer: "account", method: YediAccount.Notifications.Method.notify,
+                request: Self.notification(of: message, text: text, to: recipient, app: app))
+        }
+    }
+
+    /// `enqueue(in: Database)` inside a PostgreSQL transaction.
+    func enqueue(
+        _ message: MessageRecord, text: String, to recipients: [String], app: String, in tx: PostgresTransaction
+    ) async throws {
+        for recipient in recipients {
+            try await outbox.enqueue(
+                in: tx, peer: "account", method: YediAccount.Notifications.Method.notify,
                 request: Self.notification(of: message, text: text, to: recipient, app: app))
         }
     }

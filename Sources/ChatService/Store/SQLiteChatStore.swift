@@ -193,7 +193,9 @@ struct SQLiteChatStore: ChatStore {
 
     // MARK: Events
 
-    func highestPosition() async throws -> Int64 {
+    /// One counter for every recipient here (the single writer orders it): the highest position given
+    /// to anyone is a bound for each.
+    func highestPosition(recipientID: String) async throws -> Int64 {
         try await database.read { db in
             // AUTOINCREMENT's high-water mark: unlike MAX(position) it does not go down when a purge
             // removed the newest events.
@@ -231,12 +233,8 @@ struct SQLiteChatStore: ChatStore {
                     // The closing time is kept in the event's read_at_ms column.
                     body = .roomClosed(roomID: roomID, closedAtMilliseconds: row["read_at_ms"])
                 default:
-                    guard var room = try Self.room(roomID, db) else { continue }
-                    // As it was when created.
-                    room.lastSeq = 0
-                    room.lastActivityAtMilliseconds = room.createdAtMilliseconds
-                    room.closedAtMilliseconds = nil
-                    body = .roomCreated(room)
+                    guard let room = try Self.room(roomID, db) else { continue }
+                    body = .roomCreated(room.asCreated)
                 }
                 events.append(ChatEventRecord(position: row["position"], recipientID: recipientID, body: body))
             }
@@ -302,31 +300,7 @@ struct SQLiteChatStore: ChatStore {
     }
 
     private static func insert(_ message: MessageRecord, _ db: Database) throws {
-        var text = ""
-        var refID = ""
-        var title = ""
-        var image: ImageRecord?
-        var startAt: Int64 = 0
-        let kind: String
-        switch message.body {
-        case .text(let value):
-            kind = "text"
-            text = value
-        case .image(let value):
-            kind = "image"
-            refID = value.id
-            image = value
-        case .postShare(let postID, let postTitle, let photo, let note):
-            kind = "post"
-            refID = postID
-            title = postTitle
-            image = photo
-            text = note
-        case .reservation(let id, let start):
-            kind = "reservation"
-            refID = id
-            startAt = start
-        }
+        let columns = MessageColumns(message.body)
         try db.cachedStatement(
             sql: """
                 INSERT INTO chat_message (room_id, seq, id, sender_id, client_message_id, sent_at_ms, body_kind,
@@ -336,33 +310,25 @@ struct SQLiteChatStore: ChatStore {
         ).execute(
             arguments: [
                 message.roomID, message.seq, message.id, message.senderID, message.clientMessageID,
-                message.sentAtMilliseconds, kind, text, refID, title, image?.id, image?.url ?? "",
-                image?.width ?? 0, image?.height ?? 0, startAt,
+                message.sentAtMilliseconds, columns.kind, columns.text, columns.refID, columns.title,
+                columns.image?.id, columns.image?.url ?? "", columns.image?.width ?? 0, columns.image?.height ?? 0,
+                columns.startAt,
             ])
     }
 
     static func appendEvent(
         _ db: Database, recipient: String, roomID: String, kind: String, now: Int64, body: ChatEventBody
     ) throws -> ChatEventRecord {
-        var seq: Int64 = 0
-        var readerID = ""
-        var readSeq: Int64 = 0
-        var readAt: Int64 = 0
-        switch body {
-        case .messageAdded(let message): seq = message.seq
-        case .readCursorMoved(_, let reader, let cursor, let at):
-            readerID = reader
-            readSeq = cursor
-            readAt = at
-        case .roomCreated: break
-        case .roomClosed(_, let at): readAt = at
-        }
+        let columns = EventColumns(body)
         try db.cachedStatement(
             sql: """
                 INSERT INTO chat_event (recipient_id, room_id, kind, seq, reader_id, read_seq, read_at_ms, created_at_ms)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """
-        ).execute(arguments: [recipient, roomID, kind, seq, readerID, readSeq, readAt, now])
+        ).execute(
+            arguments: [
+                recipient, roomID, kind, columns.seq, columns.readerID, columns.readSeq, columns.readAt, now,
+            ])
         return ChatEventRecord(position: db.lastInsertedRowID, recipientID: recipient, body: body)
     }
 
@@ -396,19 +362,11 @@ struct SQLiteChatStore: ChatStore {
         let image: ImageRecord? = (row["image_id"] as String?).map {
             ImageRecord(id: $0, url: row["image_url"], width: row["image_width"], height: row["image_height"])
         }
-        let body: MessageBodyRecord
-        switch row["body_kind"] as String {
-        case "image":
-            body = .image(image ?? ImageRecord(id: row["ref_id"], url: "", width: 0, height: 0))
-        case "post":
-            body = .postShare(postID: row["ref_id"], title: row["title"], firstPhoto: image, text: row["text"])
-        case "reservation":
-            body = .reservation(id: row["ref_id"], startAtMilliseconds: row["start_at_ms"])
-        default:
-            body = .text(row["text"])
-        }
+        let columns = MessageColumns(
+            kind: row["body_kind"], text: row["text"], refID: row["ref_id"], title: row["title"], image: image,
+            startAt: row["start_at_ms"])
         return MessageRecord(
             id: row["id"], roomID: row["room_id"], seq: row["seq"], senderID: row["sender_id"],
-            sentAtMilliseconds: row["sent_at_ms"], clientMessageID: row["client_message_id"], body: body)
+            sentAtMilliseconds: row["sent_at_ms"], clientMessageID: row["client_message_id"], body: columns.body)
     }
 }

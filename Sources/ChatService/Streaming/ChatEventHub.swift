@@ -15,3 +15,12 @@ extension StreamHub where Event == ChatEventRecord {
         self.init(name: "chat", capacity: capacity, maxPerKey: 16)
     }
 }
+
+extension ChatEventRecord {
+    /// A wake-up for `recipientID`'s streams on PostgreSQL, where the hub carries no bodies
+    /// (`ResumableStream.liveFromLog`): only its key and position are read; the body is never sent.
+    static func wakeUp(_ recipientID: String, position: Int64) -> ChatEventRecord {
+        ChatEventRecord(
+            position: position, recipientID: recipientID, body: .roomClosed(roomID: "", closedAtMilliseconds: 0))
+    }
+}

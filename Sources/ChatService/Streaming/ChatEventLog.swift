@@ -9,7 +9,9 @@ struct ChatEventLog: StreamEventLog {
         try await store.events(recipientID: recipientID, afterPosition: position, limit: limit)
     }
 
-    func highestPosition() async throws -> Int64 { try await store.highestPosition() }
+    func highestPosition(for recipientID: String) async throws -> Int64 {
+        try await store.highestPosition(recipientID: recipientID)
+    }
 
     func prunedThrough(_ recipientID: String) async throws -> Int64 {
         try await store.prunedThrough(recipientID: recipientID)

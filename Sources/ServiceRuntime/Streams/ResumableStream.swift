@@ -7,6 +7,11 @@ import RPCCore
 /// committed before the read is in the read; whatever commits after the registration is in the buffer
 /// (the hub gets events after their commit, in position order); buffered events at or below the last
 /// position sent are skipped. The catch-up reads the database, so this also holds across restarts.
+///
+/// With `liveFromLog` the hub's events are only wake-ups: a woken stream reads the log after its last
+/// position, the same code as the catch-up. That is how several replicas share one database: events
+/// committed through another replica arrive as notifications (a key and a position, no body), and even
+/// this replica's own commits on several pool connections may reach the hub out of position order.
 public struct ResumableStream<Event: PositionedEvent>: Sendable {
     public let hub: StreamHub<Event>
     public let log: any StreamEventLog<Event>
@@ -15,9 +20,15 @@ public struct ResumableStream<Event: PositionedEvent>: Sendable {
     /// What a client whose position cannot be served should do, ending the OUT_OF_RANGE messages (ChatService:
     /// "reload with ListRooms and subscribe from its stream_position").
     public let restart: String
+    /// Live events are read from the log when the hub wakes the stream (see above).
+    public let liveFromLog: Bool
 
-    public init(hub: StreamHub<Event>, log: any StreamEventLog<Event>, batch: Int = 500, restart: String) {
+    public init(
+        hub: StreamHub<Event>, log: any StreamEventLog<Event>, batch: Int = 500, restart: String,
+        liveFromLog: Bool = false
+    ) {
         precondition(batch >= 1)
+        self.liveFromLog = liveFromLog
         self.hub = hub
         self.log = log
         self.batch = batch
@@ -39,7 +50,7 @@ public struct ResumableStream<Event: PositionedEvent>: Sendable {
         }
         let subscription = try hub.subscribe(key: key)
         defer { hub.unsubscribe(subscription) }
-        guard position <= (try await log.highestPosition()) else {
+        guard position <= (try await log.highestPosition(for: key)) else {
             throw RPCError(
                 code: .outOfRange, message: "after_position is beyond every position given out; \(restart)")
         }
@@ -60,6 +71,29 @@ public struct ResumableStream<Event: PositionedEvent>: Sendable {
         _ subscription: StreamSubscription<Event>, after position: Int64,
         write: @Sendable (Event) async throws -> Void, caughtUp: @Sendable (Int64) async throws -> Void
     ) async throws {
+        var last = try await catchUp(subscription, after: position, write: write)
+        try await caughtUp(last)
+        while true {
+            let woken = try await subscription.take()
+            if liveFromLog {
+                // A wake-up at or below what was sent (a late notification) needs no read.
+                if woken.contains(where: { $0.position > last }) {
+                    last = try await catchUp(subscription, after: last, write: write)
+                }
+                continue
+            }
+            for event in woken where event.position > last {
+                try await write(event)
+                last = event.position
+                subscription.wrote(position: last)
+            }
+        }
+    }
+
+    /// Writes the stored events after `position`, in batches; answers the last position written.
+    private func catchUp(
+        _ subscription: StreamSubscription<Event>, after position: Int64, write: @Sendable (Event) async throws -> Void
+    ) async throws -> Int64 {
         var last = position
         while true {
             let stored = try await log.events(for: subscription.key, after: last, limit: batch)
@@ -76,15 +110,7 @@ public struct ResumableStream<Event: PositionedEvent>: Sendable {
                 last = event.position
                 subscription.wrote(position: last)
             }
-            if stored.count < batch { break }
-        }
-        try await caughtUp(last)
-        while true {
-            for event in try await subscription.take() where event.position > last {
-                try await write(event)
-                last = event.position
-                subscription.wrote(position: last)
-            }
+            if stored.count < batch { return last }
         }
     }
 }

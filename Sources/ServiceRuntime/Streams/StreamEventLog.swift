@@ -4,8 +4,9 @@ public protocol StreamEventLog<Event>: Sendable {
     associatedtype Event: PositionedEvent
     /// The key's events with a position after `position`, oldest first, at most `limit`.
     func events(for key: Event.Key, after position: Int64, limit: Int) async throws -> [Event]
-    /// The highest position ever given out (also of events since removed): no client can have seen more.
-    func highestPosition() async throws -> Int64
+    /// The highest position ever given out for `key` (also of events since removed): no client can have
+    /// seen more. A log with one counter for every key may answer that counter.
+    func highestPosition(for key: Event.Key) async throws -> Int64
     /// The highest position of the key's events that retention removed (0: none). A resume from before it
     /// would silently miss events.
     func prunedThrough(_ key: Event.Key) async throws -> Int64

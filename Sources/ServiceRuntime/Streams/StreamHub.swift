@@ -28,6 +28,9 @@ public final class StreamHub<Event: PositionedEvent>: Sendable {
         var byKey: [Key: [UInt64: StreamSubscription<Event>]] = [:]
         var open = 0
         var closed = false
+        /// Set while live events cannot be promised (the database's notifications are lost): new
+        /// subscriptions are refused with it.
+        var suspended: RPCError?
 
         /// Forgets one subscription (and its key once it has none), keeping the count.
         mutating func remove(_ subscription: StreamSubscription<Event>) {
@@ -58,6 +61,7 @@ public final class StreamHub<Event: PositionedEvent>: Sendable {
                     code: .unavailable,
                     message: "the server is shutting down; subscribe again (elsewhere) from your last position")
             }
+            if let suspended = state.suspended { throw suspended }
             if state.byKey[key, default: [:]].count >= maxPerKey {
                 throw RPCError(
                     code: .resourceExhausted, message: "too many open streams for this user (at most \(maxPerKey))")
@@ -110,23 +114,46 @@ public final class StreamHub<Event: PositionedEvent>: Sendable {
         for subscription in subscriptions { subscription.end(error) }
     }
 
+    /// Offers `make(key)` to every open subscription: a wake-up for all (the database's notifications
+    /// were lost for a while, so any stream may have missed some).
+    public func publishToEveryKey(_ make: (Key) -> Event) {
+        let keys = state.withLock { Array($0.byKey.keys) }
+        publish(keys.map(make))
+    }
+
+    /// Ends every open stream with `error` and refuses new ones with it until `resume()`: live delivery
+    /// cannot be promised for now, and clients should go to another replica.
+    public func suspend(_ error: RPCError) {
+        for subscription in removeAll({ $0.suspended = error }) { subscription.end(error) }
+    }
+
+    /// Takes subscriptions again after `suspend`.
+    public func resume() {
+        state.withLock { $0.suspended = nil }
+    }
+
     /// Ends every open stream with UNAVAILABLE and refuses new ones: the process is going away.
     public func shutDown() {
-        let all = state.withLock { state in
-            state.closed = true
-            let all = state.byKey.values.flatMap(\.values)
-            state.byKey = [:]
-            state.open = 0
-            openStreams.record(0)
-            return all
-        }
-        for subscription in all {
+        for subscription in removeAll({ $0.closed = true }) {
             subscription.end(
                 RPCError(
                     code: .unavailable,
                     message:
                         "the server is shutting down; subscribe again (elsewhere) with after_position = your last position"
                 ))
+        }
+    }
+
+    /// Forgets every subscription after `mark` (under the same lock, so none can be added in between);
+    /// answers them, to be ended outside the lock.
+    private func removeAll(_ mark: (inout HubState) -> Void) -> [StreamSubscription<Event>] {
+        state.withLock { state in
+            mark(&state)
+            let all = state.byKey.values.flatMap(\.values)
+            state.byKey = [:]
+            state.open = 0
+            openStreams.record(0)
+            return all
         }
     }
 

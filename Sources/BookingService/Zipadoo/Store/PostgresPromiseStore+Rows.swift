@@ -108,7 +108,7 @@ struct PostgresPromiseEventLog: StreamEventLog {
     }
 
     /// The identity's last value: every position given out, also of events since removed.
-    func highestPosition() async throws -> Int64 {
+    func highestPosition(for promiseID: String) async throws -> Int64 {
         try await postgres.read { connection in
             try await connection.query(
                 """

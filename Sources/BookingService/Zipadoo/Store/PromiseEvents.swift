@@ -86,7 +86,7 @@ struct PromiseEventLog: StreamEventLog {
         }
     }
 
-    func highestPosition() async throws -> Int64 {
+    func highestPosition(for promiseID: String) async throws -> Int64 {
         try await database.read { db in
             try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'promise_event'") ?? 0
         }

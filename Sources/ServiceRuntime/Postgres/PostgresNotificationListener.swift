@@ -1,0 +1,94 @@
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import YediSync
+
+/// A replica's ear on one `NOTIFY` channel (docs/postgres.md, "Chat across replicas"): one dedicated
+/// connection outside the pool (a pooled one would be handed to queries), `LISTEN`, and each payload to
+/// `received`.
+///
+/// PostgreSQL keeps no notification for a listener that is away. So when the connection is lost it
+/// reconnects with back-off (0.1 s doubling to 1 s) and, once listening again, calls `listening`, whose
+/// job is to make everyone who depends on the channel re-read what they may have missed. Not back within
+/// `lostAfter` (plus at most one connection attempt's 2 s), it calls `lost` once (the caller ends what it
+/// cannot promise any more); `listening` then tells it it is back.
+public final class PostgresNotificationListener: Service {
+    public static let defaultLostAfter: Duration = .seconds(5)
+
+    private let postgres: ServicePostgres
+    private let channel: String
+    private let logger: Logger
+    private let lostAfter: Duration
+    private let received: @Sendable (String) -> Void
+    private let listening: @Sendable () -> Void
+    private let lost: @Sendable () -> Void
+    /// When the connection went away (nil while listening), and whether `lost` was called since.
+    private let down = TSanVisibleMutex<(since: ContinuousClock.Instant?, told: Bool)>((.now, false))
+
+    public init(
+        postgres: ServicePostgres, channel: String, logger: Logger, lostAfter: Duration = defaultLostAfter,
+        received: @escaping @Sendable (String) -> Void, listening: @escaping @Sendable () -> Void,
+        lost: @escaping @Sendable () -> Void
+    ) {
+        self.postgres = postgres
+        self.channel = channel
+        self.logger = logger
+        self.lostAfter = lostAfter
+        self.received = received
+        self.listening = listening
+        self.lost = lost
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown { await self.listenUntilCancelled() }
+    }
+
+    private func listenUntilCancelled() async {
+        var backoff: Duration = .milliseconds(100)
+        var connectionID = 0
+        while !Task.isCancelled {
+            do {
+                var configuration = try ServicePostgres.connectionConfiguration(postgres.settings)
+                configuration.options.connectTimeout = .seconds(2)
+                connectionID += 1
+                let connection = try await PostgresConnection.connect(
+                    configuration: configuration, id: connectionID, logger: logger)
+                do {
+                    try await connection.listen(on: channel) { notifications in
+                        let wasLost = down.withLock { state in
+                            defer { state = (nil, false) }
+                            return state.told
+                        }
+                        backoff = .milliseconds(100)
+                        if wasLost { logger.notice("listening again", metadata: ["channel": "\(channel)"]) }
+                        listening()
+                        for try await notification in notifications { received(notification.payload) }
+                    }
+                } catch {
+                    try? await connection.close()
+                    throw error
+                }
+                try? await connection.close()
+            } catch {
+                if !Task.isCancelled {
+                    logger.debug("not listening", metadata: ["channel": "\(channel)", "error": "\(error)"])
+                }
+            }
+            // No timer of its own (an idle replica stays idle): the wait before the next attempt ends at
+            // the moment the loss is due to be told, if that comes first.
+            let untilLost = down.withLock { state -> Duration? in
+                if state.since == nil { state = (.now, false) }
+                return state.told ? nil : lostAfter - state.since!.duration(to: .now)
+            }
+            if let untilLost, untilLost <= .zero {
+                down.withLock { $0.told = true }
+                logger.warning(
+                    "notifications lost for \(lostAfter): live delivery suspended until listening again",
+                    metadata: ["channel": "\(channel)"])
+                lost()
+            }
+            try? await Task.sleep(for: max(.milliseconds(1), min(backoff, untilLost ?? backoff)))
+            backoff = min(backoff * 2, .seconds(1))
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import PostgresTestSupport
+import RPCCore
+import ServiceRuntime
+import ServiceTestSupport
+import XCTest
+import YediProto
+
+@testable import ChatService
+
+/// ChatService started by the runner on PostgreSQL, as two replicas of one database (docs/postgres.md,
+/// "Chat across replicas"): a stream on one replica gets what is sent through the other (the
+/// `chat_events` notification wakes it; it reads the bodies from the database), in order and without a
+/// gap, also after resuming on the other replica; a read mark through one shows in the other's history;
+/// a purge through one ends the user's streams on both.
+final class ChatServiceOnPostgresTests: XCTestCase {
+    private var database: TestDatabase!
+    private var fixture: ChatFixture?
+    private var second: (service: RunningService, client: RPCClient, task: Task<Void, Never>)?
+
+    override func setUp() async throws {
+        database = try await TestDatabase()
+    }
+
+    override func tearDown() async throws {
+        if let second {
+            second.client.beginGracefulShutdown()
+            await second.task.value
+            try? await second.service.stop()
+        }
+        try? await fixture?.stop()
+        try await database?.close()
+    }
+
+    private func start() async throws -> (ChatFixture, YediChat.ChatService.Client) {
+        let fixture = try await ChatFixture.start(database: .postgres(database.settings))
+        self.fixture = fixture
+        let second = try await fixture.startReplica(
+            dataDirectory: fixture.harness.dataRoot.appendingPathComponent("chat-2").path)
+        self.second = second
+        return (fixture, YediChat.ChatService.Client(second.client))
+    }
+
+    func testAStreamOnOneReplicaGetsWhatIsSentThroughTheOtherInOrderAndResumesOnEither() async throws {
+        let (fixture, other) = try await start()
+        let customer = try await fixture.signUp(.customer)
+        let designer = try await fixture.signUp(.designer)
+        let room = try await fixture.openRoomID(customer, designer)
+        // The designer listens on the second replica; the customer sends through the first.
+        let listener = StreamCollector()
+        let listening = Task { await listener.run(other, user: designer, stopAfter: 11) }
+        let caughtUp = try await eventually(timeout: 10) { listener.caughtUp }
+        XCTAssertTrue(caughtUp)
+        for index in 1...10 { _ = try await fixture.send(customer, room, "message \(index)") }
+        let all = try await eventually(timeout: 10) { listener.realEvents.count >= 11 }
+        listening.cancel()
+        await listening.value
+        XCTAssertTrue(all, "the other replica's stream got \(listener.realEvents.count) of 11 events")
+        let seqs = listener.realEvents.compactMap { event -> Int64? in
+            if case .messageAdded(let added)? = event.event { return added.message?.seq }
+            return nil
+        }
+        XCTAssertEqual(seqs, Array(1...10), "every message once, in order, from the other replica")
+        let positions = listener.realEvents.map(\.position)
+        XCTAssertEqual(positions, Array(1...11), "the room's creation, then each message: no gap")
+
+        // Resumed on the first replica from a position in the middle: the rest, nothing twice.
+        let resumed = StreamCollector()
+        await resumed.run(fixture.chat, user: designer, after: positions[4], stopAfter: 6)
+        XCTAssertEqual(resumed.realEvents.map(\.position), Array(positions[5...]))
+
+        // A read mark through the second replica shows in the first's history.
+        _ = try await other.markRead(.init(roomID: room, upToSeq: 10), options: designer.options(timeout: .seconds(10)))
+        let page = try await fixture.chat.listMessages(
+            .init(roomID: room), options: customer.options(timeout: .seconds(10)))
+        XCTAssertEqual(page.otherReadSeq, 10, "the designer's read mark, written through the other replica")
+    }
+
+    func testAPurgeThroughOneReplicaEndsTheUsersStreamsOnTheOther() async throws {
+        let (fixture, other) = try await start()
+        let customer = try await fixture.signUp(.customer)
+        let designer = try await fixture.signUp(.designer)
+        _ = try await fixture.openRoomID(customer, designer)
+        let listener = StreamCollector()
+        let listening = Task { await listener.run(other, user: customer) }
+        let caughtUp = try await eventually(timeout: 10) { listener.caughtUp }
+        XCTAssertTrue(caughtUp)
+        _ = try await fixture.asService("account") { try await $0.purgeUser(.init(userID: customer.id)) }
+        let ended = try await eventually(timeout: 10) { listener.ended }
+        XCTAssertTrue(ended, "the stream on the other replica is still open")
+        XCTAssertEqual(listener.end?.code, .unauthenticated)
+        listening.cancel()
+        await listening.value
+    }
+}
