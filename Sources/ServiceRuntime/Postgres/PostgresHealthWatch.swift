@@ -6,7 +6,8 @@ import ServiceLifecycle
 /// Keeps a replica's health in step with its PostgreSQL database: every `interval` a `SELECT 1` (bounded
 /// by `--database-timeout`); while it fails, every hosted service and the server itself ("") are
 /// NOT_SERVING, so `Health/Check`, `Health/Watch` and `/healthz` send clients and load balancers to the
-/// other replicas; once it answers again, SERVING, without a restart.
+/// other replicas; once it answers again, SERVING, without a restart. The same while a component reports
+/// trouble (`ServicePostgres.reportTrouble`: ChatService's lost notification listener).
 ///
 /// Runs after the RPC server in the service group, so that on shutdown it stops first and never sets a
 /// draining server back to SERVING.
@@ -49,11 +50,11 @@ public final class PostgresHealthWatch: Service {
         }
     }
 
-    /// Nil when the database answered, else why not.
+    /// Nil when the database answered and nothing else reported trouble, else why not.
     private func check() async -> String? {
         do {
             try await postgres.read { connection in _ = try await connection.query("SELECT 1", logger: self.logger) }
-            return nil
+            return postgres.trouble
         } catch {
             return "\(error)"
         }

@@ -11,7 +11,8 @@ import YediSync
 /// reconnects with back-off (0.1 s doubling to 1 s) and, once listening again, calls `listening`, whose
 /// job is to make everyone who depends on the channel re-read what they may have missed. Not back within
 /// `lostAfter` (plus at most one connection attempt's 2 s), it calls `lost` once (the caller ends what it
-/// cannot promise any more); `listening` then tells it it is back.
+/// cannot promise any more) and reports trouble, so the replica's health says NOT_SERVING
+/// (`PostgresHealthWatch`); `listening` then tells it it is back, and the trouble is cleared.
 public final class PostgresNotificationListener: Service {
     public static let defaultLostAfter: Duration = .seconds(5)
 
@@ -39,6 +40,8 @@ public final class PostgresNotificationListener: Service {
         self.lost = lost
     }
 
+    private var troubleName: String { "listener \(channel)" }
+
     public func run() async throws {
         await cancelWhenGracefulShutdown { await self.listenUntilCancelled() }
     }
@@ -50,6 +53,8 @@ public final class PostgresNotificationListener: Service {
             do {
                 var configuration = try ServicePostgres.connectionConfiguration(postgres.settings)
                 configuration.options.connectTimeout = .seconds(2)
+                // Named, so that an operator (or a test) can tell it from the pool's connections.
+                configuration.options.additionalStartupParameters = [("application_name", "yedi-listener")]
                 connectionID += 1
                 let connection = try await PostgresConnection.connect(
                     configuration: configuration, id: connectionID, logger: logger)
@@ -60,7 +65,10 @@ public final class PostgresNotificationListener: Service {
                             return state.told
                         }
                         backoff = .milliseconds(100)
-                        if wasLost { logger.notice("listening again", metadata: ["channel": "\(channel)"]) }
+                        if wasLost {
+                            logger.notice("listening again", metadata: ["channel": "\(channel)"])
+                            postgres.reportTrouble(troubleName, nil)
+                        }
                         listening()
                         for try await notification in notifications { received(notification.payload) }
                     }
@@ -85,6 +93,7 @@ public final class PostgresNotificationListener: Service {
                 logger.warning(
                     "notifications lost for \(lostAfter): live delivery suspended until listening again",
                     metadata: ["channel": "\(channel)"])
+                postgres.reportTrouble(troubleName, "not listening to \(channel) for \(lostAfter)")
                 lost()
             }
             try? await Task.sleep(for: max(.milliseconds(1), min(backoff, untilLost ?? backoff)))

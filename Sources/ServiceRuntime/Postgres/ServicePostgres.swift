@@ -20,6 +20,9 @@ public final class ServicePostgres: Sendable {
     let logger: Logger
     /// The pause before re-run `n` (1...3) of a transaction that hit a serialization failure or deadlock.
     let retryPause: @Sendable (Int) -> Duration
+    /// What keeps this replica from serving although the database answers (a lost notification
+    /// listener), by component; `PostgresHealthWatch` reports NOT_SERVING while any is set.
+    private let troubles = TSanVisibleMutex<[String: String]>([:])
 
     /// Re-runs after the first try, for 40001 and 40P01.
     public static let retries = 3
@@ -44,6 +47,18 @@ public final class ServicePostgres: Sendable {
             ("statement_timeout", "\(settings.timeout.wholeMilliseconds)")
         ]
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+    }
+
+    /// Sets (or, with nil, clears) `component`'s reason for this replica not to take traffic.
+    public func reportTrouble(_ component: String, _ reason: String?) {
+        troubles.withLock { $0[component] = reason }
+    }
+
+    /// The reasons set by `reportTrouble`, joined; nil when there are none.
+    public var trouble: String? {
+        troubles.withLock {
+            $0.isEmpty ? nil : $0.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "; ")
+        }
     }
 
     /// 10 to 50 ms times the re-run's number, at random, so that two transactions that collided do not

@@ -76,6 +76,33 @@ final class ChatServiceOnPostgresTests: XCTestCase {
         XCTAssertEqual(page.otherReadSeq, 10, "the designer's read mark, written through the other replica")
     }
 
+    /// The listeners' connections terminated (PostgreSQL keeps no notification for a listener that is
+    /// away): each replica listens again and its streams re-read, so a message sent meanwhile still
+    /// reaches the stream on the other replica.
+    func testAStreamGetsWhatWasSentWhileItsReplicasListenerWasCutOff() async throws {
+        let (fixture, other) = try await start()
+        let customer = try await fixture.signUp(.customer)
+        let designer = try await fixture.signUp(.designer)
+        let room = try await fixture.openRoomID(customer, designer)
+        let listener = StreamCollector()
+        let listening = Task { await listener.run(other, user: designer, stopAfter: 3) }
+        let caughtUp = try await eventually(timeout: 10) { listener.caughtUp }
+        XCTAssertTrue(caughtUp)
+        for index in 1...2 {
+            try await TestPostgres.administer(
+                """
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE datname = '\(database.settings.database)' AND application_name = 'yedi-listener'
+                """)
+            _ = try await fixture.send(customer, room, "while away \(index)")
+        }
+        let all = try await eventually(timeout: 10) { listener.realEvents.count >= 3 }
+        listening.cancel()
+        await listening.value
+        XCTAssertTrue(all, "got \(listener.realEvents.count) of 3 events")
+        XCTAssertEqual(listener.realEvents.map(\.position), [1, 2, 3])
+    }
+
     func testAPurgeThroughOneReplicaEndsTheUsersStreamsOnTheOther() async throws {
         let (fixture, other) = try await start()
         let customer = try await fixture.signUp(.customer)

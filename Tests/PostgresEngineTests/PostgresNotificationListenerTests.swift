@@ -1,0 +1,103 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import PostgresTestSupport
+import ServiceTestSupport
+import XCTest
+
+@testable import ServiceRuntime
+
+/// `PostgresNotificationListener` against a real PostgreSQL: payloads arrive; a connection taken away
+/// is replaced and `listening` runs again (so its owner re-reads); away longer than `lostAfter`, `lost`
+/// runs once and the replica reports trouble (NOT_SERVING) until it listens again.
+final class PostgresNotificationListenerTests: XCTestCase {
+    private final class Calls: Sendable {
+        private let state = NIOLockedValueBox((payloads: [String](), listening: 0, lost: 0))
+        var payloads: [String] { state.withLockedValue { $0.payloads } }
+        var listening: Int { state.withLockedValue { $0.listening } }
+        var lost: Int { state.withLockedValue { $0.lost } }
+
+        func listener(_ postgres: ServicePostgres, lostAfter: Duration) -> PostgresNotificationListener {
+            PostgresNotificationListener(
+                postgres: postgres, channel: "test_events", logger: Logger(label: "test.listener"),
+                lostAfter: lostAfter,
+                received: { payload in self.state.withLockedValue { $0.payloads.append(payload) } },
+                listening: { self.state.withLockedValue { $0.listening += 1 } },
+                lost: { self.state.withLockedValue { $0.lost += 1 } })
+        }
+    }
+
+    private func notify(_ postgres: ServicePostgres, _ payload: String) async throws {
+        try await postgres.write { tx in try await tx.query("SELECT pg_notify('test_events', \(payload))") }
+    }
+
+    private func terminateListeners(_ database: String) async throws {
+        try await TestPostgres.administer(
+            """
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+            WHERE datname = '\(database)' AND application_name = 'yedi-listener'
+            """)
+    }
+
+    func testAListenerLosesNothingItCouldHearAndIsToldToReReadAfterReconnecting() async throws {
+        let database = try await TestDatabase()
+        let calls = Calls()
+        let listener = calls.listener(database.postgres, lostAfter: .seconds(30))
+        let running = Task { try await listener.run() }
+        do {
+            let listening = try await eventually(timeout: 10) { calls.listening == 1 }
+            XCTAssertTrue(listening)
+            try await notify(database.postgres, "one")
+            let heard = try await eventually(timeout: 10) { calls.payloads == ["one"] }
+            XCTAssertTrue(heard, "\(calls.payloads)")
+
+            try await terminateListeners(database.settings.database)
+            let again = try await eventually(timeout: 10) { calls.listening == 2 }
+            XCTAssertTrue(again, "listening again after its connection was terminated")
+            try await notify(database.postgres, "two")
+            let heardAgain = try await eventually(timeout: 10) { calls.payloads == ["one", "two"] }
+            XCTAssertTrue(heardAgain, "\(calls.payloads)")
+            XCTAssertEqual(calls.lost, 0, "a short absence is not a loss")
+            XCTAssertNil(database.postgres.trouble)
+        } catch {
+            running.cancel()
+            try? await database.close()
+            throw error
+        }
+        running.cancel()
+        _ = await running.result
+        try await database.close()
+    }
+
+    func testAListenerAwayLongerThanItsLimitIsLostOnceAndReportsTroubleUntilItIsBack() async throws {
+        let database = try await TestDatabase()
+        let name = database.settings.database
+        let calls = Calls()
+        let listener = calls.listener(database.postgres, lostAfter: .milliseconds(500))
+        let running = Task { try await listener.run() }
+        do {
+            let listening = try await eventually(timeout: 10) { calls.listening == 1 }
+            XCTAssertTrue(listening)
+            try await TestPostgres.administer("ALTER DATABASE \(name) ALLOW_CONNECTIONS false")
+            try await terminateListeners(name)
+            let lost = try await eventually(timeout: 10) { calls.lost == 1 }
+            XCTAssertTrue(lost, "told of the loss")
+            XCTAssertNotNil(database.postgres.trouble, "the replica reports trouble (NOT_SERVING)")
+            try await Task.sleep(for: .seconds(1))
+            XCTAssertEqual(calls.lost, 1, "told once")
+
+            try await TestPostgres.administer("ALTER DATABASE \(name) ALLOW_CONNECTIONS true")
+            let back = try await eventually(timeout: 10) { calls.listening == 2 }
+            XCTAssertTrue(back, "listening again once connections are allowed")
+            XCTAssertNil(database.postgres.trouble, "trouble cleared")
+        } catch {
+            try? await TestPostgres.administer("ALTER DATABASE \(name) ALLOW_CONNECTIONS true")
+            running.cancel()
+            try? await database.close()
+            throw error
+        }
+        running.cancel()
+        _ = await running.result
+        try await database.close()
+    }
+}
