@@ -23,35 +23,14 @@ extension ChatServiceDefinition {
         }
     }
 
-    /// `chat_events` payloads: `recipient:position` wakes the recipient's streams here;
-    /// `user:end` ends a purged user's (the purge ran on some replica).
+    /// The listener that wakes this replica's streams for commits made on any replica, and ends a purged
+    /// user's streams everywhere.
     static func notificationListener(_ postgres: ServicePostgres, hub: ChatEventHub, logger: Logger)
         -> PostgresNotificationListener
     {
-        PostgresNotificationListener(
-            postgres: postgres, channel: PostgresChatStore.channel, logger: logger,
-            received: { payload in
-                guard let colon = payload.lastIndex(of: ":") else { return }
-                let recipient = String(payload[..<colon])
-                let tail = payload[payload.index(after: colon)...]
-                if tail == PostgresChatStore.endOfStreams {
-                    hub.end(key: recipient, RPCError(code: .unauthenticated, message: "this account was deleted"))
-                } else if let position = Int64(tail) {
-                    hub.publish([.wakeUp(recipient, position: position)])
-                }
-            },
-            listening: {
-                hub.resume()
-                // Notifications sent while nobody listened are gone: every stream re-reads.
-                hub.publishToEveryKey { .wakeUp($0, position: .max) }
-            },
-            lost: {
-                hub.suspend(
-                    RPCError(
-                        code: .unavailable,
-                        message:
-                            "live events cannot be promised on this replica now; subscribe again elsewhere with after_position = your last position"
-                    ))
-            })
+        hub.postgresListener(
+            postgres, channel: PostgresChatStore.channel, logger: logger,
+            wakeUp: { ChatEventRecord.wakeUp($0, position: $1) },
+            ended: RPCError(code: .unauthenticated, message: "this account was deleted"))
     }
 }

@@ -17,6 +17,7 @@ extension BookingServiceDefinition {
         let outbox = env.outbox
         let store: any PromiseStore
         let log: any StreamEventLog<PromiseEventRecord>
+        var liveFromLog = false
         switch env.engine {
         case .sqlite(let database):
             store = SQLitePromiseStore(database: database, scheduler: scheduler, sink: sink)
@@ -29,6 +30,13 @@ extension BookingServiceDefinition {
         case .postgres(let postgres):
             store = PostgresPromiseStore(postgres: postgres, scheduler: scheduler, sink: sink)
             log = PostgresPromiseEventLog(postgres: postgres)
+            // Fixes reported through another replica reach this one's watchers live.
+            liveFromLog = true
+            env.addBackgroundService(
+                hub.postgresListener(
+                    postgres, channel: PostgresPromiseStore.channel, logger: env.logger,
+                    wakeUp: { PromiseEventRecord.wakeUp($0, position: $1) },
+                    ended: RPCError(code: .notFound, message: "the promise was deleted")))
             scheduler.handle(PromiseSettlement.kind) { job, tx in
                 _ = try await PostgresPromiseStore.settle(
                     job.subject ?? "", now: clock.nowMilliseconds, scheduler: scheduler, sink: sink, tx)
@@ -40,7 +48,7 @@ extension BookingServiceDefinition {
             store: store, kit: kit,
             stream: ResumableStream(
                 hub: hub, log: log,
-                restart: "watch again with after_position 0 for a new snapshot"),
+                restart: "watch again with after_position 0 for a new snapshot", liveFromLog: liveFromLog),
             friendsOf: { userID, candidates in
                 do {
                     let friends = YediZipadoo.Friends.Client(try peers.client(for: "account"))

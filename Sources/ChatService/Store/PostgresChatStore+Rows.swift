@@ -60,7 +60,7 @@ struct PendingChatEvents {
                 """)
         }
         // Ids only: a body may be far larger than NOTIFY's 8,000 bytes, and each replica reads it anyway.
-        let wakeUps = counts.keys.sorted().map { "\($0):\(next[$0]! - 1)" }
+        let wakeUps = counts.keys.sorted().map { ChatEventHub.wakeUpPayload($0, position: next[$0]! - 1) }
         try await tx.query(
             "SELECT pg_notify(\(PostgresChatStore.channel), n) FROM unnest(\(wakeUps)::text[]) AS n")
         return events

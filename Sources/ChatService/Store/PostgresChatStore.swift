@@ -24,8 +24,6 @@ struct PostgresChatStore: ChatStore {
     static let logger = Logger(label: "yedi.chat.postgres")
     /// The channel the writers notify and every replica listens on.
     static let channel = "chat_events"
-    /// The payload's tail (after the user id and a colon) that ends the user's streams on every replica.
-    static let endOfStreams = "end"
 
     init(postgres: ServicePostgres, sink: @escaping ChatEventSink = { _ in }, pushes: OfflinePushes? = nil) {
         self.postgres = postgres
@@ -196,7 +194,7 @@ struct PostgresChatStore: ChatStore {
                 try await tx.query("DELETE FROM chat_room WHERE id = ANY(\(rooms))")
             }
             // Every replica ends the user's open streams (the revocation reaches the others' memory later).
-            try await tx.query("SELECT pg_notify(\(Self.channel), \(userID + ":" + Self.endOfStreams))")
+            try await tx.query("SELECT pg_notify(\(Self.channel), \(ChatEventHub.endPayload(userID)))")
             return PurgedRooms(roomIDs: rooms, firstDelivery: first)
         }
     }

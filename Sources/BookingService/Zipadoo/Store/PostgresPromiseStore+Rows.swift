@@ -75,6 +75,9 @@ extension PostgresPromiseStore {
         let event = PromiseEventRecord(
             position: position, promiseID: promiseID, kind: kind, userID: userID, latitude: latitude,
             longitude: longitude, atMilliseconds: at, rank: rank)
+        // Every replica's watchers of the promise are woken (ids only; they read the event).
+        try await tx.query(
+            "SELECT pg_notify(\(channel), \(PromiseEventHub.wakeUpPayload(promiseID, position: position)))")
         if let sink { tx.afterCommit { sink([event]) } }
     }
 
@@ -90,8 +93,8 @@ extension PostgresPromiseStore {
 }
 
 /// The promise streams' durable log on PostgreSQL (`PromiseEventLog`'s counterpart). A promise's events
-/// are positioned in commit order (see `PostgresPromiseStore`); live events reach this replica's watchers
-/// only: a fix reported through another replica is seen here on the next resume, not live (docs/postgres.md).
+/// are positioned in commit order per promise (each is written under the promise's row lock); every
+/// replica's watchers are woken by `NOTIFY promise_events` and read them here (docs/postgres.md).
 struct PostgresPromiseEventLog: StreamEventLog {
     let postgres: ServicePostgres
 

@@ -19,6 +19,8 @@ struct PostgresPromiseStore: PromiseStore {
     var sink: PromiseEventSink? = nil
 
     static let logger = Logger(label: "yedi.booking.postgres")
+    /// The channel every promise event is announced on, and every replica listens to.
+    static let channel = "promise_events"
 
     func create(_ promise: PromiseRecord, participantIDs: [String]) async throws -> PromiseRecord {
         try await postgres.write { [scheduler] tx in

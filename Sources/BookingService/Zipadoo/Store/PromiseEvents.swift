@@ -22,6 +22,14 @@ struct PromiseEventRecord: PositionedEvent, Hashable {
     var streamKey: String { promiseID }
 }
 
+extension PromiseEventRecord {
+    /// A wake-up for the promise's watchers on PostgreSQL, where the hub carries no bodies
+    /// (`ResumableStream.liveFromLog`): only its key and position are read; it is never sent.
+    static func wakeUp(_ promiseID: String, position: Int64) -> PromiseEventRecord {
+        PromiseEventRecord(position: position, promiseID: promiseID, kind: .moved, atMilliseconds: 0)
+    }
+}
+
 typealias PromiseEventSink = @Sendable ([PromiseEventRecord]) -> Void
 
 /// The process's hub of promise streams: a promise's participants' devices (at most 21 participants).
