@@ -103,6 +103,36 @@ final class ChatServiceOnPostgresTests: XCTestCase {
         XCTAssertEqual(listener.realEvents.map(\.position), [1, 2, 3])
     }
 
+    /// A replica shut down under a stream: the stream ends with UNAVAILABLE naming the way back; the
+    /// client subscribes to the other replica from its last position and gets what was sent meanwhile,
+    /// with no gap and nothing twice.
+    func testAStreamCutByAReplicasShutdownResumesOnTheOtherWithoutAGap() async throws {
+        let (fixture, other) = try await start()
+        let customer = try await fixture.signUp(.customer)
+        let designer = try await fixture.signUp(.designer)
+        let room = try await fixture.openRoomID(customer, designer)
+        let first = StreamCollector()
+        let listening = Task { await first.run(other, user: designer) }
+        for index in 1...3 { _ = try await fixture.send(customer, room, "before \(index)") }
+        let before = try await eventually(timeout: 10) { first.realEvents.count >= 4 }
+        XCTAssertTrue(before)
+        // The second replica goes away (as a deployment's rolling restart does).
+        if let second {
+            try await second.service.stop()
+            await listening.value
+            second.client.beginGracefulShutdown()
+            await second.task.value
+            self.second = nil
+        }
+        XCTAssertEqual(first.end?.code, .unavailable)
+        XCTAssertTrue(first.end?.message.contains("after_position") == true, first.end?.message ?? "")
+        for index in 1...3 { _ = try await fixture.send(customer, room, "meanwhile \(index)") }
+        let resumed = StreamCollector()
+        await resumed.run(fixture.chat, user: designer, after: first.lastPosition, stopAfter: 3)
+        let positions = (first.realEvents + resumed.realEvents).map(\.position)
+        XCTAssertEqual(positions, Array(1...7), "the room, three messages before and three after: no gap, none twice")
+    }
+
     func testAPurgeThroughOneReplicaEndsTheUsersStreamsOnTheOther() async throws {
         let (fixture, other) = try await start()
         let customer = try await fixture.signUp(.customer)
