@@ -7,6 +7,10 @@ import XCTest
 
 @testable import ServiceRuntime
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `PostgresNotificationListener` against a real PostgreSQL: payloads arrive; a connection taken away
 /// is replaced and `listening` runs again (so its owner re-reads); away longer than `lostAfter`, `lost`
 /// runs once and the replica reports trouble (NOT_SERVING) until it listens again.
@@ -39,14 +43,33 @@ final class PostgresNotificationListenerTests: XCTestCase {
             """)
     }
 
-    func testAListenerLosesNothingItCouldHearAndIsToldToReReadAfterReconnecting() async throws {
+    /// A listener with `lostAfter` on a fresh database, listening once `body` starts; `cleanUp` runs also
+    /// when `body` throws (undoing what it did to the server).
+    private func withListener(
+        lostAfter: Duration, cleanUp: @escaping () async -> Void = {},
+        _ body: (TestDatabase, Calls) async throws -> Void
+    ) async throws {
         let database = try await TestDatabase()
         let calls = Calls()
-        let listener = calls.listener(database.postgres, lostAfter: .seconds(30))
+        let listener = calls.listener(database.postgres, lostAfter: lostAfter)
         let running = Task { try await listener.run() }
+        var failure: (any Error)?
         do {
             let listening = try await eventually(timeout: 10) { calls.listening == 1 }
             XCTAssertTrue(listening)
+            try await body(database, calls)
+        } catch {
+            failure = error
+        }
+        await cleanUp()
+        running.cancel()
+        _ = await running.result
+        try await database.close()
+        if let failure { throw failure }
+    }
+
+    func testAListenerLosesNothingItCouldHearAndIsToldToReReadAfterReconnecting() async throws {
+        try await withListener(lostAfter: .seconds(30)) { database, calls in
             try await notify(database.postgres, "one")
             let heard = try await eventually(timeout: 10) { calls.payloads == ["one"] }
             XCTAssertTrue(heard, "\(calls.payloads)")
@@ -59,45 +82,56 @@ final class PostgresNotificationListenerTests: XCTestCase {
             XCTAssertTrue(heardAgain, "\(calls.payloads)")
             XCTAssertEqual(calls.lost, 0, "a short absence is not a loss")
             XCTAssertNil(database.postgres.trouble)
-        } catch {
-            running.cancel()
-            try? await database.close()
-            throw error
         }
-        running.cancel()
-        _ = await running.result
-        try await database.close()
     }
 
     func testAListenerAwayLongerThanItsLimitIsLostOnceAndReportsTroubleUntilItIsBack() async throws {
-        let database = try await TestDatabase()
-        let name = database.settings.database
-        let calls = Calls()
-        let listener = calls.listener(database.postgres, lostAfter: .milliseconds(500))
-        let running = Task { try await listener.run() }
-        do {
-            let listening = try await eventually(timeout: 10) { calls.listening == 1 }
-            XCTAssertTrue(listening)
-            try await TestPostgres.administer("ALTER DATABASE \(name) ALLOW_CONNECTIONS false")
-            try await terminateListeners(name)
+        let name = NIOLockedValueBox("")
+        try await withListener(
+            lostAfter: .milliseconds(500),
+            cleanUp: {
+                try? await TestPostgres.administer(
+                    "ALTER DATABASE \(name.withLockedValue { $0 }) ALLOW_CONNECTIONS true")
+            }
+        ) { database, calls in
+            name.withLockedValue { $0 = database.settings.database }
+            try await TestPostgres.administer("ALTER DATABASE \(database.settings.database) ALLOW_CONNECTIONS false")
+            try await terminateListeners(database.settings.database)
             let lost = try await eventually(timeout: 10) { calls.lost == 1 }
             XCTAssertTrue(lost, "told of the loss")
             XCTAssertNotNil(database.postgres.trouble, "the replica reports trouble (NOT_SERVING)")
             try await Task.sleep(for: .seconds(1))
             XCTAssertEqual(calls.lost, 1, "told once")
 
-            try await TestPostgres.administer("ALTER DATABASE \(name) ALLOW_CONNECTIONS true")
+            try await TestPostgres.administer("ALTER DATABASE \(database.settings.database) ALLOW_CONNECTIONS true")
             let back = try await eventually(timeout: 10) { calls.listening == 2 }
             XCTAssertTrue(back, "listening again once connections are allowed")
             XCTAssertNil(database.postgres.trouble, "trouble cleared")
-        } catch {
-            try? await TestPostgres.administer("ALTER DATABASE \(name) ALLOW_CONNECTIONS true")
-            running.cancel()
-            try? await database.close()
-            throw error
         }
-        running.cancel()
-        _ = await running.result
-        try await database.close()
+    }
+
+    /// A listening connection whose server stops answering without closing it (its backend stopped, as a
+    /// vanished peer looks): the heartbeat notices, closes it and listens again on a new one.
+    func testAListeningConnectionThatStopsAnsweringIsReplaced() async throws {
+        let stopped = NIOLockedValueBox<Int32?>(nil)
+        try await withListener(
+            lostAfter: .seconds(1), cleanUp: { if let pid = stopped.withLockedValue({ $0 }) { _ = kill(pid, SIGCONT) } }
+        ) { database, calls in
+            let pid = try await database.postgres.read { connection in
+                try await connection.query(
+                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'yedi-listener'",
+                    logger: Logger(label: "test")
+                ).collect().first?.decode(Int32.self)
+            }
+            let listenerPID = try XCTUnwrap(pid)
+            stopped.withLockedValue { $0 = listenerPID }
+            XCTAssertEqual(kill(listenerPID, SIGSTOP), 0)
+            let again = try await eventually(timeout: 10) { calls.listening == 2 }
+            XCTAssertTrue(again, "a silent connection was never replaced")
+            _ = kill(listenerPID, SIGCONT)
+            try await notify(database.postgres, "after")
+            let heard = try await eventually(timeout: 10) { calls.payloads == ["after"] }
+            XCTAssertTrue(heard, "\(calls.payloads)")
+        }
     }
 }

@@ -18,14 +18,28 @@ extension PostgresChatStore {
                 try await tx.query("SELECT pg_advisory_xact_lock(hashtextextended(\("chat-rooms:" + customerID), 0))")
                 try await Self.checkRoomQuota(quota, kind: kind, key: key, customerID: customerID, now: now, tx)
             }
-            let created = try await !tx.query(
-                """
-                INSERT INTO chat_room (id, kind, app, open_key, opened_by, created_at_ms, last_activity_at_ms)
-                VALUES (\(newRoomID), \(kind), \(RoomRecord.app(ofKind: kind).rawValue), \(key), \(customerID), \(now),
-                    \(now))
-                ON CONFLICT (kind, open_key) WHERE closed_at_ms IS NULL DO NOTHING RETURNING id
-                """
-            ).isEmpty
+            var created = false
+            var found: PostgresRandomAccessRow?
+            // The open room, locked: a close committing meanwhile takes it out of the WHERE (the row is
+            // re-checked once its lock is free), and the next round opens a new one, as SQLite's single
+            // writer would have.
+            for _ in 0..<3 where found == nil {
+                created = try await !tx.query(
+                    """
+                    INSERT INTO chat_room (id, kind, app, open_key, opened_by, created_at_ms, last_activity_at_ms)
+                    VALUES (\(newRoomID), \(kind), \(RoomRecord.app(ofKind: kind).rawValue), \(key), \(customerID),
+                        \(now), \(now))
+                    ON CONFLICT (kind, open_key) WHERE closed_at_ms IS NULL DO NOTHING RETURNING id
+                    """
+                ).isEmpty
+                found = try await Self.fetch(
+                    """
+                    SELECT * FROM chat_room WHERE kind = \(kind) AND open_key = \(key) AND closed_at_ms IS NULL
+                    FOR UPDATE
+                    """, tx.connection
+                ).first
+            }
+            guard let row = found else { throw ChatStoreError.roomNotFound }
             var events = PendingChatEvents()
             if created {
                 let members = [
@@ -34,12 +48,6 @@ extension PostgresChatStore {
                 ]
                 try await Self.addMembers(members, roomID: newRoomID, now: now, tx, events: &events)
             }
-            guard
-                let row = try await Self.fetch(
-                    "SELECT * FROM chat_room WHERE kind = \(kind) AND open_key = \(key) AND closed_at_ms IS NULL",
-                    tx.connection
-                ).first
-            else { throw ChatStoreError.roomNotFound }
             var room = try await Self.roomRecord(row, tx.connection)
             var share: MessageRecord?
             if var draft = postShare {
@@ -184,28 +192,46 @@ extension PostgresChatStore {
         }
     }
 
-    /// Per recipient, the prefix of positions before their first event to keep (positions are per
-    /// recipient here); the watermarks in the same statement.
+    /// Events deleted per transaction: each batch is short, well inside `--database-timeout`.
+    static let pruningBatch = 5_000
+
+    /// The events created before `cutoff`, in batches of `pruningBatch` (oldest first, by the age index),
+    /// each with its recipients' watermarks (the highest position it removed) in the same statement. One
+    /// replica prunes at a time (a try-lock: the others skip this round). Unlike SQLite's, it does not stop
+    /// at a recipient's first newer event (replicas' clocks may differ, and finding it costs a scan per
+    /// recipient); a client is never misled by that: every removed position is at most its recipient's
+    /// watermark, so a resume from below it is refused and one from above it misses nothing.
     func pruneEvents(createdBefore cutoff: Int64) async throws -> Int {
-        try await postgres.write { tx in
-            try await tx.query(
-                """
-                WITH firsts AS (
-                    SELECT recipient_id, MIN(position) FILTER (WHERE created_at_ms >= \(cutoff)) AS first_kept
-                    FROM chat_event GROUP BY recipient_id
-                ), doomed AS (
-                    DELETE FROM chat_event e USING firsts f
-                    WHERE e.recipient_id = f.recipient_id AND (f.first_kept IS NULL OR e.position < f.first_kept)
-                    RETURNING e.recipient_id, e.position
-                ), marks AS (
-                    INSERT INTO chat_event_pruned (recipient_id, through_position)
-                    SELECT recipient_id, MAX(position) FROM doomed GROUP BY recipient_id
-                    ON CONFLICT (recipient_id) DO UPDATE
-                        SET through_position = GREATEST(chat_event_pruned.through_position, excluded.through_position)
-                )
-                SELECT COUNT(*) FROM doomed
-                """
-            ).first.map { Int(try $0.decode(Int64.self)) } ?? 0
+        var total = 0
+        while true {
+            let removed = try await postgres.write { tx -> Int? in
+                let mine =
+                    try await tx.query(
+                        "SELECT pg_try_advisory_xact_lock(hashtextextended('chat-event-pruning', 0))"
+                    ).first?.decode(Bool.self) ?? false
+                guard mine else { return nil }
+                return try await tx.query(
+                    """
+                    WITH doomed AS (
+                        DELETE FROM chat_event e USING (
+                            SELECT recipient_id, position FROM chat_event WHERE created_at_ms < \(cutoff)
+                            ORDER BY created_at_ms LIMIT \(Self.pruningBatch)
+                        ) d
+                        WHERE e.recipient_id = d.recipient_id AND e.position = d.position
+                        RETURNING e.recipient_id, e.position
+                    ), marks AS (
+                        INSERT INTO chat_event_pruned (recipient_id, through_position)
+                        SELECT recipient_id, MAX(position) FROM doomed GROUP BY recipient_id
+                        ON CONFLICT (recipient_id) DO UPDATE
+                            SET through_position = GREATEST(chat_event_pruned.through_position, excluded.through_position)
+                    )
+                    SELECT COUNT(*) FROM doomed
+                    """
+                ).first.map { Int(try $0.decode(Int64.self)) } ?? 0
+            }
+            guard let removed else { return total }
+            total += removed
+            if removed < Self.pruningBatch { return total }
         }
     }
 }

@@ -3,9 +3,9 @@ import PostgresNIO
 import ServiceLifecycle
 import YediSync
 
-/// A replica's ear on one `NOTIFY` channel (docs/postgres.md, "Chat across replicas"): one dedicated
+/// A replica's ear on one `NOTIFY` channel (docs/postgres.md, "Chat on PostgreSQL"): one dedicated
 /// connection outside the pool (a pooled one would be handed to queries), `LISTEN`, and each payload to
-/// `received`.
+/// `received`; a `SELECT 1` on it every `lostAfter / 2` notices a connection that died silently.
 ///
 /// PostgreSQL keeps no notification for a listener that is away. So when the connection is lost it
 /// reconnects with back-off (0.1 s doubling to 1 s) and, once listening again, calls `listening`, whose
@@ -42,6 +42,27 @@ public final class PostgresNotificationListener: Service {
 
     private var troubleName: String { "listener \(channel)" }
 
+    /// A listening connection only receives, so a peer that vanished without a word (a NAT's idle timeout,
+    /// a partition) would never be noticed. Every `lostAfter / 2` it asks `SELECT 1`, given 2 s; without an
+    /// answer it closes the connection, which ends the notifications and starts the reconnection.
+    private func checkAlive(_ connection: PostgresConnection) async {
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: lostAfter / 2) } catch { return }
+            do {
+                try await DeadlineRace<Void>.run(
+                    timeout: .seconds(2), expired: { PostgresFailure.notApplied("no answer within 2 s") },
+                    work: { [logger] in _ = try await connection.query("SELECT 1", logger: logger).collect() })
+            } catch {
+                guard !Task.isCancelled else { return }
+                logger.warning(
+                    "listening connection does not answer: reconnecting",
+                    metadata: ["channel": "\(channel)", "error": "\(error)"])
+                try? await connection.close()
+                return
+            }
+        }
+    }
+
     public func run() async throws {
         await cancelWhenGracefulShutdown { await self.listenUntilCancelled() }
     }
@@ -70,6 +91,8 @@ public final class PostgresNotificationListener: Service {
                             postgres.reportTrouble(troubleName, nil)
                         }
                         listening()
+                        let heartbeat = Task { await self.checkAlive(connection) }
+                        defer { heartbeat.cancel() }
                         for try await notification in notifications { received(notification.payload) }
                     }
                 } catch {
