@@ -47,7 +47,7 @@ final class PostgresNotificationListenerTests: XCTestCase {
     /// when `body` throws (undoing what it did to the server).
     private func withListener(
         lostAfter: Duration, cleanUp: @escaping () async -> Void = {},
-        _ body: (TestDatabase, Calls) async throws -> Void
+        body: (TestDatabase, Calls) async throws -> Void
     ) async throws {
         let database = try await TestDatabase()
         let calls = Calls()
@@ -92,22 +92,23 @@ final class PostgresNotificationListenerTests: XCTestCase {
             cleanUp: {
                 try? await TestPostgres.administer(
                     "ALTER DATABASE \(name.withLockedValue { $0 }) ALLOW_CONNECTIONS true")
-            }
-        ) { database, calls in
-            name.withLockedValue { $0 = database.settings.database }
-            try await TestPostgres.administer("ALTER DATABASE \(database.settings.database) ALLOW_CONNECTIONS false")
-            try await terminateListeners(database.settings.database)
-            let lost = try await eventually(timeout: 10) { calls.lost == 1 }
-            XCTAssertTrue(lost, "told of the loss")
-            XCTAssertNotNil(database.postgres.trouble, "the replica reports trouble (NOT_SERVING)")
-            try await Task.sleep(for: .seconds(1))
-            XCTAssertEqual(calls.lost, 1, "told once")
+            },
+            body: { database, calls in
+                name.withLockedValue { $0 = database.settings.database }
+                try await TestPostgres.administer(
+                    "ALTER DATABASE \(database.settings.database) ALLOW_CONNECTIONS false")
+                try await terminateListeners(database.settings.database)
+                let lost = try await eventually(timeout: 10) { calls.lost == 1 }
+                XCTAssertTrue(lost, "told of the loss")
+                XCTAssertNotNil(database.postgres.trouble, "the replica reports trouble (NOT_SERVING)")
+                try await Task.sleep(for: .seconds(1))
+                XCTAssertEqual(calls.lost, 1, "told once")
 
-            try await TestPostgres.administer("ALTER DATABASE \(database.settings.database) ALLOW_CONNECTIONS true")
-            let back = try await eventually(timeout: 10) { calls.listening == 2 }
-            XCTAssertTrue(back, "listening again once connections are allowed")
-            XCTAssertNil(database.postgres.trouble, "trouble cleared")
-        }
+                try await TestPostgres.administer("ALTER DATABASE \(database.settings.database) ALLOW_CONNECTIONS true")
+                let back = try await eventually(timeout: 10) { calls.listening == 2 }
+                XCTAssertTrue(back, "listening again once connections are allowed")
+                XCTAssertNil(database.postgres.trouble, "trouble cleared")
+            })
     }
 
     /// A listening connection whose server stops answering without closing it (its backend stopped, as a
@@ -115,23 +116,24 @@ final class PostgresNotificationListenerTests: XCTestCase {
     func testAListeningConnectionThatStopsAnsweringIsReplaced() async throws {
         let stopped = NIOLockedValueBox<Int32?>(nil)
         try await withListener(
-            lostAfter: .seconds(1), cleanUp: { if let pid = stopped.withLockedValue({ $0 }) { _ = kill(pid, SIGCONT) } }
-        ) { database, calls in
-            let pid = try await database.postgres.read { connection in
-                try await connection.query(
-                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'yedi-listener'",
-                    logger: Logger(label: "test")
-                ).collect().first?.decode(Int32.self)
-            }
-            let listenerPID = try XCTUnwrap(pid)
-            stopped.withLockedValue { $0 = listenerPID }
-            XCTAssertEqual(kill(listenerPID, SIGSTOP), 0)
-            let again = try await eventually(timeout: 10) { calls.listening == 2 }
-            XCTAssertTrue(again, "a silent connection was never replaced")
-            _ = kill(listenerPID, SIGCONT)
-            try await notify(database.postgres, "after")
-            let heard = try await eventually(timeout: 10) { calls.payloads == ["after"] }
-            XCTAssertTrue(heard, "\(calls.payloads)")
-        }
+            lostAfter: .seconds(1),
+            cleanUp: { if let pid = stopped.withLockedValue({ $0 }) { _ = kill(pid, SIGCONT) } },
+            body: { database, calls in
+                let pid = try await database.postgres.read { connection in
+                    try await connection.query(
+                        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'yedi-listener'",
+                        logger: Logger(label: "test")
+                    ).collect().first?.decode(Int32.self)
+                }
+                let listenerPID = try XCTUnwrap(pid)
+                stopped.withLockedValue { $0 = listenerPID }
+                XCTAssertEqual(kill(listenerPID, SIGSTOP), 0)
+                let again = try await eventually(timeout: 10) { calls.listening == 2 }
+                XCTAssertTrue(again, "a silent connection was never replaced")
+                _ = kill(listenerPID, SIGCONT)
+                try await notify(database.postgres, "after")
+                let heard = try await eventually(timeout: 10) { calls.payloads == ["after"] }
+                XCTAssertTrue(heard, "\(calls.payloads)")
+            })
     }
 }
