@@ -33,14 +33,15 @@ struct PendingChatEvents {
         }
         var events: [ChatEventRecord] = []
         var columns = EventRows()
-        var activity: [String: (roomID: String, position: Int64)] = [:]
+        // Each member's last message or room-created position per room: their room list's order.
+        var activity: [MemberOfRoom: Int64] = [:]
         for item in items {
             let position = next[item.recipient]!
             next[item.recipient] = position + 1
             events.append(ChatEventRecord(position: position, recipientID: item.recipient, body: item.body))
             columns.append(position: position, item.recipient, item.roomID, item.kind, item.now, item.body)
             if item.kind == "message" || item.kind == "room" {
-                activity["\(item.roomID)\u{0}\(item.recipient)"] = (item.roomID, position)
+                activity[MemberOfRoom(roomID: item.roomID, userID: item.recipient)] = position
             }
         }
         try await tx.query(
@@ -51,12 +52,11 @@ struct PendingChatEvents {
                 \(columns.kinds)::text[], \(columns.seqs)::bigint[], \(columns.readers)::text[],
                 \(columns.readSeqs)::bigint[], \(columns.readAts)::bigint[], \(columns.createdAts)::bigint[])
             """)
-        for (key, value) in activity {
-            let member = String(key[key.index(after: key.firstIndex(of: "\u{0}")!)...])
+        for (member, position) in activity {
             try await tx.query(
                 """
-                UPDATE chat_room_member SET activity_position = \(value.position)
-                WHERE room_id = \(value.roomID) AND user_id = \(member)
+                UPDATE chat_room_member SET activity_position = \(position)
+                WHERE room_id = \(member.roomID) AND user_id = \(member.userID)
                 """)
         }
         // Ids only: a body may be far larger than NOTIFY's 8,000 bytes, and each replica reads it anyway.
@@ -64,6 +64,11 @@ struct PendingChatEvents {
         try await tx.query(
             "SELECT pg_notify(\(PostgresChatStore.channel), n) FROM unnest(\(wakeUps)::text[]) AS n")
         return events
+    }
+
+    private struct MemberOfRoom: Hashable {
+        var roomID: String
+        var userID: String
     }
 
     /// `chat_event`'s columns as arrays, for one `INSERT … SELECT FROM unnest(…)`.
