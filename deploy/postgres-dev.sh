@@ -171,15 +171,20 @@ ensure_role() { # name, then extra role attributes
     "$password" "$verb" "$role" "$attributes" | psql_admin
 }
 services=(account content booking chat)
+# The services' roles and databases: deploy/postgres/databases.sql, the file a production cluster is set
+# up with, its passwords set first on standard input.
+{
+  for service in "${services[@]}"; do
+    file="$secrets/yedi_$service.password"
+    [[ -s $file ]] || (umask 077 && openssl rand -hex 24 >"$file")
+    chmod 0600 "$file"
+    printf "\\set %s_password '%s'\n" "$service" "$(<"$file")"
+  done
+  cat "$root/deploy/postgres/databases.sql"
+} | psql_admin >/dev/null
 exports=()
 for service in "${services[@]}"; do
   role="yedi_$service"
-  ensure_role "$role" "nosuperuser nocreatedb nocreaterole"
-  if [[ $(psql_admin -c "select 1 from pg_database where datname = '$role'") != 1 ]]; then
-    psql_admin -c "create database $role owner $role encoding 'UTF8' template template0"
-  fi
-  # Only the owner connects: no other role reaches a service's database.
-  psql_admin -c "revoke connect on database $role from public"
   upper=${service^^}
   exports+=("export YEDI_${upper}_DATABASE='$(url "$role" "$role")'")
   exports+=("export YEDI_${upper}_DATABASE_PASSWORD_FILE='$secrets/$role.password'")

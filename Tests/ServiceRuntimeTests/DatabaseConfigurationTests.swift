@@ -118,7 +118,7 @@ final class DatabaseConfigurationTests: XCTestCase {
         XCTAssertEqual(
             problem(["--database", url]),
             "--database-password-file (YEDI_DATABASE_PASSWORD_FILE): required with a PostgreSQL --database (a file "
-                + "of mode 0600)")
+                + "of mode 0600, or 0640 owned by root)")
         XCTAssertTrue(
             problem(["--database", url, "--database-password-file", folder + "/missing"]).hasPrefix(
                 "--database-password-file (YEDI_DATABASE_PASSWORD_FILE): \(folder)/missing: No such file"))
@@ -126,9 +126,21 @@ final class DatabaseConfigurationTests: XCTestCase {
         XCTAssertEqual(
             problem(["--database", url, "--database-password-file", passwordFile]),
             "--database-password-file (YEDI_DATABASE_PASSWORD_FILE): \(passwordFile) is readable by others (mode "
-                + "644); make it 0600 (chmod 600)")
+                + "644); make it 0600 (chmod 600), or 0640 owned by root")
         try FileManager.default.setAttributes([.posixPermissions: 0o400], ofItemAtPath: passwordFile)
         XCTAssertNoThrow(try resolve(["--database", url, "--database-password-file", passwordFile]))
+        // install.sh's way: root's file, readable by the service's group (never writable by it).
+        if getuid() == 0 {
+            try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: passwordFile)
+            XCTAssertNoThrow(try resolve(["--database", url, "--database-password-file", passwordFile]))
+            try FileManager.default.setAttributes([.posixPermissions: 0o660], ofItemAtPath: passwordFile)
+            XCTAssertTrue(problem(["--database", url, "--database-password-file", passwordFile]).contains("mode 660"))
+            try FileManager.default.setAttributes(
+                [.posixPermissions: 0o640, .ownerAccountID: 65534], ofItemAtPath: passwordFile)
+            XCTAssertTrue(
+                problem(["--database", url, "--database-password-file", passwordFile]).contains("mode 640"),
+                "0640 only when root owns it")
+        }
         XCTAssertEqual(
             problem(["--database-password-file", passwordFile]),
             "--database-password-file (YEDI_DATABASE_PASSWORD_FILE): only with a PostgreSQL --database")

@@ -52,18 +52,10 @@ final class DeploymentFilesTests: XCTestCase {
     }
 
     /// `deploy/install.sh --plan`: the owners and modes install.sh sets, as `PATH OWNER GROUP MODE` lines.
-    private static func installPlan(_ services: [String] = []) throws -> [String: [String]] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [repository.appendingPathComponent("deploy/install.sh").path, "--plan"] + services
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0)
+    private static func installPlan(_ arguments: [String] = []) throws -> [String: [String]] {
+        let output = try run("deploy/install.sh", ["--plan"] + arguments)
         var plan: [String: [String]] = [:]
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+        for line in output.split(separator: "\n") {
             let fields = line.split(separator: " ").map(String.init)
             XCTAssertEqual(fields.count, 4, String(line))
             plan[fields[0]] = Array(fields.dropFirst())
@@ -114,6 +106,98 @@ final class DeploymentFilesTests: XCTestCase {
         let install = try String(
             contentsOf: Self.repository.appendingPathComponent("deploy/install.sh"), encoding: .utf8)
         XCTAssertTrue(install.contains("/etc/systemd/journald.conf.d/yedi.conf"), "install.sh installs it")
+    }
+
+    func testReplicasOnPostgresGetTheirOwnSettingsFilesAndShareTheServicesSecrets() throws {
+        let plan = try Self.installPlan(["--replicas", "3"])
+        for (name, _) in Self.services {
+            for n in 1...3 {
+                XCTAssertEqual(plan["/etc/yedi/\(name)-\(n).env"], ["root", "yedi-\(name)", "0640"], "\(name)-\(n)")
+            }
+            XCTAssertNil(plan["/etc/yedi/\(name)-4.env"], "three replicas, not four")
+            XCTAssertEqual(
+                plan["/etc/yedi/pki/\(name).database-password"], ["root", "yedi-\(name)", "0640"],
+                "\(name)'s database password: its replicas alone read it")
+        }
+        // ContentService's replicas sign image URLs with one key, which the other services do not read.
+        XCTAssertEqual(plan["/etc/yedi/pki/image-url.key"], ["root", "yedi-content", "0640"])
+        XCTAssertNil(try Self.installPlan(["--replicas", "3", "booking"])["/etc/yedi/pki/image-url.key"])
+        XCTAssertNil(try Self.installPlan()["/etc/yedi/account-1.env"], "no replica files without --replicas")
+    }
+
+    /// What install.sh writes as replica n's settings, read after the service's file (systemd reads the
+    /// unit's EnvironmentFile lines in order, a later value winning), gives each replica its own ports
+    /// and name.
+    func testEachReplicasSettingsResolveToItsOwnPortsAndName() throws {
+        for (name, defaults) in Self.services {
+            let path = Self.repository.appendingPathComponent("deploy/env/\(name).env").path
+            let shared = try Self.parseEnvironmentFile(path)
+            var ports: Set<Int> = []
+            for n in 1...3 {
+                let replicaFile = FileManager.default.temporaryDirectory
+                    .appendingPathComponent("\(name)-\(n)-\(UUID().uuidString).env").path
+                defer { try? FileManager.default.removeItem(atPath: replicaFile) }
+                try Self.run("deploy/install.sh", ["--replica-env", path, name, "\(n)"])
+                    .write(toFile: replicaFile, atomically: true, encoding: .utf8)
+                let variables = shared.merging(try Self.parseEnvironmentFile(replicaFile)) { _, replica in replica }
+                var options = try ServiceOptions.parse([])
+                options.data = "/var/lib/yedi/\(name)-\(n)"
+                let configuration = try ServiceConfiguration.resolve(
+                    options: options, environment: variables, defaults: defaults)
+                XCTAssertEqual(configuration.port, Int(shared["YEDI_PORT"] ?? "")! + 10 * (n - 1), "\(name)-\(n)")
+                XCTAssertEqual(
+                    configuration.metricsPort, Int(shared["YEDI_METRICS_PORT"] ?? "")! + 10 * (n - 1), "\(name)-\(n)")
+                XCTAssertTrue(configuration.replica.hasPrefix("\(name)-\(n)@"), configuration.replica)
+                if let images = configuration.images {
+                    XCTAssertEqual(images.port, Int(shared["YEDI_IMAGE_PORT"] ?? "")! + 10 * (n - 1))
+                    ports.insert(images.port)
+                }
+                ports.formUnion([configuration.port, configuration.metricsPort])
+            }
+            XCTAssertEqual(ports.count, defaults.imagePort == nil ? 6 : 9, "\(name): no two replicas share a port")
+        }
+    }
+
+    /// The replica unit is yedi@.service with the service taken from the unit's name (%j) and the
+    /// replica's number as the instance: the same hardening, line for line, its own user per service and
+    /// its own state folder per replica.
+    func testTheReplicaUnitKeepsTheSingleUnitsHardening() throws {
+        func lines(_ file: String) throws -> [String] {
+            try String(contentsOf: Self.repository.appendingPathComponent(file), encoding: .utf8)
+                .split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") }
+        }
+        let single = try lines("deploy/systemd/yedi@.service")
+        let replica = try lines("deploy/systemd/yedi-replica@.service")
+        let hardening = single[single.firstIndex(of: "UMask=0077")!...]
+        XCTAssertEqual(Array(hardening), Array(replica[replica.firstIndex(of: "UMask=0077")!...]))
+        let sameAsSingle = single.filter { !$0.contains("%i") && !$0.hasPrefix("Description=") }
+        XCTAssertEqual(Set(sameAsSingle).subtracting(replica), [], "every other setting of yedi@.service")
+        for setting in [
+            "User=yedi-%j", "Group=yedi-%j", "StateDirectory=yedi/%j-%i", "ExecStart=/opt/yedi/bin/yedi-%j",
+        ] {
+            XCTAssertTrue(replica.contains(setting), setting)
+        }
+        let environmentFiles = replica.filter { $0.hasPrefix("EnvironmentFile=") }
+        XCTAssertEqual(environmentFiles, ["EnvironmentFile=/etc/yedi/%j.env", "EnvironmentFile=/etc/yedi/%j-%i.env"])
+        let install = try String(
+            contentsOf: Self.repository.appendingPathComponent("deploy/install.sh"), encoding: .utf8)
+        XCTAssertTrue(
+            install.contains("deploy/systemd/yedi-replica@.service \"/etc/systemd/system/yedi-$service@.service\""),
+            "installed once per service, so that %j names the service")
+    }
+
+    /// Runs a script of the repository and returns its standard output; fails the test on a non-zero exit.
+    private static func run(_ script: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [repository.appendingPathComponent(script).path] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, "\(script) \(arguments)")
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// systemd's EnvironmentFile syntax as these files use it: KEY=VALUE, optional double quotes, comments.

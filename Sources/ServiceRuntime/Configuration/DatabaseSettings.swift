@@ -174,7 +174,9 @@ public struct PostgresSettings: Sendable, Equatable {
         guard let passwordFile = reader.raw(options.databasePasswordFile, flag: "database-password-file"),
             !passwordFile.isEmpty
         else {
-            throw reader.error("database-password-file", "required with a PostgreSQL --database (a file of mode 0600)")
+            throw reader.error(
+                "database-password-file",
+                "required with a PostgreSQL --database (a file of mode 0600, or 0640 owned by root)")
         }
         try Self.checkPasswordFile(passwordFile, reader: reader)
 
@@ -200,17 +202,20 @@ public struct PostgresSettings: Sendable, Equatable {
             && !(0x30...0x39).contains(text.utf8.first!)
     }
 
-    /// The file must exist, hold text, and be readable by its owner only (0600 or 0400).
+    /// The file must exist, hold text, and be readable by its owner only (0600 or 0400), or, owned by root,
+    /// by its group too (0640: deploy/install.sh gives it to the service's group, as PostgreSQL's server
+    /// accepts its own key).
     private static func checkPasswordFile(_ path: String, reader: OptionReader) throws(ConfigurationError) {
         var status = stat()
         guard stat(path, &status) == 0 else {
             throw reader.error("database-password-file", "\(path): \(String(cString: strerror(errno)))")
         }
         let mode = status.st_mode & 0o777
-        guard mode & 0o077 == 0 else {
+        guard mode & 0o077 == 0 || (status.st_uid == 0 && mode & 0o037 == 0) else {
             throw reader.error(
                 "database-password-file",
-                "\(path) is readable by others (mode \(String(mode, radix: 8))); make it 0600 (chmod 600)")
+                "\(path) is readable by others (mode \(String(mode, radix: 8))); make it 0600 (chmod 600), or "
+                    + "0640 owned by root")
         }
         do {
             _ = try SecretSource.file(path).read()
