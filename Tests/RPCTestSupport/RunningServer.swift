@@ -5,7 +5,7 @@ import RPCTLS
 import YediProto
 
 /// An `RPCServer` on a free loopback port, running in a task until `stop()`.
-public struct RunningServer {
+public struct RunningServer: Sendable {
     public let server: RPCServer
     public let task: Task<Void, any Error>
     public let port: Int

@@ -69,6 +69,12 @@ public struct ClientConfiguration: Sendable {
     /// `UNAVAILABLE` answers in a row from one target before its first ejection (unary calls only; the
     /// client's own deadline or cancellation counts neither way).
     public var ejectionThreshold: Int
+    /// With several targets, each connection watches its server's health (`Health/Watch` for the whole
+    /// server, on the connection itself) and takes no new calls while the server says NOT_SERVING and
+    /// another is ready, so an idle client learns of a replica's trouble before a call does. With one
+    /// target there is nothing to choose, and no watch is made. The watch takes one of the connection's
+    /// call slots (256 by default).
+    public var watchesHealth = true
     /// Limits this client keeps to until the server's SETTINGS arrive. Then the lower concurrency wins,
     /// requests may be as large as the server announced (it is the one that refuses them), and replies
     /// as large as the server announced, up to `maxConnectionBytes`.

@@ -26,6 +26,8 @@ final class ClientConnection: Sendable {
     /// Set by GOAWAY: the connection still finishes its calls but takes no new ones. Its own object, so
     /// the channel handler can set it without holding the connection.
     private let goingAway = Flag()
+    /// What the server says of its health, when the client watches it (several targets).
+    private let health: ServerHealthWatch?
     private let shutdownRequested = Atomic<Bool>(false)
     /// The connection loop while it waits to reconnect.
     private let sleeper = TSanVisibleMutex<CheckedContinuation<Void, Never>?>(nil)
@@ -45,6 +47,7 @@ final class ClientConnection: Sendable {
         self.tlsContext = tlsContext
         self.group = group
         self.onStateChange = onStateChange
+        health = configuration.watchesHealth && configuration.targets.count > 1 ? ServerHealthWatch() : nil
         var logger = configuration.logger
         logger[metadataKey: "rpc.target"] = "\(target)"
         self.logger = logger
@@ -61,6 +64,9 @@ final class ClientConnection: Sendable {
 
     var currentState: State { state.withLock { $0 } }
 
+    /// The server said NOT_SERVING on this connection's health watch (never, without one).
+    var serverSaysNotServing: Bool { health?.saysNotServing ?? false }
+
     // MARK: Connection loop
 
     /// Connects, and reconnects after failures and closes, until `shutdown()`.
@@ -71,9 +77,13 @@ final class ClientConnection: Sendable {
             do {
                 let (channel, handler) = try await connect()
                 goingAway.value.store(false, ordering: .relaxed)
+                health?.start(on: self, handler: handler, onChange: onStateChange)
                 setState(.ready(handler: handler, channel: channel))
                 let connectedAt = ContinuousClock.now
-                if shutdownRequested.load(ordering: .relaxed) { closeWhenIdle(handler) }
+                if shutdownRequested.load(ordering: .relaxed) {
+                    health?.stop(on: self)
+                    closeWhenIdle(handler)
+                }
                 try? await channel.closeFuture.get()
                 // A connection that dies at once counts as a failure, so a server that accepts and
                 // drops connections is not hammered.
@@ -121,7 +131,12 @@ final class ClientConnection: Sendable {
             if case .ready(let handler, _) = state { return handler }
             return nil
         }
-        if let ready { closeWhenIdle(ready) }
+        if let ready {
+            // The watch is a call too: cancelled first (on the loop, before the close), so that closing
+            // once idle does not wait for it.
+            health?.stop(on: self)
+            closeWhenIdle(ready)
+        }
     }
 
     private func closeWhenIdle(_ handler: NIOLoopBound<ClientConnectionHandler>) {

@@ -3,8 +3,9 @@ import Synchronization
 import YediSync
 
 /// The connections of a client, over all its targets: picks a ready one round robin, skipping targets
-/// ejected after an `UNAVAILABLE` answer (`TargetEjection`) while another is ready, and lets calls wait
-/// while connections are being (re)established.
+/// ejected after an `UNAVAILABLE` answer (`TargetEjection`) and servers that say NOT_SERVING
+/// (`ServerHealthWatch`) while another is ready, and lets calls wait while connections are being
+/// (re)established.
 final class ConnectionPool: Sendable {
     let connections: [ClientConnection]
     private let cursor = Atomic<Int>(0)
@@ -70,25 +71,20 @@ final class ConnectionPool: Sendable {
     }
 
     /// Round robin over the ready connections of targets in the rotation and not in `avoiding`; failing
-    /// that, of a target only avoided, then of any ready target (ejected ones included).
+    /// that, of a target only avoided, then of any ready target (ejected or NOT_SERVING ones included).
     private func pickReady(avoiding: Set<ClientConfiguration.Target>) -> (
         ClientConnection, NIOLoopBound<ClientConnectionHandler>
     )? {
         let start = cursor.add(1, ordering: .relaxed).newValue
-        guard !avoiding.isEmpty || anyFailures.load(ordering: .relaxed) else {
-            for offset in 0..<connections.count {
-                let connection = connections[(start &+ offset) % connections.count]
-                if let handler = connection.readyHandler { return (connection, handler) }
-            }
-            return nil
-        }
-        let ejected = ejection.withLock { $0.ejectedTargets(now: .now) }
+        let ejected: Set<ClientConfiguration.Target> =
+            avoiding.isEmpty && !anyFailures.load(ordering: .relaxed)
+            ? [] : ejection.withLock { $0.ejectedTargets(now: .now) }
         var onlyAvoided: (ClientConnection, NIOLoopBound<ClientConnectionHandler>)?
         var onlyEjected: (ClientConnection, NIOLoopBound<ClientConnectionHandler>)?
         for offset in 0..<connections.count {
             let connection = connections[(start &+ offset) % connections.count]
             guard let handler = connection.readyHandler else { continue }
-            if ejected.contains(connection.target) {
+            if connection.serverSaysNotServing || ejected.contains(connection.target) {
                 if onlyEjected == nil { onlyEjected = (connection, handler) }
             } else if avoiding.contains(connection.target) {
                 if onlyAvoided == nil { onlyAvoided = (connection, handler) }

@@ -77,6 +77,9 @@ public final class RPCClient: Service, Sendable {
 
     var connectionStates: [ClientConnection.State] { pool.connections.map(\.currentState) }
 
+    /// Connections whose server last said NOT_SERVING on its health watch (for tests).
+    var connectionsWhoseServerSaysNotServing: Int { pool.connections.filter(\.serverSaysNotServing).count }
+
     /// Calls waiting for a connection to become ready (for tests).
     var callsWaitingForConnection: Int { pool.waitingCallCount }
 

@@ -28,6 +28,9 @@ public final class HealthService: YediHealth.Health.ServiceProtocol {
         for watcher in watchers { watcher.yield(status) }
     }
 
+    /// Watches open (for tests).
+    var watcherCount: Int { state.withLock { $0.watchers.count } }
+
     public func status(of service: String) -> Status? {
         state.withLock { $0.statuses[service] }
     }
