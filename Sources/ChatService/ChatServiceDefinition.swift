@@ -29,7 +29,8 @@ enum ChatServiceDefinition: ServiceDefinition {
         let peers = peers ?? ChatPeers.live(env.peers)
         let store = Self.store(env, hub: hub)
         env.addBackgroundService(eventPruning(env, store: store))
-        let onPostgres = if case .postgres = env.engine { true } else { false }
+        let postgres: ServicePostgres? = if case .postgres(let postgres) = env.engine { postgres } else { nil }
+        let onPostgres = postgres != nil
         return ChatHandlers(
             store: store,
             peers: peers,
@@ -38,7 +39,8 @@ enum ChatServiceDefinition: ServiceDefinition {
             photos: PhotoURLRefresher(
                 capacity: env.configuration.textCacheItems, clock: env.clock, lookup: peers.images),
             kit: env.makeHandlerKit(),
-            liveFromLog: onPostgres)
+            liveFromLog: onPostgres,
+            streamReads: postgres?.streamReads)
     }
 
     /// How often stream events past their retention are pruned (and once at start).

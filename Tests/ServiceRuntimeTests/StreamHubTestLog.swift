@@ -25,6 +25,9 @@ final class HubTestLog: StreamEventLog, Sendable {
         var pruned: [String: Int64] = [:]
         var beforeNextRead: (@Sendable () -> Void)?
         var afterNextRead: (@Sendable () -> Void)?
+        var readDelay: Duration?
+        var reading = 0
+        var mostReading = 0
     }
 
     init(hub: StreamHub<HubTestEvent>) {
@@ -60,7 +63,22 @@ final class HubTestLog: StreamEventLog, Sendable {
         }
     }
 
+    /// Makes every read take `delay`, as a database under load does, so that reads overlap.
+    func slowReads(_ delay: Duration) {
+        state.withLockedValue { $0.readDelay = delay }
+    }
+
+    /// The most reads that were under way at once.
+    var mostConcurrentReads: Int { state.withLockedValue { $0.mostReading } }
+
     func events(for key: String, after position: Int64, limit: Int) async throws -> [HubTestEvent] {
+        let delay = state.withLockedValue { state in
+            state.reading += 1
+            state.mostReading = max(state.mostReading, state.reading)
+            return state.readDelay
+        }
+        defer { state.withLockedValue { $0.reading -= 1 } }
+        if let delay { try await Task.sleep(for: delay) }
         let before = state.withLockedValue { state in
             defer { state.beforeNextRead = nil }
             return state.beforeNextRead

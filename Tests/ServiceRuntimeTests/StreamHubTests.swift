@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import RPCCore
 import ServiceRuntime
 import XCTest
@@ -217,6 +218,62 @@ final class StreamHubTests: XCTestCase {
         XCTAssertEqual(texts, expected, "an event lost, repeated or reordered across reconnections")
         XCTAssertGreaterThan(reconnections, 5)
         XCTAssertEqual(hub.subscriptionCount, 0)
+    }
+
+    /// Woken all at once (the listener reconnected), streams reading their events from the log take turns
+    /// on a few permits, and each still gets its event; without the limit every one reads at once.
+    func testStreamHubWokenStreamsReadTheLogAFewAtATime() async throws {
+        for limit in [StreamReadLimit(permits: 3), nil] {
+            let hub = StreamHub<HubTestEvent>(name: "test")
+            let log = HubTestLog(hub: hub)
+            let stream = ResumableStream(
+                hub: hub, log: log, restart: "start over", liveFromLog: true, reads: limit)
+            let clients = (0..<20).map { _ in HubTestStream() }
+            for (index, client) in clients.enumerated() { client.start(stream, key: "user\(index)", after: 0) }
+            for client in clients {
+                let caughtUp = await client.next(1)
+                XCTAssertEqual(caughtUp, [.caughtUp(0)])
+            }
+            log.slowReads(.milliseconds(20))
+            for index in clients.indices { log.commit("user\(index)", "hello \(index)") }
+            for (index, client) in clients.enumerated() {
+                let woken = await client.next(1)
+                XCTAssertEqual(
+                    woken,
+                    [
+                        .event(
+                            HubTestEvent(position: Int64(index + 1), streamKey: "user\(index)", text: "hello \(index)"))
+                    ])
+            }
+            if let limit {
+                XCTAssertEqual(log.mostConcurrentReads, 3, "at most the limit's permits, and all of them")
+                XCTAssertEqual(limit.mostInUse, 3)
+            } else {
+                XCTAssertGreaterThan(log.mostConcurrentReads, 3, "without a limit, the reads overlap freely")
+            }
+            for client in clients { _ = await client.stop() }
+        }
+    }
+
+    /// A read waiting for a permit that is cancelled leaves the queue; the permit goes to the next in line.
+    func testStreamReadLimitHandsPermitsInOrderAndDropsCancelledWaiters() async throws {
+        let limit = StreamReadLimit(permits: 1)
+        let (release, releaseNow) = AsyncStream<Void>.makeStream()
+        let holder = Task { try await limit.run { for await _ in release { break } } }
+        while limit.mostInUse == 0 { await Task.yield() }
+        let order = NIOLockedValueBox<[String]>([])
+        let cancelled = Task { try await limit.run { order.withLockedValue { $0.append("cancelled") } } }
+        try await Task.sleep(for: .milliseconds(20))
+        let waiting = Task { try await limit.run { order.withLockedValue { $0.append("waiting") } } }
+        try await Task.sleep(for: .milliseconds(20))
+        cancelled.cancel()
+        let cancelledResult = await cancelled.result
+        XCTAssertThrowsError(try cancelledResult.get()) { XCTAssertTrue($0 is CancellationError, "\($0)") }
+        releaseNow.yield()
+        try await holder.value
+        try await waiting.value
+        XCTAssertEqual(order.withLockedValue { $0 }, ["waiting"])
+        XCTAssertEqual(limit.mostInUse, 1)
     }
 
     func testStreamHubResumeRefusesPositionsItCannotServe() async throws {

@@ -18,6 +18,7 @@ extension BookingServiceDefinition {
         let store: any PromiseStore
         let log: any StreamEventLog<PromiseEventRecord>
         var liveFromLog = false
+        var streamReads: StreamReadLimit?
         switch env.engine {
         case .sqlite(let database):
             store = SQLitePromiseStore(database: database, scheduler: scheduler, sink: sink)
@@ -32,6 +33,7 @@ extension BookingServiceDefinition {
             log = PostgresPromiseEventLog(postgres: postgres)
             // Fixes reported through another replica reach this one's watchers live.
             liveFromLog = true
+            streamReads = postgres.streamReads
             env.addBackgroundService(
                 hub.postgresListener(
                     postgres, channel: PostgresPromiseStore.channel, logger: env.logger,
@@ -48,7 +50,8 @@ extension BookingServiceDefinition {
             store: store, kit: kit,
             stream: ResumableStream(
                 hub: hub, log: log,
-                restart: "watch again with after_position 0 for a new snapshot", liveFromLog: liveFromLog),
+                restart: "watch again with after_position 0 for a new snapshot", liveFromLog: liveFromLog,
+                reads: streamReads),
             friendsOf: { userID, candidates in
                 do {
                     let friends = YediZipadoo.Friends.Client(try peers.client(for: "account"))

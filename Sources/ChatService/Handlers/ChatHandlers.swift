@@ -18,6 +18,8 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
     let kit: HandlerKit
     /// Live events are wake-ups, read from the store (several replicas on PostgreSQL).
     var liveFromLog = false
+    /// How many streams read the store at once (PostgreSQL: part of the pool); nil: no limit.
+    var streamReads: StreamReadLimit? = nil
 
     /// A user's rooms, most recent activity first (the key is the room's last position in the stream).
     var roomPages: PageList { kit.pageList("rooms", defaultLimit: 20, maximumLimit: Self.maxPageSize) }
@@ -252,7 +254,8 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
     var stream: ResumableStream<ChatEventRecord> {
         ResumableStream(
             hub: hub, log: ChatEventLog(store: store), batch: Self.catchUpBatch,
-            restart: "reload with ListRooms and subscribe from its stream_position", liveFromLog: liveFromLog)
+            restart: "reload with ListRooms and subscribe from its stream_position", liveFromLog: liveFromLog,
+            reads: streamReads)
     }
 
     // MARK: Deletion

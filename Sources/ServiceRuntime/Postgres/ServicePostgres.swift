@@ -23,6 +23,9 @@ public final class ServicePostgres: Sendable {
     /// What keeps this replica from serving although the database answers (a lost notification
     /// listener), by component; `PostgresHealthWatch` reports NOT_SERVING while any is set.
     private let troubles = TSanVisibleMutex<[String: String]>([:])
+    /// Live streams' reads of their events (woken all at once when the listener reconnects) take at most
+    /// half the pool, the rest stays for calls.
+    public let streamReads: StreamReadLimit
 
     /// Re-runs after the first try, for 40001 and 40P01.
     public static let retries = 3
@@ -36,6 +39,7 @@ public final class ServicePostgres: Sendable {
         self.settings = settings
         self.logger = logger
         self.retryPause = retryPause
+        streamReads = StreamReadLimit(permits: max(1, settings.poolSize / 2))
         var configuration = try Self.clientConfiguration(settings)
         configuration.options.maximumConnections = settings.poolSize
         configuration.options.minimumConnections = 0

@@ -22,13 +22,16 @@ public struct ResumableStream<Event: PositionedEvent>: Sendable {
     public let restart: String
     /// Live events are read from the log when the hub wakes the stream (see above).
     public let liveFromLog: Bool
+    /// Shared by the process's streams: how many read the log at once (`StreamReadLimit`); nil: no limit.
+    public let reads: StreamReadLimit?
 
     public init(
         hub: StreamHub<Event>, log: any StreamEventLog<Event>, batch: Int = 500, restart: String,
-        liveFromLog: Bool = false
+        liveFromLog: Bool = false, reads: StreamReadLimit? = nil
     ) {
         precondition(batch >= 1)
         self.liveFromLog = liveFromLog
+        self.reads = reads
         self.hub = hub
         self.log = log
         self.batch = batch
@@ -96,11 +99,14 @@ public struct ResumableStream<Event: PositionedEvent>: Sendable {
     ) async throws -> Int64 {
         var last = position
         while true {
-            let stored = try await log.events(for: subscription.key, after: last, limit: batch)
+            let (stored, prunedThrough) = try await read { [log, batch, last] in
+                let stored = try await log.events(for: subscription.key, after: last, limit: batch)
+                return (stored, try await log.prunedThrough(subscription.key))
+            }
             // Checked after the read: pruning commits its deletions with its watermark, so a watermark at
             // most `last` now means the read missed nothing; a later one means it may have, and skipping
             // silently would lose events.
-            guard try await log.prunedThrough(subscription.key) <= last else {
+            guard prunedThrough <= last else {
                 throw RPCError(
                     code: .outOfRange,
                     message: "after_position \(last) is older than the events kept (older ones are pruned); \(restart)")
@@ -112,5 +118,10 @@ public struct ResumableStream<Event: PositionedEvent>: Sendable {
             }
             if stored.count < batch { return last }
         }
+    }
+
+    private func read<Result: Sendable>(_ body: () async throws -> Result) async throws -> Result {
+        guard let reads else { return try await body() }
+        return try await reads.run(body)
     }
 }
