@@ -75,6 +75,8 @@ public struct ClientConfiguration: Sendable {
     /// target there is nothing to choose, and no watch is made. The watch takes one of the connection's
     /// call slots (256 by default).
     public var watchesHealth = true
+    /// The pause before a failed watch is made again on a connection that stays up (tests shorten it).
+    var healthWatchRetryDelay: Duration = .seconds(5)
     /// Limits this client keeps to until the server's SETTINGS arrive. Then the lower concurrency wins,
     /// requests may be as large as the server announced (it is the one that refuses them), and replies
     /// as large as the server announced, up to `maxConnectionBytes`.

@@ -47,7 +47,9 @@ final class ClientConnection: Sendable {
         self.tlsContext = tlsContext
         self.group = group
         self.onStateChange = onStateChange
-        health = configuration.watchesHealth && configuration.targets.count > 1 ? ServerHealthWatch() : nil
+        health =
+            configuration.watchesHealth && configuration.targets.count > 1
+            ? ServerHealthWatch(retryDelay: configuration.healthWatchRetryDelay) : nil
         var logger = configuration.logger
         logger[metadataKey: "rpc.target"] = "\(target)"
         self.logger = logger
@@ -77,7 +79,10 @@ final class ClientConnection: Sendable {
             do {
                 let (channel, handler) = try await connect()
                 goingAway.value.store(false, ordering: .relaxed)
-                health?.start(on: self, handler: handler, onChange: onStateChange)
+                if let health {
+                    let slots = try? await handler.eventLoop.submit { handler.value.callSlots }.get()
+                    health.start(on: self, handler: handler, callSlots: slots ?? 0, onChange: onStateChange)
+                }
                 setState(.ready(handler: handler, channel: channel))
                 let connectedAt = ContinuousClock.now
                 if shutdownRequested.load(ordering: .relaxed) {

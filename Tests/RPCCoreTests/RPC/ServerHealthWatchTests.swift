@@ -60,8 +60,49 @@ final class ServerHealthWatchTests: XCTestCase {
         await otherServer.stop()
     }
 
-    /// A server draining with watched connections, and a client shutting down with its watches open,
-    /// each finish long before the server's 30 s grace (a watch is a call in flight to both).
+    /// A watch the server refused while the connection stays up is made again: the client still hears a
+    /// later NOT_SERVING.
+    func testAWatchTheServerRefusedIsMadeAgain() async throws {
+        let pki = try TestPKI.get()
+        let refuseFirstWatch = RefuseFirstWatch()
+        let troubledServer = try await RunningServer.start(
+            pki: pki, services: [EchoTestService()], interceptors: [refuseFirstWatch])
+        let otherServer = try await RunningServer.start(pki: pki, services: [EchoTestService()])
+        let configuration = pki.rpcClientConfiguration(ports: [troubledServer.port, otherServer.port]) {
+            $0.healthWatchRetryDelay = .milliseconds(100)
+        }
+        try await withRPCClient(configuration: configuration) { client in
+            let refused = await eventually { refuseFirstWatch.refused.withLock { $0 } }
+            XCTAssertTrue(refused, "the first watch was refused")
+            let watchedAgain = await eventually { troubledServer.server.health.watcherCount == 1 }
+            XCTAssertTrue(watchedAgain, "the watch was made again on the same connection")
+            troubledServer.server.health.setStatus(.notServing, for: "")
+            let heard = await eventually { client.connectionsWhoseServerSaysNotServing == 1 }
+            XCTAssertTrue(heard)
+        }
+        await troubledServer.stop()
+        await otherServer.stop()
+    }
+
+    /// A server that runs one call at a time per connection is not watched: the watch would take its slot.
+    func testAServerWithFewCallSlotsIsNotWatched() async throws {
+        let pki = try TestPKI.get()
+        let servers = [
+            try await RunningServer.start(pki: pki, services: [EchoTestService()]) { $0.limits.maxConcurrentCalls = 1 },
+            try await RunningServer.start(pki: pki, services: [EchoTestService()]),
+        ]
+        try await withRPCClient(configuration: pki.rpcClientConfiguration(ports: servers.map(\.port))) { client in
+            let echo = YediEcho.Echo.Client(client)
+            let watched = await eventually { servers[1].server.health.watcherCount == 1 }
+            XCTAssertTrue(watched)
+            XCTAssertEqual(servers[0].server.health.watcherCount, 0)
+            for index in 0..<4 { _ = try await echo.echo(.init(text: "\(index)")) }
+        }
+        for server in servers { await server.stop() }
+    }
+
+    /// A server draining with watched connections (it ends every open stream), and a client shutting down
+    /// with its watches open (it cancels them first), each finish long before the server's 30 s grace.
     func testWatchesHoldNeitherTheServersNorTheClientsShutdown() async throws {
         let pki = try TestPKI.get()
         let servers = [
@@ -96,5 +137,20 @@ final class ServerHealthWatchTests: XCTestCase {
         let start = ContinuousClock.now
         await servers[1].stop()
         XCTAssertLessThan(ContinuousClock.now - start, .seconds(10))
+    }
+}
+
+/// Refuses the first `Health/Watch` call it sees, as a server under load might.
+private final class RefuseFirstWatch: ServerInterceptor {
+    let refused = Mutex(false)
+
+    func intercept(
+        context: ServerContext, next: @Sendable (ServerContext) async throws -> ServerResponse
+    ) async throws -> ServerResponse {
+        if context.method.method == "Watch", !refused.withLock({ $0 }) {
+            refused.withLock { $0 = true }
+            throw RPCError(code: .resourceExhausted, message: "busy")
+        }
+        return try await next(context)
     }
 }

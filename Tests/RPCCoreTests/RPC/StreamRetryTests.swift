@@ -24,8 +24,7 @@ final class StreamRetryTests: XCTestCase {
         let portB = probeB.port
         await probeB.stop()
 
-        // No health watch: it would take A's one call slot (ServerHealthWatchTests covers the watch).
-        let configuration = pki.rpcClientConfiguration(ports: [serverA.port, portB]) { $0.watchesHealth = false }
+        let configuration = pki.rpcClientConfiguration(ports: [serverA.port, portB])
         try await withRPCClient(configuration: configuration) { client in
             let echo = YediEcho.Echo.Client(client)
             _ = try await client.waitUntilReady(timeout: .seconds(5))

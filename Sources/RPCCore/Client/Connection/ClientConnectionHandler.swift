@@ -263,6 +263,9 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         write(YediRPC.Frame(callID: call.id, kind: .windowUpdate, windowBytes: UInt32(clamping: bytes)))
     }
 
+    /// Calls this connection may run at once: ours, lowered to the server's SETTINGS once they arrived.
+    var callSlots: Int { state.maxConcurrentCalls }
+
     /// Calls someone still waits for (calls given up on only wait for their END).
     var activeCalls: Int { state.activeCalls(pending: pending.count) }
 
