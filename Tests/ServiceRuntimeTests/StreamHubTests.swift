@@ -1,7 +1,9 @@
 import NIOConcurrencyHelpers
 import RPCCore
-import ServiceRuntime
+import RPCTestSupport
 import XCTest
+
+@testable import ServiceRuntime
 
 /// The runtime's live streams: the hub's fan-out per key, its bound on slow subscribers, and the
 /// resume logic that joins stored events to live ones without a gap or a duplicate.
@@ -255,25 +257,74 @@ final class StreamHubTests: XCTestCase {
         }
     }
 
-    /// A read waiting for a permit that is cancelled leaves the queue; the permit goes to the next in line.
+    /// Reads waiting for a permit get it in the order they asked; one cancelled while waiting leaves the
+    /// queue, and the permit goes to the next in line.
     func testStreamReadLimitHandsPermitsInOrderAndDropsCancelledWaiters() async throws {
         let limit = StreamReadLimit(permits: 1)
         let (release, releaseNow) = AsyncStream<Void>.makeStream()
         let holder = Task { try await limit.run { for await _ in release { break } } }
         while limit.mostInUse == 0 { await Task.yield() }
         let order = NIOLockedValueBox<[String]>([])
-        let cancelled = Task { try await limit.run { order.withLockedValue { $0.append("cancelled") } } }
-        try await Task.sleep(for: .milliseconds(20))
-        let waiting = Task { try await limit.run { order.withLockedValue { $0.append("waiting") } } }
-        try await Task.sleep(for: .milliseconds(20))
-        cancelled.cancel()
-        let cancelledResult = await cancelled.result
+        var waiters: [Task<Void, any Error>] = []
+        for name in ["first", "cancelled", "second", "third"] {
+            waiters.append(Task { try await limit.run { order.withLockedValue { $0.append(name) } } })
+            while limit.waitingCount < waiters.count { await Task.yield() }
+        }
+        waiters[1].cancel()
+        let cancelledResult = await waiters[1].result
         XCTAssertThrowsError(try cancelledResult.get()) { XCTAssertTrue($0 is CancellationError, "\($0)") }
+        XCTAssertEqual(limit.waitingCount, 3)
         releaseNow.yield()
         try await holder.value
-        try await waiting.value
-        XCTAssertEqual(order.withLockedValue { $0 }, ["waiting"])
+        for index in [0, 2, 3] { try await waiters[index].value }
+        XCTAssertEqual(order.withLockedValue { $0 }, ["first", "second", "third"])
         XCTAssertEqual(limit.mostInUse, 1)
+    }
+
+    /// A permit released after a read found none free, but before it queued, is taken by that read: it
+    /// does not wait for a release that already happened.
+    func testStreamReadLimitAPermitReleasedJustBeforeAReadQueuesIsTaken() async throws {
+        let (release, releaseNow) = AsyncStream<Void>.makeStream()
+        let holderDone = NIOLockedValueBox(false)
+        // Called once, by the second read: the holder finishes while that read is between its two looks.
+        let limit = StreamReadLimit(permits: 1) {
+            releaseNow.yield()
+            while !holderDone.withLockedValue({ $0 }) { await Task.yield() }
+        }
+        let holder = Task {
+            try await limit.run { for await _ in release { break } }
+            holderDone.withLockedValue { $0 = true }
+        }
+        while limit.mostInUse == 0 { await Task.yield() }
+        let ran = NIOLockedValueBox(false)
+        let second = Task { try await limit.run { ran.withLockedValue { $0 = true } } }
+        let done = await eventually(timeout: .seconds(5)) { ran.withLockedValue { $0 } }
+        XCTAssertTrue(done, "the read waited although the permit was free")
+        second.cancel()
+        try await holder.value
+        _ = await second.result
+    }
+
+    /// Many short reads racing for two permits all finish (a permit released while a read was about to
+    /// queue is never left free while it waits) and never more than two at once.
+    func testStreamReadLimitUnderContentionLosesNoPermit() async throws {
+        let limit = StreamReadLimit(permits: 2)
+        let finished = NIOLockedValueBox(0)
+        let work = Task {
+            await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<2_000 {
+                    group.addTask {
+                        try await limit.run { await Task.yield() }
+                        finished.withLockedValue { $0 += 1 }
+                    }
+                }
+            }
+        }
+        let done = await eventually(timeout: .seconds(30)) { finished.withLockedValue { $0 } == 2_000 }
+        XCTAssertTrue(done, "\(finished.withLockedValue { $0 }) of 2,000 reads finished: a permit was lost")
+        work.cancel()
+        XCTAssertLessThanOrEqual(limit.mostInUse, 2)
+        XCTAssertEqual(limit.waitingCount, 0)
     }
 
     func testStreamHubResumeRefusesPositionsItCannotServe() async throws {

@@ -53,7 +53,7 @@ public struct ResumableStream<Event: PositionedEvent>: Sendable {
         }
         let subscription = try hub.subscribe(key: key)
         defer { hub.unsubscribe(subscription) }
-        guard position <= (try await log.highestPosition(for: key)) else {
+        guard position <= (try await read { try await log.highestPosition(for: key) }) else {
             throw RPCError(
                 code: .outOfRange, message: "after_position is beyond every position given out; \(restart)")
         }

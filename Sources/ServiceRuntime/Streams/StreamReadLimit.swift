@@ -15,14 +15,30 @@ public final class StreamReadLimit: Sendable {
         var nextID: UInt64 = 0
         var inUse = 0
         var mostInUse = 0
+
+        /// Takes a free permit, when there is one and nobody waits for it.
+        mutating func take() -> Bool {
+            guard available > 0, waiting.isEmpty else { return false }
+            available -= 1
+            inUse += 1
+            mostInUse = max(mostInUse, inUse)
+            return true
+        }
     }
 
     public let permits: Int
     private let state: TSanVisibleMutex<State>
+    /// Runs between a read finding no free permit and its queueing (tests release a permit there).
+    private let beforeQueueing: (@Sendable () async -> Void)?
 
-    public init(permits: Int) {
+    public convenience init(permits: Int) {
+        self.init(permits: permits, beforeQueueing: nil)
+    }
+
+    init(permits: Int, beforeQueueing: (@Sendable () async -> Void)?) {
         precondition(permits >= 1, "a read limit needs at least one permit")
         self.permits = permits
+        self.beforeQueueing = beforeQueueing
         state = TSanVisibleMutex(State(available: permits))
     }
 
@@ -36,26 +52,32 @@ public final class StreamReadLimit: Sendable {
     /// The most reads that ran at once so far (for tests).
     public var mostInUse: Int { state.withLock { $0.mostInUse } }
 
+    /// Reads waiting for a permit (for tests).
+    public var waitingCount: Int { state.withLock { $0.waiting.count } }
+
     private func acquire() async throws {
-        let id = state.withLock { state -> UInt64? in
-            guard state.available == 0 else {
-                state.available -= 1
-                state.inUse += 1
-                state.mostInUse = max(state.mostInUse, state.inUse)
-                return nil
-            }
+        if state.withLock({ $0.take() }) { return }
+        await beforeQueueing?()
+        let id = state.withLock { state -> UInt64 in
             state.nextID += 1
             return state.nextID
         }
-        guard let id else { return }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let cancelled = state.withLock { state -> Bool in
-                    if Task.isCancelled { return true }
+                enum Outcome { case cancelled, acquired, waiting }
+                // Decided under one lock with the queue: a permit released since the first look is taken
+                // here, never left free while this task waits.
+                let outcome = state.withLock { state -> Outcome in
+                    if Task.isCancelled { return .cancelled }
+                    if state.take() { return .acquired }
                     state.waiting.append((id, continuation))
-                    return false
+                    return .waiting
                 }
-                if cancelled { continuation.resume(throwing: CancellationError()) }
+                switch outcome {
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                case .acquired: continuation.resume()
+                case .waiting: break
+                }
             }
         } onCancel: {
             let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
