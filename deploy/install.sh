@@ -78,16 +78,25 @@ plan() {
   echo "/etc/yedi/pki/database-ca.pem root yedi 0644"
 }
 
-# Replica n's settings, read after the service's env file: its name, and the ports of that file
-# + 10·(n−1), as deploy/start.sh --replicas does on one host.
+# Replica n's settings, read after the service's env file: its name, its own state folder (a YEDI_DATA
+# set in the service's file would otherwise be shared), and every port of that file (YEDI_PORT,
+# YEDI_METRICS_PORT, YEDI_IMAGE_PORT, YEDI_PAYMENT_WEBHOOK_PORT, …) + 10·(n−1), as deploy/start.sh
+# --replicas does on one host.
 replica_env() { # service env file, service, n
+  local ports
+  # Each port variable's last value (systemd's rule for a variable set twice), quoted or not.
+  ports=$(sed -n 's/^\(YEDI_[A-Z_]*PORT\)="\{0,1\}\([0-9][0-9]*\)"\{0,1\}$/\1 \2/p' "$1" | tac | sort -s -u -k1,1)
+  if ! grep -q '^YEDI_PORT ' <<<"$ports"; then
+    echo "install: $1 sets no YEDI_PORT: the replicas' ports are that file's + 10·(n−1)" >&2
+    return 1
+  fi
   echo "# Replica $3 of $2 (yedi-$2@$3.service), read after $1."
   echo "YEDI_REPLICA=$2-$3@$(hostname -s)"
+  echo "YEDI_DATA=/var/lib/yedi/$2-$3"
   local variable value
-  for variable in YEDI_PORT YEDI_METRICS_PORT YEDI_IMAGE_PORT; do
-    value=$(sed -n "s/^$variable=\\([0-9]*\\)\$/\\1/p" "$1" | tail -1)
-    [[ -z $value ]] || echo "$variable=$((value + 10 * ($3 - 1)))"
-  done
+  while read -r variable value; do
+    echo "$variable=$((value + 10 * ($3 - 1)))"
+  done <<<"$ports"
 }
 if ((plan_only)); then plan; exit 0; fi
 if ((${#replica_env_of[@]})); then replica_env "${replica_env_of[@]}"; exit 0; fi
@@ -126,13 +135,13 @@ if [[ ! -s /etc/yedi/pki/log.key ]]; then
 fi
 install -m 0644 deploy/systemd/yedi@.service /etc/systemd/system/yedi@.service
 if ((replicas)); then
-  host=$(hostname -s)
   for service in "${services[@]}"; do
     install -m 0644 deploy/systemd/yedi-replica@.service "/etc/systemd/system/yedi-$service@.service"
     for ((n = 1; n <= replicas; n++)); do
       file=/etc/yedi/$service-$n.env
       [[ ! -e $file ]] || continue
-      replica_env "/etc/yedi/$service.env" "$service" "$n" | install -m 0640 -g "yedi-$service" /dev/stdin "$file"
+      settings=$(replica_env "/etc/yedi/$service.env" "$service" "$n")
+      install -m 0640 -g "yedi-$service" /dev/stdin "$file" <<<"$settings"
       echo "install: wrote $file" >&2
     done
   done

@@ -118,7 +118,7 @@ final class DatabaseConfigurationTests: XCTestCase {
         XCTAssertEqual(
             problem(["--database", url]),
             "--database-password-file (YEDI_DATABASE_PASSWORD_FILE): required with a PostgreSQL --database (a file "
-                + "of mode 0600, or 0640 owned by root)")
+                + "of mode 0600, or 0640 owned by root and the service's group)")
         XCTAssertTrue(
             problem(["--database", url, "--database-password-file", folder + "/missing"]).hasPrefix(
                 "--database-password-file (YEDI_DATABASE_PASSWORD_FILE): \(folder)/missing: No such file"))
@@ -126,24 +126,31 @@ final class DatabaseConfigurationTests: XCTestCase {
         XCTAssertEqual(
             problem(["--database", url, "--database-password-file", passwordFile]),
             "--database-password-file (YEDI_DATABASE_PASSWORD_FILE): \(passwordFile) is readable by others (mode "
-                + "644); make it 0600 (chmod 600), or 0640 owned by root")
+                + "644); make it 0600 (chmod 600), or 0640 owned by root and this service's group")
         try FileManager.default.setAttributes([.posixPermissions: 0o400], ofItemAtPath: passwordFile)
         XCTAssertNoThrow(try resolve(["--database", url, "--database-password-file", passwordFile]))
-        // install.sh's way: root's file, readable by the service's group (never writable by it).
-        if getuid() == 0 {
-            try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: passwordFile)
-            XCTAssertNoThrow(try resolve(["--database", url, "--database-password-file", passwordFile]))
-            try FileManager.default.setAttributes([.posixPermissions: 0o660], ofItemAtPath: passwordFile)
-            XCTAssertTrue(problem(["--database", url, "--database-password-file", passwordFile]).contains("mode 660"))
-            try FileManager.default.setAttributes(
-                [.posixPermissions: 0o640, .ownerAccountID: 65534], ofItemAtPath: passwordFile)
-            XCTAssertTrue(
-                problem(["--database", url, "--database-password-file", passwordFile]).contains("mode 640"),
-                "0640 only when root owns it")
-        }
         XCTAssertEqual(
             problem(["--database-password-file", passwordFile]),
             "--database-password-file (YEDI_DATABASE_PASSWORD_FILE): only with a PostgreSQL --database")
+    }
+
+    /// install.sh's way: root's file, readable by the service's own group (never writable by it, never a
+    /// group another service is in).
+    func testARootOwnedPasswordFileMayBeReadByTheServicesGroup() throws {
+        try XCTSkipUnless(getuid() == 0, "changing a file's owner needs root")
+        let url = "postgresql://r@localhost/d"
+        let options = ["--database", url, "--database-password-file", passwordFile]
+        try FileManager.default.setAttributes(
+            [.posixPermissions: 0o640, .ownerAccountID: 0, .groupOwnerAccountID: getegid()], ofItemAtPath: passwordFile)
+        XCTAssertNoThrow(try resolve(options))
+        try FileManager.default.setAttributes([.posixPermissions: 0o660], ofItemAtPath: passwordFile)
+        XCTAssertTrue(problem(options).contains("mode 660"), "writable by the group")
+        try FileManager.default.setAttributes(
+            [.posixPermissions: 0o640, .groupOwnerAccountID: 65534], ofItemAtPath: passwordFile)
+        XCTAssertTrue(problem(options).contains("mode 640"), "another group")
+        try FileManager.default.setAttributes(
+            [.ownerAccountID: 65534, .groupOwnerAccountID: getegid()], ofItemAtPath: passwordFile)
+        XCTAssertTrue(problem(options).contains("mode 640"), "0640 only when root owns it")
     }
 
     /// Every bad value: one line, naming the option.

@@ -148,6 +148,7 @@ final class DeploymentFilesTests: XCTestCase {
                 XCTAssertEqual(
                     configuration.metricsPort, Int(shared["YEDI_METRICS_PORT"] ?? "")! + 10 * (n - 1), "\(name)-\(n)")
                 XCTAssertTrue(configuration.replica.hasPrefix("\(name)-\(n)@"), configuration.replica)
+                XCTAssertEqual(variables["YEDI_DATA"], "/var/lib/yedi/\(name)-\(n)", "a state folder per replica")
                 if let images = configuration.images {
                     XCTAssertEqual(images.port, Int(shared["YEDI_IMAGE_PORT"] ?? "")! + 10 * (n - 1))
                     ports.insert(images.port)
@@ -156,6 +157,21 @@ final class DeploymentFilesTests: XCTestCase {
             }
             XCTAssertEqual(ports.count, defaults.imagePort == nil ? 6 : 9, "\(name): no two replicas share a port")
         }
+    }
+
+    /// Every port a service's file sets moves with the replica (the payment webhook's too), quoted or
+    /// not, its last value winning as in systemd; a file without YEDI_PORT is refused.
+    func testEveryPortOfTheServicesFileMovesWithTheReplica() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("booking-\(UUID().uuidString).env")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try "YEDI_PORT=7001\nYEDI_PORT=\"7003\"\nYEDI_PAYMENT_WEBHOOK_PORT=\"9203\"\n# YEDI_METRICS_PORT=1\n".write(
+            to: file, atomically: true, encoding: .utf8)
+        let settings = try Self.run("deploy/install.sh", ["--replica-env", file.path, "booking", "2"])
+        let lines = Set(settings.split(separator: "\n").map(String.init))
+        XCTAssertTrue(lines.isSuperset(of: ["YEDI_PORT=7013", "YEDI_PAYMENT_WEBHOOK_PORT=9213"]), settings)
+        XCTAssertFalse(settings.contains("METRICS"), "a commented line is no setting")
+        try "YEDI_METRICS_PORT=9103\n".write(to: file, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try Self.run("deploy/install.sh", ["--replica-env", file.path, "booking", "2"], status: 1), "")
     }
 
     /// The replica unit is yedi@.service with the service taken from the unit's name (%j) and the
@@ -186,8 +202,9 @@ final class DeploymentFilesTests: XCTestCase {
             "installed once per service, so that %j names the service")
     }
 
-    /// Runs a script of the repository and returns its standard output; fails the test on a non-zero exit.
-    private static func run(_ script: String, _ arguments: [String]) throws -> String {
+    /// Runs a script of the repository and returns its standard output; fails the test unless it exits with
+    /// `status`.
+    private static func run(_ script: String, _ arguments: [String], status: Int32 = 0) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = [repository.appendingPathComponent(script).path] + arguments
@@ -196,7 +213,7 @@ final class DeploymentFilesTests: XCTestCase {
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, "\(script) \(arguments)")
+        XCTAssertEqual(process.terminationStatus, status, "\(script) \(arguments)")
         return String(decoding: data, as: UTF8.self)
     }
 

@@ -17,6 +17,9 @@
 -- Databases are UTF8 with the C.UTF-8 locale whatever the cluster's default: Hangul needs a UTF-8 ctype
 -- for pg_trgm, and the C collation sorts text as SQLite does (designer search, cursors).
 \set ON_ERROR_STOP 1
+-- The passwords are in this session's statements: keep them out of the server's log.
+SET log_statement = 'none';
+SET log_min_error_statement = 'panic';
 
 \if :{?secrets}
 \set account_password `cat :'secrets'/account.database-password`

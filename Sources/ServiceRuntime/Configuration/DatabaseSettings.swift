@@ -176,7 +176,8 @@ public struct PostgresSettings: Sendable, Equatable {
         else {
             throw reader.error(
                 "database-password-file",
-                "required with a PostgreSQL --database (a file of mode 0600, or 0640 owned by root)")
+                "required with a PostgreSQL --database (a file of mode 0600, or 0640 owned by root and the service's group)"
+            )
         }
         try Self.checkPasswordFile(passwordFile, reader: reader)
 
@@ -203,19 +204,19 @@ public struct PostgresSettings: Sendable, Equatable {
     }
 
     /// The file must exist, hold text, and be readable by its owner only (0600 or 0400), or, owned by root,
-    /// by its group too (0640: deploy/install.sh gives it to the service's group, as PostgreSQL's server
-    /// accepts its own key).
+    /// by its group too when that is this process's group (0640: deploy/install.sh gives it to the
+    /// service's own group, as PostgreSQL's server accepts its own key; never a group other services share).
     private static func checkPasswordFile(_ path: String, reader: OptionReader) throws(ConfigurationError) {
         var status = stat()
         guard stat(path, &status) == 0 else {
             throw reader.error("database-password-file", "\(path): \(String(cString: strerror(errno)))")
         }
         let mode = status.st_mode & 0o777
-        guard mode & 0o077 == 0 || (status.st_uid == 0 && mode & 0o037 == 0) else {
+        guard mode & 0o077 == 0 || (status.st_uid == 0 && status.st_gid == getegid() && mode & 0o037 == 0) else {
             throw reader.error(
                 "database-password-file",
                 "\(path) is readable by others (mode \(String(mode, radix: 8))); make it 0600 (chmod 600), or "
-                    + "0640 owned by root")
+                    + "0640 owned by root and this service's group")
         }
         do {
             _ = try SecretSource.file(path).read()

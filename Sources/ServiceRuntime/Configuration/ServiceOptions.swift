@@ -134,7 +134,7 @@ public struct ServiceOptions: ParsableArguments {
 
     @Option(
         help: """
-            File (mode 0600, or 0640 owned by root) with the PostgreSQL role's password. (YEDI_DATABASE_PASSWORD_FILE)
+            File (mode 0600, or 0640 owned by root and the service's group) with the PostgreSQL role's password. (YEDI_DATABASE_PASSWORD_FILE)
             """)
     public var databasePasswordFile: String?
 
