@@ -372,11 +372,11 @@ let package = Package(
         ),
 
         /// What the service benches share: the service executable as a child process, the throwaway dev PKI,
-        /// latency figures.
+        /// a throwaway PostgreSQL database, latency figures.
         .target(
             name: "BenchSupport",
             dependencies: [
-                "RPCCore", "YediProto", argumentParser, logging,
+                "RPCCore", "YediProto", "ServiceRuntime", argumentParser, logging, postgresNIO,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             path: "Benchmarks/BenchSupport"

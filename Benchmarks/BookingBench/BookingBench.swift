@@ -83,14 +83,7 @@ struct BookingBench: AsyncParsableCommand {
             "yedi-booking-bench-\(ProcessInfo.processInfo.processIdentifier)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { if !keep { try? FileManager.default.removeItem(at: work) } }
-        let database = postgres ? try await BenchPostgres.create() : nil
-        do {
-            try await measure(in: work, database: database)
-        } catch {
-            await database?.drop()
-            throw error
-        }
-        await database?.drop()
+        try await BenchPostgres.with(postgres) { try await measure(in: work, database: $0) }
     }
 
     /// The JSON fields every line starts with: which engine, how many processes.
@@ -107,14 +100,7 @@ struct BookingBench: AsyncParsableCommand {
             "--peer", "account=127.0.0.1:\(try ServiceProcess.freePort())",
             "--quota", "reservations.open=1000000", "--quota", "reservations.day=1000000",
         ]
-        if let database {
-            // Every replica signs page cursors with the same key (a PostgreSQL start requires it).
-            let logKey = work.appendingPathComponent("log.key").path
-            _ = FileManager.default.createFile(
-                atPath: logKey, contents: Data((0..<32).map { _ in UInt8.random(in: 0...255) }),
-                attributes: [.posixPermissions: 0o600])
-            arguments += database.arguments + ["--log-key", logKey]
-        }
+        if let database { arguments += database.replicaArguments(sharingKeysIn: work) }
         let data = { (replica: Int) in work.appendingPathComponent("data-\(replica)").path }
         let first = try await ServiceProcess.start(
             executable, name: "BookingService", pki: pkiDirectory, data: data(0),

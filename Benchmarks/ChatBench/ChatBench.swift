@@ -27,6 +27,12 @@ import YediProto
 /// (`--apps`), each room is opened by `OpenMatchRoom` with the PKI's `account` certificate (as
 /// AccountService's outbox does), and both members are SLP members (`app = slp`, role `member`): one
 /// sends, the other's Subscribe stream delivers. Every recipient has a stream open, so no push is queued.
+///
+/// `--postgres` runs the same on PostgreSQL (docs/postgres.md): a fresh database on the development server
+/// (`deploy/postgres-dev.sh --test`), dropped at the end; `--replicas N` starts N ChatService processes on
+/// it. The streams are all on the first replica; the messages are sent through it (`sent_via` "same"),
+/// then, with 2 or more replicas, through the second ("other": delivered by NOTIFY and a read from the
+/// database). Each line names its engine and replicas.
 @main
 struct ChatBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -69,11 +75,25 @@ struct ChatBench: AsyncParsableCommand {
     @Option(help: "The app files ChatService serves with --slp (deploy/apps).")
     var apps = "deploy/apps"
 
+    @Flag(help: "On PostgreSQL: a fresh database on the development server (deploy/postgres-dev.sh --test).")
+    var postgres = false
+
+    @Option(help: "ChatService processes on the one PostgreSQL database (streams on the first).")
+    var replicas = 1
+
     func run() async throws {
+        guard replicas >= 1, postgres || replicas == 1 else { throw BenchError("--replicas above 1 needs --postgres") }
         let work = FileManager.default.temporaryDirectory.appendingPathComponent(
             "yedi-chat-bench-\(ProcessInfo.processInfo.processIdentifier)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { if !keep { try? FileManager.default.removeItem(at: work) } }
+        try await BenchPostgres.with(postgres) { try await measure(in: work, database: $0) }
+    }
+
+    /// `"engine":…,"replicas":…,` for every line.
+    var engineFields: String { #""engine":"\#(postgres ? "postgresql" : "sqlite")","replicas":\#(replicas),"# }
+
+    private func measure(in work: URL, database: BenchPostgres?) async throws {
         let pkiDirectory = try pkiOptions.folder(in: work)
         let executable = try service ?? ServiceProcess.besideThisExecutable("ChatService")
 
@@ -81,14 +101,21 @@ struct ChatBench: AsyncParsableCommand {
         defer { account.stop() }
         // AccountService is the stand-in; Content and Booking nowhere: the bench sends text only.
         let nowhere = try ServiceProcess.freePort()
-        let process = try await ServiceProcess.start(
-            executable, name: "ChatService", pki: pkiDirectory, data: work.appendingPathComponent("data").path,
-            log: work.appendingPathComponent("service.log").path,
-            arguments: [
-                "--peer", "account=127.0.0.1:\(account.port)", "--peer", "content=127.0.0.1:\(nowhere)",
-                "--peer", "booking=127.0.0.1:\(nowhere)",
-            ] + (slp ? ["--apps", apps] : []))
-        defer { try? process.stop() }
+        var processes: [ServiceProcess] = []
+        defer { for process in processes { try? process.stop() } }
+        for replica in 0..<replicas {
+            processes.append(
+                try await ServiceProcess.start(
+                    executable, name: "ChatService", pki: pkiDirectory,
+                    data: work.appendingPathComponent("data-\(replica)").path,
+                    log: work.appendingPathComponent("service-\(replica).log").path,
+                    arguments: [
+                        "--peer", "account=127.0.0.1:\(account.port)", "--peer", "content=127.0.0.1:\(nowhere)",
+                        "--peer", "booking=127.0.0.1:\(nowhere)",
+                    ] + (slp ? ["--apps", apps] : [])
+                        + (database?.replicaArguments(sharingKeysIn: work) ?? [])))
+        }
+        let process = processes[0]
 
         let issuer = AccessTokenIssuer(
             signingKey: try TokenSigningKey.load(pemFile: pkiDirectory + "/token-signing.key"),
@@ -163,15 +190,25 @@ struct ChatBench: AsyncParsableCommand {
             }
         }
 
-        try await deliveryLatency(clients: clients.map(\.0), pairs: pairs, rooms: rooms, connections: connections)
+        // The senders' clients: through the streams' replica, then through another one.
+        var senderClients: [(via: String, client: RPCClient)] = [("same", clients[0].0)]
+        if processes.count > 1 {
+            let other = try RPCClient(configuration: processes[1].clientConfiguration())
+            let otherTask = Task { await other.run() }
+            clients.append((other, otherTask))
+            senderClients.append(("other", other))
+        }
+        try await deliveryLatency(
+            streamClients: clients.prefix(connections).map(\.0), senders: senderClients, pairs: pairs, rooms: rooms,
+            connections: connections)
         try await historyLatency(chat: chat, pairs: pairs, rooms: rooms)
     }
 
     // MARK: Send to delivery
 
     private func deliveryLatency(
-        clients: [RPCClient], pairs: [(customer: String, designer: String, designerID: String)], rooms: [String],
-        connections: Int
+        streamClients clients: [RPCClient], senders senderClients: [(via: String, client: RPCClient)],
+        pairs: [(customer: String, designer: String, designerID: String)], rooms: [String], connections: Int
     ) async throws {
         let (streams, messages, senders, callsPerConnection) = (
             self.streams, self.messages, self.senders, self.callsPerConnection
@@ -209,37 +246,41 @@ struct ChatBench: AsyncParsableCommand {
             if recorder.endedCount > 0 { throw BenchError("streams ended early: \(recorder.firstError ?? "")") }
             try await Task.sleep(for: .milliseconds(50))
         }
-        let chat = YediChat.ChatService.Client(clients[0])
-        let start = ContinuousClock.now
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for sender in 0..<senders {
-                group.addTask {
-                    var random = SplitMix64(seed: UInt64(sender + 1))
-                    for _ in stride(from: sender, to: messages, by: senders) {
-                        let index = Int(random.next() % UInt64(streams))
-                        let sentAt = Int64(Figures.nanoseconds(ContinuousClock.now - base))
-                        _ = try await chat.sendMessage(
-                            .init(roomID: rooms[index], body: .text(.init(text: "\(sentAt)"))),
-                            options: Self.bearer(pairs[index].customer))
+        for (via, senderClient) in senderClients {
+            recorder.reset()
+            let chat = YediChat.ChatService.Client(senderClient)
+            let start = ContinuousClock.now
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for sender in 0..<senders {
+                    group.addTask {
+                        var random = SplitMix64(seed: UInt64(sender + 1))
+                        for _ in stride(from: sender, to: messages, by: senders) {
+                            let index = Int(random.next() % UInt64(streams))
+                            let sentAt = Int64(Figures.nanoseconds(ContinuousClock.now - base))
+                            _ = try await chat.sendMessage(
+                                .init(roomID: rooms[index], body: .text(.init(text: "\(sentAt)"))),
+                                options: Self.bearer(pairs[index].customer))
+                        }
                     }
                 }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
+            let deadline = ContinuousClock.now + .seconds(60)
+            while recorder.deliveredCount < messages, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let elapsed = Figures.seconds(ContinuousClock.now - start)
+            let histogram = recorder.histogram
+            print(
+                #"{"bench":"send-to-delivery",\#(engineFields)"sent_via":"\#(via)","#
+                    + #""room_kind":"\#(slp ? "slp-match" : "consult")","streams":\#(streams),"#
+                    + #""connections":\#(connections),"#
+                    + #""messages":\#(messages),"delivered":\#(histogram.totalCount),"senders":\#(senders),"#
+                    + #""sends_per_second":\#(Figures.format(Double(messages) / elapsed)),"#
+                    + #""p50_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(50))),"#
+                    + #""p99_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(99))),"#
+                    + #""streams_ended":\#(recorder.endedCount),"tls":true}"#)
         }
-        let deadline = ContinuousClock.now + .seconds(60)
-        while recorder.deliveredCount < messages, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        let elapsed = Figures.seconds(ContinuousClock.now - start)
-        let histogram = recorder.histogram
-        print(
-            #"{"bench":"send-to-delivery","room_kind":"\#(slp ? "slp-match" : "consult")","streams":\#(streams),"#
-                + #""connections":\#(connections),"#
-                + #""messages":\#(messages),"delivered":\#(histogram.totalCount),"senders":\#(senders),"#
-                + #""sends_per_second":\#(Figures.format(Double(messages) / elapsed)),"#
-                + #""p50_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(50))),"#
-                + #""p99_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(99))),"#
-                + #""streams_ended":\#(recorder.endedCount),"tls":true}"#)
         for reader in readers { reader.cancel() }
         for reader in readers { await reader.value }
     }
@@ -283,7 +324,7 @@ struct ChatBench: AsyncParsableCommand {
             }
             for (cache, histogram) in [("cold", cold), ("warm", warm)] {
                 print(
-                    #"{"bench":"history-page","room_kind":"\#(slp ? "slp-match" : "consult")","page":"\#(name)","#
+                    #"{"bench":"history-page",\#(engineFields)"room_kind":"\#(slp ? "slp-match" : "consult")","page":"\#(name)","#
                         + #""cache":"\#(cache)","rooms":\#(count),"#
                         + #""reads":\#(histogram.totalCount),"messages_per_room":\#(historyMessages),"#
                         + #""p50_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(50))),"#
@@ -327,6 +368,8 @@ final class Recorder: Sendable {
     private let state = Mutex(State())
 
     func caughtUp() { state.withLock { $0.caughtUp += 1 } }
+    /// Forgets the deliveries so far (between two rounds of sends).
+    func reset() { state.withLock { $0.histogram = ChatBench.newHistogram() } }
     func delivered(_ nanoseconds: UInt64) { state.withLock { _ = $0.histogram.record(nanoseconds) } }
     func ended(_ error: any Error) {
         state.withLock {
