@@ -76,9 +76,19 @@ final class ConnectionPool: Sendable {
         ClientConnection, NIOLoopBound<ClientConnectionHandler>
     )? {
         let start = cursor.add(1, ordering: .relaxed).newValue
-        let ejected: Set<ClientConfiguration.Target> =
-            avoiding.isEmpty && !anyFailures.load(ordering: .relaxed)
-            ? [] : ejection.withLock { $0.ejectedTargets(now: .now) }
+        // The common case (nothing failed, nothing to avoid) hashes no target and takes no lock: the first
+        // ready connection whose server does not say NOT_SERVING, else the first ready one.
+        guard !avoiding.isEmpty || anyFailures.load(ordering: .relaxed) else {
+            var notServing: (ClientConnection, NIOLoopBound<ClientConnectionHandler>)?
+            for offset in 0..<connections.count {
+                let connection = connections[(start &+ offset) % connections.count]
+                guard let handler = connection.readyHandler else { continue }
+                if !connection.serverSaysNotServing { return (connection, handler) }
+                if notServing == nil { notServing = (connection, handler) }
+            }
+            return notServing
+        }
+        let ejected = ejection.withLock { $0.ejectedTargets(now: .now) }
         var onlyAvoided: (ClientConnection, NIOLoopBound<ClientConnectionHandler>)?
         var onlyEjected: (ClientConnection, NIOLoopBound<ClientConnectionHandler>)?
         for offset in 0..<connections.count {
