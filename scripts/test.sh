@@ -131,11 +131,13 @@ export YEDI_TEST_TARGETS=$tsan_targets
 # pass; the in-process settlement race, testZipadooSettlementByTheWorkerAnd100ConcurrentReadsSettlesOnce,
 # stays).
 tsan_bundle="$(swift build --sanitize=thread --scratch-path .build-tsan --show-bin-path)/YediPackageTests.xctest"
+# Reports ThreadSanitizer cannot judge (Swift's reference counts are invisible to it), each with its why.
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}suppressions=$PWD/scripts/lib/tsan-suppressions.txt"
 "$tsan_bundle" --list-tests |
   grep -E "^(${tsan_targets//,/|})\." |
   grep -v -E 'Postgres|ZipadooSettlementCrashTests' |
   scripts/lib/run-test-classes.sh "$tsan_bundle"
-unset YEDI_TEST_TARGETS
+unset YEDI_TEST_TARGETS TSAN_OPTIONS
 step "libFuzzer: every fuzz target briefly on its seeds (issue 15)"
 wait_for_build fuzz
 scripts/fuzz-ci.sh
