@@ -161,8 +161,9 @@ final class PostgresChatStoreTests: XCTestCase {
         }
     }
 
-    /// The room list orders by each member's own position, which a purge never lowers.
-    func testTheHeadIsPerRecipientAndOutlivesAPurge() async throws {
+    /// The room list orders by each member's own position, which another user's purge never lowers; the
+    /// purged user's own counter row goes with them (it names them).
+    func testTheHeadIsPerRecipientAndOutlivesAnotherUsersPurge() async throws {
         let store = try make({ _ in })
         let r1 = try await C.consultRoom(store)
         _ = try await store.appendMessage(C.draft("m1", room: r1.id, from: "c1", text: "hi"))
@@ -172,9 +173,13 @@ final class PostgresChatStoreTests: XCTestCase {
         XCTAssertEqual(c1Head, 2, "room created, then m1")
         let c2Head = try await store.highestPosition(recipientID: "c2")
         XCTAssertEqual(c2Head, 1, "another recipient counts from 1")
+        let d1Head = try await store.highestPosition(recipientID: "d1")
+        XCTAssertEqual(d1Head, 2, "room created, then m1")
         _ = try await store.purgeUser(userID: "c1", delivery: nil, now: 5)
-        let afterPurge = try await store.highestPosition(recipientID: "c1")
-        XCTAssertEqual(afterPurge, 2)
+        let afterPurge = try await store.highestPosition(recipientID: "d1")
+        XCTAssertEqual(afterPurge, 2, "the other member of the purged room keeps their position")
+        let purgedHead = try await store.highestPosition(recipientID: "c1")
+        XCTAssertEqual(purgedHead, 0, "the purged user's counter row is gone")
         let list = try await store.rooms(userID: "c2", app: .yedi, afterActivity: nil, limit: 10)
         XCTAssertEqual(list.rooms.map(\.room.id), [other.room.id])
     }

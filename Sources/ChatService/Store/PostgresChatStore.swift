@@ -188,6 +188,9 @@ struct PostgresChatStore: ChatStore {
             ).map { try $0["id"].decode(String.self) }
             try await tx.query("DELETE FROM chat_event WHERE recipient_id = \(userID)")
             try await tx.query("DELETE FROM chat_event_pruned WHERE recipient_id = \(userID)")
+            // Their position counter goes too (it names them): nobody subscribes as a deleted user again,
+            // and no event for them can come after this transaction, which holds their rooms' locks.
+            try await tx.query("DELETE FROM chat_stream_head WHERE user_id = \(userID)")
             if !rooms.isEmpty {
                 try await tx.query("DELETE FROM chat_event WHERE room_id = ANY(\(rooms))")
                 // Members and messages go with the room (ON DELETE CASCADE).
