@@ -112,6 +112,8 @@ if ((postgres)); then
     database_options[$kind]="--database ${!url_variable} --database-password-file ${!file_variable} --log-key $data/log.key"
   done
   database_options[content]+=" --image-url-key $data/image-url.key"
+  # BookingService's replicas share one development payment gateway (without a provider configured).
+  database_options[booking]+=" --dev-payments-folder $data/dev-payments"
 fi
 
 declare -A pid_of=()

@@ -21,6 +21,9 @@ public struct PaymentSettings: Sendable {
     /// What the provider signs webhook bodies with (`YEDI_PAYMENT_WEBHOOK_SECRET` or
     /// `--payment-webhook-secret-file`); required with a webhook port.
     public var webhookSecret: SecretSource?
+    /// The development provider's folder when it is not `<data>/dev-payments`: replicas share one, as they
+    /// would share one real gateway (`--dev-payments-folder`).
+    public var developmentFolder: String?
 
     public static let development = PaymentSettings()
 
@@ -45,6 +48,8 @@ public struct PaymentSettings: Sendable {
                     options.paymentClientKey, flag: "payment-client-key",
                     for: "payment-api-url"))
         }
+        let folder = reader.text(options.devPaymentsFolder, flag: "dev-payments-folder", default: "")
+        settings.developmentFolder = folder.isEmpty ? nil : folder
         settings.webhookHost = reader.text(
             options.paymentWebhookHost, flag: "payment-webhook-host", default: "127.0.0.1")
         let port = try reader.integer(

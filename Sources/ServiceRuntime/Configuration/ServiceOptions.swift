@@ -272,5 +272,13 @@ public struct ServiceOptions: ParsableArguments {
             """)
     public var paymentWebhookSecretFile: String?
 
+    @Option(
+        help: """
+            BookingService without a payment provider: the development provider's folder, one JSON file per \
+            order; give every replica the same one (they stand for one gateway). (YEDI_DEV_PAYMENTS_FOLDER; \
+            default <data>/dev-payments)
+            """)
+    public var devPaymentsFolder: String?
+
     public init() {}
 }

@@ -12,9 +12,12 @@ import NIOConcurrencyHelpers
 /// - `dev_down_…`: no answer and nothing charged (`unavailable`).
 /// - anything else: declined, `NOT_FOUND_PAYMENT_SESSION`.
 ///
-/// Each order is a JSON file in `folder` (`<data>/dev-payments`), so a restarted process (the crash test)
-/// asks the same "provider"; without a folder it lives in memory. Idempotency keys are honoured as a PG
-/// does: a repeated key answers the first result without charging or refunding again.
+/// Each order is a JSON file in `folder` (`<data>/dev-payments`, or one folder shared by a service's
+/// replicas), so a restarted process (the crash test) or another replica asks the same "provider": with a
+/// folder, an order's file is read on every use (another process may have changed it); without one it
+/// lives in memory. Idempotency keys are honoured as a PG does: a repeated key answers the first result
+/// without charging or refunding again. Two processes changing one order at the same instant are not
+/// serialized (a development stand-in: the last write wins).
 public final class DevelopmentPaymentProvider: PaymentProvider {
     public let name = "development"
     public let folder: URL?
@@ -61,8 +64,9 @@ public final class DevelopmentPaymentProvider: PaymentProvider {
         -> ProviderPayment
     {
         let orderID =
-            orders.withLockedValue { $0.values.first { $0.paymentKey == paymentKey }?.orderID }
-            ?? storedOrders().first { $0.paymentKey == paymentKey }?.orderID
+            folder == nil
+            ? orders.withLockedValue { $0.values.first { $0.paymentKey == paymentKey }?.orderID }
+            : storedOrders().first { $0.paymentKey == paymentKey }?.orderID
         guard let orderID else {
             throw PaymentProviderError.declined(code: "NOT_FOUND_PAYMENT", message: "존재하지 않는 결제 정보 입니다.")
         }
@@ -89,11 +93,8 @@ public final class DevelopmentPaymentProvider: PaymentProvider {
 
     /// Every order this provider has seen (tests count charges, the probe shows them).
     public func records() -> [DevelopmentPaymentRecord] {
-        let stored = storedOrders()
-        let inMemory = orders.withLockedValue { $0 }
-        var byOrder = Dictionary(stored.map { ($0.orderID, $0) }, uniquingKeysWith: { first, _ in first })
-        for (id, record) in inMemory { byOrder[id] = record }
-        return byOrder.values.sorted { $0.orderID < $1.orderID }
+        let records = folder == nil ? Array(orders.withLockedValue { $0 }.values) : storedOrders()
+        return records.sorted { $0.orderID < $1.orderID }
     }
 
     private static func decline(_ paymentKey: String) -> PaymentProviderError? {
@@ -111,9 +112,10 @@ public final class DevelopmentPaymentProvider: PaymentProvider {
     private func update<Answer>(_ orderID: String, _ change: (inout DevelopmentPaymentRecord) -> Answer) throws
         -> Answer
     {
-        let stored = try load(orderID)
         return try orders.withLockedValue { orders in
-            var record = orders[orderID] ?? stored ?? DevelopmentPaymentRecord(orderID: orderID)
+            // Read under the lock: with a folder the file is the truth (another replica may have changed it).
+            let stored = try folder == nil ? orders[orderID] : load(orderID)
+            var record = stored ?? DevelopmentPaymentRecord(orderID: orderID)
             let answer = change(&record)
             try write(record)
             orders[orderID] = record
@@ -122,8 +124,8 @@ public final class DevelopmentPaymentProvider: PaymentProvider {
     }
 
     private func load(_ orderID: String) throws -> DevelopmentPaymentRecord? {
-        if let record = orders.withLockedValue({ $0[orderID] }) { return record }
-        guard let file = file(orderID), let data = FileManager.default.contents(atPath: file.path) else { return nil }
+        guard let file = file(orderID) else { return orders.withLockedValue { $0[orderID] } }
+        guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
         return try JSONDecoder().decode(DevelopmentPaymentRecord.self, from: data)
     }
 
