@@ -487,7 +487,10 @@ let package = Package(
         /// The whole system as separate processes, driven through the built `yedi-probe` (issue 14).
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["RPCTestSupport", "ServiceTestSupport", grdb]
+            dependencies: [
+                "RPCTestSupport", "ServiceTestSupport", "PostgresTestSupport", "ServiceRuntime", grdb, postgresNIO,
+                logging,
+            ]
         ),
         .testTarget(
             name: "AccountServiceTests",

@@ -3,11 +3,30 @@ import RPCTestSupport
 import ServiceTestSupport
 import XCTest
 
-/// The whole Yedi journey through the probe, against the four real executables as separate processes:
-/// a designer sets up shop and posts, a customer finds, follows, likes, consults, books, reviews, and
-/// finally deletes the account, after which no service keeps anything of theirs. One service is killed
-/// with SIGKILL and restarted on its data along the way.
-final class JourneyTests: RunningSystemTestCase {
+/// The whole Yedi journey through the probe, against the four real executables as separate processes on
+/// SQLite (`deploy/start.sh`).
+final class JourneyTests: YediJourney {
+    func testTheWholeJourney() throws {
+        try runTheWholeJourney()
+    }
+}
+
+/// The same journey with 3 replicas of every service on PostgreSQL (`deploy/start.sh --postgres
+/// --replicas 3`): every call goes to any replica; the live stream is followed on one replica, which is
+/// killed, and resumed on another; the development clock moves on every replica.
+final class JourneyOnPostgresTests: YediJourney {
+    override class var engine: YediSystem.Engine { .postgres(replicas: 3) }
+
+    func testTheWholeJourneyOnThreeReplicasPerService() throws {
+        try runTheWholeJourney()
+    }
+}
+
+/// The whole Yedi journey through the probe: a designer sets up shop and posts, a customer finds,
+/// follows, likes, consults, books, reviews, and finally deletes the account, after which no service keeps
+/// anything of theirs. ChatService and BookingService (a replica of each, on PostgreSQL) are killed with
+/// SIGKILL and restarted along the way.
+class YediJourney: RunningSystemTestCase {
     private let account = "yedi.account.AccountService/"
     private let content = "yedi.content.ContentService/"
     private let booking = "yedi.booking.BookingService/"
@@ -57,7 +76,7 @@ final class JourneyTests: RunningSystemTestCase {
 
     private func base64(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
 
-    func testTheWholeJourney() throws {
+    func runTheWholeJourney() throws {
         // — The designer signs up and sets up the schedule: 10:00–20:00, a 13:00–14:00 break, a closed day.
         let designer = try system.signUp(
             #"""
@@ -144,7 +163,7 @@ final class JourneyTests: RunningSystemTestCase {
 
         // — The customer consults from the post (a room and a post-share message) and sends a photo, while
         // the designer follows their live stream with a second probe.
-        let follower = try system.follow("chat", chat + "Subscribe", "{}", token: designerToken)
+        let follower = try system.follow("chat", chat + "Subscribe", "{}", token: designerToken, replica: 0)
         let caughtUp = awaitEvent(follower) { $0["caughtUp"] != nil }
         XCTAssertNotNil(caughtUp, "the stream says when it is live: \(follower.errorOutput)")
         let opened = try system.call(
@@ -170,17 +189,19 @@ final class JourneyTests: RunningSystemTestCase {
             "the designer's live stream shows the photo: \(follower.output)")
         let lastSeenPosition = seen.map { $0.string("position") } ?? ""
 
-        // — SIGKILL ChatService: the designer's stream breaks; a message is sent while they are away; the
-        // designer resumes from the last position seen and gets exactly what they missed.
-        system.kill("chat")
+        // — SIGKILL ChatService (the stream's replica): the designer's stream breaks; a message is sent while
+        // they are away (through the restarted replica: it takes traffic again); the designer resumes from the
+        // last position seen (on another replica, when there are several) and gets exactly what they missed.
+        system.kill("chat", replica: 0)
         XCTAssertTrue(follower.waitForOutput(timeout: 20) { _ in follower.hasExited }, "the stream ended")
-        try system.start("chat")
+        try system.start("chat", replica: 0)
         let missed = try system.call(
             "chat", chat + "SendMessage",
             #"{"roomId": "\#(roomID)", "text": {"text": "사진처럼 하고 싶어요"}, "clientMessageId": "text-1"}"#,
-            token: customerToken)
+            token: customerToken, replica: 0)
         let resumed = try system.follow(
-            "chat", chat + "Subscribe", #"{"afterPosition": "\#(lastSeenPosition)"}"#, token: designerToken)
+            "chat", chat + "Subscribe", #"{"afterPosition": "\#(lastSeenPosition)"}"#, token: designerToken,
+            replica: system.replicaCount - 1)
         XCTAssertNotNil(awaitEvent(resumed) { $0["caughtUp"] != nil }, "resumed: \(resumed.errorOutput)")
         let replayed = events(resumed).filter { $0["messageAdded"] != nil }
         XCTAssertEqual(
@@ -255,9 +276,9 @@ final class JourneyTests: RunningSystemTestCase {
         let ledger = try system.runProbe(["ledger-check", system.address("booking")])
         XCTAssertEqual(ledger.exitCode, 0, "ledger-check: \(ledger.output)\(ledger.errorOutput)")
 
-        // — SIGKILL BookingService and restart it on its data: the acknowledged reservation is there.
-        system.kill("booking")
-        try system.start("booking")
+        // — SIGKILL BookingService (a replica) and restart it on its data: the acknowledged reservation is there.
+        system.kill("booking", replica: 0)
+        try system.start("booking", replica: 0)
         let upcoming = try system.call(
             "booking", booking + "ListReservations", #"{"filter": "RESERVATION_FILTER_UPCOMING"}"#, token: customerToken
         )
@@ -266,10 +287,7 @@ final class JourneyTests: RunningSystemTestCase {
 
         // — The clocks move past the reservation (development clocks); the customer signs in again (the
         // old token expired in the services' eyes) and reviews with keywords and a photo.
-        for service in YediSystem.services {
-            _ = try system.call(
-                service, "yedi.runtime.DevClock/AdvanceClock", #"{"seconds": "864000"}"#, asOperator: true)
-        }
+        try system.advanceClocks(seconds: 864_000)
         customerToken = try system.call(
             "account", account + "SignIn", #"{"email": "minji@example.com", "password": "hair2024!"}"#
         ).string("session.accessToken")
@@ -278,6 +296,13 @@ final class JourneyTests: RunningSystemTestCase {
             #"{"data": "\#(base64(SampleImages.jpeg(width: 16, height: 16)))", "contentType": "image/jpeg"}"#,
             token: customerToken
         ).string("id")
+        // Every replica serves the photo uploaded through one (its bytes are in the database on PostgreSQL).
+        for replica in 0..<system.replicaCount {
+            let image = try system.call(
+                "content", content + "GetImage", #"{"imageId": "\#(reviewPhoto)"}"#, token: customerToken,
+                replica: replica)
+            XCTAssertFalse(image.string("data").isEmpty, "replica \(replica + 1) has no bytes for \(reviewPhoto)")
+        }
         // ContentService asks BookingService, which was killed and restarted above.
         let review = try system.callRetryingUnavailable(
             "content", content + "CreateReview",
@@ -302,9 +327,8 @@ final class JourneyTests: RunningSystemTestCase {
         _ = try system.call("account", account + "DeleteAccount", #"{"password": "hair2024!"}"#, token: customerToken)
         let gone = try system.failingCall("account", account + "GetMe", "{}", token: customerToken)
         XCTAssertEqual(gone.status, "UNAUTHENTICATED", gone.message)
-        let accountData = system.dataDirectory("account")
-        let delivered = try eventually(timeout: 30) { try DataScan.find(customerID, in: accountData).isEmpty }
-        let left = try DataScan.find(customerID, in: accountData)
+        let delivered = try eventually(timeout: 30) { try system.find(customerID, in: "account").isEmpty }
+        let left = try system.find(customerID, in: "account")
         XCTAssertTrue(delivered, "Account's outbox still holds the purge: \(left)")
         // The customer's payments are kept for accounting without naming them (docs/payments.md,
         // "Retention"), and the ledger still balances.
@@ -314,9 +338,11 @@ final class JourneyTests: RunningSystemTestCase {
         for (service, result) in results {
             XCTAssertEqual(result.exitCode, 0, "\(service) stopped cleanly:\n\(result.errorOutput.suffix(2000))")
         }
-        let findings = try DataScan.find(customerID, in: system.root.appendingPathComponent("data"))
+        let findings =
+            try DataScan.find(customerID, in: system.root.appendingPathComponent("data"))
+            + YediSystem.services.flatMap { try system.findInDatabase(customerID, of: $0) }
         XCTAssertEqual(findings.map(\.place), [], "the deleted customer \(customerID) is still somewhere")
-        let designerPosts = try DataScan.find(postID, in: system.dataDirectory("content"))
+        let designerPosts = try system.find(postID, in: "content")
         XCTAssertFalse(designerPosts.isEmpty, "the designer's own data stays (the scan can find things)")
     }
 }

@@ -5,8 +5,11 @@ import XCTest
 class RunningSystemTestCase: XCTestCase {
     var system: YediSystem!
 
+    /// The engine and replicas the system runs with.
+    class var engine: YediSystem.Engine { .sqlite }
+
     override func setUpWithError() throws {
-        system = try YediSystem()
+        system = try YediSystem(engine: Self.engine)
         try system.startAll()
     }
 

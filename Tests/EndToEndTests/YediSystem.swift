@@ -1,4 +1,5 @@
 import Foundation
+import PostgresTestSupport
 import RPCTestSupport
 import ServiceTestSupport
 import XCTest
@@ -11,8 +12,19 @@ import XCTest
 /// processes over mutual TLS (the test PKI), on free loopback ports, with their data in one temporary
 /// folder and development clocks, driven only through the built `yedi-probe` (JSON in, JSON out).
 ///
+/// On PostgreSQL (`deploy/start.sh --postgres --replicas N`): N replicas of every service, each its own
+/// process with its own data folder, on one fresh database per service of the tests' PostgreSQL; every
+/// process lists every replica of its peers, and the probe's calls take turns over the replicas unless a
+/// test names one.
+///
 /// Not thread-safe: use it from the test's own task.
 final class YediSystem {
+    enum Engine {
+        case sqlite
+        /// `replicas` processes per service on PostgreSQL.
+        case postgres(replicas: Int)
+    }
+
     static let services = ["account", "content", "booking", "chat"]
     static let executables = [
         "account": "AccountService", "content": "ContentService", "booking": "BookingService", "chat": "ChatService",
@@ -23,71 +35,132 @@ final class YediSystem {
 
     let root: URL
     let pki: TestPKI
-    private(set) var rpcPorts: [String: Int] = [:]
-    private(set) var metricsPorts: [String: Int] = [:]
-    /// ContentService's HTTPS image port (docs/platform.md, "Images").
-    private(set) var imagePort = 0
+    let engine: Engine
+    /// Processes per service.
+    let replicaCount: Int
+    /// Each service's replicas' RPC ports, metrics ports and (ContentService's) HTTPS image ports.
+    private var rpcPorts: [String: [Int]] = [:]
+    private var metricsPorts: [String: [Int]] = [:]
+    private var imagePorts: [Int] = []
+    /// Keyed by `processKey`.
     private var processes: [String: RunningProcess] = [:]
+    /// Each service's database and the options that name it (PostgreSQL only).
+    private var databases: [String: (url: String, database: String)] = [:]
     private let probePath: String
+    /// The replica the next call without one named goes to: calls take turns, so a write through one
+    /// replica is read back through another.
+    private var turn = 0
 
-    init() throws {
+    init(engine: Engine = .sqlite) throws {
+        self.engine = engine
+        if case .postgres(let replicas) = engine { replicaCount = replicas } else { replicaCount = 1 }
         root = FileManager.default.temporaryDirectory.appendingPathComponent("yedi-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         pki = try TestPKI.get()
         probePath = try BuiltProducts.path("yedi-probe")
-        for service in Self.services {
-            rpcPorts[service] = try ServiceHarness.unusedPort()
-            metricsPorts[service] = try ServiceHarness.unusedPort()
+        // Each free when asked, and no two alike (the system asks for up to 36 at once).
+        var taken: Set<Int> = []
+        func port() throws -> Int {
+            while true {
+                let port = try ServiceHarness.unusedPort()
+                if taken.insert(port).inserted { return port }
+            }
         }
-        imagePort = try ServiceHarness.unusedPort()
+        for service in Self.services {
+            rpcPorts[service] = try (0..<replicaCount).map { _ in try port() }
+            metricsPorts[service] = try (0..<replicaCount).map { _ in try port() }
+        }
+        imagePorts = try (0..<replicaCount).map { _ in try port() }
     }
 
-    /// Where `service` keeps its database and files.
-    func dataDirectory(_ service: String) -> URL { root.appendingPathComponent("data/\(service)") }
+    /// Where `service`'s replica keeps its database (SQLite) and files; replica 0's is `data/<service>`, as
+    /// `deploy/start.sh` names it.
+    func dataDirectory(_ service: String, replica: Int = 0) -> URL {
+        root.appendingPathComponent(replica == 0 ? "data/\(service)" : "data/\(service)-\(replica + 1)")
+    }
 
-    /// Starts every service, then waits until each one says SERVING through the probe.
+    private func processKey(_ service: String, _ replica: Int) -> String { "\(service)#\(replica)" }
+
+    /// Starts every service (each replica), then waits until each one says SERVING through the probe. On
+    /// PostgreSQL every replica starts at once on its service's empty database (one migrates it, the
+    /// others wait for it).
     func startAll() throws {
-        for service in Self.services { try launch(service) }
-        for service in Self.services { try waitUntilServing(service) }
+        if case .postgres = engine { try makeDatabases() }
+        for service in Self.services {
+            for replica in 0..<replicaCount { try launch(service, replica: replica) }
+        }
+        for service in Self.services {
+            for replica in 0..<replicaCount { try waitUntilServing(service, replica: replica) }
+        }
     }
 
-    /// Starts `service` (again) on its ports and data.
-    func start(_ service: String) throws {
-        try launch(service)
-        try waitUntilServing(service)
+    /// Starts `service`'s replica (again) on its ports and data.
+    func start(_ service: String, replica: Int = 0) throws {
+        try launch(service, replica: replica)
+        try waitUntilServing(service, replica: replica)
     }
 
-    private func launch(_ service: String) throws {
+    private func launch(_ service: String, replica: Int) throws {
         var arguments = [
-            "--host", "127.0.0.1", "--port", "\(rpcPorts[service]!)", "--metrics-port", "\(metricsPorts[service]!)",
-            "--pki", pki.devPKI.path, "--data", dataDirectory(service).path, "--apps", Self.appsFolder,
+            "--host", "127.0.0.1", "--port", "\(rpcPorts[service]![replica])",
+            "--metrics-port", "\(metricsPorts[service]![replica])",
+            "--pki", pki.devPKI.path, "--data", dataDirectory(service, replica: replica).path, "--apps",
+            Self.appsFolder,
             "--development", "--dev-clock",
             "--log-level", "info",
             "--shutdown-grace", "2",
         ]
         for peer in Self.services where peer != service {
-            arguments += ["--peer", "\(peer)=127.0.0.1:\(rpcPorts[peer]!)"]
+            arguments += ["--peer", "\(peer)=\(address(peer))"]
         }
-        if service == "content" { arguments += ["--image-port", "\(imagePort)"] }
-        processes[service] = try RunningProcess(try BuiltProducts.path(Self.executables[service]!), arguments)
+        if service == "content" { arguments += ["--image-port", "\(imagePorts[replica])"] }
+        if let database = databases[service], let server = try? TestPostgres.require() {
+            // One log key (page cursors) and one image URL key for every replica, as deploy/start.sh makes.
+            arguments += [
+                "--database", database.url, "--database-password-file", server.passwordFile,
+                "--log-key", try sharedKey("log.key"), "--replica", "\(service)-\(replica + 1)",
+            ]
+            if service == "content" { arguments += ["--image-url-key", try sharedKey("image-url.key")] }
+            // BookingService's replicas share one development gateway, as they would share a real one.
+            if service == "booking" {
+                arguments += ["--dev-payments-folder", root.appendingPathComponent("dev-payments").path]
+            }
+        }
+        processes[processKey(service, replica)] = try RunningProcess(
+            try BuiltProducts.path(Self.executables[service]!), arguments)
     }
 
-    private func waitUntilServing(_ service: String, timeout: TimeInterval = 60) throws {
+    /// A 32-byte key file in the system's folder, made once and given to every replica.
+    private func sharedKey(_ name: String) throws -> String {
+        let file = root.appendingPathComponent(name)
+        if !FileManager.default.fileExists(atPath: file.path) {
+            var generator = SystemRandomNumberGenerator()
+            let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            guard
+                FileManager.default.createFile(
+                    atPath: file.path, contents: Data(bytes), attributes: [.posixPermissions: 0o600])
+            else { throw E2EFailure("cannot write \(file.path)") }
+        }
+        return file.path
+    }
+
+    private func waitUntilServing(_ service: String, replica: Int, timeout: TimeInterval = 60) throws {
         let deadline = Date().addingTimeInterval(timeout)
+        let process = processes[processKey(service, replica)]
         while Date() < deadline {
-            let health = try runProbe(["health", address(service), "--timeout", "1"])
+            let health = try runProbe(["health", address(service, replica: replica), "--timeout", "1"])
             if health.exitCode == 0 && health.output == "SERVING\n" { return }
-            if let process = processes[service], process.hasExited {
-                throw E2EFailure("\(service) exited while starting:\n\(process.errorOutput)")
+            if let process, process.hasExited {
+                throw E2EFailure("\(service) (replica \(replica + 1)) exited while starting:\n\(process.errorOutput)")
             }
             Thread.sleep(forTimeInterval: 0.1)
         }
-        throw E2EFailure("\(service) not SERVING after \(timeout) s:\n\(processes[service]?.errorOutput ?? "")")
+        throw E2EFailure("\(service) not SERVING after \(timeout) s:\n\(process?.errorOutput ?? "")")
     }
 
     /// SIGKILL: no shutdown at all.
-    func kill(_ service: String) {
-        guard let process = processes.removeValue(forKey: service) else { return }
+    func kill(_ service: String, replica: Int = 0) {
+        guard let process = processes.removeValue(forKey: processKey(service, replica)) else { return }
         process.send(SIGKILL)
         _ = process.finish(timeout: 10)
     }
@@ -102,13 +175,41 @@ final class YediSystem {
         return results
     }
 
-    func address(_ service: String) -> String { "127.0.0.1:\(rpcPorts[service]!)" }
+    /// The replica a call goes to when the test names none: each in turn (nil with one process per service).
+    private func nextReplica(_ named: Int?) -> Int? {
+        guard named == nil, replicaCount > 1 else { return named }
+        defer { turn += 1 }
+        return turn % replicaCount
+    }
 
-    /// The CPU time `service`'s process has used so far.
-    func cpuTime(_ service: String) -> Duration? { processes[service]?.cpuTime }
+    /// Every replica of `service` (`HOST:PORT,HOST:PORT…`, as the probe and the peers take it), or one.
+    func address(_ service: String, replica: Int? = nil) -> String {
+        let ports = rpcPorts[service]!
+        return (replica.map { [ports[$0]] } ?? ports).map { "127.0.0.1:\($0)" }.joined(separator: ",")
+    }
+
+    /// The CPU time `service`'s (first) process has used so far.
+    func cpuTime(_ service: String) -> Duration? { processes[processKey(service, 0)]?.cpuTime }
+
+    /// Moves every process's development clock forward by `seconds` (each replica has its own clock).
+    func advanceClocks(seconds: Int) throws {
+        for service in Self.services {
+            for replica in 0..<replicaCount {
+                try call(
+                    service, "yedi.runtime.DevClock/AdvanceClock", #"{"seconds": "\#(seconds)"}"#, asOperator: true,
+                    replica: replica)
+            }
+        }
+    }
 
     deinit {
         for process in processes.values { process.kill() }
+        if !databases.isEmpty {
+            let names = databases.values.map(\.database)
+            _ = try? Self.blocking {
+                for name in names { try? await TestPostgres.administer("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+            }
+        }
         try? FileManager.default.removeItem(at: root)
     }
 
@@ -129,9 +230,11 @@ final class YediSystem {
     }
 
     /// A probe following a server stream (`Subscribe`), one JSON object per line on its stdout.
-    func follow(_ service: String, _ method: String, _ request: String, token: String) throws -> RunningProcess {
+    func follow(
+        _ service: String, _ method: String, _ request: String, token: String, replica: Int? = nil
+    ) throws -> RunningProcess {
         try RunningProcess(
-            probePath, ["call", address(service), method, request, "--token", token],
+            probePath, ["call", address(service, replica: replica), method, request, "--token", token],
             environment: ["YEDI_PKI": pki.devPKI.path])
     }
 
@@ -142,11 +245,13 @@ final class YediSystem {
     @discardableResult
     func call(
         _ service: String, _ method: String, _ request: String = "{}", token: String? = nil, asOperator: Bool = false,
-        app: String? = nil, identity: String? = nil, file: StaticString = #filePath, line: UInt = #line
+        app: String? = nil, identity: String? = nil, replica: Int? = nil, file: StaticString = #filePath,
+        line: UInt = #line
     ) throws -> [String: Any] {
         let certificate = identity ?? (asOperator ? "operator" : nil)
         let result = try runProbe(
-            ["call", address(service), method, request, "--emit-defaults"] + (token.map { ["--token", $0] } ?? [])
+            ["call", address(service, replica: nextReplica(replica)), method, request, "--emit-defaults"]
+                + (token.map { ["--token", $0] } ?? [])
                 + (certificate.map { ["--cert", pki.certificate($0), "--key", pki.key($0)] } ?? [])
                 + (app.map { ["-H", "yedi-app: \($0)"] } ?? []))
         guard result.exitCode == 0 else {
@@ -165,10 +270,18 @@ final class YediSystem {
     func signUp(_ request: String, file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
         let started = try call("account", "yedi.account.AccountService/SignUp", request)
         let verificationID = started.string("verificationId")
-        let code = try runProbe([
-            "sent-mail", "--folder", dataDirectory("account").appendingPathComponent("sent-mail").path,
-            "--verification-id", verificationID, "--value", "code", "--wait", "20",
-        ])
+        // The code is written by whichever AccountService replica's outbox delivered the mail.
+        let deadline = Date().addingTimeInterval(20)
+        var replica = 0
+        var code: ProcessResult
+        repeat {
+            code = try runProbe([
+                "sent-mail", "--folder",
+                dataDirectory("account", replica: replica).appendingPathComponent("sent-mail").path,
+                "--verification-id", verificationID, "--value", "code", "--wait", replicaCount == 1 ? "20" : "0.2",
+            ])
+            replica = (replica + 1) % replicaCount
+        } while code.exitCode != 0 && Date() < deadline
         guard code.exitCode == 0 else {
             throw E2EFailure("sent-mail: no code (exit \(code.exitCode)): \(code.errorOutput)")
         }
@@ -197,14 +310,66 @@ final class YediSystem {
     /// Calls a method that must fail; the gRPC status name from the probe (`ERROR: NOT_FOUND: ...`) and
     /// the exit status, which is 10 + the status code.
     func failingCall(
-        _ service: String, _ method: String, _ request: String, token: String? = nil
+        _ service: String, _ method: String, _ request: String, token: String? = nil, replica: Int? = nil
     ) throws -> (status: String, exitCode: Int32, message: String) {
-        let result = try runProbe(["call", address(service), method, request] + (token.map { ["--token", $0] } ?? []))
+        let result = try runProbe(
+            ["call", address(service, replica: nextReplica(replica)), method, request]
+                + (token.map { ["--token", $0] } ?? []))
         guard result.exitCode != 0 else { throw E2EFailure("\(method) \(request) succeeded: \(result.output)") }
         let line = result.errorOutput.split(separator: "\n").first { $0.hasPrefix("ERROR: ") } ?? ""
         let status = line.dropFirst("ERROR: ".count).prefix { $0 != ":" }
         return (String(status), result.exitCode, String(line))
     }
+}
+
+// MARK: PostgreSQL
+
+extension YediSystem {
+    /// One fresh database per service on the tests' PostgreSQL, owned by the test role (dropped at the end).
+    fileprivate func makeDatabases() throws {
+        let server = try TestPostgres.require()
+        guard let marker = server.url.range(of: "/postgres?") else {
+            throw E2EFailure("unexpected test PostgreSQL URL \(server.url)")
+        }
+        for service in Self.services {
+            let name =
+                "yedi_e2e_\(service)_"
+                + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(8).lowercased()
+            try Self.blocking { try await TestPostgres.administer("CREATE DATABASE \(name)") }
+            databases[service] = (server.url.replacingCharacters(in: marker, with: "/\(name)?"), name)
+        }
+    }
+
+    /// Every place in `service`'s PostgreSQL database that holds `needle` (`DataScan` for the engine).
+    func findInDatabase(_ needle: String, of service: String) throws -> [DataScan.Finding] {
+        guard let database = databases[service]?.database else { return [] }
+        return try Self.blocking {
+            try await DataScan.find(needle, inPostgres: try TestPostgres.settings(database: database))
+        }
+    }
+
+    /// Every place of `service` that holds `needle`: each replica's folder and, on PostgreSQL, its database.
+    func find(_ needle: String, in service: String) throws -> [DataScan.Finding] {
+        try (0..<replicaCount).flatMap { try DataScan.find(needle, in: dataDirectory(service, replica: $0)) }
+            + findInDatabase(needle, of: service)
+    }
+
+    /// Runs `body` to its end from synchronous test code (the system drives processes, not tasks).
+    static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+        let done = DispatchSemaphore(value: 0)
+        let result = ResultBox<T>()
+        Task {
+            do { result.value = .success(try await body()) } catch { result.value = .failure(error) }
+            done.signal()
+        }
+        done.wait()
+        return try result.value!.get()
+    }
+}
+
+/// Handed from the task to the waiting thread (the semaphore orders the write before the read).
+private final class ResultBox<T>: @unchecked Sendable {
+    var value: Result<T, any Error>?
 }
 
 struct E2EFailure: Error, CustomStringConvertible {

@@ -1,0 +1,60 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceRuntime
+
+extension DataScan {
+    /// Every column of every table of a service's PostgreSQL database that holds `needle`: text-like
+    /// columns as text, `bytea` (image bytes) as bytes.
+    static func find(_ needle: String, inPostgres settings: PostgresSettings) async throws -> [Finding] {
+        let logger = Logger(label: "yedi.e2e.scan")
+        let connection = try await PostgresConnection.connect(
+            configuration: ServicePostgres.connectionConfiguration(settings), id: 1, logger: logger)
+        do {
+            let findings = try await find(needle, on: connection, database: settings.database, logger: logger)
+            try await connection.close()
+            return findings
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
+    private static func find(
+        _ needle: String, on connection: PostgresConnection, database: String, logger: Logger
+    ) async throws -> [Finding] {
+        var columns: [(table: String, column: String, type: String)] = []
+        let rows = try await connection.query(
+            """
+            SELECT c.table_name, c.column_name, c.data_type FROM information_schema.columns c
+            JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+            WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE'
+            ORDER BY c.table_name, c.ordinal_position
+            """, logger: logger)
+        for try await (table, column, type) in rows.decode((String, String, String).self) {
+            columns.append((table, column, type))
+        }
+        var findings: [Finding] = []
+        for (table, column, type) in columns {
+            let (quotedTable, quotedColumn) = (quoted(table), quoted(column))
+            let condition =
+                type == "bytea"
+                ? "position(convert_to($1, 'UTF8') in \(quotedColumn)) > 0"
+                : "strpos(CAST(\(quotedColumn) AS text), $1) > 0"
+            var bindings = PostgresBindings()
+            bindings.append(needle)
+            let counted = try await connection.query(
+                PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(quotedTable) WHERE \(condition)", binds: bindings),
+                logger: logger)
+            for try await count in counted.decode(Int.self) where count > 0 {
+                findings.append(Finding(place: "\(database): \(table).\(column) (\(count) rows)"))
+            }
+        }
+        return findings
+    }
+
+    /// An identifier as PostgreSQL quotes it (the names come from the catalogue, not from input).
+    private static func quoted(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
