@@ -8,20 +8,110 @@ import XCTest
 /// every write that was answered OK is there, the designer's live stream (on a killed replica) resumes on
 /// another without a gap, and the only failures the client saw were UNAVAILABLE, each retried with the
 /// same idempotency key or client message id as an app does.
-final class FailoverOnPostgresTests: RunningSystemTestCase {
+final class FailoverOnPostgresTests: ReplicatedWritesTestCase {
     override class var engine: YediSystem.Engine { .postgres(replicas: 3) }
 
-    private let account = "yedi.account.AccountService/"
-    private let booking = "yedi.booking.BookingService/"
-    private let chat = "yedi.chat.ChatService/"
-
-    /// Rounds of writes; the kill comes after `killAfter` rounds, the restart after `restartAfter`.
-    private let rounds = 12
-    private let killAfter = 3
-    private let restartAfter = 7
-
     func testOneReplicaOfEveryServiceKilledUnderMixedWrites() throws {
-        // — A designer with one 60-minute slot grid and no break, a customer who talks to them.
+        let shop = try openShop()
+        // The designer follows their stream on replica 1 of ChatService, the one that will be killed.
+        let follower = try follow(shop, replica: 0)
+        let writer = startWriting(shop)
+
+        XCTAssertTrue(writer.wait(forRounds: 3, timeout: 120), "the writer got going: \(writer.report)")
+        for service in YediSystem.services { system.kill(service, replica: 0) }
+        writer.mark("killed")
+        XCTAssertTrue(
+            writer.wait(forRounds: 7, timeout: 180), "the writes go on through the other replicas: \(writer.report)")
+        for service in YediSystem.services { try system.start(service, replica: 0) }
+        writer.mark("restarted")
+        XCTAssertTrue(writer.wait(forRounds: rounds, timeout: 180), "the writer finished: \(writer.report)")
+        let done = writer.result
+        print("failover: \(done.acknowledged.count) writes answered OK, failed attempts (retried): \(done.failures)")
+
+        // Rounds were written while the replicas were down.
+        let whileDown = done.acknowledged.filter { $0.phase == "killed" }
+        for kind in ["sign-up", "reservation", "message"] {
+            XCTAssertTrue(whileDown.contains { $0.kind == kind }, "no \(kind) answered OK while replicas were down")
+        }
+        // Read through the restarted replicas: they take traffic again.
+        try checkEveryWrite(done, shop, readThrough: 0)
+        try checkTheStreamResumes(follower, shop, done, on: 1)
+    }
+}
+
+/// The same writes while PostgreSQL itself is stopped for 10 s (the system's own server, one role and one
+/// database per service): every replica of every service says NOT_SERVING, a call answers UNAVAILABLE
+/// within the database timeout instead of hanging, and once the server is back every replica says SERVING
+/// again without a restart, every write answered OK is there and the stream resumes without a gap.
+final class DatabaseOutageOnPostgresTests: ReplicatedWritesTestCase {
+    override class var engine: YediSystem.Engine { .postgres(replicas: 3, ownServer: true) }
+
+    func testPostgresStoppedFor10SecondsUnderMixedWrites() throws {
+        let shop = try openShop()
+        let follower = try follow(shop, replica: 0)
+        let writer = startWriting(shop)
+
+        XCTAssertTrue(writer.wait(forRounds: 3, timeout: 120), "the writer got going: \(writer.report)")
+        try system.stopDatabaseServer()
+        let stopped = Date()
+        writer.mark("database stopped")
+        let notServing = try eventually(timeout: 30) { try self.everyReplica(says: "NOT_SERVING") }
+        XCTAssertTrue(notServing, "every replica says NOT_SERVING while PostgreSQL is stopped")
+        let started = Date()
+        let refused = try system.failingCall(
+            "booking", "yedi.booking.BookingService/ListReservations", #"{"filter": "RESERVATION_FILTER_UPCOMING"}"#,
+            token: shop.talkerToken, replica: 0)
+        XCTAssertEqual(refused.status, "UNAVAILABLE", refused.message)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10, "answered within the database timeout (5 s)")
+        Thread.sleep(forTimeInterval: max(0, 10 - Date().timeIntervalSince(stopped)))
+
+        try system.startDatabaseServer()
+        writer.mark("database back")
+        let serving = try eventually(timeout: 60) { try self.everyReplica(says: "SERVING") }
+        XCTAssertTrue(serving, "every replica says SERVING again, without a restart")
+        XCTAssertTrue(writer.wait(forRounds: rounds, timeout: 240), "the writer finished: \(writer.report)")
+        let done = writer.result
+        print("outage: \(done.acknowledged.count) writes answered OK, failed attempts (retried): \(done.failures)")
+        try checkEveryWrite(done, shop, readThrough: nil)
+        try checkTheStreamResumes(follower, shop, done, on: 1)
+    }
+
+    /// Whether every replica of every service answers `status` to a health check.
+    private func everyReplica(says status: String) throws -> Bool {
+        for service in YediSystem.services {
+            for replica in 0..<system.replicaCount {
+                let health = try system.runProbe([
+                    "health", system.address(service, replica: replica), "--timeout", "1",
+                ])
+                guard health.output == status + "\n" else { return false }
+            }
+        }
+        return true
+    }
+}
+
+/// What the replicated-write tests share: a shop, a writer, a follower and the checks afterwards.
+class ReplicatedWritesTestCase: RunningSystemTestCase {
+    let account = "yedi.account.AccountService/"
+    let booking = "yedi.booking.BookingService/"
+    let chat = "yedi.chat.ChatService/"
+
+    /// Rounds of writes (each a sign-up, a reservation and a message).
+    let rounds = 12
+
+    struct Shop {
+        var designerID: String
+        var designerToken: String
+        var styleID: String
+        /// Free starts, one per round.
+        var starts: [Int64]
+        var roomID: String
+        /// The customer who sends the messages.
+        var talkerToken: String
+    }
+
+    /// A designer with a 60-minute slot grid and no break, and a customer in a room with them.
+    func openShop() throws -> Shop {
         let designer = try system.signUp(
             #"""
             {"email": "seoyeon@example.com", "password": "scissors99", "name": "이서연", "phone": "01055550000",
@@ -57,51 +147,44 @@ final class FailoverOnPostgresTests: RunningSystemTestCase {
         let roomID = try system.call(
             "chat", chat + "OpenRoom", #"{"designerId": "\#(designerID)"}"#, token: talkerToken
         ).string("room.id")
+        return Shop(
+            designerID: designerID, designerToken: designerToken, styleID: styleID, starts: starts, roomID: roomID,
+            talkerToken: talkerToken)
+    }
 
-        // — The designer follows their stream on replica 1 of ChatService, the one that will be killed.
-        let follower = try system.follow("chat", chat + "Subscribe", "{}", token: designerToken, replica: 0)
+    /// The designer's live stream on one replica, once it says it is live.
+    func follow(_ shop: Shop, replica: Int) throws -> RunningProcess {
+        let follower = try system.follow("chat", chat + "Subscribe", "{}", token: shop.designerToken, replica: replica)
         XCTAssertTrue(
             follower.waitForOutput(timeout: 20) { $0.contains("caughtUp") },
             "the stream is live: \(follower.errorOutput)")
+        return follower
+    }
 
-        // — The writer, on a thread of its own, through every replica's address.
+    /// A writer on a thread of its own, through every replica's address.
+    func startWriting(_ shop: Shop) -> MixedWriter {
         let writer = MixedWriter(
             probe: system.probeRunner,
             addresses: Dictionary(uniqueKeysWithValues: YediSystem.services.map { ($0, system.address($0)) }),
             mailFolders: (0..<system.replicaCount).map {
                 system.dataDirectory("account", replica: $0).appendingPathComponent("sent-mail").path
             },
-            designerID: designerID, styleID: styleID, starts: starts, roomID: roomID, talkerToken: talkerToken)
+            shop: shop)
         let rounds = self.rounds
-        let thread = Thread { writer.run(rounds: rounds) }
-        thread.start()
+        Thread { writer.run(rounds: rounds) }.start()
+        return writer
+    }
 
-        XCTAssertTrue(writer.wait(forRounds: killAfter, timeout: 120), "the writer got going: \(writer.report)")
-        for service in YediSystem.services { system.kill(service, replica: 0) }
-        writer.mark("killed")
-        XCTAssertTrue(
-            writer.wait(forRounds: restartAfter, timeout: 180),
-            "the writes go on through the other replicas: \(writer.report)")
-        for service in YediSystem.services { try system.start(service, replica: 0) }
-        writer.mark("restarted")
-        XCTAssertTrue(writer.wait(forRounds: rounds, timeout: 180), "the writer finished: \(writer.report)")
-        let done = writer.result
-        print("failover: \(done.acknowledged.count) writes answered OK, failed attempts (retried): \(done.failures)")
-
-        // — Only UNAVAILABLE reached the client, and rounds were written while the replicas were down.
+    /// Every write answered OK is there (read through `replica`, or any), and the client saw no failure but
+    /// UNAVAILABLE.
+    func checkEveryWrite(_ done: MixedWriter.Result, _ shop: Shop, readThrough replica: Int?) throws {
         XCTAssertEqual(done.failures.filter { !$0.contains("UNAVAILABLE") }, [], "failures other than UNAVAILABLE")
-        let whileDown = done.acknowledged.filter { $0.phase == "killed" }
-        for kind in ["sign-up", "reservation", "message"] {
-            XCTAssertTrue(whileDown.contains { $0.kind == kind }, "no \(kind) answered OK while replicas were down")
-        }
-
-        // — Every write answered OK is there, read through the restarted replicas (they take traffic again).
         for signUp in done.acknowledged where signUp.kind == "sign-up" {
-            let me = try system.call("account", account + "GetMe", "{}", token: signUp.token, replica: 0)
+            let me = try system.call("account", account + "GetMe", "{}", token: signUp.token, replica: replica)
             XCTAssertEqual(me.string("id"), signUp.id, "the sign-up of \(signUp.id) is lost")
             let upcoming = try system.call(
                 "booking", booking + "ListReservations", #"{"filter": "RESERVATION_FILTER_UPCOMING"}"#,
-                token: signUp.token, replica: 0)
+                token: signUp.token, replica: replica)
             let held = (upcoming.at("reservations") as? [[String: Any]])?.map { $0.string("id") } ?? []
             let made = done.acknowledged.filter { $0.kind == "reservation" && $0.token == signUp.token }.map(\.id)
             XCTAssertEqual(held, made, "the reservations answered OK for \(signUp.id)")
@@ -109,22 +192,28 @@ final class FailoverOnPostgresTests: RunningSystemTestCase {
         let sent = done.acknowledged.filter { $0.kind == "message" }.map(\.id)
         XCTAssertEqual(sent.count, rounds)
         let history = try system.call(
-            "chat", chat + "ListMessages", #"{"roomId": "\#(roomID)", "limit": 100}"#, token: talkerToken, replica: 0)
+            "chat", chat + "ListMessages", #"{"roomId": "\#(shop.roomID)", "limit": 100}"#, token: shop.talkerToken,
+            replica: replica)
         let stored = ((history.at("messages") as? [[String: Any]]) ?? []).reversed()  // newest first
         XCTAssertEqual(stored.map { $0.string("id") }, sent, "each message answered OK, once, in order")
         XCTAssertEqual(stored.map { Int($0.string("seq")) ?? 0 }, Array(1...rounds))
+    }
 
-        // — The stream on the killed replica ended; resumed on another from its last position, the two
-        // together saw every message once, in order.
+    /// The follower's stream ended; resumed on `replica` from its last position, the two together saw every
+    /// message once, in order.
+    func checkTheStreamResumes(_ follower: RunningProcess, _ shop: Shop, _ done: MixedWriter.Result, on replica: Int)
+        throws
+    {
+        let sent = done.acknowledged.filter { $0.kind == "message" }.map(\.id)
         XCTAssertTrue(follower.waitForOutput(timeout: 20) { _ in follower.hasExited }, "the stream ended")
         let before = StreamEvents(follower.output)
         let resumed = try system.follow(
-            "chat", chat + "Subscribe", #"{"afterPosition": "\#(before.lastPosition)"}"#, token: designerToken,
-            replica: 1)
+            "chat", chat + "Subscribe", #"{"afterPosition": "\#(before.lastPosition)"}"#, token: shop.designerToken,
+            replica: replica)
         defer { resumed.kill() }
         XCTAssertTrue(
             resumed.waitForOutput(timeout: 20) {
-                StreamEvents($0).messageIDs.count + before.messageIDs.count >= rounds
+                StreamEvents($0).messageIDs.count + before.messageIDs.count >= sent.count
             },
             "resumed: \(resumed.errorOutput)")
         XCTAssertEqual(before.messageIDs + StreamEvents(resumed.output).messageIDs, sent, "no gap, no duplicate")
@@ -157,7 +246,7 @@ final class FailoverOnPostgresTests: RunningSystemTestCase {
 
 /// A subscriber's printed events (one JSON object per line): the messages it was given and the last
 /// position it saw.
-private struct StreamEvents {
+struct StreamEvents {
     var messageIDs: [String] = []
     var lastPosition = "0"
 
@@ -176,7 +265,7 @@ private struct StreamEvents {
 /// signs a customer up, books one slot for them and sends one message. A call that fails is tried again
 /// with the same key (sign-up by its email, a reservation by its idempotency key, a message by its client
 /// id), as an app does; every failure is recorded.
-private final class MixedWriter: @unchecked Sendable {
+final class MixedWriter: @unchecked Sendable {
     // @unchecked: the mutable state is behind `lock`.
     struct Acknowledged {
         var kind: String
@@ -195,11 +284,7 @@ private final class MixedWriter: @unchecked Sendable {
     private let probe: @Sendable ([String]) throws -> ProcessResult
     private let addresses: [String: String]
     private let mailFolders: [String]
-    private let designerID: String
-    private let styleID: String
-    private let starts: [Int64]
-    private let roomID: String
-    private let talkerToken: String
+    private let shop: ReplicatedWritesTestCase.Shop
 
     private let lock = NSCondition()
     private var acknowledged: [Acknowledged] = []
@@ -210,17 +295,12 @@ private final class MixedWriter: @unchecked Sendable {
 
     init(
         probe: @escaping @Sendable ([String]) throws -> ProcessResult, addresses: [String: String],
-        mailFolders: [String], designerID: String, styleID: String, starts: [Int64], roomID: String,
-        talkerToken: String
+        mailFolders: [String], shop: ReplicatedWritesTestCase.Shop
     ) {
         self.probe = probe
         self.addresses = addresses
         self.mailFolders = mailFolders
-        self.designerID = designerID
-        self.styleID = styleID
-        self.starts = starts
-        self.roomID = roomID
-        self.talkerToken = talkerToken
+        self.shop = shop
     }
 
     var result: Result { lock.withLock { Result(acknowledged: acknowledged, failures: failures) } }
@@ -283,37 +363,36 @@ private final class MixedWriter: @unchecked Sendable {
         let reservation = try retried("reservation") {
             try call(
                 "booking", "yedi.booking.BookingService/CreateReservation",
-                #"{"designerId": "\#(designerID)", "startAtMs": "\#(starts[round])", "styleIds": ["\#(styleID)"], "idempotencyKey": "failover-\#(round)"}"#,
+                #"{"designerId": "\#(shop.designerID)", "startAtMs": "\#(shop.starts[round])", "styleIds": ["\#(shop.styleID)"], "idempotencyKey": "failover-\#(round)"}"#,
                 token: token)
         }
         record("reservation", reservation.string("id"), token: token)
         let message = try retried("message") {
             try call(
                 "chat", "yedi.chat.ChatService/SendMessage",
-                #"{"roomId": "\#(roomID)", "text": {"text": "메시지 \#(round)"}, "clientMessageId": "failover-\#(round)"}"#,
-                token: talkerToken)
+                #"{"roomId": "\#(shop.roomID)", "text": {"text": "메시지 \#(round)"}, "clientMessageId": "failover-\#(round)"}"#,
+                token: shop.talkerToken)
         }
-        record("message", message.string("id"), token: talkerToken)
+        record("message", message.string("id"), token: shop.talkerToken)
     }
 
     private func record(_ kind: String, _ id: String, token: String) {
         lock.withLock { acknowledged.append(Acknowledged(kind: kind, id: id, token: token, phase: phase)) }
     }
 
-    /// `body`, tried again after a failure (recorded) up to 10 times; `orIfDone` tells whether a failed
-    /// attempt took effect after all (its answer was lost).
+    /// `body`, tried again after a failure (recorded) for up to 90 s (PostgreSQL may be away for a while);
+    /// `orIfDone` tells whether a failed attempt took effect after all (its answer was lost).
     private func retried(
         _ what: String, _ body: () throws -> [String: Any], orIfDone: () -> [String: Any]? = { nil }
     ) throws -> [String: Any] {
-        var attempt = 0
+        let deadline = Date().addingTimeInterval(90)
         while true {
             do {
                 return try body()
             } catch {
                 lock.withLock { failures.append("\(what): \(error)") }
                 if let done = orIfDone() { return done }
-                attempt += 1
-                guard attempt < 10 else { throw error }
+                guard Date() < deadline else { throw error }
                 Thread.sleep(forTimeInterval: 0.5)
             }
         }

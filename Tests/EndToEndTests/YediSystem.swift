@@ -1,6 +1,7 @@
 import Foundation
 import PostgresTestSupport
 import RPCTestSupport
+import ServiceRuntime
 import ServiceTestSupport
 import XCTest
 
@@ -21,8 +22,17 @@ import XCTest
 final class YediSystem {
     enum Engine {
         case sqlite
-        /// `replicas` processes per service on PostgreSQL.
-        case postgres(replicas: Int)
+        /// `replicas` processes per service on PostgreSQL: fresh databases on the tests' server, or, with
+        /// `ownServer`, a PostgreSQL of the system's own (`deploy/postgres-dev.sh --dir`: one role and one
+        /// database per service, as in production) that a test may stop and start again.
+        case postgres(replicas: Int, ownServer: Bool = false)
+    }
+
+    /// A service's database: its URL and password file (the options a replica gets), and its name.
+    struct ServiceDatabase {
+        var url: String
+        var passwordFile: String
+        var name: String
     }
 
     static let services = ["account", "content", "booking", "chat"]
@@ -45,7 +55,9 @@ final class YediSystem {
     /// Keyed by `processKey`.
     private var processes: [String: RunningProcess] = [:]
     /// Each service's database and the options that name it (PostgreSQL only).
-    private var databases: [String: (url: String, database: String)] = [:]
+    private var databases: [String: ServiceDatabase] = [:]
+    /// The folder of the system's own PostgreSQL (`Engine.postgres(ownServer: true)`).
+    private var ownServer: String?
     private let probePath: String
     /// The replica the next call without one named goes to: calls take turns, so a write through one
     /// replica is read back through another.
@@ -53,7 +65,7 @@ final class YediSystem {
 
     init(engine: Engine = .sqlite) throws {
         self.engine = engine
-        if case .postgres(let replicas) = engine { replicaCount = replicas } else { replicaCount = 1 }
+        if case .postgres(let replicas, _) = engine { replicaCount = replicas } else { replicaCount = 1 }
         root = FileManager.default.temporaryDirectory.appendingPathComponent("yedi-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         pki = try TestPKI.get()
@@ -85,7 +97,7 @@ final class YediSystem {
     /// PostgreSQL every replica starts at once on its service's empty database (one migrates it, the
     /// others wait for it).
     func startAll() throws {
-        if case .postgres = engine { try makeDatabases() }
+        if case .postgres(_, let own) = engine { try own ? startOwnServer() : makeDatabases() }
         for service in Self.services {
             for replica in 0..<replicaCount { try launch(service, replica: replica) }
         }
@@ -114,10 +126,10 @@ final class YediSystem {
             arguments += ["--peer", "\(peer)=\(address(peer))"]
         }
         if service == "content" { arguments += ["--image-port", "\(imagePorts[replica])"] }
-        if let database = databases[service], let server = try? TestPostgres.require() {
+        if let database = databases[service] {
             // One log key (page cursors) and one image URL key for every replica, as deploy/start.sh makes.
             arguments += [
-                "--database", database.url, "--database-password-file", server.passwordFile,
+                "--database", database.url, "--database-password-file", database.passwordFile,
                 "--log-key", try sharedKey("log.key"), "--replica", "\(service)-\(replica + 1)",
             ]
             if service == "content" { arguments += ["--image-url-key", try sharedKey("image-url.key")] }
@@ -204,8 +216,11 @@ final class YediSystem {
 
     deinit {
         for process in processes.values { process.kill() }
-        if !databases.isEmpty {
-            let names = databases.values.map(\.database)
+        if let ownServer {
+            _ = try? ProcessRunner.run("/bin/bash", [Self.postgresScript, "--dir", ownServer, "--stop"], timeout: 60)
+            try? FileManager.default.removeItem(atPath: ownServer)
+        } else if !databases.isEmpty {
+            let names = databases.values.map(\.name)
             _ = try? Self.blocking {
                 for name in names { try? await TestPostgres.administer("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
             }
@@ -336,17 +351,59 @@ extension YediSystem {
                 "yedi_e2e_\(service)_"
                 + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(8).lowercased()
             try Self.blocking { try await TestPostgres.administer("CREATE DATABASE \(name)") }
-            databases[service] = (server.url.replacingCharacters(in: marker, with: "/\(name)?"), name)
+            databases[service] = ServiceDatabase(
+                url: server.url.replacingCharacters(in: marker, with: "/\(name)?"), passwordFile: server.passwordFile,
+                name: name)
         }
     }
 
     /// Every place in `service`'s PostgreSQL database that holds `needle` (`DataScan` for the engine).
     func findInDatabase(_ needle: String, of service: String) throws -> [DataScan.Finding] {
-        guard let database = databases[service]?.database else { return [] }
-        return try Self.blocking {
-            try await DataScan.find(needle, inPostgres: try TestPostgres.settings(database: database))
+        guard let database = databases[service] else { return [] }
+        let configuration = try ServiceConfiguration.resolve(
+            options: try ServiceOptions.parse([
+                "--database", database.url, "--database-password-file", database.passwordFile,
+            ]),
+            environment: [:], defaults: ServiceDefaults(name: service, port: 0, metricsPort: 0))
+        guard case .postgres(let settings) = configuration.database else { throw E2EFailure("\(database.url)?") }
+        return try Self.blocking { try await DataScan.find(needle, inPostgres: settings) }
+    }
+
+    private static let postgresScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("deploy/postgres-dev.sh").path
+
+    /// Starts the system's own PostgreSQL (made on the first call) and reads each service's options.
+    fileprivate func startOwnServer() throws {
+        let folder = ownServer ?? "/tmp/yedi-pg-e2e-" + UUID().uuidString.prefix(8).lowercased()
+        ownServer = folder
+        let result = try ProcessRunner.run(
+            "/bin/bash", [Self.postgresScript, "--dir", folder, "--test", "--env"], timeout: 120)
+        guard result.exitCode == 0 else { throw E2EFailure("postgres-dev.sh failed: \(result.combinedOutput)") }
+        var exports: [String: String] = [:]
+        for line in result.output.split(separator: "\n") where line.hasPrefix("export ") {
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            exports[String(line[line.index(line.startIndex, offsetBy: 7)..<equals])] =
+                String(line[line.index(after: equals)...]).trimmingCharacters(in: ["'"])
+        }
+        for service in Self.services {
+            let variable = "YEDI_\(service.uppercased())_DATABASE"
+            guard let url = exports[variable], let file = exports[variable + "_PASSWORD_FILE"] else {
+                throw E2EFailure("postgres-dev.sh printed no \(variable)")
+            }
+            databases[service] = ServiceDatabase(url: url, passwordFile: file, name: "yedi_\(service)")
         }
     }
+
+    /// Stops the system's own PostgreSQL (the services keep running).
+    func stopDatabaseServer() throws {
+        guard let ownServer else { throw E2EFailure("the system has no PostgreSQL of its own") }
+        let result = try ProcessRunner.run(
+            "/bin/bash", [Self.postgresScript, "--dir", ownServer, "--stop"], timeout: 60)
+        guard result.exitCode == 0 else { throw E2EFailure("postgres-dev.sh --stop failed: \(result.combinedOutput)") }
+    }
+
+    /// Starts the system's own PostgreSQL again.
+    func startDatabaseServer() throws { try startOwnServer() }
 
     /// Every place of `service` that holds `needle`: each replica's folder and, on PostgreSQL, its database.
     func find(_ needle: String, in service: String) throws -> [DataScan.Finding] {
