@@ -7,13 +7,31 @@ extension DataScan {
     /// Every column of every table of a service's PostgreSQL database that holds `needle`: text-like
     /// columns as text, `bytea` (image bytes) as bytes.
     static func find(_ needle: String, inPostgres settings: PostgresSettings) async throws -> [Finding] {
+        try await connected(to: settings) { connection, logger in
+            try await find(needle, on: connection, database: settings.database, logger: logger)
+        }
+    }
+
+    /// How many rows `table` has (a name from the test, never from input).
+    static func rowCount(_ table: String, inPostgres settings: PostgresSettings) async throws -> Int {
+        try await connected(to: settings) { connection, logger in
+            let rows = try await connection.query(
+                PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(quoted(table))"), logger: logger)
+            for try await count in rows.decode(Int.self) { return count }
+            return 0
+        }
+    }
+
+    private static func connected<T>(
+        to settings: PostgresSettings, _ body: (PostgresConnection, Logger) async throws -> T
+    ) async throws -> T {
         let logger = Logger(label: "yedi.e2e.scan")
         let connection = try await PostgresConnection.connect(
             configuration: ServicePostgres.connectionConfiguration(settings), id: 1, logger: logger)
         do {
-            let findings = try await find(needle, on: connection, database: settings.database, logger: logger)
+            let result = try await body(connection, logger)
             try await connection.close()
-            return findings
+            return result
         } catch {
             try? await connection.close()
             throw error

@@ -194,6 +194,9 @@ final class YediSystem {
         return turn % replicaCount
     }
 
+    /// The RPC port of `service`'s replica (for the tests' own clients).
+    func rpcPort(_ service: String, replica: Int) -> Int { rpcPorts[service]![replica] }
+
     /// Every replica of `service` (`HOST:PORT,HOST:PORT…`, as the probe and the peers take it), or one.
     func address(_ service: String, replica: Int? = nil) -> String {
         let ports = rpcPorts[service]!
@@ -359,14 +362,26 @@ extension YediSystem {
 
     /// Every place in `service`'s PostgreSQL database that holds `needle` (`DataScan` for the engine).
     func findInDatabase(_ needle: String, of service: String) throws -> [DataScan.Finding] {
-        guard let database = databases[service] else { return [] }
+        guard let settings = try databaseSettings(service) else { return [] }
+        return try Self.blocking { try await DataScan.find(needle, inPostgres: settings) }
+    }
+
+    /// The rows of `table` in `service`'s PostgreSQL database.
+    func rowCount(_ table: String, of service: String) async throws -> Int {
+        guard let settings = try databaseSettings(service) else { throw E2EFailure("\(service) is not on PostgreSQL") }
+        return try await DataScan.rowCount(table, inPostgres: settings)
+    }
+
+    /// How a replica of `service` connects to its database, or nil on SQLite.
+    private func databaseSettings(_ service: String) throws -> PostgresSettings? {
+        guard let database = databases[service] else { return nil }
         let configuration = try ServiceConfiguration.resolve(
             options: try ServiceOptions.parse([
                 "--database", database.url, "--database-password-file", database.passwordFile,
             ]),
             environment: [:], defaults: ServiceDefaults(name: service, port: 0, metricsPort: 0))
         guard case .postgres(let settings) = configuration.database else { throw E2EFailure("\(database.url)?") }
-        return try Self.blocking { try await DataScan.find(needle, inPostgres: settings) }
+        return settings
     }
 
     private static let postgresScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
