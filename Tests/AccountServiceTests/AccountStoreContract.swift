@@ -461,15 +461,105 @@ extension AccountStoreContract {
     }
 }
 
+// MARK: Replicas: several stores on one database, as several processes have
+
+extension AccountStoreContract {
+    /// The same refresh token on two replicas at once: one `rotated`, one `reused` (which ends the family,
+    /// the winner's new token included), as two serial calls are answered.
+    static func theSameRefreshTokenOnTwoReplicasAtOnceRotatesOnce(_ stores: [any AccountStore]) async throws {
+        let (mine, other) = (stores[0], stores[1])
+        try await mine.createUser(user("u1"), designer: nil, session: session("s0", user: "u1"))
+        for round in 0..<10 {
+            let token = SessionRecord(
+                id: "t\(round)", familyID: "f\(round)", userID: "u1", refreshHash: Array("token-\(round)".utf8),
+                createdAtMilliseconds: 0, expiresAtMilliseconds: 1_000)
+            try await mine.createSession(token)
+            async let here = mine.rotateSession(
+                refreshHash: token.refreshHash, next: session("a\(round)", user: ""), now: 10)
+            async let there = other.rotateSession(
+                refreshHash: token.refreshHash, next: session("b\(round)", user: ""), now: 10)
+            let outcomes = try await [here, there]
+            XCTAssertEqual(
+                outcomes.filter { $0 == .rotated(userID: "u1", familyID: "f\(round)") }.count, 1, "\(outcomes)")
+            XCTAssertEqual(outcomes.filter { $0 == .reused }.count, 1, "\(outcomes)")
+            for next in ["a\(round)", "b\(round)"] {
+                let after = try await stores[2 % stores.count].rotateSession(
+                    refreshHash: Array("hash-\(next)".utf8), next: session("c\(round)", user: ""), now: 11)
+                XCTAssertEqual(after, .unknown, "the reuse ended the family, the winner's new token with it")
+            }
+        }
+    }
+
+    /// 30 wrong passwords for one account from one address, spread over the replicas at once: exactly
+    /// `maximumFailures` go ahead, the rest find the pair locked.
+    static func passwordAttemptsOnReplicasAreCountedExactly(_ stores: [any AccountStore]) async throws {
+        let throttle = SignInThrottle()
+        let decisions = try await withThrowingTaskGroup(of: ThrottleDecision.self) { group in
+            for attempt in 0..<30 {
+                group.addTask {
+                    try await stores[attempt % stores.count].beginPasswordAttempt(
+                        account: "a@example.com", address: "10.0.0.1", now: 1_000, throttle: throttle)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        XCTAssertEqual(decisions.filter { $0 == .admitted }.count, throttle.maximumFailures)
+        let state = try await stores[0].passwordAttempts(account: "a@example.com", address: "10.0.0.1")
+        XCTAssertEqual(state.pair?.failures, throttle.maximumFailures)
+        XCTAssertEqual(state.account?.failures, throttle.maximumFailures)
+    }
+
+    /// 20 customers follow one designer at once through the replicas (one of them twice, on two): the
+    /// count is exactly the number of followers.
+    static func followsOnReplicasKeepTheCountExact(_ stores: [any AccountStore]) async throws {
+        try await stores[0].createUser(
+            user("d1", role: .designer), designer: designer("d1"), session: session("s-d1", user: "d1"))
+        for index in 0..<20 {
+            try await stores[0].createUser(
+                user("c\(index)"), designer: nil, session: session("s-c\(index)", user: "c\(index)"))
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<20 {
+                group.addTask {
+                    _ = try await stores[index % stores.count].follow(customerID: "c\(index)", designerID: "d1", now: 1)
+                }
+            }
+            group.addTask { _ = try await stores[1].follow(customerID: "c0", designerID: "d1", now: 2) }
+            try await group.waitForAll()
+        }
+        let profile = try await stores[stores.count - 1].designer(id: "d1")
+        XCTAssertEqual(profile?.1.followerCount, 20)
+    }
+}
+
 /// The contract against the SQLite store, on a scratch database of its own.
 final class SQLiteAccountStoreTests: XCTestCase {
     private var database: ServiceDatabase!
     private var store: SQLiteAccountStore!
+    private var scratch: ScratchAccountDatabase!
 
     override func setUp() async throws {
         let scratch = try await ScratchAccountDatabase(for: self, name: "account-store")
+        self.scratch = scratch
         database = scratch.database
         store = scratch.accounts
+    }
+
+    /// Three stores on the database, as three replicas would have (SQLite has one writer: they take turns).
+    private func replicas() async throws -> [any AccountStore] {
+        [store!, try await scratch.replica("b"), try await scratch.replica("c")]
+    }
+
+    func testTheSameRefreshTokenOnTwoReplicasAtOnceRotatesOnce() async throws {
+        try await AccountStoreContract.theSameRefreshTokenOnTwoReplicasAtOnceRotatesOnce(try await replicas())
+    }
+
+    func testPasswordAttemptsOnReplicasAreCountedExactly() async throws {
+        try await AccountStoreContract.passwordAttemptsOnReplicasAreCountedExactly(try await replicas())
+    }
+
+    func testFollowsOnReplicasKeepTheCountExact() async throws {
+        try await AccountStoreContract.followsOnReplicasKeepTheCountExact(try await replicas())
     }
 
     func testUsersRoundTripAndEmailsAreUnique() async throws {

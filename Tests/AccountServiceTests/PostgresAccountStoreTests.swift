@@ -252,95 +252,35 @@ final class PostgresAccountStoreTests: XCTestCase {
 
     // MARK: Two replicas on one database
 
-    /// The same refresh token on two replicas at once: one `rotated`, one `reused` (which ends the family,
-    /// the winner's new token included), as two serial calls are answered.
+    /// The contract's replica checks with three stores on three pools of one database.
     func testTheSameRefreshTokenOnTwoReplicasAtOnceRotatesOnce() async throws {
-        try await withSecondReplica { other in
-            try await store.createUser(
-                AccountStoreContract.user("u1"), designer: nil,
-                session: AccountStoreContract.session("s0", user: "u1"))
-            let mine = try XCTUnwrap(store)
-            for round in 0..<10 {
-                let token = SessionRecord(
-                    id: "t\(round)", familyID: "f\(round)", userID: "u1", refreshHash: Array("token-\(round)".utf8),
-                    createdAtMilliseconds: 0, expiresAtMilliseconds: 1_000)
-                try await mine.createSession(token)
-                async let here = mine.rotateSession(
-                    refreshHash: token.refreshHash, next: AccountStoreContract.session("a\(round)", user: ""), now: 10)
-                async let there = other.rotateSession(
-                    refreshHash: token.refreshHash, next: AccountStoreContract.session("b\(round)", user: ""), now: 10)
-                let outcomes = try await [here, there]
-                XCTAssertEqual(
-                    outcomes.filter { $0 == .rotated(userID: "u1", familyID: "f\(round)") }.count, 1, "\(outcomes)")
-                XCTAssertEqual(outcomes.filter { $0 == .reused }.count, 1, "\(outcomes)")
-                for next in ["a\(round)", "b\(round)"] {
-                    let after = try await store.rotateSession(
-                        refreshHash: Array("hash-\(next)".utf8),
-                        next: AccountStoreContract.session("c\(round)", user: ""),
-                        now: 11)
-                    XCTAssertEqual(after, .unknown, "the reuse ended the family, the winner's new token with it")
-                }
-            }
-        }
+        try await withReplicas { try await AccountStoreContract.theSameRefreshTokenOnTwoReplicasAtOnceRotatesOnce($0) }
     }
 
-    /// 30 wrong passwords for one account from one address, spread over two replicas at once: exactly
-    /// `maximumFailures` go ahead, the rest find the pair locked.
-    func testPasswordAttemptsOnTwoReplicasAreCountedExactly() async throws {
-        try await withSecondReplica { other in
-            let throttle = SignInThrottle()
-            let stores = [store!, other]
-            let decisions = try await withThrowingTaskGroup(of: ThrottleDecision.self) { group in
-                for attempt in 0..<30 {
-                    group.addTask {
-                        try await stores[attempt % 2].beginPasswordAttempt(
-                            account: "a@example.com", address: "10.0.0.1", now: 1_000, throttle: throttle)
-                    }
-                }
-                return try await group.reduce(into: []) { $0.append($1) }
-            }
-            XCTAssertEqual(decisions.filter { $0 == .admitted }.count, throttle.maximumFailures)
-            let state = try await store.passwordAttempts(account: "a@example.com", address: "10.0.0.1")
-            XCTAssertEqual(state.pair?.failures, throttle.maximumFailures)
-            XCTAssertEqual(state.account?.failures, throttle.maximumFailures)
-        }
+    func testPasswordAttemptsOnReplicasAreCountedExactly() async throws {
+        try await withReplicas { try await AccountStoreContract.passwordAttemptsOnReplicasAreCountedExactly($0) }
     }
 
-    /// 20 customers follow one designer at once through two replicas (one of them twice, on both): the
-    /// count is exactly the number of follow rows.
-    func testFollowsOnTwoReplicasKeepTheCountExact() async throws {
-        try await withSecondReplica { other in
-            try await store.createUser(
-                AccountStoreContract.user("d1", role: .designer), designer: AccountStoreContract.designer("d1"),
-                session: AccountStoreContract.session("s-d1", user: "d1"))
-            for index in 0..<20 {
-                try await store.createUser(
-                    AccountStoreContract.user("c\(index)"), designer: nil,
-                    session: AccountStoreContract.session("s-c\(index)", user: "c\(index)"))
-            }
-            let stores = [store!, other]
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for index in 0..<20 {
-                    group.addTask {
-                        _ = try await stores[index % 2].follow(customerID: "c\(index)", designerID: "d1", now: 1)
-                    }
-                }
-                group.addTask { _ = try await stores[1].follow(customerID: "c0", designerID: "d1", now: 2) }
-                try await group.waitForAll()
-            }
-            let profile = try await other.designer(id: "d1")
-            XCTAssertEqual(profile?.1.followerCount, 20)
-            let rows = try await count("SELECT count(*) FROM follow WHERE designer_id = 'd1'")
-            XCTAssertEqual(rows, 20)
-        }
+    func testFollowsOnReplicasKeepTheCountExact() async throws {
+        try await withReplicas { try await AccountStoreContract.followsOnReplicasKeepTheCountExact($0) }
+        // PostgreSQL-specific: the rows, not only the count, are exactly one per follower.
+        let rows = try await count("SELECT count(*) FROM follow WHERE designer_id = 'd1'")
+        XCTAssertEqual(rows, 20)
     }
 
     // MARK: Helpers
 
-    /// Runs `body` with a second replica's store: its own pool on the same database.
-    private func withSecondReplica(_ body: (PostgresAccountStore) async throws -> Void) async throws {
-        try await XCTUnwrap(database).withSecondPool { postgres in
-            try await body(try await Self.store(on: postgres, replica: "b"))
+    /// Runs `body` with three replicas' stores: this test's and two more, each on its own pool of the
+    /// same database.
+    private func withReplicas(_ body: ([any AccountStore]) async throws -> Void) async throws {
+        let database = try XCTUnwrap(database)
+        try await database.withSecondPool { second in
+            try await database.withSecondPool { third in
+                try await body([
+                    store!, try await Self.store(on: second, replica: "b"),
+                    try await Self.store(on: third, replica: "c"),
+                ])
+            }
         }
     }
 

@@ -29,4 +29,13 @@ struct ScratchAccountDatabase {
             try? FileManager.default.removeItem(atPath: directory)
         }
     }
+
+    /// Another store on the same database, as another replica makes it: its own job ids and revocations.
+    func replica(_ name: String) async throws -> SQLiteAccountStore {
+        let clock = ManualClock()
+        return SQLiteAccountStore(
+            database: database,
+            events: AccountEvents(outbox: Outbox(ids: SequentialIDGenerator(prefix: "job-\(name)-"), clock: clock)),
+            revokedUsers: try await RevokedUsers(database: database, clock: clock))
+    }
 }

@@ -305,6 +305,127 @@ extension BookingStoreContract {
     }
 }
 
+// MARK: Replicas: several stores on one database, as several processes have
+
+extension BookingStoreContract {
+    /// 10 rounds, each of three overlapping reservations of one designer made at once through the
+    /// replicas (an hour at :00 and one at :30, and two hours around both): exactly one confirmed per
+    /// round, the others `slotTaken` and stored nowhere.
+    static func overlappingReservationsOnReplicasConfirmOnePerOverlap(_ stores: [any BookingStore]) async throws {
+        let (first, second, third) = (stores[0], stores[1], stores[2 % stores.count])
+        let rounds = 10
+        for round in 0..<rounds {
+            let start = base + Int64(round) * 4 * hour
+            let attempts: [(any BookingStore, ReservationRecord)] = [
+                (first, reservation("a\(round)", customer: "ca", start: start + hour / 2)),
+                (second, reservation("b\(round)", customer: "cb", start: start + hour)),
+                (third, reservation("c\(round)", customer: "cc", start: start, minutes: 120)),
+            ]
+            let outcomes = try await withThrowingTaskGroup(of: String?.self) { group in
+                for (store, reservation) in attempts {
+                    group.addTask {
+                        do {
+                            guard case .created(let made) = try await store.reserve(reservation) else {
+                                XCTFail("\(reservation.id) answered an earlier reservation")
+                                return nil
+                            }
+                            return made.id
+                        } catch BookingStoreError.slotTaken {
+                            return nil
+                        }
+                    }
+                }
+                return try await group.reduce(into: [String]()) { if let id = $1 { $0.append(id) } }
+            }
+            XCTAssertEqual(outcomes.count, 1, "round \(round): \(outcomes) confirmed")
+            for (_, reservation) in attempts where !outcomes.contains(reservation.id) {
+                let stored = try await first.reservation(id: reservation.id)
+                XCTAssertNil(stored, "a refused reservation leaves nothing behind")
+            }
+            let held = try await second.bookedTimes(designerID: "d1", from: start, until: start + 4 * hour)
+            let confirmed = try await first.reservation(id: outcomes.first ?? "")
+            XCTAssertEqual(
+                held,
+                BookedTimes(confirmed.map { [$0.startAtMilliseconds..<$0.endAtMilliseconds] } ?? []),
+                "round \(round): only the confirmed reservation's cells are held")
+        }
+        let all = try await first.designerReservations(
+            designerID: "d1", from: base, until: base + Int64(rounds) * 4 * hour)
+        XCTAssertEqual(all.count, rounds)
+    }
+
+    /// The same customer and idempotency key on both replicas at once (a retry racing its first attempt):
+    /// one reservation is stored and both answer it, never "taken"; with and without quotas (the
+    /// customer's lock) and for the same or another time.
+    static func theSameIdempotencyKeyOnTwoReplicasAnswersOneReservation(_ stores: [any BookingStore]) async throws {
+        let (first, second) = (stores[0], stores[1])
+        let quotas = ReservationQuotas(
+            open: Quota(name: "reservations.open", limit: 100, counted: "upcoming reservations"),
+            perDay: Quota(name: "reservations.day", limit: 100, counted: "reservations made per day"))
+        for round in 0..<10 {
+            let start = base + Int64(round) * 4 * hour
+            let key = "key-\(round)"
+            let retryStart = round % 4 < 2 ? start : start + 2 * hour
+            let limits = round % 2 == 0 ? quotas : nil
+            let attempts: [(any BookingStore, ReservationRecord)] = [
+                (first, reservation("x\(round)", start: start, key: key)),
+                (second, reservation("y\(round)", start: retryStart, key: key)),
+            ]
+            let answers = try await withThrowingTaskGroup(of: ReserveOutcome.self) { group in
+                for (store, reservation) in attempts {
+                    group.addTask { try await store.reserve(reservation, quotas: limits) }
+                }
+                return try await group.reduce(into: [ReserveOutcome]()) { $0.append($1) }
+            }
+            var created: [ReservationRecord] = []
+            var existing: [ReservationRecord] = []
+            for answer in answers {
+                switch answer {
+                case .created(let reservation): created.append(reservation)
+                case .existing(let reservation): existing.append(reservation)
+                }
+            }
+            XCTAssertEqual(created.count, 1, "round \(round): \(answers)")
+            XCTAssertEqual(existing, created, "round \(round): both answer the same reservation")
+            let stored = try await first.bookingSetting(
+                designerID: "d1", closedFrom: LocalDay(year: 2027, month: 1, day: 1)!,
+                through: LocalDay(year: 2027, month: 1, day: 1)!, customerID: "c1", idempotencyKey: key
+            ).earlier
+            XCTAssertEqual(stored, created.first)
+            let held = try await second.bookedTimes(designerID: "d1", from: start, until: start + 4 * hour)
+            XCTAssertEqual(held.intervals.map { $0.upperBound - $0.lowerBound }, [hour], "one hour held")
+        }
+    }
+
+    /// 20 reserves of one customer at once, spread over the replicas, with room for 4 open: exactly 4.
+    static func quotasHoldAcrossReplicas(_ stores: [any BookingStore]) async throws {
+        let first = stores[0]
+        let quotas = ReservationQuotas(
+            open: Quota(name: "reservations.open", limit: 4, counted: "upcoming reservations"),
+            perDay: Quota(name: "reservations.day", limit: 10, counted: "reservations made per day"))
+        let made = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<20 {
+                let store = stores[index % stores.count]
+                group.addTask {
+                    do {
+                        _ = try await store.reserve(
+                            reservation("q\(index)", start: base + Int64(index) * hour), quotas: quotas)
+                        return 1
+                    } catch let error as QuotaExceeded {
+                        XCTAssertEqual(error, QuotaExceeded(quota: quotas.open))
+                        return 0
+                    }
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        XCTAssertEqual(made, 4)
+        let upcoming = try await first.reservations(
+            of: .customer("c1"), filter: .upcoming, now: 0, after: nil, limit: 100)
+        XCTAssertEqual(upcoming.count, 4)
+    }
+}
+
 final class SQLiteBookingStoreTests: XCTestCase {
     private var database: ServiceDatabase!
     private var store: SQLiteBookingStore!
@@ -324,6 +445,23 @@ final class SQLiteBookingStoreTests: XCTestCase {
 
     func testSchedulesAndMenusRoundTrip() async throws {
         try await BookingStoreContract.schedulesAndMenusRoundTrip(store)
+    }
+
+    /// Three stores on the database, as three replicas would have (SQLite has one writer: they take turns).
+    private var replicas: [any BookingStore] {
+        [store!, SQLiteBookingStore(database: database), SQLiteBookingStore(database: database)]
+    }
+
+    func testOverlappingReservationsOnReplicasConfirmOnePerOverlap() async throws {
+        try await BookingStoreContract.overlappingReservationsOnReplicasConfirmOnePerOverlap(replicas)
+    }
+
+    func testTheSameIdempotencyKeyOnTwoReplicasAnswersOneReservation() async throws {
+        try await BookingStoreContract.theSameIdempotencyKeyOnTwoReplicasAnswersOneReservation(replicas)
+    }
+
+    func testQuotasHoldAcrossReplicas() async throws {
+        try await BookingStoreContract.quotasHoldAcrossReplicas(replicas)
     }
 
     func testTenantRowsStayInTheirApp() async throws {

@@ -115,138 +115,31 @@ final class PostgresBookingStoreTests: XCTestCase {
         }
     }
 
-    // MARK: Two replicas
+    // MARK: Replicas
 
-    /// A second store on its own pool of the same database, as another replica would have.
-    private func withReplica(
-        of database: TestDatabase, _ body: (PostgresBookingStore) async throws -> Void
-    ) async throws {
-        try await database.withSecondPool { postgres in try await body(PostgresBookingStore(postgres: postgres)) }
-    }
-
-    /// 10 rounds, each of three overlapping reservations of one designer made at once through two
-    /// replicas (an hour at :00 and one at :30, and two hours around both): exactly one confirmed per
-    /// round, the others `slotTaken` and stored nowhere.
-    func testOverlappingReservationsOnTwoReplicasConfirmOnePerOverlap() async throws {
+    /// Three stores on three pools of a fresh database, as three replicas would have.
+    private func withReplicas(_ body: ([any BookingStore]) async throws -> Void) async throws {
         try await withStore { first, database in
-            try await withReplica(of: database) { second in
-                let rounds = 10
-                for round in 0..<rounds {
-                    let start = C.base + Int64(round) * 4 * C.hour
-                    let attempts: [(any BookingStore, ReservationRecord)] = [
-                        (first, C.reservation("a\(round)", customer: "ca", start: start + C.hour / 2)),
-                        (second, C.reservation("b\(round)", customer: "cb", start: start + C.hour)),
-                        (second, C.reservation("c\(round)", customer: "cc", start: start, minutes: 120)),
-                    ]
-                    let outcomes = try await withThrowingTaskGroup(of: String?.self) { group in
-                        for (store, reservation) in attempts {
-                            group.addTask {
-                                do {
-                                    guard case .created(let made) = try await store.reserve(reservation) else {
-                                        XCTFail("\(reservation.id) answered an earlier reservation")
-                                        return nil
-                                    }
-                                    return made.id
-                                } catch BookingStoreError.slotTaken {
-                                    return nil
-                                }
-                            }
-                        }
-                        return try await group.reduce(into: [String]()) { if let id = $1 { $0.append(id) } }
-                    }
-                    XCTAssertEqual(outcomes.count, 1, "round \(round): \(outcomes) confirmed")
-                    for (_, reservation) in attempts where !outcomes.contains(reservation.id) {
-                        let stored = try await first.reservation(id: reservation.id)
-                        XCTAssertNil(stored, "a refused reservation leaves nothing behind")
-                    }
-                    let held = try await second.bookedTimes(designerID: "d1", from: start, until: start + 4 * C.hour)
-                    let confirmed = try await first.reservation(id: outcomes.first ?? "")
-                    XCTAssertEqual(
-                        held,
-                        BookedTimes(confirmed.map { [$0.startAtMilliseconds..<$0.endAtMilliseconds] } ?? []),
-                        "round \(round): only the confirmed reservation's cells are held")
+            try await database.withSecondPool { second in
+                try await database.withSecondPool { third in
+                    try await body([
+                        first, PostgresBookingStore(postgres: second), PostgresBookingStore(postgres: third),
+                    ])
                 }
-                let all = try await first.designerReservations(
-                    designerID: "d1", from: C.base, until: C.base + Int64(rounds) * 4 * C.hour)
-                XCTAssertEqual(all.count, rounds)
             }
         }
     }
 
-    /// The same customer and idempotency key on both replicas at once (a retry racing its first attempt):
-    /// one reservation is stored and both answer it, never "taken"; with and without quotas (the
-    /// customer's lock) and for the same or another time.
+    /// The contract's replica checks with three stores on three pools of one database.
+    func testOverlappingReservationsOnReplicasConfirmOnePerOverlap() async throws {
+        try await withReplicas { try await C.overlappingReservationsOnReplicasConfirmOnePerOverlap($0) }
+    }
+
     func testTheSameIdempotencyKeyOnTwoReplicasAnswersOneReservation() async throws {
-        try await withStore { first, database in
-            try await withReplica(of: database) { second in
-                let quotas = ReservationQuotas(
-                    open: Quota(name: "reservations.open", limit: 100, counted: "upcoming reservations"),
-                    perDay: Quota(name: "reservations.day", limit: 100, counted: "reservations made per day"))
-                for round in 0..<10 {
-                    let start = C.base + Int64(round) * 4 * C.hour
-                    let key = "key-\(round)"
-                    let retryStart = round % 4 < 2 ? start : start + 2 * C.hour
-                    let limits = round % 2 == 0 ? quotas : nil
-                    let attempts: [(any BookingStore, ReservationRecord)] = [
-                        (first, C.reservation("x\(round)", start: start, key: key)),
-                        (second, C.reservation("y\(round)", start: retryStart, key: key)),
-                    ]
-                    let answers = try await withThrowingTaskGroup(of: ReserveOutcome.self) { group in
-                        for (store, reservation) in attempts {
-                            group.addTask { try await store.reserve(reservation, quotas: limits) }
-                        }
-                        return try await group.reduce(into: [ReserveOutcome]()) { $0.append($1) }
-                    }
-                    var created: [ReservationRecord] = []
-                    var existing: [ReservationRecord] = []
-                    for answer in answers {
-                        switch answer {
-                        case .created(let reservation): created.append(reservation)
-                        case .existing(let reservation): existing.append(reservation)
-                        }
-                    }
-                    XCTAssertEqual(created.count, 1, "round \(round): \(answers)")
-                    XCTAssertEqual(existing, created, "round \(round): both answer the same reservation")
-                    let stored = try await first.bookingSetting(
-                        designerID: "d1", closedFrom: LocalDay(year: 2027, month: 1, day: 1)!,
-                        through: LocalDay(year: 2027, month: 1, day: 1)!, customerID: "c1", idempotencyKey: key
-                    ).earlier
-                    XCTAssertEqual(stored, created.first)
-                    let held = try await second.bookedTimes(designerID: "d1", from: start, until: start + 4 * C.hour)
-                    XCTAssertEqual(held.intervals.map { $0.upperBound - $0.lowerBound }, [C.hour], "one hour held")
-                }
-            }
-        }
+        try await withReplicas { try await C.theSameIdempotencyKeyOnTwoReplicasAnswersOneReservation($0) }
     }
 
-    /// 20 reserves of one customer at once, spread over two replicas, with room for 4 open: exactly 4.
-    func testQuotasHoldAcrossTwoReplicas() async throws {
-        try await withStore { first, database in
-            try await withReplica(of: database) { second in
-                let quotas = ReservationQuotas(
-                    open: Quota(name: "reservations.open", limit: 4, counted: "upcoming reservations"),
-                    perDay: Quota(name: "reservations.day", limit: 10, counted: "reservations made per day"))
-                let made = try await withThrowingTaskGroup(of: Int.self) { group in
-                    for index in 0..<20 {
-                        let store: any BookingStore = index % 2 == 0 ? first : second
-                        group.addTask {
-                            do {
-                                _ = try await store.reserve(
-                                    C.reservation("q\(index)", start: C.base + Int64(index) * C.hour), quotas: quotas)
-                                return 1
-                            } catch let error as QuotaExceeded {
-                                XCTAssertEqual(error, QuotaExceeded(quota: quotas.open))
-                                return 0
-                            }
-                        }
-                    }
-                    return try await group.reduce(0, +)
-                }
-                XCTAssertEqual(made, 4)
-                let upcoming = try await first.reservations(
-                    of: .customer("c1"), filter: .upcoming, now: 0, after: nil, limit: 100)
-                XCTAssertEqual(upcoming.count, 4)
-            }
-        }
+    func testQuotasHoldAcrossReplicas() async throws {
+        try await withReplicas { try await C.quotasHoldAcrossReplicas($0) }
     }
 }

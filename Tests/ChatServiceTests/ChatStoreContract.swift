@@ -297,8 +297,95 @@ enum ChatStoreContract {
     }
 }
 
+// MARK: Replicas: several stores on one database, as several processes have
+
+extension ChatStoreContract {
+    /// 20 sends to one room spread over the replicas at once get seqs 1…20, each once; a client message
+    /// id sent through two replicas at once is stored once, both answered with it.
+    static func concurrentSendsThroughReplicasGetEverySeqOnceAndOneMessagePerClientID(_ stores: [any ChatStore])
+        async throws
+    {
+        let room = try await consultRoom(stores[0])
+        let seqs = try await withThrowingTaskGroup(of: Int64.self) { group in
+            for index in 0..<20 {
+                group.addTask {
+                    try await stores[index % stores.count].appendMessage(
+                        draft("m\(index)", room: room.id, from: index % 2 == 0 ? "c1" : "d1", text: "\(index)")
+                    ).message.seq
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        XCTAssertEqual(seqs.sorted(), Array(1...20))
+        for round in 0..<10 {
+            let answers = try await withThrowingTaskGroup(of: AppendedMessage.self) { group in
+                for index in 0..<2 {
+                    group.addTask {
+                        try await stores[index].appendMessage(
+                            draft(
+                                "k\(round)-\(index)", room: room.id, from: "c1", text: "once",
+                                clientID: "key-\(round)"))
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            XCTAssertEqual(
+                Set(answers.map(\.message.id)).count, 1, "round \(round): two messages for one client id")
+            XCTAssertEqual(answers.filter(\.duplicate).count, 1, "round \(round)")
+        }
+        let page = try await stores[stores.count - 1].messages(roomID: room.id, beforeSeq: nil, limit: 100)
+        XCTAssertEqual(page.messages.count, 30)
+    }
+
+    /// A reader polling a recipient's events while 8 writers on the replicas append never sees a
+    /// position and later a smaller one, and misses none: a recipient's positions are commit-ordered.
+    @discardableResult
+    static func aReaderPollingWhileEightWritersAppendSeesEveryPositionInOrder(_ stores: [any ChatStore])
+        async throws -> [Int64]
+    {
+        let room = try await consultRoom(stores[0])
+        let done = NIOLockedValueBox(false)
+        let writers = Task {
+            defer { done.withLockedValue { $0 = true } }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 0..<8 {
+                    group.addTask {
+                        for index in 0..<15 {
+                            _ = try await stores[writer % stores.count].appendMessage(
+                                draft("w\(writer)-\(index)", room: room.id, from: "c1", text: "\(index)"))
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        var seen: [Int64] = []
+        var last: Int64 = 0
+        var finished = false
+        while !finished {
+            finished = done.withLockedValue { $0 }
+            let events = try await stores[seen.count % stores.count].events(
+                recipientID: "d1", afterPosition: last, limit: 50)
+            for event in events {
+                XCTAssertGreaterThan(event.position, last, "a position went back")
+                last = event.position
+                seen.append(event.position)
+            }
+            if finished && !events.isEmpty { finished = false }
+        }
+        try await writers.value
+        // The room-created event, then 120 messages: every position the recipient has, once, none skipped.
+        XCTAssertEqual(seen.count, 121)
+        let all = try await stores[0].events(recipientID: "d1", afterPosition: 0, limit: 500)
+        XCTAssertEqual(seen, all.map(\.position), "the reader missed an event or saw one twice")
+        return seen
+    }
+}
+
 final class SQLiteChatStoreTests: XCTestCase {
     private var make: ChatStoreContract.Factory!
+    /// Three stores on the database, as three replicas would have (SQLite has one writer: they take turns).
+    private var replicas: [any ChatStore] = []
 
     override func setUpWithError() throws {
         let directory = FileManager.default.temporaryDirectory
@@ -307,6 +394,7 @@ final class SQLiteChatStoreTests: XCTestCase {
             directory: directory, name: "chat", migrations: ChatServiceDefinition.migrate,
             logger: Logger(label: "test"))
         make = { sink in SQLiteChatStore(database: database, sink: sink) }
+        replicas = (0..<3).map { _ in SQLiteChatStore(database: database) }
         addTeardownBlock {
             try? database.close()
             try? FileManager.default.removeItem(atPath: directory)
@@ -315,6 +403,14 @@ final class SQLiteChatStoreTests: XCTestCase {
 
     func testRoomsAreUniquePerPairEvenConcurrently() async throws {
         try await ChatStoreContract.roomsAreUniquePerPairEvenConcurrently(make)
+    }
+
+    func testConcurrentSendsThroughThreeReplicasGetEverySeqOnceAndOneMessagePerClientID() async throws {
+        try await ChatStoreContract.concurrentSendsThroughReplicasGetEverySeqOnceAndOneMessagePerClientID(replicas)
+    }
+
+    func testAReaderPollingWhileEightWritersAppendSeesEveryPositionInOrder() async throws {
+        try await ChatStoreContract.aReaderPollingWhileEightWritersAppendSeesEveryPositionInOrder(replicas)
     }
 
     func testMessagesGetIncreasingSeqsAndClientIDsDeduplicate() async throws {

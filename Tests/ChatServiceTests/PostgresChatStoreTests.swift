@@ -84,79 +84,15 @@ final class PostgresChatStoreTests: XCTestCase {
         }
     }
 
-    /// 20 sends to one room spread over three replicas at once get seqs 1…20, each once; a client message
-    /// id sent through two replicas at once is stored once, both answered with it.
     func testConcurrentSendsThroughThreeReplicasGetEverySeqOnceAndOneMessagePerClientID() async throws {
-        try await withReplicas { stores in
-            let room = try await C.consultRoom(stores[0])
-            let seqs = try await withThrowingTaskGroup(of: Int64.self) { group in
-                for index in 0..<20 {
-                    group.addTask {
-                        try await stores[index % 3].appendMessage(
-                            C.draft("m\(index)", room: room.id, from: index % 2 == 0 ? "c1" : "d1", text: "\(index)")
-                        ).message.seq
-                    }
-                }
-                return try await group.reduce(into: []) { $0.append($1) }
-            }
-            XCTAssertEqual(seqs.sorted(), Array(1...20))
-            for round in 0..<10 {
-                let answers = try await withThrowingTaskGroup(of: AppendedMessage.self) { group in
-                    for index in 0..<2 {
-                        group.addTask {
-                            try await stores[index].appendMessage(
-                                C.draft(
-                                    "k\(round)-\(index)", room: room.id, from: "c1", text: "once",
-                                    clientID: "key-\(round)"))
-                        }
-                    }
-                    return try await group.reduce(into: []) { $0.append($1) }
-                }
-                XCTAssertEqual(
-                    Set(answers.map(\.message.id)).count, 1, "round \(round): two messages for one client id")
-                XCTAssertEqual(answers.filter(\.duplicate).count, 1, "round \(round)")
-            }
-            let page = try await stores[2].messages(roomID: room.id, beforeSeq: nil, limit: 100)
-            XCTAssertEqual(page.messages.count, 30)
-        }
+        try await withReplicas { try await C.concurrentSendsThroughReplicasGetEverySeqOnceAndOneMessagePerClientID($0) }
     }
 
-    /// A reader polling a recipient's events while 8 writers on three replicas append never sees a
-    /// position and later a smaller one, and misses none: positions are per recipient and commit-ordered.
     func testAReaderPollingWhileEightWritersAppendSeesEveryPositionInOrder() async throws {
         try await withReplicas { stores in
-            let room = try await C.consultRoom(stores[0])
-            let done = NIOLockedValueBox(false)
-            let writers = Task {
-                defer { done.withLockedValue { $0 = true } }
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for writer in 0..<8 {
-                        group.addTask {
-                            for index in 0..<15 {
-                                _ = try await stores[writer % 3].appendMessage(
-                                    C.draft("w\(writer)-\(index)", room: room.id, from: "c1", text: "\(index)"))
-                            }
-                        }
-                    }
-                    try await group.waitForAll()
-                }
-            }
-            var seen: [Int64] = []
-            var last: Int64 = 0
-            var finished = false
-            while !finished {
-                finished = done.withLockedValue { $0 }
-                let events = try await stores[(seen.count) % 3].events(
-                    recipientID: "d1", afterPosition: last, limit: 50)
-                for event in events {
-                    XCTAssertGreaterThan(event.position, last, "a position went back")
-                    last = event.position
-                    seen.append(event.position)
-                }
-                if finished && !events.isEmpty { finished = false }
-            }
-            try await writers.value
-            // The room-created event, then 120 messages: every position once, none skipped.
+            let seen = try await C.aReaderPollingWhileEightWritersAppendSeesEveryPositionInOrder(stores)
+            // PostgreSQL-specific: positions are per recipient, so d1's are exactly 1…121 (room created, 120
+            // messages); SQLite's one counter leaves gaps for the other member's events.
             XCTAssertEqual(seen, Array(1...121))
         }
     }

@@ -418,16 +418,151 @@ final class LockedNames: @unchecked Sendable {
 }
 
 /// The contract on SQLite.
+// MARK: Replicas: several stores on one database, as several processes have
+
+extension ContentStoreContract {
+    /// 20 members like one post at once, spread over the replicas: every like counts.
+    static func likesOfOnePostByManyMembersOnReplicasAllCount(_ stores: [any ContentStore]) async throws {
+        let store = stores[0]
+        try await store.createPost(post("p1", photos: [], at: 1))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<20 {
+                group.addTask {
+                    _ = try await stores[index % stores.count].like(
+                        postID: "p1", userID: "u\(index)", app: .yedi, now: 2)
+                }
+            }
+            try await group.waitForAll()
+        }
+        let post = try await store.post(id: "p1")
+        XCTAssertEqual(post?.likeCount, 20)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<20 {
+                group.addTask {
+                    _ = try await stores[index % stores.count].unlike(postID: "p1", userID: "u\(index)", app: .yedi)
+                }
+            }
+            try await group.waitForAll()
+        }
+        let after = try await store.post(id: "p1")
+        XCTAssertEqual(after?.likeCount, 0)
+    }
+
+    /// One member likes (then unlikes) one post on both replicas at once, round after round: counted once.
+    static func theSameMemberLikingOnTwoReplicasAtOnceCountsOnce(_ stores: [any ContentStore]) async throws {
+        let store = stores[0]
+        for round in 0..<10 {
+            let postID = "p\(round)"
+            try await store.createPost(post(postID, photos: [], at: 1))
+            let liked = try await both(stores) {
+                try await $0.like(postID: postID, userID: "u", app: .yedi, now: 2)
+            }
+            XCTAssertEqual(liked, [1, 1], "round \(round)")
+            let unliked = try await both(stores) { try await $0.unlike(postID: postID, userID: "u", app: .yedi) }
+            XCTAssertEqual(unliked, [0, 0], "round \(round)")
+        }
+    }
+
+    /// 20 posts by one designer at once on the replicas, 5 a day allowed: exactly 5; likewise reviews of
+    /// one customer and uploads of one owner against their byte total.
+    static func quotasAtTheirLimitOnReplicasAdmitExactlyTheLimit(_ stores: [any ContentStore]) async throws {
+        let posts = Quota(name: "posts.day", limit: 5, counted: "posts per day")
+        let madePosts = try await admitted(20) { index in
+            try await stores[index % stores.count].createPost(
+                post("p\(index)", photos: [], at: 1_000), quota: posts)
+        }
+        XCTAssertEqual(madePosts, 5)
+        let reviews = Quota(name: "reviews.day", limit: 3, counted: "reviews per day")
+        let madeReviews = try await admitted(20) { index in
+            try await stores[index % stores.count].createReview(
+                review(
+                    "r\(index)", reservation: "res\(index)", designer: "d\(index % 3)", customer: "c1", score: 4,
+                    keywords: [1], photos: []),
+                quota: reviews)
+        }
+        XCTAssertEqual(madeReviews, 3)
+        let bytes = UploadQuotas(
+            perDay: Quota(name: "uploads.day-bytes", limit: 10_000, counted: "bytes"),
+            total: Quota(name: "uploads.total-bytes", limit: 450, counted: "bytes"))
+        let uploaded = try await admitted(20) { index in
+            try await stores[index % stores.count].insertImage(
+                image("i\(index)", owner: "u1"), quotas: bytes)
+        }
+        XCTAssertEqual(uploaded, 4)
+    }
+
+    /// The same PurgeUser delivered to both replicas at once: one is the first delivery.
+    static func aPurgeDeliveredToTwoReplicasAtOnceIsFirstOnce(_ stores: [any ContentStore]) async throws {
+        for round in 0..<10 {
+            let delivery = Delivery(key: "account/job-\(round)", method: "yedi.content.Content/PurgeUser")
+            let outcomes = try await both(stores) {
+                try await $0.purgeUser("u\(round)", delivery: delivery, now: 1).firstDelivery
+            }
+            XCTAssertEqual(outcomes.filter { $0 }.count, 1, "round \(round): \(outcomes)")
+        }
+    }
+
+    /// `call` on the first two stores at once; the answers in the stores' order.
+    static func both<T: Sendable>(
+        _ stores: [any ContentStore], _ call: @escaping @Sendable (any ContentStore) async throws -> T
+    ) async throws -> [T] {
+        async let first = call(stores[0])
+        async let second = call(stores[1])
+        return try await [first, second]
+    }
+
+    /// How many of `count` calls at once passed their quota (the others refused with `QuotaExceeded`).
+    static func admitted(_ count: Int, _ call: @escaping @Sendable (Int) async throws -> Void) async throws -> Int {
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<count {
+                group.addTask {
+                    do {
+                        try await call(index)
+                        return true
+                    } catch is QuotaExceeded {
+                        return false
+                    }
+                }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+    }
+}
+
 final class SQLiteContentStoreTests: XCTestCase {
     private func makeStore() throws -> any ContentStore {
+        try makeReplicas(1)[0]
+    }
+
+    /// `count` stores on one new database, as replicas would have (SQLite has one writer: they take turns).
+    private func makeReplicas(_ count: Int) throws -> [any ContentStore] {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("content-store-\(UUID())").path
         addTeardownBlock { try? FileManager.default.removeItem(atPath: directory) }
         var logger = Logger(label: "test.content-store")
         logger.logLevel = .warning
         let database = try ServiceDatabase.open(
             directory: directory, name: "content", migrations: ContentServiceDefinition.migrate, logger: logger)
-        return SQLiteContentStore(
-            database: database, outbox: Outbox(ids: SequentialIDGenerator(prefix: "job"), clock: ManualClock()))
+        return (0..<count).map { replica in
+            SQLiteContentStore(
+                database: database,
+                outbox: Outbox(ids: SequentialIDGenerator(prefix: "job-\(replica)-"), clock: ManualClock()))
+        }
+    }
+
+    func testLikesOfOnePostByManyMembersOnReplicasAllCount() async throws {
+        try await ContentStoreContract.likesOfOnePostByManyMembersOnReplicasAllCount(try makeReplicas(3))
+    }
+
+    func testTheSameMemberLikingOnTwoReplicasAtOnceCountsOnce() async throws {
+        try await ContentStoreContract.theSameMemberLikingOnTwoReplicasAtOnceCountsOnce(try makeReplicas(3))
+    }
+
+    func testQuotasAtTheirLimitOnReplicasAdmitExactlyTheLimit() async throws {
+        try await ContentStoreContract.quotasAtTheirLimitOnReplicasAdmitExactlyTheLimit(try makeReplicas(3))
+    }
+
+    func testAPurgeDeliveredToTwoReplicasAtOnceIsFirstOnce() async throws {
+        try await ContentStoreContract.aPurgeDeliveredToTwoReplicasAtOnceIsFirstOnce(try makeReplicas(3))
     }
 
     func testPostsRoundTripWithTheirPhotosInOrder() async throws {

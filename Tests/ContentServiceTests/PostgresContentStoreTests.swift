@@ -113,82 +113,23 @@ final class PostgresContentStoreTests: XCTestCase {
         try await ContentStoreContract.purgeRemovesTheUserAndListsOnlyUnreferencedBlobs(store)
     }
 
-    // MARK: Two replicas
+    // MARK: Replicas (the contract's checks, then PostgreSQL's own: SQL counts, the blob rows)
 
-    /// 20 members like one post at once, half through each replica: every like counts.
-    func testLikesOfOnePostByManyMembersOnTwoReplicasAllCount() async throws {
-        try await withSecondReplica { other in
-            let stores = [store!, other]
-            try await store.createPost(ContentStoreContract.post("p1", photos: [], at: 1))
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for index in 0..<20 {
-                    group.addTask {
-                        _ = try await stores[index % 2].like(postID: "p1", userID: "u\(index)", app: .yedi, now: 2)
-                    }
-                }
-                try await group.waitForAll()
-            }
-            let post = try await store.post(id: "p1")
-            XCTAssertEqual(post?.likeCount, 20)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for index in 0..<20 {
-                    group.addTask {
-                        _ = try await stores[index % 2].unlike(postID: "p1", userID: "u\(index)", app: .yedi)
-                    }
-                }
-                try await group.waitForAll()
-            }
-            let after = try await store.post(id: "p1")
-            XCTAssertEqual(after?.likeCount, 0)
-        }
+    /// The contract's replica checks with three stores on three pools of one database.
+    func testLikesOfOnePostByManyMembersOnReplicasAllCount() async throws {
+        try await withReplicas { try await ContentStoreContract.likesOfOnePostByManyMembersOnReplicasAllCount($0) }
     }
 
-    /// One member likes (then unlikes) one post on both replicas at once, round after round: counted once.
     func testTheSameMemberLikingOnTwoReplicasAtOnceCountsOnce() async throws {
-        try await withSecondReplica { other in
-            let stores = [store!, other]
-            for round in 0..<10 {
-                let post = "p\(round)"
-                try await store.createPost(ContentStoreContract.post(post, photos: [], at: 1))
-                let liked = try await Self.both(stores) {
-                    try await $0.like(postID: post, userID: "u", app: .yedi, now: 2)
-                }
-                XCTAssertEqual(liked, [1, 1], "round \(round)")
-                let unliked = try await Self.both(stores) { try await $0.unlike(postID: post, userID: "u", app: .yedi) }
-                XCTAssertEqual(unliked, [0, 0], "round \(round)")
-            }
-        }
+        try await withReplicas { try await ContentStoreContract.theSameMemberLikingOnTwoReplicasAtOnceCountsOnce($0) }
     }
 
-    /// 20 posts by one designer at once on two replicas, 5 a day allowed: exactly 5; likewise reviews of
-    /// one customer and uploads of one owner against their byte total.
-    func testQuotasAtTheirLimitOnTwoReplicasAdmitExactlyTheLimit() async throws {
-        try await withSecondReplica { other in
-            let stores = [store!, other]
-            let posts = Quota(name: "posts.day", limit: 5, counted: "posts per day")
-            let madePosts = try await Self.admitted(20) { index in
-                try await stores[index % 2].createPost(
-                    ContentStoreContract.post("p\(index)", photos: [], at: 1_000), quota: posts)
-            }
-            XCTAssertEqual(madePosts, 5)
-            let reviews = Quota(name: "reviews.day", limit: 3, counted: "reviews per day")
-            let madeReviews = try await Self.admitted(20) { index in
-                try await stores[index % 2].createReview(
-                    ContentStoreContract.review(
-                        "r\(index)", reservation: "res\(index)", designer: "d\(index % 3)", customer: "c1", score: 4,
-                        keywords: [1], photos: []),
-                    quota: reviews)
-            }
-            XCTAssertEqual(madeReviews, 3)
-            let bytes = UploadQuotas(
-                perDay: Quota(name: "uploads.day-bytes", limit: 10_000, counted: "bytes"),
-                total: Quota(name: "uploads.total-bytes", limit: 450, counted: "bytes"))
-            let uploaded = try await Self.admitted(20) { index in
-                try await stores[index % 2].insertImage(
-                    ContentStoreContract.image("i\(index)", owner: "u1"), quotas: bytes)
-            }
-            XCTAssertEqual(uploaded, 4)
-        }
+    func testQuotasAtTheirLimitOnReplicasAdmitExactlyTheLimit() async throws {
+        try await withReplicas { try await ContentStoreContract.quotasAtTheirLimitOnReplicasAdmitExactlyTheLimit($0) }
+    }
+
+    func testAPurgeDeliveredToTwoReplicasAtOnceIsFirstOnce() async throws {
+        try await withReplicas { try await ContentStoreContract.aPurgeDeliveredToTwoReplicasAtOnceIsFirstOnce($0) }
     }
 
     /// Reviews of one designer written on two replicas while operators hide others of theirs at once: the
@@ -233,19 +174,6 @@ final class PostgresContentStoreTests: XCTestCase {
                 WHERE r.designer_id = 'd1' AND r.hidden_at_ms IS NULL
                 """)
             XCTAssertEqual(summary?.keywordCounts.values.reduce(0, +), Int64(keywords))
-        }
-    }
-
-    /// The same PurgeUser delivered to both replicas at once: one is the first delivery.
-    func testAPurgeDeliveredToTwoReplicasAtOnceIsFirstOnce() async throws {
-        try await withSecondReplica { other in
-            for round in 0..<10 {
-                let delivery = Delivery(key: "account/job-\(round)", method: "yedi.content.Content/PurgeUser")
-                let outcomes = try await Self.both([store!, other]) {
-                    try await $0.purgeUser("u\(round)", delivery: delivery, now: 1).firstDelivery
-                }
-                XCTAssertEqual(outcomes.filter { $0 }.count, 1, "round \(round): \(outcomes)")
-            }
         }
     }
 
@@ -309,9 +237,6 @@ final class PostgresContentStoreTests: XCTestCase {
         }
     }
 
-    // MARK: Helpers
-
-    /// Runs `body` with a second replica's store: its own pool on the same database.
     /// Two owners of one blob's two images purged at once on two replicas: each purge still saw the other's
     /// image, so listing only the blobs unreferenced at that moment listed it in neither, and its bytes
     /// stayed forever. Every purged image's blobs are listed (the collection checks again).
@@ -332,37 +257,22 @@ final class PostgresContentStoreTests: XCTestCase {
         }
     }
 
-    private func withSecondReplica(_ body: (PostgresContentStore) async throws -> Void) async throws {
-        try await XCTUnwrap(database).withSecondPool { postgres in
-            try await body(Self.store(on: postgres, replica: "b"))
+    // MARK: Helpers
+
+    /// Three stores on three pools of the database, as three replicas would have.
+    private func withReplicas(_ body: ([any ContentStore]) async throws -> Void) async throws {
+        let database = try XCTUnwrap(database)
+        try await database.withSecondPool { second in
+            try await database.withSecondPool { third in
+                try await body([store!, Self.store(on: second, replica: "b"), Self.store(on: third, replica: "c")])
+            }
         }
     }
 
-    /// `call` on both stores at once; the answers in the stores' order.
-    private static func both<T: Sendable>(
-        _ stores: [PostgresContentStore], _ call: @escaping @Sendable (PostgresContentStore) async throws -> T
-    ) async throws -> [T] {
-        async let first = call(stores[0])
-        async let second = call(stores[1])
-        return try await [first, second]
-    }
-
-    /// How many of `count` calls at once passed their quota (the others refused with `QuotaExceeded`).
-    private static func admitted(_ count: Int, _ call: @escaping @Sendable (Int) async throws -> Void) async throws
-        -> Int
-    {
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            for index in 0..<count {
-                group.addTask {
-                    do {
-                        try await call(index)
-                        return true
-                    } catch is QuotaExceeded {
-                        return false
-                    }
-                }
-            }
-            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+    /// Runs `body` with a second replica's store: its own pool on the same database.
+    private func withSecondReplica(_ body: (PostgresContentStore) async throws -> Void) async throws {
+        try await XCTUnwrap(database).withSecondPool { postgres in
+            try await body(Self.store(on: postgres, replica: "b"))
         }
     }
 
