@@ -44,8 +44,12 @@ public struct TLSTestServer {
     /// `context: nil` serves plain TCP (for the raw-socket tests' counterparts).
     public static func start(group: any EventLoopGroup, context: TLSContext, echo: Bool = true) throws -> TLSTestServer
     {
-        let log = ConnectionLog(eventLoop: group.next())
-        let channel = try ServerBootstrap(group: group)
+        // Accepted connections live on the log's own loop, so each outcome promise is completed
+        // on its loop even while the group shuts down with a connection still closing (a promise
+        // of another, already stopped loop could not be completed and would trap as leaked).
+        let loop = group.next()
+        let log = ConnectionLog(eventLoop: loop)
+        let channel = try ServerBootstrap(group: group, childGroup: loop)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
