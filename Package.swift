@@ -273,7 +273,10 @@ let package = Package(
         /// Token verification, password hashing and database round trips of the service foundation.
         .executableTarget(
             name: "FoundationBench",
-            dependencies: ["ServiceRuntime", "AccessTokens", "YediCrypto", "RPCCore", argumentParser, grdb, logging],
+            dependencies: [
+                "BenchSupport", "ServiceRuntime", "AccessTokens", "YediCrypto", "RPCCore", argumentParser, grdb,
+                logging, postgresNIO,
+            ],
             path: "Benchmarks/FoundationBench"
         ),
 
@@ -376,7 +379,7 @@ let package = Package(
         .target(
             name: "BenchSupport",
             dependencies: [
-                "RPCCore", "YediProto", "ServiceRuntime", argumentParser, logging, postgresNIO,
+                "RPCCore", "YediProto", "ServiceRuntime", argumentParser, logging, grdb, postgresNIO,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             path: "Benchmarks/BenchSupport"

@@ -22,6 +22,9 @@ import YediProto
 ///
 /// The designers are written into the service's database before it starts (see `DesignerSeed`), because
 /// seeding them through SignUp would cost 10,000 production password hashes (about half an hour here).
+///
+/// `--postgres` runs the same on PostgreSQL (docs/postgres.md): a fresh database on the development server
+/// (`deploy/postgres-dev.sh --test`), migrated by the service's first start, seeded with the same rows.
 @main
 struct AccountBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -55,11 +58,21 @@ struct AccountBench: AsyncParsableCommand {
     @Flag(help: "Keep the temporary folder (PKI, data, the service's log).")
     var keep = false
 
+    @Flag(help: "On PostgreSQL: a fresh database on the development server (deploy/postgres-dev.sh --test).")
+    var postgres = false
+
+    /// The JSON field every line carries: which engine.
+    var engineField: String { #""engine":"\#(postgres ? "postgresql" : "sqlite")","# }
+
     func run() async throws {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent(
             "yedi-account-bench-\(ProcessInfo.processInfo.processIdentifier)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { if !keep { try? FileManager.default.removeItem(at: work) } }
+        try await BenchPostgres.with(postgres) { try await measure(in: work, database: $0) }
+    }
+
+    private func measure(in work: URL, database: BenchPostgres?) async throws {
         let pkiDirectory = try pkiOptions.folder(in: work)
         let data = work.appendingPathComponent("data").path
         let executable = try service ?? ServiceProcess.besideThisExecutable("AccountService")
@@ -71,12 +84,14 @@ struct AccountBench: AsyncParsableCommand {
         let peers =
             ["content", "booking", "chat"].flatMap { ["--peer", "\($0)=127.0.0.1:\(nowhere)"] }
             + ["--sign-in-rate-per-address", "1000000/60", "--sign-in-rate-per-connection", "1000000/60"]
+            + (database?.replicaArguments(sharingKeysIn: work) ?? [])
         var process = try await ServiceProcess.start(
             executable, name: "AccountService", pki: pkiDirectory, data: data,
             log: work.appendingPathComponent("service-1.log").path, arguments: peers)
         try process.stop()
         // 2. Seed the designers into that schema, with the service stopped.
-        let seed = try await DesignerSeed.write(count: designers, databasePath: data + "/account.sqlite")
+        let seed = try await DesignerSeed.write(
+            count: designers, databasePath: data + "/account.sqlite", postgres: database)
         // 3. Start it again for the measurements.
         process = try await ServiceProcess.start(
             executable, name: "AccountService", pki: pkiDirectory, data: data,
@@ -136,7 +151,7 @@ struct AccountBench: AsyncParsableCommand {
             }
             let elapsed = Figures.seconds(ContinuousClock.now - start)
             print(
-                #"{"bench":"sign-in","clients":\#(clients),"per_second":\#(Figures.format(Double(histograms.totalCount) / elapsed)),"#
+                #"{"bench":"sign-in",\#(engineField)"clients":\#(clients),"per_second":\#(Figures.format(Double(histograms.totalCount) / elapsed)),"#
                     + #""sign_ins":\#(histograms.totalCount),"p50_ms":\#(Figures.milliseconds(histograms.valueAtPercentile(50))),"#
                     + #""p99_ms":\#(Figures.milliseconds(histograms.valueAtPercentile(99))),"kdf":"scrypt ln=15,r=8,p=1","tls":true}"#
             )
@@ -195,7 +210,7 @@ struct AccountBench: AsyncParsableCommand {
                 let p50 = latencies[latencies.count / 2]
                 let p99 = latencies[min(latencies.count - 1, Int((Double(latencies.count) * 0.99).rounded(.up)) - 1)]
                 print(
-                    #"{"bench":"designer-search","query":"\#(kind)","designers":\#(seed.names.count),"searches":\#(latencies.count),"#
+                    #"{"bench":"designer-search",\#(engineField)"query":"\#(kind)","designers":\#(seed.names.count),"searches":\#(latencies.count),"#
                         + #""p50_ms":\#(Figures.format(p50)),"p99_ms":\#(Figures.format(p99)),"#
                         + #""mean_results_per_page":\#(Figures.format(Double(hits) / Double(latencies.count))),"tls":true}"#
                 )

@@ -8,10 +8,12 @@ import YediCrypto
 /// Why not SignUp: each sign-up hashes a password at the production scrypt cost (about 170 ms here), so
 /// 10,000 designers would take half an hour, and the service has (rightly) no cheaper or hidden path.
 /// The benchmark itself cannot link AccountService's store (an executable target), so these statements
-/// mirror schema version `account-1` (Sources/AccountService/Store/AccountSchema.swift): the rows of
-/// `user`, `designer` and the FTS5 `designer_search` index (rowid = the designer's rowid), as
-/// `SQLiteAccountStore.createUser` writes them. The service made the schema itself (the bench starts it
-/// once on the empty folder first); `check` refuses to seed a schema whose version or columns differ.
+/// mirror schema version `account-1` on either engine, as the store's `createUser` writes them: on SQLite
+/// (Sources/AccountService/Store/AccountSchema.swift) the rows of `user`, `designer` and the FTS5
+/// `designer_search` index (rowid = the designer's rowid); on PostgreSQL (`AccountPostgresSchema.swift`)
+/// `app_user` and `designer`, which its `pg_trgm` indexes cover. The service made the schema itself (the
+/// bench starts it once on the empty folder or database first); `check` refuses to seed a SQLite schema
+/// whose version or columns differ, and the PostgreSQL batch refuses a database without `account-1`.
 struct DesignerSeed: Sendable {
     /// Every seeded designer's name, for queries that hit.
     var names: [String]
@@ -28,10 +30,13 @@ struct DesignerSeed: Sendable {
     static let shopWords = ["살롱", "헤어", "뷰티", "스튜디오", "아뜰리에", "하우스", "랩", "클럽"]
     static let shopPrefixes = ["준", "리안", "블루", "차", "모아", "온", "봄", "숲", "라온", "다온", "해", "별"]
 
-    static func write(count: Int, databasePath: String) async throws -> DesignerSeed {
-        let database = try DatabaseQueue(path: databasePath)
-        defer { try? database.close() }
-        try await database.read { db in try check(db) }
+    /// Seeds `count` designers into the SQLite file at `databasePath`, or into `postgres` when given.
+    static func write(count: Int, databasePath: String, postgres: BenchPostgres?) async throws -> DesignerSeed {
+        if postgres == nil {
+            let database = try DatabaseQueue(path: databasePath)
+            try await database.read { db in try check(db) }
+            try database.close()
+        }
         // One real hash (production cost), shared: the seeded designers never sign in in the bench.
         let passwordHash = try await PasswordHasher().hash("seeded-designer-1")
         var random = SplitMix64(seed: 42)
@@ -44,34 +49,45 @@ struct DesignerSeed: Sendable {
             )
         }
         let now = Int64(Date().timeIntervalSince1970 * 1_000)
-        try await database.write { db in
-            for (index, id, name, district, shop) in rows {
-                try db.execute(
-                    sql: """
-                        INSERT INTO user (id, role, app, email, name, phone, gender, birth_year, birth_month, birth_day,
-                            profile_image_id, favourite_style, password_hash, created_at_ms)
-                        VALUES (?, 'designer', 'yedi', ?, ?, ?, ?, 1990, 1, 1, '', '', ?, ?)
-                        """,
-                    arguments: [
-                        id, "designer-\(index)@bench.yedi", name, String(format: "010%08d", index), 1 + index % 2,
-                        passwordHash, now,
-                    ])
-                try db.execute(
-                    sql: """
-                        INSERT INTO designer (user_id, description, skills, rank, follower_count, shop_name, shop_phone,
-                            city, district, detail, latitude, longitude, opening_hour, closing_hour, messenger_links,
-                            time_zone)
-                        VALUES (?, '', '["펌","염색"]', 3, 0, ?, '0212345678', '서울', ?, '1층', 37.5, 127.0, 9, 21, '[]',
-                            'Asia/Seoul')
-                        """,
-                    arguments: [id, shop, district])
-                try db.execute(
-                    sql: """
-                        INSERT INTO designer_search (rowid, designer_id, name, shop_name, district)
-                        VALUES (?, ?, ?, ?, ?)
-                        """,
-                    arguments: [db.lastInsertedRowID, id, name, shop, district])
+        var batch = SeedBatch(version: "account-1")
+        let users = postgres == nil ? "user" : "app_user"
+        for (index, id, name, district, shop) in rows {
+            batch.add(
+                """
+                INSERT INTO \(users) (id, role, app, email, name, phone, gender, birth_year, birth_month, birth_day,
+                    profile_image_id, favourite_style, password_hash, created_at_ms)
+                VALUES (?, 'designer', 'yedi', ?, ?, ?, ?, 1990, 1, 1, '', '', ?, ?)
+                """,
+                [
+                    .text(id), .text("designer-\(index)@bench.yedi"), .text(name),
+                    .text(String(format: "010%08d", index)),
+                    .integer(Int64(1 + index % 2)), .text(passwordHash), .integer(now),
+                ])
+            batch.add(
+                """
+                INSERT INTO designer (user_id, description, skills, rank, follower_count, shop_name, shop_phone,
+                    city, district, detail, latitude, longitude, opening_hour, closing_hour, messenger_links,
+                    time_zone)
+                VALUES (?, '', '["펌","염색"]', 3, 0, ?, '0212345678', '서울', ?, '1층', 37.5, 127.0, 9, 21, '[]',
+                    'Asia/Seoul')
+                """,
+                [.text(id), .text(shop), .text(district)])
+            if postgres == nil {
+                batch.add(
+                    """
+                    INSERT INTO designer_search (rowid, designer_id, name, shop_name, district)
+                    VALUES ((SELECT rowid FROM designer WHERE user_id = ?), ?, ?, ?, ?)
+                    """,
+                    [.text(id), .text(id), .text(name), .text(shop), .text(district)])
             }
+        }
+        if let postgres {
+            // As after any bulk load (autovacuum would, a minute later): the planner's statistics.
+            batch.add("ANALYZE app_user", [])
+            batch.add("ANALYZE designer", [])
+            try await batch.apply(to: postgres)
+        } else {
+            try batch.apply(toSQLite: databasePath)
         }
         return DesignerSeed(names: rows.map(\.name))
     }
@@ -79,26 +95,38 @@ struct DesignerSeed: Sendable {
     /// The schema is `account-1`, and its tables have the columns written here.
     static func check(_ db: Database) throws {
         let applied = Set(try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations"))
-        let accountVersions = applied.filter { $0.hasPrefix("account-") }
-        guard accountVersions == ["account-1"] else {
-            throw BenchError("the seed mirrors schema account-1, the database has \(accountVersions.sorted())")
+        guard applied.contains("account-1") else {
+            throw BenchError("the seed mirrors schema account-1, the database has \(applied.sorted())")
         }
-        let expected: [String: Set<String>] = [
+        let written: [String: Set<String>] = [
             "user": [
                 "id", "role", "app", "email", "name", "phone", "gender", "birth_year", "birth_month", "birth_day",
                 "profile_image_id", "favourite_style", "password_hash", "created_at_ms",
             ],
             "designer": [
-                "id", "user_id", "description", "skills", "rank", "follower_count", "shop_name", "shop_phone", "city",
+                "user_id", "description", "skills", "rank", "follower_count", "shop_name", "shop_phone", "city",
                 "district", "detail", "latitude", "longitude", "opening_hour", "closing_hour", "messenger_links",
                 "time_zone",
             ],
             "designer_search": ["designer_id", "name", "shop_name", "district"],
         ]
-        for (table, columns) in expected {
-            let actual = Set(try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [table]))
-            guard actual == columns else {
-                throw BenchError("\(table) has columns \(actual.sorted()), the seed writes \(columns.sorted())")
+        // Later versions may add columns; the seed stays valid while each one it does not write has a
+        // default, may be null or is the rowid alias.
+        for (table, columns) in written {
+            let actual = try Row.fetchAll(
+                db, sql: "SELECT name, \"notnull\", dflt_value, pk FROM pragma_table_info(?)", arguments: [table])
+            let names = Set(actual.map { $0["name"] as String })
+            guard columns.isSubset(of: names) else {
+                throw BenchError("\(table) lacks \(columns.subtracting(names).sorted()), which the seed writes")
+            }
+            let unwritable = actual.filter { row in
+                !columns.contains(row["name"]) && row["notnull"] as Int == 1 && row["dflt_value"] as String? == nil
+                    && row["pk"] as Int == 0
+            }
+            guard unwritable.isEmpty else {
+                throw BenchError(
+                    "\(table) requires \(unwritable.map { $0["name"] as String }.sorted()), which the seed does not write"
+                )
             }
         }
     }

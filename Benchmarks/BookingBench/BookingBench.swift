@@ -158,7 +158,7 @@ struct BookingBench: AsyncParsableCommand {
             chosen.swapAt(index, Int(random.next() % UInt64(index + 1)))
         }
         let booked = Array(chosen.prefix(min(reservations, starts.count)))
-        var rows = SeedBatch()
+        var rows = SeedBatch(version: "booking-1")
         for designer in [Self.freeSlotDesigner, Self.raceDesigner, Self.paymentDesigner] {
             rows.add(
                 """

@@ -1,8 +1,10 @@
 import AccessTokens
 import ArgumentParser
+import BenchSupport
 import Foundation
 import GRDB
 import Logging
+import PostgresNIO
 import RPCCore
 import ServiceRuntime
 import YediCrypto
@@ -11,6 +13,10 @@ import YediCrypto
 /// production cost, and a small write and read through a service's database (WAL, synchronous=FULL).
 ///
 ///     swift run -c release foundation-bench
+///
+/// `--postgres` also measures the same writes and reads through `ServicePostgres` (the runtime's
+/// PostgreSQL engine, pool of 6) on a fresh database of the development server, and says the server's
+/// `fsync` and `synchronous_commit` (start it without `--test` for durable commits).
 @main
 struct FoundationBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -39,10 +45,14 @@ struct FoundationBench: AsyncParsableCommand {
     @Option(help: "Measured rounds; the median is reported.")
     var rounds = 3
 
+    @Flag(help: "Also the database writes and reads on PostgreSQL (a fresh database on the development server).")
+    var postgres = false
+
     func run() async throws {
         try await tokens()
         try await passwords()
         try await database()
+        if postgres { try await BenchPostgres.with(true) { try await databaseOnPostgres($0!) } }
         try await nearby()
     }
 
@@ -144,8 +154,49 @@ struct FoundationBench: AsyncParsableCommand {
         let readsPerSecond = Double(reads) / seconds(since: readStart)
         try database.close()
         print(
-            #"{"bench":"database","writes_per_second":\#(Int(writesPerSecond)),"reads_per_second":\#(Int(readsPerSecond)),"#
+            #"{"bench":"database","engine":"sqlite","writes_per_second":\#(Int(writesPerSecond)),"reads_per_second":\#(Int(readsPerSecond)),"#
                 + #""write_transactions":\#(writes),"reads":\#(reads),"journal":"wal","synchronous":"full"}"#
+        )
+    }
+
+    /// The same one-row writes (each its own transaction) and reads by primary key through the runtime's
+    /// PostgreSQL engine, one at a time from one task, as a handler makes them.
+    func databaseOnPostgres(_ bench: BenchPostgres) async throws {
+        let logger = Logger(label: "bench")
+        let postgres = try ServicePostgres(settings: bench.settings, logger: logger)
+        let runner = Task { await postgres.run() }
+        defer { runner.cancel() }
+        try await postgres.write { tx in
+            try await tx.query("CREATE TABLE item (id bigint PRIMARY KEY, name text NOT NULL)")
+        }
+        let durability = try await postgres.read { connection in
+            var settings: [String] = []
+            for name in ["fsync", "synchronous_commit"] {
+                let rows = try await connection.query(PostgresQuery(unsafeSQL: "SHOW \(name)"), logger: logger)
+                for try await value in rows.decode(String.self) { settings.append(value) }
+            }
+            return settings
+        }
+        let writeStart = ContinuousClock.now
+        for index in 0..<writes {
+            let name = "item \(index)"
+            try await postgres.write { tx in
+                try await tx.query("INSERT INTO item (id, name) VALUES (\(index), \(name))")
+            }
+        }
+        let writesPerSecond = Double(writes) / seconds(since: writeStart)
+        let readStart = ContinuousClock.now
+        for index in 0..<reads {
+            let id = index % writes
+            _ = try await postgres.read { connection in
+                try await connection.query("SELECT name FROM item WHERE id = \(id)", logger: logger).collect().count
+            }
+        }
+        let readsPerSecond = Double(reads) / seconds(since: readStart)
+        print(
+            #"{"bench":"database","engine":"postgresql","writes_per_second":\#(Int(writesPerSecond)),"#
+                + #""reads_per_second":\#(Int(readsPerSecond)),"write_transactions":\#(writes),"reads":\#(reads),"#
+                + #""fsync":"\#(durability.first ?? "?")","synchronous_commit":"\#(durability.last ?? "?")","pool":6}"#
         )
     }
 

@@ -1,30 +1,35 @@
-import BenchSupport
 import Foundation
 import GRDB
 import Logging
 import PostgresNIO
 import ServiceRuntime
 
-/// The rows the bench seeds, written once for both engines: statements with `?` placeholders and text or
-/// integer values, applied in one transaction to the service's SQLite file or to its PostgreSQL database
-/// (where each `?` becomes `$n`), after checking that the service migrated that database first.
-struct SeedBatch {
-    enum Value {
+/// The rows a bench seeds, written once for both engines: statements with `?` placeholders and text or
+/// integer values, applied in one transaction to the service's SQLite file or to its PostgreSQL
+/// database (where each `?` becomes `$n`), after checking that the service migrated that database to
+/// `version` first.
+public struct SeedBatch: Sendable {
+    public enum Value: Sendable {
         case text(String)
         case integer(Int64)
     }
 
-    private(set) var statements: [(sql: String, values: [Value])] = []
+    /// The schema version the statements were written for (`booking-1`, `account-1`).
+    public let version: String
+    public private(set) var statements: [(sql: String, values: [Value])] = []
 
-    mutating func add(_ sql: String, _ values: [Value]) { statements.append((sql, values)) }
+    public init(version: String) { self.version = version }
 
-    func apply(toSQLite path: String) throws {
+    public mutating func add(_ sql: String, _ values: [Value]) { statements.append((sql, values)) }
+
+    public func apply(toSQLite path: String) throws {
         let queue = try DatabaseQueue(path: path)
         try queue.write { db in
             guard
-                try Bool.fetchOne(db, sql: "SELECT COUNT(*) > 0 FROM grdb_migrations WHERE identifier = 'booking-1'")
+                try Bool.fetchOne(
+                    db, sql: "SELECT COUNT(*) > 0 FROM grdb_migrations WHERE identifier = ?", arguments: [version])
                     == true
-            else { throw BenchError("the service's database has no booking-1 schema") }
+            else { throw BenchError("the service's database has no \(version) schema") }
             for (sql, values) in statements {
                 try db.execute(
                     sql: sql,
@@ -39,13 +44,13 @@ struct SeedBatch {
         }
     }
 
-    func apply(to postgres: BenchPostgres) async throws {
+    public func apply(to postgres: BenchPostgres) async throws {
         let connection = try await postgres.connect()
         do {
             let migrated = try await connection.query(
-                "SELECT count(*) FROM runtime_schema_migrations WHERE name = 'booking-1'", logger: BenchPostgres.logger
+                "SELECT count(*) FROM runtime_schema_migrations WHERE name = \(version)", logger: BenchPostgres.logger
             ).collect().first?.decode(Int64.self)
-            guard migrated == 1 else { throw BenchError("the service's database has no booking-1 schema") }
+            guard migrated == 1 else { throw BenchError("the service's database has no \(version) schema") }
             try await connection.query("BEGIN", logger: BenchPostgres.logger)
             for (sql, values) in statements {
                 var bindings = PostgresBindings()
