@@ -20,16 +20,19 @@ struct PendingChatEvents {
         guard !items.isEmpty else { return [] }
         var counts: [String: Int64] = [:]
         for item in items { counts[item.recipient, default: 0] += 1 }
+        // One statement for every recipient's head, locked in one order (ORDER BY), each row once.
+        let recipients = counts.keys.sorted()
         var next: [String: Int64] = [:]
-        for (recipient, count) in counts.sorted(by: { $0.key < $1.key }) {
-            let last = try await tx.query(
-                """
-                INSERT INTO chat_stream_head (user_id, last_position) VALUES (\(recipient), \(count))
-                ON CONFLICT (user_id) DO UPDATE SET last_position = chat_stream_head.last_position + \(count)
-                RETURNING last_position
-                """
-            ).first!.decode(Int64.self)
-            next[recipient] = last - count + 1
+        for row in try await tx.query(
+            """
+            INSERT INTO chat_stream_head (user_id, last_position)
+            SELECT * FROM unnest(\(recipients)::text[], \(recipients.map { counts[$0]! })::bigint[]) ORDER BY 1
+            ON CONFLICT (user_id) DO UPDATE SET last_position = chat_stream_head.last_position + EXCLUDED.last_position
+            RETURNING user_id, last_position
+            """)
+        {
+            let (recipient, last) = try row.decode((String, Int64).self)
+            next[recipient] = last - counts[recipient]! + 1
         }
         var events: [ChatEventRecord] = []
         var columns = EventRows()
@@ -52,11 +55,14 @@ struct PendingChatEvents {
                 \(columns.kinds)::text[], \(columns.seqs)::bigint[], \(columns.readers)::text[],
                 \(columns.readSeqs)::bigint[], \(columns.readAts)::bigint[], \(columns.createdAts)::bigint[])
             """)
-        for (member, position) in activity {
+        if !activity.isEmpty {
+            let members = Array(activity)
             try await tx.query(
                 """
-                UPDATE chat_room_member SET activity_position = \(position)
-                WHERE room_id = \(member.roomID) AND user_id = \(member.userID)
+                UPDATE chat_room_member SET activity_position = moved.activity
+                FROM unnest(\(members.map(\.key.roomID))::text[], \(members.map(\.key.userID))::text[],
+                    \(members.map(\.value))::bigint[]) AS moved(room_id, user_id, activity)
+                WHERE chat_room_member.room_id = moved.room_id AND chat_room_member.user_id = moved.user_id
                 """)
         }
         // Ids only: a body may be far larger than NOTIFY's 8,000 bytes, and each replica reads it anyway.
@@ -109,14 +115,23 @@ extension PostgresChatStore {
     }
 
     /// The room with its members in the order they joined; `locking` takes the room's row lock for the rest
-    /// of the transaction (every change to a room takes it before it reads).
+    /// of the transaction (every change to a room takes it before it reads). One round trip: it is every
+    /// send's first statement.
     static func room(_ id: String, _ connection: PostgresConnection, locking: Bool = false) async throws
         -> RoomRecord?
     {
+        let members = """
+            ARRAY(SELECT user_id FROM chat_room_member m WHERE m.room_id = chat_room.id ORDER BY ordinal) AS member_ids,
+            ARRAY(SELECT role FROM chat_room_member m WHERE m.room_id = chat_room.id ORDER BY ordinal) AS member_roles
+            """
         let query: PostgresQuery =
-            locking ? "SELECT * FROM chat_room WHERE id = \(id) FOR UPDATE" : "SELECT * FROM chat_room WHERE id = \(id)"
+            locking
+            ? "SELECT chat_room.*, \(unescaped: members) FROM chat_room WHERE id = \(id) FOR UPDATE"
+            : "SELECT chat_room.*, \(unescaped: members) FROM chat_room WHERE id = \(id)"
         guard let row = try await fetch(query, connection).first else { return nil }
-        return try await roomRecord(row, connection)
+        let ids = try row["member_ids"].decode([String].self)
+        let roles = try row["member_roles"].decode([String].self)
+        return try roomRecord(row, memberships: zip(ids, roles).map { RoomMemberRecord(userID: $0, role: $1) })
     }
 
     static func roomRecord(_ row: PostgresRandomAccessRow, _ connection: PostgresConnection) async throws
@@ -128,8 +143,14 @@ extension PostgresChatStore {
         ).map {
             RoomMemberRecord(userID: try $0["user_id"].decode(String.self), role: try $0["role"].decode(String.self))
         }
-        return RoomRecord(
-            id: id, kind: try row["kind"].decode(String.self), memberships: memberships,
+        return try roomRecord(row, memberships: memberships)
+    }
+
+    private static func roomRecord(_ row: PostgresRandomAccessRow, memberships: [RoomMemberRecord]) throws
+        -> RoomRecord
+    {
+        RoomRecord(
+            id: try row["id"].decode(String.self), kind: try row["kind"].decode(String.self), memberships: memberships,
             createdAtMilliseconds: try row["created_at_ms"].decode(Int64.self),
             lastSeq: try row["last_seq"].decode(Int64.self),
             lastActivityAtMilliseconds: try row["last_activity_at_ms"].decode(Int64.self),
