@@ -37,7 +37,7 @@ public enum SHA256 {
     /// string's or substring's UTF-8).
     public static func digest(_ bytes: some Sequence<UInt8>) -> Digest {
         var digest = Digest()
-        let done = bytes.withContiguousStorageIfAvailable { input in
+        let done: Void? = bytes.withContiguousStorageIfAvailable { input in
             pack(UnsafeRawBufferPointer(input), into: &digest)
         }
         if done == nil {

@@ -78,15 +78,15 @@ final class HousetainerModerationTests: HousetainerCommunityTestCase {
         XCTAssertEqual(after, [], "a hidden house leaves the list")
 
         await assertRefused(.invalidArgument, field: "reason") {
-            try await moderation.moderateContent(
+            _ = try await moderation.moderateContent(
                 .init(kind: .housetainerHouse, id: house.id, action: .hide), options: admin)
         }
         await assertRefused(.invalidArgument, field: "action") {
-            try await moderation.moderateContent(
+            _ = try await moderation.moderateContent(
                 .init(kind: .housetainerHouse, id: house.id, action: .feature), options: admin)
         }
         await assertRefused(.notFound, field: "id") {
-            try await moderation.moderateContent(
+            _ = try await moderation.moderateContent(
                 .init(kind: .housetainerEvent, id: house.id, action: .show), options: admin)
         }
         let denied = await rpcError {
@@ -96,7 +96,7 @@ final class HousetainerModerationTests: HousetainerCommunityTestCase {
         XCTAssertEqual(denied?.code, .permissionDenied, "a member is no operator")
         let yediOperator = try member("op-1", app: .yedi, role: "operator")
         await assertRefused(.notFound, field: "id") {
-            try await moderation.moderateContent(
+            _ = try await moderation.moderateContent(
                 .init(kind: .housetainerHouse, id: house.id, action: .show), options: yediOperator)
         }
         let still = try await community.listHouses(.init(), options: reader).houses.map(\.id)

@@ -63,7 +63,7 @@ final class PostgresContentStoreTests: XCTestCase {
     func testCollectionDeletesTheBytesOfABlobNoImageNamesAndKeepsTheOthers() async throws {
         let blobs = PostgresImageBlobStore(postgres: try XCTUnwrap(database).postgres)
         let (gone, kept) = (String(repeating: "1", count: 64), String(repeating: "2", count: 64))
-        for sha in [gone, kept] { try await blobs.write([1, 2, 3], sha256: sha) }
+        for sha in [gone, kept] { _ = try await blobs.write([1, 2, 3], sha256: sha) }
         try await store.insertImage(ContentStoreContract.image("i1", owner: "c1", sha: gone))
         try await store.insertImage(ContentStoreContract.image("i2", owner: "c2", sha: kept))
         _ = try await store.purgeUser("c1", delivery: nil, now: 10)

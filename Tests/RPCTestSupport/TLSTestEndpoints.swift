@@ -69,7 +69,7 @@ public struct TLSTestServer {
 }
 
 /// One loopback client connection: TLS when given a context, raw TCP otherwise.
-public struct TestClient {
+public struct TestClient: Sendable {
     public let channel: any Channel
     public let handshake: EventLoopFuture<TLSHandshakeInfo>
     public let closed: EventLoopFuture<ConnectionOutcome>

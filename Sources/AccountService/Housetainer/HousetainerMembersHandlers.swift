@@ -306,7 +306,7 @@ struct HousetainerMembersHandlers: YediHousetainer.Members.ServiceProtocol, Hand
             inviterNickname: member.inviterNickname ?? "", inviterLeft: member.inviterLeft, buddies: member.buddies,
             createdAtMs: member.createdAtMilliseconds, photoImageID: member.photoImageID)
         guard member.id == user.id else { return page }
-        page.gender = YediAccount.Gender(rawValue: Int32(member.gender)) ?? .unspecified
+        page.gender = YediAccount.Gender(rawValue: Int32(member.gender))
         page.birthday = member.birthday.map {
             YediCommon.LocalDate(year: Int32($0.year), month: Int32($0.month), day: Int32($0.day))
         }

@@ -126,7 +126,7 @@ final class SlpCrashTests: XCTestCase {
         let account = try ProcessTesting.openReadOnly(accountData + "/account.sqlite")
 
         // The pairing invariant, read from the restarted service's database.
-        let (active, queuedAndMatched, matches) = try await account.read { db in
+        let (active, queuedAndMatched, matches) = try account.read { db in
             (
                 try Row.fetchAll(
                     db, sql: "SELECT match_id, user_id, partner_id FROM slp_match_member WHERE active = 1"),
@@ -165,7 +165,7 @@ final class SlpCrashTests: XCTestCase {
             try await account.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM runtime_outbox") == 0 }
         }
         XCTAssertTrue(drained, "AccountService's outbox did not drain")
-        let rooms = try await ProcessTesting.openReadOnly(chatData + "/chat.sqlite").read { db in
+        let rooms = try ProcessTesting.openReadOnly(chatData + "/chat.sqlite").read { db in
             try Row.fetchAll(db, sql: "SELECT id, closed_at_ms FROM chat_room WHERE kind = 'slp-match'")
         }
         let closed = Dictionary(

@@ -55,20 +55,20 @@ final class PaymentAccessTests: XCTestCase {
     func testPaymentOnlyTheCustomerPaysAndOnlyThePartiesSeeIt() async throws {
         let fixture = try await BookingFixture.start()
         let reservation = try await fixture.reserve()
-        let prepareByOther = try await rpcError { _ = try await fixture.prepare(reservation, as: "customer-2") }
+        let prepareByOther = await rpcError { _ = try await fixture.prepare(reservation, as: "customer-2") }
         XCTAssertEqual(prepareByOther?.code, .permissionDenied)
         let prepareByDesigner = await statusCode {
             _ = try await fixture.booking.preparePayment(
                 .init(reservationID: reservation.id), options: try fixture.designer())
         }
         XCTAssertEqual(prepareByDesigner, .permissionDenied)
-        let unknown = try await rpcError {
+        let unknown = await rpcError {
             _ = try await fixture.booking.preparePayment(
                 .init(reservationID: "no-such"), options: try fixture.customer())
         }
         XCTAssertEqual(unknown?.code, .notFound)
         let payment = try await fixture.prepare(reservation)
-        let foreign = try await rpcError { _ = try await fixture.confirm(payment, as: "customer-2") }
+        let foreign = await rpcError { _ = try await fixture.confirm(payment, as: "customer-2") }
         XCTAssertEqual(foreign?.code, .permissionDenied)
         XCTAssertNil(fixture.providerRecord(payment.orderID))
         _ = try await fixture.confirm(payment)
@@ -90,7 +90,7 @@ final class PaymentAccessTests: XCTestCase {
         let cancelled = try await fixture.reserve(hour: 12)
         _ = try await fixture.booking.cancelReservation(
             .init(reservationID: cancelled.id), options: try fixture.customer())
-        let notPayable = try await rpcError { _ = try await fixture.prepare(cancelled) }
+        let notPayable = await rpcError { _ = try await fixture.prepare(cancelled) }
         XCTAssertEqual(notPayable?.code, .failedPrecondition)
         XCTAssertTrue(notPayable?.message.contains("reservation_id") ?? false)
         try await fixture.stop()
@@ -126,7 +126,7 @@ final class PaymentAccessTests: XCTestCase {
         let february = try await fixture.booking.listPayments(
             .init(year: 2027, month: 2), options: try fixture.designer())
         XCTAssertEqual(february.month?.netKRW, 0)
-        let badMonth = try await rpcError {
+        let badMonth = await rpcError {
             _ = try await fixture.booking.listPayments(.init(year: 2027, month: 13), options: try fixture.designer())
         }
         XCTAssertEqual(badMonth?.code, .invalidArgument)

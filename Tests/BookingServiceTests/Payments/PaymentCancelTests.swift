@@ -81,7 +81,7 @@ final class PaymentCancelTests: XCTestCase {
                 "partial_refund_percent"
             ),
         ] {
-            let refused = try await rpcError {
+            let refused = await rpcError {
                 _ = try await fixture.booking.updateRefundPolicy(.init(policy: policy), options: try fixture.designer())
             }
             XCTAssertEqual(refused?.code, .invalidArgument)
@@ -114,7 +114,7 @@ final class PaymentCancelTests: XCTestCase {
             (.init(reservationID: reservation.id, note: "bell\u{07}"), "note"),
         ]
         for (request, field) in cases {
-            let refused = try await rpcError {
+            let refused = await rpcError {
                 _ = try await fixture.booking.cancelReservation(request, options: try fixture.customer())
             }
             XCTAssertEqual(refused?.code, .invalidArgument, "\(request)")

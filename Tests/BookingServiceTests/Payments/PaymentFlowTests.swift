@@ -42,7 +42,7 @@ final class PaymentFlowTests: XCTestCase {
         XCTAssertEqual(ledger.entries, 2)
         XCTAssertEqual(ledger.netKRW, 45_000)
         XCTAssertEqual(ledger.paymentsChecked, 1)
-        let again2 = try await rpcError { _ = try await fixture.prepare(reservation) }
+        let again2 = await rpcError { _ = try await fixture.prepare(reservation) }
         XCTAssertEqual(again2?.code, .alreadyExists)
         try await fixture.stop()
     }
@@ -51,10 +51,10 @@ final class PaymentFlowTests: XCTestCase {
         let fixture = try await BookingFixture.start()
         let reservation = try await fixture.reserve()
         let payment = try await fixture.prepare(reservation)
-        let declined = try await rpcError { _ = try await fixture.confirm(payment, key: "dev_insufficient_1") }
+        let declined = await rpcError { _ = try await fixture.confirm(payment, key: "dev_insufficient_1") }
         XCTAssertEqual(declined?.code, .failedPrecondition)
         XCTAssertTrue(declined?.message.contains("REJECT_CARD_PAYMENT") ?? false, "\(String(describing: declined))")
-        let retried = try await rpcError { _ = try await fixture.confirm(payment, key: "dev_insufficient_1") }
+        let retried = await rpcError { _ = try await fixture.confirm(payment, key: "dev_insufficient_1") }
         XCTAssertTrue(retried?.message.contains("prepare a new payment") ?? false, "\(String(describing: retried))")
         XCTAssertEqual(fixture.providerRecord(payment.orderID)?.charges ?? 0, 0)
 
@@ -62,7 +62,7 @@ final class PaymentFlowTests: XCTestCase {
         let second = try await fixture.prepare(reservation)
         XCTAssertNotEqual(second.id, payment.id)
         XCTAssertEqual(second.holdUntilMs, payment.holdUntilMs, "another card does not extend the hold")
-        let expired = try await rpcError { _ = try await fixture.confirm(second, key: "dev_expired_1") }
+        let expired = await rpcError { _ = try await fixture.confirm(second, key: "dev_expired_1") }
         XCTAssertTrue(expired?.message.contains("INVALID_CARD_EXPIRATION") ?? false)
         fixture.clock.advance(by: 1)
         let third = try await fixture.prepare(reservation)
@@ -93,7 +93,7 @@ final class PaymentFlowTests: XCTestCase {
         XCTAssertEqual(released.reservations.first?.cancelReason, .paymentExpired)
         XCTAssertEqual(released.reservations.first?.cancelledBy, .service)
         XCTAssertEqual(released.reservations.first?.paymentStatus, .expired)
-        let late = try await rpcError { _ = try await fixture.confirm(payment) }
+        let late = await rpcError { _ = try await fixture.confirm(payment) }
         XCTAssertEqual(late?.code, .failedPrecondition)
         XCTAssertTrue(late?.message.contains("hold expired") ?? false, "\(String(describing: late))")
         XCTAssertNil(fixture.providerRecord(payment.orderID), "the provider never saw the late confirmation")
@@ -106,7 +106,7 @@ final class PaymentFlowTests: XCTestCase {
     func testPaymentProviderTimeoutIsReconciledToPaid() async throws {
         let fixture = try await BookingFixture.start()
         let payment = try await fixture.prepare(try await fixture.reserve())
-        let unknown = try await rpcError { _ = try await fixture.confirm(payment, key: "dev_timeout_1") }
+        let unknown = await rpcError { _ = try await fixture.confirm(payment, key: "dev_timeout_1") }
         XCTAssertEqual(unknown?.code, .unavailable)
         let confirming = try await fixture.payments("customer-1").payments.first
         XCTAssertEqual(confirming?.status, .confirming)
@@ -127,7 +127,7 @@ final class PaymentFlowTests: XCTestCase {
     func testPaymentLedgerCheckFindsACaptureRecordedAsFailed() async throws {
         let fixture = try await BookingFixture.start()
         let payment = try await fixture.prepare(try await fixture.reserve())
-        _ = try await rpcError { _ = try await fixture.confirm(payment, key: "dev_timeout_late") }
+        _ = await rpcError { _ = try await fixture.confirm(payment, key: "dev_timeout_late") }
         let clean = try await fixture.checkLedger()
         XCTAssertTrue(clean.balanced, "confirming, and the provider's capture not yet known: \(clean.problems)")
         try await fixture.service.environment.database.write { db in
@@ -144,7 +144,7 @@ final class PaymentFlowTests: XCTestCase {
     func testPaymentNeverReachingTheProviderIsReconciledToFailed() async throws {
         let fixture = try await BookingFixture.start()
         let payment = try await fixture.prepare(try await fixture.reserve())
-        let down = try await rpcError { _ = try await fixture.confirm(payment, key: "dev_down_1") }
+        let down = await rpcError { _ = try await fixture.confirm(payment, key: "dev_down_1") }
         XCTAssertEqual(down?.code, .unavailable)
         fixture.clock.advance(by: 31)
         // Unknown to the provider 30 s on: a request of ours might still reach it, so still unknown.

@@ -76,7 +76,7 @@ final class PaymentRaceTests: XCTestCase {
         let paid = try await fixture.confirm(try await fixture.prepare(taken, as: loser), as: loser)
         XCTAssertEqual(paid.status, .paid)
         // The winner's late confirmation is refused and never reaches the provider.
-        let late = try await rpcError { _ = try await fixture.confirm(lapsed, as: winner) }
+        let late = await rpcError { _ = try await fixture.confirm(lapsed, as: winner) }
         XCTAssertEqual(late?.code, .failedPrecondition)
         XCTAssertNil(fixture.providerRecord(lapsed.orderID))
         let winnerSees = try await fixture.payments(winner).payments.map(\.status)

@@ -38,7 +38,7 @@ final class PaymentCrashTests: XCTestCase {
                     styleIDs: [style]), options: customer)
             return try await booking.preparePayment(.init(reservationID: reservation.id), options: customer)
         }
-        let lost = try await rpcError {
+        let lost = await rpcError {
             try await withRPCClient(configuration: first.clientConfiguration()) { client in
                 _ = try await YediBooking.BookingService.Client(client).confirmPayment(
                     .init(orderID: payment.orderID, paymentKey: "dev_ok_crash", amountKRW: payment.amountKRW),

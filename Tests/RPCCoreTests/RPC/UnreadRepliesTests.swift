@@ -110,7 +110,7 @@ final class UnreadRepliesTests: XCTestCase {
         try await Task.sleep(for: .seconds(2))
         // Reading again shows what the server did meanwhile: it sent what fit, then closed.
         flood.client.channel.read()
-        try flood.client.channel.setOption(ChannelOptions.autoRead, value: true).wait()
+        try await flood.client.channel.setOption(ChannelOptions.autoRead, value: true).get()
         let outcome = try flood.client.closed.wait(timeout: .seconds(10), "the server drops the stalled peer")
         print("stalled peer dropped after \(ContinuousClock.now - sent), \(outcome.received.readableBytes) bytes sent")
         XCTAssertLessThan(outcome.received.readableBytes, 2 * Self.budget)

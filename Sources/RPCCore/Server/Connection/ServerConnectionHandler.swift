@@ -46,7 +46,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// It holds nothing of the connection, and lets go of its task once the call is over (`forget`): a
     /// context a handler keeps after its call (a test's probe, a registry) keeps this object alive, and
     /// must not keep the connection, nor a cycle through the task that holds the context.
-    final class RunningCall: CallRecord {
+    final class RunningCall: CallRecord, @unchecked Sendable {
         let id: UInt64
         var task: Task<Void, Never>?
         /// The deadline: before a held call starts, then while its handler runs.
