@@ -61,11 +61,25 @@ struct ContentBench: AsyncParsableCommand {
     @Flag(help: "Keep the temporary folder (PKI, data, the services' logs).")
     var keep = false
 
+    @Flag(
+        help:
+            "ContentService on PostgreSQL: a fresh database on the development server (deploy/postgres-dev.sh --test); feed pages and GetImage only."
+    )
+    var postgres = false
+
+    /// The JSON field the feed and image lines carry: which engine ContentService stored in.
+    var engineField: String { #""engine":"\#(postgres ? "postgresql" : "sqlite")","# }
+
     func run() async throws {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent(
             "yedi-content-bench-\(ProcessInfo.processInfo.processIdentifier)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { if !keep { try? FileManager.default.removeItem(at: work) } }
+        try await BenchPostgres.with(postgres) { try await measure(in: work, database: $0) }
+    }
+
+    /// AccountService stays on SQLite: the feed's author lookups are the same call on either engine.
+    private func measure(in work: URL, database: BenchPostgres?) async throws {
         let pkiDirectory = try pkiOptions.folder(in: work)
         let accountPort = try ServiceProcess.freePort()
         let contentPort = try ServiceProcess.freePort()
@@ -88,7 +102,7 @@ struct ContentBench: AsyncParsableCommand {
                 "\(try ServiceProcess.freePort())",
                 // 400 posts over 10 designers in one day: the posts.day quota would stop the seeding.
                 "--quota", "posts.day=1000000",
-            ])
+            ] + (database.map { $0.replicaArguments(sharingKeysIn: work) + imageURLKey(in: work) } ?? []))
         defer { try? content.stop() }
 
         let tokens = try await signUpDesigners(account)
@@ -103,8 +117,19 @@ struct ContentBench: AsyncParsableCommand {
             try await feedPages(api)
             try await imageGets(api, token: tokens[0])
         }
+        // Resizing, peak memory and the HTTPS GETs do not touch the database.
+        guard database == nil else { return }
         try await ImageVariantBench(bench: self, work: work, pki: pkiDirectory, accountPort: accountPort)
             .run(token: tokens[0])
+    }
+
+    /// The key image URLs are signed with, which a PostgreSQL start requires (replicas share it).
+    private func imageURLKey(in work: URL) -> [String] {
+        let key = work.appendingPathComponent("image-url.key").path
+        _ = FileManager.default.createFile(
+            atPath: key, contents: Data((0..<32).map { _ in UInt8.random(in: 0...255) }),
+            attributes: [.posixPermissions: 0o600])
+        return ["--image-url-key", key]
     }
 
     /// The `ContentService` executable beside this one, data in `<work>/<folder>`, AccountService its
@@ -184,7 +209,7 @@ struct ContentBench: AsyncParsableCommand {
             cursor = page.page?.nextCursor ?? ""
         }
         print(
-            #"{"bench":"feed-page","page_size":20,"pages":\#(histogram.totalCount),"posts":\#(posts),"#
+            #"{"bench":"feed-page",\#(engineField)"page_size":20,"pages":\#(histogram.totalCount),"posts":\#(posts),"#
                 + #""designers":\#(designers),"authors_per_page":\#(Figures.format(Double(authors) / Double(pages))),"#
                 + #""p50_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(50))),"#
                 + #""p99_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(99))),"author_lookup":"every page","tls":true}"#
@@ -211,7 +236,7 @@ struct ContentBench: AsyncParsableCommand {
             }
             let seconds = Figures.seconds(ContinuousClock.now - start)
             print(
-                #"{"bench":"image-get","cache":"\#(cache)","bytes":\#(first.count),"gets":\#(count),"#
+                #"{"bench":"image-get",\#(engineField)"cache":"\#(cache)","bytes":\#(first.count),"gets":\#(count),"#
                     + #""per_second":\#(Figures.format(Double(count) / seconds)),"#
                     + #""p50_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(50))),"#
                     + #""p99_ms":\#(Figures.milliseconds(histogram.valueAtPercentile(99))),"tls":true}"#)
