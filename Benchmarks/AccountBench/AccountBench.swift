@@ -62,7 +62,7 @@ struct AccountBench: AsyncParsableCommand {
     var postgres = false
 
     /// The JSON field every line carries: which engine.
-    var engineField: String { #""engine":"\#(postgres ? "postgresql" : "sqlite")","# }
+    var engineField: String { BenchPostgres.engineField(postgres: postgres) }
 
     func run() async throws {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent(

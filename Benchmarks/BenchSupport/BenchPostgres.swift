@@ -64,13 +64,23 @@ public struct BenchPostgres: Sendable {
     /// `arguments` and a log key made in `folder` for every replica to share (page cursors signed by one
     /// replica are read by the others; a PostgreSQL start requires the key).
     public func replicaArguments(sharingKeysIn folder: URL) -> [String] {
-        let logKey = folder.appendingPathComponent("log.key").path
-        if !FileManager.default.fileExists(atPath: logKey) {
+        arguments + ["--log-key", Self.keyFile(named: "log.key", in: folder)]
+    }
+
+    /// The path of a random 32-byte key in `folder`, made on first use (mode 0600), for every replica to share.
+    public static func keyFile(named name: String, in folder: URL) -> String {
+        let path = folder.appendingPathComponent(name).path
+        if !FileManager.default.fileExists(atPath: path) {
             _ = FileManager.default.createFile(
-                atPath: logKey, contents: Data((0..<32).map { _ in UInt8.random(in: 0...255) }),
+                atPath: path, contents: Data((0..<32).map { _ in UInt8.random(in: 0...255) }),
                 attributes: [.posixPermissions: 0o600])
         }
-        return arguments + ["--log-key", logKey]
+        return path
+    }
+
+    /// The `"engine":…,` field every bench line carries.
+    public static func engineField(postgres: Bool) -> String {
+        #""engine":"\#(postgres ? "postgresql" : "sqlite")","#
     }
 
     public func connect() async throws -> PostgresConnection {

@@ -87,7 +87,7 @@ struct BookingBench: AsyncParsableCommand {
     }
 
     /// The JSON fields every line starts with: which engine, how many processes.
-    var engineFields: String { #""engine":"\#(postgres ? "postgresql" : "sqlite")","replicas":\#(replicas),"# }
+    var engineFields: String { BenchPostgres.engineField(postgres: postgres) + #""replicas":\#(replicas),"# }
 
     private func measure(in work: URL, database: BenchPostgres?) async throws {
         let pkiDirectory = try pkiOptions.folder(in: work)

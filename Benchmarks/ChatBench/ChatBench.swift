@@ -91,7 +91,7 @@ struct ChatBench: AsyncParsableCommand {
     }
 
     /// `"engine":…,"replicas":…,` for every line.
-    var engineFields: String { #""engine":"\#(postgres ? "postgresql" : "sqlite")","replicas":\#(replicas),"# }
+    var engineFields: String { BenchPostgres.engineField(postgres: postgres) + #""replicas":\#(replicas),"# }
 
     private func measure(in work: URL, database: BenchPostgres?) async throws {
         let pkiDirectory = try pkiOptions.folder(in: work)

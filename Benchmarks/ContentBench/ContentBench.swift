@@ -68,7 +68,7 @@ struct ContentBench: AsyncParsableCommand {
     var postgres = false
 
     /// The JSON field the feed and image lines carry: which engine ContentService stored in.
-    var engineField: String { #""engine":"\#(postgres ? "postgresql" : "sqlite")","# }
+    var engineField: String { BenchPostgres.engineField(postgres: postgres) }
 
     func run() async throws {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -102,7 +102,12 @@ struct ContentBench: AsyncParsableCommand {
                 "\(try ServiceProcess.freePort())",
                 // 400 posts over 10 designers in one day: the posts.day quota would stop the seeding.
                 "--quota", "posts.day=1000000",
-            ] + (database.map { $0.replicaArguments(sharingKeysIn: work) + imageURLKey(in: work) } ?? []))
+            ]
+                + (database.map {
+                    $0.replicaArguments(sharingKeysIn: work)
+                        // Image URLs signed by one replica are served by the others: a PostgreSQL start requires it.
+                        + ["--image-url-key", BenchPostgres.keyFile(named: "image-url.key", in: work)]
+                } ?? []))
         defer { try? content.stop() }
 
         let tokens = try await signUpDesigners(account)
@@ -121,15 +126,6 @@ struct ContentBench: AsyncParsableCommand {
         guard database == nil else { return }
         try await ImageVariantBench(bench: self, work: work, pki: pkiDirectory, accountPort: accountPort)
             .run(token: tokens[0])
-    }
-
-    /// The key image URLs are signed with, which a PostgreSQL start requires (replicas share it).
-    private func imageURLKey(in work: URL) -> [String] {
-        let key = work.appendingPathComponent("image-url.key").path
-        _ = FileManager.default.createFile(
-            atPath: key, contents: Data((0..<32).map { _ in UInt8.random(in: 0...255) }),
-            attributes: [.posixPermissions: 0o600])
-        return ["--image-url-key", key]
     }
 
     /// The `ContentService` executable beside this one, data in `<work>/<folder>`, AccountService its
