@@ -28,18 +28,9 @@ public struct ServiceProcess: @unchecked Sendable {
         return kib * 1_024
     }
 
-    /// The CPU time it has used so far, user and system (`utime` + `stime` of /proc/<pid>/stat), in seconds:
-    /// read before and after a run, the service's own CPU per call, whatever else shares the machine.
-    public func cpuSeconds() throws -> Double {
-        let stat = try String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)
-        // After the command name's closing parenthesis: state is field 3, utime 14, stime 15.
-        guard let close = stat.lastIndex(of: ")") else { throw BenchError("unreadable /proc/.../stat") }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else {
-            throw BenchError("no utime/stime in /proc/\(process.processIdentifier)/stat")
-        }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
+    /// The CPU time it has used so far, user and system, in seconds: read before and after a run, the
+    /// service's own CPU per call, whatever else shares the machine.
+    public func cpuSeconds() throws -> Double { try ProcessCPU.seconds(of: process.processIdentifier) }
 
     /// `name` in the folder of the running executable (both are products of the same build).
     public static func besideThisExecutable(_ name: String) throws -> String {
@@ -110,8 +101,26 @@ public struct ServiceProcess: @unchecked Sendable {
             if !process.isRunning { return }
             usleep(50_000)
         }
-        kill(process.processIdentifier, SIGKILL)
+        _ = Glibc.kill(process.processIdentifier, SIGKILL)
         throw BenchError("\(name) did not stop within 30 s of SIGTERM; see \(log)")
+    }
+
+    /// SIGKILL: no shutdown at all (a replica dying); returns once the process is gone.
+    public func kill() {
+        guard process.isRunning else { return }
+        _ = Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// A client spreading its calls over every process of `replicas` (one service's), with the client's
+    /// default retries, ejection and health watch: what a peer or an app does against replicas.
+    public static func clientConfiguration(spreadingOver replicas: [ServiceProcess]) -> ClientConfiguration {
+        var configuration = replicas[0].clientConfiguration()
+        configuration.targets = replicas.map { .init(host: "127.0.0.1", port: $0.port) }
+        configuration.maxAttempts =
+            ClientConfiguration(targets: configuration.targets, tls: configuration.tls)
+            .maxAttempts
+        return configuration
     }
 
     /// A loopback port nothing listens on (bound to port 0, then released).

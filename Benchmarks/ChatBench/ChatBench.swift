@@ -33,6 +33,10 @@ import YediProto
 /// it. The streams are all on the first replica; the messages are sent through it (`sent_via` "same"),
 /// then, with 2 or more replicas, through the second ("other": delivered by NOTIFY and a read from the
 /// database). Each line names its engine and replicas.
+///
+/// `--failover` (PostgreSQL, 2 or more replicas) measures a replica's death instead: the streams and the
+/// senders spread over every replica; replica 0 gets SIGKILL mid-run and is restarted later (`failover`
+/// line, ChatFailover.swift).
 @main
 struct ChatBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -81,8 +85,17 @@ struct ChatBench: AsyncParsableCommand {
     @Option(help: "ChatService processes on the one PostgreSQL database (streams on the first).")
     var replicas = 1
 
+    @Flag(help: "SIGKILL replica 0 mid-run and restart it: failover figures (needs --postgres, --replicas 2+).")
+    var failover = false
+
+    @Option(help: "With --failover: seconds of sending before the kill, while it is down, after its restart.")
+    var failoverPhaseSeconds = 4
+
     func run() async throws {
         guard replicas >= 1, postgres || replicas == 1 else { throw BenchError("--replicas above 1 needs --postgres") }
+        guard !failover || replicas >= 2 else {
+            throw BenchError("--failover needs --postgres and --replicas 2 or more")
+        }
         let work = FileManager.default.temporaryDirectory.appendingPathComponent(
             "yedi-chat-bench-\(ProcessInfo.processInfo.processIdentifier)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
@@ -101,21 +114,25 @@ struct ChatBench: AsyncParsableCommand {
         defer { account.stop() }
         // AccountService is the stand-in; Content and Booking nowhere: the bench sends text only.
         let nowhere = try ServiceProcess.freePort()
-        var processes: [ServiceProcess] = []
-        defer { for process in processes { try? process.stop() } }
-        for replica in 0..<replicas {
-            processes.append(
-                try await ServiceProcess.start(
-                    executable, name: "ChatService", pki: pkiDirectory,
-                    data: work.appendingPathComponent("data-\(replica)").path,
-                    log: work.appendingPathComponent("service-\(replica).log").path,
-                    arguments: [
-                        "--peer", "account=127.0.0.1:\(account.port)", "--peer", "content=127.0.0.1:\(nowhere)",
-                        "--peer", "booking=127.0.0.1:\(nowhere)",
-                    ] + (slp ? ["--apps", apps] : [])
-                        + (database?.replicaArguments(sharingKeysIn: work) ?? [])))
+        let replicaArguments =
+            [
+                "--peer", "account=127.0.0.1:\(account.port)", "--peer", "content=127.0.0.1:\(nowhere)",
+                "--peer", "booking=127.0.0.1:\(nowhere)",
+            ] + (slp ? ["--apps", apps] : []) + (database?.replicaArguments(sharingKeysIn: work) ?? [])
+        /// Replica `replica` on `port` (a free one when nil), its log named by `run` (a restart gets a new one).
+        let startReplica = { (replica: Int, port: Int?, run: String) in
+            try await ServiceProcess.start(
+                executable, name: "ChatService", port: port, pki: pkiDirectory,
+                data: work.appendingPathComponent("data-\(replica)").path,
+                log: work.appendingPathComponent("service-\(replica)\(run).log").path, arguments: replicaArguments)
         }
+        let processes = ProcessList()
+        defer { processes.stopAll() }
+        for replica in 0..<replicas { processes.append(try await startReplica(replica, nil, "")) }
         let process = processes[0]
+        // The failover run spreads every client over the replicas; the others talk to the first.
+        let configuration =
+            failover ? ServiceProcess.clientConfiguration(spreadingOver: processes.all) : process.clientConfiguration()
 
         let issuer = AccessTokenIssuer(
             signingKey: try TokenSigningKey.load(pemFile: pkiDirectory + "/token-signing.key"),
@@ -143,7 +160,7 @@ struct ChatBench: AsyncParsableCommand {
         let connections = max(1, (streams + callsPerConnection - 1) / callsPerConnection)
         var clients: [(RPCClient, Task<Void, Never>)] = []
         for _ in 0..<connections {
-            let client = try RPCClient(configuration: process.clientConfiguration())
+            let client = try RPCClient(configuration: configuration)
             clients.append((client, Task { await client.run() }))
         }
         defer {
@@ -154,7 +171,7 @@ struct ChatBench: AsyncParsableCommand {
         // Rooms, opened by the customers (or, with --slp, by "AccountService"), 16 at a time.
         let streams = self.streams
         var rooms = [String](repeating: "", count: streams)
-        var asAccount = process.clientConfiguration()
+        var asAccount = configuration
         asAccount.tls = .client(
             trustRootsFile: pkiDirectory + "/ca.pem", certificateChainFile: pkiDirectory + "/account.pem",
             privateKeyFile: pkiDirectory + "/account.key")
@@ -190,6 +207,16 @@ struct ChatBench: AsyncParsableCommand {
             }
         }
 
+        if failover {
+            let senderClient = try RPCClient(configuration: configuration)
+            let senderTask = Task { await senderClient.run() }
+            clients.append((senderClient, senderTask))
+            try await measureFailover(
+                processes: processes, restart: { try await startReplica(0, $0, "-restarted") },
+                streamClients: clients.prefix(connections).map(\.0), senderClient: senderClient, pairs: pairs,
+                rooms: rooms)
+            return
+        }
         // The senders' clients: through the streams' replica, then through another one.
         var senderClients: [(via: String, client: RPCClient)] = [("same", clients[0].0)]
         if processes.count > 1 {
@@ -338,28 +365,12 @@ struct ChatBench: AsyncParsableCommand {
     static func bearer(_ token: String, timeout: Duration = .seconds(30)) -> CallOptions {
         CallOptions(timeout: timeout, metadata: ["authorization": "Bearer \(token)"])
     }
-
-    static func newHistogram() -> Histogram<UInt64> {
-        Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
-    }
-
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-
-    static func milliseconds(_ nanoseconds: UInt64) -> String { format(Double(nanoseconds) / 1e6) }
-
-    static func format(_ value: Double) -> String { String(format: "%.2f", value) }
 }
 
 /// Delivery latencies and stream states, from many reader tasks.
 final class Recorder: Sendable {
     private struct State {
-        var histogram = ChatBench.newHistogram()
+        var histogram = Figures.newHistogram()
         var caughtUp = 0
         var ended = 0
         var firstError: String?
@@ -369,7 +380,7 @@ final class Recorder: Sendable {
 
     func caughtUp() { state.withLock { $0.caughtUp += 1 } }
     /// Forgets the deliveries so far (between two rounds of sends).
-    func reset() { state.withLock { $0.histogram = ChatBench.newHistogram() } }
+    func reset() { state.withLock { $0.histogram = Figures.newHistogram() } }
     func delivered(_ nanoseconds: UInt64) { state.withLock { _ = $0.histogram.record(nanoseconds) } }
     func ended(_ error: any Error) {
         state.withLock {

@@ -1,0 +1,317 @@
+import BenchSupport
+import Foundation
+import Histogram
+import RPCCore
+import Synchronization
+import YediProto
+
+/// `--failover`: a ChatService replica's death under load, as issue 31 asks it measured.
+///
+/// Every stream and every sender uses clients spread over all replicas (the client's own balancing,
+/// ejection and health watch). Senders send for a phase, replica 0 gets SIGKILL, they go on for a phase
+/// with it dead, it is restarted on its port and they go on for a last phase. A failed send is sent again
+/// with the same client message id (the original is answered if it had been stored), as an app does; a
+/// stream that ends is subscribed again from its last position, anywhere. Then every room's history is
+/// read back.
+///
+/// The `failover` line: time from the kill to each sender's first acknowledged send (p50/max), and for the
+/// senders that saw a failure, to their first success after it; calls failed; acknowledged sends missing
+/// from the history (lost) and from the room's stream (missed), duplicates and out-of-order deliveries;
+/// the cut streams' time from the kill to caught up elsewhere; the restart's time to SERVING and the CPU
+/// it used after (it takes traffic again); the CPU of the services, PostgreSQL and the bench over the run.
+extension ChatBench {
+    func measureFailover(
+        processes: ProcessList, restart: (Int) async throws -> ServiceProcess,
+        streamClients: [RPCClient], senderClient: RPCClient,
+        pairs: [(customer: String, designer: String, designerID: String)], rooms: [String]
+    ) async throws {
+        let (streams, senders, callsPerConnection) = (self.streams, self.senders, self.callsPerConnection)
+        let phase = Duration.seconds(failoverPhaseSeconds)
+        let ledger = FailoverLedger(rooms: streams, senders: senders)
+
+        var readers: [Task<Void, Never>] = []
+        for index in 0..<streams {
+            let client = YediChat.ChatService.Client(streamClients[index / callsPerConnection])
+            let token = pairs[index].designer
+            readers.append(Task { await Self.follow(index, client: client, token: token, ledger: ledger) })
+        }
+        while ledger.caughtUpStreams < streams {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+
+        let start = ContinuousClock.now
+        let cpuBefore = try processes.all.map { try $0.cpuSeconds() }
+        let (postgresBefore, benchBefore) = (ProcessCPU.postgresSeconds(), try ProcessCPU.ownSeconds())
+        let chat = YediChat.ChatService.Client(senderClient)
+        let sending = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for sender in 0..<senders {
+                    group.addTask {
+                        await Self.send(as: sender, chat: chat, pairs: pairs, rooms: rooms, ledger: ledger)
+                    }
+                }
+            }
+        }
+
+        try await Task.sleep(for: phase)
+        let killedCPU = try processes[0].cpuSeconds() - cpuBefore[0]
+        ledger.killed(at: .now)  // before: the first failures arrive while kill() waits for the exit
+        processes[0].kill()
+        try await Task.sleep(for: phase)
+        let restartStart = ContinuousClock.now
+        let restarted = try await restart(processes[0].port)
+        processes[0] = restarted
+        let restartToServing = ContinuousClock.now - restartStart
+        try await Task.sleep(for: phase)
+        ledger.stopSending()
+        await sending.value
+        let window = ContinuousClock.now - start
+        let restartedCPU = try restarted.cpuSeconds()
+        var cpuServices = killedCPU + restartedCPU
+        for (process, before) in zip(processes.all, cpuBefore).dropFirst() {
+            cpuServices += try process.cpuSeconds() - before
+        }
+        let (cpuPostgres, cpuBench) = (
+            ProcessCPU.postgresSeconds() - postgresBefore, try ProcessCPU.ownSeconds() - benchBefore
+        )
+
+        // Every acknowledged send delivered to its room's stream, or 30 s.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ledger.undelivered > 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        for reader in readers { reader.cancel() }
+        for reader in readers { await reader.value }
+        let lost = try await Self.missingFromHistory(ledger: ledger, chat: chat, pairs: pairs, rooms: rooms)
+
+        let figures = ledger.outcome
+        print(
+            #"{"bench":"failover",\#(engineFields)"service":"ChatService","killed":"replica 0","#
+                + #""phase_s":\#(failoverPhaseSeconds),"streams":\#(streams),"senders":\#(senders),"#
+                + #""first_success_after_kill_ms":\#(Self.medianAndMax(figures.firstSuccess)),"#
+                + #""senders_failed":\#(figures.recovery.totalCount),"#
+                + #""recovery_after_failure_ms":\#(Self.medianAndMax(figures.recovery)),"#
+                + #""calls_failed":\#(figures.callsFailed),"failure_codes":\#(figures.failureCodes),"#
+                + #""acknowledged":\#(figures.acknowledged),"acknowledged_lost":\#(lost),"#
+                + #""events_missed":\#(figures.missed),"duplicates":\#(figures.duplicates),"#
+                + #""out_of_order":\#(figures.outOfOrder),"streams_cut":\#(figures.cut.totalCount),"#
+                + #""stream_ends_after_kill":\#(figures.resubscriptions),"#
+                + #""streams_not_resumed":\#(figures.notResumed),"#
+                + #""stream_cut_seen_ms":\#(Self.medianAndMax(figures.cut)),"#
+                + #""stream_resume_ms":\#(Self.medianAndMax(figures.resume)),"#
+                + #""restart_to_serving_ms":\#(Figures.milliseconds(Figures.nanoseconds(restartToServing))),"#
+                + #""restarted_cpu_s":\#(Figures.format(restartedCPU)),"#
+                + #""sends_per_second":\#(Figures.format(Double(figures.acknowledged) / Figures.seconds(window))),"#
+                + #""cpu_s":{"services":\#(Figures.format(cpuServices)),"postgres":\#(Figures.format(cpuPostgres)),"#
+                + #""bench":\#(Figures.format(cpuBench)),"wall":\#(Figures.format(Figures.seconds(window)))},"tls":true}"#
+        )
+    }
+
+    /// `{"p50":…,"max":…}` in milliseconds.
+    private static func medianAndMax(_ histogram: Histogram<UInt64>) -> String {
+        #"{"p50":\#(Figures.milliseconds(histogram.valueAtPercentile(50))),"max":\#(Figures.milliseconds(histogram.max))}"#
+    }
+
+    /// One designer's stream, subscribed again from its last position whenever it ends, until cancelled.
+    private static func follow(
+        _ index: Int, client: YediChat.ChatService.Client, token: String, ledger: FailoverLedger
+    ) async {
+        var last: Int64 = 0
+        while !Task.isCancelled {
+            do {
+                try await client.subscribe(
+                    .init(afterPosition: last), options: bearer(token, timeout: .seconds(3_600))
+                ) { stream in
+                    for try await event in stream {
+                        last = max(last, event.position)
+                        switch event.event {
+                        case .caughtUp?: ledger.caughtUp(index)
+                        case .messageAdded(let added)?: ledger.delivered(index, seq: added.message?.seq ?? 0)
+                        default: continue
+                        }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+            }
+            ledger.ended(index)
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    /// One sender: a random room, a new client message id per message, each sent until acknowledged (or
+    /// the run ends).
+    private static func send(
+        as sender: Int, chat: YediChat.ChatService.Client,
+        pairs: [(customer: String, designer: String, designerID: String)], rooms: [String],
+        ledger: FailoverLedger
+    ) async {
+        var random = SplitMix64(seed: UInt64(sender + 1))
+        var number = 0
+        while !ledger.sendingStopped {
+            let index = Int(random.next() % UInt64(rooms.count))
+            let id = "f\(sender)-\(number)"
+            number += 1
+            while !ledger.sendingStopped {
+                do {
+                    let message = try await chat.sendMessage(
+                        .init(roomID: rooms[index], body: .text(.init(text: id)), clientMessageID: id),
+                        options: bearer(pairs[index].customer, timeout: .seconds(10)))
+                    ledger.acknowledged(index, seq: message.seq, by: sender)
+                    break
+                } catch {
+                    ledger.failed(by: sender, error)
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
+            }
+        }
+    }
+
+    /// Acknowledged sends that the rooms' histories do not hold, read back oldest first 100 at a time.
+    private static func missingFromHistory(
+        ledger: FailoverLedger, chat: YediChat.ChatService.Client,
+        pairs: [(customer: String, designer: String, designerID: String)], rooms: [String]
+    ) async throws -> Int {
+        var missing = 0
+        for (index, acknowledged) in ledger.acknowledgedByRoom where !acknowledged.isEmpty {
+            var stored = Set<Int64>()
+            var after: Int64 = 0
+            while true {
+                let page = try await chat.listMessages(
+                    .init(roomID: rooms[index], limit: 100, afterSeq: after), options: bearer(pairs[index].customer))
+                guard let last = page.messages.last?.seq else { break }
+                stored.formUnion(page.messages.map(\.seq))
+                after = last
+            }
+            missing += acknowledged.subtracting(stored).count
+        }
+        return missing
+    }
+}
+
+/// What the failover run saw, from many tasks: per room the acknowledged and the delivered seqs, per
+/// sender its failures and successes around the kill, per stream its cuts and resumptions.
+final class FailoverLedger: Sendable {
+    private struct State {
+        var acknowledged: [Set<Int64>]
+        var delivered: [[Int64]]
+        var caughtUp: [Bool]
+        var killedAt: ContinuousClock.Instant?
+        /// Per sender: its first success after the kill; its first failure after the kill, and its first
+        /// success after that failure.
+        var firstSuccess: [ContinuousClock.Instant?]
+        var firstFailure: [ContinuousClock.Instant?]
+        var recovered: [ContinuousClock.Instant?]
+        /// Per stream cut after the kill: when it caught up again.
+        var cutAt: [ContinuousClock.Instant?]
+        var resumedAt: [ContinuousClock.Instant?]
+        var callsFailed = 0
+        var endsAfterKill = 0
+        var failureCodes: [String: Int] = [:]
+    }
+
+    private let state: Mutex<State>
+    private let stopped = Atomic<Bool>(false)
+
+    init(rooms: Int, senders: Int) {
+        state = Mutex(
+            State(
+                acknowledged: Array(repeating: [], count: rooms), delivered: Array(repeating: [], count: rooms),
+                caughtUp: Array(repeating: false, count: rooms), firstSuccess: Array(repeating: nil, count: senders),
+                firstFailure: Array(repeating: nil, count: senders), recovered: Array(repeating: nil, count: senders),
+                cutAt: Array(repeating: nil, count: rooms), resumedAt: Array(repeating: nil, count: rooms)))
+    }
+
+    func stopSending() { stopped.store(true, ordering: .relaxed) }
+    var sendingStopped: Bool { stopped.load(ordering: .relaxed) }
+
+    func killed(at instant: ContinuousClock.Instant) { state.withLock { $0.killedAt = instant } }
+
+    func caughtUp(_ stream: Int) {
+        state.withLock {
+            $0.caughtUp[stream] = true
+            if $0.cutAt[stream] != nil, $0.resumedAt[stream] == nil { $0.resumedAt[stream] = .now }
+        }
+    }
+
+    func ended(_ stream: Int) {
+        state.withLock {
+            if $0.killedAt != nil { $0.endsAfterKill += 1 }
+            if $0.killedAt != nil, $0.cutAt[stream] == nil { $0.cutAt[stream] = .now }
+        }
+    }
+
+    func delivered(_ stream: Int, seq: Int64) { state.withLock { $0.delivered[stream].append(seq) } }
+
+    func acknowledged(_ room: Int, seq: Int64, by sender: Int) {
+        state.withLock {
+            $0.acknowledged[room].insert(seq)
+            guard $0.killedAt != nil else { return }
+            if $0.firstSuccess[sender] == nil { $0.firstSuccess[sender] = .now }
+            if $0.firstFailure[sender] != nil, $0.recovered[sender] == nil { $0.recovered[sender] = .now }
+        }
+    }
+
+    func failed(by sender: Int, _ error: any Error) {
+        state.withLock {
+            $0.callsFailed += 1
+            $0.failureCodes[(error as? RPCError).map { "\($0.code)" } ?? "\(type(of: error))", default: 0] += 1
+            if $0.killedAt != nil, $0.firstFailure[sender] == nil { $0.firstFailure[sender] = .now }
+        }
+    }
+
+    var caughtUpStreams: Int { state.withLock { $0.caughtUp.count(where: { $0 }) } }
+
+    /// Acknowledged sends not yet delivered to their room's stream.
+    var undelivered: Int {
+        state.withLock { state in
+            zip(state.acknowledged, state.delivered).reduce(0) { $0 + $1.0.subtracting($1.1).count }
+        }
+    }
+
+    var acknowledgedByRoom: [(Int, Set<Int64>)] { state.withLock { Array($0.acknowledged.enumerated()) } }
+
+    struct Outcome {
+        var firstSuccess: Histogram<UInt64>
+        var recovery: Histogram<UInt64>
+        var cut: Histogram<UInt64>
+        var resume: Histogram<UInt64>
+        var notResumed: Int
+        var resubscriptions: Int
+        var callsFailed: Int
+        var failureCodes: String
+        var acknowledged: Int
+        var missed: Int
+        var duplicates: Int
+        var outOfOrder: Int
+    }
+
+    var outcome: Outcome {
+        state.withLock { state in
+            let killedAt = state.killedAt ?? .now
+            func since(_ instants: [ContinuousClock.Instant?]) -> Histogram<UInt64> {
+                var histogram = Figures.newHistogram()
+                for case let instant? in instants {
+                    histogram.record(Figures.nanoseconds(instant - killedAt))
+                }
+                return histogram
+            }
+            var (missed, duplicates, outOfOrder) = (0, 0, 0)
+            for (acknowledged, delivered) in zip(state.acknowledged, state.delivered) {
+                let distinct = Set(delivered)
+                missed += acknowledged.subtracting(distinct).count
+                duplicates += delivered.count - distinct.count
+                outOfOrder += zip(delivered, delivered.dropFirst()).count(where: { $0.1 <= $0.0 })
+            }
+            let codes = state.failureCodes.sorted { $0.key < $1.key }.map { #""\#($0.key)":\#($0.value)"# }
+            return Outcome(
+                firstSuccess: since(state.firstSuccess), recovery: since(state.recovered),
+                cut: since(state.cutAt), resume: since(state.resumedAt),
+                notResumed: zip(state.cutAt, state.resumedAt).count(where: { $0.0 != nil && $0.1 == nil }),
+                resubscriptions: state.endsAfterKill, callsFailed: state.callsFailed,
+                failureCodes: "{" + codes.joined(separator: ",") + "}",
+                acknowledged: state.acknowledged.reduce(0) { $0 + $1.count }, missed: missed, duplicates: duplicates,
+                outOfOrder: outOfOrder)
+        }
+    }
+}
