@@ -186,9 +186,8 @@ extension PostgresChatStore {
 
     func prunedThrough(recipientID: String) async throws -> Int64 {
         try await postgres.read { connection in
-            try await Self.fetch(
-                "SELECT through_position FROM chat_event_pruned WHERE recipient_id = \(recipientID)", connection
-            ).first?["through_position"].decode(Int64.self) ?? 0
+            try await connection.execute(ChatStatements.PrunedThrough.self, recipientID, logger: Self.logger).first?
+                .makeRandomAccess()["through_position"].decode(Int64.self) ?? 0
         }
     }
 

@@ -23,14 +23,7 @@ struct PendingChatEvents {
         // One statement for every recipient's head, locked in one order (ORDER BY), each row once.
         let recipients = counts.keys.sorted()
         var next: [String: Int64] = [:]
-        for row in try await tx.query(
-            """
-            INSERT INTO chat_stream_head (user_id, last_position)
-            SELECT * FROM unnest(\(recipients)::text[], \(recipients.map { counts[$0]! })::bigint[]) ORDER BY 1
-            ON CONFLICT (user_id) DO UPDATE SET last_position = chat_stream_head.last_position + EXCLUDED.last_position
-            RETURNING user_id, last_position
-            """)
-        {
+        for row in try await tx.execute(ChatStatements.TakePositions.self, recipients, recipients.map { counts[$0]! }) {
             let (recipient, last) = try row.decode((String, Int64).self)
             next[recipient] = last - counts[recipient]! + 1
         }
@@ -47,28 +40,18 @@ struct PendingChatEvents {
                 activity[MemberOfRoom(roomID: item.roomID, userID: item.recipient)] = position
             }
         }
-        try await tx.query(
-            """
-            INSERT INTO chat_event (recipient_id, position, room_id, kind, seq, reader_id, read_seq, read_at_ms,
-                created_at_ms)
-            SELECT * FROM unnest(\(columns.recipients)::text[], \(columns.positions)::bigint[], \(columns.rooms)::text[],
-                \(columns.kinds)::text[], \(columns.seqs)::bigint[], \(columns.readers)::text[],
-                \(columns.readSeqs)::bigint[], \(columns.readAts)::bigint[], \(columns.createdAts)::bigint[])
-            """)
+        try await tx.execute(
+            ChatStatements.InsertEvents.self, columns.recipients, columns.positions, columns.rooms, columns.kinds,
+            columns.seqs, columns.readers, columns.readSeqs, columns.readAts, columns.createdAts)
         if !activity.isEmpty {
             let members = Array(activity)
-            try await tx.query(
-                """
-                UPDATE chat_room_member SET activity_position = moved.activity
-                FROM unnest(\(members.map(\.key.roomID))::text[], \(members.map(\.key.userID))::text[],
-                    \(members.map(\.value))::bigint[]) AS moved(room_id, user_id, activity)
-                WHERE chat_room_member.room_id = moved.room_id AND chat_room_member.user_id = moved.user_id
-                """)
+            try await tx.execute(
+                ChatStatements.MoveActivity.self, members.map(\.key.roomID), members.map(\.key.userID),
+                members.map(\.value))
         }
         // Ids only: a body may be far larger than NOTIFY's 8,000 bytes, and each replica reads it anyway.
         let wakeUps = counts.keys.sorted().map { ChatEventHub.wakeUpPayload($0, position: next[$0]! - 1) }
-        try await tx.query(
-            "SELECT pg_notify(\(PostgresChatStore.channel), n) FROM unnest(\(wakeUps)::text[]) AS n")
+        try await tx.execute(ChatStatements.Notify.self, PostgresChatStore.channel, wakeUps)
         return events
     }
 
@@ -120,15 +103,11 @@ extension PostgresChatStore {
     static func room(_ id: String, _ connection: PostgresConnection, locking: Bool = false) async throws
         -> RoomRecord?
     {
-        let members = """
-            ARRAY(SELECT user_id FROM chat_room_member m WHERE m.room_id = chat_room.id ORDER BY ordinal) AS member_ids,
-            ARRAY(SELECT role FROM chat_room_member m WHERE m.room_id = chat_room.id ORDER BY ordinal) AS member_roles
-            """
-        let query: PostgresQuery =
+        let rows =
             locking
-            ? "SELECT chat_room.*, \(unescaped: members) FROM chat_room WHERE id = \(id) FOR UPDATE"
-            : "SELECT chat_room.*, \(unescaped: members) FROM chat_room WHERE id = \(id)"
-        guard let row = try await fetch(query, connection).first else { return nil }
+            ? try await connection.execute(ChatStatements.LockRoom.self, id, logger: logger)
+            : try await connection.execute(ChatStatements.RoomWithMembers.self, id, logger: logger)
+        guard let row = rows.first?.makeRandomAccess() else { return nil }
         let ids = try row["member_ids"].decode([String].self)
         let roles = try row["member_roles"].decode([String].self)
         return try roomRecord(row, memberships: zip(ids, roles).map { RoomMemberRecord(userID: $0, role: $1) })
@@ -200,7 +179,7 @@ extension PostgresChatStore {
 
     /// The recipient's last position given out (0: none yet).
     static func head(_ userID: String, _ connection: PostgresConnection) async throws -> Int64 {
-        try await fetch("SELECT last_position FROM chat_stream_head WHERE user_id = \(userID)", connection)
-            .first?["last_position"].decode(Int64.self) ?? 0
+        try await connection.execute(ChatStatements.Head.self, userID, logger: logger).first?
+            .makeRandomAccess()["last_position"].decode(Int64.self) ?? 0
     }
 }

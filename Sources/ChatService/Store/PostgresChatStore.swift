@@ -127,22 +127,15 @@ struct PostgresChatStore: ChatStore {
         try await postgres.read { connection in try await Self.head(recipientID, connection) }
     }
 
-    /// One snapshot: a message event and its message row, joined, so a catch-up batch is one query.
+    /// One statement, outside a transaction (a stream reads this on every wake-up: `BEGIN` and `COMMIT`
+    /// around it would triple its round trips): each message event joined to its message row. A
+    /// room-created event's room is read after it; a room purged in between is skipped, as it would be had
+    /// the purge come first.
     func events(recipientID: String, afterPosition position: Int64, limit: Int) async throws -> [ChatEventRecord] {
-        try await postgres.snapshot { tx in
-            let rows = try await Self.fetch(
-                """
-                SELECT e.position, e.room_id, e.kind, e.reader_id, e.read_seq, e.read_at_ms,
-                    m.room_id AS m_room_id, m.seq AS m_seq, m.id AS m_id, m.sender_id AS m_sender_id,
-                    m.client_message_id AS m_client_message_id, m.sent_at_ms AS m_sent_at_ms,
-                    m.body_kind AS m_body_kind, m.text AS m_text, m.ref_id AS m_ref_id, m.title AS m_title,
-                    m.image_id AS m_image_id, m.image_url AS m_image_url, m.image_width AS m_image_width,
-                    m.image_height AS m_image_height, m.start_at_ms AS m_start_at_ms
-                FROM chat_event e
-                LEFT JOIN chat_message m ON e.kind = 'message' AND m.room_id = e.room_id AND m.seq = e.seq
-                WHERE e.recipient_id = \(recipientID) AND e.position > \(position)
-                ORDER BY e.position LIMIT \(limit)
-                """, tx.connection)
+        try await postgres.read { connection in
+            let rows = try await connection.execute(
+                ChatStatements.EventsAfter.self, recipientID, position, limit, logger: Self.logger
+            ).map { $0.makeRandomAccess() }
             var events: [ChatEventRecord] = []
             events.reserveCapacity(rows.count)
             for row in rows {
@@ -160,7 +153,7 @@ struct PostgresChatStore: ChatStore {
                 case "closed":
                     body = .roomClosed(roomID: roomID, closedAtMilliseconds: try row["read_at_ms"].decode(Int64.self))
                 default:
-                    guard let room = try await Self.room(roomID, tx.connection) else { continue }
+                    guard let room = try await Self.room(roomID, connection) else { continue }
                     body = .roomCreated(room.asCreated)
                 }
                 events.append(
@@ -229,11 +222,7 @@ struct PostgresChatStore: ChatStore {
             id: draft.id, roomID: draft.roomID, seq: room.lastSeq + 1, senderID: draft.senderID,
             sentAtMilliseconds: draft.sentAtMilliseconds, clientMessageID: draft.clientMessageID, body: draft.body)
         try await insert(message, tx)
-        try await tx.query(
-            """
-            UPDATE chat_room SET last_seq = \(message.seq), last_activity_at_ms = \(message.sentAtMilliseconds)
-            WHERE id = \(room.id)
-            """)
+        try await tx.execute(ChatStatements.MoveRoomHead.self, message.seq, message.sentAtMilliseconds, room.id)
         for member in room.members {
             events.add(
                 recipient: member, roomID: room.id, kind: "message", now: message.sentAtMilliseconds,
@@ -248,14 +237,12 @@ struct PostgresChatStore: ChatStore {
 
     private static func insert(_ message: MessageRecord, _ tx: PostgresTransaction) async throws {
         let columns = MessageColumns(message.body)
-        try await tx.query(
-            """
-            INSERT INTO chat_message (room_id, seq, id, sender_id, client_message_id, sent_at_ms, body_kind,
-                text, ref_id, title, image_id, image_url, image_width, image_height, start_at_ms)
-            VALUES (\(message.roomID), \(message.seq), \(message.id), \(message.senderID), \(message.clientMessageID),
-                \(message.sentAtMilliseconds), \(columns.kind), \(columns.text), \(columns.refID), \(columns.title),
-                \(columns.image?.id), \(columns.image?.url ?? ""), \(columns.image?.width ?? 0),
-                \(columns.image?.height ?? 0), \(columns.startAt))
-            """)
+        try await tx.execute(
+            ChatStatements.InsertMessage.self, message.roomID, message.seq, message.id, message.senderID,
+            message.clientMessageID, message.sentAtMilliseconds, columns.kind, columns.text, columns.refID,
+            columns.title,
+            columns.image?.id, columns.image?.url ?? "", columns.image?.width ?? Int32(0),
+            columns.image?.height ?? Int32(0),
+            columns.startAt)
     }
 }
