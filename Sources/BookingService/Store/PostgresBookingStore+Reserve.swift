@@ -42,12 +42,7 @@ extension PostgresBookingStore {
                     }
                     return .existing(existing)
                 }
-                try await tx.query(
-                    """
-                    INSERT INTO booked_cell (designer_id, cell_start_ms, reservation_id)
-                    SELECT \(reservation.designerID), cell, \(reservation.id) FROM unnest(\(cells)::bigint[]) AS cell
-                    ORDER BY cell
-                    """)
+                try await tx.execute(BookingStatements.InsertCells.self, reservation.designerID, reservation.id, cells)
                 if let scheduler, let reminder = ReservationReminder.job(for: reservation) {
                     try await scheduler.schedule(reminder, in: tx)
                 }
@@ -65,8 +60,7 @@ extension PostgresBookingStore {
     /// customers wait for each other. Taken before the cells, so the order of locks is always customer,
     /// then cells.
     static func lockCustomer(_ customerID: String, _ tx: PostgresTransaction) async throws {
-        let key = "yedi.booking.customer." + customerID
-        try await tx.query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))")
+        try await tx.execute(BookingStatements.LockCustomer.self, customerID)
     }
 
     /// Counted after `lockCustomer`, in statements of their own, so each sees every reservation committed
@@ -75,16 +69,10 @@ extension PostgresBookingStore {
         async throws
     {
         let now = reservation.createdAtMilliseconds
-        let open = try await tx.query(
-            """
-            SELECT count(*) FROM reservation
-            WHERE customer_id = \(reservation.customerID) AND status = 'confirmed' AND start_at_ms > \(now)
-            """)
+        let open = try await tx.execute(BookingStatements.OpenReservations.self, reservation.customerID, now)
         try quotas.open.check(used: try open[0].decode(Int64.self))
         let dayStart = QuotaDay.start(of: now)
-        let today = try await tx.query(
-            "SELECT count(*) FROM reservation WHERE customer_id = \(reservation.customerID) AND created_at_ms >= \(dayStart)"
-        )
+        let today = try await tx.execute(BookingStatements.ReservationsSince.self, reservation.customerID, dayStart)
         try quotas.perDay.check(used: try today[0].decode(Int64.self))
     }
 

@@ -29,12 +29,8 @@ extension PostgresBookingStore {
     static func reservation(customerID: String, key: String, _ app: AppID, _ tx: PostgresTransaction) async throws
         -> ReservationRecord?
     {
-        try await tx.query(
-            """
-            SELECT * FROM reservation
-            WHERE customer_id = \(customerID) AND idempotency_key = \(key) AND app = \(app.rawValue)
-            """
-        ).first.map(decodeReservation)
+        try await tx.execute(BookingStatements.ReservationByKey.self, customerID, key, app.rawValue).first.map(
+            decodeReservation)
     }
 
     // MARK: Writes
@@ -56,17 +52,12 @@ extension PostgresBookingStore {
     /// reservation: a concurrent one with the key is waited for).
     static func insert(_ reservation: ReservationRecord, _ app: AppID, _ tx: PostgresTransaction) async throws -> Bool {
         let styles = try text(reservation.styles)
-        let inserted = try await tx.query(
-            """
-            INSERT INTO reservation (id, app, customer_id, designer_id, start_at_ms, end_at_ms, time_zone, styles,
-                total_price_krw, status, idempotency_key, created_at_ms, cancelled_at_ms)
-            VALUES (\(reservation.id), \(app.rawValue), \(reservation.customerID), \(reservation.designerID),
-                \(reservation.startAtMilliseconds), \(reservation.endAtMilliseconds), \(reservation.timeZone), \(styles),
-                \(reservation.totalPriceKRW), \(reservation.status.rawValue), \(reservation.idempotencyKey),
-                \(reservation.createdAtMilliseconds), \(reservation.cancelledAtMilliseconds))
-            ON CONFLICT (customer_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-            RETURNING id
-            """)
+        let inserted = try await tx.execute(
+            BookingStatements.InsertReservation.self, reservation.id, app.rawValue, reservation.customerID,
+            reservation.designerID, reservation.startAtMilliseconds, reservation.endAtMilliseconds,
+            reservation.timeZone,
+            styles, reservation.totalPriceKRW, reservation.status.rawValue, reservation.idempotencyKey,
+            reservation.createdAtMilliseconds, reservation.cancelledAtMilliseconds)
         return !inserted.isEmpty
     }
 

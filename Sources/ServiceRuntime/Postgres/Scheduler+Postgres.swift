@@ -10,12 +10,8 @@ extension Scheduler {
     @discardableResult
     public func schedule(_ job: ScheduledJob, in tx: PostgresTransaction) async throws -> Bool {
         let added =
-            try await tx.query(
-                """
-                INSERT INTO runtime_scheduled_job (id, kind, subject, payload, due_at_ms, attempts)
-                VALUES (\(job.id), \(job.kind), \(job.subject), \(Data(job.payload)), \(job.dueAtMilliseconds), 0)
-                ON CONFLICT (id) DO NOTHING RETURNING id
-                """
+            try await tx.execute(
+                ScheduleJob.self, job.id, job.kind, job.subject, Data(job.payload), job.dueAtMilliseconds
             ).count == 1
         if added { wakeAfterCommit(tx) }
         return added
@@ -76,4 +72,14 @@ extension Scheduler {
         let wakeUp = self.wakeUp
         tx.afterCommit { wakeUp.signal() }
     }
+}
+
+/// A job's row: every reservation schedules its reminder in its own transaction.
+private enum ScheduleJob: HotStatement {
+    static let parameters: [PostgresDataType] = [.text, .text, .text, .bytea, .int8]
+    static let sql = """
+        INSERT INTO runtime_scheduled_job (id, kind, subject, payload, due_at_ms, attempts)
+        VALUES ($1, $2, $3, $4, $5, 0)
+        ON CONFLICT (id) DO NOTHING RETURNING id
+        """
 }
