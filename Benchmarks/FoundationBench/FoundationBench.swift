@@ -16,7 +16,11 @@ import YediCrypto
 ///
 /// `--postgres` also measures the same writes and reads through `ServicePostgres` (the runtime's
 /// PostgreSQL engine, pool of 6) on a fresh database of the development server, and says the server's
-/// `fsync` and `synchronous_commit` (start it without `--test` for durable commits).
+/// `fsync` and `synchronous_commit` (start it without `--test` for durable commits). Then the cost of
+/// `NOTIFY` on its own (`database-notify`): a notifying transaction takes a cluster-wide lock from its
+/// commit until it ends, so concurrent notifying commits queue; one-row write transactions from 1 and from
+/// 6 concurrent writers, with `pg_notify` in each and with a statement of the same shape that notifies
+/// nothing, alternating, while a connection listens on the channel (as each ChatService replica does).
 @main
 struct FoundationBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -198,6 +202,52 @@ struct FoundationBench: AsyncParsableCommand {
                 + #""reads_per_second":\#(Int(readsPerSecond)),"write_transactions":\#(writes),"reads":\#(reads),"#
                 + #""fsync":"\#(durability.first ?? "?")","synchronous_commit":"\#(durability.last ?? "?")","pool":6}"#
         )
+        try await notifyCost(postgres, bench: bench, logger: logger)
+    }
+
+    /// Write transactions per second by `writers` tasks, each inserting a row and then either notifying or
+    /// running `SELECT length(…)` (the same round trip, no notification), for `writes` transactions in all.
+    private func notifyCost(_ postgres: ServicePostgres, bench: BenchPostgres, logger: Logger) async throws {
+        try await postgres.write { tx in
+            try await tx.query("CREATE TABLE note (id bigserial PRIMARY KEY, payload text NOT NULL)")
+        }
+        let listener = try await bench.connect()
+        try await listener.query("LISTEN bench_events", logger: logger)
+        let writes = self.writes
+        var figures: [String: [Int]] = [:]
+        for writers in [1, 6] {
+            for round in 0..<4 {
+                let notify = round % 2 == 1
+                let start = ContinuousClock.now
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for writer in 0..<writers {
+                        group.addTask {
+                            for index in stride(from: writer, to: writes, by: writers) {
+                                let payload = "user-\(index % 100):\(index)"
+                                try await postgres.write { tx in
+                                    try await tx.query("INSERT INTO note (payload) VALUES (\(payload))")
+                                    if notify {
+                                        try await tx.query("SELECT pg_notify('bench_events', \(payload))")
+                                    } else {
+                                        try await tx.query("SELECT length(\(payload))")
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                figures["\(writers)-\(notify)", default: []].append(Int(Double(writes) / seconds(since: start)))
+            }
+        }
+        try await listener.close()  // on an error, dropping the database ends it
+        func pair(_ writers: Int, _ notify: Bool) -> String {
+            "[" + (figures["\(writers)-\(notify)"] ?? []).map(String.init).joined(separator: ",") + "]"
+        }
+        print(
+            #"{"bench":"database-notify","engine":"postgresql","write_transactions":\#(writes),"#
+                + #""one_writer_per_second":{"plain":\#(pair(1, false)),"notify":\#(pair(1, true))},"#
+                + #""six_writers_per_second":{"plain":\#(pair(6, false)),"notify":\#(pair(6, true))},"listening":1}"#)
     }
 
     /// `NearbyIndex` over `points` points in a 60 × 60 km square around Seoul (about 28 per km²), asked
