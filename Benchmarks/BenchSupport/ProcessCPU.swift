@@ -16,14 +16,15 @@ public enum ProcessCPU {
     /// This process's own.
     public static func ownSeconds() throws -> Double { try seconds(of: getpid()) }
 
-    /// Every running `postgres` process's (the server and its backends), in seconds. A backend that exited
-    /// takes its time with it: read it while the bench's connections are open.
+    /// The PostgreSQL server's, in seconds: every running `postgres` process's own time, plus what the
+    /// server process collected from its exited children (backends closed or killed with a replica, and
+    /// autovacuum workers, whose time would otherwise vanish between two readings).
     public static func postgresSeconds() -> Double {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         var total = 0.0
         for entry in entries {
             guard let pid = Int32(entry), let fields = statFields(pid), fields.command == "postgres" else { continue }
-            total += (try? seconds(fields, pid: pid)) ?? 0
+            total += (try? seconds(fields, pid: pid, withReapedChildren: true)) ?? 0
         }
         return total
     }
@@ -35,11 +36,14 @@ public enum ProcessCPU {
         return (stat[stat.index(after: open)..<close], stat[stat.index(after: close)...].split(separator: " "))
     }
 
-    private static func seconds(_ fields: (command: Substring, rest: [Substring]), pid: Int32) throws -> Double {
-        // After the command name's closing parenthesis: state is field 3, utime 14, stime 15.
-        guard fields.rest.count > 13, let user = Double(fields.rest[11]), let system = Double(fields.rest[12]) else {
-            throw BenchError("no utime/stime in /proc/\(pid)/stat")
-        }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    private static func seconds(
+        _ fields: (command: Substring, rest: [Substring]), pid: Int32, withReapedChildren: Bool = false
+    ) throws -> Double {
+        // After the command name's closing parenthesis: state is field 3, utime 14, stime 15, cutime 16,
+        // cstime 17 (the exited children it waited for).
+        let wanted = withReapedChildren ? 11...14 : 11...12
+        let ticks = wanted.compactMap { fields.rest.count > $0 ? Double(fields.rest[$0]) : nil }
+        guard ticks.count == wanted.count else { throw BenchError("no CPU times in /proc/\(pid)/stat") }
+        return ticks.reduce(0, +) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 }

@@ -21,6 +21,12 @@ final class HotStatementTests: XCTestCase {
         static let parameters: [PostgresDataType] = [.int8Array]
     }
 
+    /// A table made only in the test that prepares against it before it exists.
+    private enum CountLater: HotStatement {
+        static let parameters: [PostgresDataType] = []
+        static let sql = "SELECT count(*) FROM later"
+    }
+
     override func setUp() async throws {
         database = try await TestDatabase()
         try await database.postgres.write { tx in
@@ -84,5 +90,28 @@ final class HotStatementTests: XCTestCase {
             try await tx.query("SELECT count(*) FROM note").first?.decode(Int64.self)
         }
         XCTAssertEqual(stored, 0)
+    }
+
+    /// postgres-nio keeps a failed preparation's error on its connection for good; the statement closes
+    /// the connection instead, so with a pool of one the next call prepares afresh and works.
+    func testAFailedPreparationDoesNotBreakItsConnectionForGood() async throws {
+        let single = try await TestDatabase(poolSize: 1)
+        do {
+            do {
+                _ = try await single.postgres.read { connection in
+                    try await connection.execute(CountLater.self, logger: TestPostgres.logger)
+                }
+                XCTFail("a statement over a missing table was prepared")
+            } catch {}
+            try await single.postgres.write { tx in try await tx.query("CREATE TABLE later (id bigint)") }
+            let count = try await single.postgres.read { connection in
+                try await connection.execute(CountLater.self, logger: TestPostgres.logger).first?.decode(Int64.self)
+            }
+            XCTAssertEqual(count, 0, "the statement works once its table exists")
+        } catch {
+            try? await single.close()
+            throw error
+        }
+        try await single.close()
     }
 }

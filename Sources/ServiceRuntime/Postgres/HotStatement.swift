@@ -4,8 +4,9 @@ import PostgresNIO
 /// read): `PostgresTransaction.execute` prepares it once per pooled connection, under the type's name, and
 /// executes it by name after that. Its SQL is fixed text with `$1`, `$2`, … for the values.
 ///
-/// Keep such statements free of `*`: a prepared plan must not change its result columns, and a later
-/// migration adding a column to the table would otherwise break it on connections that prepared it before.
+/// Keep such statements free of `*` over a table (over `unnest` or a subquery it is fixed): a prepared
+/// plan must not change its result columns, and a later migration adding a column to the table would
+/// otherwise break it on connections that prepared it before.
 public protocol HotStatement {
     static var sql: String { get }
     /// The type of each parameter, `$1` first. Declared, not inferred from the first call's values: a
@@ -82,10 +83,22 @@ extension PostgresConnection {
             }
             try bindings.append(value)
         }
-        var rows: [PostgresRow] = []
-        for try await row in try await execute(PreparedHotStatement<Statement>(bindings: bindings), logger: logger) {
-            rows.append(row)
+        do {
+            var rows: [PostgresRow] = []
+            for try await row in try await execute(PreparedHotStatement<Statement>(bindings: bindings), logger: logger)
+            {
+                rows.append(row)
+            }
+            return rows
+        } catch {
+            // postgres-nio keeps a failed preparation's error for the statement's name on the connection,
+            // for good: a parse that timed out behind a migration's lock, or hit a deadlock, would fail
+            // that statement on this connection forever. It cannot tell a failed preparation from a failed
+            // execution, so any failure but a constraint violation (the expected outcome of a conflicting
+            // insert) closes the connection; the pool opens another, and the server rolls back what the
+            // connection's transaction had done.
+            if PostgresFailure.constraintViolation(error) == nil { try? await close() }
+            throw error
         }
-        return rows
     }
 }
