@@ -202,7 +202,8 @@ enum ChatStoreContract {
     }
 
     /// Pruning deletes a prefix of positions by creation time and records, per recipient, the highest
-    /// position it removed; a rerun removes nothing more; a purge forgets the user's record.
+    /// position it removed (what `eventsAndWatermark` answers beside the events); a rerun removes nothing
+    /// more; a purge forgets the user's record.
     static func pruningRemovesOldEventsAndRecordsHowFarPerRecipient(_ make: Factory) async throws {
         let store = try make({ _ in })
         let room = try await store.openRoom(
@@ -214,6 +215,9 @@ enum ChatStoreContract {
         _ = try await store.appendMessage(recent)
         let before = try await store.events(recipientID: "c1", afterPosition: 0, limit: 100)
         XCTAssertEqual(before.count, 3)
+        let unpruned = try await store.eventsAndWatermark(recipientID: "c1", afterPosition: 0, limit: 100)
+        XCTAssertEqual(unpruned.events, before)
+        XCTAssertEqual(unpruned.prunedThrough, 0)
         let removed = try await store.pruneEvents(createdBefore: 2_000)
         XCTAssertEqual(removed, 4, "room created and m1, for both members")
         let c1Through = try await store.prunedThrough(recipientID: "c1")
@@ -222,6 +226,13 @@ enum ChatStoreContract {
         XCTAssertEqual(strangerThrough, 0)
         let after = try await store.events(recipientID: "c1", afterPosition: 0, limit: 100)
         XCTAssertEqual(after, [before[2]])
+        // The stream's read of both: the same events and watermark, also with a limit and with none left.
+        let both = try await store.eventsAndWatermark(recipientID: "c1", afterPosition: 0, limit: 100)
+        XCTAssertEqual(both.events, [before[2]])
+        XCTAssertEqual(both.prunedThrough, before[1].position)
+        let none = try await store.eventsAndWatermark(recipientID: "c1", afterPosition: before[2].position, limit: 1)
+        XCTAssertEqual(none.events, [])
+        XCTAssertEqual(none.prunedThrough, before[1].position)
         let again = try await store.pruneEvents(createdBefore: 2_000)
         XCTAssertEqual(again, 0)
         let unchanged = try await store.prunedThrough(recipientID: "c1")

@@ -57,6 +57,10 @@ protocol ChatStore: Sendable {
     func pruneEvents(createdBefore: Int64) async throws -> Int
     /// The recipient's events after `position`, oldest first.
     func events(recipientID: String, afterPosition position: Int64, limit: Int) async throws -> [ChatEventRecord]
+    /// `events`, then `prunedThrough` (a stream's catch-up reads both; see `StreamEventLog`).
+    func eventsAndWatermark(recipientID: String, afterPosition position: Int64, limit: Int) async throws -> (
+        events: [ChatEventRecord], prunedThrough: Int64
+    )
     /// Deletes every room `userID` is a member of (both sides), their messages, and the events of those
     /// rooms and of the user, recording `delivery` (an outbox job's) in the same transaction. Returns the
     /// rooms removed; idempotent.
@@ -64,6 +68,14 @@ protocol ChatStore: Sendable {
 }
 
 extension ChatStore {
+    /// Two reads, the watermark after the events (SQLite: each is cheap, in the process).
+    func eventsAndWatermark(recipientID: String, afterPosition position: Int64, limit: Int) async throws -> (
+        events: [ChatEventRecord], prunedThrough: Int64
+    ) {
+        let events = try await events(recipientID: recipientID, afterPosition: position, limit: limit)
+        return (events, try await prunedThrough(recipientID: recipientID))
+    }
+
     /// Without a quota (store tests about rooms themselves).
     func openRoom(
         kind: String, customerID: String, designerID: String, newRoomID: String, now: Int64,

@@ -85,18 +85,35 @@ enum ChatStatements {
     enum EventsAfter: HotStatement {
         static let parameters: [PostgresDataType] = [.text, .int8, .int8]
         static let sql = """
-            SELECT e.position, e.room_id, e.kind, e.reader_id, e.read_seq, e.read_at_ms,
-                m.room_id AS m_room_id, m.seq AS m_seq, m.id AS m_id, m.sender_id AS m_sender_id,
-                m.client_message_id AS m_client_message_id, m.sent_at_ms AS m_sent_at_ms,
-                m.body_kind AS m_body_kind, m.text AS m_text, m.ref_id AS m_ref_id, m.title AS m_title,
-                m.image_id AS m_image_id, m.image_url AS m_image_url, m.image_width AS m_image_width,
-                m.image_height AS m_image_height, m.start_at_ms AS m_start_at_ms
+            SELECT \(eventColumns)
             FROM chat_event e
             LEFT JOIN chat_message m ON e.kind = 'message' AND m.room_id = e.room_id AND m.seq = e.seq
             WHERE e.recipient_id = $1 AND e.position > $2
             ORDER BY e.position LIMIT $3
             """
     }
+
+    /// `EventsAfter` and the recipient's pruning watermark (`pruned`) in one statement, so one snapshot:
+    /// one row with only `pruned` when there is no event.
+    enum EventsAndWatermark: HotStatement {
+        static let parameters: [PostgresDataType] = [.text, .int8, .int8]
+        static let sql = """
+            SELECT w.pruned, e.*
+            FROM (SELECT COALESCE((SELECT through_position FROM chat_event_pruned WHERE recipient_id = $1), 0)
+                AS pruned) w
+            LEFT JOIN LATERAL (\(EventsAfter.sql)) e ON true
+            ORDER BY e.position
+            """
+    }
+
+    private static let eventColumns = """
+        e.position, e.room_id, e.kind, e.reader_id, e.read_seq, e.read_at_ms,
+            m.room_id AS m_room_id, m.seq AS m_seq, m.id AS m_id, m.sender_id AS m_sender_id,
+            m.client_message_id AS m_client_message_id, m.sent_at_ms AS m_sent_at_ms,
+            m.body_kind AS m_body_kind, m.text AS m_text, m.ref_id AS m_ref_id, m.title AS m_title,
+            m.image_id AS m_image_id, m.image_url AS m_image_url, m.image_width AS m_image_width,
+            m.image_height AS m_image_height, m.start_at_ms AS m_start_at_ms
+        """
 
     /// A recipient's last position given out.
     enum Head: HotStatement {

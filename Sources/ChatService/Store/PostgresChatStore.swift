@@ -4,8 +4,8 @@ import RPCAccess
 import ServiceRuntime
 
 /// `ChatStore` on the service's PostgreSQL database, for several replicas sharing it (docs/postgres.md,
-/// "Chat on PostgreSQL"). Plain SQL with interpolated binds; nothing shared with the SQLite store but the
-/// protocol and its contract.
+/// "Chat on PostgreSQL"). Plain SQL with interpolated binds, the send's and the streams' statements prepared
+/// (`ChatStatements`); nothing shared with the SQLite store but the protocol and its contract.
 ///
 /// What SQLite's single writer gave, a lock gives here: every change to a room (a send, a read mark, a
 /// close) first locks the room's row, which orders the room's seqs and makes the client-id check see
@@ -127,41 +127,69 @@ struct PostgresChatStore: ChatStore {
         try await postgres.read { connection in try await Self.head(recipientID, connection) }
     }
 
-    /// One statement, outside a transaction (a stream reads this on every wake-up: `BEGIN` and `COMMIT`
-    /// around it would triple its round trips): each message event joined to its message row. A
-    /// room-created event's room is read after it; a room purged in between is skipped, as it would be had
-    /// the purge come first.
+    /// One statement, outside a transaction (`BEGIN` and `COMMIT` around it would triple its round trips):
+    /// each message event joined to its message row.
     func events(recipientID: String, afterPosition position: Int64, limit: Int) async throws -> [ChatEventRecord] {
         try await postgres.read { connection in
             let rows = try await connection.execute(
-                ChatStatements.EventsAfter.self, recipientID, position, limit, logger: Self.logger
-            ).map { $0.makeRandomAccess() }
-            var events: [ChatEventRecord] = []
-            events.reserveCapacity(rows.count)
-            for row in rows {
-                let roomID = try row["room_id"].decode(String.self)
-                let body: ChatEventBody
-                switch try row["kind"].decode(String.self) {
-                case "message":
-                    guard try row["m_id"].decode(String?.self) != nil else { continue }
-                    body = .messageAdded(try Self.messageRecord(row, prefix: "m_"))
-                case "read":
-                    body = .readCursorMoved(
-                        roomID: roomID, readerID: try row["reader_id"].decode(String.self),
-                        readSeq: try row["read_seq"].decode(Int64.self),
-                        readAtMilliseconds: try row["read_at_ms"].decode(Int64.self))
-                case "closed":
-                    body = .roomClosed(roomID: roomID, closedAtMilliseconds: try row["read_at_ms"].decode(Int64.self))
-                default:
-                    guard let room = try await Self.room(roomID, connection) else { continue }
-                    body = .roomCreated(room.asCreated)
-                }
-                events.append(
-                    ChatEventRecord(
-                        position: try row["position"].decode(Int64.self), recipientID: recipientID, body: body))
-            }
-            return events
+                ChatStatements.EventsAfter.self, recipientID, position, limit, logger: Self.logger)
+            return try await Self.events(rows.map { $0.makeRandomAccess() }, of: recipientID, connection)
         }
+    }
+
+    /// What a stream reads on every wake-up, in one statement: its events and its pruning watermark, one
+    /// snapshot (so the watermark cannot miss a pruning that the events saw, nor the reverse).
+    func eventsAndWatermark(recipientID: String, afterPosition position: Int64, limit: Int) async throws -> (
+        events: [ChatEventRecord], prunedThrough: Int64
+    ) {
+        try await postgres.read { connection in
+            let rows = try await connection.execute(
+                ChatStatements.EventsAndWatermark.self, recipientID, position, limit, logger: Self.logger
+            ).map { $0.makeRandomAccess() }
+            let pruned = try rows.first?["pruned"].decode(Int64.self) ?? 0
+            let events = try rows.filter { try $0["position"].decode(Int64?.self) != nil }
+            return (try await Self.events(events, of: recipientID, connection), pruned)
+        }
+    }
+
+    /// Event rows (`ChatStatements.EventsAfter`'s columns) as records. A room-created event's room is read
+    /// after the rows: a room purged in between takes every event of the batch in that room with it, as it
+    /// would have had the purge come before the read (it deletes them).
+    private static func events(
+        _ rows: [PostgresRandomAccessRow], of recipientID: String, _ connection: PostgresConnection
+    ) async throws -> [ChatEventRecord] {
+        var created: [String: RoomRecord] = [:]
+        var purged: Set<String> = []
+        for row in rows {
+            guard try row["kind"].decode(String.self) == "room" else { continue }
+            let roomID = try row["room_id"].decode(String.self)
+            if let room = try await room(roomID, connection) { created[roomID] = room } else { purged.insert(roomID) }
+        }
+        var events: [ChatEventRecord] = []
+        events.reserveCapacity(rows.count)
+        for row in rows {
+            let roomID = try row["room_id"].decode(String.self)
+            guard !purged.contains(roomID) else { continue }
+            let body: ChatEventBody
+            switch try row["kind"].decode(String.self) {
+            case "message":
+                guard try row["m_id"].decode(String?.self) != nil else { continue }
+                body = .messageAdded(try messageRecord(row, prefix: "m_"))
+            case "read":
+                body = .readCursorMoved(
+                    roomID: roomID, readerID: try row["reader_id"].decode(String.self),
+                    readSeq: try row["read_seq"].decode(Int64.self),
+                    readAtMilliseconds: try row["read_at_ms"].decode(Int64.self))
+            case "closed":
+                body = .roomClosed(roomID: roomID, closedAtMilliseconds: try row["read_at_ms"].decode(Int64.self))
+            default:
+                guard let room = created[roomID] else { continue }
+                body = .roomCreated(room.asCreated)
+            }
+            events.append(
+                ChatEventRecord(position: try row["position"].decode(Int64.self), recipientID: recipientID, body: body))
+        }
+        return events
     }
 
     // MARK: Deletion

@@ -16,4 +16,10 @@ struct ChatEventLog: StreamEventLog {
     func prunedThrough(_ recipientID: String) async throws -> Int64 {
         try await store.prunedThrough(recipientID: recipientID)
     }
+
+    func eventsAndWatermark(for recipientID: String, after position: Int64, limit: Int) async throws -> (
+        events: [ChatEventRecord], prunedThrough: Int64
+    ) {
+        try await store.eventsAndWatermark(recipientID: recipientID, afterPosition: position, limit: limit)
+    }
 }

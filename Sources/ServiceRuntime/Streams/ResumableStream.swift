@@ -100,12 +100,11 @@ public struct ResumableStream<Event: PositionedEvent>: Sendable {
         var last = position
         while true {
             let (stored, prunedThrough) = try await read { [log, batch, last] in
-                let stored = try await log.events(for: subscription.key, after: last, limit: batch)
-                return (stored, try await log.prunedThrough(subscription.key))
+                try await log.eventsAndWatermark(for: subscription.key, after: last, limit: batch)
             }
-            // Checked after the read: pruning commits its deletions with its watermark, so a watermark at
-            // most `last` now means the read missed nothing; a later one means it may have, and skipping
-            // silently would lose events.
+            // Read after the events (or with them, in one snapshot): pruning commits its deletions with its
+            // watermark, so a watermark at most `last` now means the read missed nothing; a later one means
+            // it may have, and skipping silently would lose events.
             guard prunedThrough <= last else {
                 throw RPCError(
                     code: .outOfRange,

@@ -10,4 +10,19 @@ public protocol StreamEventLog<Event>: Sendable {
     /// The highest position of the key's events that retention removed (0: none). A resume from before it
     /// would silently miss events.
     func prunedThrough(_ key: Event.Key) async throws -> Int64
+    /// `events` and then `prunedThrough`, as a catch-up needs them (the watermark read after the events:
+    /// see `ResumableStream`). A log that reads both in one statement (one snapshot, one round trip)
+    /// answers this itself.
+    func eventsAndWatermark(for key: Event.Key, after position: Int64, limit: Int) async throws -> (
+        events: [Event], prunedThrough: Int64
+    )
+}
+
+extension StreamEventLog {
+    public func eventsAndWatermark(for key: Event.Key, after position: Int64, limit: Int) async throws -> (
+        events: [Event], prunedThrough: Int64
+    ) {
+        let events = try await events(for: key, after: position, limit: limit)
+        return (events, try await prunedThrough(key))
+    }
 }
