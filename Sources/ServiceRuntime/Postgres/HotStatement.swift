@@ -1,8 +1,8 @@
 import PostgresNIO
 
 /// A statement run so often that parsing and planning it again each time shows (a chat send, a stream's
-/// read): `PostgresTransaction.execute` prepares it once per pooled connection, under the type's name, and
-/// executes it by name after that. Its SQL is fixed text with `$1`, `$2`, … for the values.
+/// read): `PostgresTransaction.execute` prepares it once per pooled connection, under a name made from its
+/// SQL, and executes it by name after that. Its SQL is fixed text with `$1`, `$2`, … for the values.
 ///
 /// Keep such statements free of `*` over a table (over `unnest` or a subquery it is fixed): a prepared
 /// plan must not change its result columns, and a later migration adding a column to the table would
