@@ -134,6 +134,35 @@ final class StreamHubTests: XCTestCase {
         hub.unsubscribe(other)
     }
 
+    /// The keys observer (ChatService's presence across replicas) hears of a key's first stream and of its
+    /// last going, however it goes, and of nothing in between.
+    func testStreamHubTellsItsObserverWhenAKeyGainsItsFirstStreamOrLosesItsLast() throws {
+        let hub = StreamHub<HubTestEvent>(name: "test", capacity: 1)
+        let told = NIOLockedValueBox(0)
+        hub.observeKeys { told.withLockedValue { $0 += 1 } }
+        let ann = try hub.subscribe(key: "ann")
+        XCTAssertEqual(told.withLockedValue { $0 }, 1, "ann's first stream")
+        let annAgain = try hub.subscribe(key: "ann")
+        XCTAssertEqual(told.withLockedValue { $0 }, 1, "a second device: ann was there already")
+        hub.unsubscribe(ann)
+        XCTAssertEqual(told.withLockedValue { $0 }, 1, "ann still has a stream")
+        hub.unsubscribe(annAgain)
+        XCTAssertEqual(told.withLockedValue { $0 }, 2, "ann's last stream closed")
+        XCTAssertEqual(hub.openKeys, [])
+
+        _ = try hub.subscribe(key: "bob")
+        hub.publish([event(1, "bob"), event(2, "bob")])
+        XCTAssertEqual(told.withLockedValue { $0 }, 4, "bob came, then his only stream was cut off as slow")
+        _ = try hub.subscribe(key: "carl")
+        hub.end(key: "carl", RPCError(code: .unauthenticated, message: "deleted"))
+        XCTAssertEqual(told.withLockedValue { $0 }, 6, "carl came and was ended")
+        _ = try hub.subscribe(key: "dan")
+        XCTAssertEqual(hub.openKeys, ["dan"])
+        hub.shutDown()
+        XCTAssertEqual(told.withLockedValue { $0 }, 8, "dan came, and went with the shutdown")
+        XCTAssertEqual(hub.openKeys, [])
+    }
+
     func testStreamHubShutDownEndsEveryStreamAndRefusesNewOnes() async throws {
         let hub = StreamHub<HubTestEvent>(name: "test")
         let ann = try hub.subscribe(key: "ann")

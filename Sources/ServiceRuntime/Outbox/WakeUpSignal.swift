@@ -1,13 +1,14 @@
 import RPCCore
 import YediSync
 
-/// Wakes the outbox worker when a job was committed, so delivery starts at once instead of at the next poll.
+/// Wakes the outbox worker when a job was committed, so delivery starts at once instead of at the next poll
+/// (and ChatService's presence writer when a user's first stream opens or last one closes).
 ///
 /// Signals coalesce (one pending wake-up at most): the worker reads every due job when it wakes. A wait
 /// that times out or is cancelled leaves the signal as it was, so the next wait still blocks until a
 /// signal or its own timeout. (The first version iterated an `AsyncStream` in a child task; cancelling
 /// that child terminated the stream, every later wait returned at once, and idle services spun.)
-final class WakeUpSignal: Sendable {
+public final class WakeUpSignal: Sendable {
     private enum Wait {
         /// Registered, its continuation not parked yet.
         case starting
@@ -25,10 +26,10 @@ final class WakeUpSignal: Sendable {
 
     private let state = TSanVisibleMutex(State())
 
-    init() {}
+    public init() {}
 
     /// Wakes every current waiter or, when nobody waits, the next one.
-    func signal() {
+    public func signal() {
         let parked = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             var parked: [CheckedContinuation<Void, Never>] = []
             var woke = false
@@ -47,7 +48,7 @@ final class WakeUpSignal: Sendable {
     }
 
     /// Returns at the next signal (or a pending one), or after `timeout`, or when the task is cancelled.
-    func wait(timeout: Duration) async {
+    public func wait(timeout: Duration) async {
         let id: UInt64? = state.withLock { state in
             if state.pending {
                 state.pending = false

@@ -31,12 +31,18 @@ public final class StreamHub<Event: PositionedEvent>: Sendable {
         /// Set while live events cannot be promised (the database's notifications are lost): new
         /// subscriptions are refused with it.
         var suspended: RPCError?
+        /// Told when a key gains its first stream or loses its last (`observeKeys`).
+        var keysObserver: (@Sendable () -> Void)?
 
-        /// Forgets one subscription (and its key once it has none), keeping the count.
-        mutating func remove(_ subscription: StreamSubscription<Event>) {
-            guard byKey[subscription.key]?.removeValue(forKey: subscription.id) != nil else { return }
+        /// Forgets one subscription (and its key once it has none), keeping the count; answers whether the
+        /// key went away with it.
+        @discardableResult
+        mutating func remove(_ subscription: StreamSubscription<Event>) -> Bool {
+            guard byKey[subscription.key]?.removeValue(forKey: subscription.id) != nil else { return false }
             open -= 1
-            if byKey[subscription.key]?.isEmpty == true { byKey[subscription.key] = nil }
+            guard byKey[subscription.key]?.isEmpty == true else { return false }
+            byKey[subscription.key] = nil
+            return true
         }
     }
 
@@ -55,7 +61,7 @@ public final class StreamHub<Event: PositionedEvent>: Sendable {
     /// Registers a subscription for `key`; events published from now on are buffered for it. Call it
     /// before reading stored events, and `unsubscribe` when the stream ends.
     public func subscribe(key: Key) throws(RPCError) -> StreamSubscription<Event> {
-        try state.withLock { state throws(RPCError) in
+        let (subscription, observer) = try state.withLock { state throws(RPCError) in
             if state.closed {
                 throw RPCError(
                     code: .unavailable,
@@ -68,49 +74,67 @@ public final class StreamHub<Event: PositionedEvent>: Sendable {
             }
             state.nextID += 1
             let subscription = StreamSubscription<Event>(id: state.nextID, key: key, capacity: capacity)
+            let newKey = state.byKey[key] == nil
             state.byKey[key, default: [:]][subscription.id] = subscription
             state.open += 1
             openStreams.record(state.open)
-            return subscription
+            return (subscription, newKey ? state.keysObserver : nil)
         }
+        observer?()
+        return subscription
     }
+
+    /// Calls `observer` (outside the hub's lock, so it must not wait) whenever a key gains its first open
+    /// stream or loses its last: ChatService on PostgreSQL tells the other replicas who is here.
+    public func observeKeys(_ observer: @escaping @Sendable () -> Void) {
+        state.withLock { $0.keysObserver = observer }
+    }
+
+    /// The keys with a stream open now.
+    public var openKeys: Set<Key> { state.withLock { Set($0.byKey.keys) } }
 
     /// Whether `key` has a stream open now (ChatService pushes to a member without one).
     public func isOpen(key: Key) -> Bool { state.withLock { !($0.byKey[key]?.isEmpty ?? true) } }
 
     /// Forgets the subscription and drops what it still buffered.
     public func unsubscribe(_ subscription: StreamSubscription<Event>) {
-        state.withLock { state in
-            state.remove(subscription)
+        let observer = state.withLock { state in
+            let keyGone = state.remove(subscription)
             openStreams.record(state.open)
+            return keyGone ? state.keysObserver : nil
         }
+        observer?()
         subscription.end(RPCError(code: .cancelled, message: "the stream was closed"))
     }
 
     /// Called with each committed transaction's events, in position order.
     public func publish(_ events: [Event]) {
         var overflowed: [StreamSubscription<Event>] = []
-        state.withLock { state in
+        let observer = state.withLock { state in
             for event in events {
                 guard let subscriptions = state.byKey[event.streamKey] else { continue }
                 for subscription in subscriptions.values where !subscription.offer(event) {
                     overflowed.append(subscription)
                 }
             }
-            for subscription in overflowed { state.remove(subscription) }
+            var keyGone = false
+            for subscription in overflowed where state.remove(subscription) { keyGone = true }
             if !overflowed.isEmpty { openStreams.record(state.open) }
+            return keyGone ? state.keysObserver : nil
         }
+        observer?()
         if !overflowed.isEmpty { slowCutOffs.increment(by: overflowed.count) }
     }
 
     /// Ends `key`'s open streams with `error` (say, UNAUTHENTICATED: the account was deleted).
     public func end(key: Key, _ error: RPCError) {
-        let subscriptions = state.withLock { state in
+        let (subscriptions, observer) = state.withLock { state in
             let subscriptions = state.byKey.removeValue(forKey: key).map { Array($0.values) } ?? []
             state.open -= subscriptions.count
             openStreams.record(state.open)
-            return subscriptions
+            return (subscriptions, subscriptions.isEmpty ? nil : state.keysObserver)
         }
+        observer?()
         for subscription in subscriptions { subscription.end(error) }
     }
 
@@ -147,14 +171,16 @@ public final class StreamHub<Event: PositionedEvent>: Sendable {
     /// Forgets every subscription after `mark` (under the same lock, so none can be added in between);
     /// answers them, to be ended outside the lock.
     private func removeAll(_ mark: (inout HubState) -> Void) -> [StreamSubscription<Event>] {
-        state.withLock { state in
+        let (all, observer) = state.withLock { state in
             mark(&state)
             let all = state.byKey.values.flatMap(\.values)
             state.byKey = [:]
             state.open = 0
             openStreams.record(0)
-            return all
+            return (all, all.isEmpty ? nil : state.keysObserver)
         }
+        observer?()
+        return all
     }
 
     /// Open subscriptions.
