@@ -532,7 +532,7 @@ let package = Package(
                 "RPCAccess",
                 "ChatService", "AccountService", "ServiceRuntime", "ServiceTestSupport", "PostgresTestSupport",
                 postgresNIO, "RPCTestSupport", "RPCCore",
-                "YediProto", "AccessTokens", "YediCrypto", grdb, logging,
+                "YediProto", "AccessTokens", "YediCrypto", grdb, logging, serviceLifecycleTestKit,
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),

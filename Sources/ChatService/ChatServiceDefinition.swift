@@ -31,11 +31,19 @@ enum ChatServiceDefinition: ServiceDefinition {
         env.addBackgroundService(eventPruning(env, store: store))
         let postgres: ServicePostgres? = if case .postgres(let postgres) = env.engine { postgres } else { nil }
         let onPostgres = postgres != nil
+        var presence: any StreamPresence = hub
+        if let postgres {
+            let listed = PostgresStreamPresence(
+                postgres: postgres, replica: env.configuration.replica, hub: hub, logger: env.logger)
+            env.addBackgroundService(listed)
+            presence = listed
+        }
         return ChatHandlers(
             store: store,
             peers: peers,
             cache: HistoryCache(enabled: !onPostgres),
             hub: hub,
+            presence: presence,
             photos: PhotoURLRefresher(
                 capacity: env.configuration.textCacheItems, clock: env.clock, lookup: peers.images),
             kit: env.makeHandlerKit(),

@@ -24,53 +24,12 @@ final class ChatSlpMatchStreamTests: XCTestCase {
         try await fixture?.stop()
     }
 
-    /// An SLP member: an account in AccountService (the push goes to it) and a token.
-    private func member(_ id: String, device: String? = nil) async throws -> ChatFixture.User {
-        let env = fixture.account.environment
-        let store = SQLiteAccountStore(
-            database: env.database, events: AccountEvents(outbox: env.outbox), revokedUsers: env.revokedUsers)
-        let now = fixture.clock.nowMilliseconds
-        try await store.createUser(
-            UserRecord(
-                id: id, role: "member", app: "slp", email: "", name: "닉\(id)", phone: "", gender: 1, birthDate: nil,
-                passwordHash: nil, createdAtMilliseconds: now, nickname: "닉\(id)"),
-            designer: nil,
-            session: SessionRecord(
-                id: "s-\(id)", familyID: "s-\(id)", userID: id, refreshHash: Array(id.utf8), createdAtMilliseconds: now,
-                expiresAtMilliseconds: now + 86_400_000))
-        if let device {
-            try await env.database.write { db in
-                _ = try SQLiteNotificationStore.register(
-                    DeviceRecord(
-                        id: "d-\(id)", userID: id, app: "slp", platform: .fcm, token: device,
-                        sessionFamilyID: "s-\(id)",
-                        registeredAtMilliseconds: now), keep: 10, db)
-            }
-        }
-        let token = try fixture.harness.token(user: id, role: "member", app: "slp", now: fixture.clock.now)
-        return ChatFixture.User(id: id, token: token, name: id)
-    }
-
-    private func openRoom(_ a: ChatFixture.User, _ b: ChatFixture.User, match: String = "m-1") async throws {
-        _ = try await fixture.asService("account") {
-            try await $0.openMatchRoom(.init(matchID: match, memberA: a.id, memberB: b.id))
-        }
-    }
-
-    private func pushes(to userID: String) async throws -> Int {
-        try await fixture.account.environment.database.read { db in
-            try Int.fetchOne(
-                db, sql: "SELECT COUNT(*) FROM notification WHERE user_id = ? AND kind = ?",
-                arguments: [userID, OfflinePushes.kind]) ?? 0
-        }
-    }
-
     func testSlpAMemberWithoutAnOpenStreamGetsAPushAndOneWithAStreamDoesNot() async throws {
-        let ana = try await member("slp-ana")
-        let bo = try await member("slp-bo", device: "bo-phone")
-        try await openRoom(ana, bo)
+        let ana = try await fixture.slpMember("slp-ana")
+        let bo = try await fixture.slpMember("slp-bo", device: "bo-phone")
+        try await fixture.openMatchRoom(ana, bo)
         _ = try await fixture.send(ana, "m-1", "도서관 앞에서 봬요")
-        let pushed = try await eventually(timeout: 20) { try await self.pushes(to: "slp-bo") == 1 }
+        let pushed = try await eventually(timeout: 20) { try await self.fixture.pushes(to: "slp-bo") == 1 }
         XCTAssertTrue(pushed, "Bo has no stream open: a push through AccountService")
         let push = try await eventually(timeout: 20) {
             let files = try DevelopmentFileSender.messages(
@@ -95,11 +54,11 @@ final class ChatSlpMatchStreamTests: XCTestCase {
         // Per peer the outbox delivers in order: once Ana's later push is in, one for Bo's second message
         // would be too.
         _ = try await fixture.send(bo, "m-1", "네")
-        let anaPushed = try await eventually(timeout: 20) { try await self.pushes(to: "slp-ana") == 1 }
+        let anaPushed = try await eventually(timeout: 20) { try await self.fixture.pushes(to: "slp-ana") == 1 }
         XCTAssertTrue(anaPushed, "Ana has no stream: her push went through")
         reader.cancel()
         await reader.value
-        let boPushes = try await pushes(to: "slp-bo")
+        let boPushes = try await fixture.pushes(to: "slp-bo")
         XCTAssertEqual(boPushes, 1, "Bo was online for the second message")
     }
 
@@ -107,9 +66,9 @@ final class ChatSlpMatchStreamTests: XCTestCase {
     /// trigger standing in for a crash between two commits), the message is not stored either and the send
     /// fails; once the outbox takes it, the message and its push are there together.
     func testSlpTheMatchRoomPushIsQueuedInTheMessagesTransaction() async throws {
-        let ana = try await member("slp-ana")
-        let bo = try await member("slp-bo", device: "bo-phone")
-        try await openRoom(ana, bo)
+        let ana = try await fixture.slpMember("slp-ana")
+        let bo = try await fixture.slpMember("slp-bo", device: "bo-phone")
+        try await fixture.openMatchRoom(ana, bo)
         let chatDatabase = fixture.service.environment.database
         try await chatDatabase.write { db in
             try db.execute(
@@ -126,7 +85,7 @@ final class ChatSlpMatchStreamTests: XCTestCase {
         try await chatDatabase.write { db in try db.execute(sql: "DROP TRIGGER test_refuse_pushes") }
         let sent = try await fixture.send(ana, "m-1", "먼저 가 있을게요")
         XCTAssertEqual(sent.seq, 1)
-        let pushed = try await eventually(timeout: 20) { try await self.pushes(to: "slp-bo") == 1 }
+        let pushed = try await eventually(timeout: 20) { try await self.fixture.pushes(to: "slp-bo") == 1 }
         XCTAssertTrue(pushed, "the retried message and its push")
         let data = try await fixture.account.environment.database.read { db in
             try String.fetchOne(
@@ -139,9 +98,9 @@ final class ChatSlpMatchStreamTests: XCTestCase {
     /// 1,000 messages sent while the injected clock stands still (one millisecond for all of them), from
     /// both members at once: caught up by sequence in pages, none lost or repeated, from any cursor.
     func testSlpAThousandMessagesInOneMillisecondAreCaughtUpBySequence() async throws {
-        let ana = try await member("slp-ana")
-        let bo = try await member("slp-bo")
-        try await openRoom(ana, bo)
+        let ana = try await fixture.slpMember("slp-ana")
+        let bo = try await fixture.slpMember("slp-bo")
+        try await fixture.openMatchRoom(ana, bo)
         // Bo's app holds the first message; the cursor is its sequence number.
         let first = try await fixture.send(ana, "m-1", "시작")
         let fixture = self.fixture!
@@ -181,9 +140,9 @@ final class ChatSlpMatchStreamTests: XCTestCase {
     /// The original app's gap: it read the history, then opened the live connection, and a message sent in
     /// between was lost. ListRooms' `stream_position` joins them: that message arrives once.
     func testSlpAMessageSentBetweenListRoomsAndSubscribeArrivesExactlyOnce() async throws {
-        let ana = try await member("slp-ana")
-        let bo = try await member("slp-bo")
-        try await openRoom(ana, bo)
+        let ana = try await fixture.slpMember("slp-ana")
+        let bo = try await fixture.slpMember("slp-bo")
+        try await fixture.openMatchRoom(ana, bo)
         _ = try await fixture.send(ana, "m-1", "before")
         let rooms = try await fixture.chat.listRooms(.init(), options: bo.options)
         XCTAssertEqual(rooms.rooms.map(\.id), ["m-1"])

@@ -120,6 +120,9 @@ final class ChatFixture: Sendable {
                 $0.shutdownGrace = "\(shutdownGrace)"
                 $0.quotas = quotas
                 $0.apps = apps
+                // Named apart from the first replica (both would be `127.0.0.1:0`): replicas list their
+                // streams' users under their names.
+                $0.replica = "chat-" + URL(fileURLWithPath: dataDirectory).lastPathComponent
             })
         configuration.database = database
         configuration.logKeyFile = logKey

@@ -11,6 +11,9 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
     let peers: ChatPeers
     let cache: HistoryCache
     let hub: ChatEventHub
+    /// Who has a stream open (the hub; on PostgreSQL also the other replicas' lists): a match room's
+    /// member without one gets a push.
+    let presence: any StreamPresence
     /// History pages show chat photos by their current signed URLs.
     let photos: PhotoURLRefresher
     /// The clock, ids, quotas, lists, and the directory of room members' names and images
@@ -165,9 +168,12 @@ struct ChatHandlers: YediChat.ChatService.ServiceProtocol, HandlerKitUser {
         }
         // Match rooms: who has no stream open as the message is stored gets a push, queued with the message
         // (decided before: a stream that receives it live and closes at once is no reason to push).
-        let offline =
-            room.kind == RoomRecord.slpMatchKind
-            ? room.members.filter { $0 != senderID && !hub.isOpen(key: $0) } : []
+        var offline: [String] = []
+        if room.kind == RoomRecord.slpMatchKind {
+            let others = room.members.filter { $0 != senderID }
+            let listening = await presence.withOpenStreams(among: others)
+            offline = others.filter { !listening.contains($0) }
+        }
         let appended = try await mapStoreErrors(roomID: room.id) {
             try await store.appendMessage(
                 MessageDraft(

@@ -9,7 +9,7 @@ import ServiceRuntime
 /// every lower one of that recipient has committed (docs/chat.md, "Positions"). For the same reason each
 /// member keeps its own activity position (the room list's order), where SQLite keeps one per room.
 enum ChatPostgresSchema {
-    static let migrations: [PostgresMigration] = [chat1, chat2, chat3, apps]
+    static let migrations: [PostgresMigration] = [chat1, chat2, chat3, apps, presence]
 
     /// Rooms of a customer and a designer, members with read cursors, messages, and the durable stream.
     static let chat1 = PostgresMigration(
@@ -133,5 +133,26 @@ enum ChatPostgresSchema {
         [
             "ALTER TABLE chat_room ADD COLUMN app text NOT NULL DEFAULT 'yedi'",
             "UPDATE chat_room SET app = 'slp' WHERE kind = 'slp-match'",
+        ])
+
+    /// Who has a stream open on which replica (`PostgresStreamPresence`): a replica's users count while its
+    /// lease holds, and go with its row.
+    static let presence = PostgresMigration(
+        "chat-5-presence",
+        [
+            """
+            CREATE TABLE chat_presence_replica (
+                replica text PRIMARY KEY,
+                alive_until timestamptz NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE chat_presence (
+                user_id text NOT NULL,
+                replica text NOT NULL REFERENCES chat_presence_replica (replica) ON DELETE CASCADE,
+                PRIMARY KEY (user_id, replica)
+            )
+            """,
+            "CREATE INDEX chat_presence_by_replica ON chat_presence (replica)",
         ])
 }

@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import PostgresNIO
 import PostgresTestSupport
 import RPCCore
 import ServiceRuntime
@@ -12,7 +14,8 @@ import YediProto
 /// "Chat across replicas"): a stream on one replica gets what is sent through the other (the
 /// `chat_events` notification wakes it; it reads the bodies from the database), in order and without a
 /// gap, also after resuming on the other replica; a read mark through one shows in the other's history;
-/// a purge through one ends the user's streams on both.
+/// a purge through one ends the user's streams on both; a match room's member listening on one replica
+/// gets no push for a message sent through the other.
 final class ChatServiceOnPostgresTests: XCTestCase {
     private var database: TestDatabase!
     private var fixture: ChatFixture?
@@ -32,8 +35,8 @@ final class ChatServiceOnPostgresTests: XCTestCase {
         try await database?.close()
     }
 
-    private func start() async throws -> (ChatFixture, YediChat.ChatService.Client) {
-        let fixture = try await ChatFixture.start(database: .postgres(database.settings))
+    private func start(apps: String? = nil) async throws -> (ChatFixture, YediChat.ChatService.Client) {
+        let fixture = try await ChatFixture.start(apps: apps, database: .postgres(database.settings))
         self.fixture = fixture
         let second = try await fixture.startReplica(
             dataDirectory: fixture.harness.dataRoot.appendingPathComponent("chat-2").path)
@@ -148,5 +151,63 @@ final class ChatServiceOnPostgresTests: XCTestCase {
         XCTAssertEqual(listener.end?.code, .unauthenticated)
         listening.cancel()
         await listening.value
+    }
+
+    /// Presence across replicas (`PostgresStreamPresence`): Bo listens on the second replica, so a message
+    /// Ana sends through the first comes by his stream and queues no push; once his stream is closed, the
+    /// next one does. (Each replica knowing only its own streams pushed to Bo while he was listening.)
+    func testAMatchRoomMemberListeningOnTheOtherReplicaGetsNoPush() async throws {
+        let (fixture, other) = try await start(apps: ServiceHarness.repositoryApps)
+        let ana = try await fixture.slpMember("slp-ana")
+        let bo = try await fixture.slpMember("slp-bo", device: "bo-phone")
+        try await fixture.openMatchRoom(ana, bo)
+        let listener = StreamCollector()
+        let listening = Task { await listener.run(other, user: bo) }
+        let caughtUp = try await eventually(timeout: 10) { listener.caughtUp }
+        XCTAssertTrue(caughtUp)
+        let listed = try await eventually(timeout: 10) { try await self.listed().contains("slp-bo") }
+        XCTAssertTrue(listed, "the second replica lists Bo as listening there")
+
+        let first = try await fixture.send(ana, "m-1", "도서관 앞에서 봬요")
+        let streamed = try await eventually(timeout: 10) {
+            listener.realEvents.contains {
+                if case .messageAdded(let added)? = $0.event { added.message?.id == first.id } else { false }
+            }
+        }
+        XCTAssertTrue(streamed, "Bo's stream on the other replica brought the message")
+        // Bo answers, and Ana, with no stream anywhere, gets a push; once ChatService's outbox is empty,
+        // a push for Bo would have been delivered too.
+        _ = try await fixture.send(bo, "m-1", "네")
+        let anaPushed = try await eventually(timeout: 20) { try await fixture.pushes(to: "slp-ana") == 1 }
+        XCTAssertTrue(anaPushed, "Ana has no stream: her push went through")
+        let drained = try await eventually(timeout: 20) { try await self.queuedJobs() == 0 }
+        XCTAssertTrue(drained)
+        let boPushes = try await fixture.pushes(to: "slp-bo")
+        XCTAssertEqual(boPushes, 0, "Bo was listening on the other replica: no push")
+
+        // His stream closed, the second replica takes him off its list, and the next message is pushed.
+        listening.cancel()
+        await listening.value
+        let unlisted = try await eventually(timeout: 10) { try await !self.listed().contains("slp-bo") }
+        XCTAssertTrue(unlisted, "the second replica still lists Bo")
+        _ = try await fixture.send(ana, "m-1", "5분 늦어요")
+        let boPushed = try await eventually(timeout: 20) { try await fixture.pushes(to: "slp-bo") == 1 }
+        XCTAssertTrue(boPushed, "Bo has no stream anywhere now: a push")
+    }
+
+    /// The users some replica lists as listening.
+    private func listed() async throws -> [String] {
+        try await database.postgres.read { connection in
+            try await connection.query("SELECT user_id FROM chat_presence", logger: Logger(label: "test"))
+                .collect().map { try $0.decode(String.self) }
+        }
+    }
+
+    /// ChatService's outbox jobs not yet delivered.
+    private func queuedJobs() async throws -> Int {
+        try await database.postgres.read { connection in
+            try await connection.query("SELECT count(*) FROM runtime_outbox", logger: Logger(label: "test"))
+                .collect().first?.decode(Int.self) ?? -1
+        }
     }
 }
