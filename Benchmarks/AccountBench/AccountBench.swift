@@ -25,6 +25,8 @@ import YediProto
 ///
 /// `--postgres` runs the same on PostgreSQL (docs/postgres.md): a fresh database on the development server
 /// (`deploy/postgres-dev.sh --test`), migrated by the service's first start, seeded with the same rows.
+/// `--failover` (PostgreSQL, 2 or more replicas) measures a replica's death under sign-ins instead
+/// (AccountFailover.swift).
 @main
 struct AccountBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -61,10 +63,23 @@ struct AccountBench: AsyncParsableCommand {
     @Flag(help: "On PostgreSQL: a fresh database on the development server (deploy/postgres-dev.sh --test).")
     var postgres = false
 
+    @OptionGroup var failoverOptions: FailoverOptions
+
+    @Option(help: "With --failover: AccountService processes on the one PostgreSQL database.")
+    var replicas = 1
+
+    @Option(
+        help:
+            "With --failover: customers signing in at once (all from one address: more than 2 per surviving replica meet the KDF queue's per-address bound)."
+    )
+    var failoverClients = 4
+
     /// The JSON field every line carries: which engine.
     var engineField: String { BenchPostgres.engineField(postgres: postgres) }
 
     func run() async throws {
+        try failoverOptions.check(postgres: postgres, replicas: replicas)
+        guard replicas == 1 || failoverOptions.failover else { throw BenchError("--replicas needs --failover") }
         let work = FileManager.default.temporaryDirectory.appendingPathComponent(
             "yedi-account-bench-\(ProcessInfo.processInfo.processIdentifier)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
@@ -89,6 +104,10 @@ struct AccountBench: AsyncParsableCommand {
             executable, name: "AccountService", pki: pkiDirectory, data: data,
             log: work.appendingPathComponent("service-1.log").path, arguments: peers)
         try process.stop()
+        if failoverOptions.failover {
+            try await measureFailover(in: work, pki: pkiDirectory, executable: executable, arguments: peers)
+            return
+        }
         // 2. Seed the designers into that schema, with the service stopped.
         let seed = try await DesignerSeed.write(
             count: designers, databasePath: data + "/account.sqlite", postgres: database)

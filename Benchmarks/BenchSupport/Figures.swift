@@ -20,6 +20,11 @@ public enum Figures {
     public static func milliseconds(_ nanoseconds: UInt64) -> String { format(Double(nanoseconds) / 1e6) }
 
     public static func format(_ value: Double) -> String { String(format: "%.2f", value) }
+
+    /// `{"p50":…,"max":…}` in milliseconds.
+    public static func medianAndMax(_ histogram: Histogram<UInt64>) -> String {
+        #"{"p50":\#(milliseconds(histogram.valueAtPercentile(50))),"max":\#(milliseconds(histogram.max))}"#
+    }
 }
 
 /// A small deterministic random generator, so every run seeds the same data and asks the same queries.

@@ -72,6 +72,20 @@ public struct ServiceProcess: @unchecked Sendable {
         throw BenchError("\(name) did not become SERVING in 60 s; see \(log)")
     }
 
+    /// Starts replicas of one service, each with its own data folder `work/data-<replica>` and log
+    /// `work/service-<replica><run>.log`: called with the replica, a port (a free one when nil) and the
+    /// run's name (a restart gets a log of its own).
+    public static func replicaStarter(
+        _ executable: String, name: String, pki: String, work: URL, arguments: [String]
+    ) -> @Sendable (_ replica: Int, _ port: Int?, _ run: String) async throws -> ServiceProcess {
+        { replica, port, run in
+            try await start(
+                executable, name: name, port: port, pki: pki,
+                data: work.appendingPathComponent("data-\(replica)").path,
+                log: work.appendingPathComponent("service-\(replica)\(run).log").path, arguments: arguments)
+        }
+    }
+
     /// A client of the process trusting the PKI's CA, one attempt per call (a bench counts failures).
     public func clientConfiguration(maxFrameBytes: Int = WireLimits.default.maxFrameBytes) -> ClientConfiguration {
         var logger = Logger(label: "bench.\(name)")

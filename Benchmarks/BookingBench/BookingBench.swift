@@ -29,7 +29,8 @@ import YediProto
 /// (`deploy/postgres-dev.sh --test`), migrated by the service's first start, seeded with the same rows,
 /// dropped at the end; `--replicas N` starts N BookingService processes on it, and the race's and the
 /// payments' clients spread over them (client i on replica i mod N). Each line names its engine and
-/// replicas.
+/// replicas. `--failover` (PostgreSQL, 2 or more replicas) measures a replica's death instead
+/// (BookingFailover.swift).
 @main
 struct BookingBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -69,6 +70,11 @@ struct BookingBench: AsyncParsableCommand {
     @Option(help: "BookingService processes on the one PostgreSQL database; the clients spread over them.")
     var replicas = 1
 
+    @OptionGroup var failoverOptions: FailoverOptions
+
+    @Option(help: "With --failover: customers reserving at once, each its own designer's slots.")
+    var failoverCustomers = 16
+
     @Flag(help: "Keep the temporary folder (PKI, data, the service's log).")
     var keep = false
 
@@ -78,6 +84,7 @@ struct BookingBench: AsyncParsableCommand {
 
     func run() async throws {
         guard replicas >= 1, postgres || replicas == 1 else { throw BenchError("--replicas above 1 needs --postgres") }
+        try failoverOptions.check(postgres: postgres, replicas: replicas)
         guard payments <= 360 * 12 else { throw BenchError("at most \(360 * 12) payments") }
         let work = FileManager.default.temporaryDirectory.appendingPathComponent(
             "yedi-booking-bench-\(ProcessInfo.processInfo.processIdentifier)")
@@ -112,21 +119,24 @@ struct BookingBench: AsyncParsableCommand {
         } else {
             try rows.apply(toSQLite: data(0) + "/booking.sqlite")
         }
-        var processes: [ServiceProcess] = []
-        defer { for process in processes { try? process.stop() } }
-        for replica in 0..<replicas {
-            processes.append(
-                try await ServiceProcess.start(
-                    executable, name: "BookingService", pki: pkiDirectory, data: data(replica),
-                    log: work.appendingPathComponent("service-\(replica).log").path, arguments: arguments))
-        }
+        let startReplica = ServiceProcess.replicaStarter(
+            executable, name: "BookingService", pki: pkiDirectory, work: work, arguments: arguments)
+        let processes = ProcessList()
+        defer { processes.stopAll() }
+        for replica in 0..<replicas { processes.append(try await startReplica(replica, nil, "")) }
 
         let issuer = AccessTokenIssuer(
             signingKey: try TokenSigningKey.load(pemFile: pkiDirectory + "/token-signing.key"),
             lifetime: .seconds(3_600), now: { Date() })
+        if failoverOptions.failover, let database {
+            try await measureFailover(
+                processes: processes, restart: { try await startReplica(0, $0, "-restarted") }, issuer: issuer,
+                from: tomorrow, database: database)
+            return
+        }
         try await freeSlots(processes[0], from: tomorrow)
-        try await race(processes, issuer: issuer, from: tomorrow)
-        try await confirmPayments(processes, issuer: issuer)
+        try await race(processes.all, issuer: issuer, from: tomorrow)
+        try await confirmPayments(processes.all, issuer: issuer)
     }
 
     // MARK: Seed
@@ -159,7 +169,8 @@ struct BookingBench: AsyncParsableCommand {
         }
         let booked = Array(chosen.prefix(min(reservations, starts.count)))
         var rows = SeedBatch(version: "booking-1")
-        for designer in [Self.freeSlotDesigner, Self.raceDesigner, Self.paymentDesigner] {
+        let failoverDesigners = failoverOptions.failover ? (0..<failoverCustomers).map(Self.failoverDesigner) : []
+        for designer in [Self.freeSlotDesigner, Self.raceDesigner, Self.paymentDesigner] + failoverDesigners {
             rows.add(
                 """
                 INSERT INTO schedule (designer_id, opening_minute, closing_minute, slot_minutes, time_zone,

@@ -85,17 +85,11 @@ struct ChatBench: AsyncParsableCommand {
     @Option(help: "ChatService processes on the one PostgreSQL database (streams on the first).")
     var replicas = 1
 
-    @Flag(help: "SIGKILL replica 0 mid-run and restart it: failover figures (needs --postgres, --replicas 2+).")
-    var failover = false
-
-    @Option(help: "With --failover: seconds of sending before the kill, while it is down, after its restart.")
-    var failoverPhaseSeconds = 4
+    @OptionGroup var failoverOptions: FailoverOptions
 
     func run() async throws {
         guard replicas >= 1, postgres || replicas == 1 else { throw BenchError("--replicas above 1 needs --postgres") }
-        guard !failover || replicas >= 2 else {
-            throw BenchError("--failover needs --postgres and --replicas 2 or more")
-        }
+        try failoverOptions.check(postgres: postgres, replicas: replicas)
         let work = FileManager.default.temporaryDirectory.appendingPathComponent(
             "yedi-chat-bench-\(ProcessInfo.processInfo.processIdentifier)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
@@ -119,20 +113,16 @@ struct ChatBench: AsyncParsableCommand {
                 "--peer", "account=127.0.0.1:\(account.port)", "--peer", "content=127.0.0.1:\(nowhere)",
                 "--peer", "booking=127.0.0.1:\(nowhere)",
             ] + (slp ? ["--apps", apps] : []) + (database?.replicaArguments(sharingKeysIn: work) ?? [])
-        /// Replica `replica` on `port` (a free one when nil), its log named by `run` (a restart gets a new one).
-        let startReplica = { (replica: Int, port: Int?, run: String) in
-            try await ServiceProcess.start(
-                executable, name: "ChatService", port: port, pki: pkiDirectory,
-                data: work.appendingPathComponent("data-\(replica)").path,
-                log: work.appendingPathComponent("service-\(replica)\(run).log").path, arguments: replicaArguments)
-        }
+        let startReplica = ServiceProcess.replicaStarter(
+            executable, name: "ChatService", pki: pkiDirectory, work: work, arguments: replicaArguments)
         let processes = ProcessList()
         defer { processes.stopAll() }
         for replica in 0..<replicas { processes.append(try await startReplica(replica, nil, "")) }
         let process = processes[0]
         // The failover run spreads every client over the replicas; the others talk to the first.
         let configuration =
-            failover ? ServiceProcess.clientConfiguration(spreadingOver: processes.all) : process.clientConfiguration()
+            failoverOptions.failover
+            ? ServiceProcess.clientConfiguration(spreadingOver: processes.all) : process.clientConfiguration()
 
         let issuer = AccessTokenIssuer(
             signingKey: try TokenSigningKey.load(pemFile: pkiDirectory + "/token-signing.key"),
@@ -207,7 +197,7 @@ struct ChatBench: AsyncParsableCommand {
             }
         }
 
-        if failover {
+        if failoverOptions.failover {
             let senderClient = try RPCClient(configuration: configuration)
             let senderTask = Task { await senderClient.run() }
             clients.append((senderClient, senderTask))

@@ -27,7 +27,6 @@ extension ChatBench {
         pairs: [(customer: String, designer: String, designerID: String)], rooms: [String]
     ) async throws {
         let (streams, senders, callsPerConnection) = (self.streams, self.senders, self.callsPerConnection)
-        let phase = Duration.seconds(failoverPhaseSeconds)
         let ledger = FailoverLedger(rooms: streams, senders: senders)
 
         var readers: [Task<Void, Never>] = []
@@ -40,11 +39,10 @@ extension ChatBench {
             try await Task.sleep(for: .milliseconds(50))
         }
 
-        let start = ContinuousClock.now
-        let cpuBefore = try processes.all.map { try $0.cpuSeconds() }
-        let (postgresBefore, benchBefore) = (ProcessCPU.postgresSeconds(), try ProcessCPU.ownSeconds())
         let chat = YediChat.ChatService.Client(senderClient)
-        let sending = Task {
+        let run = try await FailoverRun.measure(
+            processes: processes, restart: restart, phase: failoverOptions.phase, workers: ledger.senders
+        ) {
             await withTaskGroup(of: Void.self) { group in
                 for sender in 0..<senders {
                     group.addTask {
@@ -53,31 +51,6 @@ extension ChatBench {
                 }
             }
         }
-
-        try await Task.sleep(for: phase)
-        let killedCPU = try processes[0].cpuSeconds() - cpuBefore[0]
-        ledger.killed(at: .now)  // before: the first failures arrive while kill() waits for the exit
-        processes[0].kill()
-        try await Task.sleep(for: phase)
-        let restartStart = ContinuousClock.now
-        let restarted = try await restart(processes[0].port)
-        processes[0] = restarted
-        let restartToServing = ContinuousClock.now - restartStart
-        ledger.restarted()
-        let restartedAtServing = try restarted.cpuSeconds()
-        try await Task.sleep(for: phase)
-        ledger.stopSending()
-        await sending.value
-        let window = ContinuousClock.now - start
-        let restartedCPU = try restarted.cpuSeconds()
-        let restartedServingCPU = restartedCPU - restartedAtServing
-        var cpuServices = killedCPU + restartedCPU
-        for (process, before) in zip(processes.all, cpuBefore).dropFirst() {
-            cpuServices += try process.cpuSeconds() - before
-        }
-        let (cpuPostgres, cpuBench) = (
-            ProcessCPU.postgresSeconds() - postgresBefore, try ProcessCPU.ownSeconds() - benchBefore
-        )
 
         // Every acknowledged send delivered to its room's stream, or 30 s.
         let deadline = ContinuousClock.now + .seconds(30)
@@ -91,29 +64,17 @@ extension ChatBench {
         let figures = ledger.outcome
         print(
             #"{"bench":"failover",\#(engineFields)"service":"ChatService","killed":"replica 0","#
-                + #""phase_s":\#(failoverPhaseSeconds),"streams":\#(streams),"senders":\#(senders),"#
-                + #""first_success_after_kill_ms":\#(Self.medianAndMax(figures.firstSuccess)),"#
-                + #""senders_failed":\#(figures.sendersFailed),"senders_not_recovered":\#(figures.notRecovered),"#
-                + #""recovery_after_failure_ms":\#(Self.medianAndMax(figures.recovery)),"#
-                + #""calls_failed":\#(figures.callsFailed),"failure_codes":\#(figures.failureCodes),"#
+                + #""phase_s":\#(failoverOptions.failoverPhaseSeconds),"streams":\#(streams),"senders":\#(senders),"#
+                + ledger.senders.fields(noun: "senders")
                 + #""acknowledged":\#(figures.acknowledged),"acknowledged_lost":\#(lost),"#
                 + #""events_missed":\#(figures.missed),"duplicates":\#(figures.duplicates),"#
                 + #""out_of_order":\#(figures.outOfOrder),"streams_cut":\#(figures.cut.totalCount),"#
                 + #""stream_ends_after_kill":\#(figures.resubscriptions),"#
                 + #""streams_not_resumed":\#(figures.notResumed),"#
-                + #""stream_cut_seen_ms":\#(Self.medianAndMax(figures.cut)),"#
-                + #""stream_resume_ms":\#(Self.medianAndMax(figures.resume)),"#
-                + #""restart_to_serving_ms":\#(Figures.milliseconds(Figures.nanoseconds(restartToServing))),"#
-                + #""restarted_serving_cpu_s":\#(Figures.format(restartedServingCPU)),"#
-                + #""sends_per_second":\#(Figures.format(Double(figures.acknowledged) / Figures.seconds(window))),"#
-                + #""cpu_s":{"services":\#(Figures.format(cpuServices)),"postgres":\#(Figures.format(cpuPostgres)),"#
-                + #""bench":\#(Figures.format(cpuBench)),"wall":\#(Figures.format(Figures.seconds(window)))},"tls":true}"#
+                + #""stream_cut_seen_ms":\#(Figures.medianAndMax(figures.cut)),"#
+                + #""stream_resume_ms":\#(Figures.medianAndMax(figures.resume)),"#
+                + run.fields + #""sends_per_second":\#(run.rate(figures.acknowledged)),"tls":true}"#
         )
-    }
-
-    /// `{"p50":…,"max":…}` in milliseconds.
-    private static func medianAndMax(_ histogram: Histogram<UInt64>) -> String {
-        #"{"p50":\#(Figures.milliseconds(histogram.valueAtPercentile(50))),"max":\#(Figures.milliseconds(histogram.max))}"#
     }
 
     /// One designer's stream, subscribed again from its last position whenever it ends, until cancelled.
@@ -152,11 +113,11 @@ extension ChatBench {
     ) async {
         var random = SplitMix64(seed: UInt64(sender + 1))
         var number = 0
-        while !ledger.sendingStopped {
+        while !ledger.senders.isStopped {
             let index = Int(random.next() % UInt64(rooms.count))
             let id = "f\(sender)-\(number)"
             number += 1
-            while !ledger.sendingStopped {
+            while !ledger.senders.isStopped {
                 do {
                     let message = try await chat.sendMessage(
                         .init(roomID: rooms[index], body: .text(.init(text: id)), clientMessageID: id),
@@ -164,7 +125,7 @@ extension ChatBench {
                     ledger.acknowledged(index, seq: message.seq, by: sender)
                     break
                 } catch {
-                    ledger.failed(by: sender, error)
+                    ledger.senders.failed(sender, error)
                     try? await Task.sleep(for: .milliseconds(20))
                 }
             }
@@ -194,45 +155,30 @@ extension ChatBench {
 }
 
 /// What the failover run saw, from many tasks: per room the acknowledged and the delivered seqs, per
-/// sender its failures and successes around the kill, per stream its cuts and resumptions.
+/// stream its cuts and resumptions; the senders' own outcomes are `senders`'.
 final class FailoverLedger: Sendable {
+    let senders: FailoverWorkers
+
     private struct State {
         var acknowledged: [Set<Int64>]
         var delivered: [[Int64]]
         var caughtUp: [Bool]
-        var killedAt: ContinuousClock.Instant?
-        var restartedAt: ContinuousClock.Instant?
-        /// Per sender: its first success after the kill; its first failure while the replica was down,
-        /// and its first success after that failure.
-        var firstSuccess: [ContinuousClock.Instant?]
-        var firstFailure: [ContinuousClock.Instant?]
-        var recovered: [ContinuousClock.Instant?]
         /// Per stream cut after the kill: when it caught up again.
         var cutAt: [ContinuousClock.Instant?]
         var resumedAt: [ContinuousClock.Instant?]
-        var callsFailed = 0
         var endsAfterKill = 0
-        var failureCodes: [String: Int] = [:]
     }
 
     private let state: Mutex<State>
-    private let stopped = Atomic<Bool>(false)
 
     init(rooms: Int, senders: Int) {
+        self.senders = FailoverWorkers(count: senders)
         state = Mutex(
             State(
                 acknowledged: Array(repeating: [], count: rooms), delivered: Array(repeating: [], count: rooms),
-                caughtUp: Array(repeating: false, count: rooms), firstSuccess: Array(repeating: nil, count: senders),
-                firstFailure: Array(repeating: nil, count: senders), recovered: Array(repeating: nil, count: senders),
-                cutAt: Array(repeating: nil, count: rooms), resumedAt: Array(repeating: nil, count: rooms)))
+                caughtUp: Array(repeating: false, count: rooms), cutAt: Array(repeating: nil, count: rooms),
+                resumedAt: Array(repeating: nil, count: rooms)))
     }
-
-    func stopSending() { stopped.store(true, ordering: .relaxed) }
-    var sendingStopped: Bool { stopped.load(ordering: .relaxed) }
-
-    func killed(at instant: ContinuousClock.Instant) { state.withLock { $0.killedAt = instant } }
-    /// The end of the down phase: later failures are not the kill's.
-    func restarted() { state.withLock { $0.restartedAt = .now } }
 
     func caughtUp(_ stream: Int) {
         state.withLock {
@@ -242,31 +188,18 @@ final class FailoverLedger: Sendable {
     }
 
     func ended(_ stream: Int) {
+        guard senders.killedAt != nil else { return }
         state.withLock {
-            if $0.killedAt != nil { $0.endsAfterKill += 1 }
-            if $0.killedAt != nil, $0.cutAt[stream] == nil { $0.cutAt[stream] = .now }
+            $0.endsAfterKill += 1
+            if $0.cutAt[stream] == nil { $0.cutAt[stream] = .now }
         }
     }
 
     func delivered(_ stream: Int, seq: Int64) { state.withLock { $0.delivered[stream].append(seq) } }
 
     func acknowledged(_ room: Int, seq: Int64, by sender: Int) {
-        state.withLock {
-            $0.acknowledged[room].insert(seq)
-            guard $0.killedAt != nil else { return }
-            if $0.firstSuccess[sender] == nil { $0.firstSuccess[sender] = .now }
-            if $0.firstFailure[sender] != nil, $0.recovered[sender] == nil { $0.recovered[sender] = .now }
-        }
-    }
-
-    func failed(by sender: Int, _ error: any Error) {
-        state.withLock {
-            $0.callsFailed += 1
-            $0.failureCodes[(error as? RPCError).map { "\($0.code)" } ?? "\(type(of: error))", default: 0] += 1
-            if $0.killedAt != nil, $0.restartedAt == nil, $0.firstFailure[sender] == nil {
-                $0.firstFailure[sender] = .now
-            }
-        }
+        state.withLock { _ = $0.acknowledged[room].insert(seq) }
+        senders.succeeded(sender)
     }
 
     var caughtUpStreams: Int { state.withLock { $0.caughtUp.count(where: { $0 }) } }
@@ -281,16 +214,10 @@ final class FailoverLedger: Sendable {
     var acknowledgedByRoom: [(Int, Set<Int64>)] { state.withLock { Array($0.acknowledged.enumerated()) } }
 
     struct Outcome {
-        var firstSuccess: Histogram<UInt64>
-        var recovery: Histogram<UInt64>
-        var sendersFailed: Int
-        var notRecovered: Int
         var cut: Histogram<UInt64>
         var resume: Histogram<UInt64>
         var notResumed: Int
         var resubscriptions: Int
-        var callsFailed: Int
-        var failureCodes: String
         var acknowledged: Int
         var missed: Int
         var duplicates: Int
@@ -298,18 +225,14 @@ final class FailoverLedger: Sendable {
     }
 
     var outcome: Outcome {
-        state.withLock { state in
-            let killedAt = state.killedAt ?? .now
+        let killedAt = senders.killedAt ?? .now
+        return state.withLock { state in
             func since(_ instants: [ContinuousClock.Instant?]) -> Histogram<UInt64> {
                 var histogram = Figures.newHistogram()
                 for case let instant? in instants {
                     histogram.record(Figures.nanoseconds(instant - killedAt))
                 }
                 return histogram
-            }
-            var recovery = Figures.newHistogram()
-            for case (let failed?, let recovered?) in zip(state.firstFailure, state.recovered) {
-                recovery.record(Figures.nanoseconds(recovered - failed))
             }
             var (missed, duplicates, outOfOrder) = (0, 0, 0)
             for (acknowledged, delivered) in zip(state.acknowledged, state.delivered) {
@@ -318,15 +241,10 @@ final class FailoverLedger: Sendable {
                 duplicates += delivered.count - distinct.count
                 outOfOrder += zip(delivered, delivered.dropFirst()).count(where: { $0.1 < $0.0 })
             }
-            let codes = state.failureCodes.sorted { $0.key < $1.key }.map { #""\#($0.key)":\#($0.value)"# }
             return Outcome(
-                firstSuccess: since(state.firstSuccess), recovery: recovery,
-                sendersFailed: state.firstFailure.count(where: { $0 != nil }),
-                notRecovered: zip(state.firstFailure, state.recovered).count(where: { $0.0 != nil && $0.1 == nil }),
                 cut: since(state.cutAt), resume: since(state.resumedAt),
                 notResumed: zip(state.cutAt, state.resumedAt).count(where: { $0.0 != nil && $0.1 == nil }),
-                resubscriptions: state.endsAfterKill, callsFailed: state.callsFailed,
-                failureCodes: "{" + codes.joined(separator: ",") + "}",
+                resubscriptions: state.endsAfterKill,
                 acknowledged: state.acknowledged.reduce(0) { $0 + $1.count }, missed: missed, duplicates: duplicates,
                 outOfOrder: outOfOrder)
         }
