@@ -77,6 +77,28 @@ enum ContentStoreContract {
         XCTAssertTrue(liked.isEmpty, "the post's likes went with it")
     }
 
+    /// A page mixing posts with several photos, one, and none (PostgreSQL reads them in one statement, a
+    /// row per photo): each post once, in the page's order, with its own photos in their order.
+    static func pagesCarryEachPostsOwnPhotosInOrder(_ store: any ContentStore) async throws {
+        let (a, b, c) = (image("i1", owner: "d1"), image("i2", owner: "d1"), image("i3", owner: "d1"))
+        for photo in [a, b, c] { try await store.insertImage(photo) }
+        try await store.createPost(post("p1", photos: [c, a, b], at: 30))
+        try await store.createPost(post("p2", photos: [], at: 20))
+        try await store.createPost(post("p3", photos: [a], at: 20))
+        try await store.createPost(post("p4", photos: [b, c], at: 10))
+        let expected = [
+            post("p1", photos: [c, a, b], at: 30), post("p3", photos: [a], at: 20), post("p2", photos: [], at: 20),
+            post("p4", photos: [b, c], at: 10),
+        ]
+        let page = try await store.posts(.everything, after: nil, limit: 10)
+        XCTAssertEqual(page, expected, "newest first, ties by id descending, each with its photos")
+        let first = try await store.posts(.everything, after: nil, limit: 2)
+        XCTAssertEqual(first, Array(expected.prefix(2)), "the limit counts posts, not photos")
+        let byID = try await store.posts(ids: ["p4", "p2", "p1"])
+        XCTAssertEqual(
+            byID.sorted { $0.id < $1.id }, [expected[0], expected[2], expected[3]], "by id: the same posts and photos")
+    }
+
     static func feedsPageByTimeAndIdAndFilter(_ store: any ContentStore) async throws {
         let photo = image("i1", owner: "d1")
         try await store.insertImage(photo)
@@ -567,6 +589,10 @@ final class SQLiteContentStoreTests: XCTestCase {
 
     func testPostsRoundTripWithTheirPhotosInOrder() async throws {
         try await ContentStoreContract.postsRoundTripWithTheirPhotosInOrder(try makeStore())
+    }
+
+    func testPagesCarryEachPostsOwnPhotosInOrder() async throws {
+        try await ContentStoreContract.pagesCarryEachPostsOwnPhotosInOrder(try makeStore())
     }
 
     func testTenantRowsStayInTheirApp() async throws {

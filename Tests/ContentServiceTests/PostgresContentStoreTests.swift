@@ -79,6 +79,10 @@ final class PostgresContentStoreTests: XCTestCase {
         try await ContentStoreContract.postsRoundTripWithTheirPhotosInOrder(store)
     }
 
+    func testPagesCarryEachPostsOwnPhotosInOrder() async throws {
+        try await ContentStoreContract.pagesCarryEachPostsOwnPhotosInOrder(store)
+    }
+
     func testTenantRowsStayInTheirApp() async throws {
         try await ContentStoreContract.tenantRowsStayInTheirApp(store)
     }

@@ -69,18 +69,55 @@ extension PostgresContentStore {
     }
 
     static func image(_ found: PostgresRow) throws -> ImageRecord {
-        let row = found.makeRandomAccess()
-        let large = try row["large_sha256"].decode(String?.self)
-        let thumbnail = try row["thumbnail_sha256"].decode(String?.self)
+        try image(found.makeRandomAccess(), prefix: "")
+    }
+
+    /// An image from the columns named `prefix` + its column names (`photo_id`, … beside a post's own).
+    static func image(_ row: PostgresRandomAccessRow, prefix: String) throws -> ImageRecord {
+        let large = try row[prefix + "large_sha256"].decode(String?.self)
+        let thumbnail = try row[prefix + "thumbnail_sha256"].decode(String?.self)
         return ImageRecord(
-            id: try row["id"].decode(String.self), ownerID: try row["owner_id"].decode(String.self),
-            app: AppID(rawValue: try row["app"].decode(String.self)), sha256: try row["sha256"].decode(String.self),
-            contentType: try row["content_type"].decode(String.self), width: try row["width"].decode(Int.self),
-            height: try row["height"].decode(Int.self), byteCount: try row["byte_count"].decode(Int.self),
-            createdAtMilliseconds: try row["created_at_ms"].decode(Int64.self),
+            id: try row[prefix + "id"].decode(String.self), ownerID: try row[prefix + "owner_id"].decode(String.self),
+            app: AppID(rawValue: try row[prefix + "app"].decode(String.self)),
+            sha256: try row[prefix + "sha256"].decode(String.self),
+            contentType: try row[prefix + "content_type"].decode(String.self),
+            width: try row[prefix + "width"].decode(Int.self), height: try row[prefix + "height"].decode(Int.self),
+            byteCount: try row[prefix + "byte_count"].decode(Int.self),
+            createdAtMilliseconds: try row[prefix + "created_at_ms"].decode(Int64.self),
             variants: large.flatMap { large in
                 thumbnail.map { ImageVariantNames(large: large, thumbnail: $0) }
             })
+    }
+
+    /// What follows `WITH page AS (…)` in a read of posts with their photos: each post's row once per
+    /// photo (once with NULL photo columns when it has none), in the page's order, then the photos'.
+    /// `order` is the page's ORDER BY over `page`'s columns.
+    static func postsWithPhotosTail(order: String) -> String {
+        """
+        SELECT page.*, i.id AS photo_id, i.owner_id AS photo_owner_id, i.app AS photo_app,
+            i.sha256 AS photo_sha256, i.content_type AS photo_content_type, i.width AS photo_width,
+            i.height AS photo_height, i.byte_count AS photo_byte_count, i.created_at_ms AS photo_created_at_ms,
+            i.large_sha256 AS photo_large_sha256, i.thumbnail_sha256 AS photo_thumbnail_sha256
+        FROM page LEFT JOIN (post_image l JOIN image i ON i.id = l.image_id) ON l.post_id = page.id
+        ORDER BY \(order), l.position
+        """
+    }
+
+    /// Runs a read of posts with their photos (`postsWithPhotosTail`) as one statement, outside any
+    /// transaction: one snapshot and one round trip, where a snapshot transaction around a posts read and
+    /// a photos read took four.
+    static func postsWithPhotos(_ query: PostgresQuery, _ postgres: ServicePostgres) async throws -> [PostRecord] {
+        try await postgres.read { connection in
+            var posts: [PostRecord] = []
+            for found in try await connection.query(query, logger: Self.logger).collect() {
+                let row = found.makeRandomAccess()
+                if posts.last?.id != (try row["id"].decode(String.self)) { posts.append(try post(found)) }
+                if try row["photo_id"].decode(String?.self) != nil {
+                    posts[posts.count - 1].photos.append(try image(row, prefix: "photo_"))
+                }
+            }
+            return posts
+        }
     }
 
     static func post(_ found: PostgresRow) throws -> PostRecord {

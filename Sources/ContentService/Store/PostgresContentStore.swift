@@ -118,28 +118,30 @@ struct PostgresContentStore: ContentStore {
 
     func posts(ids: [String]) async throws -> [PostRecord] {
         guard !ids.isEmpty else { return [] }
-        return try await postgres.snapshot { tx in
-            try await Self.withPhotos(
-                try await tx.query("SELECT * FROM post WHERE id = ANY(\(ids))").map(Self.post), tx)
-        }
+        return try await Self.postsWithPhotos(
+            """
+            WITH page AS (SELECT * FROM post WHERE id = ANY(\(ids)))
+            \(unescaped: Self.postsWithPhotosTail(order: "page.id"))
+            """, postgres)
     }
 
     func posts(_ filter: PostFilter, after position: ListPosition?, limit: Int) async throws -> [PostRecord] {
         if let designers = filter.designerIDs, designers.isEmpty { return [] }
         // Fixed column names only; every value is a bind. The followed designers are one array bind.
         let order = filter.featuredOnly ? "featured_at_ms" : "created_at_ms"
-        let query: PostgresQuery = """
-            SELECT * FROM post
-            WHERE app = \(filter.app.rawValue) AND hidden_at_ms IS NULL
-                AND (\(!filter.featuredOnly) OR featured_at_ms IS NOT NULL)
-                AND (\(filter.designerIDs == nil) OR designer_id = ANY(\(filter.designerIDs ?? [])))
-                AND (\(filter.category)::bigint IS NULL OR category = \(filter.category))
-                AND (\(position?.key)::bigint IS NULL
-                    OR (\(unescaped: order), id) < (\(position?.key), \(position?.id)))
-            ORDER BY \(unescaped: order) DESC, id DESC LIMIT \(limit)
+        return try await Self.postsWithPhotos(
             """
-        return try await postgres.snapshot { tx in
-            try await Self.withPhotos(try await tx.query(query).map(Self.post), tx)
-        }
+            WITH page AS (
+                SELECT * FROM post
+                WHERE app = \(filter.app.rawValue) AND hidden_at_ms IS NULL
+                    AND (\(!filter.featuredOnly) OR featured_at_ms IS NOT NULL)
+                    AND (\(filter.designerIDs == nil) OR designer_id = ANY(\(filter.designerIDs ?? [])))
+                    AND (\(filter.category)::bigint IS NULL OR category = \(filter.category))
+                    AND (\(position?.key)::bigint IS NULL
+                        OR (\(unescaped: order), id) < (\(position?.key), \(position?.id)))
+                ORDER BY \(unescaped: order) DESC, id DESC LIMIT \(limit)
+            )
+            \(unescaped: Self.postsWithPhotosTail(order: "page.\(order) DESC, page.id DESC"))
+            """, postgres)
     }
 }
