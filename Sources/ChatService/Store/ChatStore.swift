@@ -61,6 +61,10 @@ protocol ChatStore: Sendable {
     func eventsAndWatermark(recipientID: String, afterPosition position: Int64, limit: Int) async throws -> (
         events: [ChatEventRecord], prunedThrough: Int64
     )
+    /// `highestPosition`, then `eventsAndWatermark` (a stream's first read; see `StreamEventLog`).
+    func eventsWatermarkAndHead(recipientID: String, afterPosition position: Int64, limit: Int) async throws -> (
+        events: [ChatEventRecord], prunedThrough: Int64, highestPosition: Int64
+    )
     /// Deletes every room `userID` is a member of (both sides), their messages, and the events of those
     /// rooms and of the user, recording `delivery` (an outbox job's) in the same transaction. Returns the
     /// rooms removed; idempotent.
@@ -74,6 +78,16 @@ extension ChatStore {
     ) {
         let events = try await events(recipientID: recipientID, afterPosition: position, limit: limit)
         return (events, try await prunedThrough(recipientID: recipientID))
+    }
+
+    /// Three reads, in `StreamEventLog`'s order.
+    func eventsWatermarkAndHead(recipientID: String, afterPosition position: Int64, limit: Int) async throws -> (
+        events: [ChatEventRecord], prunedThrough: Int64, highestPosition: Int64
+    ) {
+        let head = try await highestPosition(recipientID: recipientID)
+        let (events, prunedThrough) = try await eventsAndWatermark(
+            recipientID: recipientID, afterPosition: position, limit: limit)
+        return (events, prunedThrough, head)
     }
 
     /// Without a quota (store tests about rooms themselves).

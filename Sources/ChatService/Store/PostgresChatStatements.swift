@@ -106,6 +106,20 @@ enum ChatStatements {
             """
     }
 
+    /// `EventsAndWatermark` with the recipient's head (0 before its first event): a subscription's first
+    /// read.
+    enum EventsWatermarkAndHead: HotStatement {
+        static let parameters: [PostgresDataType] = [.text, .int8, .int8]
+        static let sql = """
+            SELECT w.pruned, w.head, e.*
+            FROM (SELECT COALESCE((SELECT through_position FROM chat_event_pruned WHERE recipient_id = $1), 0)
+                    AS pruned,
+                COALESCE((SELECT last_position FROM chat_stream_head WHERE user_id = $1), 0) AS head) w
+            LEFT JOIN LATERAL (\(EventsAfter.sql)) e ON true
+            ORDER BY e.position
+            """
+    }
+
     private static let eventColumns = """
         e.position, e.room_id, e.kind, e.reader_id, e.read_seq, e.read_at_ms,
             m.room_id AS m_room_id, m.seq AS m_seq, m.id AS m_id, m.sender_id AS m_sender_id,

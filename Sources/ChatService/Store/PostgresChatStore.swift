@@ -152,6 +152,22 @@ struct PostgresChatStore: ChatStore {
         }
     }
 
+    /// What a stream reads when it (re)subscribes, in one statement: `eventsAndWatermark`'s, and the
+    /// recipient's head.
+    func eventsWatermarkAndHead(recipientID: String, afterPosition position: Int64, limit: Int) async throws -> (
+        events: [ChatEventRecord], prunedThrough: Int64, highestPosition: Int64
+    ) {
+        try await postgres.read { connection in
+            let rows = try await connection.execute(
+                ChatStatements.EventsWatermarkAndHead.self, recipientID, position, limit, logger: Self.logger
+            ).map { $0.makeRandomAccess() }
+            let pruned = try rows.first?["pruned"].decode(Int64.self) ?? 0
+            let head = try rows.first?["head"].decode(Int64.self) ?? 0
+            let events = try rows.filter { try $0["position"].decode(Int64?.self) != nil }
+            return (try await Self.events(events, of: recipientID, connection), pruned, head)
+        }
+    }
+
     /// Event rows (`ChatStatements.EventsAfter`'s columns) as records. A room-created event's room is read
     /// after the rows: a room purged in between takes every event of the batch in that room with it, as it
     /// would have had the purge come before the read (it deletes them).

@@ -22,4 +22,10 @@ struct ChatEventLog: StreamEventLog {
     ) {
         try await store.eventsAndWatermark(recipientID: recipientID, afterPosition: position, limit: limit)
     }
+
+    func eventsWatermarkAndHead(for recipientID: String, after position: Int64, limit: Int) async throws -> (
+        events: [ChatEventRecord], prunedThrough: Int64, highestPosition: Int64
+    ) {
+        try await store.eventsWatermarkAndHead(recipientID: recipientID, afterPosition: position, limit: limit)
+    }
 }

@@ -53,10 +53,6 @@ public struct ResumableStream<Event: PositionedEvent>: Sendable {
         }
         let subscription = try hub.subscribe(key: key)
         defer { hub.unsubscribe(subscription) }
-        guard position <= (try await read { try await log.highestPosition(for: key) }) else {
-            throw RPCError(
-                code: .outOfRange, message: "after_position is beyond every position given out; \(restart)")
-        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 try await pump(subscription, after: position, write: write, caughtUp: caughtUp)
@@ -74,7 +70,7 @@ public struct ResumableStream<Event: PositionedEvent>: Sendable {
         _ subscription: StreamSubscription<Event>, after position: Int64,
         write: @Sendable (Event) async throws -> Void, caughtUp: @Sendable (Int64) async throws -> Void
     ) async throws {
-        var last = try await catchUp(subscription, after: position, write: write)
+        var last = try await catchUp(subscription, after: position, write: write, first: true)
         try await caughtUp(last)
         while true {
             let woken = try await subscription.take()
@@ -93,15 +89,28 @@ public struct ResumableStream<Event: PositionedEvent>: Sendable {
         }
     }
 
-    /// Writes the stored events after `position`, in batches; answers the last position written.
+    /// Writes the stored events after `position`, in batches; answers the last position written. The
+    /// `first` catch-up of a subscription also reads the highest position given out, in the same read, and
+    /// refuses a position beyond it (registered before the read, so nothing committed since is missed).
     private func catchUp(
-        _ subscription: StreamSubscription<Event>, after position: Int64, write: @Sendable (Event) async throws -> Void
+        _ subscription: StreamSubscription<Event>, after position: Int64, write: @Sendable (Event) async throws -> Void,
+        first: Bool = false
     ) async throws -> Int64 {
         var last = position
+        var checkHead = first
         while true {
             let (stored, prunedThrough) = try await read { [log, batch, last] in
-                try await log.eventsAndWatermark(for: subscription.key, after: last, limit: batch)
+                guard checkHead else {
+                    return try await log.eventsAndWatermark(for: subscription.key, after: last, limit: batch)
+                }
+                let read = try await log.eventsWatermarkAndHead(for: subscription.key, after: last, limit: batch)
+                guard last <= read.highestPosition else {
+                    throw RPCError(
+                        code: .outOfRange, message: "after_position is beyond every position given out; \(restart)")
+                }
+                return (read.events, read.prunedThrough)
             }
+            checkHead = false
             // Read after the events (or with them, in one snapshot): pruning commits its deletions with its
             // watermark, so a watermark at most `last` now means the read missed nothing; a later one means
             // it may have, and skipping silently would lose events.

@@ -16,6 +16,12 @@ public protocol StreamEventLog<Event>: Sendable {
     func eventsAndWatermark(for key: Event.Key, after position: Int64, limit: Int) async throws -> (
         events: [Event], prunedThrough: Int64
     )
+    /// What a stream reads when it (re)subscribes: `highestPosition`, then `eventsAndWatermark`. A log that
+    /// reads all three in one statement answers this itself: a resubscription (thousands at once after a
+    /// replica's death) then costs one read instead of two.
+    func eventsWatermarkAndHead(for key: Event.Key, after position: Int64, limit: Int) async throws -> (
+        events: [Event], prunedThrough: Int64, highestPosition: Int64
+    )
 }
 
 extension StreamEventLog {
@@ -24,5 +30,13 @@ extension StreamEventLog {
     ) {
         let events = try await events(for: key, after: position, limit: limit)
         return (events, try await prunedThrough(key))
+    }
+
+    public func eventsWatermarkAndHead(for key: Event.Key, after position: Int64, limit: Int) async throws -> (
+        events: [Event], prunedThrough: Int64, highestPosition: Int64
+    ) {
+        let head = try await highestPosition(for: key)
+        let (events, prunedThrough) = try await eventsAndWatermark(for: key, after: position, limit: limit)
+        return (events, prunedThrough, head)
     }
 }
