@@ -40,6 +40,28 @@ final class DevelopmentPaymentProviderTests: XCTestCase {
         XCTAssertEqual(second.records().first?.charges, 1)
     }
 
+    /// Two replicas refunding one order at once, 100 partial refunds split between them: each one counts
+    /// (the folder's lock serializes them; without it, reads and writes interleaved and refunds were lost).
+    func testProvidersSharingAFolderChangeOneOrderOneAtATime() async throws {
+        let providers = [DevelopmentPaymentProvider(folder: folder), DevelopmentPaymentProvider(folder: folder)]
+        let order = PaymentOrder(orderID: "yedi-order-2", amountKRW: 10_000, orderName: "컷")
+        _ = try await providers[0].confirm(order, paymentKey: "dev_ok_2", idempotencyKey: "confirm-2")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<100 {
+                let provider = providers[index % 2]
+                group.addTask {
+                    _ = try await provider.cancel(
+                        paymentKey: "dev_ok_2", amountKRW: 50, reason: "part", idempotencyKey: "cancel-\(index)")
+                }
+            }
+            try await group.waitForAll()
+        }
+        let record = try XCTUnwrap(providers[1].records().first { $0.orderID == order.orderID })
+        XCTAssertEqual(record.balanceAmountKRW, 5_000, "every refund of 50 taken from the balance")
+        XCTAssertEqual(Set(record.cancelKeys).count, 100)
+        XCTAssertEqual(record.status, .partialCanceled)
+    }
+
     func testTheFolderIsAnOption() throws {
         let configuration = try ServiceConfiguration.resolve(
             options: try ServiceOptions.parse(["--dev-payments-folder", folder.path]), environment: [:],

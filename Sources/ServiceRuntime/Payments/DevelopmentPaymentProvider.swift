@@ -16,8 +16,9 @@ import NIOConcurrencyHelpers
 /// replicas), so a restarted process (the crash test) or another replica asks the same "provider": with a
 /// folder, an order's file is read on every use (another process may have changed it); without one it
 /// lives in memory. Idempotency keys are honoured as a PG does: a repeated key answers the first result
-/// without charging or refunding again. Two processes changing one order at the same instant are not
-/// serialized (a development stand-in: the last write wins).
+/// without charging or refunding again. Processes sharing the folder change orders one at a time (an
+/// exclusive `flock` on the folder's `.lock` around each read-change-write), so two replicas confirming or
+/// refunding one order at once lose neither change.
 public final class DevelopmentPaymentProvider: PaymentProvider {
     public let name = "development"
     public let folder: URL?
@@ -113,14 +114,29 @@ public final class DevelopmentPaymentProvider: PaymentProvider {
         -> Answer
     {
         return try orders.withLockedValue { orders in
-            // Read under the lock: with a folder the file is the truth (another replica may have changed it).
-            let stored = try folder == nil ? orders[orderID] : load(orderID)
-            var record = stored ?? DevelopmentPaymentRecord(orderID: orderID)
-            let answer = change(&record)
-            try write(record)
-            orders[orderID] = record
-            return answer
+            try withFolderLock {
+                // Read under the locks: with a folder the file is the truth (another replica may have changed it).
+                let stored = try folder == nil ? orders[orderID] : load(orderID)
+                var record = stored ?? DevelopmentPaymentRecord(orderID: orderID)
+                let answer = change(&record)
+                try write(record)
+                orders[orderID] = record
+                return answer
+            }
         }
+    }
+
+    /// Runs `body` holding an exclusive `flock` on the folder's `.lock` file: the processes sharing the
+    /// folder (a service's replicas) take turns. Held for a file read and an atomic write.
+    private func withFolderLock<T>(_ body: () throws -> T) throws -> T {
+        guard let folder else { return try body() }
+        let descriptor = open(folder.appendingPathComponent(".lock").path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw DevelopmentPaymentFolderError(folder: folder.path, errno: errno) }
+        defer { close(descriptor) }
+        while flock(descriptor, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw DevelopmentPaymentFolderError(folder: folder.path, errno: errno) }
+        }
+        return try body()
     }
 
     private func load(_ orderID: String) throws -> DevelopmentPaymentRecord? {
@@ -151,6 +167,13 @@ public final class DevelopmentPaymentProvider: PaymentProvider {
         }
         return folder?.appendingPathComponent(String(name) + ".json")
     }
+}
+
+/// The development provider's folder could not be locked.
+struct DevelopmentPaymentFolderError: Error, CustomStringConvertible {
+    let folder: String
+    let errno: Int32
+    var description: String { "cannot lock \(folder)/.lock: \(String(cString: strerror(errno)))" }
 }
 
 /// One order at the development provider: what it captured, what is left, and how often it was asked.
