@@ -52,33 +52,42 @@ final class PostgresStreamPresenceTests: XCTestCase {
             let subscription = try hub.subscribe(key: "u1")
             let local = await a.withOpenStreams(among: ["u1", "u2"])
             XCTAssertEqual(local, ["u1"], "its own replica knows at once, from its hub")
-            let seen = try await eventually(timeout: 10) { await b.withOpenStreams(among: ["u1", "u2"]) == ["u1"] }
+            let seen = try await eventually(timeout: 10) { try await b.listedElsewhere(among: ["u1", "u2"]) == ["u1"] }
             XCTAssertTrue(seen, "the other replica sees u1 listening, and u2 not")
             // A second device of the same user changes nothing; closing both takes u1 off the list.
             let second = try hub.subscribe(key: "u1")
             hub.unsubscribe(subscription)
-            let stillSeen = await b.withOpenStreams(among: ["u1"])
+            try await Task.sleep(for: .milliseconds(300))
+            let stillSeen = try await b.listedElsewhere(among: ["u1"])
             XCTAssertEqual(stillSeen, ["u1"], "one device still listens")
             hub.unsubscribe(second)
-            let gone = try await eventually(timeout: 10) { await b.withOpenStreams(among: ["u1"]).isEmpty }
+            let gone = try await eventually(timeout: 10) { try await b.listedElsewhere(among: ["u1"]).isEmpty }
             XCTAssertTrue(gone, "u1's streams are closed")
         }
     }
 
-    /// A replica that stops renewing (killed) stops counting once its lease ends; renewed, it counts again.
-    func testPresenceAReplicaWhoseLeaseRanOutStopsCountingUntilItRenews() async throws {
-        try await withReplicas(lease: .milliseconds(1_500)) { hub, _, b in
+    /// Only a replica whose lease holds is believed (replica "c" is written by hand: a replica that died
+    /// with u9 listed); a live replica renews its lease while its users listen.
+    func testPresenceOnlyAReplicaWhoseLeaseHoldsCountsAndALiveOneRenewsIt() async throws {
+        try await withReplicas(lease: .seconds(3)) { hub, _, b in
+            _ = try await rows(
+                "INSERT INTO chat_presence_replica VALUES ('c', clock_timestamp() - interval '1 second')")
+            _ = try await rows("INSERT INTO chat_presence VALUES ('u9', 'c')")
+            let expired = try await b.listedElsewhere(among: ["u9"])
+            XCTAssertEqual(expired, [], "a replica past its lease is not believed")
+            _ = try await rows(
+                "UPDATE chat_presence_replica SET alive_until = clock_timestamp() + interval '1 hour' WHERE replica = 'c'"
+            )
+            let current = try await b.listedElsewhere(among: ["u9"])
+            XCTAssertEqual(current, ["u9"], "the same row under a lease that holds")
+
             let subscription = try hub.subscribe(key: "u1")
             defer { hub.unsubscribe(subscription) }
-            let seen = try await eventually(timeout: 10) { await b.withOpenStreams(among: ["u1"]) == ["u1"] }
+            let seen = try await eventually(timeout: 10) { try await b.listedElsewhere(among: ["u1"]) == ["u1"] }
             XCTAssertTrue(seen)
-            _ = try await rows(
-                "UPDATE chat_presence_replica SET alive_until = clock_timestamp() - interval '1 second' WHERE replica = 'a'"
-            )
-            let expired = await b.withOpenStreams(among: ["u1"])
-            XCTAssertEqual(expired, [], "a replica past its lease is not believed")
-            let renewed = try await eventually(timeout: 10) { await b.withOpenStreams(among: ["u1"]) == ["u1"] }
-            XCTAssertTrue(renewed, "replica a renews its lease every half second")
+            try await Task.sleep(for: .seconds(4))
+            let renewed = try await b.listedElsewhere(among: ["u1"])
+            XCTAssertEqual(renewed, ["u1"], "4 s after its first write, a's 3-second lease was renewed")
         }
     }
 
@@ -87,9 +96,11 @@ final class PostgresStreamPresenceTests: XCTestCase {
     func testPresenceAReplicaStartingAgainDropsWhatItListedBeforeAndIdlesWithoutWriting() async throws {
         _ = try await rows("INSERT INTO chat_presence_replica VALUES ('a', clock_timestamp() + interval '1 hour')")
         _ = try await rows("INSERT INTO chat_presence VALUES ('ghost', 'a')")
-        try await withReplicas(lease: .milliseconds(600)) { _, _, b in
-            let dropped = try await eventually(timeout: 10) { await b.withOpenStreams(among: ["ghost"]).isEmpty }
-            XCTAssertTrue(dropped, "the ghost of a's last life is gone")
+        try await withReplicas(lease: .milliseconds(600)) { _, _, _ in
+            let dropped = try await eventually(timeout: 10) {
+                try await self.rows("SELECT 1 FROM chat_presence WHERE user_id = 'ghost'").isEmpty
+            }
+            XCTAssertTrue(dropped, "the ghost row of a's last life is deleted")
             let before = try await rows("SELECT alive_until::text FROM chat_presence_replica WHERE replica = 'a'")
                 .map { try $0.decode(String.self) }
             try await Task.sleep(for: .seconds(1))
@@ -106,16 +117,17 @@ final class PostgresStreamPresenceTests: XCTestCase {
         try await database.withSecondPool { second in
             let b = PostgresStreamPresence(postgres: second, replica: "b", hub: ChatEventHub(), logger: logger)
             try await testGracefulShutdown { trigger in
-                let a = PostgresStreamPresence(postgres: database.postgres, replica: "a", hub: hub, logger: logger)
+                let a = PostgresStreamPresence(
+                    postgres: database.postgres, replica: "a", hub: hub, logger: logger, lease: .seconds(60))
                 let running = Task { try await a.run() }
                 _ = try hub.subscribe(key: "u1")
-                let seen = try await eventually(timeout: 10) { await b.withOpenStreams(among: ["u1"]) == ["u1"] }
+                let seen = try await eventually(timeout: 10) { try await b.listedElsewhere(among: ["u1"]) == ["u1"] }
                 XCTAssertTrue(seen)
                 trigger.triggerGracefulShutdown()
                 try await running.value
             }
-            let forgotten = await b.withOpenStreams(among: ["u1"])
-            XCTAssertEqual(forgotten, [], "a went away with its 15-second lease unspent")
+            let forgotten = try await b.listedElsewhere(among: ["u1"])
+            XCTAssertEqual(forgotten, [], "a went away with its 60-second lease unspent")
         }
     }
 }

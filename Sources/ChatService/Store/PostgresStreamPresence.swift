@@ -10,13 +10,17 @@ import ServiceRuntime
 ///
 /// The list follows the hub: a user's first stream opening or last one closing wakes the writer, which
 /// writes what changed since its last write (a burst of subscriptions, as after a failover, is one
-/// transaction). A replica that dies stops renewing; its users stop counting when its lease runs out
-/// (`lease`, 15 s: for that long a message to them queues no push, while their clients subscribe again
-/// elsewhere). Leases use PostgreSQL's clock: they compare replicas, whose clocks differ.
+/// transaction). Leases use PostgreSQL's clock: they compare replicas, whose clocks differ.
 ///
-/// Nothing is written while nobody has a stream open here: an idle replica writes nothing.
+/// Where it errs, it errs for a short, bounded time, towards no push: a replica that dies stops renewing,
+/// and its users count until its lease runs out (`lease`, 6 s; a user whose app does not subscribe again
+/// elsewhere meanwhile gets no push for a message sent then); a user whose stream just closed counts until
+/// the writer's next write (milliseconds), or, if that write fails, until the lease runs out.
+///
+/// It writes once at start (replacing what a previous life of the replica listed), then only while
+/// someone has a stream open here: an idle replica writes nothing, also while the database is down.
 final class PostgresStreamPresence: Service, StreamPresence {
-    static let defaultLease: Duration = .seconds(15)
+    static let defaultLease: Duration = .seconds(6)
 
     private let postgres: ServicePostgres
     private let replica: String
@@ -44,16 +48,21 @@ final class PostgresStreamPresence: Service, StreamPresence {
         let elsewhere = userIDs.filter { !open.contains($0) }
         guard !elsewhere.isEmpty else { return open }
         do {
-            let found = try await postgres.read { [replica, logger] connection in
-                try await connection.execute(ListedElsewhere.self, elsewhere, replica, logger: logger)
-                    .map { try $0.decode(String.self) }
-            }
-            open.formUnion(found)
+            open.formUnion(try await listedElsewhere(among: elsewhere))
         } catch {
-            // Unknown counts as absent: a push too many, never a message nobody is told of.
+            // Unknown counts as absent: a push too many rather than none.
             logger.debug("presence not read", metadata: ["error": "\(error)"])
         }
         return open
+    }
+
+    /// The users of `userIDs` that another replica lists under a lease that holds.
+    func listedElsewhere(among userIDs: [String]) async throws -> Set<String> {
+        try await postgres.read { [replica, logger] connection in
+            Set(
+                try await connection.execute(ListedElsewhere.self, userIDs, replica, logger: logger)
+                    .map { try $0.decode(String.self) })
+        }
     }
 
     func run() async throws {
@@ -76,21 +85,30 @@ final class PostgresStreamPresence: Service, StreamPresence {
             if listed != open || (!open.isEmpty && renewedAt.advanced(by: renewal) <= .now) {
                 do {
                     try await write(open, over: listed)
+                    if listed == nil { await removeDepartedReplicas() }
                     listed = open
                     renewedAt = .now
                 } catch {
                     logger.debug("presence not written", metadata: ["error": "\(error)"])
                     listed = nil
-                    try? await Task.sleep(for: renewal)
+                    if open.isEmpty {
+                        // Nobody to keep listed: what this replica listed goes with its lease. Try again when
+                        // someone subscribes (the whole list then), not on a timer: an idle replica stays idle.
+                        await changed.wait(timeout: .seconds(3_600))
+                    } else {
+                        try? await Task.sleep(for: renewal)
+                    }
                     continue
                 }
             }
-            await changed.wait(timeout: open.isEmpty ? .seconds(3_600) : renewal)
+            // The next renewal is due `renewal` after the last one, however often changes wake the writer.
+            let due = renewedAt.advanced(by: renewal) - .now
+            await changed.wait(timeout: open.isEmpty ? .seconds(3_600) : max(due, .milliseconds(1)))
         }
     }
 
     /// One transaction: the lease renewed, then the users who came and went since `listed` (all of them,
-    /// replacing what is there, when `listed` is nil).
+    /// replacing what is there, when `listed` is nil). It touches this replica's rows only.
     private func write(_ open: Set<String>, over listed: Set<String>?) async throws {
         let added = Array(listed.map { open.subtracting($0) } ?? open)
         let removed = listed.map { Array($0.subtracting(open)) }
@@ -109,9 +127,6 @@ final class PostgresStreamPresence: Service, StreamPresence {
                 }
             } else {
                 try await tx.query("DELETE FROM chat_presence WHERE replica = \(replica)")
-                // Replicas gone for a day (renamed, scaled down) and the users they listed.
-                try await tx.query(
-                    "DELETE FROM chat_presence_replica WHERE alive_until < clock_timestamp() - interval '1 day'")
             }
             if !added.isEmpty {
                 try await tx.query(
@@ -120,6 +135,15 @@ final class PostgresStreamPresence: Service, StreamPresence {
                     ON CONFLICT DO NOTHING
                     """)
             }
+        }
+    }
+
+    /// Replicas gone for a day (renamed, scaled down) and the users they listed, in a statement of its own
+    /// (never in a transaction holding this replica's rows: two such could wait on each other). Best effort.
+    private func removeDepartedReplicas() async {
+        _ = try? await postgres.write { tx in
+            try await tx.query(
+                "DELETE FROM chat_presence_replica WHERE alive_until < clock_timestamp() - interval '1 day'")
         }
     }
 
