@@ -53,9 +53,21 @@ public struct ResumableStream<Event: PositionedEvent>: Sendable {
         }
         let subscription = try hub.subscribe(key: key)
         defer { hub.unsubscribe(subscription) }
+        // The first read, before anything is written or the subscription is watched: a position beyond
+        // every one given out is refused as such (registered before the read: nothing committed since is
+        // missed), and its first batch is the catch-up's.
+        let first = try await read { [log, batch] in
+            try await log.eventsWatermarkAndHead(for: key, after: position, limit: batch)
+        }
+        guard position <= first.highestPosition else {
+            throw RPCError(
+                code: .outOfRange, message: "after_position is beyond every position given out; \(restart)")
+        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                try await pump(subscription, after: position, write: write, caughtUp: caughtUp)
+                try await pump(
+                    subscription, after: position, first: (first.events, first.prunedThrough), write: write,
+                    caughtUp: caughtUp)
             }
             group.addTask {
                 throw try await subscription.ended()
@@ -65,12 +77,13 @@ public struct ResumableStream<Event: PositionedEvent>: Sendable {
         }
     }
 
-    /// Stored events after `position`, then the mark, then live ones; returns only when cancelled.
+    /// Stored events after `position` (the `first` batch already read), then the mark, then live ones;
+    /// returns only when cancelled.
     private func pump(
-        _ subscription: StreamSubscription<Event>, after position: Int64,
+        _ subscription: StreamSubscription<Event>, after position: Int64, first: ([Event], Int64),
         write: @Sendable (Event) async throws -> Void, caughtUp: @Sendable (Int64) async throws -> Void
     ) async throws {
-        var last = try await catchUp(subscription, after: position, write: write, first: true)
+        var last = try await catchUp(subscription, after: position, write: write, first: first)
         try await caughtUp(last)
         while true {
             let woken = try await subscription.take()
@@ -89,28 +102,25 @@ public struct ResumableStream<Event: PositionedEvent>: Sendable {
         }
     }
 
-    /// Writes the stored events after `position`, in batches; answers the last position written. The
-    /// `first` catch-up of a subscription also reads the highest position given out, in the same read, and
-    /// refuses a position beyond it (registered before the read, so nothing committed since is missed).
+    /// Writes the stored events after `position`, in batches, starting with the `first` batch when one was
+    /// read already; answers the last position written.
     private func catchUp(
         _ subscription: StreamSubscription<Event>, after position: Int64, write: @Sendable (Event) async throws -> Void,
-        first: Bool = false
+        first: ([Event], Int64)? = nil
     ) async throws -> Int64 {
         var last = position
-        var checkHead = first
+        var preloaded = first
         while true {
-            let (stored, prunedThrough) = try await read { [log, batch, last] in
-                guard checkHead else {
-                    return try await log.eventsAndWatermark(for: subscription.key, after: last, limit: batch)
+            let stored: [Event]
+            let prunedThrough: Int64
+            if let batchRead = preloaded {
+                (stored, prunedThrough) = batchRead
+                preloaded = nil
+            } else {
+                (stored, prunedThrough) = try await read { [log, batch, last] in
+                    try await log.eventsAndWatermark(for: subscription.key, after: last, limit: batch)
                 }
-                let read = try await log.eventsWatermarkAndHead(for: subscription.key, after: last, limit: batch)
-                guard last <= read.highestPosition else {
-                    throw RPCError(
-                        code: .outOfRange, message: "after_position is beyond every position given out; \(restart)")
-                }
-                return (read.events, read.prunedThrough)
             }
-            checkHead = false
             // Read after the events (or with them, in one snapshot): pruning commits its deletions with its
             // watermark, so a watermark at most `last` now means the read missed nothing; a later one means
             // it may have, and skipping silently would lose events.
