@@ -10,12 +10,10 @@ public struct FailoverRun {
     public var restartToServing: Duration
     /// CPU seconds the restarted replica used once serving (it takes traffic again).
     public var restartedServingCPU: Double
-    /// From SERVING until the restarted replica had used `trafficCPU` of CPU: when the clients' balancing
-    /// (ejection back-off, health watch) sent it calls again; nil if it had not by the end.
+    /// From SERVING until the restarted replica answered its first call other than a health check (its
+    /// `/metrics`, read every 20 ms): when the clients' balancing sent it calls again; nil if it had not
+    /// by the end.
     public var restartToTraffic: Duration?
-    /// CPU an idle replica takes well over a second to use (its health and outbox polls: a few
-    /// milliseconds a second), and a replica taking its share of calls a fraction of one.
-    public static let trafficCPU = 0.05
     /// CPU seconds of every replica (the killed one's until its death and its restart's), of the
     /// PostgreSQL server and of the bench.
     public var cpuServices: Double
@@ -28,10 +26,26 @@ public struct FailoverRun {
         processes: ProcessList, restart: (Int) async throws -> ServiceProcess, phase: Duration,
         workers: FailoverWorkers, load: @escaping @Sendable () async -> Void
     ) async throws -> FailoverRun {
+        let running = Task { await load() }
+        do {
+            return try await phases(processes: processes, restart: restart, phase: phase, workers: workers) {
+                await running.value
+            }
+        } catch {
+            // A failed restart or reading: the load stops with the run, not with the process.
+            workers.stop()
+            await running.value
+            throw error
+        }
+    }
+
+    private static func phases(
+        processes: ProcessList, restart: (Int) async throws -> ServiceProcess, phase: Duration,
+        workers: FailoverWorkers, loadEnded: () async -> Void
+    ) async throws -> FailoverRun {
         let start = ContinuousClock.now
         let cpuBefore = try processes.all.map { try $0.cpuSeconds() }
         let (postgresBefore, benchBefore) = (ProcessCPU.postgresSeconds(), try ProcessCPU.ownSeconds())
-        let running = Task { await load() }
 
         try await Task.sleep(for: phase)
         let killedCPU = try processes[0].cpuSeconds() - cpuBefore[0]
@@ -48,13 +62,13 @@ public struct FailoverRun {
         let phaseEnd = serving + phase
         var restartToTraffic: Duration?
         while ContinuousClock.now < phaseEnd {
-            if restartToTraffic == nil, try restarted.cpuSeconds() - restartedAtServing >= trafficCPU {
+            if restartToTraffic == nil, try await restarted.callsAnswered() > 0 {
                 restartToTraffic = ContinuousClock.now - serving
             }
-            try await Task.sleep(for: .milliseconds(restartToTraffic == nil ? 20 : 200))
+            try await Task.sleep(for: restartToTraffic == nil ? .milliseconds(20) : phaseEnd - .now)
         }
         workers.stop()
-        await running.value
+        await loadEnded()
         let window = ContinuousClock.now - start
 
         let restartedCPU = try restarted.cpuSeconds()
@@ -70,11 +84,11 @@ public struct FailoverRun {
             cpuBench: try ProcessCPU.ownSeconds() - benchBefore)
     }
 
-    /// `restart_to_serving_ms`, `serving_to_traffic_ms`, `restarted_serving_cpu_s` and `cpu_s` as JSON
+    /// `restart_to_serving_ms`, `serving_to_first_call_ms`, `restarted_serving_cpu_s` and `cpu_s` as JSON
     /// fields (ending in a comma).
     public var fields: String {
         #""restart_to_serving_ms":\#(Figures.milliseconds(Figures.nanoseconds(restartToServing))),"#
-            + #""serving_to_traffic_ms":\#(restartToTraffic.map { Figures.milliseconds(Figures.nanoseconds($0)) } ?? "null"),"#
+            + #""serving_to_first_call_ms":\#(restartToTraffic.map { Figures.milliseconds(Figures.nanoseconds($0)) } ?? "null"),"#
             + #""restarted_serving_cpu_s":\#(Figures.format(restartedServingCPU)),"#
             + #""cpu_s":{"services":\#(Figures.format(cpuServices)),"postgres":\#(Figures.format(cpuPostgres)),"#
             + #""bench":\#(Figures.format(cpuBench)),"wall":\#(Figures.format(Figures.seconds(window)))},"#

@@ -3,6 +3,10 @@ import Logging
 import RPCCore
 import YediProto
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -17,6 +21,8 @@ public struct ServiceProcess: @unchecked Sendable {
     /// Its data folder (`--data`).
     public let data: String
     public let log: String
+    /// Its `/metrics` and `/healthz` port (plain HTTP on loopback).
+    public let metricsPort: Int
     private let process: Process
 
     /// Its peak resident memory so far (`VmHWM` of /proc/<pid>/status), in bytes.
@@ -49,11 +55,12 @@ public struct ServiceProcess: @unchecked Sendable {
         arguments: [String] = []
     ) async throws -> ServiceProcess {
         let port = try port ?? freePort()
+        let metricsPort = try freePort()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments =
             [
-                "--pki", pki, "--data", data, "--port", "\(port)", "--metrics-port", "\(try freePort())",
+                "--pki", pki, "--data", data, "--port", "\(port)", "--metrics-port", "\(metricsPort)",
                 "--log-level", "warning",
             ] + arguments
         _ = FileManager.default.createFile(atPath: log, contents: nil)
@@ -61,7 +68,8 @@ public struct ServiceProcess: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = output
         try process.run()
-        let running = ServiceProcess(name: name, port: port, pki: pki, data: data, log: log, process: process)
+        let running = ServiceProcess(
+            name: name, port: port, pki: pki, data: data, log: log, metricsPort: metricsPort, process: process)
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             guard process.isRunning else { throw BenchError("\(name) exited at start; see \(log)") }
@@ -70,6 +78,19 @@ public struct ServiceProcess: @unchecked Sendable {
         }
         try? running.stop()
         throw BenchError("\(name) did not become SERVING in 60 s; see \(log)")
+    }
+
+    /// Calls it has answered so far, health checks and watches left out (`yedi_rpc_server_calls_total`
+    /// from its `/metrics`): what the clients' balancing sends it.
+    public func callsAnswered() async throws -> Int {
+        let url = URL(string: "http://127.0.0.1:\(metricsPort)/metrics")!
+        let (data, _) = try await URLSession.shared.data(from: url)
+        var calls = 0
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n")
+        where line.hasPrefix("yedi_rpc_server_calls_total{") && !line.contains("Health") {
+            calls += line.split(separator: " ").last.flatMap { Double($0) }.map { Int($0) } ?? 0
+        }
+        return calls
     }
 
     /// Starts replicas of one service, each with its own data folder `work/data-<replica>` and log
