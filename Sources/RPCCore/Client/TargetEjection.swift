@@ -1,7 +1,8 @@
 /// Which of a client's targets (replicas) are out of the rotation for a while: a target that answered
 /// `UNAVAILABLE` `threshold` times in a row (a replica whose database is gone is NOT_SERVING and answers
 /// every call so) is skipped until its backoff has passed, then tried again: one more failure ejects it
-/// for twice as long, any other answer puts it back for good. A value: `ConnectionPool` keeps it under a lock and passes the time, so tests need no sockets.
+/// for twice as long, any other answer puts it back for good. Failures while it is out (calls that were
+/// already in flight) do not lengthen it. A value: `ConnectionPool` keeps it under a lock and passes the time, so tests need no sockets.
 ///
 /// Never a reason to fail a call: when every ready target is ejected, `ConnectionPool` uses them anyway
 /// (a lone replica that is briefly unavailable is still the best there is).
@@ -30,9 +31,13 @@ struct TargetEjection: Sendable {
         _ target: ClientConfiguration.Target, now: ContinuousClock.Instant, random: Double
     ) -> Duration? {
         var entry = entries[target] ?? Entry(lastFailure: now)
-        entry.failuresInARow += 1
         entry.lastFailure = now
         defer { entries[target] = entry }
+        // Calls that were in flight when it went out fail together (a replica killed under load answers
+        // them all at once): one event, not a reason to keep it out longer. Only a failure after it came
+        // back (its probe) doubles the backoff.
+        if let until = entry.ejectedUntil, now < until { return nil }
+        entry.failuresInARow += 1
         guard entry.failuresInARow >= threshold else { return nil }
         let delay = backoff.delay(attempt: entry.failuresInARow - threshold + 1, random: random)
         entry.ejectedUntil = now + delay
