@@ -13,7 +13,7 @@ public struct FailoverRun {
     /// From SERVING until the restarted replica answered its first call other than a health check (its
     /// `/metrics`, read every 20 ms): when the clients' balancing sent it calls again; nil if it had not
     /// by the end.
-    public var restartToTraffic: Duration?
+    public var servingToFirstCall: Duration?
     /// CPU seconds of every replica (the killed one's until its death and its restart's), of the
     /// PostgreSQL server and of the bench.
     public var cpuServices: Double
@@ -60,12 +60,12 @@ public struct FailoverRun {
         let restartedAtServing = try restarted.cpuSeconds()
         let serving = ContinuousClock.now
         let phaseEnd = serving + phase
-        var restartToTraffic: Duration?
+        var servingToFirstCall: Duration?
         while ContinuousClock.now < phaseEnd {
-            if restartToTraffic == nil, try await restarted.callsAnswered() > 0 {
-                restartToTraffic = ContinuousClock.now - serving
+            if servingToFirstCall == nil, try await restarted.callsAnswered() > 0 {
+                servingToFirstCall = ContinuousClock.now - serving
             }
-            try await Task.sleep(for: restartToTraffic == nil ? .milliseconds(20) : phaseEnd - .now)
+            try await Task.sleep(for: servingToFirstCall == nil ? .milliseconds(20) : phaseEnd - .now)
         }
         workers.stop()
         await loadEnded()
@@ -78,7 +78,7 @@ public struct FailoverRun {
         }
         return FailoverRun(
             window: window, restartToServing: restartToServing,
-            restartedServingCPU: restartedCPU - restartedAtServing, restartToTraffic: restartToTraffic,
+            restartedServingCPU: restartedCPU - restartedAtServing, servingToFirstCall: servingToFirstCall,
             cpuServices: cpuServices,
             cpuPostgres: ProcessCPU.postgresSeconds() - postgresBefore,
             cpuBench: try ProcessCPU.ownSeconds() - benchBefore)
@@ -88,7 +88,7 @@ public struct FailoverRun {
     /// fields (ending in a comma).
     public var fields: String {
         #""restart_to_serving_ms":\#(Figures.milliseconds(Figures.nanoseconds(restartToServing))),"#
-            + #""serving_to_first_call_ms":\#(restartToTraffic.map { Figures.milliseconds(Figures.nanoseconds($0)) } ?? "null"),"#
+            + #""serving_to_first_call_ms":\#(servingToFirstCall.map { Figures.milliseconds(Figures.nanoseconds($0)) } ?? "null"),"#
             + #""restarted_serving_cpu_s":\#(Figures.format(restartedServingCPU)),"#
             + #""cpu_s":{"services":\#(Figures.format(cpuServices)),"postgres":\#(Figures.format(cpuPostgres)),"#
             + #""bench":\#(Figures.format(cpuBench)),"wall":\#(Figures.format(Figures.seconds(window)))},"#

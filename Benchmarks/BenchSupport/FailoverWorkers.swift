@@ -16,7 +16,6 @@ public final class FailoverWorkers: Sendable {
         var firstSuccess: [ContinuousClock.Instant?]
         var firstFailure: [ContinuousClock.Instant?]
         var recovered: [ContinuousClock.Instant?]
-        var successes = 0
         var callsFailed = 0
         var failureCodes: [String: Int] = [:]
     }
@@ -41,7 +40,6 @@ public final class FailoverWorkers: Sendable {
 
     public func succeeded(_ worker: Int) {
         state.withLock {
-            $0.successes += 1
             guard $0.killedAt != nil else { return }
             if $0.firstSuccess[worker] == nil { $0.firstSuccess[worker] = .now }
             if $0.firstFailure[worker] != nil, $0.recovered[worker] == nil { $0.recovered[worker] = .now }
@@ -57,9 +55,6 @@ public final class FailoverWorkers: Sendable {
             }
         }
     }
-
-    /// Successful calls over the whole run.
-    public var successes: Int { state.withLock { $0.successes } }
 
     /// The figures as JSON fields (ending in a comma), the workers called `noun` ("senders",
     /// "customers"): `first_success_after_kill_ms`, `<noun>_failed`, `<noun>_not_recovered`,
