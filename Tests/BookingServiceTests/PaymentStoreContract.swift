@@ -113,6 +113,84 @@ enum PaymentStoreContract {
         let stored = try await booking.reservation(id: "r1")
         XCTAssertEqual(stored?.refundedKRW, 22_500)
     }
+
+    // MARK: Replicas
+
+    /// 10 rounds: every replica prepares a payment for the same reservation at once; all answer the one
+    /// payment stored, and the losers' payments were never stored.
+    static func replicasPreparingOneReservationStoreOnePayment(
+        _ booking: any BookingStore, _ replicas: [any PaymentStore]
+    ) async throws {
+        for round in 0..<10 {
+            _ = try await booking.reserve(C.reservation("r\(round)", start: C.base + Int64(round) * C.hour))
+            let answers = try await withThrowingTaskGroup(of: String.self) { group in
+                for (index, replica) in replicas.enumerated() {
+                    group.addTask {
+                        try await replica.prepare(try payment("p\(round)-\(index)", reservation: "r\(round)"), now: now)
+                            .id
+                    }
+                }
+                return try await group.reduce(into: [String]()) { $0.append($1) }
+            }
+            XCTAssertEqual(Set(answers).count, 1, "round \(round): \(answers)")
+            for index in replicas.indices {
+                let id = "p\(round)-\(index)"
+                let stored = try await replicas[0].payment(id: id)
+                XCTAssertEqual(stored != nil, answers.first == id, "round \(round): \(id) stored: \(stored != nil)")
+            }
+        }
+    }
+
+    /// 10 rounds: the provider's capture is settled on one replica while the customer cancels on another.
+    /// Whichever runs first, the money comes back exactly once, in full: one capture pair, one refund.
+    static func aCaptureRacingACancellationRefundsOnce(_ booking: any BookingStore, _ replicas: [any PaymentStore])
+        async throws
+    {
+        for round in 0..<10 {
+            let id = "r\(round)"
+            _ = try await booking.reserve(C.reservation(id, start: C.base + Int64(round) * C.hour))
+            _ = try await replicas[0].prepare(try payment("p\(round)", reservation: id), now: now)
+            _ = try await replicas[0].beginConfirming(
+                orderID: "order-p\(round)", customerID: "c1", paymentKey: "k\(round)", amountKRW: 45_000,
+                now: now + 1, reconcileAfter: 30_000)
+            async let settled = replicas[0].settleCaptured(paymentID: "p\(round)", now: now + 2)
+            async let cancelled = replicas[1].cancelReservation(
+                id: id, Cancellation(by: .customer, reason: 1, note: "", atMilliseconds: now + 2),
+                refundAmount: { balance, _, _ in (balance, "full") })
+            _ = try await (settled, cancelled)
+            let stored = try await replicas[0].payment(id: "p\(round)")
+            XCTAssertEqual(stored?.refunds.map(\.amountKRW), [45_000], "round \(round)")
+            let reservation = try await booking.reservation(id: id)
+            XCTAssertEqual(reservation?.status, .cancelled)
+        }
+        let (entries, captured) = try await replicas[0].ledger()
+        XCTAssertEqual(entries.count, 20, "one capture pair per round")
+        XCTAssertEqual(captured.count, 10)
+    }
+
+    /// The provider's confirmation of one refund reaching two replicas at once completes it once.
+    static func replicasCompletingOneRefundPostItOnce(_ booking: any BookingStore, _ replicas: [any PaymentStore])
+        async throws
+    {
+        _ = try await booking.reserve(C.reservation("r1", start: C.base))
+        _ = try await replicas[0].prepare(try payment("p1", reservation: "r1"), now: now)
+        _ = try await replicas[0].beginConfirming(
+            orderID: "order-p1", customerID: "c1", paymentKey: "k", amountKRW: 45_000, now: now, reconcileAfter: 1)
+        guard case .paid = try await replicas[0].settleCaptured(paymentID: "p1", now: now) else {
+            return XCTFail("not paid")
+        }
+        let outcome = try await replicas[0].cancelReservation(
+            id: "r1", Cancellation(by: .customer, reason: 1, note: "", atMilliseconds: now + 1),
+            refundAmount: { balance, _, _ in (balance, "full") })
+        let refundID = try XCTUnwrap(outcome?.1?.id)
+        async let first = replicas[0].completeRefund(refundID: refundID, now: now + 2)
+        async let second = replicas[1].completeRefund(refundID: refundID, now: now + 2)
+        let done = try await [first, second]
+        XCTAssertEqual(done.map(\.lifecycle.refundedKRW), [45_000, 45_000])
+        let (entries, _) = try await replicas[0].ledger()
+        XCTAssertEqual(entries.count, 4, "the capture pair and one refund pair")
+        XCTAssertTrue(PaymentLedger.check(entries).balanced)
+    }
 }
 
 final class SQLitePaymentStoreTests: XCTestCase {
@@ -126,11 +204,9 @@ final class SQLitePaymentStoreTests: XCTestCase {
         database = try ServiceDatabase.open(
             directory: directory, name: "booking", migrations: BookingServiceDefinition.migrate,
             logger: Logger(label: "test"))
-        let clock = ManualClock()
-        let outbox = Outbox(ids: SequentialIDGenerator(prefix: "job"), clock: clock)
+        let outbox = Outbox(ids: SequentialIDGenerator(prefix: "job"), clock: ManualClock())
         booking = SQLiteBookingStore(database: database, outbox: outbox)
-        store = SQLitePaymentStore(
-            database: database, scheduler: Scheduler(clock: clock), outbox: outbox, slotsFreed: { _ in })
+        store = Self.replica(database, outbox: outbox)
         addTeardownBlock { [database] in
             try database?.close()
             try? FileManager.default.removeItem(atPath: directory)
@@ -194,6 +270,30 @@ final class SQLitePaymentStoreTests: XCTestCase {
 
     func testPaymentOnePerReservation() async throws {
         try await PaymentStoreContract.onePaymentPerReservation(booking, store)
+    }
+
+    /// A payment store as one replica has it: its own scheduler, on the replica's outbox.
+    private static func replica(_ database: ServiceDatabase, outbox: Outbox) -> SQLitePaymentStore {
+        SQLitePaymentStore(
+            database: database, scheduler: Scheduler(clock: ManualClock()), outbox: outbox, slotsFreed: { _ in })
+    }
+
+    /// Two stores on the database, as two replicas would have (SQLite has one writer: they take turns).
+    private var replicas: [any PaymentStore] {
+        let second = Outbox(ids: SequentialIDGenerator(prefix: "replica-job"), clock: ManualClock())
+        return [store!, Self.replica(database, outbox: second)]
+    }
+
+    func testTwoReplicasPreparingOneReservationStoreOnePayment() async throws {
+        try await PaymentStoreContract.replicasPreparingOneReservationStoreOnePayment(booking, replicas)
+    }
+
+    func testACaptureRacingACancellationRefundsOnce() async throws {
+        try await PaymentStoreContract.aCaptureRacingACancellationRefundsOnce(booking, replicas)
+    }
+
+    func testTwoReplicasCompletingOneRefundPostItOnce() async throws {
+        try await PaymentStoreContract.replicasCompletingOneRefundPostItOnce(booking, replicas)
     }
 
     func testPaymentRefusedConfirmationsChangeNothing() async throws {

@@ -111,76 +111,22 @@ final class PostgresPaymentStoreTests: XCTestCase {
 
     // MARK: Two replicas
 
-    /// 10 rounds: both replicas prepare a payment for the same reservation at once; both answer the one
-    /// payment stored.
+    /// The contract's replica checks with two stores on two pools of one database.
     func testTwoReplicasPreparingOneReservationStoreOnePayment() async throws {
         try await withReplicas(2) { r in
-            for round in 0..<10 {
-                _ = try await r[0].booking.reserve(C.reservation("r\(round)", start: C.base + Int64(round) * C.hour))
-                let answers = try await withThrowingTaskGroup(of: String.self) { group in
-                    for (index, replica) in r.enumerated() {
-                        group.addTask {
-                            try await replica.payments.prepare(
-                                try P.payment("p\(round)-\(index)", reservation: "r\(round)"), now: P.now
-                            ).id
-                        }
-                    }
-                    return try await group.reduce(into: [String]()) { $0.append($1) }
-                }
-                XCTAssertEqual(Set(answers).count, 1, "round \(round): \(answers)")
-                let stored = try await r[0].postgres.read { connection in
-                    try await connection.query(
-                        "SELECT count(*) FROM payment WHERE reservation_id = \("r\(round)")",
-                        logger: TestPostgres.logger
-                    ).collect()[0].decode(Int.self)
-                }
-                XCTAssertEqual(stored, 1, "round \(round)")
-            }
+            try await P.replicasPreparingOneReservationStoreOnePayment(r[0].booking, r.map(\.payments))
         }
     }
 
-    /// 10 rounds: the provider's capture is settled on one replica while the customer cancels on the other.
-    /// Whichever runs first, the money comes back exactly once, in full: one capture pair, one refund.
     func testACaptureRacingACancellationRefundsOnce() async throws {
         try await withReplicas(2) { r in
-            for round in 0..<10 {
-                let id = "r\(round)"
-                _ = try await r[0].booking.reserve(C.reservation(id, start: C.base + Int64(round) * C.hour))
-                _ = try await r[0].payments.prepare(try P.payment("p\(round)", reservation: id), now: P.now)
-                _ = try await r[0].payments.beginConfirming(
-                    orderID: "order-p\(round)", customerID: "c1", paymentKey: "k\(round)", amountKRW: 45_000,
-                    now: P.now + 1, reconcileAfter: 30_000)
-                async let settled = r[0].payments.settleCaptured(paymentID: "p\(round)", now: P.now + 2)
-                async let cancelled = r[1].payments.cancelReservation(
-                    id: id, Cancellation(by: .customer, reason: 1, note: "", atMilliseconds: P.now + 2),
-                    refundAmount: { balance, _, _ in (balance, "full") })
-                _ = try await (settled, cancelled)
-                let payment = try await r[0].payments.payment(id: "p\(round)")
-                XCTAssertEqual(payment?.refunds.map(\.amountKRW), [45_000], "round \(round)")
-                let reservation = try await r[0].booking.reservation(id: id)
-                XCTAssertEqual(reservation?.status, .cancelled)
-            }
-            let (entries, captured) = try await r[0].payments.ledger()
-            XCTAssertEqual(entries.count, 20, "one capture pair per round")
-            XCTAssertEqual(captured.count, 10)
+            try await P.aCaptureRacingACancellationRefundsOnce(r[0].booking, r.map(\.payments))
         }
     }
 
-    /// The provider's confirmation of one refund reaching both replicas at once completes it once.
     func testTwoReplicasCompletingOneRefundPostItOnce() async throws {
         try await withReplicas(2) { r in
-            try await paidReservation(r[0])
-            let outcome = try await r[0].payments.cancelReservation(
-                id: "r1", Cancellation(by: .customer, reason: 1, note: "", atMilliseconds: P.now + 1),
-                refundAmount: { balance, _, _ in (balance, "full") })
-            let refundID = try XCTUnwrap(outcome?.1?.id)
-            async let first = r[0].payments.completeRefund(refundID: refundID, now: P.now + 2)
-            async let second = r[1].payments.completeRefund(refundID: refundID, now: P.now + 2)
-            let done = try await [first, second]
-            XCTAssertEqual(done.map(\.lifecycle.refundedKRW), [45_000, 45_000])
-            let (entries, _) = try await r[0].payments.ledger()
-            XCTAssertEqual(entries.count, 4, "the capture pair and one refund pair")
-            XCTAssertTrue(PaymentLedger.check(entries).balanced)
+            try await P.replicasCompletingOneRefundPostItOnce(r[0].booking, r.map(\.payments))
         }
     }
 
