@@ -139,6 +139,169 @@ extension CommunityStoreContract {
             XCTFail("an unknown event")
         } catch CommunityStoreError.notFound {}
     }
+
+    // MARK: Replicas
+
+    /// The same member bookmarks one event on two replicas at once, ten times: one true, and the owner is
+    /// told once per event.
+    static func oneBookmarkOnTwoReplicasAtOnceNotifiesOnce(_ stores: [any CommunityStore]) async throws {
+        for round in 0..<10 {
+            _ = try await stores[0].createEvent(event("e\(round)", owner: "ann"))
+            try await stores[0].setDisplay(eventID: "e\(round)", displayed: true, app: app, now: 0)
+            let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<4 {
+                    group.addTask {
+                        try await stores[index % stores.count].bookmark(
+                            eventID: "e\(round)", reader: reader("bob"), now: now)
+                    }
+                }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            XCTAssertEqual(outcomes.filter { $0 }.count, 1, "\(outcomes)")
+        }
+        let told = try await stores[1].notifications(reader: reader("ann"), after: nil, limit: 100)
+        XCTAssertEqual(told.notifications.count, 10)
+        XCTAssertEqual(Set(told.notifications.map(\.target)).count, 10, "one per event")
+        let bookmarked = try await stores[1].bookmarkedEvents(reader: reader("bob"), after: nil, limit: 100)
+        XCTAssertEqual(bookmarked.events.count, 10)
+    }
+
+    /// One comment retried on two replicas at once (same client id, new comment ids), ten times: one
+    /// comment, every call answers it, and the owner and the bookmarker are told once per comment.
+    static func oneCommentRetriedOnTwoReplicasAtOnceIsStoredOnce(_ stores: [any CommunityStore]) async throws {
+        _ = try await stores[0].createEvent(event("e1", owner: "ann"))
+        try await stores[0].setDisplay(eventID: "e1", displayed: true, app: app, now: 0)
+        _ = try await stores[0].bookmark(eventID: "e1", reader: reader("cat"), now: now)
+        for round in 0..<10 {
+            let answers = try await withThrowingTaskGroup(of: String.self) { group in
+                for index in 0..<4 {
+                    group.addTask {
+                        var retried = comment("c\(round)-\(index)", on: "e1", by: "bob")
+                        retried.clientID = "client-\(round)"
+                        return try await stores[index % stores.count].addComment(retried, reader: reader("bob")).id
+                    }
+                }
+                return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+            }
+            XCTAssertEqual(answers.count, 1, "every retry answers the stored comment: \(answers)")
+        }
+        let comments = try await stores[1].comments(on: .event("e1"), reader: reader("ann"), after: nil, limit: 100)
+        XCTAssertEqual(comments.count, 10)
+        for member in ["ann", "cat"] {
+            let told = try await stores[1].notifications(reader: reader(member), after: nil, limit: 100)
+            let aboutComments = told.notifications.compactMap(\.commentID)
+            XCTAssertEqual(aboutComments.count, 10, "\(member): once per comment")
+            XCTAssertEqual(Set(aboutComments), Set(comments.map(\.id)), member)
+        }
+    }
+
+    /// Two admins replace the home's picks on two replicas at once, ten times: no error, and the picks
+    /// are one admin's list, never a mix.
+    static func picksReplacedOnTwoReplicasAtOnceAreOneList(_ stores: [any CommunityStore]) async throws {
+        for index in 0..<6 {
+            _ = try await stores[0].createEvent(event("e\(index)", owner: "ann"))
+            try await stores[0].setDisplay(eventID: "e\(index)", displayed: true, app: app, now: 0)
+        }
+        let lists = [["e0", "e1", "e2"], ["e3", "e4", "e5", "e0"]]
+        for _ in 0..<10 {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<4 {
+                    group.addTask {
+                        try await stores[index % stores.count].setPicks(
+                            moments: lists[index % 2], events: lists[(index + 1) % 2], houses: [], app: app)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let home = try await stores[1].home(reader: reader("bob"))
+            let (moments, events) = (home.moments.map(\.id), home.events.map(\.id))
+            XCTAssertTrue(lists.contains(moments), "\(moments)")
+            XCTAssertEqual(lists.firstIndex(of: events), lists.firstIndex(of: moments).map { 1 - $0 })
+        }
+    }
+
+    /// One event created on two replicas at once with one client id, ten times: one event per client id.
+    static func oneEventCreatedOnTwoReplicasAtOnceIsStoredOnce(_ stores: [any CommunityStore]) async throws {
+        var stored: Set<String> = []
+        for round in 0..<10 {
+            let ids = try await withThrowingTaskGroup(of: String.self) { group in
+                for index in 0..<4 {
+                    group.addTask {
+                        try await stores[index % stores.count].createEvent(
+                            event("e\(round)-\(index)", owner: "ann", client: "client-\(round)")
+                        ).id
+                    }
+                }
+                return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+            }
+            XCTAssertEqual(ids.count, 1, "\(ids)")
+            stored.formUnion(ids)
+        }
+        let own = try await stores[1].memberEvents(memberID: "ann", reader: reader("ann"), after: nil, limit: 100)
+        XCTAssertEqual(Set(own.events.map(\.id)), stored)
+        XCTAssertEqual(own.events.count, 10)
+    }
+
+    /// The owner deletes an event on one replica while another comments on it, bookmarks it and edits
+    /// it, thirty times: each call succeeds or answers `notFound` (never a foreign key's failure), and
+    /// nothing of the event is left for anyone to see.
+    static func anEventDeletedOnOneReplicaWhileUsedOnTheOtherAnswersNotFound(_ stores: [any CommunityStore])
+        async throws
+    {
+        let (mine, other) = (stores[0], stores[1])
+        for round in 0..<30 {
+            let id = "e\(round)"
+            _ = try await mine.createEvent(event(id, owner: "ann"))
+            try await mine.setDisplay(eventID: id, displayed: true, app: app, now: 0)
+            let outcomes = await withTaskGroup(of: String.self) { group in
+                group.addTask { await outcome { try await mine.deleteEvent(id: id, reader: reader("ann")) } }
+                for index in 0..<3 {
+                    group.addTask {
+                        await outcome {
+                            _ = try await other.addComment(
+                                comment("c\(round)-\(index)", on: id, by: "w\(index)"), reader: reader("w\(index)"))
+                        }
+                    }
+                    group.addTask {
+                        await outcome { _ = try await other.bookmark(eventID: id, reader: reader("b\(index)"), now: 0) }
+                    }
+                }
+                group.addTask {
+                    await outcome {
+                        try await other.updateEvent(
+                            id: id,
+                            EventFieldsRecord(
+                                title: "t", scheduleType: 1, atMilliseconds: 1, detail: "", link: "",
+                                imageIDs: ["x", "y"]), reader: reader("ann"), now: 1)
+                    }
+                }
+                return await group.reduce(into: [String]()) { $0.append($1) }
+            }
+            XCTAssertEqual(outcomes.filter { $0 != "ok" && $0 != "notFound" }, [], "round \(round)")
+            let left = try await other.event(id: id, reader: reader("ann"))
+            XCTAssertNil(left, "round \(round)")
+        }
+        let owned = try await other.memberEvents(memberID: "ann", reader: reader("ann"), after: nil, limit: 100)
+        XCTAssertEqual(owned.events.map(\.id), [])
+        let told = try await other.notifications(reader: reader("ann"), after: nil, limit: 100)
+        XCTAssertEqual(told.notifications, [], "notifications go with their event")
+        for index in 0..<3 {
+            let bookmarked = try await other.bookmarkedEvents(reader: reader("b\(index)"), after: nil, limit: 100)
+            XCTAssertEqual(bookmarked.events.map(\.id), [])
+        }
+    }
+
+    /// "ok", "notFound", or the other error a call threw.
+    private static func outcome(_ call: () async throws -> Void) async -> String {
+        do {
+            try await call()
+            return "ok"
+        } catch CommunityStoreError.notFound {
+            return "notFound"
+        } catch {
+            return String(reflecting: error)
+        }
+    }
 }
 
 final class SQLiteCommunityStoreTests: XCTestCase {
@@ -168,6 +331,36 @@ final class SQLiteCommunityStoreTests: XCTestCase {
 
     func testHousetainerEventsAreCreatedOnceAndShownByTheDisplayFlag() async throws {
         try await CommunityStoreContract.housetainerEventsAreCreatedOnceAndShownByTheDisplayFlag(store)
+    }
+
+    // MARK: Replicas
+
+    /// Two stores on the database, as two replicas would have (SQLite has one writer: they take turns).
+    private var replicas: [any CommunityStore] {
+        let outbox = Outbox(ids: SequentialIDGenerator(prefix: "replica-job"), clock: ManualClock())
+        return [store!, SQLiteCommunityStore(database: database, push: CommunityPush(outbox: outbox))]
+    }
+
+    func testOneBookmarkOnTwoReplicasAtOnceNotifiesOnce() async throws {
+        try await CommunityStoreContract.oneBookmarkOnTwoReplicasAtOnceNotifiesOnce(replicas)
+        let pushes = try await database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM runtime_outbox") }
+        XCTAssertEqual(pushes, 10, "one push job per notification")
+    }
+
+    func testOneCommentRetriedOnTwoReplicasAtOnceIsStoredOnce() async throws {
+        try await CommunityStoreContract.oneCommentRetriedOnTwoReplicasAtOnceIsStoredOnce(replicas)
+    }
+
+    func testPicksReplacedOnTwoReplicasAtOnceAreOneList() async throws {
+        try await CommunityStoreContract.picksReplacedOnTwoReplicasAtOnceAreOneList(replicas)
+    }
+
+    func testOneEventCreatedOnTwoReplicasAtOnceIsStoredOnce() async throws {
+        try await CommunityStoreContract.oneEventCreatedOnTwoReplicasAtOnceIsStoredOnce(replicas)
+    }
+
+    func testAnEventDeletedOnOneReplicaWhileUsedOnTheOtherAnswersNotFound() async throws {
+        try await CommunityStoreContract.anEventDeletedOnOneReplicaWhileUsedOnTheOtherAnswersNotFound(replicas)
     }
 
     func testHousetainerNotificationsAreOnePerRecipientNeverTheActorNorFromTheBlocked() async throws {

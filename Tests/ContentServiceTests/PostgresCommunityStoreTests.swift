@@ -154,157 +154,42 @@ final class PostgresCommunityStoreTests: XCTestCase {
 
     // MARK: Two replicas on one database
 
-    /// The same member bookmarks one event on both replicas at once, ten times: one true, one
-    /// notification and one push job each round (the primary key through `ON CONFLICT DO NOTHING`).
+    /// The contract's replica checks with two stores on two pools of one database; the tables' counts
+    /// add what the protocol does not show (push jobs, images).
     func testOneBookmarkOnTwoReplicasAtOnceNotifiesOnce() async throws {
         try await withSecondReplica { other in
-            let stores = [try XCTUnwrap(store), other]
-            let contract = CommunityStoreContract.self
-            for round in 0..<10 {
-                _ = try await stores[0].createEvent(contract.event("e\(round)", owner: "ann"))
-                try await stores[0].setDisplay(eventID: "e\(round)", displayed: true, app: contract.app, now: 0)
-                let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
-                    for index in 0..<4 {
-                        group.addTask {
-                            try await stores[index % 2].bookmark(
-                                eventID: "e\(round)", reader: contract.reader("bob"), now: contract.now)
-                        }
-                    }
-                    return try await group.reduce(into: [Bool]()) { $0.append($1) }
-                }
-                XCTAssertEqual(outcomes.filter { $0 }.count, 1, "\(outcomes)")
-            }
-            let told = try await count("SELECT count(*) FROM housetainer_notification")
-            XCTAssertEqual(told, 10)
+            try await CommunityStoreContract.oneBookmarkOnTwoReplicasAtOnceNotifiesOnce([try XCTUnwrap(store), other])
             let pushes = try await count("SELECT count(*) FROM runtime_outbox")
-            XCTAssertEqual(pushes, 10)
+            XCTAssertEqual(pushes, 10, "one push job per notification")
         }
     }
 
-    /// One comment retried on both replicas at once (same client id, new comment ids): one comment, and
-    /// every call answers it; the owner and the bookmarker are told once.
     func testOneCommentRetriedOnTwoReplicasAtOnceIsStoredOnce() async throws {
         try await withSecondReplica { other in
-            let stores = [try XCTUnwrap(store), other]
-            let contract = CommunityStoreContract.self
-            _ = try await stores[0].createEvent(contract.event("e1", owner: "ann"))
-            try await stores[0].setDisplay(eventID: "e1", displayed: true, app: contract.app, now: 0)
-            _ = try await stores[0].bookmark(eventID: "e1", reader: contract.reader("cat"), now: contract.now)
-            for round in 0..<10 {
-                let answers = try await withThrowingTaskGroup(of: String.self) { group in
-                    for index in 0..<4 {
-                        group.addTask {
-                            var comment = contract.comment("c\(round)-\(index)", on: "e1", by: "bob")
-                            comment.clientID = "client-\(round)"
-                            return try await stores[index % 2].addComment(comment, reader: contract.reader("bob")).id
-                        }
-                    }
-                    return try await group.reduce(into: Set<String>()) { $0.insert($1) }
-                }
-                XCTAssertEqual(answers.count, 1, "every retry answers the stored comment: \(answers)")
-            }
-            let comments = try await count("SELECT count(*) FROM housetainer_comment")
-            XCTAssertEqual(comments, 10)
-            let told = try await count("SELECT count(*) FROM housetainer_notification WHERE comment_id IS NOT NULL")
-            XCTAssertEqual(told, 20, "ann and cat, once per comment")
+            try await CommunityStoreContract.oneCommentRetriedOnTwoReplicasAtOnceIsStoredOnce(
+                [try XCTUnwrap(store), other])
         }
     }
 
-    /// Two admins replace the home's picks on two replicas at once, ten times: no error, and the picks
-    /// are one admin's list, never a mix (the app's advisory lock).
+    /// The app's advisory lock keeps two admins' lists apart.
     func testPicksReplacedOnTwoReplicasAtOnceAreOneList() async throws {
         try await withSecondReplica { other in
-            let stores = [try XCTUnwrap(store), other]
-            let contract = CommunityStoreContract.self
-            for index in 0..<6 {
-                _ = try await stores[0].createEvent(contract.event("e\(index)", owner: "ann"))
-            }
-            let lists = [["e0", "e1", "e2"], ["e3", "e4", "e5", "e0"]]
-            for _ in 0..<10 {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for index in 0..<4 {
-                        group.addTask {
-                            try await stores[index % 2].setPicks(
-                                moments: lists[index % 2], events: lists[(index + 1) % 2], houses: [],
-                                app: contract.app)
-                        }
-                    }
-                    try await group.waitForAll()
-                }
-                let moments = try await strings(
-                    "SELECT target_id FROM housetainer_pick WHERE kind = 'moment' ORDER BY position")
-                let events = try await strings(
-                    "SELECT target_id FROM housetainer_pick WHERE kind = 'event' ORDER BY position")
-                XCTAssertTrue(lists.contains(moments), "\(moments)")
-                XCTAssertEqual(lists.firstIndex(of: events), lists.firstIndex(of: moments).map { 1 - $0 })
-            }
+            try await CommunityStoreContract.picksReplacedOnTwoReplicasAtOnceAreOneList([try XCTUnwrap(store), other])
         }
     }
 
-    /// One event created on both replicas at once with one client id, ten times: one event.
     func testOneEventCreatedOnTwoReplicasAtOnceIsStoredOnce() async throws {
         try await withSecondReplica { other in
-            let stores = [try XCTUnwrap(store), other]
-            let contract = CommunityStoreContract.self
-            for round in 0..<10 {
-                let ids = try await withThrowingTaskGroup(of: String.self) { group in
-                    for index in 0..<4 {
-                        group.addTask {
-                            try await stores[index % 2].createEvent(
-                                contract.event("e\(round)-\(index)", owner: "ann", client: "client-\(round)")
-                            ).id
-                        }
-                    }
-                    return try await group.reduce(into: Set<String>()) { $0.insert($1) }
-                }
-                XCTAssertEqual(ids.count, 1, "\(ids)")
-            }
-            let events = try await count("SELECT count(*) FROM housetainer_event")
-            XCTAssertEqual(events, 10)
+            try await CommunityStoreContract.oneEventCreatedOnTwoReplicasAtOnceIsStoredOnce(
+                [try XCTUnwrap(store), other])
         }
     }
 
-    /// The owner deletes an event on one replica while the other comments on it, bookmarks it and edits
-    /// it, thirty times: each call succeeds or answers `notFound`, none fails a foreign key (the event's
-    /// row is locked from each check on), and nothing of the event is left.
+    /// The event's row is locked from each check on, so no insert fails its foreign key.
     func testAnEventDeletedOnOneReplicaWhileUsedOnTheOtherAnswersNotFound() async throws {
         try await withSecondReplica { other in
-            let (mine, contract) = (try XCTUnwrap(store), CommunityStoreContract.self)
-            for round in 0..<30 {
-                let id = "e\(round)"
-                _ = try await mine.createEvent(contract.event(id, owner: "ann"))
-                try await mine.setDisplay(eventID: id, displayed: true, app: contract.app, now: 0)
-                let outcomes = await withTaskGroup(of: String.self) { group in
-                    group.addTask {
-                        await Self.outcome { try await mine.deleteEvent(id: id, reader: contract.reader("ann")) }
-                    }
-                    for index in 0..<3 {
-                        group.addTask {
-                            await Self.outcome {
-                                _ = try await other.addComment(
-                                    contract.comment("c\(round)-\(index)", on: id, by: "w\(index)"),
-                                    reader: contract.reader("w\(index)"))
-                            }
-                        }
-                        group.addTask {
-                            await Self.outcome {
-                                _ = try await other.bookmark(eventID: id, reader: contract.reader("b\(index)"), now: 0)
-                            }
-                        }
-                    }
-                    group.addTask {
-                        await Self.outcome {
-                            try await other.updateEvent(
-                                id: id,
-                                EventFieldsRecord(
-                                    title: "t", scheduleType: 1, atMilliseconds: 1, detail: "", link: "",
-                                    imageIDs: ["x", "y"]), reader: contract.reader("ann"), now: 1)
-                        }
-                    }
-                    return await group.reduce(into: [String]()) { $0.append($1) }
-                }
-                XCTAssertEqual(outcomes.filter { $0 != "ok" && $0 != "notFound" }, [], "round \(round)")
-            }
+            try await CommunityStoreContract.anEventDeletedOnOneReplicaWhileUsedOnTheOtherAnswersNotFound(
+                [try XCTUnwrap(store), other])
             let left = try await count(
                 """
                 SELECT (SELECT count(*) FROM housetainer_event) + (SELECT count(*) FROM housetainer_event_image)
@@ -312,18 +197,6 @@ final class PostgresCommunityStoreTests: XCTestCase {
                     + (SELECT count(*) FROM housetainer_notification)
                 """)
             XCTAssertEqual(left, 0)
-        }
-    }
-
-    /// "ok", "notFound", or the other error a call threw.
-    private static func outcome(_ call: () async throws -> Void) async -> String {
-        do {
-            try await call()
-            return "ok"
-        } catch CommunityStoreError.notFound {
-            return "notFound"
-        } catch {
-            return String(reflecting: error)
         }
     }
 
