@@ -131,6 +131,47 @@ enum PromiseStoreContract {
         let settledAgain = try await store.settleDue(of: "bo", now: at + 400 * minute)
         XCTAssertEqual(settledAgain, 0)
     }
+
+    // MARK: Replicas
+
+    /// Ten participants arriving at once through two replicas get ranks 1 to 10, each once: arrivals of
+    /// one promise take turns (without that, two read the same count and the rank index refuses one).
+    static func zipadooArrivalsThroughTwoReplicasAtOnceGetDistinctRanks(_ stores: [any PromiseStore]) async throws {
+        let friends = (1...10).map { "friend-\($0)" }
+        _ = try await stores[0].create(promise("p1", fee: 0), participantIDs: friends)
+        let ranks = try await withThrowingTaskGroup(of: Int?.self) { group in
+            for (index, friend) in friends.enumerated() {
+                group.addTask {
+                    try await stores[index % stores.count].report(
+                        promiseID: "p1", userID: friend, at: north(0), now: at - minute
+                    ).rank
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        XCTAssertEqual(ranks.compactMap { $0 }.sorted(), Array(1...10))
+    }
+
+    /// Settlement raced by replicas (the scheduler's job and reads, all at once): settled once, one ledger.
+    static func zipadooSettlementRacedByTwoReplicasSettlesOnce(_ stores: [any PromiseStore]) async throws {
+        _ = try await stores[0].create(promise("p1", fee: 300), participantIDs: ["bo", "cy"])
+        _ = try await stores[0].report(promiseID: "p1", userID: "bo", at: north(0), now: at)
+        let due = at + 180 * minute
+        let settled = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for attempt in 0..<8 {
+                group.addTask { try await stores[attempt % stores.count].settle(promiseID: "p1", now: due) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        XCTAssertEqual(settled.filter { $0 }.count, 1, "settled by exactly one")
+        let balances = [
+            try await stores[1].balance(of: "ana"), try await stores[1].balance(of: "bo"),
+            try await stores[1].balance(of: "cy"),
+        ]
+        XCTAssertEqual(balances, [-300, 600, -300])
+        let stats = try await stores[0].stats(of: ["ana", "bo", "cy"])
+        XCTAssertEqual(stats.map(\.completed), [1, 1, 1])
+    }
 }
 
 final class SQLitePromiseStoreTests: XCTestCase {
@@ -163,6 +204,19 @@ final class SQLitePromiseStoreTests: XCTestCase {
 
     func testZipadooReadsSettleDuePromisesFirst() async throws {
         try await PromiseStoreContract.zipadooReadsSettleDuePromisesFirst(store)
+    }
+
+    /// Two stores on the database, as two replicas would have (SQLite has one writer: they take turns).
+    private var replicas: [any PromiseStore] {
+        [store!, SQLitePromiseStore(database: store.database, scheduler: Scheduler(clock: ManualClock()))]
+    }
+
+    func testZipadooArrivalsThroughTwoReplicasAtOnceGetDistinctRanks() async throws {
+        try await PromiseStoreContract.zipadooArrivalsThroughTwoReplicasAtOnceGetDistinctRanks(replicas)
+    }
+
+    func testZipadooSettlementRacedByTwoReplicasSettlesOnce() async throws {
+        try await PromiseStoreContract.zipadooSettlementRacedByTwoReplicasSettlesOnce(replicas)
     }
 
     /// The index, not the count, is the last word on ranks: a second row with a taken rank is refused.
