@@ -339,8 +339,8 @@ let package = Package(
         .executableTarget(
             name: "ContentBench",
             dependencies: [
-                "BenchSupport", "ServiceRuntime",
-                "RPCCore", "YediProto", argumentParser, logging,
+                "BenchSupport", "ServiceRuntime", "AccessTokens", "RPCAccess",
+                "RPCCore", "YediProto", argumentParser, logging, postgresNIO,
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 // Image variants: photos made with libvips, GETs over HTTPS.
                 "YediImaging", .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -22,6 +22,8 @@ import YediProto
 ///   "cold" alternates two images (each read evicts the other: a miss, a database read and a file read).
 /// - `image-peak-memory`, `image-upload`, `image-url-get`: see `ImageVariantBench` (a second, fresh
 ///   ContentService: the peak RSS of a 20-megapixel upload, uploads/s with resizing, GETs/s over HTTPS).
+/// - `failover` (`--postgres --replicas N --failover`, instead of the rest): a replica's death under likes
+///   (ContentFailover.swift).
 @main
 struct ContentBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -67,6 +69,14 @@ struct ContentBench: AsyncParsableCommand {
     )
     var postgres = false
 
+    @Option(help: "With --postgres --failover: ContentService processes on the one database.")
+    var replicas = 1
+
+    @OptionGroup var failoverOptions: FailoverOptions
+
+    @Option(help: "With --failover: customers liking at once.")
+    var failoverCustomers = 16
+
     /// The JSON field the feed and image lines carry: which engine ContentService stored in.
     var engineField: String { BenchPostgres.engineField(postgres: postgres) }
 
@@ -75,7 +85,17 @@ struct ContentBench: AsyncParsableCommand {
             "yedi-content-bench-\(ProcessInfo.processInfo.processIdentifier)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { if !keep { try? FileManager.default.removeItem(at: work) } }
-        try await BenchPostgres.with(postgres) { try await measure(in: work, database: $0) }
+        guard replicas >= 1, replicas == 1 || failoverOptions.failover else {
+            throw BenchError("--replicas above 1 is for --failover")
+        }
+        try failoverOptions.check(postgres: postgres, replicas: replicas)
+        try await BenchPostgres.with(postgres) { database in
+            if failoverOptions.failover, let database {
+                try await measureFailover(in: work, database: database)
+            } else {
+                try await measure(in: work, database: database)
+            }
+        }
     }
 
     /// AccountService stays on SQLite: the feed's author lookups are the same call on either engine.
