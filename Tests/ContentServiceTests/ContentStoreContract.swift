@@ -97,6 +97,33 @@ enum ContentStoreContract {
         let byID = try await store.posts(ids: ["p4", "p2", "p1"])
         XCTAssertEqual(
             byID.sorted { $0.id < $1.id }, [expected[0], expected[2], expected[3]], "by id: the same posts and photos")
+
+        // Liked posts, recommendations and reviews read their photos the same way.
+        for (time, id) in [(101, "p4"), (102, "p2"), (103, "p1")] {
+            _ = try await store.like(postID: id, userID: "c1", app: .yedi, now: Int64(time))
+        }
+        let liked = try await store.likedPosts(userID: "c1", app: .yedi, after: nil, limit: 2)
+        XCTAssertEqual(liked.map(\.0.id), ["p1", "p2"], "newest like first, the limit counts posts")
+        XCTAssertEqual(liked.map(\.0.photos), [[c, a, b], []])
+        XCTAssertEqual(liked.map(\.1), [ListPosition(key: 103, id: "p1"), ListPosition(key: 102, id: "p2")])
+        let recommended = try await store.recommendedPosts(
+            app: .yedi, category: nil, policy: .standard, snapshotAt: 200, after: nil, limit: 3)
+        XCTAssertEqual(recommended.map(\.post.id), ["p4", "p2", "p1"], "equal scores: larger id first")
+        XCTAssertEqual(recommended.map(\.post.photos), [[b, c], [], [c, a, b]])
+        XCTAssertEqual(recommended.map(\.score), [4, 4, 4])
+        let shot = image("i4", owner: "c1")
+        try await store.insertImage(shot)
+        try await store.createReview(
+            review(
+                "r1", reservation: "res1", designer: "d1", customer: "c1", score: 5, keywords: [3, 1],
+                photos: [shot, a]))
+        try await store.createReview(
+            review("r2", reservation: "res2", designer: "d1", customer: "c1", score: 4, keywords: [], photos: [], at: 2)
+        )
+        let reviews = try await store.reviews(designerID: "d1", app: .yedi, after: nil, limit: 10)
+        XCTAssertEqual(reviews.map(\.id), ["r2", "r1"])
+        XCTAssertEqual(reviews.map(\.photos), [[], [shot, a]])
+        XCTAssertEqual(reviews.map(\.keywords), [[], [3, 1]])
     }
 
     static func feedsPageByTimeAndIdAndFilter(_ store: any ContentStore) async throws {

@@ -41,34 +41,38 @@ extension PostgresContentStore {
         }
     }
 
+    /// One statement: no transaction around it.
     func likedPostIDs(userID: String, among postIDs: [String]) async throws -> Set<String> {
         guard !postIDs.isEmpty else { return [] }
-        return try await postgres.snapshot { tx in
-            Set(
-                try await tx.query(
-                    "SELECT post_id FROM post_like WHERE user_id = \(userID) AND post_id = ANY(\(postIDs))"
-                ).map { try $0.decode(String.self) })
+        return try await postgres.read { connection in
+            var liked = Set<String>()
+            for try await id in try await connection.query(
+                "SELECT post_id FROM post_like WHERE user_id = \(userID) AND post_id = ANY(\(postIDs))",
+                logger: Self.logger
+            ).decode(String.self) {
+                liked.insert(id)
+            }
+            return liked
         }
     }
 
+    /// The page and its photos in one statement (`postsWithPhotos`).
     func likedPosts(userID: String, app: AppID, after position: ListPosition?, limit: Int) async throws -> [(
         PostRecord, ListPosition
     )] {
-        try await postgres.snapshot { tx in
-            let rows = try await tx.query(
-                """
+        try await Self.postsWithPhotos(
+            """
+            WITH page AS (
                 SELECT post.*, post_like.liked_at_ms AS liked_at FROM post_like
                 JOIN post ON post.id = post_like.post_id
                 WHERE post_like.user_id = \(userID) AND post_like.app = \(app.rawValue) AND post.hidden_at_ms IS NULL
                     AND (\(position?.key)::bigint IS NULL
                         OR (post_like.liked_at_ms, post_like.post_id) < (\(position?.key), \(position?.id)))
                 ORDER BY post_like.liked_at_ms DESC, post_like.post_id DESC LIMIT \(limit)
-                """)
-            let posts = try await Self.withPhotos(try rows.map(Self.post), tx)
-            return try zip(posts, rows).map { post, row in
-                (post, ListPosition(key: try row.makeRandomAccess()["liked_at"].decode(Int64.self), id: post.id))
-            }
-        }
+            )
+            \(unescaped: Self.postsWithPhotosTail(order: "page.liked_at DESC, page.id DESC"))
+            """, postgres, and: "liked_at"
+        ).map { ($0.post, ListPosition(key: $0.value, id: $0.post.id)) }
     }
 
     /// Adds `delta` to the post's count (the row then locked to the commit) and answers the count.

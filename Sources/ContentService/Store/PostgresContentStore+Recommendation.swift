@@ -14,9 +14,10 @@ extension PostgresContentStore {
         let steps = policy.steps.sorted { $0.withinMilliseconds < $1.withinMilliseconds }
         let thresholds = steps.map { snapshotAt - $0.withinMilliseconds }
         let weights = steps.map(\.weight)
-        return try await postgres.snapshot { tx in
-            let rows = try await tx.query(
-                """
+        // The page and its photos in one statement (`postsWithPhotos`).
+        return try await Self.postsWithPhotos(
+            """
+            WITH page AS (
                 SELECT post.*, ranked.score AS score FROM (
                     SELECT post_id, sum(COALESCE((
                         SELECT step.weight FROM unnest(\(thresholds)::bigint[], \(weights)::bigint[])
@@ -32,11 +33,9 @@ extension PostgresContentStore {
                     AND (\(category)::bigint IS NULL OR post.category = \(category))
                     AND (\(position?.key)::bigint IS NULL OR (ranked.score, post.id) < (\(position?.key), \(position?.id)))
                 ORDER BY ranked.score DESC, post.id DESC LIMIT \(limit)
-                """)
-            let posts = try await Self.withPhotos(try rows.map(Self.post), tx)
-            return try zip(posts, rows).map { post, row in
-                (post, try row.makeRandomAccess()["score"].decode(Int64.self))
-            }
-        }
+            )
+            \(unescaped: Self.postsWithPhotosTail(order: "page.score DESC, page.id DESC"))
+            """, postgres, and: "score"
+        ).map { (post: $0.post, score: $0.value) }
     }
 }

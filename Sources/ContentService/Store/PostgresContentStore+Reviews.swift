@@ -72,35 +72,29 @@ extension PostgresContentStore {
             column: "customer_id", value: customerID, app: app, withHidden: true, after: position, limit: limit)
     }
 
-    /// `column` is one of two fixed names; every value is a bind.
+    /// `column` is one of two fixed names; every value is a bind. The page, its keywords and its photos
+    /// in one statement (`withPhotos`).
     private func reviews(
         column: String, value: String, app: AppID, withHidden: Bool, after position: ListPosition?, limit: Int
     ) async throws -> [ReviewRecord] {
-        try await postgres.snapshot { tx in
-            var reviews = try await tx.query(
-                """
-                SELECT * FROM review
+        try await Self.withPhotos(
+            """
+            WITH page AS (
+                SELECT review.*, ARRAY(
+                    SELECT keyword FROM review_keyword k WHERE k.review_id = review.id ORDER BY k.position
+                ) AS keywords
+                FROM review
                 WHERE \(unescaped: column) = \(value) AND app = \(app.rawValue) AND (\(withHidden) OR hidden_at_ms IS NULL)
                     AND (\(position?.key)::bigint IS NULL OR (created_at_ms, id) < (\(position?.key), \(position?.id)))
                 ORDER BY created_at_ms DESC, id DESC LIMIT \(limit)
-                """
-            ).map(Self.review)
-            guard !reviews.isEmpty else { return [] }
-            let ids = reviews.map(\.id)
-            let photos = try await Self.photos(.reviews, ids: ids, tx)
-            var keywords: [String: [Int]] = [:]
-            for row in try await tx.query(
-                "SELECT review_id, keyword FROM review_keyword WHERE review_id = ANY(\(ids)) ORDER BY review_id, position"
-            ) {
-                let (id, keyword) = try row.decode((String, Int).self)
-                keywords[id, default: []].append(keyword)
-            }
-            for index in reviews.indices {
-                reviews[index].photos = photos[reviews[index].id] ?? []
-                reviews[index].keywords = keywords[reviews[index].id] ?? []
-            }
-            return reviews
-        }
+            )
+            \(unescaped: Self.withPhotosTail(.reviews, order: "page.created_at_ms DESC, page.id DESC"))
+            """, postgres,
+            make: { found in
+                var review = try Self.review(found)
+                review.keywords = try found.makeRandomAccess()["keywords"].decode([Int].self)
+                return review
+            }, id: \.id, addPhoto: { $0.photos.append($1) })
     }
 
     func reviewSummaries(designerIDs: [String]) async throws -> [ReviewSummaryRecord] {

@@ -41,33 +41,6 @@ extension PostgresContentStore {
             """)
     }
 
-    /// Photos of several posts or reviews in one query, each list in its order.
-    static func photos(_ list: PhotoList, ids: [String], _ tx: PostgresTransaction) async throws
-        -> [String: [ImageRecord]]
-    {
-        var photos: [String: [ImageRecord]] = [:]
-        for row in try await tx.query(
-            """
-            SELECT l.\(unescaped: list.owner) AS owner_key, image.* FROM \(unescaped: list.table) AS l
-            JOIN image ON image.id = l.image_id
-            WHERE l.\(unescaped: list.owner) = ANY(\(ids)) ORDER BY l.\(unescaped: list.owner), l.position
-            """)
-        {
-            photos[try row.makeRandomAccess()["owner_key"].decode(String.self), default: []].append(try image(row))
-        }
-        return photos
-    }
-
-    static func withPhotos(_ posts: [PostRecord], _ tx: PostgresTransaction) async throws -> [PostRecord] {
-        guard !posts.isEmpty else { return [] }
-        let photos = try await photos(.posts, ids: posts.map(\.id), tx)
-        return posts.map { post in
-            var post = post
-            post.photos = photos[post.id] ?? []
-            return post
-        }
-    }
-
     static func image(_ found: PostgresRow) throws -> ImageRecord {
         try image(found.makeRandomAccess(), prefix: "")
     }
@@ -89,35 +62,54 @@ extension PostgresContentStore {
             })
     }
 
-    /// What follows `WITH page AS (…)` in a read of posts with their photos: each post's row once per
-    /// photo (once with NULL photo columns when it has none), in the page's order, then the photos'.
-    /// `order` is the page's ORDER BY over `page`'s columns.
-    static func postsWithPhotosTail(order: String) -> String {
+    /// What follows `WITH page AS (…)` in a read of posts or reviews with their photos: each row of the
+    /// page once per photo (once with NULL photo columns when it has none), in the page's order, then the
+    /// photos'. `order` is the page's ORDER BY over `page`'s columns, ending in its id.
+    static func withPhotosTail(_ list: PhotoList, order: String) -> String {
         """
         SELECT page.*, i.id AS photo_id, i.owner_id AS photo_owner_id, i.app AS photo_app,
             i.sha256 AS photo_sha256, i.content_type AS photo_content_type, i.width AS photo_width,
             i.height AS photo_height, i.byte_count AS photo_byte_count, i.created_at_ms AS photo_created_at_ms,
             i.large_sha256 AS photo_large_sha256, i.thumbnail_sha256 AS photo_thumbnail_sha256
-        FROM page LEFT JOIN (post_image l JOIN image i ON i.id = l.image_id) ON l.post_id = page.id
+        FROM page LEFT JOIN (\(list.table) l JOIN image i ON i.id = l.image_id) ON l.\(list.owner) = page.id
         ORDER BY \(order), l.position
         """
     }
 
-    /// Runs a read of posts with their photos (`postsWithPhotosTail`) as one statement, outside any
-    /// transaction: one snapshot and one round trip, where a snapshot transaction around a posts read and
-    /// a photos read took four.
-    static func postsWithPhotos(_ query: PostgresQuery, _ postgres: ServicePostgres) async throws -> [PostRecord] {
+    static func postsWithPhotosTail(order: String) -> String { withPhotosTail(.posts, order: order) }
+
+    /// Runs a read of rows with their photos (`withPhotosTail`) as one statement, outside any transaction:
+    /// one snapshot and one round trip, where a snapshot transaction around a rows read and a photos read
+    /// took four. `make` reads a record from its first row, `id` names it, `addPhoto` gives it each photo.
+    static func withPhotos<Record: Sendable>(
+        _ query: PostgresQuery, _ postgres: ServicePostgres, make: @escaping @Sendable (PostgresRow) throws -> Record,
+        id: @escaping @Sendable (Record) -> String, addPhoto: @escaping @Sendable (inout Record, ImageRecord) -> Void
+    ) async throws -> [Record] {
         try await postgres.read { connection in
-            var posts: [PostRecord] = []
+            var records: [Record] = []
             for found in try await connection.query(query, logger: Self.logger).collect() {
                 let row = found.makeRandomAccess()
-                if posts.last?.id != (try row["id"].decode(String.self)) { posts.append(try post(found)) }
+                if records.last.map(id) != (try row["id"].decode(String.self)) { records.append(try make(found)) }
                 if try row["photo_id"].decode(String?.self) != nil {
-                    posts[posts.count - 1].photos.append(try image(row, prefix: "photo_"))
+                    addPhoto(&records[records.count - 1], try image(row, prefix: "photo_"))
                 }
             }
-            return posts
+            return records
         }
+    }
+
+    /// `withPhotos` for posts.
+    static func postsWithPhotos(_ query: PostgresQuery, _ postgres: ServicePostgres) async throws -> [PostRecord] {
+        try await withPhotos(query, postgres, make: post, id: \.id, addPhoto: { $0.photos.append($1) })
+    }
+
+    /// `withPhotos` for posts read with one more column each (`column`, a bigint: a like's time, a score).
+    static func postsWithPhotos(_ query: PostgresQuery, _ postgres: ServicePostgres, and column: String)
+        async throws -> [(post: PostRecord, value: Int64)]
+    {
+        try await withPhotos(
+            query, postgres, make: { (try post($0), try $0.makeRandomAccess()[column].decode(Int64.self)) },
+            id: \.post.id, addPhoto: { $0.post.photos.append($1) })
     }
 
     static func post(_ found: PostgresRow) throws -> PostRecord {
