@@ -74,6 +74,7 @@ final class ClientConnection: Sendable {
     /// Connects, and reconnects after failures and closes, until `shutdown()`.
     func run() async {
         var failures = 0
+        var refused = false
         while !shutdownRequested.load(ordering: .relaxed), !Task.isCancelled {
             setState(.connecting)
             do {
@@ -93,17 +94,19 @@ final class ClientConnection: Sendable {
                 // A connection that dies at once counts as a failure, so a server that accepts and
                 // drops connections is not hammered.
                 failures = ContinuousClock.now - connectedAt < .seconds(1) ? failures + 1 : 0
+                refused = false
                 setState(.idle)
             } catch {
                 failures += 1
+                refused = Self.isRefusal(error)
                 let failure = RPCError(
                     code: .unavailable, message: "cannot connect to \(target): \(Self.describe(error))")
                 logger.debug("connection attempt failed", metadata: ["error": "\(failure.message)"])
                 setState(.transientFailure(failure, cause: error))
             }
             guard failures > 0, !shutdownRequested.load(ordering: .relaxed) else { continue }
-            let delay = configuration.reconnectBackoff.delay(attempt: failures, random: Double.random(in: 0..<1))
-            await pause(for: delay)
+            let backoff = refused ? configuration.refusedReconnectBackoff : configuration.reconnectBackoff
+            await pause(for: backoff.delay(attempt: failures, random: Double.random(in: 0..<1)))
         }
         setState(.shutdown)
     }
@@ -208,6 +211,17 @@ final class ClientConnection: Sendable {
             throw error
         }
         return (channel, handler)
+    }
+
+    /// Whether a connection attempt was refused (ECONNREFUSED on every address tried): nothing listens
+    /// there now, which the host said at once.
+    static func isRefusal(_ error: any Error) -> Bool {
+        switch error {
+        case let error as IOError: error.errnoCode == ECONNREFUSED
+        case let error as NIOConnectionError:
+            !error.connectionErrors.isEmpty && error.connectionErrors.allSatisfy { isRefusal($0.error) }
+        default: false
+        }
     }
 
     private static func describe(_ error: any Error) -> String {

@@ -138,6 +138,45 @@ final class ClientResilienceTests: XCTestCase {
         await server.stop()
     }
 
+    /// A restarted server is found within `refusedReconnectBackoff` (here at most 100 ms), not after the
+    /// long waits of `reconnectBackoff` (here 10 s and more): the attempts while it was down were refused
+    /// at once, which costs the host nothing.
+    func testRefusedAttemptsBackOffBrieflySoARestartedServerIsFoundSoon() async throws {
+        let service = EchoTestService()
+        var server = try await RunningServer.start(pki: pki, services: [service])
+        let port = server.port
+        let configuration = pki.rpcClientConfiguration(ports: [port]) { configuration in
+            configuration.reconnectBackoff = Backoff(initial: .seconds(10), maximum: .seconds(20))
+            configuration.refusedReconnectBackoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(100))
+        }
+        try await withRPCClient(configuration: configuration) { client in
+            let echo = YediEcho.Echo.Client(client)
+            _ = try await echo.echo(.init(text: "before"))
+            // A connection that lived a second is not a failure: its close reconnects at once.
+            try await Task.sleep(for: .milliseconds(1_100))
+            await server.stop()
+            let refused = await eventually {
+                client.connectionStates.contains {
+                    if case .transientFailure(_, let cause) = $0 { ClientConnection.isRefusal(cause) } else { false }
+                }
+            }
+            XCTAssertTrue(refused, "\(client.connectionStates)")
+            try await Task.sleep(for: .milliseconds(300))  // several refused attempts
+            server = try await RunningServer.start(pki: pki, services: [service], port: port)
+            let reconnected = await eventually(timeout: .seconds(5)) { client.readyConnectionCount == 1 }
+            XCTAssertTrue(reconnected, "not reconnected within 5 s: the refused attempts backed off like others")
+        }
+        await server.stop()
+    }
+
+    /// Only a refusal on every address tried counts as one.
+    func testARefusalIsTellingFromOtherConnectionFailures() {
+        XCTAssertTrue(ClientConnection.isRefusal(IOError(errnoCode: ECONNREFUSED, reason: "connect")))
+        XCTAssertFalse(ClientConnection.isRefusal(IOError(errnoCode: ETIMEDOUT, reason: "connect")))
+        XCTAssertFalse(ClientConnection.isRefusal(ChannelError.connectTimeout(.seconds(1))))
+        XCTAssertFalse(ClientConnection.isRefusal(RPCError(code: .unavailable, message: "refused")))
+    }
+
     /// A server that completes the handshake and then never answers: keepalive pings go unanswered,
     /// so the client closes the connection and the call fails instead of hanging forever.
     func testKeepaliveDetectsADeadPeer() async throws {
