@@ -93,12 +93,91 @@ enum ZipadooFriendStoreContract {
     }
 }
 
+// MARK: Replicas: several stores on one database, as several processes have
+
+extension ZipadooFriendStoreContract {
+    /// A asks B while B asks A, on two replicas at once, for ten pairs: one request each, the other
+    /// answered `theyRequested` as the second of two serial calls is, and one row per pair (the one
+    /// request, seen the same way from both ends).
+    static func crossingRequestsOnTwoReplicasLeaveOneRequest(_ stores: [any ZipadooFriendStore]) async throws {
+        for round in 0..<10 {
+            let (a, b) = ("a\(round)", "b\(round)")
+            for id in [a, b] { try await member(id, stores[0]) }
+            let outcomes = await withTaskGroup(of: String.self) { group in
+                for (index, (from, to)) in [(a, b), (b, a)].enumerated() {
+                    group.addTask {
+                        do {
+                            return try await stores[index % stores.count].request(
+                                from: from, nickname: "nick\(to)", now: 1)
+                        } catch {
+                            return "\(error)"
+                        }
+                    }
+                }
+                return await group.reduce(into: [String]()) { $0.append($1) }
+            }
+            XCTAssertEqual(outcomes.filter { $0 == a || $0 == b }.count, 1, "\(outcomes)")
+            XCTAssertTrue(outcomes.contains("theyRequested"), "\(outcomes)")
+            let ofA = try await stores[1].requests(of: a)
+            let ofB = try await stores[0].requests(of: b)
+            XCTAssertEqual(ofA.outgoing.map(\.userID) + ofA.incoming.map(\.userID), [b], "round \(round): one row")
+            XCTAssertEqual(ofB.outgoing.map(\.userID) + ofB.incoming.map(\.userID), [a], "round \(round): one row")
+            XCTAssertEqual(ofA.outgoing.map(\.userID), outcomes.contains(b) ? [b] : [], "the winner's request")
+            XCTAssertEqual(ofA.outgoing.count, ofB.incoming.count, "round \(round): one request, seen from both ends")
+        }
+    }
+
+    /// The recipient accepts on one replica and declines on the other at once: one of them happens, the
+    /// other is told what the first left (`alreadyFriends` or `noRequest`).
+    static func acceptAndDeclineOnTwoReplicasAtOnceDecideOnce(_ stores: [any ZipadooFriendStore]) async throws {
+        for round in 0..<10 {
+            let (asker, recipient) = ("a\(round)", "b\(round)")
+            for id in [asker, recipient] { try await member(id, stores[0]) }
+            _ = try await stores[0].request(from: asker, nickname: "nick\(recipient)", now: 1)
+            let outcomes = await withTaskGroup(of: String.self) { group in
+                group.addTask {
+                    do {
+                        try await stores[0].accept(userID: recipient, requester: asker, now: 2)
+                        return "accepted"
+                    } catch {
+                        return "\(error)"
+                    }
+                }
+                group.addTask {
+                    do {
+                        try await stores[1].decline(userID: recipient, requester: asker)
+                        return "declined"
+                    } catch {
+                        return "\(error)"
+                    }
+                }
+                return await group.reduce(into: Set<String>()) { $0.insert($1) }
+            }
+            let friends = try await stores[1].friends(of: asker).map(\.userID)
+            if outcomes.contains("accepted") {
+                XCTAssertEqual(outcomes, ["accepted", "alreadyFriends"])
+                XCTAssertEqual(friends, [recipient])
+            } else {
+                XCTAssertEqual(outcomes, ["declined", "noRequest"])
+                XCTAssertEqual(friends, [])
+            }
+        }
+    }
+}
+
 final class SQLiteZipadooFriendStoreTests: XCTestCase {
     private var store: SQLiteZipadooFriendStore!
+    private var scratch: ScratchAccountDatabase!
 
     override func setUp() async throws {
         let scratch = try await ScratchAccountDatabase(for: self, name: "zipadoo-friends")
+        self.scratch = scratch
         store = SQLiteZipadooFriendStore(accounts: scratch.accounts)
+    }
+
+    /// Two stores on the database, as two replicas would have (SQLite has one writer: they take turns).
+    private func replicas() async throws -> [any ZipadooFriendStore] {
+        [store!, SQLiteZipadooFriendStore(accounts: try await scratch.replica("b"))]
     }
 
     func testZipadooRequestsRefuseInTheDomainsOrderAndOneRowPerPair() async throws {
@@ -107,5 +186,13 @@ final class SQLiteZipadooFriendStoreTests: XCTestCase {
 
     func testZipadooSignUpRefusesTakenEmailAndNicknameByIndex() async throws {
         try await ZipadooFriendStoreContract.zipadooSignUpRefusesTakenEmailAndNicknameByIndex(store)
+    }
+
+    func testCrossingRequestsOnTwoReplicasLeaveOneRequest() async throws {
+        try await ZipadooFriendStoreContract.crossingRequestsOnTwoReplicasLeaveOneRequest(try await replicas())
+    }
+
+    func testAcceptAndDeclineOnTwoReplicasAtOnceDecideOnce() async throws {
+        try await ZipadooFriendStoreContract.acceptAndDeclineOnTwoReplicasAtOnceDecideOnce(try await replicas())
     }
 }
