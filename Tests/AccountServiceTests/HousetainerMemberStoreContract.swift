@@ -267,6 +267,103 @@ enum HousetainerMemberStoreContract {
     }
 }
 
+// MARK: Replicas: several stores on one database, as several processes have
+
+extension HousetainerMemberStoreContract {
+    /// One code redeemed by four signups at once, spread over the replicas, ten times. The addresses
+    /// differ only in case (two providers' spellings of the invitee's address), so no other index stops
+    /// the second account: only the claim's `status = 'S'` does. Each round leaves one account, the
+    /// host's buddy; the others leave none.
+    static func oneCodeRedeemedOnTwoReplicasAtOnceMakesOneAccount(
+        _ stores: [any HousetainerMemberStore], accounts: [any AccountStore]
+    ) async throws {
+        try await account("host", accounts[0])
+        let spellings = ["minji", "Minji", "MINJI", "mInji"]
+        for round in 0..<10 {
+            let code = String(10_000_000 + round)
+            _ = try await invite(
+                stores[0], invitation("i\(round)", from: "host", to: "minji\(round)@x.kr"), code: code, quota: 100)
+            let outcomes = await withTaskGroup(of: (String, String).self) { group in
+                for (index, spelling) in spellings.enumerated() {
+                    let (store, accounts) = (stores[index % stores.count], accounts[index % accounts.count])
+                    let id = "m\(round)-\(index)"
+                    group.addTask {
+                        do {
+                            try await signUp(
+                                id, email: "\(spelling)\(round)@x.kr", code: code, nickname: "가\(round)나\(index)",
+                                store, accounts: accounts)
+                            return (id, "ok")
+                        } catch {
+                            return (id, "\(error)")
+                        }
+                    }
+                }
+                return await group.reduce(into: [String: String]()) { $0[$1.0] = $1.1 }
+            }
+            XCTAssertEqual(outcomes.values.filter { $0 == "ok" }.count, 1, "\(outcomes)")
+            XCTAssertEqual(outcomes.values.filter { $0 == "codeUsed" }.count, 3, "\(outcomes)")
+            for (id, outcome) in outcomes.sorted(by: { $0.key < $1.key }) {
+                let member = try await stores[1].member(id: id, app: app)
+                if outcome == "ok" {
+                    XCTAssertEqual(member?.inviterNickname, "닉host", "round \(round): \(id) is the host's buddy")
+                } else {
+                    XCTAssertNil(member, "round \(round): \(id) answered \(outcome) and has no account")
+                }
+            }
+        }
+        let buddies = try await stores[0].member(id: "host", app: app)?.buddies
+        XCTAssertEqual(buddies?.count, 10, "one buddy per code")
+    }
+
+    /// Twenty invitations from one member at once, spread over the replicas: exactly the quota's three.
+    static func invitationsOnTwoReplicasAtOnceStopAtTheQuota(
+        _ stores: [any HousetainerMemberStore], accounts: [any AccountStore]
+    ) async throws {
+        try await account("host", accounts[0])
+        let made = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<20 {
+                group.addTask {
+                    do {
+                        _ = try await invite(
+                            stores[index % stores.count],
+                            invitation("i\(index)", from: "host", to: "guest\(index)@example.kr"),
+                            code: String(20_000_000 + index))
+                        return true
+                    } catch HousetainerStoreError.quotaExceeded {
+                        return false
+                    }
+                }
+            }
+            return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+        }
+        XCTAssertEqual(made, 3)
+        let held = try await stores[0].invitations(inviterID: "host", app: app)
+        XCTAssertEqual(held.count, 3)
+    }
+
+    /// The same address joins the waitlist on both replicas at once: one entry, one "added".
+    static func theSameAddressJoiningTheWaitlistOnTwoReplicasAddsItOnce(
+        _ stores: [any HousetainerMemberStore], accounts: [any AccountStore]
+    ) async throws {
+        for round in 0..<10 {
+            let added = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<2 {
+                    group.addTask {
+                        try await stores[index % stores.count].joinWaitlist(
+                            WaitlistRecord(
+                                app: app, email: "w\(round)@example.kr", snsURL: "https://x.com",
+                                instagramID: "w\(index)", createdAtMilliseconds: 1, updatedAtMilliseconds: 1))
+                    }
+                }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            XCTAssertEqual(added.filter { $0 }.count, 1, "\(added)")
+        }
+        let entries = try await stores[1].waitlist(app: app, after: nil, limit: 100).map(\.email)
+        XCTAssertEqual(entries.sorted(), (0..<10).map { "w\($0)@example.kr" }.sorted(), "one entry per address")
+    }
+}
+
 /// Codes handed out in order, the last one repeated.
 final class Draws: Sendable {
     private let codes: [String]
@@ -283,12 +380,24 @@ final class Draws: Sendable {
 final class SQLiteHousetainerMemberStoreTests: XCTestCase {
     private var store: SQLiteHousetainerMemberStore!
     private var accounts: SQLiteAccountStore!
+    private var scratch: ScratchAccountDatabase!
 
     override func setUp() async throws {
         let scratch = try await ScratchAccountDatabase(for: self, name: "housetainer-store")
+        self.scratch = scratch
         accounts = scratch.accounts
         store = SQLiteHousetainerMemberStore(
             database: scratch.database, accounts: scratch.accounts, events: scratch.events)
+    }
+
+    /// Two replicas' stores on the database (SQLite has one writer: they take turns), then `body`.
+    private func withReplicas(
+        _ body: ([any HousetainerMemberStore], [any AccountStore]) async throws -> Void
+    ) async throws {
+        let other = try await scratch.replica("b")
+        try await body(
+            [store!, SQLiteHousetainerMemberStore(database: scratch.database, accounts: other, events: other.events)],
+            [accounts!, other])
     }
 
     func testHousetainerQuotaCountsSentAndJoinedAndCollisionsDrawAgain() async throws {
@@ -321,5 +430,24 @@ final class SQLiteHousetainerMemberStoreTests: XCTestCase {
 
     func testHousetainerSetMemberTypeChangesOnlyThatMembersType() async throws {
         try await HousetainerMemberStoreContract.setMemberTypeChangesOnlyThatMembersType(store, accounts: accounts)
+    }
+
+    func testOneCodeRedeemedOnTwoReplicasAtOnceMakesOneAccount() async throws {
+        try await withReplicas {
+            try await HousetainerMemberStoreContract.oneCodeRedeemedOnTwoReplicasAtOnceMakesOneAccount($0, accounts: $1)
+        }
+    }
+
+    func testInvitationsOnTwoReplicasAtOnceStopAtTheQuota() async throws {
+        try await withReplicas {
+            try await HousetainerMemberStoreContract.invitationsOnTwoReplicasAtOnceStopAtTheQuota($0, accounts: $1)
+        }
+    }
+
+    func testTheSameAddressJoiningTheWaitlistOnTwoReplicasAddsItOnce() async throws {
+        try await withReplicas {
+            try await HousetainerMemberStoreContract.theSameAddressJoiningTheWaitlistOnTwoReplicasAddsItOnce(
+                $0, accounts: $1)
+        }
     }
 }

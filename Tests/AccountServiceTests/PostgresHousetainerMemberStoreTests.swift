@@ -72,108 +72,36 @@ final class PostgresHousetainerMemberStoreTests: XCTestCase {
 
     // MARK: Two replicas on one database
 
-    /// One code redeemed by four signups at once, two on each replica, ten times. The addresses differ
-    /// only in case (two providers' spellings of the invitee's address), so no other index stops the
-    /// second account: only the claim's `status = 'S'` does.
+    /// The contract's replica checks with two replicas' stores on two pools of one database.
     func testOneCodeRedeemedOnTwoReplicasAtOnceMakesOneAccount() async throws {
-        try await withSecondReplica { other, otherAccounts in
-            let (mine, myAccounts) = (try XCTUnwrap(store), try XCTUnwrap(accounts))
-            try await HousetainerMemberStoreContract.account("host", myAccounts)
-            let spellings = ["minji", "Minji", "MINJI", "mInji"]
-            for round in 0..<10 {
-                let code = String(10_000_000 + round)
-                _ = try await HousetainerMemberStoreContract.invite(
-                    mine,
-                    HousetainerMemberStoreContract.invitation("i\(round)", from: "host", to: "minji\(round)@x.kr"),
-                    code: code, quota: 100)
-                let outcomes = await withTaskGroup(of: String.self) { group in
-                    for (index, spelling) in spellings.enumerated() {
-                        let (store, accounts) = index % 2 == 0 ? (mine, myAccounts) : (other, otherAccounts)
-                        group.addTask {
-                            do {
-                                try await HousetainerMemberStoreContract.signUp(
-                                    "m\(round)-\(index)", email: "\(spelling)\(round)@x.kr", code: code,
-                                    nickname: "가\(round)나\(index)", store, accounts: accounts)
-                                return "ok"
-                            } catch {
-                                return "\(error)"
-                            }
-                        }
-                    }
-                    return await group.reduce(into: []) { $0.append($1) }
-                }
-                XCTAssertEqual(outcomes.filter { $0 == "ok" }.count, 1, "\(outcomes)")
-                XCTAssertEqual(outcomes.filter { $0 == "codeUsed" }.count, 3, "\(outcomes)")
-            }
-            let members = try await count("SELECT count(*) FROM housetainer_member")
-            XCTAssertEqual(members, 10)
-            let buddies = try await mine.member(id: "host", app: HousetainerMemberStoreContract.app)?.buddies
-            XCTAssertEqual(buddies?.count, 10, "one buddy per code")
+        try await withReplicas {
+            try await HousetainerMemberStoreContract.oneCodeRedeemedOnTwoReplicasAtOnceMakesOneAccount($0, accounts: $1)
         }
     }
 
-    /// Twenty invitations from one member at once, half on each replica: exactly the quota's three.
     func testInvitationsOnTwoReplicasAtOnceStopAtTheQuota() async throws {
-        try await withSecondReplica { other, _ in
-            let mine = try XCTUnwrap(store)
-            try await HousetainerMemberStoreContract.account("host", try XCTUnwrap(accounts))
-            let stores = [mine, other]
-            let made = try await withThrowingTaskGroup(of: Bool.self) { group in
-                for index in 0..<20 {
-                    group.addTask {
-                        do {
-                            _ = try await HousetainerMemberStoreContract.invite(
-                                stores[index % 2],
-                                HousetainerMemberStoreContract.invitation(
-                                    "i\(index)", from: "host", to: "guest\(index)@example.kr"),
-                                code: String(20_000_000 + index))
-                            return true
-                        } catch HousetainerStoreError.quotaExceeded {
-                            return false
-                        }
-                    }
-                }
-                return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
-            }
-            XCTAssertEqual(made, 3)
-            let held = try await mine.invitations(inviterID: "host", app: HousetainerMemberStoreContract.app)
-            XCTAssertEqual(held.count, 3)
+        try await withReplicas {
+            try await HousetainerMemberStoreContract.invitationsOnTwoReplicasAtOnceStopAtTheQuota($0, accounts: $1)
         }
     }
 
-    /// The same address joins the waitlist on both replicas at once: one entry, one "added".
     func testTheSameAddressJoiningTheWaitlistOnTwoReplicasAddsItOnce() async throws {
-        try await withSecondReplica { other, _ in
-            let stores = [try XCTUnwrap(store), other]
-            for round in 0..<10 {
-                let added = try await withThrowingTaskGroup(of: Bool.self) { group in
-                    for index in 0..<2 {
-                        group.addTask {
-                            try await stores[index].joinWaitlist(
-                                WaitlistRecord(
-                                    app: HousetainerMemberStoreContract.app, email: "w\(round)@example.kr",
-                                    snsURL: "https://x.com", instagramID: "w\(index)", createdAtMilliseconds: 1,
-                                    updatedAtMilliseconds: 1))
-                        }
-                    }
-                    return try await group.reduce(into: [Bool]()) { $0.append($1) }
-                }
-                XCTAssertEqual(added.filter { $0 }.count, 1, "\(added)")
-            }
-            let entries = try await count("SELECT count(*) FROM housetainer_waitlist")
-            XCTAssertEqual(entries, 10)
+        try await withReplicas {
+            try await HousetainerMemberStoreContract.theSameAddressJoiningTheWaitlistOnTwoReplicasAddsItOnce(
+                $0, accounts: $1)
         }
     }
 
     // MARK: Helpers
 
-    /// Runs `body` with a second replica's stores: its own pool on the same database.
-    private func withSecondReplica(
-        _ body: (PostgresHousetainerMemberStore, PostgresAccountStore) async throws -> Void
+    /// Runs `body` with this test's stores and a second replica's, on its own pool of the same database.
+    private func withReplicas(
+        _ body: ([any HousetainerMemberStore], [any AccountStore]) async throws -> Void
     ) async throws {
         try await XCTUnwrap(database).withSecondPool { postgres in
-            let accounts = try await PostgresAccountStoreTests.store(on: postgres, replica: "b")
-            try await body(PostgresHousetainerMemberStore(accounts: accounts, events: accounts.events), accounts)
+            let other = try await PostgresAccountStoreTests.store(on: postgres, replica: "b")
+            try await body(
+                [store!, PostgresHousetainerMemberStore(accounts: other, events: other.events)], [accounts!, other])
         }
     }
 
