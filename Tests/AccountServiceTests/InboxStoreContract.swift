@@ -151,6 +151,104 @@ enum InboxStoreContract {
     }
 }
 
+// MARK: Replicas: several stores on one database, as several processes have
+
+extension InboxStoreContract {
+    /// One token registered by two users at once, one on each replica (an install signing in twice): both
+    /// calls succeed and the token is one device, of one of them; never a unique violation.
+    static func oneTokenRegisteredOnTwoReplicasAtOnceIsOneDevice(
+        _ accounts: any AccountStore, _ stores: [any NotificationStore]
+    ) async throws {
+        try await addUsers(accounts)
+        let (mine, other) = (stores[0], stores[1])
+        for round in 0..<10 {
+            let token = "t\(round)"
+            // Each call's device id is its own (the handler's `ids.next()`); the token is the same.
+            var first = device(token, user: "u1", family: "s-a", at: 5)
+            first.id += "-a"
+            var second = device(token, user: "u2", family: "s-c", at: 5)
+            second.id += "-b"
+            async let here = mine.registerDevice(first, keep: 10)
+            async let there = other.registerDevice(second, keep: 10)
+            let answers = try await [here, there]
+            XCTAssertEqual(answers, [true, true], "the token was neither user's before")
+            var owners: [String] = []
+            for user in ["u1", "u2"] {
+                let devices = try await stores[round % stores.count].devices(userID: user, app: .yedi)
+                owners += devices.filter { $0.token == token }.map(\.userID)
+            }
+            XCTAssertEqual(owners.count, 1, "round \(round): \(owners)")
+        }
+    }
+
+    /// Rounds of eight devices of one user registered at once over two replicas, with room for three: the
+    /// three newest stay, as eight calls one after the other leave them.
+    static func aDevicesQuotaHoldsAcrossReplicas(_ accounts: any AccountStore, _ stores: [any NotificationStore])
+        async throws
+    {
+        try await addUsers(accounts)
+        for round in 0..<10 {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<8 {
+                    group.addTask {
+                        _ = try await stores[index % stores.count].registerDevice(
+                            device("t\(round)-\(index)", user: "u1", at: Int64(round * 10 + index)), keep: 3)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let devices = try await stores[0].devices(userID: "u1", app: .yedi)
+            XCTAssertEqual(devices.map(\.token), ["t\(round)-5", "t\(round)-6", "t\(round)-7"])
+        }
+    }
+
+    /// The same Notify job delivered to two replicas at once is applied once: one inbox row, and the
+    /// inbox keeps the newest three of the ten, each once. (`stores` keep three notifications.)
+    static func theSameDeliveryOnTwoReplicasAtOnceIsAppliedOnce(
+        _ accounts: any AccountStore, _ stores: [any NotificationStore]
+    ) async throws {
+        try await addUsers(accounts)
+        let (mine, other) = (stores[0], stores[1])
+        _ = try await mine.registerDevice(device("phone", user: "u1"), keep: 10)
+        var written: [String] = []
+        for round in 0..<10 {
+            let delivery = delivery("job-\(round)")
+            async let here = mine.notify(userID: "u1", app: .yedi, hello, delivery: delivery)
+            async let there = other.notify(userID: "u1", app: .yedi, hello, delivery: delivery)
+            let ids = try await [here, there].compactMap { $0 }
+            XCTAssertEqual(ids.count, 1, "\(ids)")
+            written += ids
+        }
+        let inbox = try await other.notifications(userID: "u1", app: .yedi, after: nil, limit: 100)
+        XCTAssertEqual(
+            inbox.map(\.0.id).sorted(), written.suffix(3).sorted(), "ten written once each, the newest three kept")
+    }
+
+    /// Notifications of one user written on two replicas at once take turns on the user's row, so each
+    /// trim sees the other's row: the inbox keeps exactly its quota, as one replica does. (`stores` keep
+    /// three notifications.)
+    static func concurrentNotificationsOnTwoReplicasKeepTheQuotaExactly(
+        _ accounts: any AccountStore, _ stores: [any NotificationStore]
+    ) async throws {
+        try await addUsers(accounts)
+        for round in 0..<10 {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 0..<6 {
+                    let replica = stores[writer % stores.count]
+                    group.addTask {
+                        _ = try await replica.notify(
+                            userID: "u1", app: .yedi, hello, delivery: delivery("job-\(round)-\(writer)"))
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let rows = try await stores[round % stores.count].notifications(
+                userID: "u1", app: .yedi, after: nil, limit: 100)
+            XCTAssertEqual(rows.count, 3, "round \(round): the newest three kept")
+        }
+    }
+}
+
 /// The contract on SQLite, and what only SQLite shows: the push jobs in the same transaction.
 final class SQLiteInboxStoreTests: XCTestCase {
     private var database: ServiceDatabase!
@@ -201,6 +299,37 @@ final class SQLiteInboxStoreTests: XCTestCase {
 
     func testRetentionPrunesOldNotifications() async throws {
         try await InboxStoreContract.retentionPrunesOldNotifications(accounts, store)
+    }
+
+    /// Two stores on the database, as two replicas would have (SQLite has one writer: they take turns):
+    /// their own job and notification ids, three notifications kept.
+    private var replicas: [any NotificationStore] {
+        [
+            store!,
+            SQLiteNotificationStore(
+                database: database,
+                notifier: Notifier(
+                    outbox: Outbox(ids: SequentialIDGenerator(prefix: "job-b-"), clock: clock),
+                    ids: SequentialIDGenerator(prefix: "n-b-"), clock: clock, kept: 3)),
+        ]
+    }
+
+    func testOneTokenRegisteredOnTwoReplicasAtOnceIsOneDevice() async throws {
+        try await InboxStoreContract.oneTokenRegisteredOnTwoReplicasAtOnceIsOneDevice(accounts, replicas)
+    }
+
+    func testADevicesQuotaHoldsAcrossReplicas() async throws {
+        try await InboxStoreContract.aDevicesQuotaHoldsAcrossReplicas(accounts, replicas)
+    }
+
+    func testTheSameDeliveryOnTwoReplicasAtOnceIsAppliedOnce() async throws {
+        try await InboxStoreContract.theSameDeliveryOnTwoReplicasAtOnceIsAppliedOnce(accounts, replicas)
+        let pushes = try await pushJobs()
+        XCTAssertEqual(pushes.count, 10, "one push a delivery, in its transaction (the outbox has no store read)")
+    }
+
+    func testConcurrentNotificationsOnTwoReplicasKeepTheQuotaExactly() async throws {
+        try await InboxStoreContract.concurrentNotificationsOnTwoReplicasKeepTheQuotaExactly(accounts, replicas)
     }
 
     /// One `notify`: the inbox row and one push job per device of the user in that app, in one

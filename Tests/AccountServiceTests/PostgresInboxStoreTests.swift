@@ -104,94 +104,32 @@ final class PostgresInboxStoreTests: XCTestCase {
 
     // MARK: Two replicas on one database
 
-    /// One token registered by two users at once, one on each replica (an install signing in twice): both
-    /// calls succeed and the token is one device, of one of them; never a unique violation.
+    /// The contract's replica checks with two stores on two pools of one database.
     func testOneTokenRegisteredOnTwoReplicasAtOnceIsOneDevice() async throws {
-        try await InboxStoreContract.addUsers(accounts)
         try await withSecondReplica { other in
-            let mine = try XCTUnwrap(store)
-            for round in 0..<10 {
-                let token = "t\(round)"
-                // Each call's device id is its own (the handler's `ids.next()`); the token is the same.
-                var first = InboxStoreContract.device(token, user: "u1", family: "s-a", at: 5)
-                first.id += "-a"
-                var second = InboxStoreContract.device(token, user: "u2", family: "s-c", at: 5)
-                second.id += "-b"
-                async let here = mine.registerDevice(first, keep: 10)
-                async let there = other.registerDevice(second, keep: 10)
-                let answers = try await [here, there]
-                XCTAssertEqual(answers, [true, true], "the token was neither user's before")
-                let owners = try await count("SELECT count(*) FROM device WHERE token = \(token)")
-                XCTAssertEqual(owners, 1)
-            }
+            try await InboxStoreContract.oneTokenRegisteredOnTwoReplicasAtOnceIsOneDevice(accounts, [store!, other])
         }
     }
 
-    /// Rounds of eight devices of one user registered at once over two replicas, with room for three: the
-    /// three newest stay, as eight calls one after the other leave them.
     func testADevicesQuotaHoldsAcrossReplicas() async throws {
-        try await InboxStoreContract.addUsers(accounts)
         try await withSecondReplica { other in
-            let stores = [store!, other]
-            for round in 0..<10 {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for index in 0..<8 {
-                        group.addTask {
-                            _ = try await stores[index % 2].registerDevice(
-                                InboxStoreContract.device(
-                                    "t\(round)-\(index)", user: "u1", at: Int64(round * 10 + index)),
-                                keep: 3)
-                        }
-                    }
-                    try await group.waitForAll()
-                }
-                let devices = try await store.devices(userID: "u1", app: .yedi)
-                XCTAssertEqual(devices.map(\.token), ["t\(round)-5", "t\(round)-6", "t\(round)-7"])
-            }
+            try await InboxStoreContract.aDevicesQuotaHoldsAcrossReplicas(accounts, [store!, other])
         }
     }
 
-    /// The same Notify job delivered to two replicas at once is applied once: one inbox row, one push.
+    /// And what the store protocol cannot read: one push job a delivery, in the outbox.
     func testTheSameDeliveryOnTwoReplicasAtOnceIsAppliedOnce() async throws {
-        try await InboxStoreContract.addUsers(accounts)
-        _ = try await store.registerDevice(InboxStoreContract.device("phone", user: "u1"), keep: 10)
         try await withSecondReplica { other in
-            let mine = try XCTUnwrap(store)
-            for round in 0..<10 {
-                let delivery = InboxStoreContract.delivery("job-\(round)")
-                async let here = mine.notify(userID: "u1", app: .yedi, InboxStoreContract.hello, delivery: delivery)
-                async let there = other.notify(userID: "u1", app: .yedi, InboxStoreContract.hello, delivery: delivery)
-                let ids = try await [here, there]
-                XCTAssertEqual(ids.compactMap { $0 }.count, 1, "\(ids)")
-            }
+            try await InboxStoreContract.theSameDeliveryOnTwoReplicasAtOnceIsAppliedOnce(accounts, [store!, other])
         }
         let pushes = try await pushJobs()
         XCTAssertEqual(pushes.count, 10)
-        let rows = try await count("SELECT count(*) FROM notification")
-        XCTAssertEqual(rows, 3, "ten written once each, the newest three kept")
     }
 
-    /// Notifications of one user written on two replicas at once take turns on the user's row, so each
-    /// trim sees the other's row: the inbox keeps exactly its quota, as on SQLite.
     func testConcurrentNotificationsOnTwoReplicasKeepTheQuotaExactly() async throws {
-        try await InboxStoreContract.addUsers(accounts)
         try await withSecondReplica { other in
-            let mine = try XCTUnwrap(store)
-            for round in 0..<10 {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for writer in 0..<6 {
-                        let replica = writer % 2 == 0 ? mine : other
-                        group.addTask {
-                            _ = try await replica.notify(
-                                userID: "u1", app: .yedi, InboxStoreContract.hello,
-                                delivery: InboxStoreContract.delivery("job-\(round)-\(writer)"))
-                        }
-                    }
-                    try await group.waitForAll()
-                }
-                let rows = try await count("SELECT count(*) FROM notification WHERE user_id = 'u1'")
-                XCTAssertEqual(rows, 3, "round \(round): the newest three kept")
-            }
+            try await InboxStoreContract.concurrentNotificationsOnTwoReplicasKeepTheQuotaExactly(
+                accounts, [store!, other])
         }
     }
 
