@@ -227,11 +227,103 @@ enum ModerationStoreContract {
     }
 }
 
+// MARK: Replicas: several stores on one database, as several processes have
+
+extension ModerationStoreContract {
+    /// One reporter's report about one member sent to two replicas at once (no quota, so no lock): one is
+    /// counted, both answer its id, and the member has one more reporter; never a unique violation.
+    static func theSameReportOnTwoReplicasAtOnceCountsOnce(
+        _ accounts: any AccountStore, _ stores: [any ModerationStore]
+    )
+        async throws
+    {
+        try await addUsers(accounts)
+        let (mine, other) = (stores[0], stores[1])
+        for round in 0..<10 {
+            let reporter = "r\(round)"
+            var member = User.user(reporter, role: "member")
+            member.app = "slp"
+            try await accounts.createUser(member, designer: nil, session: User.session("s-\(reporter)", user: reporter))
+            async let here = mine.report(
+                report("\(reporter)-a", by: reporter, about: "b"), quota: nil, replacingEarlier: true)
+            async let there = other.report(
+                report("\(reporter)-b", by: reporter, about: "b", reasons: ["2"]), quota: nil, replacingEarlier: true)
+            let outcomes = try await [here, there]
+            XCTAssertEqual(outcomes.filter(\.counted).count, 1, "\(outcomes)")
+            XCTAssertEqual(Set(outcomes.map(\.id)).count, 1, "\(outcomes)")
+            let reporters = try await mine.reporterCount(of: "b", app: "slp")
+            XCTAssertEqual(reporters, round + 1)
+        }
+    }
+
+    /// Ten reports by one writer about ten members, at once over the replicas, with a quota of three a
+    /// day: exactly three are stored.
+    static func aWritersQuotaHoldsAcrossReplicas(_ accounts: any AccountStore, _ stores: [any ModerationStore])
+        async throws
+    {
+        try await addUsers(accounts)
+        for index in 0..<10 {
+            var member = User.user("m\(index)", role: "member")
+            member.app = "slp"
+            try await accounts.createUser(
+                member, designer: nil, session: User.session("s-m\(index)", user: "m\(index)"))
+        }
+        let quota = Quota(name: "cases.day", limit: 3, counted: "reports and inquiries a day")
+        let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<10 {
+                group.addTask {
+                    do {
+                        return try await stores[index % stores.count].report(
+                            report("c\(index)", by: "a", about: "m\(index)"), quota: quota, replacingEarlier: false
+                        ).counted
+                    } catch is QuotaExceeded {
+                        return false
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        XCTAssertEqual(outcomes.filter { $0 }.count, 3)
+        let stored = try await stores[1].cases(writerID: "a", app: "slp", after: nil, limit: 100)
+        XCTAssertEqual(stored.count, 3)
+    }
+
+    /// Two operators answer one case at once, on two replicas: one answer, one `alreadyAnswered`, one line
+    /// in the log.
+    static func twoAnswersOnTwoReplicasAtOnceAnswerOnce(_ accounts: any AccountStore, _ stores: [any ModerationStore])
+        async throws
+    {
+        try await addUsers(accounts)
+        let (mine, other) = (stores[0], stores[1])
+        for round in 0..<10 {
+            try await mine.submitInquiry(inquiry("q\(round)", by: "a"), quota: nil)
+            func answer(_ store: any ModerationStore, _ by: String) async throws -> Bool {
+                do {
+                    _ = try await store.answer(
+                        caseID: "q\(round)", app: "slp", answer: by,
+                        by: action("\(by)-\(round)", "answer", subject: "q\(round)"))
+                    return true
+                } catch ModerationStoreError.alreadyAnswered {
+                    return false
+                }
+            }
+            async let here = answer(mine, "x")
+            async let there = answer(other, "y")
+            let answered = try await [here, there]
+            XCTAssertEqual(answered.filter { $0 }.count, 1)
+        }
+        let logged = try await mine.operatorActions(app: "slp", after: nil, limit: 100).filter { $0.action == "answer" }
+        XCTAssertEqual(logged.count, 10)
+        XCTAssertEqual(Set(logged.map(\.subject)).count, 10, "one line a case")
+    }
+}
+
 /// The contract on SQLite.
 final class SQLiteModerationStoreTests: XCTestCase {
     private var database: ServiceDatabase!
     private var accounts: SQLiteAccountStore!
     private var store: SQLiteModerationStore!
+    private let clock = ManualClock()
 
     override func setUp() async throws {
         let directory = FileManager.default.temporaryDirectory
@@ -239,7 +331,6 @@ final class SQLiteModerationStoreTests: XCTestCase {
         database = try ServiceDatabase.open(
             directory: directory, name: "account", migrations: AccountServiceDefinition.migrate,
             logger: Logger(label: "test"))
-        let clock = ManualClock()
         let outbox = Outbox(ids: SequentialIDGenerator(prefix: "job"), clock: clock)
         let revokedUsers = try await RevokedUsers(database: database, clock: clock)
         accounts = SQLiteAccountStore(
@@ -273,5 +364,28 @@ final class SQLiteModerationStoreTests: XCTestCase {
 
     func testTheLogKeepsOtherServicesActionsOnceAndOutlivesDeletion() async throws {
         try await ModerationStoreContract.theLogKeepsOtherServicesActionsOnceAndOutlivesDeletion(accounts, store)
+    }
+
+    /// Two stores on the database, as two replicas would have (SQLite has one writer: they take turns):
+    /// their own outbox ids and revocations.
+    private func replicas() async throws -> [any ModerationStore] {
+        [
+            store!,
+            SQLiteModerationStore(
+                database: database, revokedUsers: try await RevokedUsers(database: database, clock: clock),
+                events: AccountEvents(outbox: Outbox(ids: SequentialIDGenerator(prefix: "job-b-"), clock: clock))),
+        ]
+    }
+
+    func testTheSameReportOnTwoReplicasAtOnceCountsOnce() async throws {
+        try await ModerationStoreContract.theSameReportOnTwoReplicasAtOnceCountsOnce(accounts, try await replicas())
+    }
+
+    func testAWritersQuotaHoldsAcrossReplicas() async throws {
+        try await ModerationStoreContract.aWritersQuotaHoldsAcrossReplicas(accounts, try await replicas())
+    }
+
+    func testTwoAnswersOnTwoReplicasAtOnceAnswerOnce() async throws {
+        try await ModerationStoreContract.twoAnswersOnTwoReplicasAtOnceAnswerOnce(accounts, try await replicas())
     }
 }

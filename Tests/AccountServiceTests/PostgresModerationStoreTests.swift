@@ -75,93 +75,23 @@ final class PostgresModerationStoreTests: XCTestCase {
 
     // MARK: Two replicas on one database
 
-    /// One reporter's report about one member sent to two replicas at once (no quota, so no lock): one is
-    /// counted, both answer its id, and the member has one more reporter; never a unique violation.
+    /// The contract's replica checks with two stores on two pools of one database.
     func testTheSameReportOnTwoReplicasAtOnceCountsOnce() async throws {
-        try await ModerationStoreContract.addUsers(accounts)
         try await withSecondReplica { other in
-            let mine = try XCTUnwrap(store)
-            for round in 0..<10 {
-                let reporter = "r\(round)"
-                var member = AccountStoreContract.user(reporter, role: "member")
-                member.app = "slp"
-                try await accounts.createUser(
-                    member, designer: nil, session: AccountStoreContract.session("s-\(reporter)", user: reporter))
-                async let here = mine.report(
-                    ModerationStoreContract.report("\(reporter)-a", by: reporter, about: "b"), quota: nil,
-                    replacingEarlier: true)
-                async let there = other.report(
-                    ModerationStoreContract.report("\(reporter)-b", by: reporter, about: "b", reasons: ["2"]),
-                    quota: nil, replacingEarlier: true)
-                let outcomes = try await [here, there]
-                XCTAssertEqual(outcomes.filter(\.counted).count, 1, "\(outcomes)")
-                XCTAssertEqual(Set(outcomes.map(\.id)).count, 1, "\(outcomes)")
-                let reporters = try await mine.reporterCount(of: "b", app: "slp")
-                XCTAssertEqual(reporters, round + 1)
-            }
+            try await ModerationStoreContract.theSameReportOnTwoReplicasAtOnceCountsOnce(accounts, [store!, other])
         }
     }
 
-    /// Ten reports by one writer about ten members, at once over two replicas, with a quota of three a
-    /// day: exactly three are stored.
     func testAWritersQuotaHoldsAcrossReplicas() async throws {
-        try await ModerationStoreContract.addUsers(accounts)
-        for index in 0..<10 {
-            var member = AccountStoreContract.user("m\(index)", role: "member")
-            member.app = "slp"
-            try await accounts.createUser(
-                member, designer: nil, session: AccountStoreContract.session("s-m\(index)", user: "m\(index)"))
-        }
-        let quota = Quota(name: "cases.day", limit: 3, counted: "reports and inquiries a day")
         try await withSecondReplica { other in
-            let stores = [store!, other]
-            let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
-                for index in 0..<10 {
-                    group.addTask {
-                        do {
-                            return try await stores[index % 2].report(
-                                ModerationStoreContract.report("c\(index)", by: "a", about: "m\(index)"), quota: quota,
-                                replacingEarlier: false
-                            ).counted
-                        } catch is QuotaExceeded {
-                            return false
-                        }
-                    }
-                }
-                return try await group.reduce(into: []) { $0.append($1) }
-            }
-            XCTAssertEqual(outcomes.filter { $0 }.count, 3)
+            try await ModerationStoreContract.aWritersQuotaHoldsAcrossReplicas(accounts, [store!, other])
         }
-        let stored = try await count("SELECT count(*) FROM moderation_case WHERE writer_id = 'a'")
-        XCTAssertEqual(stored, 3)
     }
 
-    /// Two operators answer one case at once, on two replicas: one answer, one `alreadyAnswered`, one line
-    /// in the log.
     func testTwoAnswersOnTwoReplicasAtOnceAnswerOnce() async throws {
-        try await ModerationStoreContract.addUsers(accounts)
         try await withSecondReplica { other in
-            let mine = try XCTUnwrap(store)
-            for round in 0..<10 {
-                try await mine.submitInquiry(ModerationStoreContract.inquiry("q\(round)", by: "a"), quota: nil)
-                func answer(_ store: PostgresModerationStore, _ by: String) async throws -> Bool {
-                    do {
-                        _ = try await store.answer(
-                            caseID: "q\(round)", app: "slp", answer: by,
-                            by: ModerationStoreContract.action("\(by)-\(round)", "answer", subject: "q\(round)"))
-                        return true
-                    } catch ModerationStoreError.alreadyAnswered {
-                        return false
-                    }
-                }
-                async let here = answer(mine, "x")
-                async let there = answer(other, "y")
-                let answered = try await [here, there]
-                XCTAssertEqual(answered.filter { $0 }.count, 1)
-            }
+            try await ModerationStoreContract.twoAnswersOnTwoReplicasAtOnceAnswerOnce(accounts, [store!, other])
         }
-        let logged = try await count("SELECT count(*) FROM operator_action WHERE action = 'answer'")
-        XCTAssertEqual(logged, 10)
     }
 
     /// A report about a member whose account a replica is deleting at that moment is stored before the
