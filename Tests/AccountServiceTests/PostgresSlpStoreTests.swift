@@ -260,225 +260,56 @@ final class PostgresSlpStoreTests: XCTestCase {
 
     // MARK: Two replicas at once
 
-    /// Two tickets of one number, each asking for the same nickname, signed up at once on two replicas
-    /// (a double tap on two phones): one `signedUp`, the other `alreadyRegistered` as SQLite answers when
-    /// they come in turn, never `nicknameTaken`, which would send the person to pick another nickname.
+    /// The contract's replica checks with two replicas' stores on two pools of one database.
     func testTwoTicketsOfOneNumberWithOneNicknameOnTwoReplicasAnswerAlreadyRegistered() async throws {
-        try await withSecondReplica { other in
-            for round in 0..<10 {
-                let number = "+8210555\(String(format: "%05d", round))"
-                let tickets = [
-                    try await SlpStoreContract.signUpTicket("a\(round)", number: number, accounts: accounts),
-                    try await SlpStoreContract.signUpTicket("b\(round)", number: number, accounts: accounts),
-                ]
-                let mine = try XCTUnwrap(store)
-                async let first = mine.signUp(
-                    SlpStoreContract.signUpRecord("a\(round)", tickets[0], nickname: "같은\(round)"))
-                async let second = other.signUp(
-                    SlpStoreContract.signUpRecord("b\(round)", tickets[1], nickname: "같은\(round)"))
-                let outcomes = try await [first, second]
-                XCTAssertEqual(outcomes.filter { $0 == .signedUp }.count, 1, "round \(round): \(outcomes)")
-                XCTAssertEqual(outcomes.filter { $0 == .alreadyRegistered }.count, 1, "round \(round): \(outcomes)")
-            }
+        try await withReplicas {
+            try await SlpStoreContract.twoTicketsOfOneNumberWithOneNicknameOnTwoReplicasAnswerAlreadyRegistered(
+                $0, accounts: $1)
         }
     }
 
-    /// One member accepts 10 requesters at once, half through each replica: exactly one match; every
-    /// other accept is answered `alreadyMatched` with it (never an error), and the requesters not chosen
-    /// stay queued.
     func testTenAcceptsOfOneMemberOnTwoReplicasMakeOneMatch() async throws {
-        try await withSecondReplica { other in
-            let requesters = (0..<10).map { "r\($0)" }
-            try await SlpStoreContract.queued(["hub"] + requesters, store, accounts: accounts)
-            for id in requesters {
-                _ = try await store.request(from: id, to: "hub", matchID: "unused-\(id)", now: SlpStoreContract.now)
-            }
-            let stores = [store!, other]
-            let outcomes = try await withThrowingTaskGroup(of: SlpAcceptOutcome.self) { group in
-                for (index, id) in requesters.enumerated() {
-                    group.addTask {
-                        try await stores[index % 2].accept(
-                            userID: "hub", other: id, matchID: "m-\(id)", now: SlpStoreContract.now)
-                    }
-                }
-                return try await group.reduce(into: []) { $0.append($1) }
-            }
-            let matched = outcomes.compactMap { outcome -> String? in
-                if case .matched(let id) = outcome { return id }
-                return nil
-            }
-            XCTAssertEqual(matched.count, 1, "\(outcomes)")
-            let partner = String(try XCTUnwrap(matched.first).dropFirst(2))
-            XCTAssertEqual(
-                outcomes.filter { $0 == .alreadyMatched(SlpActiveMatch(matchID: "m-\(partner)", partnerID: partner)) }
-                    .count, 9)
-            try await assertEveryMemberInOneMatchAtMost()
-            let queued = try await count("SELECT count(*) FROM slp_queue")
-            XCTAssertEqual(queued, 9, "the requesters not chosen are still searching")
+        try await withReplicas {
+            try await SlpStoreContract.tenAcceptsOfOneMemberOnTwoReplicasMakeOneMatch($0, accounts: $1)
         }
     }
 
-    /// Ten members in a ring, each accepting the request of the next while that one accepts the one after
-    /// (A accepts B while B accepts C), on two replicas, 10 rounds: nobody is in two matches, every call
-    /// is a business answer, and the matches are consistent pairs.
     func testAcceptsAlongARingOnTwoReplicasNeverPairAMemberTwice() async throws {
-        try await withSecondReplica { other in
-            let size = 10
-            let stores = [store!, other]
-            for round in 0..<10 {
-                let ids = (0..<size).map { "u\(round)-\($0)" }
-                try await SlpStoreContract.queued(ids, store, accounts: accounts)
-                for index in 0..<size {
-                    _ = try await store.request(
-                        from: ids[(index + 1) % size], to: ids[index], matchID: "x", now: SlpStoreContract.now)
-                }
-                let outcomes = try await withThrowingTaskGroup(of: SlpAcceptOutcome.self) { group in
-                    for index in 0..<size {
-                        group.addTask {
-                            try await stores[index % 2].accept(
-                                userID: ids[index], other: ids[(index + 1) % size], matchID: "m\(round)-\(index)",
-                                now: SlpStoreContract.now)
-                        }
-                    }
-                    return try await group.reduce(into: []) { $0.append($1) }
-                }
-                let matches = outcomes.filter { if case .matched = $0 { return true } else { return false } }
-                XCTAssertGreaterThanOrEqual(matches.count, 1)
-                XCTAssertLessThanOrEqual(matches.count, size / 2)
-                try await assertEveryMemberInOneMatchAtMost()
-            }
+        try await withReplicas {
+            try await SlpStoreContract.acceptsAlongARingOnTwoReplicasNeverPairAMemberTwice($0, accounts: $1)
         }
     }
 
-    /// Two members request each other at the same moment on two replicas: the second to decide sees the
-    /// first's request and matches, every time (without the row locks both stored a request and nobody
-    /// was matched).
     func testMutualRequestsAtOnceOnTwoReplicasMatchExactlyOnce() async throws {
-        try await withSecondReplica { other in
-            let mine = try XCTUnwrap(store)
-            for round in 0..<12 {
-                let (ana, bo) = ("a\(round)", "b\(round)")
-                try await SlpStoreContract.queued([ana, bo], mine, accounts: accounts)
-                async let here = mine.request(from: ana, to: bo, matchID: "m\(round)-a", now: SlpStoreContract.now)
-                async let there = other.request(from: bo, to: ana, matchID: "m\(round)-b", now: SlpStoreContract.now)
-                let outcomes = try await [here, there]
-                XCTAssertEqual(outcomes.filter { $0 == .sent }.count, 1, "round \(round): \(outcomes)")
-                XCTAssertEqual(
-                    outcomes.filter { if case .matched = $0 { return true } else { return false } }.count, 1,
-                    "round \(round): \(outcomes)")
-                let state = try await mine.state(userID: ana)
-                XCTAssertNotNil(state.active, "round \(round)")
-            }
-            try await assertEveryMemberInOneMatchAtMost()
+        try await withReplicas {
+            try await SlpStoreContract.mutualRequestsAtOnceOnTwoReplicasMatchExactlyOnce($0, accounts: $1)
         }
     }
 
-    /// Ten partners rate one member at once (ten ended matches), on two replicas: every flag counts.
     func testRatingsOfOneMemberOnTwoReplicasAllCount() async throws {
-        try await withSecondReplica { other in
-            let raters = (0..<10).map { "p\($0)" }
-            try await SlpStoreContract.queued(["bo"] + raters, store, accounts: accounts)
-            for id in raters {
-                try await SlpStoreContract.pair(id, "bo", matchID: "m-\(id)", store)
-                _ = try await store.rate(
-                    SlpRatingRecord(
-                        matchID: "m-\(id)", raterID: "bo", flags: Array(repeating: false, count: 9), comment: "",
-                        createdAtMilliseconds: SlpStoreContract.now))
-                _ = try await store.enterQueue(
-                    userID: "bo", at: SlpStoreContract.cityHall, studies: [], now: SlpStoreContract.now)
-            }
-            let stores = [store!, other]
-            try await withThrowingTaskGroup(of: Bool.self) { group in
-                for (index, id) in raters.enumerated() {
-                    group.addTask {
-                        try await stores[index % 2].rate(
-                            SlpRatingRecord(
-                                matchID: "m-\(id)", raterID: id, flags: [true] + Array(repeating: false, count: 8),
-                                comment: "고마워요 \(id)", createdAtMilliseconds: SlpStoreContract.now))
-                    }
-                }
-                try await group.waitForAll()
-            }
-            let bo = try await store.profile(userID: "bo")
-            XCTAssertEqual(bo?.reputation.first, 10)
-            XCTAssertEqual(bo?.comments.count, 10)
-        }
+        try await withReplicas { try await SlpStoreContract.ratingsOfOneMemberOnTwoReplicasAllCount($0, accounts: $1) }
     }
 
-    /// A member deleted on one replica while making 10 requests on both: the deletion waits for the
-    /// requests under way (each holds the member's account row), so afterwards nothing names the member,
-    /// not even a notification of a request being made while the deletion cleared the others' inboxes
-    /// (without the account lock, those committed after the clearing: 7 or 8 left per round); later
-    /// requests find no profile.
+    /// And what the store protocols cannot read: no request row names a deleted member (whose queue row,
+    /// which the requesters list joins, went with the account).
     func testRequestsOfAMemberBeingDeletedOnTwoReplicasLeaveNoTrace() async throws {
-        try await withSecondReplica { other in
-            let (_, otherAccounts) = try await Self.stores(on: XCTUnwrap(database).postgres, replica: "c")
-            let stores = [store!, other]
-            for round in 0..<5 {
-                let leaving = "gone\(round)"
-                let asked = (0..<10).map { "o\(round)-\($0)" }
-                try await SlpStoreContract.queued([leaving] + asked, store, accounts: accounts)
-                let outcomes = try await withThrowingTaskGroup(of: String.self) { group in
-                    for (index, id) in asked.enumerated() {
-                        group.addTask {
-                            do {
-                                let outcome = try await stores[index % 2].request(
-                                    from: leaving, to: id, matchID: "m\(round)-\(index)", now: SlpStoreContract.now)
-                                return "\(outcome)"
-                            } catch SlpStoreError.noProfile {
-                                return "noProfile"
-                            }
-                        }
-                        if index == 0 {
-                            group.addTask {
-                                let deleted = try await otherAccounts.deleteAccount(
-                                    userID: leaving, now: SlpStoreContract.now)
-                                return deleted ? "deleted" : "not deleted"
-                            }
-                        }
-                    }
-                    return try await group.reduce(into: []) { $0.append($1) }
-                }
-                XCTAssertEqual(outcomes.filter { $0 == "deleted" }.count, 1, "\(outcomes)")
-                XCTAssertEqual(outcomes.filter { $0 == "sent" || $0 == "noProfile" }.count, 10, "\(outcomes)")
-                let traces = try await count(
-                    """
-                    SELECT (SELECT count(*) FROM notification WHERE strpos(data, \(leaving)) > 0)
-                        + (SELECT count(*) FROM slp_request WHERE \(leaving) IN (from_id, to_id))
-                        + (SELECT count(*) FROM slp_profile WHERE user_id = \(leaving))
-                    """)
-                XCTAssertEqual(traces, 0, "round \(round): \(outcomes)")
-                await SlpStoreContract.refused(.noProfile, "a request of the deleted member") {
-                    try await other.request(from: leaving, to: asked[0], matchID: "late", now: SlpStoreContract.now)
-                }
-            }
+        let inbox = PostgresInboxStoreTests.store(on: try XCTUnwrap(database).postgres, replica: "inbox", kept: 100)
+        try await withReplicas {
+            try await SlpStoreContract.requestsOfAMemberBeingDeletedOnTwoReplicasLeaveNoTrace(
+                $0, accounts: $1, inbox: inbox)
         }
+        let requests = try await count(
+            "SELECT count(*) FROM slp_request WHERE from_id LIKE 'gone%' OR to_id LIKE 'gone%'")
+        XCTAssertEqual(requests, 0)
     }
 
     // MARK: Helpers
 
-    /// No member has two active match rows, and each active match has its two members' rows.
-    private func assertEveryMemberInOneMatchAtMost(file: StaticString = #filePath, line: UInt = #line) async throws {
-        let doubled = try await count(
-            "SELECT count(*) FROM (SELECT user_id FROM slp_match_member WHERE active GROUP BY user_id HAVING count(*) > 1) d"
-        )
-        XCTAssertEqual(doubled, 0, "a member in two active matches", file: file, line: line)
-        let lopsided = try await count(
-            """
-            SELECT count(*) FROM slp_match m
-            WHERE m.ended_at_ms IS NULL
-                AND (SELECT count(*) FROM slp_match_member mm WHERE mm.match_id = m.id AND mm.active) <> 2
-            """)
-        XCTAssertEqual(lopsided, 0, "an active match without both members", file: file, line: line)
-        let queuedWhileMatched = try await count(
-            "SELECT count(*) FROM slp_queue q JOIN slp_match_member mm ON mm.user_id = q.user_id AND mm.active")
-        XCTAssertEqual(queuedWhileMatched, 0, "a matched member still queued", file: file, line: line)
-    }
-
-    /// Runs `body` with a second replica's store: its own pool on the same database.
-    private func withSecondReplica(_ body: (PostgresSlpStore) async throws -> Void) async throws {
+    /// Runs `body` with this test's stores and a second replica's, on its own pool of the same database.
+    private func withReplicas(_ body: ([any SlpStore], [any AccountStore]) async throws -> Void) async throws {
         try await XCTUnwrap(database).withSecondPool { postgres in
-            try await body(try await Self.stores(on: postgres, replica: "b").0)
+            let (other, otherAccounts) = try await Self.stores(on: postgres, replica: "b")
+            try await body([store!, other], [accounts!, otherAccounts])
         }
     }
 

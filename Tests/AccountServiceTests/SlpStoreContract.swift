@@ -363,15 +363,248 @@ enum SlpStoreContract {
     }
 }
 
+// MARK: Replicas: several stores on one database, as several processes have, calling at once
+
+extension SlpStoreContract {
+    /// Two tickets of one number, each asking for the same nickname, signed up at once on two replicas
+    /// (a double tap on two phones): one `signedUp`, the other `alreadyRegistered` as one replica answers
+    /// when they come in turn, never `nicknameTaken`, which would send the person to pick another nickname.
+    static func twoTicketsOfOneNumberWithOneNicknameOnTwoReplicasAnswerAlreadyRegistered(
+        _ stores: [any SlpStore], accounts: [any AccountStore]
+    ) async throws {
+        for round in 0..<10 {
+            let number = "+8210555\(String(format: "%05d", round))"
+            let tickets = [
+                try await signUpTicket("a\(round)", number: number, accounts: accounts[0]),
+                try await signUpTicket("b\(round)", number: number, accounts: accounts[0]),
+            ]
+            async let first = stores[0].signUp(signUpRecord("a\(round)", tickets[0], nickname: "같은\(round)"))
+            async let second = stores[1].signUp(signUpRecord("b\(round)", tickets[1], nickname: "같은\(round)"))
+            let outcomes = try await [first, second]
+            XCTAssertEqual(outcomes.filter { $0 == .signedUp }.count, 1, "round \(round): \(outcomes)")
+            XCTAssertEqual(outcomes.filter { $0 == .alreadyRegistered }.count, 1, "round \(round): \(outcomes)")
+        }
+    }
+
+    /// One member accepts 10 requesters at once, spread over the replicas: exactly one match; every other
+    /// accept is answered `alreadyMatched` with it (never an error), and the requesters not chosen stay
+    /// queued.
+    static func tenAcceptsOfOneMemberOnTwoReplicasMakeOneMatch(_ stores: [any SlpStore], accounts: [any AccountStore])
+        async throws
+    {
+        let requesters = (0..<10).map { "r\($0)" }
+        try await queued(["hub"] + requesters, stores[0], accounts: accounts[0])
+        for id in requesters {
+            _ = try await stores[0].request(from: id, to: "hub", matchID: "unused-\(id)", now: now)
+        }
+        let outcomes = try await withThrowingTaskGroup(of: SlpAcceptOutcome.self) { group in
+            for (index, id) in requesters.enumerated() {
+                group.addTask {
+                    try await stores[index % stores.count].accept(
+                        userID: "hub", other: id, matchID: "m-\(id)", now: now)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let matched = outcomes.compactMap { outcome -> String? in
+            if case .matched(let id) = outcome { return id }
+            return nil
+        }
+        XCTAssertEqual(matched.count, 1, "\(outcomes)")
+        let partner = String(try XCTUnwrap(matched.first).dropFirst(2))
+        XCTAssertEqual(
+            outcomes.filter { $0 == .alreadyMatched(SlpActiveMatch(matchID: "m-\(partner)", partnerID: partner)) }
+                .count, 9)
+        try await assertEveryMemberInOneMatchAtMost(
+            stores[1], members: ["hub"] + requesters,
+            matchIDs: requesters.flatMap { ["m-\($0)", "unused-\($0)"] })
+        for id in requesters where id != partner {
+            let state = try await stores[0].state(userID: id)
+            XCTAssertTrue(state.queued, "\(id), not chosen, is still searching")
+        }
+    }
+
+    /// Ten members in a ring, each accepting the request of the next while that one accepts the one after
+    /// (A accepts B while B accepts C), on two replicas, 10 rounds: nobody is in two matches, every call
+    /// is a business answer, and the matches are consistent pairs.
+    static func acceptsAlongARingOnTwoReplicasNeverPairAMemberTwice(
+        _ stores: [any SlpStore], accounts: [any AccountStore]
+    ) async throws {
+        let size = 10
+        for round in 0..<10 {
+            let ids = (0..<size).map { "u\(round)-\($0)" }
+            try await queued(ids, stores[0], accounts: accounts[0])
+            for index in 0..<size {
+                _ = try await stores[0].request(from: ids[(index + 1) % size], to: ids[index], matchID: "x", now: now)
+            }
+            let outcomes = try await withThrowingTaskGroup(of: SlpAcceptOutcome.self) { group in
+                for index in 0..<size {
+                    group.addTask {
+                        try await stores[index % stores.count].accept(
+                            userID: ids[index], other: ids[(index + 1) % size], matchID: "m\(round)-\(index)",
+                            now: now)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let matches = outcomes.filter { if case .matched = $0 { return true } else { return false } }
+            XCTAssertGreaterThanOrEqual(matches.count, 1)
+            XCTAssertLessThanOrEqual(matches.count, size / 2)
+            try await assertEveryMemberInOneMatchAtMost(
+                stores[round % stores.count], members: ids, matchIDs: ["x"] + (0..<size).map { "m\(round)-\($0)" })
+        }
+    }
+
+    /// Two members request each other at the same moment on two replicas: the second to decide sees the
+    /// first's request and matches, every time (without the row locks both stored a request and nobody
+    /// was matched).
+    static func mutualRequestsAtOnceOnTwoReplicasMatchExactlyOnce(
+        _ stores: [any SlpStore], accounts: [any AccountStore]
+    ) async throws {
+        let (mine, other) = (stores[0], stores[1])
+        let rounds = 12
+        for round in 0..<rounds {
+            let (ana, bo) = ("a\(round)", "b\(round)")
+            try await queued([ana, bo], mine, accounts: accounts[0])
+            async let here = mine.request(from: ana, to: bo, matchID: "m\(round)-a", now: now)
+            async let there = other.request(from: bo, to: ana, matchID: "m\(round)-b", now: now)
+            let outcomes = try await [here, there]
+            XCTAssertEqual(outcomes.filter { $0 == .sent }.count, 1, "round \(round): \(outcomes)")
+            XCTAssertEqual(
+                outcomes.filter { if case .matched = $0 { return true } else { return false } }.count, 1,
+                "round \(round): \(outcomes)")
+            let state = try await mine.state(userID: ana)
+            XCTAssertNotNil(state.active, "round \(round)")
+        }
+        try await assertEveryMemberInOneMatchAtMost(
+            other, members: (0..<rounds).flatMap { ["a\($0)", "b\($0)"] },
+            matchIDs: (0..<rounds).flatMap { ["m\($0)-a", "m\($0)-b"] })
+    }
+
+    /// Ten partners rate one member at once (ten ended matches), on two replicas: every flag counts.
+    static func ratingsOfOneMemberOnTwoReplicasAllCount(_ stores: [any SlpStore], accounts: [any AccountStore])
+        async throws
+    {
+        let raters = (0..<10).map { "p\($0)" }
+        let store = stores[0]
+        try await queued(["bo"] + raters, store, accounts: accounts[0])
+        for id in raters {
+            try await pair(id, "bo", matchID: "m-\(id)", store)
+            _ = try await store.rate(
+                SlpRatingRecord(
+                    matchID: "m-\(id)", raterID: "bo", flags: Array(repeating: false, count: 9), comment: "",
+                    createdAtMilliseconds: now))
+            _ = try await store.enterQueue(userID: "bo", at: cityHall, studies: [], now: now)
+        }
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for (index, id) in raters.enumerated() {
+                group.addTask {
+                    try await stores[index % stores.count].rate(
+                        SlpRatingRecord(
+                            matchID: "m-\(id)", raterID: id, flags: [true] + Array(repeating: false, count: 8),
+                            comment: "고마워요 \(id)", createdAtMilliseconds: now))
+                }
+            }
+            try await group.waitForAll()
+        }
+        let bo = try await store.profile(userID: "bo")
+        XCTAssertEqual(bo?.reputation.first, 10)
+        XCTAssertEqual(bo?.comments.count, 10)
+    }
+
+    /// A member deleted on one replica while making 10 requests on both: the deletion waits for the
+    /// requests under way (each holds the member's account row), so afterwards nothing names the member,
+    /// not even a notification of a request being made while the deletion cleared the others' inboxes
+    /// (without the account lock, those committed after the clearing: 7 or 8 left per round); later
+    /// requests find no profile. `stores` tell the members asked (inbox and push); `inbox` reads them.
+    static func requestsOfAMemberBeingDeletedOnTwoReplicasLeaveNoTrace(
+        _ stores: [any SlpStore], accounts: [any AccountStore], inbox: any NotificationStore
+    ) async throws {
+        let deleting = accounts[accounts.count - 1]
+        for round in 0..<5 {
+            let leaving = "gone\(round)"
+            let asked = (0..<10).map { "o\(round)-\($0)" }
+            try await queued([leaving] + asked, stores[0], accounts: accounts[0])
+            let outcomes = try await withThrowingTaskGroup(of: String.self) { group in
+                for (index, id) in asked.enumerated() {
+                    group.addTask {
+                        do {
+                            let outcome = try await stores[index % stores.count].request(
+                                from: leaving, to: id, matchID: "m\(round)-\(index)", now: now)
+                            return "\(outcome)"
+                        } catch SlpStoreError.noProfile {
+                            return "noProfile"
+                        }
+                    }
+                    if index == 0 {
+                        group.addTask {
+                            let deleted = try await deleting.deleteAccount(userID: leaving, now: now)
+                            return deleted ? "deleted" : "not deleted"
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            XCTAssertEqual(outcomes.filter { $0 == "deleted" }.count, 1, "\(outcomes)")
+            XCTAssertEqual(outcomes.filter { $0 == "sent" || $0 == "noProfile" }.count, 10, "\(outcomes)")
+            let profile = try await stores[1].profile(userID: leaving)
+            XCTAssertNil(profile, "round \(round): \(outcomes)")
+            var naming: [String] = []
+            for id in asked {
+                let received = try await inbox.notifications(userID: id, app: "slp", after: nil, limit: 100)
+                naming += received.filter { $0.0.content.data.contains { $0.value.contains(leaving) } }.map(\.0.id)
+            }
+            XCTAssertEqual(naming, [], "round \(round): notifications naming \(leaving) after \(outcomes)")
+            await refused(.noProfile, "a request of the deleted member") {
+                try await stores[1].request(from: leaving, to: asked[0], matchID: "late", now: now)
+            }
+        }
+    }
+
+    /// No member of `members` is in two active matches, each active match is its two members' active
+    /// match, and no matched member is still queued. `matchIDs` are every match id the calls named, so
+    /// every match they could have made is looked at.
+    static func assertEveryMemberInOneMatchAtMost(
+        _ store: any SlpStore, members: [String], matchIDs: [String], file: StaticString = #filePath,
+        line: UInt = #line
+    ) async throws {
+        var activeMatches: [String: [String]] = [:]
+        for id in Set(matchIDs).sorted() {
+            guard let match = try await store.match(id: id), match.active else { continue }
+            let (first, second) = match.members
+            activeMatches[first, default: []].append(id)
+            activeMatches[second, default: []].append(id)
+            for (member, partner) in [(first, second), (second, first)] {
+                let active = try await store.state(userID: member).active
+                XCTAssertEqual(
+                    active, SlpActiveMatch(matchID: id, partnerID: partner), "an active match without both members",
+                    file: file, line: line)
+            }
+        }
+        for member in members {
+            let matches = activeMatches[member] ?? []
+            XCTAssertLessThanOrEqual(
+                matches.count, 1, "\(member) in two active matches: \(matches)", file: file, line: line)
+            let state = try await store.state(userID: member)
+            XCTAssertEqual(state.active?.matchID, matches.first, "\(member)'s active match", file: file, line: line)
+            if state.active != nil {
+                XCTAssertFalse(state.queued, "a matched member still queued", file: file, line: line)
+            }
+        }
+    }
+}
+
 /// The contract against the SQLite store, on a scratch database of its own; and what only the database
 /// guarantees (the unique index, positions leaving with their rows).
 final class SQLiteSlpStoreTests: XCTestCase {
     private var database: ServiceDatabase!
     private var store: SQLiteSlpStore!
     private var accounts: SQLiteAccountStore!
+    private var scratch: ScratchAccountDatabase!
 
     override func setUp() async throws {
         let scratch = try await ScratchAccountDatabase(for: self, name: "slp-store")
+        self.scratch = scratch
         database = scratch.database
         accounts = scratch.accounts
         store = SQLiteSlpStore(database: database, notifier: nil, events: scratch.events)
@@ -409,6 +642,67 @@ final class SQLiteSlpStoreTests: XCTestCase {
     func testSlpQueueEntriesOlderThanTheRetentionArePruned() async throws {
         try await SlpStoreContract.slpQueueEntriesOlderThanTheRetentionArePruned(store, accounts: accounts)
     }
+
+    // MARK: Replicas
+
+    /// Runs `body` with this test's account store and a second replica's on the database (SQLite has one
+    /// writer: they take turns), and an SLP store beside each telling the members asked through a notifier
+    /// of its own, as the service's do.
+    private func withReplicas(_ body: ([any SlpStore], [any AccountStore]) async throws -> Void) async throws {
+        let accounts = [self.accounts!, try await scratch.replica("b")]
+        try await body(
+            accounts.enumerated().map { index, accounts in
+                SQLiteSlpStore(
+                    database: database,
+                    notifier: Notifier(
+                        outbox: accounts.events.outbox, ids: SequentialIDGenerator(prefix: "n-\(index)-"),
+                        clock: ManualClock(), kept: 100),
+                    events: accounts.events)
+            }, accounts)
+    }
+
+    func testTwoTicketsOfOneNumberWithOneNicknameOnTwoReplicasAnswerAlreadyRegistered() async throws {
+        try await withReplicas {
+            try await SlpStoreContract.twoTicketsOfOneNumberWithOneNicknameOnTwoReplicasAnswerAlreadyRegistered(
+                $0, accounts: $1)
+        }
+    }
+
+    func testTenAcceptsOfOneMemberOnTwoReplicasMakeOneMatch() async throws {
+        try await withReplicas {
+            try await SlpStoreContract.tenAcceptsOfOneMemberOnTwoReplicasMakeOneMatch($0, accounts: $1)
+        }
+    }
+
+    func testAcceptsAlongARingOnTwoReplicasNeverPairAMemberTwice() async throws {
+        try await withReplicas {
+            try await SlpStoreContract.acceptsAlongARingOnTwoReplicasNeverPairAMemberTwice($0, accounts: $1)
+        }
+    }
+
+    func testMutualRequestsAtOnceOnTwoReplicasMatchExactlyOnce() async throws {
+        try await withReplicas {
+            try await SlpStoreContract.mutualRequestsAtOnceOnTwoReplicasMatchExactlyOnce($0, accounts: $1)
+        }
+    }
+
+    func testRatingsOfOneMemberOnTwoReplicasAllCount() async throws {
+        try await withReplicas { try await SlpStoreContract.ratingsOfOneMemberOnTwoReplicasAllCount($0, accounts: $1) }
+    }
+
+    func testRequestsOfAMemberBeingDeletedOnTwoReplicasLeaveNoTrace() async throws {
+        let inbox = SQLiteNotificationStore(
+            database: database,
+            notifier: Notifier(
+                outbox: scratch.events.outbox, ids: SequentialIDGenerator(prefix: "n-inbox-"), clock: ManualClock(),
+                kept: 100))
+        try await withReplicas {
+            try await SlpStoreContract.requestsOfAMemberBeingDeletedOnTwoReplicasLeaveNoTrace(
+                $0, accounts: $1, inbox: inbox)
+        }
+    }
+
+    // MARK: What the database guarantees
 
     /// The database, not a check before the insert, refuses a second active match of one member.
     func testSlpTheDatabaseRefusesASecondActiveMatchOfOneMember() async throws {
