@@ -70,6 +70,32 @@ final class PostgresPromiseStoreTests: XCTestCase {
         }
     }
 
+    /// A subscription's one-statement read answers what the separate reads answer: the events after a
+    /// position, none after the last, and the counter, also for a promise without events.
+    func testTheFirstReadOfAWatcherIsTheSeparateReadsInOne() async throws {
+        try await withStores { stores in
+            _ = try await stores[0].create(C.promise("p1", fee: 0), participantIDs: ["bo", "cy"])
+            _ = try await stores[0].create(C.promise("p2", fee: 0), participantIDs: ["bo"])
+            for friend in ["bo", "cy"] {
+                _ = try await stores[0].report(promiseID: "p1", userID: friend, at: C.north(0), now: C.at - C.minute)
+            }
+            let log = PostgresPromiseEventLog(postgres: stores[0].postgres)
+            let all = try await log.events(for: "p1", after: 0, limit: 100)
+            let head = try await log.highestPosition(for: "p1")
+            XCTAssertGreaterThanOrEqual(all.count, 2, "the two arrivals at least")
+            for (after, limit) in [(Int64(0), 100), (Int64(0), 1), (all[0].position, 100), (head, 100)] {
+                let one = try await log.eventsWatermarkAndHead(for: "p1", after: after, limit: limit)
+                let separate = try await log.events(for: "p1", after: after, limit: limit)
+                XCTAssertEqual(one.events, separate, "after \(after), limit \(limit)")
+                XCTAssertEqual(one.highestPosition, head)
+                XCTAssertEqual(one.prunedThrough, 0)
+            }
+            let none = try await log.eventsWatermarkAndHead(for: "nothing", after: 0, limit: 100)
+            XCTAssertEqual(none.events, [])
+            XCTAssertEqual(none.highestPosition, head, "one counter for every promise")
+        }
+    }
+
     func testZipadooSettlementRacedByTwoReplicasSettlesOnce() async throws {
         try await withStores(2) { try await C.zipadooSettlementRacedByTwoReplicasSettlesOnce($0) }
     }

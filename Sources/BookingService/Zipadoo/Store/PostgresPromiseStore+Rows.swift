@@ -123,4 +123,32 @@ struct PostgresPromiseEventLog: StreamEventLog {
     }
 
     func prunedThrough(_ key: String) async throws -> Int64 { 0 }
+
+    /// A (re)subscription's read in one statement: the counter, then the events after `position`. The
+    /// statement's snapshot is taken before the counter is read, so no event it shows is above the head.
+    func eventsWatermarkAndHead(for key: String, after position: Int64, limit: Int) async throws -> (
+        events: [PromiseEventRecord], prunedThrough: Int64, highestPosition: Int64
+    ) {
+        try await postgres.read { connection in
+            let rows = try await connection.query(
+                """
+                SELECT counter.head, e.* FROM (
+                    SELECT COALESCE(
+                        pg_sequence_last_value(pg_get_serial_sequence('promise_event', 'position')::regclass), 0
+                    ) AS head
+                ) AS counter
+                LEFT JOIN LATERAL (
+                    SELECT * FROM promise_event WHERE promise_id = \(key) AND position > \(position)
+                    ORDER BY position LIMIT \(limit)
+                ) AS e ON true
+                ORDER BY e.position
+                """,
+                logger: PostgresPromiseStore.logger
+            ).collect()
+            let head = try rows.first?.makeRandomAccess()["head"].decode(Int64.self) ?? 0
+            let events = try rows.filter { try $0.makeRandomAccess()["position"].decode(Int64?.self) != nil }
+                .map(PostgresPromiseStore.event)
+            return (events, 0, head)
+        }
+    }
 }
