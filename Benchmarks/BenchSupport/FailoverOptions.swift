@@ -16,6 +16,7 @@ public struct FailoverOptions: ParsableArguments {
         guard !failover || (postgres && replicas >= 2) else {
             throw BenchError("--failover needs --postgres and --replicas 2 or more")
         }
+        guard failoverPhaseSeconds >= 1 else { throw BenchError("--failover-phase-seconds must be 1 or more") }
     }
 
     /// One phase of the run.

@@ -89,6 +89,7 @@ struct ContentBench: AsyncParsableCommand {
             throw BenchError("--replicas above 1 is for --failover")
         }
         try failoverOptions.check(postgres: postgres, replicas: replicas)
+        guard failoverCustomers >= 1 else { throw BenchError("--failover-customers must be 1 or more") }
         try await BenchPostgres.with(postgres) { database in
             if failoverOptions.failover, let database {
                 try await measureFailover(in: work, database: database)

@@ -111,6 +111,9 @@ enum ContentStoreContract {
         XCTAssertEqual(recommended.map(\.post.id), ["p4", "p2", "p1"], "equal scores: larger id first")
         XCTAssertEqual(recommended.map(\.post.photos), [[b, c], [], [c, a, b]])
         XCTAssertEqual(recommended.map(\.score), [4, 4, 4])
+        let best = try await store.recommendedPosts(
+            app: .yedi, category: nil, policy: .standard, snapshotAt: 200, after: nil, limit: 1)
+        XCTAssertEqual(best.map(\.post.photos), [[b, c]], "the limit counts posts, not photos")
         let shot = image("i4", owner: "c1")
         try await store.insertImage(shot)
         try await store.createReview(
@@ -124,6 +127,9 @@ enum ContentStoreContract {
         XCTAssertEqual(reviews.map(\.id), ["r2", "r1"])
         XCTAssertEqual(reviews.map(\.photos), [[], [shot, a]])
         XCTAssertEqual(reviews.map(\.keywords), [[], [3, 1]])
+        let mine = try await store.reviews(
+            customerID: "c1", app: .yedi, after: ListPosition(key: 2, id: "r2"), limit: 1)
+        XCTAssertEqual(mine.map(\.photos), [[shot, a]], "the limit counts reviews, not photos")
     }
 
     static func feedsPageByTimeAndIdAndFilter(_ store: any ContentStore) async throws {

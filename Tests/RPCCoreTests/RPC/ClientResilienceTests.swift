@@ -169,7 +169,9 @@ final class ClientResilienceTests: XCTestCase {
         await server.stop()
     }
 
-    /// Only a refusal on every address tried counts as one.
+    /// A refused connect counts as a refusal; a timeout or another failure does not. (NIO's
+    /// `NIOConnectionError`, a refusal only when every address tried refused, cannot be built in a test:
+    /// the end-to-end test above goes through it with one address.)
     func testARefusalIsTellingFromOtherConnectionFailures() {
         XCTAssertTrue(ClientConnection.isRefusal(IOError(errnoCode: ECONNREFUSED, reason: "connect")))
         XCTAssertFalse(ClientConnection.isRefusal(IOError(errnoCode: ETIMEDOUT, reason: "connect")))
