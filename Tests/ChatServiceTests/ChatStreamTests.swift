@@ -10,125 +10,16 @@ import YediProto
 /// The live stream over real TLS: fan-out to many subscribers, resuming without gap or duplicate (also
 /// across a restart), cutting off a subscriber that never reads, and graceful shutdown.
 final class ChatStreamTests: XCTestCase {
-    /// What one recipient must see: per room, the created event then the message seqs in order.
-    private struct Expected {
-        var rooms: Set<String> = []
-        var messages: [String: Int] = [:]
-        var total: Int { rooms.count + messages.values.reduce(0, +) }
-    }
-
-    /// Checks one subscriber's events: positions strictly increasing, only its rooms, each room's
-    /// created event first, then seqs 1, 2, 3… with nothing missing or repeated.
-    private func verify(
-        _ events: [YediChat.StreamEvent], expected: Expected, user: String, file: StaticString = #filePath,
-        line: UInt = #line
-    ) {
-        let positions = events.map(\.position)
-        XCTAssertEqual(positions, positions.sorted(), "positions out of order for \(user)", file: file, line: line)
-        XCTAssertEqual(Set(positions).count, positions.count, "a duplicate for \(user)", file: file, line: line)
-        var created: Set<String> = []
-        var nextSeq: [String: Int64] = [:]
-        for event in events {
-            switch event.event {
-            case .roomCreated(let room)?:
-                let id = room.room?.id ?? ""
-                XCTAssertTrue(expected.rooms.contains(id), "a foreign room for \(user)", file: file, line: line)
-                XCTAssertTrue(created.insert(id).inserted, file: file, line: line)
-            case .messageAdded(let added)?:
-                let message = added.message ?? .init()
-                XCTAssertTrue(created.contains(message.roomID), "a message before its room", file: file, line: line)
-                XCTAssertEqual(
-                    message.seq, nextSeq[message.roomID, default: 1], "gap or reorder", file: file, line: line)
-                nextSeq[message.roomID] = message.seq + 1
-            default:
-                XCTFail("unexpected event \(event)", file: file, line: line)
-            }
-        }
-        XCTAssertEqual(created, expected.rooms, file: file, line: line)
-        for room in expected.rooms {
-            XCTAssertEqual(
-                Int(nextSeq[room, default: 1] - 1), expected.messages[room, default: 0], "messages of \(room)",
-                file: file, line: line)
-        }
-    }
-
     func testTwoHundredSubscribersSeeExactlyTheirRoomsEventsInOrder() async throws {
         let fixture = try await ChatFixture.start(inMemoryDisk: true)
-        var customers: [ChatFixture.User] = []
-        var designers: [ChatFixture.User] = []
-        for _ in 0..<100 {
-            customers.append(try await fixture.signUp(.customer))
-            designers.append(try await fixture.signUp(.designer))
-        }
-        // 100 rooms: customers 0–49 have two each, 50–99 none (they must see nothing); designers one each.
-        var rooms: [(id: String, customer: ChatFixture.User, designer: ChatFixture.User)] = []
-        var expected: [String: Expected] = [:]
-        for index in 0..<100 {
-            let customer = customers[index % 50]
-            let designer = designers[index]
-            let id = try await fixture.openRoomID(customer, designer)
-            rooms.append((id, customer, designer))
-            expected[customer.id, default: .init()].rooms.insert(id)
-            expected[designer.id, default: .init()].rooms.insert(id)
-        }
-        for index in 0..<100 {
-            expected[rooms[index].customer.id]!.messages[rooms[index].id] = 100
-            expected[rooms[index].designer.id]!.messages[rooms[index].id] = 100
-        }
         // 200 subscribers over 4 connections (50 calls each).
         var clients: [(client: RPCClient, task: Task<Void, Never>)] = []
         for _ in 0..<4 { clients.append(try await fixture.makeClient()) }
-        let users = customers + designers
-        let collectors = users.map { _ in StreamCollector() }
-        var readers: [Task<Void, Never>] = []
-        for (index, user) in users.enumerated() {
-            let chat = YediChat.ChatService.Client(clients[index % 4].client)
-            let total = expected[user.id]?.total ?? 0
-            let collector = collectors[index]
-            readers.append(Task { await collector.run(chat, user: user, stopAfter: total == 0 ? .max : total) })
-        }
-        let allCaughtUp = try await eventually(timeout: 30) { collectors.allSatisfy(\.caughtUp) }
-        XCTAssertTrue(allCaughtUp)
+        let scenario = try await FanOutScenario.start(fixture, subscribingThrough: clients.map(\.client))
         XCTAssertEqual(fixture.hub.subscriptionCount, 200)
-
-        // 10,000 messages: 100 per room, both members sending, 20 rooms at a time. Every tenth goes through
-        // SendMessage; the others are appended by the service's own store with its hub as the sink (what
-        // SendMessage does after its checks), so a debug build spends its time on the streams under test.
-        let allRooms = rooms
         let store = fixture.liveStore
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for start in stride(from: 0, to: 100, by: 5) {
-                group.addTask {
-                    for index in 0..<100 {
-                        for room in allRooms[start..<start + 5] {
-                            let sender = index % 3 == 0 ? room.designer : room.customer
-                            let text = "\(room.id) #\(index)"
-                            if index % 10 == 0 {
-                                try await fixture.send(sender, room.id, text)
-                            } else {
-                                _ = try await store.appendMessage(
-                                    MessageDraft(
-                                        id: UUID().uuidString, roomID: room.id, senderID: sender.id,
-                                        sentAtMilliseconds: fixture.clock.nowMilliseconds, clientMessageID: nil,
-                                        body: .text(text)))
-                            }
-                        }
-                    }
-                }
-            }
-            try await group.waitForAll()
-        }
-        let done = try await eventually(timeout: 60) {
-            zip(users, collectors).allSatisfy { user, collector in
-                collector.realEvents.count >= (expected[user.id]?.total ?? 0)
-            }
-        }
-        XCTAssertTrue(done, "not every subscriber got its events")
-        for (user, collector) in zip(users, collectors) {
-            verify(collector.realEvents, expected: expected[user.id] ?? .init(), user: user.id)
-        }
-        for reader in readers { reader.cancel() }
-        for reader in readers { await reader.value }
+        try await scenario.send(fixture) { _ = try await store.appendMessage($0) }
+        try await scenario.verifyAll(timeout: 60)
         for (client, task) in clients {
             client.beginGracefulShutdown()
             await task.value

@@ -437,3 +437,139 @@ final class StreamCollector: Sendable {
         state.withLockedValue { $0.ended = true }
     }
 }
+
+/// What one recipient's stream must show: per room, the created event, then the message seqs 1, 2, 3… in
+/// order (the fan-out tests, on one process and across replicas).
+struct ExpectedStream {
+    var rooms: Set<String> = []
+    var messages: [String: Int] = [:]
+    var total: Int { rooms.count + messages.values.reduce(0, +) }
+
+    /// Checks one subscriber's events: positions strictly increasing, only its rooms, each room's created
+    /// event first, then seqs 1, 2, 3… with nothing missing or repeated.
+    func verify(
+        _ events: [YediChat.StreamEvent], user: String, file: StaticString = #filePath, line: UInt = #line
+    ) {
+        let positions = events.map(\.position)
+        XCTAssertEqual(positions, positions.sorted(), "positions out of order for \(user)", file: file, line: line)
+        XCTAssertEqual(Set(positions).count, positions.count, "a duplicate for \(user)", file: file, line: line)
+        var created: Set<String> = []
+        var nextSeq: [String: Int64] = [:]
+        for event in events {
+            switch event.event {
+            case .roomCreated(let room)?:
+                let id = room.room?.id ?? ""
+                XCTAssertTrue(rooms.contains(id), "a foreign room for \(user)", file: file, line: line)
+                XCTAssertTrue(created.insert(id).inserted, file: file, line: line)
+            case .messageAdded(let added)?:
+                let message = added.message ?? .init()
+                XCTAssertTrue(created.contains(message.roomID), "a message before its room", file: file, line: line)
+                XCTAssertEqual(
+                    message.seq, nextSeq[message.roomID, default: 1], "gap or reorder", file: file, line: line)
+                nextSeq[message.roomID] = message.seq + 1
+            default:
+                XCTFail("unexpected event \(event)", file: file, line: line)
+            }
+        }
+        XCTAssertEqual(created, rooms, file: file, line: line)
+        for room in rooms {
+            XCTAssertEqual(
+                Int(nextSeq[room, default: 1] - 1), messages[room, default: 0], "messages of \(room)",
+                file: file, line: line)
+        }
+    }
+}
+
+/// The fan-out scenario both engines run (`ChatStreamTests`, `ChatServiceOnPostgresTests`): 100 customers
+/// and 100 designers, 100 rooms (customers 0–49 two each, 50–99 none: they must see nothing), every user
+/// subscribed; then 100 messages per room, both members sending, each subscriber checked for exactly its
+/// rooms' events in order.
+struct FanOutScenario {
+    typealias Room = (id: String, customer: ChatFixture.User, designer: ChatFixture.User)
+    let rooms: [Room]
+    let users: [ChatFixture.User]
+    let expected: [String: ExpectedStream]
+    let collectors: [StreamCollector]
+    let readers: [Task<Void, Never>]
+
+    /// Signs the users up, opens the rooms through `fixture`, and subscribes every user through `clients`
+    /// in turn; answers once every stream has caught up.
+    static func start(_ fixture: ChatFixture, subscribingThrough clients: [RPCClient]) async throws -> FanOutScenario {
+        var customers: [ChatFixture.User] = []
+        var designers: [ChatFixture.User] = []
+        for _ in 0..<100 {
+            customers.append(try await fixture.signUp(.customer))
+            designers.append(try await fixture.signUp(.designer))
+        }
+        var rooms: [Room] = []
+        var expected: [String: ExpectedStream] = [:]
+        for index in 0..<100 {
+            let (customer, designer) = (customers[index % 50], designers[index])
+            let id = try await fixture.openRoomID(customer, designer)
+            rooms.append((id, customer, designer))
+            for user in [customer, designer] {
+                expected[user.id, default: .init()].rooms.insert(id)
+                expected[user.id, default: .init()].messages[id] = 100
+            }
+        }
+        let users = customers + designers
+        let collectors = users.map { _ in StreamCollector() }
+        var readers: [Task<Void, Never>] = []
+        for (index, user) in users.enumerated() {
+            let chat = YediChat.ChatService.Client(clients[index % clients.count])
+            let total = expected[user.id]?.total ?? 0
+            let collector = collectors[index]
+            readers.append(Task { await collector.run(chat, user: user, stopAfter: total == 0 ? .max : total) })
+        }
+        let scenario = FanOutScenario(
+            rooms: rooms, users: users, expected: expected, collectors: collectors, readers: readers)
+        let allCaughtUp = try await eventually(timeout: 60) { collectors.allSatisfy(\.caughtUp) }
+        XCTAssertTrue(allCaughtUp, "not every stream caught up")
+        return scenario
+    }
+
+    /// 10,000 messages, 20 rooms at a time: every tenth through SendMessage on `fixture`, the others by
+    /// `append` (a store's `appendMessage`: what SendMessage does after its checks, without the RPC, so a
+    /// debug build spends its time on the streams under test).
+    func send(_ fixture: ChatFixture, append: @escaping @Sendable (MessageDraft) async throws -> Void) async throws {
+        let rooms = rooms
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for start in stride(from: 0, to: 100, by: 5) {
+                group.addTask {
+                    for index in 0..<100 {
+                        for room in rooms[start..<start + 5] {
+                            let sender = index % 3 == 0 ? room.designer : room.customer
+                            let text = "\(room.id) #\(index)"
+                            if index % 10 == 0 {
+                                try await fixture.send(sender, room.id, text)
+                            } else {
+                                try await append(
+                                    MessageDraft(
+                                        id: UUID().uuidString, roomID: room.id, senderID: sender.id,
+                                        sentAtMilliseconds: fixture.clock.nowMilliseconds, clientMessageID: nil,
+                                        body: .text(text)))
+                            }
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    /// Waits up to `timeout` seconds for every subscriber's events, checks each, and stops the streams.
+    func verifyAll(timeout: TimeInterval) async throws {
+        let (users, collectors, expected) = (users, collectors, expected)
+        let done = try await eventually(timeout: timeout) {
+            zip(users, collectors).allSatisfy { user, collector in
+                collector.realEvents.count >= (expected[user.id]?.total ?? 0)
+            }
+        }
+        XCTAssertTrue(done, "not every subscriber got its events")
+        for (user, collector) in zip(users, collectors) {
+            (expected[user.id] ?? .init()).verify(collector.realEvents, user: user.id)
+        }
+        for reader in readers { reader.cancel() }
+        for reader in readers { await reader.value }
+    }
+}

@@ -15,7 +15,8 @@ import YediProto
 /// `chat_events` notification wakes it; it reads the bodies from the database), in order and without a
 /// gap, also after resuming on the other replica; a read mark through one shows in the other's history;
 /// a purge through one ends the user's streams on both; a match room's member listening on one replica
-/// gets no push for a message sent through the other.
+/// gets no push for a message sent through the other; 200 subscribers get 10,000 messages sent elsewhere
+/// exactly and in order; a send that commits late is delivered, not skipped.
 final class ChatServiceOnPostgresTests: XCTestCase {
     private var database: TestDatabase!
     private var fixture: ChatFixture?
@@ -134,6 +135,97 @@ final class ChatServiceOnPostgresTests: XCTestCase {
         await resumed.run(fixture.chat, user: designer, after: first.lastPosition, stopAfter: 3)
         let positions = (first.realEvents + resumed.realEvents).map(\.position)
         XCTAssertEqual(positions, Array(1...7), "the room, three messages before and three after: no gap, none twice")
+    }
+
+    /// Issue 31's fan-out across replicas: 200 subscribers on the second replica, 10,000 messages over 100
+    /// rooms written elsewhere (every tenth by SendMessage on the first replica, the rest by a store on a
+    /// pool of its own, as a third replica's sends): each subscriber gets exactly its rooms' events, in
+    /// order, with no gap and nothing twice. Then 20 of them resume on the first replica from the middle
+    /// of what they got: the rest, nothing twice.
+    func testTwoHundredSubscribersGetTenThousandMessagesSentThroughOtherReplicasInOrder() async throws {
+        let (fixture, _) = try await start()
+        let secondPort = try await XCTUnwrap(second).service.port
+        // 200 subscribers on the second replica, over 4 connections.
+        var clients: [(client: RPCClient, task: Task<Void, Never>)] = []
+        for _ in 0..<4 {
+            let client = try RPCClient(configuration: fixture.harness.clientConfiguration(port: secondPort))
+            clients.append((client, Task { await client.run() }))
+        }
+        let scenario = try await FanOutScenario.start(fixture, subscribingThrough: clients.map(\.client))
+        try await database.withSecondPool { pool in
+            let store = PostgresChatStore(postgres: pool)
+            try await scenario.send(fixture) { _ = try await store.appendMessage($0) }
+        }
+        try await scenario.verifyAll(timeout: 180)
+
+        // Resumed on the first replica from the middle: the rest of the same events, nothing twice.
+        for (user, collector) in zip(scenario.users, scenario.collectors).prefix(20) {
+            let got = collector.realEvents
+            guard got.count > 2 else { continue }
+            let (middle, resumed) = (got.count / 2, StreamCollector())
+            await resumed.run(fixture.chat, user: user, after: got[middle].position, stopAfter: got.count - middle - 1)
+            XCTAssertEqual(
+                resumed.realEvents.map(\.position), got[(middle + 1)...].map(\.position), "resumed \(user.id)")
+        }
+        for (client, task) in clients {
+            client.beginGracefulShutdown()
+            await task.value
+        }
+    }
+
+    /// A send whose transaction commits late is delivered, not skipped. A trigger holds the designer's
+    /// first message open for 1.5 s after it took its positions; meanwhile another customer's message to
+    /// the same designer goes through the other replica. That one waits for the recipient's head row, so
+    /// it comes after, and the designer's stream on the second replica gets both, in order, with no gap.
+    /// (Positions from a sequence would let the second commit first at a higher position: a reader woken
+    /// by it would move past the first, which commits later, and never read it.)
+    func testASendThatCommitsLateIsDeliveredNotSkipped() async throws {
+        let (fixture, other) = try await start()
+        let designer = try await fixture.signUp(.designer)
+        let (slowCustomer, fastCustomer) = (try await fixture.signUp(.customer), try await fixture.signUp(.customer))
+        let slowRoom = try await fixture.openRoomID(slowCustomer, designer)
+        let fastRoom = try await fixture.openRoomID(fastCustomer, designer)
+        try await database.postgres.write { tx in
+            try await tx.query(
+                """
+                CREATE FUNCTION test_commit_late() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF EXISTS (SELECT 1 FROM chat_message WHERE room_id = NEW.room_id AND seq = NEW.seq AND text = 'slow')
+                    THEN PERFORM pg_sleep(0.75);
+                    END IF;
+                    RETURN NEW;
+                END $$
+                """)
+            try await tx.query(
+                """
+                CREATE TRIGGER test_commit_late AFTER INSERT ON chat_event
+                FOR EACH ROW WHEN (NEW.kind = 'message') EXECUTE FUNCTION test_commit_late()
+                """)
+        }
+        let listener = StreamCollector()
+        let listening = Task { await listener.run(other, user: designer, stopAfter: 4) }
+        let caughtUp = try await eventually(timeout: 10) { listener.caughtUp }
+        XCTAssertTrue(caughtUp)
+        let started = ContinuousClock.now
+        let slow = Task { try await fixture.send(slowCustomer, slowRoom, "slow") }
+        try await Task.sleep(for: .milliseconds(400))  // the slow send holds the designer's head by now
+        _ = try await other.sendMessage(
+            .init(roomID: fastRoom, body: .text(.init(text: "fast"))),
+            options: fastCustomer.options(timeout: .seconds(10)))
+        _ = try await slow.value
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - started, .seconds(1), "the trigger held the slow send open")
+        let all = try await eventually(timeout: 10) { listener.realEvents.count >= 4 }
+        listening.cancel()
+        await listening.value
+        XCTAssertTrue(all, "the stream got \(listener.realEvents.count) of 4 events: one was skipped")
+        let texts = listener.realEvents.compactMap { event -> String? in
+            if case .messageAdded(let added)? = event.event, case .text(let text)? = added.message?.body {
+                return text.text
+            }
+            return nil
+        }
+        XCTAssertEqual(texts, ["slow", "fast"], "the fast send waited for the slow one's commit")
+        XCTAssertEqual(listener.realEvents.map(\.position), [1, 2, 3, 4], "two rooms, then both messages: no gap")
     }
 
     func testAPurgeThroughOneReplicaEndsTheUsersStreamsOnTheOther() async throws {
