@@ -16,17 +16,20 @@ import YediSync
 /// `yedi_cache_hits_total`, `yedi_cache_misses_total` and `yedi_cache_evictions_total` with the dimension
 /// `cache` = ``name``; the gauge `yedi_cache_items` has the current count.
 public final class LRUCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    private struct State {
-        var storage: LRUStorage<Key, Value>
-        var statistics = LRUCacheStatistics()
+    @usableFromInline
+    struct State {
+        @usableFromInline var storage: LRUStorage<Key, Value>
+        @usableFromInline var statistics = LRUCacheStatistics()
+
+        init(storage: LRUStorage<Key, Value>) { self.storage = storage }
     }
 
     /// Tells this cache's series apart in metrics (the `cache` dimension).
     public let name: String
     /// The most entries the cache holds.
     public let capacity: Int
-    private let state: TSanVisibleMutex<State>
-    private let metrics: LRUCacheMetrics
+    @usableFromInline let state: TSanVisibleMutex<State>
+    @usableFromInline let metrics: LRUCacheMetrics
 
     /// - Parameters:
     ///   - name: The `cache` dimension of the cache's metrics; give each cache its own.
@@ -44,6 +47,7 @@ public final class LRUCache<Key: Hashable & Sendable, Value: Sendable>: Sendable
     }
 
     /// The value for `key`, if cached; a hit makes the entry the most recently used.
+    @inlinable
     public func get(_ key: Key) -> Value? {
         let value = state.withLock { state in
             let value = state.storage.value(forKey: key)
@@ -64,6 +68,7 @@ public final class LRUCache<Key: Hashable & Sendable, Value: Sendable>: Sendable
 
     /// Caches `value` as the most recently used entry, replacing any value of the same key; when the cache is
     /// full, the least recently used entry is evicted to make room.
+    @inlinable
     public func put(_ value: Value, forKey key: Key) {
         let displaced = state.withLock { state in
             let displaced = state.storage.setValue(value, forKey: key)
@@ -80,6 +85,7 @@ public final class LRUCache<Key: Hashable & Sendable, Value: Sendable>: Sendable
 
     /// Removes `key`'s entry; returns its value, if there was one.
     @discardableResult
+    @inlinable
     public func remove(_ key: Key) -> Value? {
         state.withLock { state in
             let value = state.storage.removeValue(forKey: key)

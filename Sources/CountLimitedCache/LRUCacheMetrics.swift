@@ -4,6 +4,7 @@ import Metrics
 ///
 /// Every cache reports under the same labels and tells itself apart by the `cache` dimension, so one dashboard
 /// query covers all caches; two caches with the same name share their series.
+@usableFromInline
 struct LRUCacheMetrics: Sendable {
     static let hitsLabel = "yedi_cache_hits_total"
     static let missesLabel = "yedi_cache_misses_total"
@@ -11,11 +12,11 @@ struct LRUCacheMetrics: Sendable {
     static let itemsLabel = "yedi_cache_items"
     static let cacheDimension = "cache"
 
-    let hits: Counter
-    let misses: Counter
-    let evictions: Counter
+    @usableFromInline let hits: Counter
+    @usableFromInline let misses: Counter
+    @usableFromInline let evictions: Counter
     /// The current number of entries.
-    let items: Gauge
+    @usableFromInline let items: Gauge
 
     init(cacheName: String, factory: any MetricsFactory) {
         let dimensions = [(Self.cacheDimension, cacheName)]

@@ -2,9 +2,13 @@
 /// an array of slots by index. Links are array indices rather than node objects, so no operation allocates once
 /// the array has grown to capacity, and freed slots are recycled through a free list.
 ///
-/// Not thread-safe on its own; ``LRUCache`` keeps it behind a mutex.
+/// Not thread-safe on its own; ``LRUCache`` keeps it behind a mutex. Its hot methods are `@inlinable`, so
+/// that a cache's lookups are specialized for its key and value types in the module using it: unspecialized,
+/// each lookup asked the runtime for the generic types' metadata (about 4% of an authenticated call's CPU).
+@usableFromInline
 struct LRUStorage<Key: Hashable, Value> {
     /// What a ``setValue(_:forKey:)`` pushed out, handed back so the caller can release it outside its lock.
+    @usableFromInline
     enum Displaced {
         case nothing
         /// The key was present; this is its previous value.
@@ -14,32 +18,42 @@ struct LRUStorage<Key: Hashable, Value> {
     }
 
     /// An array element: a live entry, or a free slot waiting in `freeSlots`.
-    private struct Slot {
+    @usableFromInline
+    struct Slot {
         /// `nil` while the slot is free, so that a freed key and value are released at once.
-        var entry: (key: Key, value: Value)?
+        @usableFromInline var entry: (key: Key, value: Value)?
         /// Toward the most recently used end; `noSlot` at the newest entry.
-        var newer: Int
+        @usableFromInline var newer: Int
         /// Toward the least recently used end; `noSlot` at the oldest entry.
-        var older: Int
+        @usableFromInline var older: Int
+
+        @inlinable
+        init(entry: (key: Key, value: Value)?, newer: Int, older: Int) {
+            self.entry = entry
+            self.newer = newer
+            self.older = older
+        }
     }
 
-    private static var noSlot: Int { -1 }
+    @inlinable static var noSlot: Int { -1 }
 
-    let capacity: Int
-    private var slotByKey: [Key: Int] = [:]
-    private var slots: [Slot] = []
-    private var freeSlots: [Int] = []
-    private var newest = Self.noSlot
-    private var oldest = Self.noSlot
+    @usableFromInline let capacity: Int
+    @usableFromInline var slotByKey: [Key: Int] = [:]
+    @usableFromInline var slots: [Slot] = []
+    @usableFromInline var freeSlots: [Int] = []
+    @usableFromInline var newest = -1
+    @usableFromInline var oldest = -1
 
+    @usableFromInline
     init(capacity: Int) {
         precondition(capacity >= 1, "LRUStorage capacity must be at least 1, got \(capacity)")
         self.capacity = capacity
     }
 
-    var count: Int { slotByKey.count }
+    @inlinable var count: Int { slotByKey.count }
 
     /// The value for `key`, which becomes the most recently used entry.
+    @inlinable
     mutating func value(forKey key: Key) -> Value? {
         guard let slot = slotByKey[key] else { return nil }
         moveToNewest(slot)
@@ -47,6 +61,7 @@ struct LRUStorage<Key: Hashable, Value> {
     }
 
     /// Stores `value` as the most recently used entry, evicting the least recently used one when full.
+    @inlinable
     mutating func setValue(_ value: Value, forKey key: Key) -> Displaced {
         if let slot = slotByKey[key] {
             let previous = slots[slot].entry!.value
@@ -77,6 +92,7 @@ struct LRUStorage<Key: Hashable, Value> {
     }
 
     /// Removes `key`'s entry and returns its value.
+    @inlinable
     mutating func removeValue(forKey key: Key) -> Value? {
         guard let slot = slotByKey.removeValue(forKey: key) else { return nil }
         unlink(slot)
@@ -88,13 +104,15 @@ struct LRUStorage<Key: Hashable, Value> {
 
     // MARK: The recency list
 
-    private mutating func moveToNewest(_ slot: Int) {
+    @inlinable
+    mutating func moveToNewest(_ slot: Int) {
         guard slot != newest else { return }
         unlink(slot)
         linkAsNewest(slot)
     }
 
-    private mutating func linkAsNewest(_ slot: Int) {
+    @inlinable
+    mutating func linkAsNewest(_ slot: Int) {
         slots[slot].newer = Self.noSlot
         slots[slot].older = newest
         if newest != Self.noSlot {
@@ -105,7 +123,8 @@ struct LRUStorage<Key: Hashable, Value> {
         newest = slot
     }
 
-    private mutating func unlink(_ slot: Int) {
+    @inlinable
+    mutating func unlink(_ slot: Int) {
         let newer = slots[slot].newer
         let older = slots[slot].older
         if newer != Self.noSlot {
