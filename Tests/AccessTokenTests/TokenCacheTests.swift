@@ -1,6 +1,7 @@
 import AccessTokens
 import CountLimitedCache
 import Foundation
+import RPCAccess
 import RPCCore
 import Synchronization
 import XCTest
@@ -85,6 +86,31 @@ final class TokenCacheTests: XCTestCase {
         // A token issued after the revocation instant is not revoked by it.
         clock.now += 10
         _ = try await verifier.claims(of: try token("u-gone"))
+    }
+
+    /// The interceptor's synchronous path (`knownCaller`): nil on a miss (the async `verify` goes next),
+    /// the user on a hit, and on a hit an expired or revoked token is refused just the same.
+    func testTokenCacheKnownCallerAnswersHitsAtOnceAndRefusesExpiredOrRevokedOnes() async throws {
+        let revoked = Revoked()
+        let (verifier, cache) = verifier(revocations: revoked)
+        let first = try token(lifetime: .seconds(60))
+        XCTAssertNil(try verifier.knownCaller(bearerToken: first[...]), "a miss: not known yet")
+        XCTAssertEqual(cache.count, 0, "a miss is not verified on this path")
+        _ = try await verifier.verify(bearerToken: first[...])
+        guard case .user(let user)? = try verifier.knownCaller(bearerToken: first[...]) else {
+            return XCTFail("a hit did not name the user")
+        }
+        XCTAssertEqual(user.id, "u-1")
+        revoked.revoke("u-1", at: clock.now)
+        XCTAssertThrowsError(try verifier.knownCaller(bearerToken: first[...])) { error in
+            XCTAssertEqual((error as? RPCError)?.code, .unauthenticated)
+        }
+        let other = try token("u-2", lifetime: .seconds(60))
+        _ = try await verifier.verify(bearerToken: other[...])
+        clock.now += 120
+        XCTAssertThrowsError(try verifier.knownCaller(bearerToken: other[...])) { error in
+            XCTAssertTrue((error as? RPCError)?.message.contains("expired") ?? false, "\(error)")
+        }
     }
 
     private func assertUnauthenticated(
