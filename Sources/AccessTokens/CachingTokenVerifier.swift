@@ -52,6 +52,13 @@ public final class CachingTokenVerifier: AccessTokenVerifier, Sendable {
         return .user(claims.authenticatedUser)
     }
 
+    /// A token `knownCaller` did not find: verified off the event loop and cached, without a second lookup.
+    public func verifyUnknown(bearerToken: Substring) async throws -> Caller {
+        let claims = try await verifyAndCache(bearerToken)
+        try checkNotRevoked(claims)
+        return .user(claims.authenticatedUser)
+    }
+
     /// The claims of a valid, unexpired, unrevoked token: from the cache, or verified and then cached.
     public func claims(of token: String) async throws(RPCError) -> AccessTokenClaims {
         try await claims(of: token[...])

@@ -4,7 +4,8 @@
 ///
 /// Not thread-safe on its own; ``LRUCache`` keeps it behind a mutex. Its hot methods are `@inlinable`, so
 /// that a cache's lookups are specialized for its key and value types in the module using it: unspecialized,
-/// each lookup asked the runtime for the generic types' metadata (about 4% of an authenticated call's CPU).
+/// each lookup asked the runtime for the generic types' metadata (`LRUCache.get` took 5.4% of an
+/// authenticated echo call's server CPU; 2.0% specialized).
 @usableFromInline
 struct LRUStorage<Key: Hashable, Value> {
     /// What a ``setValue(_:forKey:)`` pushed out, handed back so the caller can release it outside its lock.

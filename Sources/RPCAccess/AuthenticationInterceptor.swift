@@ -11,6 +11,9 @@ public protocol AccessTokenVerifier: Sendable {
     /// verified (`verify`); a token it knows to be bad (expired, revoked) throws. Synchronous, so that the
     /// common call of a signed-in user costs no async call of its own.
     func knownCaller(bearerToken: Substring) throws -> Caller?
+    /// What `knownCaller` could not answer, verified in full: a verifier with a cache verifies and caches
+    /// it without looking it up (and counting a miss) again.
+    func verifyUnknown(bearerToken: Substring) async throws -> Caller
 }
 
 extension AccessTokenVerifier {
@@ -19,6 +22,10 @@ extension AccessTokenVerifier {
     }
 
     public func knownCaller(bearerToken: Substring) throws -> Caller? { nil }
+
+    public func verifyUnknown(bearerToken: Substring) async throws -> Caller {
+        try await verify(bearerToken: bearerToken)
+    }
 }
 
 /// Establishes who the call acts for and enforces the method's `AccessRule` before the handler runs.
@@ -76,7 +83,7 @@ public struct AuthenticationInterceptor: ServerInterceptor {
             if let known = try knownCaller(of: context) {
                 caller = known
             } else {
-                caller = try await verify(Self.bearerToken(context.metadata["authorization"] ?? ""))
+                caller = try await verifyUnknown(Self.bearerToken(context.metadata["authorization"] ?? ""))
             }
         } catch let error as RPCError where error.code == .unauthenticated {
             countFailure(of: context)
@@ -177,6 +184,14 @@ public struct AuthenticationInterceptor: ServerInterceptor {
             throw RPCError(code: .unauthenticated, message: "this server does not accept access tokens")
         }
         return try await verifier.verify(bearerToken: token)
+    }
+
+    /// The caller's token after `knownCaller` could not answer (a verifier is there: it said nil).
+    private func verifyUnknown(_ token: Substring) async throws -> Caller {
+        guard let verifier else {
+            throw RPCError(code: .unauthenticated, message: "this server does not accept access tokens")
+        }
+        return try await verifier.verifyUnknown(bearerToken: token)
     }
 
     /// Whether `caller`, in `app`, may call `method`: `UNAUTHENTICATED` when signing in (or a

@@ -1,9 +1,12 @@
 import AccessTokens
+import CountLimitedCache
 import Foundation
 import RPCAccess
 import RPCCore
 import RPCTestSupport
+import Synchronization
 import XCTest
+import YediCrypto
 import YediProto
 
 /// A service over real TLS accepts a token the issuer minted, through RPCCore's authentication
@@ -64,4 +67,52 @@ final class AuthenticatedCallTests: XCTestCase {
         XCTAssertNil(service.probe.context(of: "foreign token"))
         await server.stop()
     }
+
+    /// The interceptor with the services' caching verifier: a new token is looked up and verified once
+    /// (one miss, not one for the synchronous path and one for the async one), its next calls are hits;
+    /// a revoked user's cached token is refused `UNAUTHENTICATED` on the synchronous path.
+    func testTheCachingVerifierCountsOneMissPerTokenAndRefusesARevokedHit() async throws {
+        let pki = try TestPKI.get()
+        let signingKey = TokenSigningKey(privateKey: .generate())
+        let cache = LRUCache<SHA256.Digest, AccessTokenClaims>(name: "test-interceptor-tokens", capacity: 8)
+        let revoked = RevokedUsers()
+        let verifier = CachingTokenVerifier(
+            verifier: JWTVerifier(keys: [signingKey.verificationKey]), revocations: revoked, cache: cache)
+        let service = EchoTestService()
+        let server = try await RunningServer.start(
+            pki: pki, services: [service],
+            interceptors: [AuthenticationInterceptor(verifier: verifier)])
+        let (token, _) = try AccessTokenIssuer(signingKey: signingKey)
+            .issue(userID: "u-8", role: .customer, sessionID: "s-1")
+        let options = CallOptions(metadata: ["authorization": "Bearer \(token)"], retry: false)
+        try await withRPCClient(configuration: pki.rpcClientConfiguration(ports: [server.port], identity: nil)) {
+            client in
+            let echo = YediEcho.Echo.Client(client)
+            for index in 0..<3 { _ = try await echo.echo(.init(text: "call \(index)"), options: options) }
+            XCTAssertEqual(cache.statistics.misses, 1, "one miss for the new token")
+            XCTAssertEqual(cache.statistics.hits, 2)
+
+            revoked.revoke("u-8")
+            do {
+                _ = try await echo.echo(.init(text: "revoked"), options: options)
+                XCTFail("a revoked user's cached token was accepted")
+            } catch let error as RPCError {
+                XCTAssertEqual(error.code, .unauthenticated)
+                XCTAssertTrue(error.message.contains("revoked"), error.message)
+            }
+            XCTAssertEqual(cache.statistics.hits, 3, "refused on the hit, not verified again")
+            XCTAssertEqual(cache.statistics.misses, 1)
+        }
+        XCTAssertNil(service.probe.context(of: "revoked"))
+        await server.stop()
+    }
+}
+
+/// Revocations a test sets by hand: every token of a revoked user, whenever issued.
+private final class RevokedUsers: AccessTokenRevocations {
+    private let users = Mutex<Set<String>>([])
+
+    func revoke(_ user: String) { users.withLock { _ = $0.insert(user) } }
+
+    func isRevoked(userID: String, issuedAt: Date) -> Bool { users.withLock { $0.contains(userID) } }
 }
