@@ -558,16 +558,16 @@ struct FanOutScenario {
     }
 
     /// Waits up to `timeout` seconds for every subscriber's events, checks each, and stops the streams.
-    func verifyAll(timeout: TimeInterval) async throws {
+    func verifyAll(timeout: TimeInterval, file: StaticString = #filePath, line: UInt = #line) async throws {
         let (users, collectors, expected) = (users, collectors, expected)
         let done = try await eventually(timeout: timeout) {
             zip(users, collectors).allSatisfy { user, collector in
                 collector.realEvents.count >= (expected[user.id]?.total ?? 0)
             }
         }
-        XCTAssertTrue(done, "not every subscriber got its events")
+        XCTAssertTrue(done, "not every subscriber got its events", file: file, line: line)
         for (user, collector) in zip(users, collectors) {
-            (expected[user.id] ?? .init()).verify(collector.realEvents, user: user.id)
+            (expected[user.id] ?? .init()).verify(collector.realEvents, user: user.id, file: file, line: line)
         }
         for reader in readers { reader.cancel() }
         for reader in readers { await reader.value }
