@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A cursor over one message's bytes that never reads past their end, with protobuf's wire rules: the
 /// one varint and tag reader, shared by `WireValidator` (every decoded message) and RPCCore's
 /// hand-written frame reader (every call), so both refuse the same bytes for the same reasons.
@@ -65,15 +71,26 @@ package struct WireReader {
     }
 
     /// A string field equal to `known` is answered with `known` itself, unchecked (it was checked when
-    /// it was read) and without a new allocation: a connection's frames name the same few methods.
+    /// it was read) and without a new allocation: a connection's frames name the same few methods, and
+    /// carry the same token.
     package mutating func string(_ wireType: UInt8, reusing known: String) throws(Failure) -> String {
         let value = try bytes(wireType)
-        if !known.isEmpty, known.utf8.elementsEqual(value) { return known }
+        if !known.isEmpty, Self.bytes(of: known, equal: value) { return known }
         switch UTF8Validation.check(value) {
         case .valid: return String(decoding: value, as: UTF8.self)
         case .invalid: throw Failure(reason: .invalidUTF8)
         case .containsNUL: throw Failure(reason: .stringContainsNUL)
         }
+    }
+
+    /// Compared as memory where the string's bytes are contiguous (a native string always is): the
+    /// `UTF8View`'s generic `elementsEqual` costs a call per byte, and this runs on every frame.
+    private static func bytes(of string: String, equal value: UnsafeRawBufferPointer) -> Bool {
+        let utf8 = string.utf8
+        guard utf8.count == value.count else { return false }
+        guard let base = value.baseAddress else { return true }  // both empty
+        return utf8.withContiguousStorageIfAvailable { memcmp($0.baseAddress!, base, value.count) == 0 }
+            ?? utf8.elementsEqual(value)
     }
 
     package mutating func bytes(_ wireType: UInt8) throws(Failure) -> UnsafeRawBufferPointer {

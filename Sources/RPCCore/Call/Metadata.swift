@@ -6,7 +6,7 @@ public struct Metadata: Sendable, Hashable, Sequence, ExpressibleByDictionaryLit
         public var value: String
     }
 
-    private var entries: [Entry] = []
+    private(set) var entries: [Entry] = []
 
     public init() {}
 

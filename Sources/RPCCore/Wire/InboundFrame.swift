@@ -36,11 +36,13 @@ struct InboundFrame {
     /// entries past `maxMetadataEntries` are checked and counted but not kept (the server refuses such
     /// a call by the count).
     ///
-    /// `previousMethod`: the method the connection's previous request named; a frame naming it again
-    /// shares that string instead of allocating its own.
-    static func read(_ body: ByteBuffer, maxMetadataEntries: Int = .max, previousMethod: String = "")
-        throws(WireError) -> InboundFrame
-    {
+    /// `previousMethod`, `previousMetadata`: what the connection's previous request carried; a frame
+    /// repeating the method, or an entry at the same place, shares those strings instead of allocating
+    /// its own.
+    static func read(
+        _ body: ByteBuffer, maxMetadataEntries: Int = .max, previousMethod: String = "",
+        previousMetadata: Metadata = Metadata()
+    ) throws(WireError) -> InboundFrame {
         var frame = InboundFrame(payload: ByteBuffer())
         let start = body.readerIndex
         let result: Result<Void, ProtoDecodingError> = body.withUnsafeReadableBytes { bytes in
@@ -48,7 +50,7 @@ struct InboundFrame {
                 var reader = WireReader(bytes: bytes)
                 try frame.readFields(
                     &reader, payloadFrom: body, at: start, maxMetadataEntries: maxMetadataEntries,
-                    previousMethod: previousMethod)
+                    previousMethod: previousMethod, previousMetadata: previousMetadata)
                 return .success(())
             } catch {
                 return .failure(error.decodingError(in: "yedi.rpc.Frame"))
@@ -60,7 +62,7 @@ struct InboundFrame {
 
     private mutating func readFields(
         _ reader: inout WireReader, payloadFrom body: ByteBuffer, at start: Int, maxMetadataEntries: Int,
-        previousMethod: String
+        previousMethod: String, previousMetadata: Metadata
     ) throws(WireReader.Failure) {
         var statusHasMessage = false
         while !reader.isAtEnd {
@@ -72,7 +74,9 @@ struct InboundFrame {
                 case 3: method = try reader.string(wireType, reusing: previousMethod)
                 case 4:
                     var entry = WireReader(bytes: try reader.bytes(wireType))
-                    let read = try Self.readMetadataEntry(&entry)
+                    let index = metadataSize.entries
+                    let read = try Self.readMetadataEntry(
+                        &entry, like: index < previousMetadata.entries.count ? previousMetadata.entries[index] : nil)
                     metadataSize.add(keyBytes: read.keyBytes, valueBytes: read.value.utf8.count)
                     if metadata.count < maxMetadataEntries {
                         metadata.appendLowercased(Metadata.Entry(key: read.key, value: read.value))
@@ -109,9 +113,11 @@ struct InboundFrame {
         8: "window_bytes", 9: "last_call_id", 10: "max_concurrent_calls", 11: "max_frame_bytes",
     ]
 
-    /// An entry with its key lowercased, and the key's bytes as sent (what the limits count).
-    private static func readMetadataEntry(_ reader: inout WireReader) throws(WireReader.Failure)
-        -> (key: String, keyBytes: Int, value: String)
+    /// An entry with its key lowercased, and the key's bytes as sent (what the limits count). A key or
+    /// value with the same bytes as `previous`'s (the previous request's entry at the same place) is
+    /// that string.
+    private static func readMetadataEntry(_ reader: inout WireReader, like previous: Metadata.Entry?)
+        throws(WireReader.Failure) -> (key: String, keyBytes: Int, value: String)
     {
         var key = ""
         var value = ""
@@ -119,8 +125,8 @@ struct InboundFrame {
             let (number, wireType) = try reader.tag()
             do throws(WireReader.Failure) {
                 switch number {
-                case 1: key = try reader.string(wireType)
-                case 2: value = try reader.string(wireType)
+                case 1: key = try reader.string(wireType, reusing: previous?.key ?? "")
+                case 2: value = try reader.string(wireType, reusing: previous?.value ?? "")
                 default: try reader.skip(wireType)
                 }
             } catch {

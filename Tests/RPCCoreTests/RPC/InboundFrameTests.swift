@@ -129,6 +129,49 @@ final class InboundFrameTests: XCTestCase {
         XCTAssertEqual(none, "", "a frame without a method has none, whatever came before")
     }
 
+    /// A request repeating the previous one's metadata (a signed-in client's token on every call) shares
+    /// its strings; a changed value is read and checked anew, and a frame too large to remember is not kept.
+    func testRepeatedMetadataIsSharedAndAChangedValueIsStillChecked() throws {
+        func request(_ entries: [(key: String, value: [UInt8])]) -> ByteBuffer {
+            var bytes: [UInt8] = [0x10, UInt8(YediRPC.FrameKind.request.rawValue)]
+            for (key, value) in entries {
+                let entry = [0x0A, UInt8(key.utf8.count)] + Array(key.utf8) + [0x12, UInt8(value.count)] + value
+                bytes += [0x22, UInt8(entry.count)] + entry
+            }
+            return ByteBuffer(bytes: bytes)
+        }
+        let storage = { (text: String) in text.utf8.withContiguousStorageIfAvailable { $0.baseAddress } ?? nil }
+        let token = Array(("Bearer " + String(repeating: "t", count: 100)).utf8)
+        var reader = InboundFrameReader()
+        let first = try reader.read(request([("authorization", token)])).metadata
+        let again = try reader.read(request([("authorization", token)])).metadata
+        XCTAssertEqual(again["authorization"], String(decoding: token, as: UTF8.self))
+        XCTAssertEqual(
+            storage(try XCTUnwrap(first["authorization"])), storage(try XCTUnwrap(again["authorization"])),
+            "the same string, not a copy")
+
+        var changed = token
+        changed[50] = 0xC3
+        XCTAssertThrowsError(
+            try reader.read(request([("authorization", changed)])), "a changed value is checked for UTF-8")
+        changed[50] = 0
+        XCTAssertThrowsError(try reader.read(request([("authorization", changed)])), "and for NUL")
+        let other = try reader.read(request([("authorization", Array("Bearer other".utf8))])).metadata
+        XCTAssertEqual(other["authorization"], "Bearer other")
+        XCTAssertEqual(
+            try reader.read(request([("authorization", Array("Bearer other".utf8))])).metadata["authorization"],
+            "Bearer other")
+
+        let large = [UInt8](repeating: UInt8(ascii: "x"), count: 120)
+        let many = (0..<40).map { (key: "k\($0)", value: large) }
+        let firstLarge = try reader.read(request(many)).metadata
+        let secondLarge = try reader.read(request(many)).metadata
+        XCTAssertEqual(secondLarge["k0"], String(decoding: large, as: UTF8.self))
+        XCTAssertNotEqual(
+            storage(try XCTUnwrap(firstLarge["k0"])), storage(try XCTUnwrap(secondLarge["k0"])),
+            "metadata over \(InboundFrameReader.maxRememberedMetadataBytes) bytes is not kept for the next frame")
+    }
+
     func testBadFramesAreRefusedNamingTheField() throws {
         let cases: [(bytes: [UInt8], path: String?, reason: ProtoDecodingError.Reason)] = [
             ([0x1A, 2, 0xC3, 0x28], "method", .invalidUTF8),
