@@ -60,10 +60,17 @@ public struct Metadata: Sendable, Hashable, Sequence, ExpressibleByDictionaryLit
     static let secretKeys: Set<String> = ["authorization", "yedi-on-behalf-of", "cookie", "x-api-key"]
 
     /// `key` lowercased; the same string when it is already (every key the code names is), because
-    /// `lowercased()` makes a new string each time and a lookup happens several times per call.
+    /// `lowercased()` makes a new string each time and a lookup happens several times per call. The
+    /// check reads the key's bytes in place: the `UTF8View`'s iterator costs a call per byte.
     private static func lowercase(_ key: String) -> String {
-        key.utf8.contains { ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) || $0 >= 0x80 }
-            ? key.lowercased() : key
+        let needsLowercasing =
+            key.utf8.withContiguousStorageIfAvailable { $0.contains(where: isUppercaseOrNonASCII) }
+            ?? key.utf8.contains(where: isUppercaseOrNonASCII)
+        return needsLowercasing ? key.lowercased() : key
+    }
+
+    private static func isUppercaseOrNonASCII(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) || byte >= 0x80
     }
 }
 
