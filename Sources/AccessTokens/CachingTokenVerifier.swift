@@ -23,12 +23,15 @@ public final class CachingTokenVerifier: AccessTokenVerifier, Sendable {
     private let verifier: TSanVisibleMutex<(JWTVerifier, generation: Int)>
     private let cache: LRUCache<SHA256.Digest, AccessTokenClaims>
     private let revocations: (any AccessTokenRevocations)?
+    /// The verifier's clock and skew (a key change keeps them): a hit is checked without the lock.
+    private let expiry: TokenExpiry
 
     public init(
         verifier: JWTVerifier, capacity: Int = defaultCapacity, revocations: (any AccessTokenRevocations)? = nil,
         cache: LRUCache<SHA256.Digest, AccessTokenClaims>? = nil
     ) {
         self.verifier = TSanVisibleMutex((verifier, 0))
+        self.expiry = verifier.expiry
         self.cache = cache ?? LRUCache(name: "access-tokens", capacity: capacity)
         self.revocations = revocations
     }
@@ -87,7 +90,7 @@ public final class CachingTokenVerifier: AccessTokenVerifier, Sendable {
         }
         let key = SHA256.digest(token.utf8)
         guard let cached = cache.get(key) else { return nil }
-        guard !current.hasExpired(cached) else {
+        guard !expiry.hasExpired(cached) else {
             _ = cache.remove(key)
             throw JWTVerifier.expired
         }

@@ -109,11 +109,15 @@ public struct JWTVerifier: AccessTokenVerifier {
 
     /// Whether verified claims have expired since (a cached token is checked again on every use).
     public func hasExpired(_ claims: AccessTokenClaims) -> Bool {
-        isExpired(at: claims.expiresAt.timeIntervalSince1970, now: now().timeIntervalSince1970)
+        expiry.hasExpired(claims)
     }
 
+    /// The clock and skew expiry is judged by, without the keys: what a cache checks on every hit,
+    /// and what a key change (`withKeys`) keeps.
+    public var expiry: TokenExpiry { TokenExpiry(allowedClockSkew: allowedClockSkew, now: now) }
+
     private func isExpired(at expiry: TimeInterval, now: TimeInterval) -> Bool {
-        now > expiry + allowedClockSkew
+        TokenExpiry.isExpired(at: expiry, now: now, allowedClockSkew: allowedClockSkew)
     }
 
     static let expired = failure("access token expired")
