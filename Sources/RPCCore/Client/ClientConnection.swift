@@ -236,12 +236,12 @@ final class ClientConnection: Sendable {
 
     /// Runs a unary call on this connection; returns the response payload.
     func unary(
-        _ frame: YediRPC.Frame,
+        _ header: RequestHeader,
         payload: ByteBuffer,
         deadline: NIODeadline?,
         on handler: NIOLoopBound<ClientConnectionHandler>
     ) async throws -> UnaryReply {
-        let call = OutgoingCall(frame: frame, payload: payload, deadline: deadline)
+        let call = OutgoingCall(header: header, payload: payload, deadline: deadline)
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<UnaryReply, any Error>) in
                 start(call, responder: .unary(continuation), on: handler)
@@ -253,16 +253,16 @@ final class ClientConnection: Sendable {
 
     /// Starts a server-streaming call on this connection.
     func startStream(
-        _ frame: YediRPC.Frame,
+        _ header: RequestHeader,
         payload: ByteBuffer,
         deadline: NIODeadline?,
         windowBytes: Int,
         into stream: ResponseStreamState,
         on handler: NIOLoopBound<ClientConnectionHandler>
     ) -> OutgoingCall {
-        var frame = frame
-        frame.windowBytes = UInt32(clamping: windowBytes)
-        let call = OutgoingCall(frame: frame, payload: payload, deadline: deadline)
+        var header = header
+        header.windowBytes = UInt32(clamping: windowBytes)
+        let call = OutgoingCall(header: header, payload: payload, deadline: deadline)
         stream.attach { bytes in
             handler.eventLoop.execute { handler.value.grantWindow(call, bytes: bytes) }
         }

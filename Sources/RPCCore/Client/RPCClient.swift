@@ -117,8 +117,8 @@ public final class RPCClient: Service, Sendable {
         let call = makeCall(method, options)
         do {
             return try await configuration.interceptors.run(call) { call in
-                let reply = try await self.withAttempts(call) { connection, handler, frame, deadline in
-                    try await connection.unary(frame, payload: payload, deadline: deadline, on: handler)
+                let reply = try await self.withAttempts(call) { connection, handler, header, deadline in
+                    try await connection.unary(header, payload: payload, deadline: deadline, on: handler)
                 }
                 return RPCRawReply(buffer: reply.payload, trailers: reply.trailers)
             }
@@ -168,9 +168,10 @@ public final class RPCClient: Service, Sendable {
                 @Sendable func launch() async throws {
                     // A stream's start is not an answer: only unary outcomes move a target's ejection.
                     let started = try await self.withAttempts(call, recordsOutcome: false) {
-                        connection, handler, frame, deadline in
+                        connection, handler, header, deadline in
                         let outgoing = connection.startStream(
-                            frame, payload: payload, deadline: deadline, windowBytes: window, into: stream, on: handler)
+                            header, payload: payload, deadline: deadline, windowBytes: window, into: stream, on: handler
+                        )
                         return (connection, handler, outgoing)
                     }
                     attempt.set(started)
@@ -255,10 +256,10 @@ public final class RPCClient: Service, Sendable {
     private func withAttempts<T>(
         _ call: ClientCall,
         recordsOutcome: Bool = true,
-        _ attempt: (ClientConnection, NIOLoopBound<ClientConnectionHandler>, YediRPC.Frame, NIODeadline?) async throws
+        _ attempt: (ClientConnection, NIOLoopBound<ClientConnectionHandler>, RequestHeader, NIODeadline?) async throws
             -> T
     ) async throws -> T {
-        let frame = YediRPC.Frame(kind: .request, method: call.method.path, metadata: call.options.metadata.wire)
+        let header = RequestHeader(method: call.method.path, metadata: call.options.metadata)
         let nioDeadline = call.deadline.map { NIODeadline.now() + .nanoseconds(($0 - .now).nanoseconds) }
         let retryable = call.options.retry ?? call.method.idempotency.allowsRetry
         let throttle = configuration.retryThrottle
@@ -274,7 +275,7 @@ public final class RPCClient: Service, Sendable {
                 let (connection, handler) = try await pool.readyConnection(
                     deadline: call.deadline, avoiding: failedTargets)
                 used = connection
-                let result = try await attempt(connection, handler, frame, nioDeadline)
+                let result = try await attempt(connection, handler, header, nioDeadline)
                 if recordsOutcome { pool.record(connection, unavailable: false) }
                 if retryable { throttle.recordSuccess() }
                 return result

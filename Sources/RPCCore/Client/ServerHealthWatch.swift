@@ -61,11 +61,11 @@ final class ServerHealthWatch: Sendable {
         var payload = ByteBuffer()
         // An empty service name: the whole server. Encoding an empty message cannot fail.
         _ = try? YediHealth.HealthCheckRequest(service: "").serialize(into: &payload)
-        let frame = YediRPC.Frame(kind: .request, method: YediHealth.Health.Method.watch.descriptor.path, metadata: [])
+        let header = RequestHeader(method: YediHealth.Health.Method.watch.descriptor.path, metadata: Metadata())
         // Statuses are a few bytes; a small window keeps a slow reader's buffer small.
         let stream = ResponseStreamState(windowBytes: 1 << 10)
         let outgoing = connection.startStream(
-            frame, payload: payload, deadline: nil, windowBytes: 1 << 10, into: stream, on: handler)
+            header, payload: payload, deadline: nil, windowBytes: 1 << 10, into: stream, on: handler)
         let current = watch.withLock { watch in
             guard watch.generation == generation, !watch.stopped else { return false }
             watch.call = (outgoing, handler)

@@ -56,6 +56,15 @@ final class FrameOutput {
         return buffer
     }
 
+    /// A call's REQUEST frame, with its length prefix.
+    func encodeRequest(_ header: RequestHeader, callID: UInt64, timeoutMicros: UInt64, payload: ByteBuffer)
+        throws(ProtoEncodingError) -> ByteBuffer
+    {
+        var buffer = context.channel.allocator.buffer(capacity: header.frameBytes + payload.readableBytes)
+        try buffer.writeRequestFrame(header, callID: callID, timeoutMicros: timeoutMicros, payload: payload)
+        return buffer
+    }
+
     /// Writes a frame `encode` made and schedules a flush; `promise` completes once it is written to
     /// the socket (or failed with the connection).
     func write(encoded buffer: ByteBuffer, promise: EventLoopPromise<Void>? = nil) {

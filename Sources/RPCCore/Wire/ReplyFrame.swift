@@ -131,8 +131,6 @@ extension ByteBuffer {
             writeInteger(UInt8(2 << 3))  // field 2, varint
             writeVarint(UInt64(bitPattern: Int64(kind.rawValue)))  // as protobuf writes an enum
         }
-        guard !trailers.isEmpty else { return }
-        // Only `metadata` is set, so protobuf-c writes only its entries (proto3 leaves zeros out).
-        try YediRPC.Frame(metadata: trailers.wire).serialize(into: &self)
+        try writeMetadata(trailers)
     }
 }

@@ -191,19 +191,20 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             call.resolve(error: UnsentCallError(error: error))
             return
         }
-        var frame = call.frame
+        var timeoutMicros: UInt64 = 0
         if let deadline = call.deadline {
             guard let micros = Self.timeoutMicros(until: deadline, now: .now()) else {
                 call.resolve(
                     error: RPCError(code: .deadlineExceeded, message: "the deadline passed before the call was sent"))
                 return
             }
-            frame.timeoutMicros = micros
+            timeoutMicros = micros
         }
-        frame.callID = state.nextCallID()
+        let callID = state.nextCallID()
         let encoded: ByteBuffer
         do {
-            encoded = try output.encode(frame, payload: call.payload)
+            encoded = try output.encodeRequest(
+                call.header, callID: callID, timeoutMicros: timeoutMicros, payload: call.payload)
         } catch {
             call.resolve(error: RPCError(code: .invalidArgument, message: "the request cannot be sent: \(error)"))
             return
@@ -224,7 +225,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
                 self.cancelCall(call, error: RPCError(code: .deadlineExceeded, message: "the deadline passed"))
             }
         }
-        call.id = frame.callID
+        call.id = callID
         call.state = .sent
         calls[call.id] = call
         state.callSent(call.id)
@@ -413,8 +414,8 @@ struct UnsentCallError: Error {
 final class OutgoingCall: @unchecked Sendable {
     enum State { case new, pending, sent, done }
 
-    /// The REQUEST frame without its payload; its call id is filled in when sent.
-    let frame: YediRPC.Frame
+    /// The REQUEST frame's method, metadata and window; the call id and timeout are added when sent.
+    let header: RequestHeader
     /// The serialized request.
     let payload: ByteBuffer
     let deadline: NIODeadline?
@@ -430,12 +431,12 @@ final class OutgoingCall: @unchecked Sendable {
     private var earlyError: (any Error)?
 
     init(
-        frame: YediRPC.Frame,
+        header: RequestHeader,
         payload: ByteBuffer,
         deadline: NIODeadline?,
         responder: ClientConnectionHandler.Responder? = nil
     ) {
-        self.frame = frame
+        self.header = header
         self.payload = payload
         self.deadline = deadline
         self.responder = responder
