@@ -20,7 +20,8 @@ import YediProto
 /// across reads are covered too. Every input gets a fresh channel that is closed and drained at the end.
 ///
 /// Before that, the rest is read as one frame's body by the hand-written `InboundFrame` reader and by
-/// the generated decoder (protobuf-c): they must accept the same bytes and read the same fields.
+/// the generated decoder (protobuf-c): they must accept the same bytes and read the same fields; and
+/// read after a previous request, whose strings the reader shares, it must read as it does fresh.
 let router: RPCRouter = {
     var router = RPCRouter()
     router.register(
@@ -57,6 +58,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let chunk = data[0] == 0 ? max(size - 1, 1) : Int(data[0])
     let bytes = UnsafeBufferPointer(start: data + 1, count: size - 1)
     checkReadersAgree(ByteBuffer(bytes: bytes))
+    checkSharingChangesNothing(ByteBuffer(bytes: bytes))
 
     let channel = EmbeddedChannel()
     let configuration = ServerConnectionHandler.Configuration(
@@ -101,17 +103,38 @@ func checkReadersAgree(_ body: ByteBuffer) {
         frame.metadata = frame.metadata.map { .init(key: $0.key.lowercased(), value: $0.value) }
         return frame
     }
-    let frame = try? InboundFrame.read(body)
-    let handWritten = frame.map {
-        YediRPC.Frame(
-            callID: $0.callID, kind: $0.kind, method: $0.method, metadata: $0.metadata.wire,
-            timeoutMicros: $0.timeoutMicros, payload: Array($0.payload.readableBytesView), status: $0.status,
-            windowBytes: $0.windowBytes, lastCallID: $0.lastCallID, maxConcurrentCalls: $0.maxConcurrentCalls,
-            maxFrameBytes: $0.maxFrameBytes)
-    }
+    let handWritten = (try? InboundFrame.read(body)).map(fields)
     precondition(
         handWritten == generated,
         "InboundFrame read \(String(describing: handWritten)), protobuf-c \(String(describing: generated))")
+}
+
+/// Traps when a frame read after a previous request (whose method and metadata strings it may share)
+/// reads otherwise than fresh: after itself, and before and after itself with one byte changed.
+func checkSharingChangesNothing(_ body: ByteBuffer) {
+    var changed = body
+    if body.readableBytes > 0 {
+        let index = body.readerIndex + body.readableBytes / 2
+        changed.setInteger(body.getInteger(at: index, as: UInt8.self)! ^ 0x01, at: index)
+    }
+    for (previous, next) in [(body, body), (changed, body), (body, changed)] {
+        var reader = InboundFrameReader()
+        _ = try? reader.read(previous)
+        let shared = (try? reader.read(next)).map(fields)
+        let fresh = (try? InboundFrame.read(next)).map(fields)
+        precondition(
+            shared == fresh,
+            "after a previous request \(String(describing: shared)), fresh \(String(describing: fresh))")
+    }
+}
+
+/// A frame's fields as the generated type holds them, to compare.
+func fields(_ frame: InboundFrame) -> YediRPC.Frame {
+    YediRPC.Frame(
+        callID: frame.callID, kind: frame.kind, method: frame.method, metadata: frame.metadata.wire,
+        timeoutMicros: frame.timeoutMicros, payload: Array(frame.payload.readableBytesView), status: frame.status,
+        windowBytes: frame.windowBytes, lastCallID: frame.lastCallID, maxConcurrentCalls: frame.maxConcurrentCalls,
+        maxFrameBytes: frame.maxFrameBytes)
 }
 
 /// `YEDI_FUZZ_WRITE_SEEDS=<dir>`: writes the seed corpus into `dir` and exits, instead of fuzzing:

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A cursor over one message's bytes that never reads past their end, with protobuf's wire rules: the
 /// one varint and tag reader, shared by `WireValidator` (every decoded message) and RPCCore's
 /// hand-written frame reader (every call), so both refuse the same bytes for the same reasons.
@@ -84,13 +78,17 @@ package struct WireReader {
     }
 
     /// Compared as memory where the string's bytes are contiguous (a native string always is): the
-    /// `UTF8View`'s generic `elementsEqual` costs a call per byte, and this runs on every frame.
+    /// `UTF8View`'s generic `elementsEqual` costs a call per byte, and this runs on every frame. Every
+    /// byte is compared, whatever differs first: the previous value may be another caller's token (a
+    /// gateway's connection), and how long a comparison takes must not say how much of it matched.
     private static func bytes(of string: String, equal value: UnsafeRawBufferPointer) -> Bool {
         let utf8 = string.utf8
         guard utf8.count == value.count else { return false }
-        guard let base = value.baseAddress else { return true }  // both empty
-        return utf8.withContiguousStorageIfAvailable { memcmp($0.baseAddress!, base, value.count) == 0 }
-            ?? utf8.elementsEqual(value)
+        return utf8.withContiguousStorageIfAvailable { stored in
+            var difference: UInt8 = 0
+            for index in 0..<value.count { difference |= stored[index] ^ value[index] }
+            return difference == 0
+        } ?? utf8.elementsEqual(value)
     }
 
     package mutating func bytes(_ wireType: UInt8) throws(Failure) -> UnsafeRawBufferPointer {

@@ -5,8 +5,9 @@ import ProtoBridge
 ///
 /// The payload stays a slice of the received buffer, so the request or response inside it is decoded
 /// once, straight from those bytes, by whoever knows its type. Strings are checked for UTF-8 (and NUL,
-/// which protobuf-c's C strings cannot carry) once, here. Frames are written with the generated
-/// `YediRPC.Frame`; reading them is hand-written because every call pays for it, and the generic path
+/// which protobuf-c's C strings cannot carry) once, here. Most frames are written with the generated
+/// `YediRPC.Frame` (a call's REQUEST and its reply are written by hand: `RequestFrame`, `ReplyFrame`);
+/// reading them is hand-written because every call pays for it, and the generic path
 /// (validate, unpack with protobuf-c, copy into Swift values) made the payload take three copies.
 /// `InboundFrameTests` checks it against that path on valid and mutated frames.
 ///

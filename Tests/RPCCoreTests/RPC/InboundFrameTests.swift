@@ -133,12 +133,19 @@ final class InboundFrameTests: XCTestCase {
     /// its strings; a changed value is read and checked anew, and a frame too large to remember is not kept.
     func testRepeatedMetadataIsSharedAndAChangedValueIsStillChecked() throws {
         func request(_ entries: [(key: String, value: [UInt8])]) -> ByteBuffer {
-            var bytes: [UInt8] = [0x10, UInt8(YediRPC.FrameKind.request.rawValue)]
+            var frame = ByteBuffer(bytes: [0x10, UInt8(YediRPC.FrameKind.request.rawValue)])
             for (key, value) in entries {
-                let entry = [0x0A, UInt8(key.utf8.count)] + Array(key.utf8) + [0x12, UInt8(value.count)] + value
-                bytes += [0x22, UInt8(entry.count)] + entry
+                var entry = ByteBuffer(bytes: [0x0A])
+                entry.writeVarint(UInt64(key.utf8.count))
+                entry.writeString(key)
+                entry.writeInteger(UInt8(0x12))
+                entry.writeVarint(UInt64(value.count))
+                entry.writeBytes(value)
+                frame.writeInteger(UInt8(0x22))
+                frame.writeVarint(UInt64(entry.readableBytes))
+                frame.writeBuffer(&entry)
             }
-            return ByteBuffer(bytes: bytes)
+            return frame
         }
         let storage = { (text: String) in text.utf8.withContiguousStorageIfAvailable { $0.baseAddress } ?? nil }
         let token = Array(("Bearer " + String(repeating: "t", count: 100)).utf8)
@@ -162,14 +169,25 @@ final class InboundFrameTests: XCTestCase {
             try reader.read(request([("authorization", Array("Bearer other".utf8))])).metadata["authorization"],
             "Bearer other")
 
-        let large = [UInt8](repeating: UInt8(ascii: "x"), count: 120)
-        let many = (0..<40).map { (key: "k\($0)", value: large) }
-        let firstLarge = try reader.read(request(many)).metadata
-        let secondLarge = try reader.read(request(many)).metadata
-        XCTAssertEqual(secondLarge["k0"], String(decoding: large, as: UTF8.self))
-        XCTAssertNotEqual(
-            storage(try XCTUnwrap(firstLarge["k0"])), storage(try XCTUnwrap(secondLarge["k0"])),
-            "metadata over \(InboundFrameReader.maxRememberedMetadataBytes) bytes is not kept for the next frame")
+        // A key longer than a small string's 15 bytes has storage of its own, shared too.
+        let longKey = "x-yedi-a-rather-long-key"
+        let keyed = try reader.read(request([(longKey, Array("1".utf8))])).metadata
+        let keyedAgain = try reader.read(request([(longKey, Array("2".utf8))])).metadata
+        XCTAssertEqual(keyedAgain[longKey], "2")
+        XCTAssertEqual(
+            storage(try XCTUnwrap(keyed.entries.first?.key)), storage(try XCTUnwrap(keyedAgain.entries.first?.key)))
+
+        // Kept up to the limit as the limits count it (32 bytes per entry besides key and value), not past it.
+        let limit = InboundFrameReader.maxRememberedMetadataBytes
+        for (valueBytes, kept) in [(limit - WireLimits.metadataEntryOverhead - 1, true), (limit - 32, false)] {
+            let entries = [(key: "k", value: [UInt8](repeating: UInt8(ascii: "x"), count: valueBytes))]
+            let first = try reader.read(request(entries)).metadata
+            let second = try reader.read(request(entries)).metadata
+            XCTAssertEqual(second["k"]?.utf8.count, valueBytes)
+            XCTAssertEqual(
+                storage(try XCTUnwrap(first["k"])) == storage(try XCTUnwrap(second["k"])), kept,
+                "\(valueBytes + 1 + WireLimits.metadataEntryOverhead) bytes kept: \(kept)")
+        }
     }
 
     func testBadFramesAreRefusedNamingTheField() throws {
