@@ -172,7 +172,7 @@ public struct AuthenticationInterceptor: ServerInterceptor {
 
     /// The token of an `authorization` value, which must be `Bearer <token>`.
     private static func bearerToken(_ authorization: String) throws(RPCError) -> Substring {
-        // UTF-8 offsets: `count` and `dropFirst` would walk the token by characters, on every call.
+        // UTF-8 offsets: `count` would walk the whole token by characters, and `dropFirst` its start.
         guard authorization.hasPrefix("Bearer "), authorization.utf8.count > 7 else {
             throw RPCError(code: .unauthenticated, message: "the authorization metadata must be \"Bearer <token>\"")
         }

@@ -47,6 +47,31 @@ final class TokenCacheTests: XCTestCase {
         await assertUnauthenticated(verifier, token, containing: "expired")
     }
 
+    /// A hit allows the verifier's clock skew (30 s) past expiry, no more, also after a key change (which
+    /// keeps the clock and skew).
+    func testTokenCacheHitsAllowTheClockSkewAndNoMoreAlsoAfterAKeyChange() async throws {
+        let (verifier, cache) = verifier()
+        let start = clock.now
+        for keysChanged in [false, true] {
+            clock.now = start
+            let token = try token(lifetime: .seconds(60))
+            _ = try await verifier.claims(of: token)
+            if keysChanged {
+                verifier.replaceKeys([signingKey.verificationKey])
+                _ = try await verifier.claims(of: token)
+            }
+            clock.now = start + 60 + 20
+            let hitsBefore = cache.statistics.hits
+            XCTAssertNotNil(
+                try verifier.knownCaller(bearerToken: token[...]), "within the skew (keys changed: \(keysChanged))")
+            XCTAssertEqual(cache.statistics.hits, hitsBefore + 1, "served from the cache")
+            clock.now = start + 60 + 40
+            XCTAssertThrowsError(try verifier.knownCaller(bearerToken: token[...]), "past the skew") { error in
+                XCTAssertTrue((error as? RPCError)?.message.contains("expired") ?? false, "\(error)")
+            }
+        }
+    }
+
     func testTokenCacheRefusesATokenOfARemovedKeyAfterTheKeyChange() async throws {
         let (verifier, cache) = verifier()
         let token = try token()

@@ -39,6 +39,13 @@ final class RequestFrameTests: XCTestCase {
             ),
             (RequestHeader(method: "/a/b", metadata: ["k": "", "": "v", "x-trace": "한국어 값"]), .max, 1, 65_536, [1]),
             (RequestHeader(method: "", metadata: repeated), 0, 0, 1, []),
+            // Every varint at its longest, and lengths of three bytes: the room reserved still suffices.
+            (
+                RequestHeader(
+                    method: String(repeating: "m", count: 20_000),
+                    metadata: [String(repeating: "k", count: 20_000): String(repeating: "v", count: 20_000)]),
+                .max, .max, .max, Array(repeating: 1, count: 20_000)
+            ),
         ]
         for (header, callID, timeout, window, payload) in cases {
             var header = header
