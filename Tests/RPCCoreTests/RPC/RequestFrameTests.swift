@@ -81,6 +81,7 @@ final class RequestFrameTests: XCTestCase {
                     ProtoEncodingError(
                         messageType: "yedi.rpc.Frame", fieldPath: field, reason: .stringContainsNUL))
             }
+            XCTAssertEqual(buffer.readableBytes, 0, "nothing is written")
         }
     }
 
