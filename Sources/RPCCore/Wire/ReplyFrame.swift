@@ -74,10 +74,14 @@ struct ReplyFrame: Sendable {
         let capacity = headerBytes(messageBytes) + messageBytes + envelopeBytes
         var buffer = spare.take() ?? ByteBufferAllocator().buffer(capacity: capacity)
         buffer.reserveCapacity(capacity)
-        buffer.writeInteger(UInt32(0))
-        guard messageBytes > 0 else { return buffer }  // protobuf leaves an empty bytes field out
-        buffer.writeInteger(UInt8(payloadTag))
-        buffer.writeVarint(UInt64(messageBytes))
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: headerBytes(messageBytes)) { memory in
+            var out = WireCursor(memory)
+            out.uint32(0)  // the length prefix, filled in when the frame is finished
+            guard messageBytes > 0 else { return out.offset }  // protobuf leaves an empty bytes field out
+            out.byte(UInt8(payloadTag))
+            out.varint(UInt64(messageBytes))
+            return out.offset
+        }
         return buffer
     }
 
@@ -123,14 +127,15 @@ extension ByteBuffer {
     fileprivate mutating func writeEnvelope(callID: UInt64, kind: YediRPC.FrameKind, trailers: Metadata)
         throws(ProtoEncodingError)
     {
-        if callID != 0 {
-            writeInteger(UInt8(1 << 3))  // field 1, varint
-            writeVarint(callID)
+        let kind = UInt64(bitPattern: Int64(kind.rawValue))  // as protobuf writes an enum
+        let bytes = WireCursor.varintFieldBytes(callID) + WireCursor.varintFieldBytes(kind)
+        writeWithUnsafeMutableBytes(minimumWritableBytes: bytes) { memory in
+            var out = WireCursor(memory)
+            out.varintField(1, callID)
+            out.varintField(2, kind)
+            return out.offset
         }
-        if kind.rawValue != 0 {
-            writeInteger(UInt8(2 << 3))  // field 2, varint
-            writeVarint(UInt64(bitPattern: Int64(kind.rawValue)))  // as protobuf writes an enum
-        }
+        guard !trailers.isEmpty else { return }
         try writeMetadata(trailers)
     }
 }

@@ -37,6 +37,21 @@ final class ReplyFrameTests: XCTestCase {
         XCTAssertEqual(read.metadata["retry-after"], "1")
     }
 
+    /// The envelope at its longest (a call id of ten varint bytes) and with no message, as the generated
+    /// encoder writes it.
+    func testTheLongestEnvelopeAndAnEmptyMessage() throws {
+        var reply = try ReplyFrame.encode(message, maxPayloadBytes: 1_000)
+        let frame = try reply.finish(callID: .max, kind: .end, trailers: ["k": "v"])
+        XCTAssertEqual(
+            try YediRPC.Frame(buffer: try body(of: frame)),
+            YediRPC.Frame(
+                callID: .max, kind: .end, metadata: [.init(key: "k", value: "v")],
+                payload: try message.serializedBytes()))
+        var empty = try ReplyFrame.encode(YediRPC.Status(), maxPayloadBytes: 1_000)
+        let emptyFrame = try empty.finish(callID: 1, kind: .message)
+        XCTAssertEqual(Array(try body(of: emptyFrame).readableBytesView), [0x08, 1, 0x10, 2])
+    }
+
     /// The message is where it was packed when the frame leaves: finishing appended, it did not copy.
     func testFinishingAUnaryEndDoesNotCopyTheResponse() throws {
         var response = ServerResponse(reply: try ReplyFrame.encode(message, maxPayloadBytes: 1_000))
