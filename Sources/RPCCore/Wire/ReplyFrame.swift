@@ -18,8 +18,9 @@ struct ReplyFrame: Sendable {
     /// Where the message starts in `buffer`.
     private let messageIndex: Int
 
-    /// Bytes the envelope after the payload takes without trailers: call id and kind.
-    private static let envelopeBytes = 1 + 10 + 1 + 5
+    /// Bytes the envelope after the payload takes without trailers, at most: call id and kind (an
+    /// unknown, negative kind is ten varint bytes, as protobuf writes an enum).
+    private static let envelopeBytes = 1 + 10 + 1 + 10
 
     /// Encodes `message` into a new reply frame; a message the client could not receive is the server's
     /// fault. The buffer has room for the call id and kind after it; trailers, rare, may grow it.
@@ -74,13 +75,14 @@ struct ReplyFrame: Sendable {
         let capacity = headerBytes(messageBytes) + messageBytes + envelopeBytes
         var buffer = spare.take() ?? ByteBufferAllocator().buffer(capacity: capacity)
         buffer.reserveCapacity(capacity)
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: headerBytes(messageBytes)) { memory in
-            var out = WireCursor(memory)
+        // `finish` fills the length in at the reader index: the frame starts there (a recycled buffer is
+        // emptied to index 0).
+        assert(buffer.readableBytes == 0, "a reply frame starts its buffer")
+        buffer.write(reserving: headerBytes(messageBytes)) { out in
             out.uint32(0)  // the length prefix, filled in when the frame is finished
-            guard messageBytes > 0 else { return out.offset }  // protobuf leaves an empty bytes field out
+            guard messageBytes > 0 else { return }  // protobuf leaves an empty bytes field out
             out.byte(UInt8(payloadTag))
             out.varint(UInt64(messageBytes))
-            return out.offset
         }
         return buffer
     }
@@ -129,11 +131,9 @@ extension ByteBuffer {
     {
         let kind = UInt64(bitPattern: Int64(kind.rawValue))  // as protobuf writes an enum
         let bytes = WireCursor.varintFieldBytes(callID) + WireCursor.varintFieldBytes(kind)
-        writeWithUnsafeMutableBytes(minimumWritableBytes: bytes) { memory in
-            var out = WireCursor(memory)
+        write(reserving: bytes) { out in
             out.varintField(1, callID)
             out.varintField(2, kind)
-            return out.offset
         }
         guard !trailers.isEmpty else { return }
         try writeMetadata(trailers)

@@ -36,8 +36,7 @@ extension ByteBuffer {
         try WireCursor.checkNoNUL(header.method, path: "method")
         try WireCursor.checkNoNUL(header.metadata)
         let payloadBytes = payload.readableBytes
-        writeWithUnsafeMutableBytes(minimumWritableBytes: header.frameBytes + payloadBytes) { memory in
-            var out = WireCursor(memory)
+        write(reserving: header.frameBytes + payloadBytes) { out in
             out.uint32(0)  // the length prefix, filled in last
             out.varintField(1, callID)
             out.varintField(2, UInt64(YediRPC.FrameKind.request.rawValue))
@@ -51,7 +50,6 @@ extension ByteBuffer {
             }
             out.varintField(8, UInt64(header.windowBytes))
             out.lengthPrefix()
-            return out.offset
         }
     }
 
@@ -59,10 +57,6 @@ extension ByteBuffer {
     /// END's trailers. A key or value with a NUL is refused, and nothing is written.
     mutating func writeMetadata(_ metadata: Metadata) throws(ProtoEncodingError) {
         try WireCursor.checkNoNUL(metadata)
-        writeWithUnsafeMutableBytes(minimumWritableBytes: WireCursor.metadataBytes(metadata)) { memory in
-            var out = WireCursor(memory)
-            out.metadata(metadata)
-            return out.offset
-        }
+        write(reserving: WireCursor.metadataBytes(metadata)) { out in out.metadata(metadata) }
     }
 }

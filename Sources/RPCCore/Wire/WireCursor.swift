@@ -54,8 +54,9 @@ struct WireCursor {
     }
 
     mutating func bytes(_ source: UnsafeRawBufferPointer) {
-        guard let base = source.baseAddress, source.count > 0 else { return }
-        memory.baseAddress!.advanced(by: offset).copyMemory(from: base, byteCount: source.count)
+        guard source.count > 0 else { return }
+        // Through a slice, so a debug build checks it against the reservation as the subscript does.
+        UnsafeMutableRawBufferPointer(rebasing: memory[offset..<offset + source.count]).copyMemory(from: source)
         offset += source.count
     }
 
@@ -102,5 +103,18 @@ struct WireCursor {
     /// Bytes a string field of `count` bytes takes with its tag and length; none when empty.
     private static func stringFieldBytes(_ count: Int) -> Int {
         count > 0 ? 1 + ByteBuffer.varintBytes(UInt64(count)) + count : 0
+    }
+}
+
+extension ByteBuffer {
+    /// Appends what `write` writes through a cursor over `reserved` bytes of writable memory: exactly
+    /// those, so that writing past the reservation traps in a debug build (the buffer's capacity, rounded
+    /// up, would hide it).
+    mutating func write(reserving reserved: Int, _ write: (inout WireCursor) -> Void) {
+        writeWithUnsafeMutableBytes(minimumWritableBytes: reserved) { memory in
+            var out = WireCursor(UnsafeMutableRawBufferPointer(rebasing: memory[..<reserved]))
+            write(&out)
+            return out.offset
+        }
     }
 }

@@ -47,6 +47,11 @@ final class ReplyFrameTests: XCTestCase {
             YediRPC.Frame(
                 callID: .max, kind: .end, metadata: [.init(key: "k", value: "v")],
                 payload: try message.serializedBytes()))
+        var unknown = try ReplyFrame.encode(message, maxPayloadBytes: 1_000)
+        let unknownKind = try unknown.finish(callID: .max, kind: .unrecognized(-1))
+        XCTAssertEqual(
+            try YediRPC.Frame(buffer: try body(of: unknownKind)),
+            YediRPC.Frame(callID: .max, kind: .unrecognized(-1), payload: try message.serializedBytes()))
         var empty = try ReplyFrame.encode(YediRPC.Status(), maxPayloadBytes: 1_000)
         let emptyFrame = try empty.finish(callID: 1, kind: .message)
         XCTAssertEqual(Array(try body(of: emptyFrame).readableBytesView), [0x08, 1, 0x10, 2])

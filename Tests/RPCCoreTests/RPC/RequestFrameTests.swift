@@ -90,6 +90,7 @@ final class RequestFrameTests: XCTestCase {
         let trailers: Metadata = ["retry-after": "1", "x-why": "", "x-many": "값"]
         var buffer = ByteBuffer()
         try buffer.writeMetadata(trailers)
+        XCTAssertLessThanOrEqual(buffer.readableBytes, WireCursor.metadataBytes(trailers), "within the room reserved")
         XCTAssertEqual(
             Array(buffer.readableBytesView), try generated(YediRPC.Frame(metadata: trailers.wire)))
     }
