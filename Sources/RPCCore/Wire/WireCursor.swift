@@ -2,7 +2,7 @@ import NIOCore
 import ProtoBridge
 
 /// Writes protobuf's tags, varints and bytes into memory reserved for them
-/// (`ByteBuffer.writeWithUnsafeMutableBytes`), with no check per byte: the hand-written frames'
+/// (`ByteBuffer.write(reserving:)`), with no check per byte: the hand-written frames'
 /// envelopes (`RequestFrame`, `ReplyFrame`), where `writeInteger` per byte checked the buffer's capacity
 /// and uniqueness each time. The caller reserves enough (`RequestHeader.frameBytes`, `metadataBytes`,
 /// `varintFieldBytes`), which the tests check at every varint's longest; a debug build traps past it.
@@ -21,10 +21,30 @@ struct WireCursor {
 
     static func checkNoNUL(_ value: String, path: String) throws(ProtoEncodingError) {
         let utf8 = value.utf8
-        let hasNUL = utf8.withContiguousStorageIfAvailable { $0.contains(0) } ?? utf8.contains(0)
+        let hasNUL =
+            utf8.withContiguousStorageIfAvailable { containsZero(UnsafeRawBufferPointer($0)) } ?? utf8.contains(0)
         guard !hasNUL else {
             throw ProtoEncodingError(messageType: "yedi.rpc.Frame", fieldPath: path, reason: .stringContainsNUL)
         }
+    }
+
+    /// Eight bytes at a time: a client's token (hundreds of bytes) is checked on every call, and a byte
+    /// loop that may stop early is not vectorized. A word has a zero byte exactly when
+    /// `(w - 0x01…01) & ~w & 0x80…80` is not zero.
+    static func containsZero(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            let word = bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            if (word &- ones) & ~word & highs != 0 { return true }
+            offset += 8
+        }
+        while offset < bytes.count {
+            if bytes[offset] == 0 { return true }
+            offset += 1
+        }
+        return false
     }
 
     static func checkNoNUL(_ metadata: Metadata) throws(ProtoEncodingError) {

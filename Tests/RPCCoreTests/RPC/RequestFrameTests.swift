@@ -85,6 +85,29 @@ final class RequestFrameTests: XCTestCase {
         }
     }
 
+    /// The word-at-a-time search finds a NUL at every offset of every length around the word size (the
+    /// words and the tail), among bytes that look like zero to a careless bit trick (0x01, 0x80, 0xFF).
+    func testANULIsFoundAtEveryOffsetAndNothingElseLooksLikeOne() {
+        for filler: UInt8 in [0x01, 0x7F, 0x80, 0x81, 0xFF, 0x61] {
+            for count in 0...41 {
+                var bytes = [UInt8](repeating: filler, count: count)
+                bytes.withUnsafeBytes { XCTAssertFalse(WireCursor.containsZero($0), "\(filler) × \(count)") }
+                for offset in 0..<count {
+                    bytes[offset] = 0
+                    bytes.withUnsafeBytes { XCTAssertTrue(WireCursor.containsZero($0), "\(count) at \(offset)") }
+                    bytes[offset] = filler
+                }
+            }
+        }
+        var token = RequestHeader(
+            method: "/a/b", metadata: ["authorization": "Bearer " + String(repeating: "x", count: 300)])
+        var buffer = ByteBuffer()
+        XCTAssertNoThrow(try buffer.writeRequestFrame(token, callID: 1, timeoutMicros: 0, payload: ByteBuffer()))
+        token = RequestHeader(
+            method: "/a/b", metadata: ["authorization": "Bearer " + String(repeating: "x", count: 299) + "\u{0}"])
+        XCTAssertThrowsError(try buffer.writeRequestFrame(token, callID: 2, timeoutMicros: 0, payload: ByteBuffer()))
+    }
+
     /// Trailers share the writer: an END's metadata reads back as sent.
     func testTrailersAreWrittenAsTheGeneratedEncoderWrites() throws {
         let trailers: Metadata = ["retry-after": "1", "x-why": "", "x-many": "값"]
