@@ -121,8 +121,10 @@ public final class CachingTokenVerifier: AccessTokenVerifier, Sendable {
     }
 
     /// Runs `work` on the global concurrent executor rather than on the calling task's executor (a
-    /// connection's event loop).
-    private static func offTheEventLoop<T: Sendable>(_ work: @Sendable () throws(RPCError) -> T) async throws(RPCError)
+    /// connection's event loop). `@concurrent`: this module's functions otherwise run on their caller's
+    /// executor, and this one is where a call leaves it.
+    @concurrent private static func offTheEventLoop<T: Sendable>(_ work: @Sendable () throws(RPCError) -> T)
+        async throws(RPCError)
         -> T
     {
         let result: Result<T, RPCError> = await withTaskExecutorPreference(globalConcurrentExecutor) {

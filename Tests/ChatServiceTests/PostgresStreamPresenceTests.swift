@@ -114,7 +114,8 @@ final class PostgresStreamPresenceTests: XCTestCase {
     func testPresenceAReplicaShutDownIsForgottenAtOnce() async throws {
         let logger = Logger(label: "presence-test")
         let hub = ChatEventHub()
-        try await database.withSecondPool { second in
+        // `@concurrent`, as `testGracefulShutdown`'s body is, which shares this closure's state.
+        try await database.withSecondPool { @concurrent second in
             let b = PostgresStreamPresence(postgres: second, replica: "b", hub: ChatEventHub(), logger: logger)
             try await testGracefulShutdown { trigger in
                 let a = PostgresStreamPresence(

@@ -95,12 +95,12 @@ final class HTTPTestConnection {
     }
 
     func readResponse() async throws -> HTTPTestResponse {
-        let first = try await responses.next()
+        let first = try await responses.next(isolation: #isolation)
         guard case .head(let head) = first else {
             throw first.map(HTTPTestClientError.unexpectedPart) ?? .closedMidResponse
         }
         var body = ByteBuffer()
-        while let part = try await responses.next() {
+        while let part = try await responses.next(isolation: #isolation) {
             switch part {
             case .body(var chunk):
                 body.writeBuffer(&chunk)
@@ -117,7 +117,7 @@ final class HTTPTestConnection {
     /// than another response.
     func serverClosed() async -> Bool {
         do {
-            return try await responses.next() == nil
+            return try await responses.next(isolation: #isolation) == nil
         } catch {
             return true
         }

@@ -57,7 +57,7 @@ final class RawHTTPConnection {
                 pending.removeSubrange(..<range.upperBound)
                 return text
             }
-            guard let chunk = try await incoming.next() else {
+            guard let chunk = try await incoming.next(isolation: #isolation) else {
                 throw RawHTTPConnectionError.closedBefore(expected: marker, received: pending)
             }
             pending += String(buffer: chunk)
@@ -66,7 +66,7 @@ final class RawHTTPConnection {
 
     /// Everything until the server closes the connection.
     func readToEnd() async throws -> String {
-        while let chunk = try await incoming.next() {
+        while let chunk = try await incoming.next(isolation: #isolation) {
             pending += String(buffer: chunk)
         }
         defer { pending = "" }
