@@ -103,7 +103,9 @@ final class TargetEjectionTests: XCTestCase {
         let sickServer = try await RunningServer.start(pki: pki, services: [sickService])
         let wellServer = try await RunningServer.start(pki: pki, services: [wellService])
         let configuration = pki.rpcClientConfiguration(ports: [sickServer.port, wellServer.port]) { configuration in
-            configuration.ejectionBackoff = Backoff(initial: .milliseconds(300), maximum: .seconds(60), jitter: 0)
+            // The first ten calls must end within the backoff, or the replica is back among them: a second
+            // leaves a slow machine (a sanitizer build) room that 300 ms did not.
+            configuration.ejectionBackoff = Backoff(initial: .seconds(1), maximum: .seconds(60), jitter: 0)
             configuration.retryBackoff = Backoff(initial: .milliseconds(1), maximum: .milliseconds(2))
         }
         try await withRPCClient(configuration: configuration) { client in
@@ -114,7 +116,7 @@ final class TargetEjectionTests: XCTestCase {
             XCTAssertEqual(sickService.probe.startedCalls.count, 3, "ejected after its third answer in a row")
 
             sickService.unavailable.withLockedValue { $0 = false }
-            try await Task.sleep(for: .milliseconds(400))
+            try await Task.sleep(for: .milliseconds(1_100))
             for index in 0..<10 { _ = try await echo.echo(.init(text: "b\(index)")) }
             let afterBackoff = sickService.probe.startedCalls.filter { $0.hasPrefix("b") }.count
             XCTAssertEqual(afterBackoff, 5, "back in the round robin: every second call")
