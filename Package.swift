@@ -614,18 +614,6 @@ let package = Package(
     ]
 )
 
-// MARK: Async functions run where they are called (issue 25)
-//
-// Every Swift module runs a nonisolated async function on its caller's executor (SE-0461,
-// `nonisolated(nonsending)`) instead of hopping to the generic executor on entry. Call tasks prefer their
-// connection's event loop, so each such hop stayed on the loop anyway, yet took the task's status lock to
-// find that out, several times per call: 8 to 12% of a client's CPU per echo call. The whole package
-// follows one rule (an interceptor, a handler, a test's fake conform to the same function types); what
-// must run elsewhere says so (`@concurrent`, `CachingTokenVerifier.offTheEventLoop`).
-for target in package.targets where target.type != .system && target.type != .binary {
-    target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
-}
-
 // MARK: Fuzzing (issue 15): libFuzzer targets, declared only when YEDI_FUZZ=1.
 //
 // Each target exports `LLVMFuzzerTestOneInput` and has no `main` (libFuzzer's runtime provides it), so
@@ -697,4 +685,16 @@ if let subset = ProcessInfo.processInfo.environment["YEDI_TEST_TARGETS"], !subse
     }
     package.targets.removeAll { !needed.contains($0.name) }
     package.products.removeAll { ($0 as? Product.Executable)?.targets.contains { !needed.contains($0) } ?? false }
+}
+
+// MARK: Async functions run where they are called (issue 25)
+//
+// Every Swift module runs a nonisolated async function on its caller's executor (SE-0461,
+// `nonisolated(nonsending)`) instead of hopping to the generic executor on entry. Call tasks prefer their
+// connection's event loop, so each such hop stayed on the loop anyway, yet took the task's status lock to
+// find that out, several times per call (12% of an authenticated echo client's CPU). The whole package
+// follows one rule, fuzz targets included (an interceptor, a handler, a test's fake conform to the same
+// function types); what must run elsewhere says so (`@concurrent`, `CachingTokenVerifier.offTheEventLoop`).
+for target in package.targets where target.type != .system && target.type != .binary {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
 }
