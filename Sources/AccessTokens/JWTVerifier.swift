@@ -83,7 +83,9 @@ public struct JWTVerifier: AccessTokenVerifier {
             throw Self.failure("access token claims invalid: empty sub or role, or a non-finite time")
         }
         let now = now().timeIntervalSince1970
-        guard !isExpired(at: payload.exp, now: now) else { throw Self.failure("access token expired") }
+        guard !TokenExpiry.isExpired(at: payload.exp, now: now, allowedClockSkew: allowedClockSkew) else {
+            throw Self.failure("access token expired")
+        }
         guard payload.iat <= now + allowedClockSkew else { throw Self.failure("access token not yet valid") }
         guard payload.iat <= payload.exp else { throw Self.failure("access token claims invalid: exp before iat") }
         guard let appName = payload.app, let app = AppID(validating: appName), payload.aud == appName else {
@@ -115,10 +117,6 @@ public struct JWTVerifier: AccessTokenVerifier {
     /// The clock and skew expiry is judged by, without the keys: what a cache checks on every hit,
     /// and what a key change (`withKeys`) keeps.
     public var expiry: TokenExpiry { TokenExpiry(allowedClockSkew: allowedClockSkew, now: now) }
-
-    private func isExpired(at expiry: TimeInterval, now: TimeInterval) -> Bool {
-        TokenExpiry.isExpired(at: expiry, now: now, allowedClockSkew: allowedClockSkew)
-    }
 
     static let expired = failure("access token expired")
 

@@ -81,6 +81,7 @@ package struct WireReader {
     /// `UTF8View`'s generic `elementsEqual` costs a call per byte, and this runs on every frame. Every
     /// byte is compared, whatever differs first: the previous value may be another caller's token (a
     /// gateway's connection), and how long a comparison takes must not say how much of it matched.
+    /// (YediCrypto's `ConstantTime` sits above this codec, with OpenSSL; hence the loop here.)
     private static func bytes(of string: String, equal value: UnsafeRawBufferPointer) -> Bool {
         let utf8 = string.utf8
         guard utf8.count == value.count else { return false }
