@@ -2,6 +2,7 @@ import CountLimitedCache
 import Foundation
 import RPCAccess
 import RPCCore
+import Synchronization
 import YediCrypto
 import YediSync
 
@@ -14,6 +15,10 @@ import YediSync
 /// clock and asks `revocations`, so neither an expired token nor a revoked user is served from the
 /// cache. A miss is verified off the connection's event loop, so a flood of bad tokens cannot stall the
 /// other calls of that loop. Changing the keys (`replaceKeys`) empties the cache.
+///
+/// The interceptor's path (`knownCaller(bearerToken:on:)`) first asks the connection's memo of its last
+/// token (`ConnectionTokenMemo`), which a client's next call almost always repeats: one comparison
+/// instead of the digest and the lookup, with the same checks after it.
 public final class CachingTokenVerifier: AccessTokenVerifier, Sendable {
     /// The default number of tokens kept: about one per active user of a busy service.
     public static let defaultCapacity = 10_000
@@ -25,6 +30,8 @@ public final class CachingTokenVerifier: AccessTokenVerifier, Sendable {
     private let revocations: (any AccessTokenRevocations)?
     /// The verifier's clock and skew (a key change keeps them): a hit is checked without the lock.
     private let expiry: TokenExpiry
+    /// Bumped by `replaceKeys` once the cache is empty: a connection's memo made before no longer matches.
+    private let keyEpoch = Atomic<Int>(0)
 
     public init(
         verifier: JWTVerifier, capacity: Int = defaultCapacity, revocations: (any AccessTokenRevocations)? = nil,
@@ -51,6 +58,28 @@ public final class CachingTokenVerifier: AccessTokenVerifier, Sendable {
     /// miss. An expired or revoked token throws.
     public func knownCaller(bearerToken: Substring) throws -> Caller? {
         guard let claims = try cachedClaims(of: bearerToken) else { return nil }
+        try checkNotRevoked(claims)
+        return .user(claims.authenticatedUser)
+    }
+
+    /// The same, first asking the memo of the last token on the caller's connection, and remembering a
+    /// cache hit there for the connection's next call.
+    public func knownCaller(bearerToken: Substring, on peer: PeerInfo) throws -> Caller? {
+        // Read before the lookup: an entry found under keys replaced meanwhile is remembered as stale.
+        let epoch = keyEpoch.load(ordering: .acquiring)
+        let memo = peer.connectionState(ConnectionTokenMemo.self) { ConnectionTokenMemo() }
+        let claims: AccessTokenClaims
+        if let remembered = memo.claims(of: bearerToken, verifier: ObjectIdentifier(self), keyEpoch: epoch) {
+            guard !expiry.hasExpired(remembered) else {
+                memo.forget()
+                throw JWTVerifier.expired
+            }
+            claims = remembered
+        } else {
+            guard let cached = try cachedClaims(of: bearerToken) else { return nil }
+            memo.remember(bearerToken, claims: cached, verifier: ObjectIdentifier(self), keyEpoch: epoch)
+            claims = cached
+        }
         try checkNotRevoked(claims)
         return .user(claims.authenticatedUser)
     }
@@ -118,6 +147,7 @@ public final class CachingTokenVerifier: AccessTokenVerifier, Sendable {
     public func replaceKeys(_ keys: [TokenVerificationKey]) {
         verifier.withLock { $0 = ($0.0.withKeys(keys), $0.generation + 1) }
         cache.removeAll()
+        keyEpoch.add(1, ordering: .releasing)
     }
 
     /// Runs `work` on the global concurrent executor rather than on the calling task's executor (a

@@ -11,6 +11,9 @@ public protocol AccessTokenVerifier: Sendable {
     /// verified (`verify`); a token it knows to be bad (expired, revoked) throws. Synchronous, so that the
     /// common call of a signed-in user costs no async call of its own.
     func knownCaller(bearerToken: Substring) throws -> Caller?
+    /// The same for a call on `peer`'s connection: a verifier may remember what the connection's last
+    /// call carried (its next call most likely carries the same token).
+    func knownCaller(bearerToken: Substring, on peer: PeerInfo) throws -> Caller?
     /// What `knownCaller` could not answer, verified in full: a verifier with a cache verifies and caches
     /// it without looking it up (and counting a miss) again.
     func verifyUnknown(bearerToken: Substring) async throws -> Caller
@@ -22,6 +25,10 @@ extension AccessTokenVerifier {
     }
 
     public func knownCaller(bearerToken: Substring) throws -> Caller? { nil }
+
+    public func knownCaller(bearerToken: Substring, on peer: PeerInfo) throws -> Caller? {
+        try knownCaller(bearerToken: bearerToken)
+    }
 
     public func verifyUnknown(bearerToken: Substring) async throws -> Caller {
         try await verify(bearerToken: bearerToken)
@@ -167,7 +174,7 @@ public struct AuthenticationInterceptor: ServerInterceptor {
         guard let verifier else {
             throw RPCError(code: .unauthenticated, message: "this server does not accept access tokens")
         }
-        return try verifier.knownCaller(bearerToken: token)
+        return try verifier.knownCaller(bearerToken: token, on: context.peer)
     }
 
     /// The token of an `authorization` value, which must be `Bearer <token>`.

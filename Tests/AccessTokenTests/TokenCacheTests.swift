@@ -138,6 +138,96 @@ final class TokenCacheTests: XCTestCase {
         }
     }
 
+    /// The connection's memo (`knownCaller(bearerToken:on:)`): a repeated token is answered without a
+    /// cache lookup, and only on its own connection.
+    func testTokenCacheConnectionMemoAnswersARepeatedTokenWithoutALookup() async throws {
+        let (verifier, cache) = verifier()
+        let token = try token()
+        let connection = PeerInfo(address: "one")
+        let another = PeerInfo(address: "two")
+        XCTAssertNil(try verifier.knownCaller(bearerToken: token[...], on: connection), "not verified yet")
+        _ = try await verifier.verifyUnknown(bearerToken: token[...])
+        for _ in 0..<4 {
+            guard case .user(let user)? = try verifier.knownCaller(bearerToken: token[...], on: connection) else {
+                return XCTFail("a known token was not answered")
+            }
+            XCTAssertEqual(user.id, "u-1")
+        }
+        XCTAssertEqual(cache.statistics.hits, 1, "after the first hit, the memo answered")
+        _ = try verifier.knownCaller(bearerToken: token[...], on: another)
+        XCTAssertEqual(cache.statistics.hits, 2, "another connection has its own memo")
+    }
+
+    /// The memo trusts no more than a hit: expiry and revocation are checked on every call, and a key
+    /// change makes it stale.
+    func testTokenCacheConnectionMemoStillChecksExpiryRevocationAndKeys() async throws {
+        let revoked = Revoked()
+        let (verifier, _) = verifier(revocations: revoked)
+        let connection = PeerInfo(address: "one")
+        func remembered(_ token: String) async throws {
+            _ = try await verifier.verifyUnknown(bearerToken: token[...])
+            XCTAssertNotNil(try verifier.knownCaller(bearerToken: token[...], on: connection))
+            XCTAssertNotNil(try verifier.knownCaller(bearerToken: token[...], on: connection))
+        }
+        let expiring = try token(lifetime: .seconds(60))
+        try await remembered(expiring)
+        clock.now += 120
+        XCTAssertThrowsError(try verifier.knownCaller(bearerToken: expiring[...], on: connection)) { error in
+            XCTAssertTrue((error as? RPCError)?.message.contains("expired") ?? false, "\(error)")
+        }
+
+        let gone = try token("u-gone")
+        try await remembered(gone)
+        revoked.revoke("u-gone", at: clock.now)
+        XCTAssertThrowsError(try verifier.knownCaller(bearerToken: gone[...], on: connection)) { error in
+            XCTAssertTrue((error as? RPCError)?.message.contains("revoked") ?? false, "\(error)")
+        }
+
+        let signed = try token("u-keys")
+        try await remembered(signed)
+        verifier.replaceKeys([TokenSigningKey(privateKey: .generate()).verificationKey])
+        XCTAssertNil(
+            try verifier.knownCaller(bearerToken: signed[...], on: connection), "a key change: the memo is stale")
+        do {
+            _ = try await verifier.verifyUnknown(bearerToken: signed[...])
+            XCTFail("a token signed with a removed key was accepted")
+        } catch let error as RPCError {
+            XCTAssertEqual(error.code, .unauthenticated)
+        }
+    }
+
+    /// Another token on the same connection, tampered or another user's, is never answered with the
+    /// remembered claims.
+    func testTokenCacheConnectionMemoNeverServesAnotherToken() async throws {
+        let (verifier, _) = verifier()
+        let connection = PeerInfo(address: "one")
+        let token = try token("u-1")
+        _ = try await verifier.verifyUnknown(bearerToken: token[...])
+        XCTAssertNotNil(try verifier.knownCaller(bearerToken: token[...], on: connection))
+
+        var bytes = Array(token.utf8)
+        bytes[bytes.count - 2] = bytes[bytes.count - 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        let tampered = String(decoding: bytes, as: UTF8.self)
+        XCTAssertNil(try verifier.knownCaller(bearerToken: tampered[...], on: connection), "tampered: a miss")
+        do {
+            _ = try await verifier.verifyUnknown(bearerToken: tampered[...])
+            XCTFail("a tampered token was accepted")
+        } catch let error as RPCError {
+            XCTAssertEqual(error.code, .unauthenticated)
+        }
+
+        let other = try self.token("u-2")
+        XCTAssertNil(try verifier.knownCaller(bearerToken: other[...], on: connection), "another user's: a miss")
+        _ = try await verifier.verifyUnknown(bearerToken: other[...])
+        for expected in ["u-2", "u-1", "u-1", "u-2"] {
+            let source = expected == "u-1" ? token : other
+            guard case .user(let user)? = try verifier.knownCaller(bearerToken: source[...], on: connection) else {
+                return XCTFail("a known token was not answered")
+            }
+            XCTAssertEqual(user.id, expected)
+        }
+    }
+
     private func assertUnauthenticated(
         _ verifier: CachingTokenVerifier, _ token: String, containing text: String,
         file: StaticString = #filePath, line: UInt = #line

@@ -1,0 +1,44 @@
+import RPCCore
+import YediCrypto
+import YediSync
+
+/// The token a connection's last signed-in call carried, with its claims.
+///
+/// A client sends its token on every call, so the next call on the connection most likely carries the
+/// same one: recognised by one comparison of its bytes, it needs neither a SHA-256 of them nor a lookup
+/// in the shared cache. Kept per connection (`PeerInfo.connectionState`), so it ends with the connection.
+///
+/// It remembers only what the cache had just served, and no more is trusted on a match than on a cache
+/// hit: expiry and revocation are checked again on every call, and an entry made under other keys (or by
+/// another verifier) does not match. The comparison takes the same time however much of the token
+/// matches, since the remembered one may be another user's (a gateway's connection).
+final class ConnectionTokenMemo: Sendable {
+    private struct Entry {
+        let token: String
+        let claims: AccessTokenClaims
+        /// The verifier that made the entry, and its key epoch then (`CachingTokenVerifier.replaceKeys`).
+        let verifier: ObjectIdentifier
+        let keyEpoch: Int
+    }
+
+    private let last = TSanVisibleMutex<Entry?>(nil)
+
+    /// The remembered claims when `token` is the remembered token, from the same verifier and epoch.
+    func claims(of token: Substring, verifier: ObjectIdentifier, keyEpoch: Int) -> AccessTokenClaims? {
+        last.withLock { entry in
+            guard let entry, entry.verifier == verifier, entry.keyEpoch == keyEpoch,
+                ConstantTime.equals(token, entry.token)
+            else { return nil }
+            return entry.claims
+        }
+    }
+
+    func remember(_ token: Substring, claims: AccessTokenClaims, verifier: ObjectIdentifier, keyEpoch: Int) {
+        let entry = Entry(token: String(token), claims: claims, verifier: verifier, keyEpoch: keyEpoch)
+        last.withLock { $0 = entry }
+    }
+
+    func forget() {
+        last.withLock { $0 = nil }
+    }
+}
