@@ -169,7 +169,7 @@ let package = Package(
         /// Access tokens (EdDSA JWTs): the issuer for AccountService, the verifier every service shares.
         .target(
             name: "AccessTokens",
-            dependencies: ["RPCAccess", "RPCCore", "CountLimitedCache", "YediCrypto", "YediSync"]
+            dependencies: ["RPCAccess", "RPCCore", "ProtoBridge", "CountLimitedCache", "YediCrypto", "YediSync"]
         ),
 
         // MARK: The four services, each its own process

@@ -1,5 +1,5 @@
+import ProtoBridge
 import RPCCore
-import YediCrypto
 import YediSync
 
 /// The token a connection's last signed-in call carried, with its claims.
@@ -27,10 +27,17 @@ final class ConnectionTokenMemo: Sendable {
     func claims(of token: Substring, verifier: ObjectIdentifier, keyEpoch: Int) -> AccessTokenClaims? {
         last.withLock { entry in
             guard let entry, entry.verifier == verifier, entry.keyEpoch == keyEpoch,
-                ConstantTime.equals(token, entry.token)
+                Self.sameBytes(token, entry.token)
             else { return nil }
             return entry.claims
         }
+    }
+
+    /// Every byte compared, whatever differs first (`SameBytes`, the codec's comparison of a frame's
+    /// strings with the previous frame's, for the same reason).
+    private static func sameBytes(_ token: Substring, _ remembered: String) -> Bool {
+        token.utf8.withContiguousStorageIfAvailable { SameBytes.equal(remembered, UnsafeRawBufferPointer($0)) }
+            ?? SameBytes.equal(remembered, String(token))
     }
 
     func remember(_ token: Substring, claims: AccessTokenClaims, verifier: ObjectIdentifier, keyEpoch: Int) {

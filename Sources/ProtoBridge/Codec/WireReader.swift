@@ -66,30 +66,15 @@ package struct WireReader {
 
     /// A string field equal to `known` is answered with `known` itself, unchecked (it was checked when
     /// it was read) and without a new allocation: a connection's frames name the same few methods, and
-    /// carry the same token.
+    /// carry the same token. Compared in constant time (`SameBytes`): `known` may be another caller's.
     package mutating func string(_ wireType: UInt8, reusing known: String) throws(Failure) -> String {
         let value = try bytes(wireType)
-        if !known.isEmpty, Self.bytes(of: known, equal: value) { return known }
+        if !known.isEmpty, SameBytes.equal(known, value) { return known }
         switch UTF8Validation.check(value) {
         case .valid: return String(decoding: value, as: UTF8.self)
         case .invalid: throw Failure(reason: .invalidUTF8)
         case .containsNUL: throw Failure(reason: .stringContainsNUL)
         }
-    }
-
-    /// Compared as memory where the string's bytes are contiguous (a native string always is): the
-    /// `UTF8View`'s generic `elementsEqual` costs a call per byte, and this runs on every frame. Every
-    /// byte is compared, whatever differs first: the previous value may be another caller's token (a
-    /// gateway's connection), and how long a comparison takes must not say how much of it matched.
-    /// (YediCrypto's `ConstantTime` sits above this codec, with OpenSSL; hence the loop here.)
-    private static func bytes(of string: String, equal value: UnsafeRawBufferPointer) -> Bool {
-        let utf8 = string.utf8
-        guard utf8.count == value.count else { return false }
-        return utf8.withContiguousStorageIfAvailable { stored in
-            var difference: UInt8 = 0
-            for index in 0..<value.count { difference |= stored[index] ^ value[index] }
-            return difference == 0
-        } ?? utf8.elementsEqual(value)
     }
 
     package mutating func bytes(_ wireType: UInt8) throws(Failure) -> UnsafeRawBufferPointer {
