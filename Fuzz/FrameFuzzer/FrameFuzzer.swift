@@ -21,7 +21,8 @@ import YediProto
 ///
 /// Before that, the rest is read as one frame's body by the hand-written `InboundFrame` reader and by
 /// the generated decoder (protobuf-c): they must accept the same bytes and read the same fields; and
-/// read after a previous request, whose strings the reader shares, it must read as it does fresh.
+/// read after a previous request, whose strings the reader shares and whose metadata entries a frame may
+/// repeat (`same_as_previous`), it must read what the generated decoder reads, those entries resolved.
 let router: RPCRouter = {
     var router = RPCRouter()
     router.register(
@@ -95,22 +96,19 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-/// Traps (a crash libFuzzer reports with the input) when the two frame readers disagree.
+/// Traps (a crash libFuzzer reports with the input) when the two frame readers disagree. Read fresh,
+/// an entry marked `same_as_previous` has nothing to repeat, so the hand-written reader refuses it.
 func checkReadersAgree(_ body: ByteBuffer) {
-    // The reader lowercases metadata keys, as `Metadata` keeps them; protobuf-c keeps them as sent.
-    let generated = (try? YediRPC.Frame(buffer: body)).map { frame in
-        var frame = frame
-        frame.metadata = frame.metadata.map { .init(key: $0.key.lowercased(), value: $0.value) }
-        return frame
-    }
     let handWritten = (try? InboundFrame.read(body)).map(fields)
+    let expected = expected(body, after: [])
     precondition(
-        handWritten == generated,
-        "InboundFrame read \(String(describing: handWritten)), protobuf-c \(String(describing: generated))")
+        handWritten == expected,
+        "InboundFrame read \(String(describing: handWritten)), expected \(String(describing: expected))")
 }
 
-/// Traps when a frame read after a previous request (whose method and metadata strings it may share)
-/// reads otherwise than fresh: after itself, and before and after itself with one byte changed.
+/// Traps when a frame read after a previous request (whose method and metadata strings it may share,
+/// and whose entries it may repeat) reads otherwise than the generated decoder says: after itself, and
+/// before and after itself with one byte changed.
 func checkSharingChangesNothing(_ body: ByteBuffer) {
     var changed = body
     if body.readableBytes > 0 {
@@ -119,13 +117,35 @@ func checkSharingChangesNothing(_ body: ByteBuffer) {
     }
     for (previous, next) in [(body, body), (changed, body), (body, changed)] {
         var reader = InboundFrameReader()
-        _ = try? reader.read(previous)
+        var remembered: [YediRPC.MetadataEntry] = []
+        if let first = try? reader.read(previous), first.kind == .request,
+            first.metadataSize.bytes <= reader.rememberedMetadataBytes
+        {
+            remembered = first.metadata.wire
+        }
         let shared = (try? reader.read(next)).map(fields)
-        let fresh = (try? InboundFrame.read(next)).map(fields)
+        let expected = expected(next, after: remembered)
         precondition(
-            shared == fresh,
-            "after a previous request \(String(describing: shared)), fresh \(String(describing: fresh))")
+            shared == expected,
+            "after a previous request \(String(describing: shared)), expected \(String(describing: expected))")
     }
+}
+
+/// What the hand-written reader must read of `body` when the connection's previous request left
+/// `remembered`: the generated decoder's fields (keys lowercased, as `Metadata` keeps them), each
+/// `same_as_previous` entry being the remembered one at its place; nil (refused) where the generated
+/// decoder refuses, or such an entry has a key or value, or nothing at its place.
+func expected(_ body: ByteBuffer, after remembered: [YediRPC.MetadataEntry]) -> YediRPC.Frame? {
+    guard var frame = try? YediRPC.Frame(buffer: body) else { return nil }
+    for (index, entry) in frame.metadata.enumerated() {
+        if entry.sameAsPrevious {
+            guard entry.key.isEmpty, entry.value.isEmpty, index < remembered.count else { return nil }
+            frame.metadata[index] = remembered[index]
+        } else {
+            frame.metadata[index] = .init(key: entry.key.lowercased(), value: entry.value)
+        }
+    }
+    return frame
 }
 
 /// A frame's fields as the generated type holds them, to compare.
@@ -134,7 +154,7 @@ func fields(_ frame: InboundFrame) -> YediRPC.Frame {
         callID: frame.callID, kind: frame.kind, method: frame.method, metadata: frame.metadata.wire,
         timeoutMicros: frame.timeoutMicros, payload: Array(frame.payload.readableBytesView), status: frame.status,
         windowBytes: frame.windowBytes, lastCallID: frame.lastCallID, maxConcurrentCalls: frame.maxConcurrentCalls,
-        maxFrameBytes: frame.maxFrameBytes)
+        maxFrameBytes: frame.maxFrameBytes, rememberedMetadataBytes: frame.rememberedMetadataBytes)
 }
 
 /// `YEDI_FUZZ_WRITE_SEEDS=<dir>`: writes the seed corpus into `dir` and exits, instead of fuzzing:
@@ -183,6 +203,16 @@ public func initialize(_ argc: UnsafeMutableRawPointer, _ argv: UnsafeMutableRaw
             YediRPC.Frame(callID: 7, kind: .request, method: "/no.such.Service/Method"),
             YediRPC.Frame(callID: 9, kind: .request, method: echoPath, payload: echo),
             YediRPC.Frame(callID: 11, kind: .request, method: echoPath, payload: echo),
+        ],
+        "repeated-metadata": [
+            YediRPC.Frame(callID: 1, kind: .request, method: echoPath, metadata: metadata, payload: echo),
+            YediRPC.Frame(
+                callID: 3, kind: .request, method: echoPath,
+                metadata: [.init(sameAsPrevious: true), .init(key: "x-trace-id", value: "another")], payload: echo),
+            YediRPC.Frame(
+                callID: 5, kind: .request, method: echoPath,
+                metadata: [.init(sameAsPrevious: true), .init(sameAsPrevious: true), .init(sameAsPrevious: true)],
+                payload: echo),
         ],
         "client-sends-server-kind": [YediRPC.Frame(callID: 1, kind: .end, status: YediRPC.Status(code: 2))],
     ]

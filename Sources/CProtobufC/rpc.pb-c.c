@@ -142,7 +142,7 @@ void   yedi__rpc__frame__free_unpacked
   assert(message->base.descriptor == &yedi__rpc__frame__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor yedi__rpc__metadata_entry__field_descriptors[2] =
+static const ProtobufCFieldDescriptor yedi__rpc__metadata_entry__field_descriptors[3] =
 {
   {
     "key",
@@ -168,15 +168,28 @@ static const ProtobufCFieldDescriptor yedi__rpc__metadata_entry__field_descripto
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "same_as_previous",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Rpc__MetadataEntry, same_as_previous),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__rpc__metadata_entry__field_indices_by_name[] = {
   0,   /* field[0] = key */
+  2,   /* field[2] = same_as_previous */
   1,   /* field[1] = value */
 };
 static const ProtobufCIntRange yedi__rpc__metadata_entry__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor yedi__rpc__metadata_entry__descriptor =
 {
@@ -186,7 +199,7 @@ const ProtobufCMessageDescriptor yedi__rpc__metadata_entry__descriptor =
   "Yedi__Rpc__MetadataEntry",
   "yedi.rpc",
   sizeof(Yedi__Rpc__MetadataEntry),
-  2,
+  3,
   yedi__rpc__metadata_entry__field_descriptors,
   yedi__rpc__metadata_entry__field_indices_by_name,
   1,  yedi__rpc__metadata_entry__number_ranges,
@@ -244,7 +257,7 @@ const ProtobufCMessageDescriptor yedi__rpc__status__descriptor =
   (ProtobufCMessageInit) yedi__rpc__status__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor yedi__rpc__frame__field_descriptors[11] =
+static const ProtobufCFieldDescriptor yedi__rpc__frame__field_descriptors[12] =
 {
   {
     "call_id",
@@ -378,6 +391,18 @@ static const ProtobufCFieldDescriptor yedi__rpc__frame__field_descriptors[11] =
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "remembered_metadata_bytes",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Yedi__Rpc__Frame, remembered_metadata_bytes),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned yedi__rpc__frame__field_indices_by_name[] = {
   0,   /* field[0] = call_id */
@@ -388,6 +413,7 @@ static const unsigned yedi__rpc__frame__field_indices_by_name[] = {
   3,   /* field[3] = metadata */
   2,   /* field[2] = method */
   5,   /* field[5] = payload */
+  11,   /* field[11] = remembered_metadata_bytes */
   6,   /* field[6] = status */
   4,   /* field[4] = timeout_micros */
   7,   /* field[7] = window_bytes */
@@ -395,7 +421,7 @@ static const unsigned yedi__rpc__frame__field_indices_by_name[] = {
 static const ProtobufCIntRange yedi__rpc__frame__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 11 }
+  { 0, 12 }
 };
 const ProtobufCMessageDescriptor yedi__rpc__frame__descriptor =
 {
@@ -405,7 +431,7 @@ const ProtobufCMessageDescriptor yedi__rpc__frame__descriptor =
   "Yedi__Rpc__Frame",
   "yedi.rpc",
   sizeof(Yedi__Rpc__Frame),
-  11,
+  12,
   yedi__rpc__frame__field_descriptors,
   yedi__rpc__frame__field_indices_by_name,
   1,  yedi__rpc__frame__number_ranges,

@@ -29,6 +29,9 @@ public struct ProtoDecodingError: Error, Hashable, Sendable, CustomStringConvert
         case tooManyBytes(limit: Int, actual: Int)
         /// A repeated field with more elements than its declared `max_items`.
         case tooManyItems(limit: Int, actual: Int)
+        /// A value that decodes but that a hand-written reader cannot accept where it is (an RPC
+        /// frame's metadata entry repeating one the connection does not have).
+        case invalidValue(String)
     }
 
     /// The full name of the message type being decoded.
@@ -73,6 +76,7 @@ public struct ProtoDecodingError: Error, Hashable, Sendable, CustomStringConvert
         case .schemaMismatch(let detail): "schema mismatch: \(detail)"
         case .tooManyBytes(let limit, let actual): "at most \(limit) bytes of UTF-8 (got \(actual))"
         case .tooManyItems(let limit, let actual): "at most \(limit) items (got \(actual))"
+        case .invalidValue(let detail): detail
         }
     }
 }

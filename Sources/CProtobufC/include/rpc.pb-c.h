@@ -79,10 +79,16 @@ struct  Yedi__Rpc__MetadataEntry
   ProtobufCMessage base;
   char *key;
   char *value;
+  /*
+   * REQUEST, to a server whose SETTINGS gave remembered_metadata_bytes: true when this entry repeats
+   * the entry at the same place of the connection's previous REQUEST, whose metadata the server
+   * remembered; key and value are then left empty. A client's token on every call is then 4 bytes.
+   */
+  protobuf_c_boolean same_as_previous;
 };
 #define YEDI__RPC__METADATA_ENTRY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__rpc__metadata_entry__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
 
 
 /*
@@ -155,10 +161,16 @@ struct  Yedi__Rpc__Frame
    * SETTINGS: the largest frame (the N of the length prefix) the server accepts.
    */
   uint32_t max_frame_bytes;
+  /*
+   * SETTINGS: the server remembers a REQUEST's metadata for the next REQUEST to repeat
+   * (MetadataEntry.same_as_previous) when it is at most this many bytes as the metadata limits count
+   * it (keys and values, plus 32 per entry); 0 or absent: it remembers none.
+   */
+  uint32_t remembered_metadata_bytes;
 };
 #define YEDI__RPC__FRAME__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&yedi__rpc__frame__descriptor) \
-    , 0, YEDI__RPC__FRAME_KIND__FRAME_KIND_UNSPECIFIED, (char *)protobuf_c_empty_string, 0,NULL, 0, {0,NULL}, NULL, 0, 0, 0, 0 }
+    , 0, YEDI__RPC__FRAME_KIND__FRAME_KIND_UNSPECIFIED, (char *)protobuf_c_empty_string, 0,NULL, 0, {0,NULL}, NULL, 0, 0, 0, 0, 0 }
 
 
 /* Yedi__Rpc__MetadataEntry methods */

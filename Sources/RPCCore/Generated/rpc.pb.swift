@@ -81,19 +81,27 @@ extension YediRPC {
 
         public var value: String
 
-        public init(key: String = "", value: String = "") {
+        /// REQUEST, to a server whose SETTINGS gave remembered_metadata_bytes: true when this entry repeats
+        /// the entry at the same place of the connection's previous REQUEST, whose metadata the server
+        /// remembered; key and value are then left empty. A client's token on every call is then 4 bytes.
+        public var sameAsPrevious: Bool
+
+        public init(key: String = "", value: String = "", sameAsPrevious: Bool = false) {
             self.key = key
             self.value = value
+            self.sameAsPrevious = sameAsPrevious
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
             try encoder.write(self.key, at: 1)
             try encoder.write(self.value, at: 2)
+            try encoder.write(self.sameAsPrevious, at: 3)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
             self.key = try decoder.read(at: 1)
             self.value = try decoder.read(at: 2)
+            self.sameAsPrevious = try decoder.read(at: 3)
         }
     }
 }
@@ -165,7 +173,12 @@ extension YediRPC {
         /// SETTINGS: the largest frame (the N of the length prefix) the server accepts.
         public var maxFrameBytes: UInt32
 
-        public init(callID: UInt64 = 0, kind: YediRPC.FrameKind = .unspecified, method: String = "", metadata: [YediRPC.MetadataEntry] = [], timeoutMicros: UInt64 = 0, payload: [UInt8] = [], status: YediRPC.Status? = nil, windowBytes: UInt32 = 0, lastCallID: UInt64 = 0, maxConcurrentCalls: UInt32 = 0, maxFrameBytes: UInt32 = 0) {
+        /// SETTINGS: the server remembers a REQUEST's metadata for the next REQUEST to repeat
+        /// (MetadataEntry.same_as_previous) when it is at most this many bytes as the metadata limits count
+        /// it (keys and values, plus 32 per entry); 0 or absent: it remembers none.
+        public var rememberedMetadataBytes: UInt32
+
+        public init(callID: UInt64 = 0, kind: YediRPC.FrameKind = .unspecified, method: String = "", metadata: [YediRPC.MetadataEntry] = [], timeoutMicros: UInt64 = 0, payload: [UInt8] = [], status: YediRPC.Status? = nil, windowBytes: UInt32 = 0, lastCallID: UInt64 = 0, maxConcurrentCalls: UInt32 = 0, maxFrameBytes: UInt32 = 0, rememberedMetadataBytes: UInt32 = 0) {
             self.callID = callID
             self.kind = kind
             self.method = method
@@ -177,6 +190,7 @@ extension YediRPC {
             self.lastCallID = lastCallID
             self.maxConcurrentCalls = maxConcurrentCalls
             self.maxFrameBytes = maxFrameBytes
+            self.rememberedMetadataBytes = rememberedMetadataBytes
         }
 
         public func encode(to encoder: inout MessageEncoder) throws(ProtoEncodingError) {
@@ -191,6 +205,7 @@ extension YediRPC {
             try encoder.write(self.lastCallID, at: 9)
             try encoder.write(self.maxConcurrentCalls, at: 10)
             try encoder.write(self.maxFrameBytes, at: 11)
+            try encoder.write(self.rememberedMetadataBytes, at: 12)
         }
 
         public init(from decoder: MessageDecoder) throws(ProtoDecodingError) {
@@ -205,6 +220,7 @@ extension YediRPC {
             self.lastCallID = try decoder.read(at: 9)
             self.maxConcurrentCalls = try decoder.read(at: 10)
             self.maxFrameBytes = try decoder.read(at: 11)
+            self.rememberedMetadataBytes = try decoder.read(at: 12)
         }
     }
 }

@@ -56,12 +56,15 @@ final class FrameOutput {
         return buffer
     }
 
-    /// A call's REQUEST frame, with its length prefix.
-    func encodeRequest(_ header: RequestHeader, callID: UInt64, timeoutMicros: UInt64, payload: ByteBuffer)
-        throws(ProtoEncodingError) -> ByteBuffer
-    {
+    /// A call's REQUEST frame, with its length prefix; entries repeating `previous`'s as
+    /// `same_as_previous`.
+    func encodeRequest(
+        _ header: RequestHeader, callID: UInt64, timeoutMicros: UInt64, payload: ByteBuffer,
+        repeating previous: Metadata?
+    ) throws(ProtoEncodingError) -> ByteBuffer {
         var buffer = context.channel.allocator.buffer(capacity: header.frameBytes + payload.readableBytes)
-        try buffer.writeRequestFrame(header, callID: callID, timeoutMicros: timeoutMicros, payload: payload)
+        try buffer.writeRequestFrame(
+            header, callID: callID, timeoutMicros: timeoutMicros, payload: payload, repeating: previous)
         return buffer
     }
 

@@ -31,6 +31,9 @@ struct InboundFrame {
     var lastCallID: UInt64 = 0
     var maxConcurrentCalls: UInt32 = 0
     var maxFrameBytes: UInt32 = 0
+    var rememberedMetadataBytes: UInt32 = 0
+    /// Metadata entries that repeated the previous request's (`same_as_previous`).
+    var sameAsPreviousEntries = 0
 
     /// Reads the frame in `body` (a frame's bytes, without the length prefix). Unknown fields are
     /// skipped, as protobuf requires; anything protobuf-c would refuse is refused the same way. Metadata
@@ -78,6 +81,7 @@ struct InboundFrame {
                     let index = metadataSize.entries
                     let read = try Self.readMetadataEntry(
                         &entry, like: index < previousMetadata.entries.count ? previousMetadata.entries[index] : nil)
+                    if read.sameAsPrevious { sameAsPreviousEntries += 1 }
                     metadataSize.add(keyBytes: read.keyBytes, valueBytes: read.value.utf8.count)
                     if metadata.count < maxMetadataEntries {
                         metadata.appendLowercased(Metadata.Entry(key: read.key, value: read.value))
@@ -101,6 +105,7 @@ struct InboundFrame {
                 case 9: lastCallID = try reader.uint64(wireType)
                 case 10: maxConcurrentCalls = UInt32(truncatingIfNeeded: try reader.uint64(wireType))
                 case 11: maxFrameBytes = UInt32(truncatingIfNeeded: try reader.uint64(wireType))
+                case 12: rememberedMetadataBytes = UInt32(truncatingIfNeeded: try reader.uint64(wireType))
                 default: try reader.skip(wireType)
                 }
             } catch {
@@ -112,35 +117,56 @@ struct InboundFrame {
     private static let fieldNames: [UInt64: String] = [
         1: "call_id", 2: "kind", 3: "method", 4: "metadata", 5: "timeout_micros", 6: "payload", 7: "status",
         8: "window_bytes", 9: "last_call_id", 10: "max_concurrent_calls", 11: "max_frame_bytes",
+        12: "remembered_metadata_bytes",
     ]
 
     /// An entry with its key lowercased, and the key's bytes as sent (what the limits count). A key or
     /// value with the same bytes as `previous`'s (the previous request's entry at the same place) is
-    /// that string.
+    /// that string, and so is an entry marked `same_as_previous` (which must carry no key or value of
+    /// its own, and must have a previous entry to repeat).
     private static func readMetadataEntry(_ reader: inout WireReader, like previous: Metadata.Entry?)
-        throws(WireReader.Failure) -> (key: String, keyBytes: Int, value: String)
+        throws(WireReader.Failure) -> (key: String, keyBytes: Int, value: String, sameAsPrevious: Bool)
     {
         var key = ""
         var value = ""
+        var sameAsPrevious = false
         while !reader.isAtEnd {
             let (number, wireType) = try reader.tag()
             do throws(WireReader.Failure) {
                 switch number {
                 case 1: key = try reader.string(wireType, reusing: previous?.key ?? "")
                 case 2: value = try reader.string(wireType, reusing: previous?.value ?? "")
+                case 3: sameAsPrevious = try reader.uint64(wireType) != 0
                 default: try reader.skip(wireType)
                 }
             } catch {
-                throw error.within(number == 1 ? "key" : number == 2 ? "value" : "#\(number)")
+                throw error.within(Self.entryFieldNames[number] ?? "#\(number)")
             }
+        }
+        if sameAsPrevious {
+            guard key.isEmpty, value.isEmpty else {
+                throw WireReader.Failure(
+                    reason: .invalidValue("an entry repeating the previous one has a key or value")
+                )
+                .within("same_as_previous")
+            }
+            guard let previous else {
+                throw WireReader.Failure(
+                    reason: .invalidValue("no entry at this place in the previous request to repeat")
+                ).within("same_as_previous")
+            }
+            // Kept lowercase when it was read: its bytes are what the limits counted then.
+            return (previous.key, previous.key.utf8.count, previous.value, true)
         }
         let keyBytes = key.utf8.count
         // Keys are sent lowercase; lowercasing costs a new string only for one that is not.
         if key.utf8.contains(where: { $0 >= UInt8(ascii: "A") && ($0 <= UInt8(ascii: "Z") || $0 >= 0x80) }) {
             key = key.lowercased()
         }
-        return (key, keyBytes, value)
+        return (key, keyBytes, value, false)
     }
+
+    private static let entryFieldNames: [UInt64: String] = [1: "key", 2: "value", 3: "same_as_previous"]
 
     /// A status, and whether its message field was present (which protobuf-c's merge goes by).
     private static func readStatus(_ reader: inout WireReader) throws(WireReader.Failure)

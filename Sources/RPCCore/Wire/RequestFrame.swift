@@ -29,9 +29,11 @@ extension ByteBuffer {
     /// capacity and uniqueness each time. `RequestFrameTests` checks it against the generated encoder.
     ///
     /// A method or metadata string with a NUL is refused, as protobuf-c's C strings would cut it short;
-    /// nothing is written then.
+    /// nothing is written then. Entries equal to `previous`'s at the same place (the connection's
+    /// previous REQUEST, which the server remembers) are written as `same_as_previous`.
     mutating func writeRequestFrame(
-        _ header: RequestHeader, callID: UInt64, timeoutMicros: UInt64, payload: ByteBuffer
+        _ header: RequestHeader, callID: UInt64, timeoutMicros: UInt64, payload: ByteBuffer,
+        repeating previous: Metadata? = nil
     ) throws(ProtoEncodingError) {
         try WireCursor.checkNoNUL(header.method, path: "method")
         try WireCursor.checkNoNUL(header.metadata)
@@ -41,7 +43,11 @@ extension ByteBuffer {
             out.varintField(1, callID)
             out.varintField(2, UInt64(YediRPC.FrameKind.request.rawValue))
             out.stringField(3, header.method)
-            out.metadata(header.metadata)
+            if let previous {
+                out.metadata(header.metadata, repeating: previous)
+            } else {
+                out.metadata(header.metadata)
+            }
             out.varintField(5, timeoutMicros)
             if payloadBytes > 0 {
                 out.byte(6 << 3 | 2)

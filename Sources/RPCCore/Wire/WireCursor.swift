@@ -104,15 +104,35 @@ struct WireCursor {
         }
     }
 
+    /// Field 4 entries, one per pair in order; those equal to `previous`'s at the same place (which the
+    /// server remembers: `RememberedRequestMetadata`) as `same_as_previous`. Values are compared in
+    /// constant time, as the previous one may be another caller's token.
+    mutating func metadata(_ metadata: Metadata, repeating previous: Metadata) {
+        for (index, entry) in metadata.entries.enumerated() {
+            if index < previous.entries.count, previous.entries[index].key == entry.key,
+                SameBytes.equal(previous.entries[index].value, entry.value)
+            {
+                byte(4 << 3 | 2)
+                byte(2)
+                byte(3 << 3 | 0)
+                byte(1)
+            } else {
+                self.entry(entry)
+            }
+        }
+    }
+
     /// Field 4 entries, one per pair in order.
     mutating func metadata(_ metadata: Metadata) {
-        for entry in metadata {
-            let entryBytes = Self.stringFieldBytes(entry.key.utf8.count) + Self.stringFieldBytes(entry.value.utf8.count)
-            byte(4 << 3 | 2)
-            varint(UInt64(entryBytes))
-            stringField(1, entry.key)
-            stringField(2, entry.value)
-        }
+        for entry in metadata { self.entry(entry) }
+    }
+
+    private mutating func entry(_ entry: Metadata.Entry) {
+        let entryBytes = Self.stringFieldBytes(entry.key.utf8.count) + Self.stringFieldBytes(entry.value.utf8.count)
+        byte(4 << 3 | 2)
+        varint(UInt64(entryBytes))
+        stringField(1, entry.key)
+        stringField(2, entry.value)
     }
 
     /// The frame's 4-byte big-endian length prefix, for everything written after it.

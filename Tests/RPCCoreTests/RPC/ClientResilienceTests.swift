@@ -249,35 +249,24 @@ final class ClientResilienceTests: XCTestCase {
 /// Completes TLS, sends SETTINGS, then ignores everything (counting pings): a peer that hung. Or, with
 /// `answeringRequestsWith`, answers every REQUEST with those bytes: a peer that broke the protocol.
 final class SilentServer: Sendable {
-    let channel: any Channel
+    private let server: FrameServer
     private let pings: LockedValue<Int>
 
-    var port: Int { channel.localAddress!.port! }
+    var channel: any Channel { server.channel }
+    var port: Int { server.port }
     var pingsReceived: Int { pings.value }
 
-    private init(channel: any Channel, pings: LockedValue<Int>) {
-        self.channel = channel
+    private init(server: FrameServer, pings: LockedValue<Int>) {
+        self.server = server
         self.pings = pings
     }
 
     static func start(pki: TestPKI, group: any EventLoopGroup, answeringRequestsWith reply: [UInt8]? = nil) throws
         -> SilentServer
     {
-        let context = try TLSContext(configuration: pki.serverConfiguration())
         let pings = LockedValue(0)
-        let channel = try ServerBootstrap(group: group)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandlers(
-                        try TLSHandler(serverContext: context),
-                        ByteToMessageHandler(FrameDecoder(maxFrameBytes: 1 << 20)),
-                        SilentHandler(pings: pings, reply: reply)
-                    )
-                }
-            }
-            .bind(host: "127.0.0.1", port: 0)
-            .wait(timeout: .seconds(10))
-        return SilentServer(channel: channel, pings: pings)
+        let server = try FrameServer.start(pki: pki, group: group) { SilentHandler(pings: pings, reply: reply) }
+        return SilentServer(server: server, pings: pings)
     }
 }
 

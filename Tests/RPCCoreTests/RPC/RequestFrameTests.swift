@@ -8,11 +8,13 @@ import XCTest
 /// writes for the same frame, which every reader (ours, protobuf-c) then reads back.
 final class RequestFrameTests: XCTestCase {
     private func written(
-        _ header: RequestHeader, callID: UInt64, timeoutMicros: UInt64 = 0, payload: [UInt8] = []
+        _ header: RequestHeader, callID: UInt64, timeoutMicros: UInt64 = 0, payload: [UInt8] = [],
+        repeating previous: Metadata? = nil
     ) throws -> ByteBuffer {
         var buffer = ByteBuffer()
         try buffer.writeRequestFrame(
-            header, callID: callID, timeoutMicros: timeoutMicros, payload: ByteBuffer(bytes: payload))
+            header, callID: callID, timeoutMicros: timeoutMicros, payload: ByteBuffer(bytes: payload),
+            repeating: previous)
         let length = try XCTUnwrap(buffer.readInteger(as: UInt32.self))
         XCTAssertEqual(Int(length), buffer.readableBytes, "the length prefix counts the rest")
         XCTAssertLessThanOrEqual(
@@ -63,6 +65,65 @@ final class RequestFrameTests: XCTestCase {
             XCTAssertEqual(read.timeoutMicros, timeout)
             XCTAssertEqual(Array(read.payload.readableBytesView), payload)
         }
+    }
+
+    /// Entries equal to the previous request's at the same place go out as `same_as_previous`, as the
+    /// generated encoder writes that, and a server's reader reads them back as the entries they repeat.
+    /// A value differing in one byte, or the same value under another key, goes out in full.
+    func testEntriesThePreviousRequestHadAtTheSamePlaceAreWrittenAsRepeats() throws {
+        let token = "Bearer " + String(repeating: "eyJhbGciOiJFZERTQSJ9.", count: 14)
+        var other = Array(token.utf8)
+        other[other.count - 3] ^= 0x01
+        let previous: Metadata = ["authorization": token, "request-id": "r-1", "x-a": "v"]
+        let cases: [(metadata: Metadata, repeats: [Bool])] = [
+            (["authorization": token, "request-id": "r-2", "x-a": "v"], [true, false, true]),
+            (["authorization": String(decoding: other, as: UTF8.self)], [false]),
+            (["x-a": "v", "authorization": token], [false, false]),
+            (["authorization": token, "request-id": "r-1", "x-a": "v", "x-b": "v"], [true, true, true, false]),
+            ([:], []),
+        ]
+        for (metadata, repeats) in cases {
+            let header = RequestHeader(method: "/yedi.echo.Echo/Echo", metadata: metadata)
+            let body = try written(header, callID: 5, payload: [1, 2], repeating: previous)
+            let wire = zip(metadata.wire, repeats).map { entry, repeated in
+                repeated ? YediRPC.MetadataEntry(sameAsPrevious: true) : entry
+            }
+            let expected = YediRPC.Frame(
+                callID: 5, kind: .request, method: header.method, metadata: wire, payload: [1, 2])
+            XCTAssertEqual(Array(body.readableBytesView), try generated(expected), "\(metadata)")
+
+            var reader = InboundFrameReader()
+            _ = try reader.read(try written(RequestHeader(method: header.method, metadata: previous), callID: 3))
+            XCTAssertEqual(Array(try reader.read(body).metadata), Array(metadata), "read back: \(metadata)")
+        }
+    }
+
+    /// The client and the server agree on which requests the server remembers: the client repeats
+    /// entries of exactly those, and the server, having announced the same figure, accepts the repeats.
+    func testTheClientRepeatsExactlyWhatTheServerRemembers() throws {
+        let remembered = 400
+        let key = "authorization"
+        for valueBytes in (remembered - 40)...(remembered - 25) {
+            let metadata: Metadata = [key: String(repeating: "v", count: valueBytes)]
+            var client = RememberedRequestMetadata()
+            client.requestWritten(metadata)
+            XCTAssertNil(client.previous, "before SETTINGS, nothing is repeated")
+            client.rememberedBytes = remembered
+            client.requestWritten(metadata)
+            let header = RequestHeader(method: "/a/b", metadata: metadata)
+            var server = InboundFrameReader(rememberedMetadataBytes: remembered)
+            _ = try server.read(try written(header, callID: 1))
+            let next = try written(header, callID: 2, repeating: client.previous)
+            let fits = WireLimits.metadataEntryOverhead + key.utf8.count + valueBytes <= remembered
+            XCTAssertEqual(client.previous != nil, fits, "\(valueBytes) bytes")
+            let read = try server.read(next)
+            XCTAssertEqual(read.sameAsPreviousEntries, fits ? 1 : 0, "\(valueBytes) bytes")
+            XCTAssertEqual(Array(read.metadata), Array(metadata))
+        }
+        var silent = RememberedRequestMetadata()
+        silent.rememberedBytes = 0
+        silent.requestWritten(["k": "v"])
+        XCTAssertNil(silent.previous, "a server that announced nothing is sent every entry")
     }
 
     func testAStringWithANULIsRefusedNamingTheField() {

@@ -50,6 +50,30 @@ final class WireProtocolTests: XCTestCase {
         XCTAssertEqual(settings.kind, .settings)
         XCTAssertEqual(settings.maxConcurrentCalls, 4)
         XCTAssertEqual(settings.maxFrameBytes, 4 << 20)
+        XCTAssertEqual(settings.rememberedMetadataBytes, 2048, "64 entries at 32 bytes each, under 4 KiB")
+    }
+
+    /// An entry repeating the previous request's (`same_as_previous`) is that entry for the handler; one
+    /// with nothing to repeat is a protocol error that closes only that connection, naming the field.
+    func testAnEntrySameAsPreviousIsThePreviousRequestsAndOneWithoutIsRefused() async throws {
+        let connection = try connect()
+        var first = try RawRPCConnection.request(1, text: "first")
+        first.metadata = [.init(key: "authorization", value: "Bearer t"), .init(key: "request-id", value: "r-1")]
+        var second = try RawRPCConnection.request(2, text: "second")
+        second.metadata = [.init(sameAsPrevious: true), .init(key: "request-id", value: "r-2")]
+        var third = try RawRPCConnection.request(3, text: "third")
+        third.metadata = [.init(sameAsPrevious: true), .init(sameAsPrevious: true), .init(sameAsPrevious: true)]
+        try connection.send([first, second, third])
+        let (frames, _) = try connection.framesUntilClosed()
+        let goaway = try XCTUnwrap(frames.last)
+        XCTAssertEqual(goaway.kind, .goaway)
+        XCTAssertEqual(goaway.status?.code, UInt32(StatusCode.invalidArgument.rawValue))
+        XCTAssertTrue(goaway.status?.message.contains("metadata.same_as_previous") ?? false, "\(goaway)")
+        let seen = try XCTUnwrap(service.probe.context(of: "second")).metadata
+        XCTAssertEqual(seen["authorization"], "Bearer t")
+        XCTAssertEqual(seen["request-id"], "r-2")
+        XCTAssertNil(service.probe.context(of: "third"))
+        try await assertServerStillServes()
     }
 
     func testFramesSplitAcrossManyWritesAreReassembled() throws {

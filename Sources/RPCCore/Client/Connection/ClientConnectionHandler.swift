@@ -49,6 +49,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     private var output: FrameOutput?
     /// Reads the frames (`FrameDecoder` passes their bytes).
     private var frames = InboundFrameReader()
+    /// What the server remembers of our previous REQUEST, which the next may repeat entries of.
+    private var sentMetadata = RememberedRequestMetadata()
     /// A frame did not parse: the connection is failing, and nothing after it is read.
     private var unreadable = false
     private var keepaliveTimer: Scheduled<Void>?
@@ -204,7 +206,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         let encoded: ByteBuffer
         do {
             encoded = try output.encodeRequest(
-                call.header, callID: callID, timeoutMicros: timeoutMicros, payload: call.payload)
+                call.header, callID: callID, timeoutMicros: timeoutMicros, payload: call.payload,
+                repeating: sentMetadata.previous)
         } catch {
             call.resolve(error: RPCError(code: .invalidArgument, message: "the request cannot be sent: \(error)"))
             return
@@ -230,6 +233,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         calls[call.id] = call
         state.callSent(call.id)
         output.write(encoded: encoded)
+        sentMetadata.requestWritten(call.header.metadata)
     }
 
     /// The REQUEST's `timeout_micros` for `deadline`; nil when the deadline has passed. Less than a
@@ -311,6 +315,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     private func applySettings(_ frame: InboundFrame) {
         _ = state.settingsReceived(
             maxConcurrentCalls: frame.maxConcurrentCalls, maxFrameBytes: frame.maxFrameBytes)
+        sentMetadata.rememberedBytes = Int(frame.rememberedMetadataBytes)
         configuration.receiveLimit.bytes = state.maxReceiveFrameBytes
         settingsTimer?.cancel()
         settingsTimer = nil

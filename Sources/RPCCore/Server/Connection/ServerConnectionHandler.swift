@@ -131,7 +131,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         self.logger = configuration.logger
         self.state = ServerConnectionStateMachine(
             limits: configuration.limits, replyStallTimeout: configuration.replyStallTimeout)
-        self.frames = InboundFrameReader(maxMetadataEntries: configuration.limits.maxMetadataEntries + 1)
+        self.frames = InboundFrameReader(
+            maxMetadataEntries: configuration.limits.maxMetadataEntries + 1,
+            rememberedMetadataBytes: InboundFrameReader.rememberedMetadataBytes(under: configuration.limits))
     }
 
     // MARK: Channel events
@@ -165,7 +167,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 YediRPC.Frame(
                     kind: .settings,
                     maxConcurrentCalls: UInt32(clamping: configuration.limits.maxConcurrentCalls),
-                    maxFrameBytes: UInt32(clamping: configuration.limits.maxFrameBytes)
+                    maxFrameBytes: UInt32(clamping: configuration.limits.maxFrameBytes),
+                    rememberedMetadataBytes: UInt32(clamping: frames.rememberedMetadataBytes)
                 )
             )
             armIdleTimer()
