@@ -90,12 +90,22 @@ public struct ServiceHarness: Sendable {
         CallOptions(timeout: timeout, metadata: ["authorization": "Bearer \(token)"])
     }
 
-    /// A loopback port nothing listens on (bound, then released).
+    /// A loopback port nothing listens on (bound, then released), for a service process to bind.
+    ///
+    /// Taken below the kernel's ephemeral range (32768–60999 on Linux): a port the kernel handed out for
+    /// `bind(0)` and took back could be given to any process's next outgoing connection before the
+    /// service binds it, and was (a test's metrics port, "already in use", while another test class ran).
     public static func unusedPort() throws -> Int {
-        let channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .bind(host: "127.0.0.1", port: 0).wait()
-        let port = channel.localAddress!.port!
-        try channel.close().wait()
-        return port
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<100 {
+            let port = Int.random(in: 20_000..<32_000, using: &generator)
+            guard
+                let channel = try? ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                    .bind(host: "127.0.0.1", port: port).wait()
+            else { continue }
+            try channel.close().wait()
+            return port
+        }
+        throw IOError(errnoCode: EADDRINUSE, reason: "no free loopback port in 20000..<32000")
     }
 }
