@@ -68,18 +68,16 @@ public final class CachingTokenVerifier: AccessTokenVerifier, Sendable {
         // Read before the lookup: an entry found under keys replaced meanwhile is remembered as stale.
         let epoch = keyEpoch.load(ordering: .acquiring)
         let memo = peer.connectionState(ConnectionTokenMemo.self) { ConnectionTokenMemo() }
-        let claims: AccessTokenClaims
-        if let remembered = memo.claims(of: bearerToken, verifier: ObjectIdentifier(self), keyEpoch: epoch) {
-            guard !expiry.hasExpired(remembered) else {
+        if let (user, expiresAt) = memo.remembered(bearerToken, verifier: ObjectIdentifier(self), keyEpoch: epoch) {
+            guard !expiry.hasExpired(at: expiresAt) else {
                 memo.forget()
                 throw JWTVerifier.expired
             }
-            claims = remembered
-        } else {
-            guard let cached = try cachedClaims(of: bearerToken) else { return nil }
-            memo.remember(bearerToken, claims: cached, verifier: ObjectIdentifier(self), keyEpoch: epoch)
-            claims = cached
+            try checkNotRevoked(userID: user.id, issuedAt: user.issuedAt)
+            return .user(user)
         }
+        guard let claims = try cachedClaims(of: bearerToken) else { return nil }
+        memo.remember(bearerToken, claims: claims, verifier: ObjectIdentifier(self), keyEpoch: epoch)
         try checkNotRevoked(claims)
         return .user(claims.authenticatedUser)
     }
@@ -138,7 +136,12 @@ public final class CachingTokenVerifier: AccessTokenVerifier, Sendable {
     }
 
     private func checkNotRevoked(_ claims: AccessTokenClaims) throws(RPCError) {
-        if let revocations, revocations.isRevoked(userID: claims.userID, issuedAt: claims.issuedAt) {
+        try checkNotRevoked(userID: claims.userID, issuedAt: claims.issuedAt)
+    }
+
+    private func checkNotRevoked(userID: String, issuedAt: Date?) throws(RPCError) {
+        // A verified token always has an issue time; a user made without one has no token to revoke.
+        if let revocations, let issuedAt, revocations.isRevoked(userID: userID, issuedAt: issuedAt) {
             throw RPCError(code: .unauthenticated, message: "this account's sign-ins were revoked")
         }
     }

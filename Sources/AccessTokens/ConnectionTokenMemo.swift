@@ -1,4 +1,6 @@
+import Foundation
 import ProtoBridge
+import RPCAccess
 import RPCCore
 import YediSync
 
@@ -15,7 +17,10 @@ import YediSync
 final class ConnectionTokenMemo: Sendable {
     private struct Entry {
         let token: String
-        let claims: AccessTokenClaims
+        /// The claims' user (with the issue time a revocation is checked against), made once: a call
+        /// gets it without copying each of the claims' fields into a new one.
+        let user: AuthenticatedUser
+        let expiresAt: Date
         /// The verifier that made the entry, and its key epoch then (`CachingTokenVerifier.replaceKeys`).
         let verifier: ObjectIdentifier
         let keyEpoch: Int
@@ -23,13 +28,16 @@ final class ConnectionTokenMemo: Sendable {
 
     private let last = TSanVisibleMutex<Entry?>(nil)
 
-    /// The remembered claims when `token` is the remembered token, from the same verifier and epoch.
-    func claims(of token: Substring, verifier: ObjectIdentifier, keyEpoch: Int) -> AccessTokenClaims? {
+    /// The remembered user and expiry when `token` is the remembered token, from the same verifier and
+    /// key epoch.
+    func remembered(_ token: Substring, verifier: ObjectIdentifier, keyEpoch: Int) -> (
+        user: AuthenticatedUser, expiresAt: Date
+    )? {
         last.withLock { entry in
             guard let entry, entry.verifier == verifier, entry.keyEpoch == keyEpoch,
                 Self.sameBytes(token, entry.token)
             else { return nil }
-            return entry.claims
+            return (entry.user, entry.expiresAt)
         }
     }
 
@@ -41,7 +49,9 @@ final class ConnectionTokenMemo: Sendable {
     }
 
     func remember(_ token: Substring, claims: AccessTokenClaims, verifier: ObjectIdentifier, keyEpoch: Int) {
-        let entry = Entry(token: String(token), claims: claims, verifier: verifier, keyEpoch: keyEpoch)
+        let entry = Entry(
+            token: String(token), user: claims.authenticatedUser, expiresAt: claims.expiresAt, verifier: verifier,
+            keyEpoch: keyEpoch)
         last.withLock { $0 = entry }
     }
 

@@ -9,9 +9,13 @@ public struct TokenExpiry: Sendable {
 
     /// Whether `claims` have expired by now.
     public func hasExpired(_ claims: AccessTokenClaims) -> Bool {
+        hasExpired(at: claims.expiresAt)
+    }
+
+    /// Whether claims expiring at `expiresAt` have expired by now.
+    public func hasExpired(at expiresAt: Date) -> Bool {
         Self.isExpired(
-            at: claims.expiresAt.timeIntervalSince1970, now: now().timeIntervalSince1970,
-            allowedClockSkew: allowedClockSkew)
+            at: expiresAt.timeIntervalSince1970, now: now().timeIntervalSince1970, allowedClockSkew: allowedClockSkew)
     }
 
     static func isExpired(at expiry: TimeInterval, now: TimeInterval, allowedClockSkew: TimeInterval) -> Bool {

@@ -9,24 +9,32 @@ public final class PeerInfo: Sendable, Hashable, CustomStringConvertible {
     public let address: String
     /// The verified client certificate's identity (mutual TLS), if the client sent one.
     public let identity: PeerIdentity?
-    /// What interceptors keep per connection (RPCAccess: the failed-authentication budget), by type.
-    private let states = TSanVisibleMutex<[ObjectIdentifier: any AnyObject & Sendable]>([:])
+    /// What interceptors keep per connection (RPCAccess: the failed-authentication budget; AccessTokens:
+    /// the last token's claims), by type. A list: there are one or two, and a signed-in call looks one up,
+    /// so a scan beats hashing the key.
+    @usableFromInline let states = TSanVisibleMutex<[(type: ObjectIdentifier, state: any AnyObject & Sendable)]>([])
 
     public init(address: String, identity: PeerIdentity? = nil) {
         self.address = address
         self.identity = identity
     }
 
-    /// The connection's one `State`, made by `make` on first use: state an interceptor keeps per connection
-    /// (RPCAccess keeps the failed-authentication budget here), which lives exactly as long as the connection.
+    /// The connection's one `State`, made by `make` on first use: state an interceptor keeps per connection,
+    /// which lives exactly as long as the connection. Inlinable, so that it is specialized for its state
+    /// where it is called: unspecialized, its lock looked up generic metadata on every call.
+    @inlinable
     public func connectionState<State: AnyObject & Sendable>(
         _ type: State.Type = State.self,
         orMake make: () -> State
     ) -> State {
-        states.withLock { states in
-            if let existing = states[ObjectIdentifier(type)] as? State { return existing }
+        let key = ObjectIdentifier(type)
+        return states.withLock { states in
+            for entry in states where entry.type == key {
+                // Stored under its own type's identifier, so the cast cannot fail.
+                return unsafeDowncast(entry.state, to: State.self)
+            }
             let made = make()
-            states[ObjectIdentifier(type)] = made
+            states.append((key, made))
             return made
         }
     }
