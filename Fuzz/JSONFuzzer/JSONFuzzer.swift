@@ -8,16 +8,17 @@ import YediProto
     import Glibc
 #endif
 
-/// libFuzzer target: the first byte picks a message type (every type of every proto), the rest is JSON
+/// libFuzzer target: the first two bytes pick a message type (`FuzzTypeIndex`) (every type of every proto), the rest is JSON
 /// text for ProtoJSON's parser and decoder, as the probe reads it from a file or stdin. A message that
 /// decodes must encode (compact and pretty), and the encoder's output must parse back to the same text.
 let schemas: [MessageSchema] = (RPCCoreCatalog.messageTypes + YediProtoCatalog.messageTypes).map { $0.schema }
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    guard size >= 1 else { return 0 }
-    let schema = schemas[Int(data[0]) % schemas.count]
-    let text = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
+    guard let index = FuzzTypeIndex.pick(data, size, count: schemas.count) else { return 0 }
+    let schema = schemas[index]
+    let text = Array(
+        UnsafeBufferPointer(start: data + FuzzTypeIndex.byteCount, count: size - FuzzTypeIndex.byteCount))
     guard let message = try? ProtoJSONDecoder().decode(utf8: text, as: schema) else { return 0 }
     for style in [ProtoJSONEncoder.Style.compact, .pretty] {
         let encoder = ProtoJSONEncoder(style: style)
@@ -42,11 +43,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 }
 
 /// `YEDI_FUZZ_WRITE_SEEDS=<dir>`: writes the seed corpus into `dir` and exits, instead of fuzzing: for
-/// every type, its index byte before the JSON of SampleMessages' variants (those under 8 KiB) and `{}`.
+/// every type, its index bytes before the JSON of SampleMessages' variants (those under 8 KiB) and `{}`.
 @_cdecl("LLVMFuzzerInitialize")
 public func initialize(_ argc: UnsafeMutableRawPointer, _ argv: UnsafeMutableRawPointer) -> CInt {
     guard let directory = getenv("YEDI_FUZZ_WRITE_SEEDS").map({ String(cString: $0) }) else { return 0 }
-    precondition(schemas.count <= 256, "the type index no longer fits in one byte")
     for (index, schema) in schemas.enumerated() {
         var forms: [[UInt8]] = [Array("{}".utf8)]
         for sample in SampleMessages.variants(of: schema) {
@@ -55,7 +55,8 @@ public func initialize(_ argc: UnsafeMutableRawPointer, _ argv: UnsafeMutableRaw
         for (number, bytes) in forms.enumerated() {
             let path = "\(directory)/\(schema.fullName)-\(number).json"
             let file = fopen(path, "wb")!
-            fwrite([UInt8(index)] + bytes, 1, bytes.count + 1, file)
+            let seed = FuzzTypeIndex.prefix(index) + bytes
+            fwrite(seed, 1, seed.count, file)
             fclose(file)
         }
     }

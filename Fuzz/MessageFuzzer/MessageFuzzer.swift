@@ -7,7 +7,7 @@ import YediProto
     import Glibc
 #endif
 
-/// libFuzzer target: the first byte picks a message type (every type of every proto: YediProto's and
+/// libFuzzer target: the first two bytes pick a message type (`FuzzTypeIndex`) (every type of every proto: YediProto's and
 /// RPCCore's catalogs), the rest goes through the bridge's validate + unpack + decode, as a peer's bytes
 /// would. A message that decodes must re-encode and decode equal; anything else is a finding (trap).
 /// The same bytes also go through `DynamicMessage`, the schema-driven path the probe uses.
@@ -15,9 +15,10 @@ let messageTypes: [any ProtoMessage.Type] = RPCCoreCatalog.messageTypes + YediPr
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    guard size >= 1 else { return 0 }
-    let type = messageTypes[Int(data[0]) % messageTypes.count]
-    let bytes = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
+    guard let index = FuzzTypeIndex.pick(data, size, count: messageTypes.count) else { return 0 }
+    let type = messageTypes[index]
+    let bytes = Array(
+        UnsafeBufferPointer(start: data + FuzzTypeIndex.byteCount, count: size - FuzzTypeIndex.byteCount))
     roundTrip(type, bytes)
     roundTripDynamic(type.schema, bytes)
     return 0
@@ -63,12 +64,11 @@ func roundTripDynamic(_ schema: MessageSchema, _ bytes: [UInt8]) {
 }
 
 /// `YEDI_FUZZ_WRITE_SEEDS=<dir>`: writes the seed corpus into `dir` and exits, instead of fuzzing: for
-/// every type, its index byte before the wire form of SampleMessages' variants (those under 4 KiB) and
+/// every type, its index bytes before the wire form of SampleMessages' variants (those under 4 KiB) and
 /// of the empty message.
 @_cdecl("LLVMFuzzerInitialize")
 public func initialize(_ argc: UnsafeMutableRawPointer, _ argv: UnsafeMutableRawPointer) -> CInt {
     guard let directory = getenv("YEDI_FUZZ_WRITE_SEEDS").map({ String(cString: $0) }) else { return 0 }
-    precondition(messageTypes.count <= 256, "the type index no longer fits in one byte")
     for (index, type) in messageTypes.enumerated() {
         var forms: [[UInt8]] = [[]]
         for sample in SampleMessages.variants(of: type.schema) {
@@ -77,7 +77,8 @@ public func initialize(_ argc: UnsafeMutableRawPointer, _ argv: UnsafeMutableRaw
         for (number, bytes) in forms.enumerated() {
             let path = "\(directory)/\(type.schema.fullName)-\(number)"
             let file = fopen(path, "wb")!
-            fwrite([UInt8(index)] + bytes, 1, bytes.count + 1, file)
+            let seed = FuzzTypeIndex.prefix(index) + bytes
+            fwrite(seed, 1, seed.count, file)
             fclose(file)
         }
     }
