@@ -16,7 +16,9 @@ import YediSync
 /// matches, since the remembered one may be another user's (a gateway's connection).
 final class ConnectionTokenMemo: Sendable {
     private struct Entry {
-        let token: String
+        /// The token as the call carried it: a slice of its `authorization` string, kept without a copy
+        /// (a connection whose calls alternate between users replaces the entry on every call).
+        let token: Substring
         /// The claims' user (with the issue time a revocation is checked against), made once: a call
         /// gets it without copying each of the claims' fields into a new one.
         let user: AuthenticatedUser
@@ -43,14 +45,19 @@ final class ConnectionTokenMemo: Sendable {
 
     /// Every byte compared, whatever differs first (`SameBytes`, the codec's comparison of a frame's
     /// strings with the previous frame's, for the same reason).
-    private static func sameBytes(_ token: Substring, _ remembered: String) -> Bool {
-        token.utf8.withContiguousStorageIfAvailable { SameBytes.equal(remembered, UnsafeRawBufferPointer($0)) }
-            ?? SameBytes.equal(remembered, String(token))
+    private static func sameBytes(_ token: Substring, _ remembered: Substring) -> Bool {
+        let compared = token.utf8.withContiguousStorageIfAvailable { token in
+            remembered.utf8.withContiguousStorageIfAvailable { remembered in
+                SameBytes.equal(UnsafeRawBufferPointer(token), UnsafeRawBufferPointer(remembered))
+            }
+        }
+        if case .some(.some(let equal)) = compared { return equal }
+        return SameBytes.equal(String(token), String(remembered))
     }
 
     func remember(_ token: Substring, claims: AccessTokenClaims, verifier: ObjectIdentifier, keyEpoch: Int) {
         let entry = Entry(
-            token: String(token), user: claims.authenticatedUser, expiresAt: claims.expiresAt, verifier: verifier,
+            token: token, user: claims.authenticatedUser, expiresAt: claims.expiresAt, verifier: verifier,
             keyEpoch: keyEpoch)
         last.withLock { $0 = entry }
     }
