@@ -58,8 +58,7 @@ public final class CachingTokenVerifier: AccessTokenVerifier, Sendable {
     /// miss. An expired or revoked token throws.
     public func knownCaller(bearerToken: Substring) throws -> Caller? {
         guard let claims = try cachedClaims(of: bearerToken) else { return nil }
-        try checkNotRevoked(claims)
-        return .user(claims.authenticatedUser)
+        return try caller(of: claims)
     }
 
     /// The same, first asking the memo of the last token on the caller's connection, and remembering a
@@ -68,25 +67,22 @@ public final class CachingTokenVerifier: AccessTokenVerifier, Sendable {
         // Read before the lookup: an entry found under keys replaced meanwhile is remembered as stale.
         let epoch = keyEpoch.load(ordering: .acquiring)
         let memo = peer.connectionState(ConnectionTokenMemo.self) { ConnectionTokenMemo() }
-        if let (user, expiresAt) = memo.remembered(bearerToken, verifier: ObjectIdentifier(self), keyEpoch: epoch) {
-            guard !expiry.hasExpired(at: expiresAt) else {
+        if let remembered = memo.remembered(bearerToken, verifier: ObjectIdentifier(self), keyEpoch: epoch) {
+            guard !expiry.hasExpired(at: remembered.expiresAt) else {
                 memo.forget()
                 throw JWTVerifier.expired
             }
-            try checkNotRevoked(userID: user.id, issuedAt: user.issuedAt)
-            return .user(user)
+            try checkNotRevoked(userID: remembered.user.id, issuedAt: remembered.issuedAt)
+            return .user(remembered.user)
         }
         guard let claims = try cachedClaims(of: bearerToken) else { return nil }
         memo.remember(bearerToken, claims: claims, verifier: ObjectIdentifier(self), keyEpoch: epoch)
-        try checkNotRevoked(claims)
-        return .user(claims.authenticatedUser)
+        return try caller(of: claims)
     }
 
     /// A token `knownCaller` did not find: verified off the event loop and cached, without a second lookup.
     public func verifyUnknown(bearerToken: Substring) async throws -> Caller {
-        let claims = try await verifyAndCache(bearerToken)
-        try checkNotRevoked(claims)
-        return .user(claims.authenticatedUser)
+        try caller(of: try await verifyAndCache(bearerToken))
     }
 
     /// The claims of a valid, unexpired, unrevoked token: from the cache, or verified and then cached.
@@ -129,27 +125,36 @@ public final class CachingTokenVerifier: AccessTokenVerifier, Sendable {
         let (verifier, generation) = self.verifier.withLock { $0 }
         let token = String(token)
         let claims = try await Self.offTheEventLoop { () throws(RPCError) in try verifier.claims(of: token) }
-        if self.verifier.withLock({ $0.generation == generation }) {
-            cache.put(claims, forKey: SHA256.digest(token.utf8))
+        let key = SHA256.digest(token.utf8)
+        // Under the lock `replaceKeys` empties the cache in: claims of replaced keys never land after it.
+        self.verifier.withLock { current in
+            if current.generation == generation { cache.put(claims, forKey: key) }
         }
         return claims
+    }
+
+    /// The user valid, unrevoked claims name.
+    private func caller(of claims: AccessTokenClaims) throws(RPCError) -> Caller {
+        try checkNotRevoked(claims)
+        return .user(claims.authenticatedUser)
     }
 
     private func checkNotRevoked(_ claims: AccessTokenClaims) throws(RPCError) {
         try checkNotRevoked(userID: claims.userID, issuedAt: claims.issuedAt)
     }
 
-    private func checkNotRevoked(userID: String, issuedAt: Date?) throws(RPCError) {
-        // A verified token always has an issue time; a user made without one has no token to revoke.
-        if let revocations, let issuedAt, revocations.isRevoked(userID: userID, issuedAt: issuedAt) {
+    private func checkNotRevoked(userID: String, issuedAt: Date) throws(RPCError) {
+        if let revocations, revocations.isRevoked(userID: userID, issuedAt: issuedAt) {
             throw RPCError(code: .unauthenticated, message: "this account's sign-ins were revoked")
         }
     }
 
     /// Trusts `keys` from now on (a rotation or a removed key); every cached token is verified again.
     public func replaceKeys(_ keys: [TokenVerificationKey]) {
-        verifier.withLock { $0 = ($0.0.withKeys(keys), $0.generation + 1) }
-        cache.removeAll()
+        verifier.withLock { current in
+            current = (current.0.withKeys(keys), current.generation + 1)
+            cache.removeAll()
+        }
         keyEpoch.add(1, ordering: .releasing)
     }
 

@@ -22,24 +22,28 @@ final class ConnectionTokenMemo: Sendable {
         /// The claims' user (with the issue time a revocation is checked against), made once: a call
         /// gets it without copying each of the claims' fields into a new one.
         let user: AuthenticatedUser
+        let issuedAt: Date
         let expiresAt: Date
         /// The verifier that made the entry, and its key epoch then (`CachingTokenVerifier.replaceKeys`).
+        /// (A process has one verifier for its life; one made after another was freed could reuse its
+        /// identifier and start again at epoch 0, and would then trust the same keys' claims anyway only
+        /// if it had the same keys.)
         let verifier: ObjectIdentifier
         let keyEpoch: Int
     }
 
     private let last = TSanVisibleMutex<Entry?>(nil)
 
-    /// The remembered user and expiry when `token` is the remembered token, from the same verifier and
+    /// The remembered user, issue time and expiry when `token` is the remembered token, from the same verifier and
     /// key epoch.
     func remembered(_ token: Substring, verifier: ObjectIdentifier, keyEpoch: Int) -> (
-        user: AuthenticatedUser, expiresAt: Date
+        user: AuthenticatedUser, issuedAt: Date, expiresAt: Date
     )? {
         last.withLock { entry in
             guard let entry, entry.verifier == verifier, entry.keyEpoch == keyEpoch,
                 Self.sameBytes(token, entry.token)
             else { return nil }
-            return (entry.user, entry.expiresAt)
+            return (entry.user, entry.issuedAt, entry.expiresAt)
         }
     }
 
@@ -57,8 +61,8 @@ final class ConnectionTokenMemo: Sendable {
 
     func remember(_ token: Substring, claims: AccessTokenClaims, verifier: ObjectIdentifier, keyEpoch: Int) {
         let entry = Entry(
-            token: token, user: claims.authenticatedUser, expiresAt: claims.expiresAt, verifier: verifier,
-            keyEpoch: keyEpoch)
+            token: token, user: claims.authenticatedUser, issuedAt: claims.issuedAt, expiresAt: claims.expiresAt,
+            verifier: verifier, keyEpoch: keyEpoch)
         last.withLock { $0 = entry }
     }
 

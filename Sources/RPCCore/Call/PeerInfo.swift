@@ -27,10 +27,11 @@ public final class PeerInfo: Sendable, Hashable, CustomStringConvertible {
         _ type: State.Type = State.self,
         orMake make: () -> State
     ) -> State {
-        let key = ObjectIdentifier(type)
+        let key = ObjectIdentifier(State.self)
         return states.withLock { states in
             for entry in states where entry.type == key {
-                // Stored under its own type's identifier, so the cast cannot fail.
+                // Stored under `State.self`'s identifier (not the metatype passed, which may be a
+                // subclass's), so the cast cannot fail.
                 return unsafeDowncast(entry.state, to: State.self)
             }
             let made = make()
