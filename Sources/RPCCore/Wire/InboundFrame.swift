@@ -32,8 +32,6 @@ struct InboundFrame {
     var maxConcurrentCalls: UInt32 = 0
     var maxFrameBytes: UInt32 = 0
     var rememberedMetadataBytes: UInt32 = 0
-    /// Metadata entries that repeated the previous request's (`same_as_previous`).
-    var sameAsPreviousEntries = 0
 
     /// Reads the frame in `body` (a frame's bytes, without the length prefix). Unknown fields are
     /// skipped, as protobuf requires; anything protobuf-c would refuse is refused the same way. Metadata
@@ -81,7 +79,6 @@ struct InboundFrame {
                     let index = metadataSize.entries
                     let read = try Self.readMetadataEntry(
                         &entry, like: index < previousMetadata.entries.count ? previousMetadata.entries[index] : nil)
-                    if read.sameAsPrevious { sameAsPreviousEntries += 1 }
                     metadataSize.add(keyBytes: read.keyBytes, valueBytes: read.value.utf8.count)
                     if metadata.count < maxMetadataEntries {
                         metadata.appendLowercased(Metadata.Entry(key: read.key, value: read.value))
@@ -125,7 +122,7 @@ struct InboundFrame {
     /// that string, and so is an entry marked `same_as_previous` (which must carry no key or value of
     /// its own, and must have a previous entry to repeat).
     private static func readMetadataEntry(_ reader: inout WireReader, like previous: Metadata.Entry?)
-        throws(WireReader.Failure) -> (key: String, keyBytes: Int, value: String, sameAsPrevious: Bool)
+        throws(WireReader.Failure) -> (key: String, keyBytes: Int, value: String)
     {
         var key = ""
         var value = ""
@@ -155,15 +152,16 @@ struct InboundFrame {
                     reason: .invalidValue("no entry at this place in the previous request to repeat")
                 ).within("same_as_previous")
             }
-            // Kept lowercase when it was read: its bytes are what the limits counted then.
-            return (previous.key, previous.key.utf8.count, previous.value, true)
+            // Counted as the stored entry: keys are sent lowercase (a client's `Metadata` lowercases
+            // them), so these are the bytes its client counted.
+            return (previous.key, previous.key.utf8.count, previous.value)
         }
         let keyBytes = key.utf8.count
         // Keys are sent lowercase; lowercasing costs a new string only for one that is not.
         if key.utf8.contains(where: { $0 >= UInt8(ascii: "A") && ($0 <= UInt8(ascii: "Z") || $0 >= 0x80) }) {
             key = key.lowercased()
         }
-        return (key, keyBytes, value, false)
+        return (key, keyBytes, value)
     }
 
     private static let entryFieldNames: [UInt64: String] = [1: "key", 2: "value", 3: "same_as_previous"]

@@ -29,9 +29,10 @@ struct InboundFrameReader {
     /// request this small has no entry past `maxMetadataEntries`: all of it was kept, and a client that
     /// counts the same way knows what was remembered.
     static func rememberedMetadataBytes(under limits: WireLimits) -> Int {
-        min(
+        let overhead = WireLimits.metadataEntryOverhead
+        return min(
             maxRememberedMetadataBytes, limits.maxMetadataBytes,
-            limits.maxMetadataEntries * WireLimits.metadataEntryOverhead)
+            min(limits.maxMetadataEntries, maxRememberedMetadataBytes / overhead) * overhead)
     }
 
     /// A frame that does not parse is an error: the connection cannot be trusted after it.

@@ -109,7 +109,9 @@ struct WireCursor {
     /// constant time, as the previous one may be another caller's token.
     mutating func metadata(_ metadata: Metadata, repeating previous: Metadata) {
         for (index, entry) in metadata.entries.enumerated() {
-            if index < previous.entries.count, previous.entries[index].key == entry.key,
+            // Keys by their bytes too (`==` would match another encoding of the same characters, whose
+            // bytes the server does not count as this key's).
+            if index < previous.entries.count, SameBytes.equal(previous.entries[index].key, entry.key),
                 SameBytes.equal(previous.entries[index].value, entry.value)
             {
                 byte(4 << 3 | 2)

@@ -42,6 +42,29 @@ final class RepeatedMetadataTests: EchoServerTestCase {
         }
     }
 
+    /// A request the client refused before writing it (a NUL in a value) is not what the server
+    /// remembers: the next request, whose token equals the refused one's, is not sent as a repeat of it,
+    /// and its handler sees its own token, not the one before.
+    func testARequestRefusedBeforeItWasWrittenIsNotRepeated() async throws {
+        let first = "Bearer " + String(repeating: "a", count: 100)
+        let second = "Bearer " + String(repeating: "b", count: 100)
+        try await withEcho { echo in
+            _ = try await echo.echo(.init(text: "first"), options: .init(metadata: ["authorization": first]))
+            do {
+                _ = try await echo.echo(
+                    .init(text: "refused"),
+                    options: .init(metadata: ["authorization": second, "x-bad": "a\u{0}b"], retry: false))
+                XCTFail("a NUL in a value was sent")
+            } catch let error as RPCError {
+                XCTAssertEqual(error.code, .invalidArgument)
+            }
+            _ = try await echo.echo(.init(text: "second"), options: .init(metadata: ["authorization": second]))
+        }
+        XCTAssertEqual(try XCTUnwrap(service.probe.context(of: "second")).metadata["authorization"], second)
+        XCTAssertEqual(try XCTUnwrap(service.probe.context(of: "first")).metadata["authorization"], first)
+        XCTAssertNil(service.probe.context(of: "refused"))
+    }
+
     /// On the wire: to a server that announced `remembered_metadata_bytes`, a repeated token is four
     /// bytes; to one that announced nothing, every entry goes out in full.
     func testATokenIsRepeatedOnlyToAServerThatRemembersIt() async throws {

@@ -232,8 +232,10 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         call.state = .sent
         calls[call.id] = call
         state.callSent(call.id)
-        output.write(encoded: encoded)
+        // Before the write: anything the write sets off re-entrantly (a writability change starting
+        // another call) must encode against this request, which the server reads first.
         sentMetadata.requestWritten(call.header.metadata)
+        output.write(encoded: encoded)
     }
 
     /// The REQUEST's `timeout_micros` for `deadline`; nil when the deadline has passed. Less than a
@@ -313,9 +315,10 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     // MARK: Connection frames
 
     private func applySettings(_ frame: InboundFrame) {
-        _ = state.settingsReceived(
+        let first = state.settingsReceived(
             maxConcurrentCalls: frame.maxConcurrentCalls, maxFrameBytes: frame.maxFrameBytes)
-        sentMetadata.rememberedBytes = Int(frame.rememberedMetadataBytes)
+        // Once: a second SETTINGS must not change what an earlier request was counted against.
+        if first { sentMetadata.rememberedBytes = Int(frame.rememberedMetadataBytes) }
         configuration.receiveLimit.bytes = state.maxReceiveFrameBytes
         settingsTimer?.cancel()
         settingsTimer = nil
