@@ -92,13 +92,18 @@ public struct ServiceHarness: Sendable {
 
     /// A loopback port nothing listens on (bound, then released), for a service process to bind.
     ///
-    /// Taken below the kernel's ephemeral range (32768–60999 on Linux): a port the kernel handed out for
+    /// Taken below the kernel's ephemeral range (`ip_local_port_range`): a port the kernel handed out for
     /// `bind(0)` and took back could be given to any process's next outgoing connection before the
     /// service binds it, and was (a test's metrics port, "already in use", while another test class ran).
+    /// Each port is handed out once per test process (two asked for at once must differ); another test
+    /// process draws from the same range at a random place, and a port it holds fails the bind here.
     public static func unusedPort() throws -> Int {
-        var generator = SystemRandomNumberGenerator()
-        for _ in 0..<100 {
-            let port = Int.random(in: 20_000..<32_000, using: &generator)
+        let range = PortRange.belowEphemeral
+        for _ in 0..<200 {
+            let port = PortRange.next.withLock { next -> Int in
+                defer { next += 1 }
+                return range.lowerBound + next % range.count
+            }
             guard
                 let channel = try? ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                     .bind(host: "127.0.0.1", port: port).wait()
@@ -106,6 +111,20 @@ public struct ServiceHarness: Sendable {
             try channel.close().wait()
             return port
         }
-        throw IOError(errnoCode: EADDRINUSE, reason: "no free loopback port in 20000..<32000")
+        throw IOError(errnoCode: EADDRINUSE, reason: "no free loopback port in \(range)")
     }
+}
+
+/// Where `ServiceHarness.unusedPort` takes ports from: 12,000 ports ending 1,000 below the kernel's
+/// ephemeral range (Linux: 32768–60999), or 20000..<32000 when that range starts too low to leave room.
+private enum PortRange {
+    static let belowEphemeral: Range<Int> = {
+        let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)
+        let low = text.flatMap { Int($0.split(whereSeparator: \.isWhitespace).first ?? "") } ?? 32_768
+        let end = low - 1_000
+        return end >= 13_024 ? (end - 12_000)..<end : 20_000..<32_000
+    }()
+
+    /// The next offset into the range: starts at a random place, so parallel test processes rarely meet.
+    static let next = LockedValue(Int.random(in: 0..<12_000))
 }
