@@ -25,9 +25,8 @@ final class ConnectionTokenMemo: Sendable {
         let issuedAt: Date
         let expiresAt: Date
         /// The verifier that made the entry, and its key epoch then (`CachingTokenVerifier.replaceKeys`).
-        /// (A process has one verifier for its life; one made after another was freed could reuse its
-        /// identifier and start again at epoch 0, and would then trust the same keys' claims anyway only
-        /// if it had the same keys.)
+        /// An identifier can be reused once its verifier is freed; a server keeps one verifier for the
+        /// life of its connections, so no memo outlives the verifier that made it.
         let verifier: ObjectIdentifier
         let keyEpoch: Int
     }
