@@ -1,0 +1,113 @@
+import Dispatch
+import NIOCore
+import NIOPosix
+import RPCTestSupport
+import XCTest
+
+@testable import RPCCore
+
+/// The executor that runs handler tasks on their connection's loop, from its own queue of jobs.
+final class EventLoopExecutorTests: XCTestCase {
+    private var group: MultiThreadedEventLoopGroup!
+    private var executor: EventLoopExecutor!
+
+    override func setUp() {
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        executor = EventLoopExecutor(group.next())
+    }
+
+    override func tearDown() async throws {
+        try await group.shutdownGracefully()
+    }
+
+    /// Tasks started from one thread run on the loop, in the order their first jobs were enqueued.
+    func testJobsRunOnTheLoopInTheOrderTheyWereEnqueued() async throws {
+        let loop = executor.eventLoop
+        let runs = LockedValue<[Run]>([])
+        let tasks = (0..<500).map { index in
+            Task(executorPreference: executor) {
+                runs.withLock { $0.append(Run(index: index, onLoop: loop.inEventLoop)) }
+            }
+        }
+        for task in tasks { await task.value }
+        let seen = runs.value
+        XCTAssertEqual(seen.map(\.index), Array(0..<500))
+        XCTAssertTrue(seen.allSatisfy(\.onLoop), "every job should run on the executor's loop")
+    }
+
+    /// Jobs enqueued from many threads at once, while the loop runs earlier ones, all run, once.
+    func testJobsEnqueuedFromManyThreadsAllRunOnce() async throws {
+        let executor = executor!
+        let loop = executor.eventLoop
+        let runs = LockedValue<[Int: Int]>([:])
+        let offLoop = LockedValue(0)
+        try await withThrowingTaskGroup(of: Void.self) { starters in
+            for thread in 0..<8 {
+                starters.addTask { @concurrent in
+                    let tasks = (0..<250).map { index in
+                        Task(executorPreference: executor) {
+                            if !loop.inEventLoop { offLoop.withLock { $0 += 1 } }
+                            runs.withLock { $0[thread * 1_000 + index, default: 0] += 1 }
+                            // A suspension in the middle: the rest is a job of its own.
+                            await Task.yield()
+                            if !loop.inEventLoop { offLoop.withLock { $0 += 1 } }
+                        }
+                    }
+                    for task in tasks { await task.value }
+                }
+            }
+            try await starters.waitForAll()
+        }
+        let counts = runs.value
+        XCTAssertEqual(counts.count, 2_000)
+        XCTAssertTrue(counts.values.allSatisfy { $0 == 1 }, "a job ran twice")
+        XCTAssertEqual(offLoop.value, 0, "a job ran off the loop")
+    }
+
+    /// A task that keeps yielding re-enqueues itself forever; the loop's other work still runs, because
+    /// a job enqueued while a batch runs waits for the next batch.
+    func testATaskThatKeepsYieldingDoesNotStarveTheLoop() async throws {
+        let stop = LockedValue(false)
+        let yields = LockedValue(0)
+        let spinner = Task(executorPreference: executor) {
+            while !stop.value {
+                yields.withLock { $0 += 1 }
+                await Task.yield()
+            }
+        }
+        // Once the spinner is going, a plain loop task must get its turn. Should it not, the spinner is
+        // stopped after 10 s, so that the test fails instead of hanging.
+        while yields.value < 100 { try await Task.sleep(for: .milliseconds(1)) }
+        let giveUp = Task {
+            try await Task.sleep(for: .seconds(10))
+            stop.withLock { $0 = true }
+        }
+        let (yieldsBefore, stoppedFirst) = try await executor.eventLoop.submit { (yields.value, stop.value) }.get()
+        giveUp.cancel()
+        stop.withLock { $0 = true }
+        await spinner.value
+        XCTAssertFalse(stoppedFirst, "the loop's task ran only once the spinner had stopped")
+        XCTAssertGreaterThanOrEqual(yieldsBefore, 100)
+    }
+
+    /// Jobs enqueued while the loop is busy wait and then all run, in order, when it is free.
+    func testJobsQueuedWhileTheLoopIsBusyRunInOrder() async throws {
+        let release = DispatchSemaphore(value: 0)
+        let busy = executor.eventLoop.submit { release.wait() }
+        let order = LockedValue<[Int]>([])
+        let tasks = (0..<100).map { index in
+            Task(executorPreference: executor) { order.withLock { $0.append(index) } }
+        }
+        try await Task.sleep(for: .milliseconds(20))
+        XCTAssertEqual(order.value, [], "nothing should run while the loop is busy")
+        release.signal()
+        try await busy.get()
+        for task in tasks { await task.value }
+        XCTAssertEqual(order.value, Array(0..<100))
+    }
+
+    private struct Run {
+        let index: Int
+        let onLoop: Bool
+    }
+}
