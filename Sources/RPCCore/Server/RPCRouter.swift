@@ -90,9 +90,10 @@ public struct RPCRouter: Sendable {
     func route(for path: String) -> RPCRoute? { routes[path] }
 }
 
-/// One registered method, with its request and response types erased.
+/// One registered method, with its request and response types erased. An object, so that looking it up
+/// and handing it on for every call copies one reference rather than each of its parts.
 @usableFromInline
-struct RPCRoute: Sendable {
+final class RPCRoute: Sendable {
     /// Starts a call of this method: decodes its request and runs the handler with it (`ServerCallRunner`).
     @usableFromInline typealias Start =
         @Sendable (

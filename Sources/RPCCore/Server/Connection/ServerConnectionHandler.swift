@@ -268,9 +268,10 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             deadline = .now() + .microseconds(Int64(clamping: min(frame.timeoutMicros, UInt64(Int64.max / 1_000))))
         }
         var admitted: RunningCall?
+        let windowBytes = frame.windowBytes
         let action = state.requestReceived(request) {
             // Only a routed call is admitted (the machine refuses one of no kind).
-            let call = makeCall(id, frame: frame, route: route!, deadline: deadline, context: context)
+            let call = makeCall(id, windowBytes: windowBytes, route: route!, deadline: deadline)
             admitted = call
             return call
         }
@@ -311,10 +312,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     /// The handler's object for a call the machine admitted.
-    private func makeCall(
-        _ id: UInt64, frame: InboundFrame, route: RPCRoute, deadline: NIODeadline?, context: ChannelHandlerContext
-    ) -> RunningCall {
-        let window = frame.windowBytes > 0 ? Int(frame.windowBytes) : configuration.defaultStreamWindowBytes
+    private func makeCall(_ id: UInt64, windowBytes: UInt32, route: RPCRoute, deadline: NIODeadline?) -> RunningCall {
+        let window = windowBytes > 0 ? Int(windowBytes) : configuration.defaultStreamWindowBytes
         return RunningCall(
             id: id, method: route.method, deadline: deadline.map { .now + .nanoseconds(($0 - .now()).nanoseconds) },
             peer: peer, userTag: configuration.userTag, logger: logger, window: window, replySizes: route.replySizes)
