@@ -45,21 +45,25 @@ struct InboundFrame {
         _ body: ByteBuffer, maxMetadataEntries: Int = .max, previousMethod: String = "",
         previousMetadata: Metadata = Metadata()
     ) throws(WireError) -> InboundFrame {
-        var frame = InboundFrame(payload: ByteBuffer())
         let start = body.readerIndex
-        let result: Result<Void, ProtoDecodingError> = body.withUnsafeReadableBytes { bytes in
+        // The frame is made and returned inside the closure: captured from outside, it was copied out of
+        // it whole (a reference count for each of its strings and buffers) on every frame.
+        let result: Result<InboundFrame, ProtoDecodingError> = body.withUnsafeReadableBytes { bytes in
+            var frame = InboundFrame(payload: ByteBuffer())
             do throws(WireReader.Failure) {
                 var reader = WireReader(bytes: bytes)
                 try frame.readFields(
                     &reader, payloadFrom: body, at: start, maxMetadataEntries: maxMetadataEntries,
                     previousMethod: previousMethod, previousMetadata: previousMetadata)
-                return .success(())
+                return .success(frame)
             } catch {
                 return .failure(error.decodingError(in: "yedi.rpc.Frame"))
             }
         }
-        if case .failure(let error) = result { throw .malformedFrame(error) }
-        return frame
+        switch consume result {
+        case .success(let frame): return frame
+        case .failure(let error): throw .malformedFrame(error)
+        }
     }
 
     private mutating func readFields(

@@ -39,7 +39,9 @@ struct InboundFrameReader {
     mutating func read(_ body: ByteBuffer) throws(WireError) -> InboundFrame {
         let frame = try InboundFrame.read(
             body, maxMetadataEntries: maxMetadataEntries, previousMethod: lastMethod, previousMetadata: lastMetadata)
-        if !frame.method.isEmpty { lastMethod = frame.method }
+        // A repeat shares the remembered string, so the common case is a comparison of two pointers and
+        // no reference to count.
+        if !frame.method.isEmpty && frame.method != lastMethod { lastMethod = frame.method }
         if frame.kind == .request {
             lastMetadata = frame.metadataSize.bytes <= rememberedMetadataBytes ? frame.metadata : Metadata()
         }
