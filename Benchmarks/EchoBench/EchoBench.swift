@@ -11,6 +11,6 @@ struct EchoBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "echo-bench",
         abstract: "Unary echo load over RPCCore, flags as the anchors' (server and client).",
-        subcommands: [BenchServer.self, BenchClient.self, FloorServer.self, FloorClient.self]
+        subcommands: [BenchServer.self, BenchClient.self, FloorServer.self, FloorClient.self, TaskCost.self]
     )
 }
