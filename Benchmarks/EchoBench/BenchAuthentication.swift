@@ -18,22 +18,27 @@ enum BenchAuthentication: String, ExpressibleByArgument {
     case user
 
     /// The interceptor, the echo service with this mode's rule, and a token clients may send.
-    func setUp(tokenFile: String) throws -> (interceptor: AuthenticationInterceptor, service: any RPCService) {
+    func setUp(tokenFile: String, window: AllocationWindow? = nil) throws -> (
+        interceptor: AuthenticationInterceptor, service: any RPCService
+    ) {
         let key = TokenSigningKey(privateKey: Ed25519PrivateKey.generate())
         let token = try AccessTokenIssuer(signingKey: key, lifetime: .seconds(24 * 3_600))
             .issue(userID: "bench-user", role: .customer, sessionID: "bench").token
         try Data(token.utf8).write(to: URL(fileURLWithPath: tokenFile))
         let verifier = CachingTokenVerifier(verifier: JWTVerifier(keys: [key.verificationKey]))
         let rule: AccessRule = self == .user ? .yediUser : .anyone(apps: .any)
-        return (AuthenticationInterceptor(verifier: verifier), RuledEchoService(rule: rule))
+        return (AuthenticationInterceptor(verifier: verifier), RuledEchoService(rule: rule, window: window))
     }
 }
 
 /// `yedi.echo.Echo/Echo` under a chosen access rule (the generated one says USER).
 struct RuledEchoService: RPCService {
     let method: RPCMethod<YediEcho.EchoRequest, YediEcho.EchoResponse>
+    /// Counts the calls for `--count-allocations`.
+    let window: AllocationWindow?
 
-    init(rule: AccessRule) {
+    init(rule: AccessRule, window: AllocationWindow? = nil) {
+        self.window = window
         method = RPCMethod(
             service: "yedi.echo.Echo", method: "Echo", kind: .unary, idempotency: .idempotent, access: rule)
     }
@@ -43,6 +48,12 @@ struct RuledEchoService: RPCService {
     }
 
     func registerMethods(with router: inout RPCRouter) {
-        router.register(method, unary: { request, _ in YediEcho.EchoResponse(payload: request.payload) })
+        let window = window
+        router.register(
+            method,
+            unary: { request, _ in
+                window?.callAnswered()
+                return YediEcho.EchoResponse(payload: request.payload)
+            })
     }
 }

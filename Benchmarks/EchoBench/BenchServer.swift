@@ -27,7 +27,7 @@ struct BenchServer: AsyncParsableCommand {
         var services: [any RPCService] = [EchoService(window: window)]
         var interceptors: [any ServerInterceptor] = []
         if let auth {
-            let (interceptor, service) = try auth.setUp(tokenFile: tokenFile)
+            let (interceptor, service) = try auth.setUp(tokenFile: tokenFile, window: window)
             (services, interceptors) = ([service], [interceptor])
         }
         let server = try RPCServer(
