@@ -10,14 +10,19 @@ import YediSync
 ///
 /// Jobs wait in a queue of their own, and the loop is given one task per batch of them rather than a
 /// closure per job: a closure holding a job and its executor is an allocation, and scheduling it takes
-/// the loop's task lock. The replies of one read resume their callers in one batch this way.
+/// the loop's task lock. The replies of one read resume their callers in one batch this way. Jobs run in
+/// the order they were enqueued; against the loop's other tasks, a job runs with the batch it joined, so
+/// it may run before a task scheduled after the batch was.
+///
+/// Once the loop has shut down, the task that would run a batch is dropped (NIO prints why), and the
+/// batch with it, as each job's closure was before; jobs enqueued later stay queued and never run.
 public final class EventLoopExecutor: TaskExecutor, @unchecked Sendable {
     // @unchecked: `eventLoop` is immutable and thread-safe by contract; `pending` is behind its lock;
-    // `running` is touched only by `runPending`, which runs on the loop alone.
+    // `spare` is touched only by `runPending`, which runs on the loop.
     public let eventLoop: any EventLoop
     private let pending = TSanVisibleMutex(PendingJobs())
-    /// The batch being run; kept, so that its storage is reused by the next one.
-    private var running: [UnownedJob] = []
+    /// The storage of the last batch run, handed back to the queue for the next one.
+    private var spare: [UnownedJob] = []
 
     public init(_ eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
@@ -27,23 +32,31 @@ public final class EventLoopExecutor: TaskExecutor, @unchecked Sendable {
         let job = UnownedJob(job)
         let mustSchedule = pending.withLock { pending in
             pending.jobs.append(job)
-            defer { pending.scheduled = true }
-            return !pending.scheduled
+            let alreadyScheduled = pending.scheduled
+            pending.scheduled = true
+            return !alreadyScheduled
         }
         // Captures only `self`, which then is the closure's context: nothing to allocate.
         if mustSchedule { eventLoop.execute { self.runPending() } }
     }
 
-    /// Runs the jobs queued so far. Jobs they enqueue wait for the next batch, behind whatever else
-    /// the loop has to do by then (I/O included): a task that keeps yielding cannot starve the loop.
+    /// Runs the jobs queued so far; jobs they enqueue form the next batch, a task of its own on the loop,
+    /// after the loop's tasks already scheduled. (A task that keeps yielding still keeps the loop from
+    /// its I/O: NIO runs the tasks that become ready within one tick of its loop.)
+    ///
+    /// The batch is a local, so that a job that makes an embedded loop run its tasks (`EmbeddedEventLoop`
+    /// in tests) cannot make this run again on the same jobs.
     private func runPending() {
+        var batch: [UnownedJob] = []
+        swap(&batch, &spare)
         pending.withLock { pending in
-            swap(&pending.jobs, &running)
+            swap(&pending.jobs, &batch)
             pending.scheduled = false
         }
         let executor = asUnownedTaskExecutor()
-        for job in running { job.runSynchronously(on: executor) }
-        running.removeAll(keepingCapacity: true)
+        for job in batch { job.runSynchronously(on: executor) }
+        batch.removeAll(keepingCapacity: true)
+        spare = batch
     }
 }
 
