@@ -11,15 +11,16 @@ struct ServerCallRunner: Sendable {
     /// Counts the running handlers, so the server's `run()` returns only after the last one.
     @usableFromInline let registry: ConnectionRegistry
 
-    /// Runs `handler` with `request`. Generic, so that the typed request and the handler ride in the
-    /// task's closure: one allocation per call for both, instead of a closure around the request and
-    /// another around that.
+    /// Runs `handler` with `request`, and makes the call's response of what it returns with `respond`.
+    /// Generic, so that the typed request and the handler ride in the task's closure: one allocation per
+    /// call for both, instead of a closure around the request and another around that.
     @inlinable
-    func start<Request: Sendable>(
-        _ request: Request,
-        handle: ServerCallHandle,
-        context: ServerContext,
-        handler: @escaping RPCRoute.Handler<Request>
+    func start<Request: Sendable, Output>(
+        _ request: consuming Request,
+        handle: consuming ServerCallHandle,
+        context: consuming ServerContext,
+        handler: @escaping @Sendable (Request, ServerContext) async throws -> Output,
+        respond: @escaping RPCRoute.Respond<Output>
     ) -> Task<Void, Never> {
         let interceptors = interceptors
         let registry = registry
@@ -27,19 +28,21 @@ struct ServerCallRunner: Sendable {
         // Runs on this thread until the handler first suspends: a handler that needs no I/O answers
         // within the read that brought its request, and its reply leaves with the others at read-complete.
         return Task.immediate(executorPreference: executor) {
+            [request = consume request, handle = consume handle, context = consume context] in
             defer { registry.handlerFinished() }
             do {
                 var response: ServerResponse
                 if interceptors.isEmpty {
                     // Without interceptors no closure is made for the handler (one allocation fewer).
-                    response = try await ServerContext.$current.withValue(context) {
-                        try await handler(request, handle, context)
-                    }
+                    response = try respond(
+                        try await ServerContext.$current.withValue(context) { try await handler(request, context) },
+                        handle)
                 } else {
                     response = try await interceptors.run(context: context) { context in
-                        try await ServerContext.$current.withValue(context) {
-                            try await handler(request, handle, context)
-                        }
+                        try respond(
+                            try await ServerContext.$current.withValue(context) {
+                                try await handler(request, context)
+                            }, handle)
                     }
                 }
                 // Finished here, where this task holds the only copy of the frame: appending the
@@ -55,7 +58,9 @@ struct ServerCallRunner: Sendable {
     /// method not implemented yet).
     @inlinable
     func start(failing error: RPCError, handle: ServerCallHandle, context: ServerContext) -> Task<Void, Never> {
-        start(error, handle: handle, context: context) { error, _, _ in throw error }
+        start(
+            error, handle: handle, context: context,
+            handler: { error, _ -> ServerResponse in throw error }, respond: { response, _ in response })
     }
 
     /// What the caller is told about a failure: an `RPCError` as it is, anything else as INTERNAL
