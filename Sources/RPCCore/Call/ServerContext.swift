@@ -5,15 +5,21 @@ import Logging
 /// Cancellation (the client gave up, the deadline passed, the server is stopping) cancels the handler's
 /// task: check `Task.isCancelled` or let `Task.checkCancellation()` and cancellation-aware awaits throw.
 ///
-/// Cheap to copy: what never changes during the call lives in the call's shared `CallRecord` (one
-/// reference); only what interceptors change (metadata, identity, trace) is held inline.
+/// Cheap to copy (a call's context is copied into its task, into the task-local and into the handler's
+/// arguments): what the request brought lives in the call's shared `CallRecord` (one reference); only what
+/// interceptors change (metadata, identity, trace) is held inline, and nothing until they change it.
 public struct ServerContext: Sendable {
     /// The call's shared record: made by the connection that runs the call (or by `init` for a context
     /// made elsewhere).
     let record: CallRecord
     public var method: MethodDescriptor { record.method }
     /// Request metadata.
-    public var metadata: Metadata
+    public var metadata: Metadata {
+        get { metadataOverride ?? record.metadata }
+        set { metadataOverride = newValue }
+    }
+    /// Metadata set on this copy (by an interceptor), replacing the request's.
+    private var metadataOverride: Metadata?
     /// When the caller stops waiting, if it said.
     public var deadline: ContinuousClock.Instant? { record.deadline }
     /// The connection's peer, with its verified client certificate identity (mutual TLS).
@@ -73,17 +79,16 @@ public struct ServerContext: Sendable {
         userTag: LogUserTag = .perProcess,
         logger: Logger
     ) {
-        self.record = CallRecord(method: method, deadline: deadline, peer: peer, userTag: userTag, logger: logger)
-        self.metadata = metadata
+        self.record = CallRecord(
+            method: method, metadata: metadata, deadline: deadline, peer: peer, userTag: userTag, logger: logger)
         self.identity = identity
         self.trace = trace
         record.identity = identity
     }
 
     /// The context of a call a connection runs, around the record it made for the call.
-    init(record: CallRecord, metadata: Metadata) {
+    init(record: CallRecord) {
         self.record = record
-        self.metadata = metadata
     }
 
     /// The context of the call the current task serves, so that outgoing calls made while serving it

@@ -18,6 +18,8 @@ import YediSync
 /// the connection's event loop, and the tasks see the call only as this type.
 class CallRecord: @unchecked Sendable {
     let method: MethodDescriptor
+    /// The request's metadata, as it arrived.
+    let metadata: Metadata
     let deadline: ContinuousClock.Instant?
     let peer: PeerInfo
     let userTag: LogUserTag
@@ -28,10 +30,11 @@ class CallRecord: @unchecked Sendable {
     private let closing = TSanVisibleMutex<RPCError?>(nil)
 
     init(
-        method: MethodDescriptor, deadline: ContinuousClock.Instant?, peer: PeerInfo, userTag: LogUserTag,
-        logger: Logger
+        method: MethodDescriptor, metadata: Metadata, deadline: ContinuousClock.Instant?, peer: PeerInfo,
+        userTag: LogUserTag, logger: Logger
     ) {
         self.method = method
+        self.metadata = metadata
         self.deadline = deadline
         self.peer = peer
         self.userTag = userTag

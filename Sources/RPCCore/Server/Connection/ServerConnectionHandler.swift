@@ -63,13 +63,14 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         var held: (frame: InboundFrame, route: RPCRoute, deadline: NIODeadline?)?
 
         init(
-            id: UInt64, method: MethodDescriptor, deadline: ContinuousClock.Instant?, peer: PeerInfo,
-            userTag: LogUserTag, logger: Logger, window: Int, replySizes: ReplySizeEstimate
+            id: UInt64, method: MethodDescriptor, metadata: Metadata, deadline: ContinuousClock.Instant?,
+            peer: PeerInfo, userTag: LogUserTag, logger: Logger, window: Int, replySizes: ReplySizeEstimate
         ) {
             self.id = id
             self.window = window
             self.replySizes = replySizes
-            super.init(method: method, deadline: deadline, peer: peer, userTag: userTag, logger: logger)
+            super.init(
+                method: method, metadata: metadata, deadline: deadline, peer: peer, userTag: userTag, logger: logger)
         }
 
         /// The call is over for this connection: nothing more is sent, and its task is let go.
@@ -269,9 +270,10 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         }
         var admitted: RunningCall?
         let windowBytes = frame.windowBytes
+        let metadata = frame.metadata
         let action = state.requestReceived(request) {
             // Only a routed call is admitted (the machine refuses one of no kind).
-            let call = makeCall(id, windowBytes: windowBytes, route: route!, deadline: deadline)
+            let call = makeCall(id, windowBytes: windowBytes, metadata: metadata, route: route!, deadline: deadline)
             admitted = call
             return call
         }
@@ -312,11 +314,14 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     /// The handler's object for a call the machine admitted.
-    private func makeCall(_ id: UInt64, windowBytes: UInt32, route: RPCRoute, deadline: NIODeadline?) -> RunningCall {
+    private func makeCall(
+        _ id: UInt64, windowBytes: UInt32, metadata: Metadata, route: RPCRoute, deadline: NIODeadline?
+    ) -> RunningCall {
         let window = windowBytes > 0 ? Int(windowBytes) : configuration.defaultStreamWindowBytes
         return RunningCall(
-            id: id, method: route.method, deadline: deadline.map { .now + .nanoseconds(($0 - .now()).nanoseconds) },
-            peer: peer, userTag: configuration.userTag, logger: logger, window: window, replySizes: route.replySizes)
+            id: id, method: route.method, metadata: metadata,
+            deadline: deadline.map { .now + .nanoseconds(($0 - .now()).nanoseconds) }, peer: peer,
+            userTag: configuration.userTag, logger: logger, window: window, replySizes: route.replySizes)
     }
 
     private func start(
@@ -337,7 +342,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             }
         }
 
-        let serverContext = ServerContext(record: call, metadata: frame.metadata)
+        let serverContext = ServerContext(record: call)
         // The way back to this connection lives in the task only (a value: no allocation).
         let handle = ServerCallHandle(
             id: id,
