@@ -79,7 +79,9 @@ final class Arena {
     func withAllocator<R>(_ body: (UnsafeMutablePointer<ProtobufCAllocator>) throws -> R) rethrows -> R {
         var allocator = ProtobufCAllocator(
             alloc: { data, size in
-                Unmanaged<Arena>.fromOpaque(data!).takeUnretainedValue().allocate(byteCount: size)
+                // Borrowed: `withExtendedLifetime` below keeps the arena alive, so no reference is counted
+                // per allocation.
+                Unmanaged<Arena>.fromOpaque(data!)._withUnsafeGuaranteedRef { $0.allocate(byteCount: size) }
             },
             free: { _, _ in },
             allocator_data: Unmanaged.passUnretained(self).toOpaque()
