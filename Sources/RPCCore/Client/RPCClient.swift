@@ -268,7 +268,7 @@ public final class RPCClient: Service, Sendable {
         /// The targets of the attempts that failed with UNAVAILABLE: a retry goes elsewhere if it can.
         var failedTargets: Set<ClientConfiguration.Target> = []
         while true {
-            try Task.checkCancellation()
+            // Cancellation is checked where each attempt waits for a connection (`readyConnection`).
             attempts += 1
             var used: ClientConnection?
             do {
