@@ -6,8 +6,10 @@
 #
 #   bench/runtime-calls.sh [server|client] [seconds]      # as root; needs perf with uprobes
 #
-# A profile says where time goes; this says how often: retains and releases, executor switches (each
-# reads a task's executor preference under its status lock), jobs run, tasks made, objects allocated.
+# A profile says where time goes; this says how often: retains and releases (`swift_retain` and
+# `swift_release` only: not `swift_retain_n`, bridge or unknown-object retains), executor switches (each
+# reads a task's executor preference under its status lock), jobs run, tasks started with
+# `Task.immediate`, objects allocated with `swift_allocObject` (not ByteBuffers: malloc).
 # Every probe hit traps into the kernel, so the counted side runs ~50 times slower: each read then
 # brings about one call, and what NIO and TLS do once per read (about 16 calls at full speed) counts
 # in full for every call. Compare counts of one build with another's, not with a profile's shares.
@@ -30,22 +32,36 @@ trap cleanup EXIT
 perf probe -q -d 'yedirt:*' 2>/dev/null || true  # left by a run that was killed
 
 # A probe on a symbol that is local or whose name perf cannot parse: by its address in the file.
-address() { nm "$1" | awk -v pattern="$2" '$3 ~ pattern { print "0x" $1; exit }'; }
+address() {
+    local found
+    found=$(nm "$1" | awk -v pattern="$2" '$3 ~ pattern { print "0x" $1; exit }')
+    [[ -n $found ]] || { echo "runtime-calls: no symbol matching $2 in $1" >&2; exit 1; }
+    echo "$found"
+}
 probe() { perf probe -q -x "$1" -a "yedirt:$2=$3"; }
-# Of nil too (an optional reference copied or destroyed): counted apart, since they cost no atomic.
-probe "$core" retain "swift_retain object=%di:x64"
-probe "$core" release "swift_release object=%di:x64"
+if [[ -z $core || -z $concurrency ]]; then
+    echo "runtime-calls: $bin does not link the Swift runtime dynamically" >&2
+    exit 1
+fi
+probe "$core" retain swift_retain
+probe "$core" release swift_release
+# The same two again, to count only those of a reference that is not nil (an optional copied or
+# destroyed while nil costs no atomic): these get a filter below.
+probe "$core" retainNonNil "swift_retain object=%di:x64"
+probe "$core" releaseNonNil "swift_release object=%di:x64"
 probe "$core" allocate swift_allocObject
 probe "$concurrency" switch swift_task_switch
-probe "$concurrency" preference "$(address "$concurrency" '^_ZN5swift9AsyncTask24getPreferredTaskExecutorEb$')"
+preference=$(address "$concurrency" '^_ZN5swift9AsyncTask24getPreferredTaskExecutorEb$')
+probe "$concurrency" preference "$preference"
 probe "$concurrency" job swift_job_run
 probe "$concurrency" jobOnTaskExecutor swift_job_run_on_task_executor
 probe "$concurrency" task swift_task_immediate
 if [[ $side == server ]]; then
-    probe "$bin" call "$(address "$bin" '^\$s7RPCCore23ServerConnectionHandlerC15requestReceived.*InboundFrameVF$')"
+    call=$(address "$bin" '^[$]s7RPCCore23ServerConnectionHandlerC15requestReceived.*InboundFrameVF$')
 else
-    probe "$bin" call "$(address "$bin" '^\$s7RPCCore23ClientConnectionHandlerC9startCallyyAA08OutgoingF0CF$')"
+    call=$(address "$bin" '^[$]s7RPCCore23ClientConnectionHandlerC9startCallyyAA08OutgoingF0CF$')
 fi
+probe "$bin" call "$call"
 
 "$root/deploy/dev-pki.sh" "$work/pki" >/dev/null
 port=$((40000 + RANDOM % 10000))
@@ -58,19 +74,18 @@ client=$!
 pids+=("$client")
 sleep 2
 target=$([[ $side == server ]] && echo "$server" || echo "$client")
-perf stat -x, -e 'yedirt:*' -e yedirt:retain --filter 'object != 0' -e yedirt:release --filter 'object != 0' \
-    -p "$target" -o "$work/counts" -- sleep "$window"
+perf stat -x, -o "$work/counts" -p "$target" \
+    -e yedirt:retain -e yedirt:release -e yedirt:allocate -e yedirt:switch -e yedirt:preference \
+    -e yedirt:job -e yedirt:jobOnTaskExecutor -e yedirt:task -e yedirt:call \
+    -e yedirt:retainNonNil --filter 'object != 0' -e yedirt:releaseNonNil --filter 'object != 0' \
+    -- sleep "$window"
 awk -F, -v side="$side" '
-    $3 ~ /^yedirt:/ {
-        name = substr($3, 8)
-        if (name in count) name = name "NonNil"  # the filtered second count of the same probe
-        count[name] = $1
-    }
+    $3 ~ /^yedirt:/ { count[substr($3, 8)] = $1 }
     END {
         calls = count["call"]
         if (calls == 0) { print "no calls were counted"; exit 1 }
-        printf "%s side, %d calls counted; per call:\n", side, calls
         count["job"] += count["jobOnTaskExecutor"]
+        printf "%s side, %d calls counted; per call:\n", side, calls
         split("retain retainNonNil release releaseNonNil allocate switch preference job task", names, " ")
         for (i = 1; i <= 9; i++) printf "  %-14s %6.2f\n", names[i], count[names[i]] / calls
     }' "$work/counts"

@@ -13,7 +13,8 @@ public struct ServerContext: Sendable {
     /// made elsewhere).
     let record: CallRecord
     public var method: MethodDescriptor { record.method }
-    /// Request metadata.
+    /// Request metadata. Setting it (an interceptor adding an entry) replaces it for this copy of the
+    /// context and the copies made from it, never for the call's other copies.
     public var metadata: Metadata {
         get { metadataOverride ?? record.metadata }
         set { metadataOverride = newValue }

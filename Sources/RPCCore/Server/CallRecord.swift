@@ -2,7 +2,7 @@ import Logging
 import YediSync
 
 /// One call's shared record: what its `ServerContext` knows that never changes during the call (method,
-/// deadline, peer, logger, how logs name users), and what the connection and the interceptors tell each
+/// the request's metadata, deadline, peer, logger, how logs name users), and what the connection and the interceptors tell each
 /// other through it.
 ///
 /// Every copy of the context (the task, the task-local, each interceptor's) holds one reference to it

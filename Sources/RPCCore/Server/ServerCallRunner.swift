@@ -57,9 +57,11 @@ struct ServerCallRunner: Sendable {
     /// A call that fails with `error` inside the interceptors (a request that does not decode, a
     /// method not implemented yet).
     @inlinable
-    func start(failing error: RPCError, handle: ServerCallHandle, context: ServerContext) -> Task<Void, Never> {
+    func start(failing error: RPCError, handle: consuming ServerCallHandle, context: consuming ServerContext)
+        -> Task<Void, Never>
+    {
         start(
-            error, handle: handle, context: context,
+            error, handle: consume handle, context: consume context,
             handler: { error, _ -> ServerResponse in throw error }, respond: { response, _ in response })
     }
 

@@ -24,15 +24,26 @@ extension DevelopmentFileSender {
     public static func code(forSignUp verificationID: String, in folder: URL, timeout: Duration) async throws
         -> String
     {
+        try await code(forSignUp: verificationID, inAnyOf: [folder], timeout: timeout)
+    }
+
+    /// The same, looked for in several mailboxes: replicas on one database share one outbox, so the mail
+    /// leaves from whichever replica claims its job, not always the one signed up through.
+    public static func code(forSignUp verificationID: String, inAnyOf folders: [URL], timeout: Duration)
+        async throws -> String
+    {
         let deadline = ContinuousClock.now + timeout
         while true {
-            let mail = (try? messages(in: folder)) ?? []
-            if let code = mail.last(where: { $0.values["verification_id"] == verificationID })?.values["code"] {
-                return code
+            for folder in folders {
+                let mail = (try? messages(in: folder)) ?? []
+                if let code = mail.last(where: { $0.values["verification_id"] == verificationID })?.values["code"] {
+                    return code
+                }
             }
             guard ContinuousClock.now < deadline else {
                 throw RPCError(
-                    code: .deadlineExceeded, message: "no sign-up code for \(verificationID) in \(folder.path)")
+                    code: .deadlineExceeded,
+                    message: "no sign-up code for \(verificationID) in \(folders.map(\.path).joined(separator: ", "))")
             }
             try await Task.sleep(for: .milliseconds(20))
         }

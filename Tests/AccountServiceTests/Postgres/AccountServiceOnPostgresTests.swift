@@ -45,28 +45,16 @@ final class AccountServiceOnPostgresTests: XCTestCase {
     }
 
     /// Signs up through `replica` the whole way. The replicas share one outbox, so the code's mail leaves
-    /// from whichever replica claims it first (under load, not always the one signed up through): it is
-    /// looked for in every replica's development mailbox.
+    /// from whichever replica claims it first (under load, not always the one signed up through).
     private func signUp(_ request: YediAccount.SignUpRequest, through replica: AccountFixture) async throws
         -> YediAccount.CompleteSignUpResponse
     {
         let started = try await replica.account.signUp(request)
-        let deadline = ContinuousClock.now + .seconds(20)
-        while true {
-            for mailbox in replicas {
-                let mail = (try? mailbox.sentMail()) ?? []
-                if let code = mail.last(where: { $0.values["verification_id"] == started.verificationID })?
-                    .values["code"]
-                {
-                    return try await replica.account.completeSignUp(
-                        .init(verificationID: started.verificationID, code: code))
-                }
-            }
-            guard ContinuousClock.now < deadline else {
-                throw RPCError(code: .deadlineExceeded, message: "no replica mailed the code for \(request.email)")
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        let code = try await DevelopmentFileSender.code(
+            forSignUp: started.verificationID,
+            inAnyOf: replicas.map { $0.service.environment.dataDirectory.appendingPathComponent("sent-mail") },
+            timeout: .seconds(20))
+        return try await replica.account.completeSignUp(.init(verificationID: started.verificationID, code: code))
     }
 
     func testTheRunnerMigratesAnEmptyDatabaseAndAnotherReplicaServesWhatOneStored() async throws {
