@@ -5,22 +5,20 @@ import ProtoBridge
 ///
 /// Everything that touches the connection hops to its event loop (usually the task already runs
 /// there: handler tasks prefer the connection's loop as their executor). A value, not an object: it is
-/// stored inside the call's task and its `RunningCall`, so it costs no allocation of its own.
+/// stored inside the call's task (and a stream's `RPCWriter`), so it costs no allocation of its own.
 @usableFromInline
 struct ServerCallHandle: Sendable {
     @usableFromInline let id: UInt64
-    let method: MethodDescriptor
     private let connection: NIOLoopBound<ServerConnectionHandler>
     private let maxPayloadBytes: Int
     /// The connection's loop's buffers of written replies, encoded into again when on that loop.
     private let replyBuffers: ReplyBufferPool
 
     init(
-        id: UInt64, method: MethodDescriptor, connection: NIOLoopBound<ServerConnectionHandler>, maxPayloadBytes: Int,
+        id: UInt64, connection: NIOLoopBound<ServerConnectionHandler>, maxPayloadBytes: Int,
         replyBuffers: ReplyBufferPool
     ) {
         self.id = id
-        self.method = method
         self.connection = connection
         self.maxPayloadBytes = maxPayloadBytes
         self.replyBuffers = replyBuffers

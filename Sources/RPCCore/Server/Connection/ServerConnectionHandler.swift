@@ -346,7 +346,6 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         // The way back to this connection lives in the task only (a value: no allocation).
         let handle = ServerCallHandle(
             id: id,
-            method: route.method,
             connection: NIOLoopBound(self, eventLoop: context.eventLoop),
             maxPayloadBytes: configuration.limits.maxFrameBytes - WireLimits.envelopeOverhead,
             replyBuffers: configuration.replyBuffers
