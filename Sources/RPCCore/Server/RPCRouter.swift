@@ -32,9 +32,10 @@ public struct RPCRouter: Sendable {
         routes[method.descriptor.path] = RPCRoute(method: method.descriptor) { payload, runner, call, context in
             let request: Request
             do throws(RPCError) { request = try Request.decodeRequest(payload) } catch {
-                return runner.start(failing: error, handle: call, context: context)
+                return runner.start(failing: error, handle: consume call, context: consume context)
             }
-            return runner.start(request, handle: call, context: context, handler: handler, respond: respond)
+            return runner.start(
+                request, handle: consume call, context: consume context, handler: handler, respond: respond)
         }
     }
 
@@ -54,10 +55,11 @@ public struct RPCRouter: Sendable {
         routes[method.descriptor.path] = RPCRoute(method: method.descriptor) { payload, runner, call, context in
             let request: Request
             do throws(RPCError) { request = try Request.decodeRequest(payload) } catch {
-                return runner.start(failing: error, handle: call, context: context)
+                return runner.start(failing: error, handle: consume call, context: consume context)
             }
             return runner.start(
-                (request, RPCWriter(call: call)), handle: call, context: context, handler: run, respond: respond)
+                (request, RPCWriter(call: call)), handle: consume call, context: consume context, handler: run,
+                respond: respond)
         }
     }
 
@@ -73,7 +75,8 @@ public struct RPCRouter: Sendable {
         }
         routes[method.path] = RPCRoute(method: method) { payload, runner, call, context in
             runner.start(
-                Array(payload.readableBytesView), handle: call, context: context, handler: handler, respond: respond)
+                Array(payload.readableBytesView), handle: consume call, context: consume context, handler: handler,
+                respond: respond)
         }
     }
 
@@ -84,7 +87,7 @@ public struct RPCRouter: Sendable {
             routes[method.path] = RPCRoute(method: method) { _, runner, call, context in
                 runner.start(
                     failing: RPCError(code: .unimplemented, message: "\(method.path) is not implemented yet"),
-                    handle: call, context: context)
+                    handle: consume call, context: consume context)
             }
         }
     }

@@ -350,7 +350,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             maxPayloadBytes: configuration.limits.maxFrameBytes - WireLimits.envelopeOverhead,
             replyBuffers: configuration.replyBuffers
         )
-        call.task = route.start(frame.payload, runner, handle, serverContext)
+        call.task = route.start(frame.payload, runner, consume handle, consume serverContext)
     }
 
     /// Called by the call's task (through its handle) once the handler and the interceptors returned:
