@@ -2,8 +2,8 @@ import Logging
 import YediSync
 
 /// One call's shared record: what its `ServerContext` knows that never changes during the call (method,
-/// the request's metadata, deadline, peer, logger, how logs name users), and what the connection and the interceptors tell each
-/// other through it.
+/// the request's metadata, deadline, peer, logger, how logs name users), and what the connection and the
+/// interceptors tell each other through it.
 ///
 /// Every copy of the context (the task, the task-local, each interceptor's) holds one reference to it
 /// instead of copying each of those values (a handful of retains per copy, per call). Through it, the
